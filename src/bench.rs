@@ -1,0 +1,324 @@
+//! `pcv bench`: timed scenarios, a table, JSON, and the prototype's kernels as a peer.
+//!
+//! How it works: for each point count, the cloud (the built-in scene, made by the backend itself, or the
+//! given files) is uploaded once; then each scenario — a named pose: `start` (the viewer's start pose),
+//! `close-up` (inside the cloud), `far` (the cloud small in the middle of the screen) — renders warm-up
+//! frames, then timed frames. Pass times come from the backend's [`FrameStats`] (CUDA events on the GPU,
+//! the wall clock on the CPU); the frame time is clear + depth + color. We report the median and min per
+//! pass and per frame, points per second, and effective bandwidth (two passes each reading 16 bytes a
+//! point). With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
+//! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
+use crate::camera::{frame_pose, FlyCamera, Pose};
+use crate::cloud::PointCloud;
+use crate::render::{FrameStats, Rasterizer, RenderError};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One named pose.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: &'static str,
+    pub pose: Pose,
+}
+
+/// The bench's poses for a cloud: start, close-up, far.
+pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
+    let cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+    let start = cam.start;
+    let framed = frame_pose(cloud.bounds, start.yaw_rad, start.pitch_rad);
+    let center = cloud.bounds.center();
+    // Close-up: from the middle of the cloud, looking the start direction.
+    let close = Pose { eye: center - start.forward() * cloud.bounds.radius() * 0.1, ..start };
+    // Far: four times the framing distance.
+    let far = Pose { eye: center + (framed.eye - center) * 4.0, ..start };
+    vec![
+        Scenario { name: "start", pose: start },
+        Scenario { name: "close-up", pose: close },
+        Scenario { name: "far", pose: far },
+    ]
+}
+
+/// Median and minimum of a series, in ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub median_ms: f64,
+    pub min_ms: f64,
+}
+
+impl Summary {
+    pub fn of(values: &[f64]) -> Summary {
+        if values.is_empty() {
+            return Summary::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let median = if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) * 0.5 };
+        Summary { median_ms: median, min_ms: v[0] }
+    }
+}
+
+/// The prototype's time for the same frame.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PeerResult {
+    pub frame_ms_median: f64,
+    pub frame_ms_min: f64,
+    pub covered_pixels: u64,
+    /// Peer median / our median frame time.
+    pub speedup: f64,
+}
+
+/// One scenario's measurements.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ScenarioResult {
+    pub points: u64,
+    pub pose: String,
+    pub width: u32,
+    pub height: u32,
+    pub frames: u32,
+    pub passes: Vec<(String, Summary)>,
+    pub frame: Summary,
+    pub gpoints_per_s: f64,
+    pub effective_gb_per_s: f64,
+    pub clip_from_world: [f32; 16],
+    pub peer: Option<PeerResult>,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BenchReport {
+    pub date_utc: String,
+    pub commit: String,
+    pub backend: String,
+    pub device: String,
+    pub upload_ms: Vec<(u64, f64)>,
+    pub results: Vec<ScenarioResult>,
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub point_counts: Vec<u64>,
+    pub seed: u64,
+    pub files: Vec<PathBuf>,
+    pub width_px: u32,
+    pub height_px: u32,
+    pub warmup_frames: u32,
+    pub timed_frames: u32,
+    /// Path to `seed_numba_bench.py`, to time the prototype's kernels on the same points and cameras.
+    pub peer_script: Option<PathBuf>,
+    /// Where point files for the peer go (a RAM disk such as /dev/shm is best).
+    pub dump_dir: PathBuf,
+    /// Keep the dumped points file(s) instead of deleting them.
+    pub keep_dump: bool,
+    pub print_mvp: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Load(#[from] crate::cloud::load::LoadError),
+    #[error("peer {script}: {message}")]
+    Peer { script: String, message: String },
+}
+
+/// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
+pub fn run(
+    rasterizer: &mut dyn Rasterizer,
+    opts: &BenchOptions,
+    make_cloud: &mut dyn FnMut(u64) -> Result<PointCloud, BenchError>,
+    mut on_result: impl FnMut(&ScenarioResult),
+) -> Result<BenchReport, BenchError> {
+    let mut report = BenchReport {
+        date_utc: utc_now(),
+        commit: env!("PCV_GIT_COMMIT").to_string(),
+        backend: rasterizer.name().to_string(),
+        device: rasterizer.description(),
+        upload_ms: Vec::new(),
+        results: Vec::new(),
+    };
+    for &count in &opts.point_counts {
+        let cloud = make_cloud(count)?;
+        let t = Instant::now();
+        rasterizer.upload(&cloud)?;
+        let n = rasterizer.num_points();
+        report.upload_ms.push((n, t.elapsed().as_secs_f64() * 1e3));
+        let dump = match &opts.peer_script {
+            Some(_) => Some(dump_points(rasterizer, &cloud, opts, n)?),
+            None => None,
+        };
+        for sc in scenarios(&cloud) {
+            let mut cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+            cam.pose = sc.pose;
+            let clip_from_world = cam.clip_from_world(opts.width_px, opts.height_px);
+            if opts.print_mvp {
+                println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));
+            }
+            let mut stats: Vec<FrameStats> = Vec::new();
+            for i in 0..opts.warmup_frames + opts.timed_frames {
+                let (_, s) = crate::headless::render_frame(rasterizer, &cam, opts.width_px, opts.height_px)?;
+                if i >= opts.warmup_frames {
+                    stats.push(s);
+                }
+            }
+            let mut r = summarize(n, sc.name, opts, &stats, clip_from_world.to_cols_array());
+            if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
+                r.peer = Some(run_peer(script, file, &r, opts)?);
+            }
+            on_result(&r);
+            report.results.push(r);
+        }
+        if let Some(file) = dump {
+            if !opts.keep_dump {
+                let _ = std::fs::remove_file(file);
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn summarize(n: u64, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [f32; 16]) -> ScenarioResult {
+    let names: Vec<&'static str> = stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
+    let passes = names
+        .iter()
+        .map(|name| {
+            let v: Vec<f64> = stats.iter().filter_map(|s| s.pass_ms(name)).collect();
+            (name.to_string(), Summary::of(&v))
+        })
+        .collect();
+    let frame = Summary::of(&stats.iter().map(|s| s.total_ms).collect::<Vec<_>>());
+    let secs = frame.median_ms / 1e3;
+    ScenarioResult {
+        points: n,
+        pose: pose.to_string(),
+        width: opts.width_px,
+        height: opts.height_px,
+        frames: stats.len() as u32,
+        passes,
+        frame,
+        gpoints_per_s: if secs > 0.0 { n as f64 / secs / 1e9 } else { 0.0 },
+        effective_gb_per_s: if secs > 0.0 { 2.0 * 16.0 * n as f64 / secs / 1e9 } else { 0.0 },
+        clip_from_world: m,
+        peer: None,
+    }
+}
+
+/// The matrix as the peer's `--mvp` argument: 16 floats, column-major.
+pub fn mvp_arg(m: &[f32; 16]) -> String {
+    m.iter().map(|v| format!("{v:e}")).collect::<Vec<_>>().join(",")
+}
+
+fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &BenchOptions, n: u64) -> Result<PathBuf, BenchError> {
+    let path = opts.dump_dir.join(format!("pcv-bench-{n}.bin"));
+    // The points the backend holds: read back from the device for a scene the GPU made.
+    let points = match rasterizer.as_cuda() {
+        Some(cuda) => std::sync::Arc::new(cuda.download_points()?),
+        None => cloud.host_points(true),
+    };
+    crate::cloud::load::write_raw(&path, &points)?;
+    Ok(path)
+}
+
+fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &BenchOptions) -> Result<PeerResult, BenchError> {
+    let err = |message: String| BenchError::Peer { script: script.display().to_string(), message };
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .arg("--points")
+        .arg(points)
+        .arg("--mvp")
+        .arg(mvp_arg(&r.clip_from_world))
+        .args(["--width", &r.width.to_string(), "--height", &r.height.to_string()])
+        .args(["--frames", &opts.timed_frames.max(5).to_string()])
+        .output()
+        .map_err(|e| err(format!("could not start python3: {e}")))?;
+    if !out.status.success() {
+        return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| err("printed no JSON line".into()))?;
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| err(format!("bad JSON: {e}")))?;
+    let get = |k: &str| v.get(k).and_then(|x| x.as_f64()).ok_or_else(|| err(format!("no '{k}' in {line}")));
+    let median = get("frame_ms_median")?;
+    Ok(PeerResult {
+        frame_ms_median: median,
+        frame_ms_min: get("frame_ms_min")?,
+        covered_pixels: get("covered_pixels")? as u64,
+        speedup: if r.frame.median_ms > 0.0 { median / r.frame.median_ms } else { 0.0 },
+    })
+}
+
+/// The table's header line.
+pub fn table_header() -> String {
+    format!(
+        "{:>13} {:>9} {:>10} {:>17} {:>17} {:>17} {:>17} {:>9} {:>8} {:>14}",
+        "points", "pose", "size", "clear ms med/min", "depth ms med/min", "color ms med/min", "frame ms med/min", "Gpts/s", "GB/s", "prototype ms (x)"
+    )
+}
+
+/// One table line.
+pub fn table_row(r: &ScenarioResult) -> String {
+    let pass = |name: &str| {
+        r.passes.iter().find(|(n, _)| n == name).map_or("-".to_string(), |(_, s)| format!("{:.3}/{:.3}", s.median_ms, s.min_ms))
+    };
+    let peer = r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
+    format!(
+        "{:>13} {:>9} {:>10} {:>17} {:>17} {:>17} {:>17} {:>9.2} {:>8.1} {:>14}",
+        r.points,
+        r.pose,
+        format!("{}x{}", r.width, r.height),
+        pass("clear"),
+        pass("depth"),
+        pass("color"),
+        format!("{:.3}/{:.3}", r.frame.median_ms, r.frame.min_ms),
+        r.gpoints_per_s,
+        r.effective_gb_per_s,
+        peer
+    )
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_median_and_min() {
+        let s = Summary::of(&[3.0, 1.0, 2.0]);
+        assert_eq!((s.median_ms, s.min_ms), (2.0, 1.0));
+        let s = Summary::of(&[4.0, 1.0, 2.0, 3.0]);
+        assert_eq!((s.median_ms, s.min_ms), (2.5, 1.0));
+    }
+
+    #[test]
+    fn utc_now_is_well_formed() {
+        let s = utc_now();
+        assert_eq!(s.len(), 20, "{s}");
+        assert!(s.starts_with("20") && s.ends_with('Z'));
+    }
+
+    #[test]
+    fn scenarios_are_distinct() {
+        let cloud = crate::cloud::scene::lazy(1000, 1);
+        let s = scenarios(&cloud);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].pose, Pose::PROTOTYPE);
+        assert!(s[2].pose.eye.length() > s[0].pose.eye.length());
+    }
+}

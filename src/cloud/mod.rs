@@ -1,0 +1,131 @@
+//! Point clouds: the points a rasterizer draws, their bounds and where they came from.
+//!
+//! How it works: points are 16-byte records ([`Point`]: x, y, z as f32, RGBA8) in one shared vector, so
+//! the CPU backend and the viewer use them without copies. Coordinates are local: `origin` (f64) is the
+//! position, in the source's own coordinates, of local (0, 0, 0). The built-in scene ([`scene`]) has
+//! its origin at 0.
+pub mod load;
+pub mod scene;
+
+use crate::render::gpu_data::Point;
+use glam::{DVec3, Vec3};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// An axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Bounds {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Bounds {
+    pub const EMPTY: Bounds = Bounds { min: Vec3::splat(f32::INFINITY), max: Vec3::splat(f32::NEG_INFINITY) };
+
+    pub fn is_empty(&self) -> bool {
+        !(self.min.x <= self.max.x && self.min.y <= self.max.y && self.min.z <= self.max.z)
+    }
+
+    pub fn include(&mut self, p: Vec3) {
+        self.min = self.min.min(p);
+        self.max = self.max.max(p);
+    }
+
+    pub fn union(a: Bounds, b: Bounds) -> Bounds {
+        Bounds { min: a.min.min(b.min), max: a.max.max(b.max) }
+    }
+
+    pub fn center(&self) -> Vec3 {
+        if self.is_empty() {
+            Vec3::ZERO
+        } else {
+            (self.min + self.max) * 0.5
+        }
+    }
+
+    /// Half the diagonal: the radius of a sphere around the box (0 when empty).
+    pub fn radius(&self) -> f32 {
+        if self.is_empty() {
+            0.0
+        } else {
+            (self.max - self.min).length() * 0.5
+        }
+    }
+
+    /// Bounds of the finite points of `points`, in parallel.
+    pub fn of_points(points: &[Point]) -> Bounds {
+        points
+            .par_chunks(1 << 16)
+            .map(|chunk| {
+                let mut b = Bounds::EMPTY;
+                for p in chunk {
+                    let v = Vec3::from_array(p.pos);
+                    if v.is_finite() {
+                        b.include(v);
+                    }
+                }
+                b
+            })
+            .reduce(|| Bounds::EMPTY, Bounds::union)
+    }
+}
+
+/// Points with their bounds and origin.
+#[derive(Clone, Debug)]
+pub struct PointCloud {
+    pub points: Arc<Vec<Point>>,
+    /// Bounds of the finite points, in local coordinates.
+    pub bounds: Bounds,
+    /// Position of local (0, 0, 0) in the source's own coordinates.
+    pub origin: DVec3,
+    /// What the points are, for the overlay and reports.
+    pub label: String,
+    /// For the built-in scene: its parameters. The camera then starts at the prototype's pose, and a
+    /// scene whose `points` are empty is *lazy*: each backend makes the points itself (the CUDA backend
+    /// with its scene kernel, on the device, without a host copy).
+    pub scene: Option<SceneSpec>,
+}
+
+/// The built-in scene's size and seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SceneSpec {
+    pub num_points: u64,
+    pub seed: u64,
+}
+
+impl PointCloud {
+    pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
+        let bounds = Bounds::of_points(&points);
+        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None }
+    }
+
+    /// Number of points, also for a lazy scene whose points are not made yet.
+    pub fn len(&self) -> u64 {
+        match self.scene {
+            Some(s) if self.points.is_empty() => s.num_points,
+            _ => self.points.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True for a built-in scene whose points have not been made on the host.
+    pub fn is_lazy_scene(&self) -> bool {
+        self.scene.is_some_and(|s| s.num_points > 0) && self.points.is_empty()
+    }
+
+    /// The host points, made on the CPU first if this is a lazy scene.
+    pub fn host_points(&self, show_progress: bool) -> Arc<Vec<Point>> {
+        match self.scene {
+            Some(s) if self.is_lazy_scene() => scene::generate(s.num_points, s.seed, show_progress).points,
+            _ => self.points.clone(),
+        }
+    }
+
+    /// A local position in the source's own coordinates.
+    pub fn to_source(&self, local: Vec3) -> DVec3 {
+        self.origin + local.as_dvec3()
+    }
+}

@@ -1,0 +1,28 @@
+//! One frame with no window and no GL (`pcv render`): the rasterizer renders into host memory.
+use crate::camera::{FlyCamera, Pose};
+use crate::cloud::PointCloud;
+use crate::image_io::Frame;
+use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, Target};
+
+/// The camera `pcv` would start with for `cloud`, with `pose` instead of its start pose when given.
+pub fn start_camera(cloud: &PointCloud, pose: Option<Pose>) -> FlyCamera {
+    let mut cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+    if let Some(p) = pose {
+        cam.pose = p;
+        cam.start = p;
+    }
+    cam
+}
+
+/// Renders one `width × height` frame of the uploaded points from `camera`.
+pub fn render_frame(
+    rasterizer: &mut dyn Rasterizer,
+    camera: &FlyCamera,
+    width_px: u32,
+    height_px: u32,
+) -> Result<(Frame, FrameStats), RenderError> {
+    let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px);
+    let mut pixels = vec![0u32; frame.num_pixels()];
+    let stats = rasterizer.render(&frame, Target::Host(&mut pixels))?;
+    Ok((Frame::new(width_px, height_px, pixels), stats))
+}

@@ -1,0 +1,92 @@
+//! PNG in and out for frames: RGBA8 words (r in the low byte), row 0 at the bottom as in a GL buffer.
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: PNG encoding failed: {message}")]
+    Encode { path: String, message: String },
+    #[error("{path}: not a PNG pcv can read: {message}")]
+    Decode { path: String, message: String },
+}
+
+/// An image in memory: RGBA8 words, row 0 at the bottom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    pub pixels: Vec<u32>,
+}
+
+impl Frame {
+    pub fn new(width: u32, height: u32, pixels: Vec<u32>) -> Self {
+        assert_eq!(pixels.len(), width as usize * height as usize, "pixel count");
+        Self { width, height, pixels }
+    }
+
+    /// Pixel (x, y), y counted from the bottom.
+    pub fn get(&self, x: u32, y: u32) -> u32 {
+        self.pixels[y as usize * self.width as usize + x as usize]
+    }
+
+    /// Rows top to bottom as RGBA bytes (PNG order).
+    pub fn to_rgba_top_down(&self) -> Vec<u8> {
+        let w = self.width as usize;
+        let mut out = Vec::with_capacity(self.pixels.len() * 4);
+        for row in self.pixels.chunks(w.max(1)).rev() {
+            for p in row {
+                out.extend_from_slice(&p.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// From RGBA bytes, rows top to bottom.
+    pub fn from_rgba_top_down(width: u32, height: u32, bytes: &[u8]) -> Self {
+        let w = width as usize;
+        let mut pixels = Vec::with_capacity(w * height as usize);
+        for row in bytes.chunks(w * 4).rev() {
+            pixels.extend(row.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        }
+        Frame::new(width, height, pixels)
+    }
+
+    /// Number of pixels whose RGB differ (alpha ignored).
+    pub fn count_rgb_differences(&self, other: &Frame) -> usize {
+        assert_eq!((self.width, self.height), (other.width, other.height), "frame sizes differ");
+        self.pixels.iter().zip(&other.pixels).filter(|(a, b)| (*a ^ *b) & 0x00ff_ffff != 0).count()
+    }
+
+    pub fn write_png(&self, path: &Path) -> Result<(), ImageError> {
+        let p = path.display().to_string();
+        let file = std::fs::File::create(path).map_err(|source| ImageError::Io { path: p.clone(), source })?;
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let enc_err = |e: png::EncodingError| ImageError::Encode { path: p.clone(), message: e.to_string() };
+        let mut w = enc.write_header().map_err(enc_err)?;
+        w.write_image_data(&self.to_rgba_top_down()).map_err(enc_err)?;
+        w.finish().map_err(enc_err)
+    }
+
+    pub fn read_png(path: &Path) -> Result<Frame, ImageError> {
+        let p = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|source| ImageError::Io { path: p.clone(), source })?;
+        let dec_err = |e: png::DecodingError| ImageError::Decode { path: p.clone(), message: e.to_string() };
+        let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().map_err(dec_err)?;
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).map_err(dec_err)?;
+        if info.bit_depth != png::BitDepth::Eight {
+            return Err(ImageError::Decode { path: p, message: "only 8-bit images".into() });
+        }
+        let rgba: Vec<u8> = match info.color_type {
+            png::ColorType::Rgba => buf[..info.buffer_size()].to_vec(),
+            png::ColorType::Rgb => buf[..info.buffer_size()].chunks_exact(3).flat_map(|c| [c[0], c[1], c[2], 255]).collect(),
+            other => return Err(ImageError::Decode { path: p, message: format!("color type {other:?}") }),
+        };
+        Ok(Frame::from_rgba_top_down(info.width, info.height, &rgba))
+    }
+}

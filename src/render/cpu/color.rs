@@ -1,0 +1,27 @@
+//! Color pass, the CPU twin of `kernels/color.cu`: a point whose depth bits equal its pixel's stored
+//! depth writes its color there. Where two points share one depth exactly, either may win.
+use super::project::project;
+use crate::render::gpu_data::{FrameUniforms, Point};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::depth::CHUNK_POINTS;
+
+pub fn color(f: &FrameUniforms, points: &[Point], depth: &[AtomicU32], color: &mut [u32]) {
+    let n = f.width as usize * f.height as usize;
+    assert!(depth.len() == n && color.len() == n, "buffer sizes");
+    // Writers race only where two points tie exactly on depth; an atomic store keeps that defined.
+    // SAFETY: AtomicU32 has the same size and alignment as u32, and `color` is borrowed mutably for the
+    // whole pass, so no other reference to it exists while the atomics alias it.
+    let color_atomic: &[AtomicU32] = unsafe { &*(color as *mut [u32] as *const [AtomicU32]) };
+    points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
+        for p in chunk {
+            if let Some(pr) = project(f, p.pos) {
+                let i = pr.index(f.width);
+                if depth[i].load(Ordering::Relaxed) == pr.depth_bits {
+                    color_atomic[i].store(p.color_word(), Ordering::Relaxed);
+                }
+            }
+        }
+    });
+}

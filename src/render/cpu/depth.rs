@@ -1,0 +1,24 @@
+//! Depth pass, the CPU twin of `kernels/depth.cu`: every point that projects into the viewport takes an
+//! atomic min of its depth bits on its pixel. rayon splits the points; a plain load first skips the
+//! atomic when the point cannot win (the early depth test), which gives the same result.
+use super::project::project;
+use crate::render::gpu_data::{FrameUniforms, Point};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Points per rayon task: large enough that scheduling costs nothing, small enough to balance.
+pub const CHUNK_POINTS: usize = 1 << 16;
+
+pub fn depth(f: &FrameUniforms, points: &[Point], depth: &[AtomicU32]) {
+    assert_eq!(depth.len(), f.width as usize * f.height as usize, "depth buffer size");
+    points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
+        for p in chunk {
+            if let Some(pr) = project(f, p.pos) {
+                let cell = &depth[pr.index(f.width)];
+                if pr.depth_bits < cell.load(Ordering::Relaxed) {
+                    cell.fetch_min(pr.depth_bits, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+}

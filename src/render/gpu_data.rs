@@ -1,0 +1,67 @@
+//! `#[repr(C)]` mirrors of the structs in `kernels/shared.h`.
+//!
+//! Keep in sync with kernels/shared.h: every struct here has a twin there, with the same fields in the
+//! same order, and both sides assert the same sizes. The CPU twins of the kernels use these same types,
+//! so a layout change shows up in both backends at once.
+
+use bytemuck::{Pod, Zeroable};
+
+/// One point: x, y, z as f32, then r, g, b, a as u8 (16 bytes, the prototype's layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Point {
+    pub pos: [f32; 3],
+    pub rgba: [u8; 4],
+}
+
+impl Point {
+    pub fn new(pos: [f32; 3], rgba: [u8; 4]) -> Self {
+        Self { pos, rgba }
+    }
+
+    /// The color as one RGBA8 word, r in the low byte: the value the color pass writes.
+    pub fn color_word(&self) -> u32 {
+        u32::from_le_bytes(self.rgba)
+    }
+}
+
+/// One cylinder of the built-in scene.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Cylinder {
+    pub center: [f32; 3],
+    pub axis_x: [f32; 3],
+    pub axis_y: [f32; 3],
+    pub axis_z: [f32; 3],
+    pub radius: f32,
+    pub height: f32,
+    pub color: [f32; 3],
+}
+
+/// What every raster pass needs to know about the frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FrameUniforms {
+    /// Column-major, as `glam::Mat4::to_cols_array`.
+    pub clip_from_world: [f32; 16],
+    pub width: u32,
+    pub height: u32,
+    /// RGBA8, r in the low byte.
+    pub clear_color: u32,
+    pub _pad: u32,
+}
+
+/// The built-in scene generator's parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SceneParams {
+    pub seed: u64,
+    pub num_points: u64,
+    pub num_cylinders: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Point>() == 16);
+const _: () = assert!(std::mem::size_of::<Cylinder>() == 68);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 80);
+const _: () = assert!(std::mem::size_of::<SceneParams>() == 24);

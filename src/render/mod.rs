@@ -1,0 +1,160 @@
+//! Rendering: one [`Rasterizer`] trait, a CPU backend (rayon) and a CUDA backend.
+//!
+//! How it works: a frame is three passes over a buffer of `width × height` pixels, row 0 at the bottom
+//! (the GL convention): *clear* sets every depth to 1.0 and every color to the clear color; *depth*
+//! projects every point ([`cpu::project`]) and takes an atomic min of its depth bits on its pixel;
+//! *color* projects every point again and writes its RGBA8 color where its depth equals the stored one.
+//! The CUDA kernels (`kernels/*.cu`) and their CPU twins (`cpu/*.rs`, same names) do the same float
+//! operations in the same order, so both backends produce the same image, except where two points share
+//! one depth exactly and either may win.
+//!
+//! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
+//! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
+pub mod cpu;
+pub mod cuda;
+pub mod gpu_data;
+
+use crate::cloud::PointCloud;
+use glam::Mat4;
+use gpu_data::FrameUniforms;
+
+/// The color the clear pass writes: opaque black (RGBA8, r in the low byte).
+pub const CLEAR_COLOR: u32 = 0xff00_0000;
+
+/// Errors from a rasterizer.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("no CUDA driver: {0}")]
+    NoDriver(String),
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    #[error("the CUDA driver rejected the kernels ({kernel}): {message}")]
+    PtxRejected { kernel: String, message: String },
+    #[error("out of GPU memory: {needed_bytes} bytes needed for {points} points, {free_bytes} free; about {fit_points} points would fit")]
+    OutOfMemory { points: u64, needed_bytes: u64, free_bytes: u64, fit_points: u64 },
+    #[error("this build has no CUDA kernels (built without nvcc): rebuild after scripts/setup.sh, or use --backend cpu")]
+    NoKernels,
+    #[error("CUDA error in {context}: {message}")]
+    Cuda { context: String, message: String },
+    #[error("target of {got} pixels does not match the frame's {width}x{height}")]
+    TargetSize { got: usize, width: u32, height: u32 },
+    #[error("the {backend} backend cannot render into a {target} target")]
+    UnsupportedTarget { backend: &'static str, target: &'static str },
+    #[error("no points uploaded")]
+    NotUploaded,
+}
+
+/// What one frame needs: the camera's matrix and the viewport.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameParams {
+    pub clip_from_world: Mat4,
+    pub width_px: u32,
+    pub height_px: u32,
+    pub clear_color: u32,
+}
+
+impl FrameParams {
+    pub fn new(clip_from_world: Mat4, width_px: u32, height_px: u32) -> Self {
+        Self { clip_from_world, width_px, height_px, clear_color: CLEAR_COLOR }
+    }
+
+    pub fn num_pixels(&self) -> usize {
+        self.width_px as usize * self.height_px as usize
+    }
+
+    /// The struct the kernels (and their CPU twins) read.
+    pub fn uniforms(&self) -> FrameUniforms {
+        FrameUniforms {
+            clip_from_world: self.clip_from_world.to_cols_array(),
+            width: self.width_px,
+            height: self.height_px,
+            clear_color: self.clear_color,
+            _pad: 0,
+        }
+    }
+}
+
+/// Where a frame's colors go: RGBA8 words, row 0 at the bottom, `width × height` of them.
+pub enum Target<'a> {
+    /// Host memory.
+    Host(&'a mut [u32]),
+    /// Device memory (a CUDA device pointer, e.g. a mapped GL pixel buffer) of `len_px` words.
+    Device { ptr: u64, len_px: usize },
+}
+
+impl Target<'_> {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Target::Host(_) => "host",
+            Target::Device { .. } => "device",
+        }
+    }
+
+    pub fn len_px(&self) -> usize {
+        match self {
+            Target::Host(b) => b.len(),
+            Target::Device { len_px, .. } => *len_px,
+        }
+    }
+}
+
+/// One pass's time.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PassTime {
+    pub name: &'static str,
+    pub ms: f64,
+}
+
+/// What a frame cost. Pass times come from CUDA events on the CUDA backend and from the wall clock on
+/// the CPU backend.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FrameStats {
+    pub passes: Vec<PassTime>,
+    pub total_ms: f64,
+    pub points: u64,
+}
+
+impl FrameStats {
+    pub fn pass_ms(&self, name: &str) -> Option<f64> {
+        self.passes.iter().find(|p| p.name == name).map(|p| p.ms)
+    }
+}
+
+/// A point rasterizer: the CPU backend and the CUDA backend implement it.
+pub trait Rasterizer {
+    /// Short name for the overlay and reports: "cpu" or "cuda".
+    fn name(&self) -> &'static str;
+    /// A longer description (device name, thread count).
+    fn description(&self) -> String;
+    /// Makes `cloud` the points that [`Rasterizer::render`] draws (a GPU backend copies them to the device).
+    fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError>;
+    /// Renders one frame into `target`, which holds `frame.width_px × frame.height_px` words.
+    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError>;
+    /// Number of points uploaded.
+    fn num_points(&self) -> u64;
+    /// Downcast hook for the window's CUDA-GL interop, which needs the CUDA backend itself.
+    fn as_cuda(&mut self) -> Option<&mut cuda::CudaRasterizer> {
+        None
+    }
+}
+
+/// Which backend to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum BackendChoice {
+    /// CUDA when a driver and a device exist, else the CPU.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// Makes the backend asked for. `Auto` falls back to the CPU and returns why in the second value.
+pub fn make_rasterizer(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>), RenderError> {
+    match choice {
+        BackendChoice::Cpu => Ok((Box::new(cpu::CpuRasterizer::new()), None)),
+        BackendChoice::Cuda => Ok((Box::new(cuda::CudaRasterizer::new()?), None)),
+        BackendChoice::Auto => match cuda::CudaRasterizer::new() {
+            Ok(r) => Ok((Box::new(r), None)),
+            Err(e) => Ok((Box::new(cpu::CpuRasterizer::new()), Some(e.to_string()))),
+        },
+    }
+}
