@@ -37,8 +37,9 @@ fi
 if [ "${PCV_NO_NVCC:-0}" != 1 ] && [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ] && [ -z "${CUDA_HOME:-}" ] \
    && ! command -v nvcc >/dev/null 2>&1 && [ ! -x "$root/.tools/cuda/nvidia/cu13/bin/nvcc" ]; then
   echo "setup: installing nvcc 13.0 from PyPI into .tools/cuda"
-  py=python3; command -v "$py" >/dev/null || py=python
-  "$py" -m pip install -q --disable-pip-version-check --target "$root/.tools/cuda" \
+  # A private venv's pip: the system's Python may refuse pip installs (PEP 668).
+  [ -x "$root/.tools/venv/bin/pip" ] || python3 -m venv "$root/.tools/venv"
+  "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check --target "$root/.tools/cuda" \
     "nvidia-cuda-nvcc==13.0.*" "nvidia-nvvm==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" \
     || echo "setup: warning: could not install nvcc from PyPI; pcv will build CPU-only" >&2
 fi
