@@ -6,11 +6,11 @@
 //! frames, then timed frames. Pass times come from the backend's [`FrameStats`] (CUDA events on the GPU,
 //! the wall clock on the CPU); the frame time is clear + depth + color. We report the median and min per
 //! pass and per frame, points per second, and effective bandwidth (two passes each reading 16 bytes a
-//! point). With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
+//! point; one pass in the packed mode). With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
-use crate::render::{FrameStats, Rasterizer, RenderError};
+use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -71,6 +71,7 @@ pub struct PeerResult {
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ScenarioResult {
     pub points: u64,
+    pub mode: RenderMode,
     pub pose: String,
     pub width: u32,
     pub height: u32,
@@ -104,6 +105,8 @@ pub struct BenchOptions {
     pub height_px: u32,
     pub warmup_frames: u32,
     pub timed_frames: u32,
+    /// Modes to time, each on every scenario.
+    pub modes: Vec<RenderMode>,
     /// Path to `seed_numba_bench.py`, to time the prototype's kernels on the same points and cameras.
     pub peer_script: Option<PathBuf>,
     /// Where point files for the peer go (a RAM disk such as /dev/shm is best).
@@ -155,19 +158,31 @@ pub fn run(
             if opts.print_mvp {
                 println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));
             }
-            let mut stats: Vec<FrameStats> = Vec::new();
-            for i in 0..opts.warmup_frames + opts.timed_frames {
-                let (_, s) = crate::headless::render_frame(rasterizer, &cam, opts.width_px, opts.height_px)?;
-                if i >= opts.warmup_frames {
-                    stats.push(s);
+            let mut peer: Option<PeerResult> = None;
+            for &mode in &opts.modes {
+                let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px).with_mode(mode);
+                let mut pixels = vec![0u32; frame.num_pixels()];
+                let mut stats: Vec<FrameStats> = Vec::new();
+                for i in 0..opts.warmup_frames + opts.timed_frames {
+                    let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
+                    if i >= opts.warmup_frames {
+                        stats.push(s);
+                    }
                 }
+                let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
+                if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
+                    // The prototype runs once per pose; every mode is compared with that run.
+                    if peer.is_none() {
+                        peer = Some(run_peer(script, file, &r, opts)?);
+                    }
+                    r.peer = peer.clone().map(|p| PeerResult {
+                        speedup: if r.frame.median_ms > 0.0 { p.frame_ms_median / r.frame.median_ms } else { 0.0 },
+                        ..p
+                    });
+                }
+                on_result(&r);
+                report.results.push(r);
             }
-            let mut r = summarize(n, sc.name, opts, &stats, clip_from_world.to_cols_array());
-            if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
-                r.peer = Some(run_peer(script, file, &r, opts)?);
-            }
-            on_result(&r);
-            report.results.push(r);
         }
         if let Some(file) = dump {
             if !opts.keep_dump {
@@ -178,7 +193,7 @@ pub fn run(
     Ok(report)
 }
 
-fn summarize(n: u64, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [f32; 16]) -> ScenarioResult {
+fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [f32; 16]) -> ScenarioResult {
     let names: Vec<&'static str> = stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
     let passes = names
         .iter()
@@ -191,6 +206,7 @@ fn summarize(n: u64, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [
     let secs = frame.median_ms / 1e3;
     ScenarioResult {
         points: n,
+        mode,
         pose: pose.to_string(),
         width: opts.width_px,
         height: opts.height_px,
@@ -198,9 +214,17 @@ fn summarize(n: u64, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [
         passes,
         frame,
         gpoints_per_s: if secs > 0.0 { n as f64 / secs / 1e9 } else { 0.0 },
-        effective_gb_per_s: if secs > 0.0 { 2.0 * 16.0 * n as f64 / secs / 1e9 } else { 0.0 },
+        effective_gb_per_s: if secs > 0.0 { point_bytes_read(mode) * n as f64 / secs / 1e9 } else { 0.0 },
         clip_from_world: m,
         peer: None,
+    }
+}
+
+/// Bytes of point data a mode reads per point and frame: 16 per pass over the points.
+pub fn point_bytes_read(mode: RenderMode) -> f64 {
+    match mode {
+        RenderMode::Reference => 32.0,
+        RenderMode::Packed => 16.0,
     }
 }
 
@@ -251,29 +275,26 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
 /// The table's header line.
 pub fn table_header() -> String {
     format!(
-        "{:>13} {:>9} {:>10} {:>17} {:>17} {:>17} {:>17} {:>9} {:>8} {:>14}",
-        "points", "pose", "size", "clear ms med/min", "depth ms med/min", "color ms med/min", "frame ms med/min", "Gpts/s", "GB/s", "prototype ms (x)"
+        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9} {:>8} {:>16}  {}",
+        "points", "mode", "pose", "size", "frame ms med/min", "Gpts/s", "GB/s", "prototype ms (x)", "passes, median ms"
     )
 }
 
 /// One table line.
 pub fn table_row(r: &ScenarioResult) -> String {
-    let pass = |name: &str| {
-        r.passes.iter().find(|(n, _)| n == name).map_or("-".to_string(), |(_, s)| format!("{:.3}/{:.3}", s.median_ms, s.min_ms))
-    };
+    let passes = r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
     let peer = r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
     format!(
-        "{:>13} {:>9} {:>10} {:>17} {:>17} {:>17} {:>17} {:>9.2} {:>8.1} {:>14}",
+        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>16}  {}",
         r.points,
+        r.mode.name(),
         r.pose,
         format!("{}x{}", r.width, r.height),
-        pass("clear"),
-        pass("depth"),
-        pass("color"),
         format!("{:.3}/{:.3}", r.frame.median_ms, r.frame.min_ms),
         r.gpoints_per_s,
         r.effective_gb_per_s,
-        peer
+        peer,
+        passes
     )
 }
 

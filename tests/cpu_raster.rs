@@ -207,3 +207,34 @@ fn scene_points_lie_on_their_cylinders() {
     pcv::render::cpu::scene::scene(&s, &cyl, 12_345, &mut part);
     assert_eq!(&part[..], &c.points[12_345..13_345]);
 }
+
+#[test]
+fn batched_projection_equals_the_scalar_rule() {
+    use pcv::render::cpu::project::{project_batch, BATCH, DROPPED};
+    let c = scene::generate(20_000, 4, false);
+    let mut pts: Vec<Point> = c.points.to_vec();
+    // Dropped and edge cases among them.
+    for bad in [[f32::NAN, 0.0, 0.0], [f32::INFINITY, 1.0, 1.0], [-3.0, 0.0, 0.0], [-10.0, 0.0, 0.0], [0.0, 50.0, 0.0]] {
+        pts.push(Point::new(bad, RED));
+    }
+    for pose in [Pose::PROTOTYPE, Pose { eye: Vec3::new(0.0, 0.0, 0.1), yaw_rad: 1.0, pitch_rad: 0.3 }] {
+        let mut cam = FlyCamera::for_cloud(c.bounds, true);
+        cam.pose = pose;
+        for (w, h) in [(1920u32, 1080u32), (7, 5)] {
+            let f = FrameParams::new(cam.clip_from_world(w, h), w, h).uniforms();
+            let (mut idx, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
+            for batch in pts.chunks(BATCH) {
+                project_batch(&f, batch, &mut idx, &mut bits);
+                for (j, p) in batch.iter().enumerate() {
+                    match project(&f, p.pos) {
+                        None => assert_eq!(idx[j], DROPPED, "{p:?}"),
+                        Some(pr) => {
+                            assert_eq!(idx[j] as usize, pr.index(w), "{p:?}");
+                            assert_eq!(bits[j], pr.depth_bits, "{p:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

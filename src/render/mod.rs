@@ -44,18 +44,43 @@ pub enum RenderError {
     NotUploaded,
 }
 
-/// What one frame needs: the camera's matrix and the viewport.
+/// How the passes are arranged. Every mode gives the reference's image except where two points share
+/// one depth exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum RenderMode {
+    /// The design's three passes: clear, depth (atomic min), color (depth equality).
+    #[default]
+    Reference,
+    /// One pass of 64-bit atomic min on (depth << 32 | color), then a resolve; ties go to the smaller color.
+    Packed,
+}
+
+impl RenderMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RenderMode::Reference => "reference",
+            RenderMode::Packed => "packed",
+        }
+    }
+}
+
+/// What one frame needs: the camera's matrix, the viewport and the mode.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameParams {
     pub clip_from_world: Mat4,
     pub width_px: u32,
     pub height_px: u32,
     pub clear_color: u32,
+    pub mode: RenderMode,
 }
 
 impl FrameParams {
     pub fn new(clip_from_world: Mat4, width_px: u32, height_px: u32) -> Self {
-        Self { clip_from_world, width_px, height_px, clear_color: CLEAR_COLOR }
+        Self { clip_from_world, width_px, height_px, clear_color: CLEAR_COLOR, mode: RenderMode::Reference }
+    }
+
+    pub fn with_mode(self, mode: RenderMode) -> Self {
+        Self { mode, ..self }
     }
 
     pub fn num_pixels(&self) -> usize {

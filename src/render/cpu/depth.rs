@@ -1,7 +1,7 @@
 //! Depth pass, the CPU twin of `kernels/depth.cu`: every point that projects into the viewport takes an
 //! atomic min of its depth bits on its pixel. rayon splits the points; a plain load first skips the
 //! atomic when the point cannot win (the early depth test), which gives the same result.
-use super::project::project;
+use super::project::{project_batch, BATCH, DROPPED};
 use crate::render::gpu_data::{FrameUniforms, Point};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -12,11 +12,15 @@ pub const CHUNK_POINTS: usize = 1 << 16;
 pub fn depth(f: &FrameUniforms, points: &[Point], depth: &[AtomicU32]) {
     assert_eq!(depth.len(), f.width as usize * f.height as usize, "depth buffer size");
     points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
-        for p in chunk {
-            if let Some(pr) = project(f, p.pos) {
-                let cell = &depth[pr.index(f.width)];
-                if pr.depth_bits < cell.load(Ordering::Relaxed) {
-                    cell.fetch_min(pr.depth_bits, Ordering::Relaxed);
+        let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
+        for batch in chunk.chunks(BATCH) {
+            project_batch(f, batch, &mut index, &mut bits);
+            for (&i, &d) in index.iter().zip(&bits).take(batch.len()) {
+                if i != DROPPED {
+                    let cell = &depth[i as usize];
+                    if d < cell.load(Ordering::Relaxed) {
+                        cell.fetch_min(d, Ordering::Relaxed);
+                    }
                 }
             }
         }

@@ -44,9 +44,43 @@ pub fn project(f: &FrameUniforms, pos: [f32; 3]) -> Option<Projected> {
     let sx = ((cx * inv_w + 1.0) * 0.5) * f.width as f32;
     let sy = ((cy * inv_w + 1.0) * 0.5) * f.height as f32;
     let depth = (cz * inv_w + 1.0) * 0.5;
+    // sx, sy >= 0 (NDC >= -1), so truncation is the floor, without a libm call on baseline x86-64.
     Some(Projected {
-        x_px: (sx.floor() as u32).min(f.width - 1),
-        y_px: (sy.floor() as u32).min(f.height - 1),
+        x_px: (sx as u32).min(f.width - 1),
+        y_px: (sy as u32).min(f.height - 1),
         depth_bits: depth.to_bits(),
     })
+}
+
+/// Points projected a batch at a time, in a branch-free loop the compiler vectorizes.
+pub const BATCH: usize = 64;
+
+/// Marks a point that [`project`] drops.
+pub const DROPPED: u32 = u32::MAX;
+
+/// [`project`] for up to [`BATCH`] points at once: `index[j]` is the pixel index of `points[j]`
+/// (row-major, `width` a row) or [`DROPPED`], `depth_bits[j]` its depth bits. Same operations in the
+/// same order as [`project`], so the same results; the tests check that.
+#[inline(always)]
+pub fn project_batch(f: &FrameUniforms, points: &[crate::render::gpu_data::Point], index: &mut [u32; BATCH], depth_bits: &mut [u32; BATCH]) {
+    let m = &f.clip_from_world;
+    let (w, h) = (f.width as f32, f.height as f32);
+    let (wmax, hmax) = (f.width - 1, f.height - 1);
+    for ((p, idx), dep) in points.iter().zip(index.iter_mut()).zip(depth_bits.iter_mut()) {
+        let [x, y, z] = p.pos;
+        let cx = clip_row(m, 0, x, y, z);
+        let cy = clip_row(m, 1, x, y, z);
+        let cz = clip_row(m, 2, x, y, z);
+        let cw = clip_row(m, 3, x, y, z);
+        let inside = cx.abs() < cw && cy.abs() < cw && cz.abs() < cw;
+        let inv_w = 1.0 / cw;
+        let sx = ((cx * inv_w + 1.0) * 0.5) * w;
+        let sy = ((cy * inv_w + 1.0) * 0.5) * h;
+        let depth = (cz * inv_w + 1.0) * 0.5;
+        // For dropped points these may be NaN or huge; Rust's casts saturate, and the index is replaced.
+        let px = (sx as u32).min(wmax);
+        let py = (sy as u32).min(hmax);
+        *idx = if inside { py * f.width + px } else { DROPPED };
+        *dep = depth.to_bits();
+    }
 }

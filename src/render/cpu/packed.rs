@@ -1,0 +1,38 @@
+//! Packed single pass, the CPU twin of `kernels/packed.cu`: one 64-bit atomic min per point of
+//! (depth bits << 32 | RGBA8) into a visibility buffer, then a resolve that keeps the low 32 bits. The
+//! nearest point wins as in the three-pass reference; at an exact depth tie the smaller color word wins.
+use super::clear::FAR_DEPTH_BITS;
+use super::depth::CHUNK_POINTS;
+use super::project::{project_batch, BATCH, DROPPED};
+use crate::render::gpu_data::{FrameUniforms, Point};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
+    let v = (FAR_DEPTH_BITS as u64) << 32 | f.clear_color as u64;
+    vis.par_iter_mut().for_each(|c| *c.get_mut() = v);
+}
+
+pub fn packed(f: &FrameUniforms, points: &[Point], vis: &[AtomicU64]) {
+    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
+        let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
+        for batch in chunk.chunks(BATCH) {
+            project_batch(f, batch, &mut index, &mut bits);
+            for ((&i, &d), p) in index.iter().zip(&bits).zip(batch) {
+                if i != DROPPED {
+                    let v = (d as u64) << 32 | p.color_word() as u64;
+                    let cell = &vis[i as usize];
+                    if v < cell.load(Ordering::Relaxed) {
+                        cell.fetch_min(v, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    });
+}
+
+pub fn packed_resolve(vis: &[AtomicU64], color: &mut [u32]) {
+    assert_eq!(vis.len(), color.len(), "buffer sizes");
+    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| *c = v.load(Ordering::Relaxed) as u32);
+}
