@@ -1,0 +1,290 @@
+//! The blit path: a pixel buffer (PBO) the rasterizer fills, copied to a texture and blitted to the
+//! window; and screenshots read back from the window.
+//!
+//! How it works (the prototype's `OpenglScreenBuffer`): a [`PixelSurface`] owns three GL objects of one
+//! size — a pixel-unpack buffer of `width × height` RGBA8 words, an RGBA8 texture of that size, and a
+//! framebuffer object with the texture as its color attachment. A frame is written into the PBO either
+//! from host memory ([`PixelSurface::upload_host`], `glBufferSubData`; the CPU backend) or by CUDA
+//! through a mapping of the PBO (the CUDA backend; the PBO's name is [`PixelSurface::pbo_name`]).
+//! [`PixelSurface::blit_to_default_framebuffer`] then runs `glTexSubImage2D` with the PBO bound as
+//! `GL_PIXEL_UNPACK_BUFFER` (a GPU-side copy, no host round trip) and `glBlitFramebuffer` from the FBO
+//! to the default framebuffer, 1:1 and `GL_NEAREST`, so the window shows exactly the rasterizer's
+//! pixels. The words are RGBA8 with r in the low byte, i.e. the bytes R, G, B, A: `GL_RGBA` /
+//! `GL_UNSIGNED_BYTE`. Row 0 is the bottom row in both the buffer and GL, so nothing is flipped.
+//!
+//! GL 3.3 core has no immutable storage (`glBufferStorage`, `glTexStorage2D` are 4.x), so the PBO uses
+//! `glBufferData` and the texture `glTexImage2D`. A size change means a new surface: drop the old one
+//! (after releasing any CUDA registration of its PBO) and make another.
+//!
+//! [`read_default_framebuffer`] reads the back buffer with `glReadPixels` (pack alignment 1) into an
+//! [`image_io::Frame`](crate::image_io::Frame), bottom row first, as the PNG writer expects.
+//!
+//! Every function here needs the surface's GL context current on the calling thread; the
+//! [`Window`](super::window::Window) keeps it so for its whole life.
+use crate::image_io::Frame;
+use glow::{HasContext, PixelPackData, PixelUnpackData};
+use std::rc::Rc;
+
+/// Errors from the blit path.
+#[derive(Debug, thiserror::Error)]
+pub enum BlitError {
+    #[error("OpenGL could not create a {what}: {message}")]
+    Create { what: &'static str, message: String },
+    #[error("a {width}x{height} frame is too large for this OpenGL driver (largest texture side {max_side_px}, largest buffer {max_bytes} bytes)")]
+    TooLarge { width: u32, height: u32, max_side_px: u32, max_bytes: u64 },
+    #[error("the blit framebuffer is incomplete (status 0x{status:04x})")]
+    Incomplete { status: u32 },
+    #[error("OpenGL error 0x{code:04x} ({name}) in {context}")]
+    Gl { context: &'static str, code: u32, name: &'static str },
+    #[error("{got} pixels given for a {width}x{height} surface")]
+    PixelCount { got: usize, width: u32, height: u32 },
+}
+
+/// A PBO, a texture and an FBO of one size: where a frame goes on its way to the window.
+pub struct PixelSurface {
+    gl: Rc<glow::Context>,
+    pbo: glow::Buffer,
+    texture: glow::Texture,
+    fbo: glow::Framebuffer,
+    width_px: u32,
+    height_px: u32,
+}
+
+impl PixelSurface {
+    /// Makes the three objects for a `width_px × height_px` frame.
+    pub fn new(gl: Rc<glow::Context>, width_px: u32, height_px: u32) -> Result<PixelSurface, BlitError> {
+        let bytes = width_px as u64 * height_px as u64 * 4;
+        // SAFETY: the context is current (module contract); MAX_TEXTURE_SIZE is a valid integer query.
+        let max_side_px = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) }.max(0) as u32;
+        let max_bytes = i32::MAX as u64;
+        if width_px == 0 || height_px == 0 || width_px > max_side_px || height_px > max_side_px || bytes > max_bytes {
+            return Err(BlitError::TooLarge { width: width_px, height: height_px, max_side_px, max_bytes });
+        }
+        let (w, h) = (width_px as i32, height_px as i32);
+        // Drain earlier errors so that the checks below see only this function's.
+        drain_gl_errors(&gl);
+
+        // SAFETY: the context is current; creating a name has no preconditions.
+        let pbo =
+            unsafe { gl.create_buffer() }.map_err(|message| BlitError::Create { what: "pixel buffer", message })?;
+        // SAFETY: as above.
+        let texture = match unsafe { gl.create_texture() } {
+            Ok(t) => t,
+            Err(message) => {
+                // SAFETY: `pbo` was created above in this context and is not used after this.
+                unsafe { gl.delete_buffer(pbo) };
+                return Err(BlitError::Create { what: "texture", message });
+            }
+        };
+        // SAFETY: as above.
+        let fbo = match unsafe { gl.create_framebuffer() } {
+            Ok(f) => f,
+            Err(message) => {
+                // SAFETY: both objects were created above in this context and are not used after this.
+                unsafe {
+                    gl.delete_texture(texture);
+                    gl.delete_buffer(pbo);
+                }
+                return Err(BlitError::Create { what: "framebuffer", message });
+            }
+        };
+        // From here on `Drop` deletes the objects whatever goes wrong.
+        let surface = PixelSurface { gl, pbo, texture, fbo, width_px, height_px };
+        let gl = &surface.gl;
+
+        // SAFETY: the context is current and the objects are live names of it. The buffer size was
+        // checked to fit an i32 above; `tex_image_2d` with `None` allocates without reading host memory,
+        // and the PIXEL_UNPACK binding is cleared first so that `None` is not taken as a buffer offset.
+        unsafe {
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(surface.pbo));
+            gl.buffer_data_size(glow::PIXEL_UNPACK_BUFFER, bytes as i32, glow::STREAM_DRAW);
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+
+            gl.bind_texture(glow::TEXTURE_2D, Some(surface.texture));
+            gl.tex_image_2d(glow::TEXTURE_2D, 0, glow::RGBA8 as i32, w, h, 0, glow::RGBA, glow::UNSIGNED_BYTE, None);
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MIN_FILTER, glow::NEAREST as i32);
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAG_FILTER, glow::NEAREST as i32);
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, 0);
+            gl.bind_texture(glow::TEXTURE_2D, None);
+        }
+        check_gl_error(gl, "allocating the pixel buffer and texture")?;
+
+        // SAFETY: the context is current; the texture is a complete level-0 RGBA8 image of this context.
+        let status = unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(surface.fbo));
+            gl.framebuffer_texture_2d(
+                glow::FRAMEBUFFER,
+                glow::COLOR_ATTACHMENT0,
+                glow::TEXTURE_2D,
+                Some(surface.texture),
+                0,
+            );
+            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+            status
+        };
+        if status != glow::FRAMEBUFFER_COMPLETE {
+            return Err(BlitError::Incomplete { status });
+        }
+        check_gl_error(gl, "attaching the texture to the framebuffer")?;
+        Ok(surface)
+    }
+
+    /// Width and height in pixels.
+    pub fn size_px(&self) -> (u32, u32) {
+        (self.width_px, self.height_px)
+    }
+
+    /// Number of pixels (and of RGBA8 words in the PBO).
+    pub fn num_pixels(&self) -> usize {
+        self.width_px as usize * self.height_px as usize
+    }
+
+    /// The PBO's GL name, for registering it with CUDA.
+    pub fn pbo_name(&self) -> u32 {
+        self.pbo.0.get()
+    }
+
+    /// Copies a host frame (RGBA8 words, row 0 at the bottom) into the PBO.
+    pub fn upload_host(&self, pixels: &[u32]) -> Result<(), BlitError> {
+        if pixels.len() != self.num_pixels() {
+            return Err(BlitError::PixelCount { got: pixels.len(), width: self.width_px, height: self.height_px });
+        }
+        let gl = &self.gl;
+        // SAFETY: the context is current and `pbo` is live; the slice is exactly the buffer's size (checked
+        // above against width × height, which `new` allocated), so the write stays in bounds.
+        unsafe {
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
+            gl.buffer_sub_data_u8_slice(glow::PIXEL_UNPACK_BUFFER, 0, bytemuck::cast_slice(pixels));
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+        }
+        check_gl_error(gl, "uploading the frame to the pixel buffer")
+    }
+
+    /// PBO → texture → default framebuffer, 1:1 at the bottom-left corner. The PBO must not be mapped by
+    /// CUDA at this point (drop the mapping first).
+    pub fn blit_to_default_framebuffer(&self) -> Result<(), BlitError> {
+        let gl = &self.gl;
+        let (w, h) = (self.width_px as i32, self.height_px as i32);
+        // SAFETY: the context is current and all three objects are live. With the PBO bound to
+        // PIXEL_UNPACK_BUFFER, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the PBO, which
+        // is exactly its size; rows are 4·w bytes, a multiple of the unpack alignment 4. A scissor test
+        // would clip the blit, so it is switched off first.
+        unsafe {
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
+            gl.pixel_store_i32(glow::UNPACK_ROW_LENGTH, 0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
+            gl.tex_sub_image_2d(
+                glow::TEXTURE_2D,
+                0,
+                0,
+                0,
+                w,
+                h,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                PixelUnpackData::BufferOffset(0),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+
+            gl.disable(glow::SCISSOR_TEST);
+            gl.disable(glow::FRAMEBUFFER_SRGB);
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.fbo));
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
+            gl.blit_framebuffer(0, 0, w, h, 0, 0, w, h, glow::COLOR_BUFFER_BIT, glow::NEAREST);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+        }
+        check_gl_error(gl, "blitting the frame to the window")
+    }
+}
+
+impl Drop for PixelSurface {
+    fn drop(&mut self) {
+        // SAFETY: the objects are live names of this context, which is still current (the window outlives
+        // every surface); nothing uses them after this. Any CUDA registration of the PBO was released
+        // before (the caller's RAII order).
+        unsafe {
+            self.gl.delete_framebuffer(self.fbo);
+            self.gl.delete_texture(self.texture);
+            self.gl.delete_buffer(self.pbo);
+        }
+    }
+}
+
+/// Reads the default framebuffer's back buffer (what the next swap shows) as an opaque RGBA8 frame,
+/// row 0 at the bottom.
+pub fn read_default_framebuffer(gl: &glow::Context, width_px: u32, height_px: u32) -> Result<Frame, BlitError> {
+    let bytes = width_px as u64 * height_px as u64 * 4;
+    if width_px == 0
+        || height_px == 0
+        || bytes > isize::MAX as u64
+        || width_px > i32::MAX as u32
+        || height_px > i32::MAX as u32
+    {
+        return Err(BlitError::TooLarge {
+            width: width_px,
+            height: height_px,
+            max_side_px: i32::MAX as u32,
+            max_bytes: isize::MAX as u64,
+        });
+    }
+    drain_gl_errors(gl);
+    let mut rgba = vec![0u8; bytes as usize];
+    // SAFETY: the context is current. No PIXEL_PACK buffer is bound (cleared here), so GL writes
+    // width·height·4 bytes into `rgba`, which has exactly that many with pack alignment 1.
+    unsafe {
+        gl.bind_buffer(glow::PIXEL_PACK_BUFFER, None);
+        gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+        gl.read_buffer(glow::BACK);
+        gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
+        gl.pixel_store_i32(glow::PACK_ROW_LENGTH, 0);
+        gl.read_pixels(
+            0,
+            0,
+            width_px as i32,
+            height_px as i32,
+            glow::RGBA,
+            glow::UNSIGNED_BYTE,
+            PixelPackData::Slice(&mut rgba),
+        );
+    }
+    check_gl_error(gl, "reading the window back (glReadPixels)")?;
+    // A window is opaque: the default framebuffer may have no alpha channel at all, or an alpha that the
+    // overlay's blending touched.
+    let pixels = rgba.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], 0xff])).collect();
+    Ok(Frame::new(width_px, height_px, pixels))
+}
+
+/// The first pending GL error, if any, as a [`BlitError::Gl`] naming `context`.
+pub fn check_gl_error(gl: &glow::Context, context: &'static str) -> Result<(), BlitError> {
+    // SAFETY: the context is current; glGetError has no other preconditions.
+    let code = unsafe { gl.get_error() };
+    if code == glow::NO_ERROR {
+        return Ok(());
+    }
+    drain_gl_errors(gl);
+    Err(BlitError::Gl { context, code, name: gl_error_name(code) })
+}
+
+/// Clears pending GL errors (bounded: a lost context can report errors forever).
+fn drain_gl_errors(gl: &glow::Context) {
+    for _ in 0..16 {
+        // SAFETY: as in `check_gl_error`.
+        if unsafe { gl.get_error() } == glow::NO_ERROR {
+            break;
+        }
+    }
+}
+
+fn gl_error_name(code: u32) -> &'static str {
+    match code {
+        glow::INVALID_ENUM => "GL_INVALID_ENUM",
+        glow::INVALID_VALUE => "GL_INVALID_VALUE",
+        glow::INVALID_OPERATION => "GL_INVALID_OPERATION",
+        glow::INVALID_FRAMEBUFFER_OPERATION => "GL_INVALID_FRAMEBUFFER_OPERATION",
+        glow::OUT_OF_MEMORY => "GL_OUT_OF_MEMORY",
+        _ => "unknown",
+    }
+}
