@@ -1,0 +1,113 @@
+//! Putting points on the device: the built-in scene made there, or host points copied in chunks.
+//!
+//! How it works: the points' size is checked against `cuMemGetInfo` first (leaving [`RESERVE_BYTES`]
+//! for the frame buffers and the driver), so a cloud that cannot fit is refused with
+//! [`RenderError::OutOfMemory`] saying how many points would, before anything is allocated. A lazy
+//! built-in scene ([`PointCloud::is_lazy_scene`]) never exists on the host: its ten cylinders are
+//! uploaded and the `pcv_scene` kernel writes every point in place. Host points go up in
+//! [`CHUNK_BYTES`] pieces, with a progress bar from [`PROGRESS_MIN_POINTS`] points on.
+use super::context::{cuda_error, mem_info};
+use super::launch;
+use super::memory::DeviceBuffer;
+use super::modules::{Kernel, KernelTable};
+use crate::cloud::{scene, PointCloud};
+use crate::render::gpu_data::{Cylinder, Point};
+use crate::render::RenderError;
+use cudarc::driver::{CudaContext, CudaStream};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::Arc;
+
+/// Device memory kept free after the points: frame buffers (a 4K frame's depth and color take 66 MB)
+/// and the driver's own needs.
+pub const RESERVE_BYTES: u64 = 256 << 20;
+/// Bytes per host-to-device copy.
+pub const CHUNK_BYTES: usize = 64 << 20;
+/// Clouds from this many points get a progress bar.
+pub const PROGRESS_MIN_POINTS: u64 = 50_000_000;
+
+const POINT_BYTES: u64 = std::mem::size_of::<Point>() as u64;
+
+/// Allocates room for `num_points` points after checking that they fit.
+pub fn alloc_points(ctx: &Arc<CudaContext>, num_points: u64) -> Result<DeviceBuffer<Point>, RenderError> {
+    let (free_bytes, _total) = mem_info(ctx)?;
+    let points_bytes = num_points.saturating_mul(POINT_BYTES);
+    let needed_bytes = points_bytes.saturating_add(RESERVE_BYTES);
+    let oom = |free_bytes: u64| RenderError::OutOfMemory {
+        points: num_points,
+        needed_bytes,
+        free_bytes,
+        fit_points: free_bytes.saturating_sub(RESERVE_BYTES) / POINT_BYTES,
+    };
+    if needed_bytes > free_bytes {
+        return Err(oom(free_bytes));
+    }
+    let len = usize::try_from(num_points).map_err(|_| oom(free_bytes))?;
+    DeviceBuffer::alloc(ctx, len, "the points").map_err(|e| match e {
+        // Another process may have taken memory since cuMemGetInfo: report it the same way.
+        RenderError::Cuda { ref message, .. } if message.contains("CUDA_ERROR_OUT_OF_MEMORY") => {
+            oom(mem_info(ctx).map(|m| m.0).unwrap_or(free_bytes))
+        }
+        other => other,
+    })
+}
+
+/// Makes the built-in scene `cloud.scene` on the device.
+pub fn generate_scene(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    kernels: &KernelTable,
+    cloud: &PointCloud,
+) -> Result<DeviceBuffer<Point>, RenderError> {
+    let spec = cloud.scene.ok_or_else(|| RenderError::Cuda {
+        context: "scene upload".into(),
+        message: "the cloud is not a built-in scene".into(),
+    })?;
+    let points = alloc_points(ctx, spec.num_points)?;
+    if spec.num_points == 0 {
+        return Ok(points);
+    }
+    let cyl = scene::cylinders(spec.seed);
+    let params = scene::params(spec.num_points, spec.seed);
+    let mut cylinders = DeviceBuffer::<Cylinder>::alloc(ctx, cyl.len(), "the scene's cylinders")?;
+    cylinders.write_at(stream, 0, &cyl)?;
+    if params.num_cylinders as usize != cylinders.len() || cylinders.is_empty() {
+        return Err(RenderError::Cuda {
+            context: "scene upload".into(),
+            message: format!("{} cylinders for a scene that expects {}", cylinders.len(), params.num_cylinders),
+        });
+    }
+    // SAFETY: `cylinders` holds exactly `params.num_cylinders` (> 0) cylinders (checked above) and `points`
+    // was allocated for `spec.num_points == params.num_points` points; both live past the synchronize.
+    unsafe { launch::scene(kernels.get(Kernel::Scene), stream, &params, cylinders.ptr(), points.ptr()) }?;
+    stream.synchronize().map_err(cuda_error("pcv_scene"))?;
+    Ok(points)
+}
+
+/// Copies the host points of `cloud` to the device.
+pub fn upload_host(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    cloud: &PointCloud,
+) -> Result<DeviceBuffer<Point>, RenderError> {
+    let host = &cloud.points;
+    let mut points = alloc_points(ctx, host.len() as u64)?;
+    let chunk = CHUNK_BYTES / POINT_BYTES as usize;
+    let bar = (host.len() as u64 >= PROGRESS_MIN_POINTS).then(|| {
+        let b = ProgressBar::new(host.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("uploading {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    });
+    for (c, part) in host.chunks(chunk).enumerate() {
+        points.write_at(stream, c * chunk, part)?;
+        if let Some(b) = &bar {
+            b.inc(part.len() as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(points)
+}

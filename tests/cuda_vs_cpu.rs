@@ -1,0 +1,686 @@
+//! The CUDA backend against its CPU twins, on a machine with a GPU; elsewhere each test prints why CUDA
+//! is unavailable and passes (set `PCV_REQUIRE_CUDA=1` to make that a failure, as the GPU run does).
+//!
+//! - the scene kernel makes the CPU twin's points bit for bit (several seeds and counts);
+//! - images (Target::Host) at several poses and sizes: identical depth buffers, and colors that differ
+//!   only where two or more points share the winning depth exactly (either may win; both colors are
+//!   checked to belong to such points); in packed mode, which breaks ties by color, identical images;
+//! - Target::Device into a device buffer equals Target::Host;
+//! - host-point uploads (with NaN, infinities and duplicate points) round-trip and render the same;
+//! - the error paths: no driver, not uploaded, wrong target sizes, bad device pointers, a cloud too large
+//!   for the device, PTX newer than the driver.
+use glam::Vec3;
+use pcv::camera::{FlyCamera, Pose};
+use pcv::cloud::{scene, Bounds, PointCloud};
+use pcv::render::cpu::project::project;
+use pcv::render::cpu::CpuRasterizer;
+use pcv::render::cuda::memory::DeviceBuffer;
+use pcv::render::cuda::{context, CudaRasterizer, KERNELS};
+use pcv::render::gpu_data::{FrameUniforms, Point};
+use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
+use std::collections::HashMap;
+
+/// The CUDA backend, or `None` (after printing why) where it cannot run.
+fn cuda_or_skip(test: &str) -> Option<CudaRasterizer> {
+    match CudaRasterizer::new() {
+        Ok(c) => {
+            println!("{test}: {}", c.description());
+            Some(c)
+        }
+        Err(e) => {
+            if std::env::var("PCV_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+                panic!("{test}: PCV_REQUIRE_CUDA=1 but the CUDA backend is unavailable: {e}");
+            }
+            eprintln!("{test}: skipping, CUDA backend unavailable: {e}");
+            None
+        }
+    }
+}
+
+fn first_mismatch<'a, T: PartialEq + std::fmt::Debug>(a: &'a [T], b: &'a [T]) -> Option<(usize, &'a T, &'a T)> {
+    a.iter().zip(b).enumerate().find(|(_, (x, y))| x != y).map(|(i, (x, y))| (i, x, y))
+}
+
+#[test]
+fn scene_kernel_matches_cpu_twin_bit_for_bit() {
+    let Some(mut cuda) = cuda_or_skip("scene") else { return };
+    for (n, seed) in
+        [(2_000_000u64, 1u64), (2_000_000, 42), (2_000_000, 0xdead_beef_cafe_f00d), (2_000_003, u64::MAX), (7, 3)]
+    {
+        cuda.upload(&scene::lazy(n, seed)).expect("scene upload");
+        assert_eq!(cuda.num_points(), n);
+        let gpu = cuda.download_points().expect("download");
+        let cpu = scene::generate(n, seed, false);
+        assert_eq!(gpu.len(), cpu.points.len());
+        let differing =
+            gpu.iter().zip(cpu.points.iter()).filter(|(a, b)| bytemuck::bytes_of(*a) != bytemuck::bytes_of(*b)).count();
+        println!("scene n={n} seed={seed:#x}: {differing} of {n} points differ");
+        if let Some((i, g, c)) = first_mismatch(&gpu, &cpu.points) {
+            panic!(
+                "scene n={n} seed={seed:#x}: point {i} is {g:?} on the GPU and {c:?} on the CPU ({differing} differ)"
+            );
+        }
+    }
+}
+
+/// What one pose/size comparison found.
+struct Comparison {
+    covered_px: usize,
+    differing_px: usize,
+    tie_px: usize,
+}
+
+/// For each pixel in `pixels`, the colors of the points that project there with depth `depth[pixel]`.
+fn winners(f: &FrameUniforms, points: &[Point], depth: &[u32], pixels: &[usize]) -> HashMap<usize, Vec<u32>> {
+    let mut out: HashMap<usize, Vec<u32>> = pixels.iter().map(|&p| (p, Vec::new())).collect();
+    for p in points {
+        if let Some(pr) = project(f, p.pos) {
+            let i = pr.index(f.width);
+            if let Some(v) = out.get_mut(&i) {
+                if depth[i] == pr.depth_bits {
+                    v.push(p.color_word());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Asserts `a` and `b` (two images of one frame) differ only at exact depth ties, each showing the
+/// color of a point at the winning depth; returns how many pixels differ.
+fn assert_differ_only_at_ties(
+    label: &str,
+    f: &FrameUniforms,
+    points: &[Point],
+    depth: &[u32],
+    a: &[u32],
+    b: &[u32],
+) -> (usize, usize) {
+    let differing: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    if differing.is_empty() {
+        return (0, 0);
+    }
+    let w = winners(f, points, depth, &differing);
+    let mut ties = 0;
+    for &i in &differing {
+        let colors = &w[&i];
+        assert!(
+            colors.len() >= 2,
+            "{label}: pixel {i} ({}, {}) differs ({:#010x} vs {:#010x}) but only {} point(s) have its depth {:#x}",
+            i % f.width as usize,
+            i / f.width as usize,
+            a[i],
+            b[i],
+            colors.len(),
+            depth[i]
+        );
+        assert!(
+            colors.contains(&a[i]) && colors.contains(&b[i]),
+            "{label}: pixel {i}: {:#010x} / {:#010x} are not both colors of the tied points {colors:x?}",
+            a[i],
+            b[i]
+        );
+        ties += 1;
+    }
+    (differing.len(), ties)
+}
+
+/// Renders one frame on both backends and compares depth and color.
+fn compare(
+    label: &str,
+    cuda: &mut CudaRasterizer,
+    cpu: &mut CpuRasterizer,
+    points: &[Point],
+    frame: &FrameParams,
+) -> Comparison {
+    let n = frame.num_pixels();
+    let mut cpu_color = vec![0u32; n];
+    cpu.render(frame, Target::Host(&mut cpu_color)).expect("cpu render");
+    let cpu_depth = cpu.depth_bits();
+    let mut gpu_color = vec![0u32; n];
+    let stats = cuda.render(frame, Target::Host(&mut gpu_color)).expect("cuda render");
+    let gpu_depth = cuda.depth_bits().expect("cuda depth");
+    let depth_diff = cpu_depth.iter().zip(&gpu_depth).filter(|(a, b)| a != b).count();
+    if let Some((i, c, g)) = first_mismatch(&cpu_depth, &gpu_depth) {
+        panic!("{label}: {depth_diff} depth values differ; first at pixel {i}: cpu {c:#x}, cuda {g:#x}");
+    }
+    let f = frame.uniforms();
+    let (differing_px, tie_px) = assert_differ_only_at_ties(label, &f, points, &cpu_depth, &cpu_color, &gpu_color);
+    let covered_px = cpu_depth.iter().filter(|&&d| d != 0x3f80_0000).count();
+    println!(
+        "{label}: {covered_px} of {n} pixels covered, depth identical, {differing_px} colors differ (all {tie_px} at exact depth ties); \
+         cuda {:.3} ms (clear {:.3}, depth {:.3}, color {:.3})",
+        stats.total_ms,
+        stats.pass_ms("clear").unwrap_or(f64::NAN),
+        stats.pass_ms("depth").unwrap_or(f64::NAN),
+        stats.pass_ms("color").unwrap_or(f64::NAN),
+    );
+
+    // Packed mode breaks ties by the smaller color word, so both backends give the same image exactly,
+    // and it differs from the reference image only at ties.
+    let packed = frame.with_mode(RenderMode::Packed);
+    let mut cpu_packed = vec![0u32; n];
+    cpu.render(&packed, Target::Host(&mut cpu_packed)).expect("cpu packed render");
+    let mut gpu_packed = vec![0u32; n];
+    let pstats = cuda.render(&packed, Target::Host(&mut gpu_packed)).expect("cuda packed render");
+    let packed_diff = cpu_packed.iter().zip(&gpu_packed).filter(|(a, b)| a != b).count();
+    if let Some((i, c, g)) = first_mismatch(&cpu_packed, &gpu_packed) {
+        panic!("{label} packed: {packed_diff} pixels differ between the backends; first at {i}: cpu {c:#010x}, cuda {g:#010x}");
+    }
+    let (vs_ref, _) = assert_differ_only_at_ties(
+        &format!("{label} packed vs reference"),
+        &f,
+        points,
+        &cpu_depth,
+        &gpu_packed,
+        &gpu_color,
+    );
+    assert_eq!(
+        pstats.passes.iter().map(|p| p.name).collect::<Vec<_>>(),
+        ["clear", "packed", "resolve"],
+        "packed pass names"
+    );
+    println!(
+        "{label} packed: identical to the CPU's, {vs_ref} pixels differ from the reference image (ties); cuda {:.3} ms",
+        pstats.total_ms
+    );
+    Comparison { covered_px, differing_px, tie_px }
+}
+
+/// The test poses for the built-in scene of `seed`: (name, pose).
+fn poses(seed: u64) -> Vec<(&'static str, Pose)> {
+    let c0 = Vec3::from_array(scene::cylinders(seed)[0].center);
+    vec![
+        ("start", Pose::PROTOTYPE),
+        ("close-up", Pose { eye: c0 + Vec3::new(-0.05, 0.02, 0.01), yaw_rad: 0.5, pitch_rad: 0.2 }),
+        ("far", Pose { eye: Vec3::new(-60.0, 20.0, 15.0), yaw_rad: (-20f32).atan2(60.0), pitch_rad: -0.23 }),
+        ("down", Pose { eye: Vec3::new(0.1, 0.2, 4.0), yaw_rad: 0.3, pitch_rad: -std::f32::consts::FRAC_PI_2 }),
+        ("away", Pose { eye: Vec3::new(-3.0, 0.0, 0.0), yaw_rad: std::f32::consts::PI, pitch_rad: 0.0 }),
+    ]
+}
+
+const SIZES: &[(u32, u32)] = &[(320, 180), (1920, 1080), (333, 97)];
+
+#[test]
+fn images_match_cpu_at_several_poses_and_sizes() {
+    let Some(mut cuda) = cuda_or_skip("images") else { return };
+    let (n, seed) = (2_000_000, 7);
+    let host = scene::generate(n, seed, false);
+    let mut cpu = CpuRasterizer::new();
+    cpu.upload(&host).expect("cpu upload");
+    // The CUDA backend makes the same scene on the device (checked bit for bit above).
+    let lazy = scene::lazy(n, seed);
+    cuda.upload(&lazy).expect("cuda upload");
+    let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
+    let (mut total_diff, mut total_ties) = (0, 0);
+    for (name, pose) in poses(seed) {
+        camera.pose = pose;
+        for &(w, h) in SIZES {
+            let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+            let c = compare(&format!("{name} {w}x{h}"), &mut cuda, &mut cpu, &host.points, &frame);
+            if name == "away" {
+                assert_eq!(c.covered_px, 0, "nothing should be in view looking away");
+            } else {
+                assert!(c.covered_px > 0, "{name} {w}x{h}: no point in view");
+            }
+            total_diff += c.differing_px;
+            total_ties += c.tie_px;
+        }
+    }
+    println!("images: {total_diff} differing pixels in all, {total_ties} of them exact depth ties");
+}
+
+#[test]
+fn device_target_equals_host_target() {
+    let Some(mut cuda) = cuda_or_skip("device target") else { return };
+    let (n, seed) = (2_000_000, 11);
+    let lazy = scene::lazy(n, seed);
+    cuda.upload(&lazy).expect("upload");
+    let points = cuda.download_points().expect("download");
+    let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
+    for (name, pose) in poses(seed).into_iter().take(3) {
+        camera.pose = pose;
+        for &(w, h) in SIZES {
+            let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+            let px = frame.num_pixels();
+            let mut host = vec![0u32; px];
+            cuda.render(&frame, Target::Host(&mut host)).expect("host render");
+            let host_depth = cuda.depth_bits().expect("depth");
+            let buf = DeviceBuffer::<u32>::alloc(cuda.context(), px, "test target").expect("alloc");
+            let stats = cuda.render(&frame, Target::Device { ptr: buf.ptr(), len_px: px }).expect("device render");
+            assert_eq!(cuda.depth_bits().expect("depth"), host_depth, "{name} {w}x{h}: depth differs between targets");
+            let device = buf.to_vec(cuda.stream()).expect("read back");
+            let label = format!("device target {name} {w}x{h}");
+            let (d, t) = assert_differ_only_at_ties(&label, &frame.uniforms(), &points, &host_depth, &host, &device);
+            println!("{label}: {d} pixels differ from the host target ({t} at exact ties), {:.3} ms", stats.total_ms);
+            // Packed mode is deterministic: the two targets agree exactly.
+            let packed = frame.with_mode(RenderMode::Packed);
+            cuda.render(&packed, Target::Host(&mut host)).expect("packed host render");
+            cuda.render(&packed, Target::Device { ptr: buf.ptr(), len_px: px }).expect("packed device render");
+            assert!(
+                buf.to_vec(cuda.stream()).expect("read back") == host,
+                "{label}: packed images differ between targets"
+            );
+        }
+    }
+}
+
+#[test]
+fn host_points_upload_round_trip_and_render_like_cpu() {
+    let Some(mut cuda) = cuda_or_skip("host upload") else { return };
+    // A cloud the scene kernel cannot make: a grid with duplicates (certain ties, different colors),
+    // points at and behind the eye, NaN and infinities.
+    let mut pts = Vec::new();
+    for i in 0..200_000u32 {
+        let x = (i % 100) as f32 * 0.02 - 1.0;
+        let y = ((i / 100) % 100) as f32 * 0.02 - 1.0;
+        let z = (i / 10_000) as f32 * 0.1 - 1.0;
+        let c = i.wrapping_mul(2_654_435_761);
+        pts.push(Point::new([x, y, z], [c as u8, (c >> 8) as u8, (c >> 16) as u8, 255]));
+        if i % 7 == 0 {
+            pts.push(Point::new([x, y, z], [(c >> 24) as u8, 1, 2, 255]));
+        }
+    }
+    pts.push(Point::new([-3.0, 0.0, 0.0], [1, 1, 1, 255]));
+    pts.push(Point::new([-5.0, 0.0, 0.0], [2, 2, 2, 255]));
+    pts.push(Point::new([f32::NAN, 0.0, 0.0], [3, 3, 3, 255]));
+    pts.push(Point::new([f32::INFINITY, 0.0, 0.0], [4, 4, 4, 255]));
+    pts.push(Point::new([0.0, f32::NEG_INFINITY, 0.0], [5, 5, 5, 255]));
+    let cloud = PointCloud::from_points(pts.clone(), glam::DVec3::ZERO, "test grid");
+    cuda.upload(&cloud).expect("upload");
+    let back = cuda.download_points().expect("download");
+    assert!(
+        back.iter().zip(&pts).all(|(a, b)| bytemuck::bytes_of(a) == bytemuck::bytes_of(b)),
+        "round trip changed points"
+    );
+    assert_eq!(back.len(), pts.len());
+    let mut cpu = CpuRasterizer::new();
+    cpu.upload(&cloud).expect("cpu upload");
+    let camera = FlyCamera::for_cloud(Bounds::EMPTY, true);
+    let mut ties = 0;
+    for &(w, h) in SIZES {
+        let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+        ties += compare(&format!("grid {w}x{h}"), &mut cuda, &mut cpu, &pts, &frame).tie_px;
+    }
+    println!("grid: {ties} differing pixels at exact ties over all sizes");
+}
+
+#[test]
+fn errors_are_reported_not_panicked() {
+    if !context::driver_present() {
+        match CudaRasterizer::new() {
+            Err(RenderError::NoDriver(msg)) => {
+                assert!(msg.contains("libcuda"), "NoDriver should name libcuda: {msg}");
+                println!("no driver here, as expected: {msg}");
+            }
+            Err(e) if KERNELS.is_empty() => println!("no driver and no kernels: {e}"),
+            Err(e) => panic!("expected NoDriver without libcuda, got {e}"),
+            Ok(_) => panic!("CudaRasterizer::new succeeded without libcuda"),
+        }
+        return;
+    }
+    let Some(mut cuda) = cuda_or_skip("errors") else { return };
+    let frame = FrameParams::new(FlyCamera::for_cloud(Bounds::EMPTY, true).clip_from_world(64, 32), 64, 32);
+    let mut buf = vec![0u32; 64 * 32];
+
+    let e = cuda.render(&frame, Target::Host(&mut buf)).unwrap_err();
+    assert!(matches!(e, RenderError::NotUploaded), "{e}");
+    println!("render before upload: {e}");
+
+    // Too large for the device: refused before allocating, saying how much would fit.
+    let huge = scene::lazy(100_000_000_000, 1);
+    let e = cuda.upload(&huge).unwrap_err();
+    match &e {
+        RenderError::OutOfMemory { points, fit_points, free_bytes, .. } => {
+            assert_eq!(*points, 100_000_000_000);
+            assert!(*fit_points > 0 && *fit_points < *points && fit_points * 16 <= *free_bytes, "{e}");
+        }
+        _ => panic!("expected OutOfMemory, got {e}"),
+    }
+    println!("huge cloud: {e}");
+
+    // The rasterizer still works afterwards.
+    cuda.upload(&scene::lazy(10_000, 1)).expect("upload after OOM");
+    let stats = cuda.render(&frame, Target::Host(&mut buf)).expect("render after OOM");
+    assert_eq!(stats.passes.iter().map(|p| p.name).collect::<Vec<_>>(), ["clear", "depth", "color"]);
+    assert!(stats.total_ms >= 0.0 && stats.passes.iter().all(|p| p.ms >= 0.0));
+
+    let mut short = vec![0u32; 10];
+    let e = cuda.render(&frame, Target::Host(&mut short)).unwrap_err();
+    assert!(matches!(e, RenderError::TargetSize { got: 10, width: 64, height: 32 }), "{e}");
+    println!("short host target: {e}");
+
+    let e = cuda.render(&frame, Target::Device { ptr: 0, len_px: 64 * 32 }).unwrap_err();
+    assert!(matches!(e, RenderError::Cuda { .. }), "{e}");
+    println!("null device target: {e}");
+
+    let e = cuda.render(&frame, Target::Device { ptr: 0x1000, len_px: 5 }).unwrap_err();
+    assert!(matches!(e, RenderError::TargetSize { got: 5, .. }), "{e}");
+
+    // A device buffer of half the frame, claimed to hold all of it: caught by the allocation's range.
+    let small = DeviceBuffer::<u32>::alloc(cuda.context(), 64 * 16, "small").expect("alloc");
+    let e = cuda.render(&frame, Target::Device { ptr: small.ptr(), len_px: 64 * 32 }).unwrap_err();
+    assert!(matches!(e, RenderError::Cuda { .. }) && e.to_string().contains("past the end"), "{e}");
+    println!("device target too small: {e}");
+
+    // An empty frame draws nothing and launches nothing.
+    let empty = FrameParams::new(frame.clip_from_world, 0, 0);
+    let stats = cuda.render(&empty, Target::Host(&mut [])).expect("empty frame");
+    assert_eq!(stats.total_ms, 0.0);
+
+    // PTX newer than the driver: the message names both versions.
+    let img = &KERNELS[0];
+    let ptx = img.ptx.replacen(".version 9.0", ".version 99.9", 1);
+    assert_ne!(ptx, img.ptx, "the embedded PTX should say .version 9.0");
+    let e = cuda.try_load_ptx(img.name, &ptx).unwrap_err();
+    let (maj, min) = cuda.driver_version();
+    match &e {
+        RenderError::PtxRejected { message, .. } => {
+            assert!(message.contains("99.9"), "{e}");
+            assert!(message.contains(&format!("CUDA {maj}.{min}")), "{e}");
+        }
+        _ => panic!("expected PtxRejected, got {e}"),
+    }
+    println!("PTX .version 99.9: {e}");
+    // The embedded PTX itself JIT-compiles on this driver.
+    for k in KERNELS {
+        cuda.try_load_ptx(k.name, k.ptx).unwrap_or_else(|e| panic!("embedded PTX of {} refused: {e}", k.name));
+    }
+    println!("embedded PTX of {} modules JIT-loads on driver CUDA {maj}.{min}", KERNELS.len());
+}
+
+/// A headless OpenGL context through EGL (libEGL opened at run time, no new dependency), enough to
+/// make a buffer object and read it back: what the CUDA-GL interop test needs without a window.
+mod egl {
+    use std::ffi::{c_char, c_int, c_void, CStr};
+
+    extern "C" {
+        // glibc (2.34 on) has these in libc proper, which every Rust program links.
+        fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    }
+    const RTLD_NOW: c_int = 2;
+
+    type Ptr = *mut c_void;
+    const EGL_NONE: i32 = 0x3038;
+    const EGL_SURFACE_TYPE: i32 = 0x3033;
+    const EGL_PBUFFER_BIT: i32 = 0x0001;
+    const EGL_RENDERABLE_TYPE: i32 = 0x3040;
+    const EGL_OPENGL_BIT: i32 = 0x0008;
+    const EGL_OPENGL_API: u32 = 0x30A2;
+    const EGL_PLATFORM_DEVICE_EXT: u32 = 0x313F;
+    const EGL_CONTEXT_MAJOR_VERSION: i32 = 0x3098;
+    const EGL_CONTEXT_MINOR_VERSION: i32 = 0x30FB;
+    const EGL_CONTEXT_OPENGL_PROFILE_MASK: i32 = 0x30FD;
+    pub const GL_PIXEL_UNPACK_BUFFER: u32 = 0x88EC;
+    pub const GL_STREAM_DRAW: u32 = 0x88E0;
+    const GL_RENDERER: u32 = 0x1F01;
+
+    /// The GL calls the test makes.
+    pub struct Gl {
+        pub gen_buffers: unsafe extern "C" fn(i32, *mut u32),
+        pub bind_buffer: unsafe extern "C" fn(u32, u32),
+        pub buffer_data: unsafe extern "C" fn(u32, isize, *const c_void, u32),
+        pub get_buffer_sub_data: unsafe extern "C" fn(u32, isize, isize, *mut c_void),
+        pub delete_buffers: unsafe extern "C" fn(i32, *const u32),
+        pub finish: unsafe extern "C" fn(),
+        pub get_error: unsafe extern "C" fn() -> u32,
+        get_string: unsafe extern "C" fn(u32) -> *const c_char,
+    }
+
+    /// A current, surfaceless GL context; released on drop.
+    pub struct Context {
+        display: Ptr,
+        context: Ptr,
+        make_current: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr) -> u32,
+        destroy_context: unsafe extern "C" fn(Ptr, Ptr) -> u32,
+        terminate: unsafe extern "C" fn(Ptr) -> u32,
+        pub gl: Gl,
+    }
+
+    unsafe fn sym<F: Copy>(lib: Ptr, name: &CStr) -> Result<F, String> {
+        // SAFETY (caller): F is the symbol's function-pointer type.
+        let p = unsafe { dlsym(lib, name.as_ptr()) };
+        if p.is_null() {
+            return Err(format!("{name:?} not found"));
+        }
+        Ok(unsafe { std::mem::transmute_copy::<Ptr, F>(&p) })
+    }
+
+    impl Context {
+        pub fn new() -> Result<Self, String> {
+            // SAFETY: every symbol is transmuted to the signature the EGL 1.5 / GL specs give it; every
+            // out-pointer handed to EGL or GL is a live local of the right type and length.
+            unsafe {
+                let lib = dlopen(c"libEGL.so.1".as_ptr(), RTLD_NOW);
+                if lib.is_null() {
+                    return Err("libEGL.so.1 could not be loaded".into());
+                }
+                let get_proc: unsafe extern "C" fn(*const c_char) -> Ptr = sym(lib, c"eglGetProcAddress")?;
+                let get_display: unsafe extern "C" fn(Ptr) -> Ptr = sym(lib, c"eglGetDisplay")?;
+                let initialize: unsafe extern "C" fn(Ptr, *mut i32, *mut i32) -> u32 = sym(lib, c"eglInitialize")?;
+                let bind_api: unsafe extern "C" fn(u32) -> u32 = sym(lib, c"eglBindAPI")?;
+                let choose_config: unsafe extern "C" fn(Ptr, *const i32, *mut Ptr, i32, *mut i32) -> u32 =
+                    sym(lib, c"eglChooseConfig")?;
+                let create_context: unsafe extern "C" fn(Ptr, Ptr, Ptr, *const i32) -> Ptr =
+                    sym(lib, c"eglCreateContext")?;
+                let make_current: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr) -> u32 = sym(lib, c"eglMakeCurrent")?;
+                let destroy_context: unsafe extern "C" fn(Ptr, Ptr) -> u32 = sym(lib, c"eglDestroyContext")?;
+                let terminate: unsafe extern "C" fn(Ptr) -> u32 = sym(lib, c"eglTerminate")?;
+                let get_error: unsafe extern "C" fn() -> i32 = sym(lib, c"eglGetError")?;
+
+                // The device platform first (headless on NVIDIA), then the default display.
+                let mut display: Ptr = std::ptr::null_mut();
+                let query_devices = get_proc(c"eglQueryDevicesEXT".as_ptr());
+                let platform_display = get_proc(c"eglGetPlatformDisplayEXT".as_ptr());
+                if !query_devices.is_null() && !platform_display.is_null() {
+                    let query_devices: unsafe extern "C" fn(i32, *mut Ptr, *mut i32) -> u32 =
+                        std::mem::transmute_copy(&query_devices);
+                    let platform_display: unsafe extern "C" fn(u32, Ptr, *const i32) -> Ptr =
+                        std::mem::transmute_copy(&platform_display);
+                    let mut devices = [std::ptr::null_mut(); 8];
+                    let mut n = 0;
+                    if query_devices(8, devices.as_mut_ptr(), &mut n) != 0 && n > 0 {
+                        display = platform_display(EGL_PLATFORM_DEVICE_EXT, devices[0], std::ptr::null());
+                    }
+                }
+                if display.is_null() {
+                    display = get_display(std::ptr::null_mut());
+                }
+                if display.is_null() {
+                    return Err(format!("no EGL display (error {:#x})", get_error()));
+                }
+                let (mut major, mut minor) = (0, 0);
+                if initialize(display, &mut major, &mut minor) == 0 {
+                    return Err(format!("eglInitialize failed (error {:#x})", get_error()));
+                }
+                if bind_api(EGL_OPENGL_API) == 0 {
+                    return Err(format!("eglBindAPI(OpenGL) failed (error {:#x})", get_error()));
+                }
+                let mut config: Ptr = std::ptr::null_mut();
+                let mut found = 0;
+                for attribs in [
+                    [EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE],
+                    [EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE, EGL_NONE, EGL_NONE],
+                ] {
+                    if choose_config(display, attribs.as_ptr(), &mut config, 1, &mut found) != 0 && found > 0 {
+                        break;
+                    }
+                }
+                if found < 1 {
+                    return Err(format!("no OpenGL EGL config (error {:#x})", get_error()));
+                }
+                let ctx_attribs = [
+                    EGL_CONTEXT_MAJOR_VERSION,
+                    3,
+                    EGL_CONTEXT_MINOR_VERSION,
+                    3,
+                    EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                    1,
+                    EGL_NONE,
+                ];
+                let context = create_context(display, config, std::ptr::null_mut(), ctx_attribs.as_ptr());
+                if context.is_null() {
+                    return Err(format!("eglCreateContext failed (error {:#x})", get_error()));
+                }
+                if make_current(display, std::ptr::null_mut(), std::ptr::null_mut(), context) == 0 {
+                    return Err(format!("surfaceless eglMakeCurrent failed (error {:#x})", get_error()));
+                }
+                let gl_lib = dlopen(c"libOpenGL.so.0".as_ptr(), RTLD_NOW);
+                let gl_fn = |name: &CStr| -> Result<Ptr, String> {
+                    let mut p = get_proc(name.as_ptr());
+                    if p.is_null() && !gl_lib.is_null() {
+                        p = dlsym(gl_lib, name.as_ptr());
+                    }
+                    if p.is_null() {
+                        Err(format!("GL function {name:?} not found"))
+                    } else {
+                        Ok(p)
+                    }
+                };
+                macro_rules! load {
+                    ($name:literal) => {
+                        std::mem::transmute_copy(&gl_fn($name)?)
+                    };
+                }
+                let gl = Gl {
+                    gen_buffers: load!(c"glGenBuffers"),
+                    bind_buffer: load!(c"glBindBuffer"),
+                    buffer_data: load!(c"glBufferData"),
+                    get_buffer_sub_data: load!(c"glGetBufferSubData"),
+                    delete_buffers: load!(c"glDeleteBuffers"),
+                    finish: load!(c"glFinish"),
+                    get_error: load!(c"glGetError"),
+                    get_string: load!(c"glGetString"),
+                };
+                Ok(Context { display, context, make_current, destroy_context, terminate, gl })
+            }
+        }
+
+        pub fn renderer(&self) -> String {
+            // SAFETY: the context is current; glGetString returns a static NUL-terminated string or null.
+            let s = unsafe { (self.gl.get_string)(GL_RENDERER) };
+            if s.is_null() {
+                return "?".into();
+            }
+            // SAFETY: non-null, NUL-terminated, owned by the GL implementation.
+            unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Context {
+        fn drop(&mut self) {
+            // SAFETY: display and context were created in `new` and are released once, here.
+            unsafe {
+                (self.make_current)(self.display, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+                (self.destroy_context)(self.display, self.context);
+                (self.terminate)(self.display);
+            }
+        }
+    }
+}
+
+/// A GL buffer of `bytes` bytes in the current context.
+fn gl_buffer(gl: &egl::Gl, bytes: usize) -> u32 {
+    let mut name = 0u32;
+    // SAFETY: the context is current; `name` is one writable u32; the data pointer is null (allocate only).
+    unsafe {
+        (gl.gen_buffers)(1, &mut name);
+        (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, name);
+        (gl.buffer_data)(egl::GL_PIXEL_UNPACK_BUFFER, bytes as isize, std::ptr::null(), egl::GL_STREAM_DRAW);
+        (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, 0);
+    }
+    name
+}
+
+/// Buffer `name`'s contents as u32 words.
+fn gl_read(gl: &egl::Gl, name: u32, words: usize) -> Vec<u32> {
+    let mut out = vec![0u32; words];
+    // SAFETY: the context is current; `out` holds exactly `words * 4` writable bytes.
+    unsafe {
+        (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, name);
+        (gl.get_buffer_sub_data)(egl::GL_PIXEL_UNPACK_BUFFER, 0, (words * 4) as isize, out.as_mut_ptr().cast());
+        (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, 0);
+    }
+    out
+}
+
+fn egl_or_skip(test: &str) -> Option<egl::Context> {
+    match egl::Context::new() {
+        Ok(c) => {
+            println!("{test}: EGL context on {}", c.renderer());
+            Some(c)
+        }
+        Err(e) => {
+            if std::env::var("PCV_REQUIRE_GL").is_ok_and(|v| v == "1") {
+                panic!("{test}: PCV_REQUIRE_GL=1 but no headless GL context: {e}");
+            }
+            eprintln!("{test}: skipping, no headless GL context: {e}");
+            None
+        }
+    }
+}
+
+/// The EGL helper alone (no CUDA): a buffer written with glBufferData reads back. Run with --ignored
+/// where Mesa or another EGL is present.
+#[test]
+#[ignore = "needs an EGL implementation; the interop test below uses the same helper on the GPU"]
+fn egl_helper_makes_a_readable_buffer() {
+    let Some(ctx) = egl_or_skip("egl helper") else { return };
+    let data: Vec<u32> = (0..1000).collect();
+    let mut name = 0u32;
+    // SAFETY: the context is current; `data` outlives the copying glBufferData call.
+    unsafe {
+        (ctx.gl.gen_buffers)(1, &mut name);
+        (ctx.gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, name);
+        (ctx.gl.buffer_data)(egl::GL_PIXEL_UNPACK_BUFFER, 4000, data.as_ptr().cast(), egl::GL_STREAM_DRAW);
+        (ctx.gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, 0);
+    }
+    assert_eq!(gl_read(&ctx.gl, name, 1000), data);
+    // SAFETY: `name` is a buffer of this context.
+    unsafe { (ctx.gl.delete_buffers)(1, &name) };
+}
+
+#[test]
+fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
+    use pcv::display::interop::GlBufferRegistration;
+    let Some(mut cuda) = cuda_or_skip("gl interop") else { return };
+    let Some(ctx) = egl_or_skip("gl interop") else { return };
+    let gl = &ctx.gl;
+    let (n, seed) = (1_000_000, 5);
+    let lazy = scene::lazy(n, seed);
+    cuda.upload(&lazy).expect("upload");
+    let points = cuda.download_points().expect("download");
+    let camera = FlyCamera::for_cloud(lazy.bounds, true);
+    for &(w, h) in &[(640u32, 360u32), (333, 97)] {
+        let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+        let px = frame.num_pixels();
+        let mut host = vec![0u32; px];
+        cuda.render(&frame, Target::Host(&mut host)).expect("host render");
+        let depth = cuda.depth_bits().expect("depth");
+        let pbo = gl_buffer(gl, px * 4);
+        let mut reg = GlBufferRegistration::register(&cuda, pbo).expect("register");
+        for round in 0..2 {
+            {
+                let mapped = reg.map().expect("map");
+                assert_eq!(mapped.size_bytes(), px * 4, "mapped size");
+                assert_ne!(mapped.device_ptr(), 0);
+                cuda.render(&frame, Target::Device { ptr: mapped.device_ptr(), len_px: mapped.size_bytes() / 4 })
+                    .expect("render into the mapped PBO");
+            } // unmapped here
+              // SAFETY: the GL context is current.
+            unsafe { (gl.finish)() };
+            let seen = gl_read(gl, pbo, px);
+            // SAFETY: the GL context is current.
+            assert_eq!(unsafe { (gl.get_error)() }, 0, "GL error");
+            let label = format!("gl interop {w}x{h} round {round}");
+            let (d, t) = assert_differ_only_at_ties(&label, &frame.uniforms(), &points, &depth, &host, &seen);
+            let covered = seen.iter().filter(|&&c| c != frame.clear_color).count();
+            assert!(covered > 0, "{label}: GL sees only the clear color");
+            println!("{label}: GL read back the CUDA frame ({covered} colored pixels, {d} differ from Target::Host, {t} at ties)");
+        }
+        drop(reg); // unregister before GL deletes the buffer
+                   // SAFETY: `pbo` is a buffer of this context, no longer registered with CUDA.
+        unsafe { (gl.delete_buffers)(1, &pbo) };
+    }
+}
