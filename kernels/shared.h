@@ -37,7 +37,33 @@ struct SceneParams {
     uint32_t _pad;
 };
 
+// Points per batch: the preprocessing (kernels/preprocess.cu) cuts the spatially sorted points into
+// consecutive batches of this many (the last one shorter), each with a bounding box.
+#define PCV_BATCH_POINTS 4096u
+
+// One batch of PCV_BATCH_POINTS consecutive (sorted) points: its bounding box and the step of its
+// 10-bit quantization (scale[k] = (max[k] - min[k]) / 1023; a coordinate decodes as min + q * scale).
+struct Batch {
+    float min[3];
+    float max[3];
+    float scale[3];
+    uint32_t num_points;  // points in this batch (PCV_BATCH_POINTS except for the last)
+};
+
+// The spatial grid of the preprocessing's bucket sort: cell = floor((p - origin) * inv_cell) per axis,
+// clamped to [0, 2^bits - 1], then Morton-interleaved into a 3 * bits key. Non-finite points get the
+// last bucket.
+struct GridParams {
+    float origin[3];
+    float inv_cell;      // cells per world unit
+    uint32_t bits;       // bits per axis (the key has 3 * bits bits)
+    uint32_t _pad;
+    uint64_t num_points;
+};
+
 #ifdef __cplusplus
+static_assert(sizeof(Batch) == 40, "Batch must be 40 bytes");
+static_assert(sizeof(GridParams) == 32, "GridParams must be 32 bytes");
 static_assert(sizeof(Point) == 16, "Point must be 16 bytes");
 static_assert(sizeof(Cylinder) == 68, "Cylinder must be 68 bytes");
 static_assert(sizeof(FrameUniforms) == 80, "FrameUniforms must be 80 bytes");

@@ -5,12 +5,19 @@
 //! `close-up` (inside the cloud), `far` (the cloud small in the middle of the screen) — renders warm-up
 //! frames, then timed frames. Pass times come from the backend's [`FrameStats`] (CUDA events on the GPU,
 //! the wall clock on the CPU); the frame time is clear + depth + color. We report the median and min per
-//! pass and per frame, points per second, and effective bandwidth (two passes each reading 16 bytes a
-//! point; one pass in the packed mode). With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
+//! pass and per frame, points per second, and achieved bandwidth: the bytes of point data the mode
+//! reads ([`point_bytes_read`]: 32 a point for the reference's two passes, 16 packed, 12 vis, 12 for each
+//! point of an unculled batch in culled/dedup, 4 or 12 for each point of an unculled batch in quant)
+//! over the median frame time, also as a fraction of the device's copy bandwidth, which the bench
+//! measures first (a device-to-device copy, read + write counted). The upload's preprocessing (spatial
+//! sort, batches, quantization) is timed apart. With CUDA, each mode's depth buffer is compared with the
+//! reference mode's at the same pose (the reference runs first): equal depth buffers mean the images
+//! differ only at exact depth ties. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
-use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
+use crate::render::gpu_data::BATCH_POINTS;
+use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -79,9 +86,28 @@ pub struct ScenarioResult {
     pub passes: Vec<(String, Summary)>,
     pub frame: Summary,
     pub gpoints_per_s: f64,
+    /// Bytes of point data read per frame over the median frame time.
     pub effective_gb_per_s: f64,
+    /// `effective_gb_per_s` over the measured copy bandwidth.
+    pub fraction_of_copy_bw: Option<f64>,
+    /// Bytes of point data read per frame (see [`point_bytes_read`]).
+    pub point_bytes_per_frame: f64,
+    /// The batched modes' per-batch decisions in the last timed frame.
+    pub batches: Option<BatchCounts>,
+    /// This mode's image against the reference mode's at the same pose (CUDA backend).
+    pub vs_reference: Option<ImageCheck>,
     pub clip_from_world: [f32; 16],
     pub peer: Option<PeerResult>,
+}
+
+/// A mode's frame against the reference mode's frame of the same pose.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ImageCheck {
+    /// Pixels whose depth differs from the reference's (0: the images differ only at exact depth ties;
+    /// `None` for modes that keep no separate depth, such as packed).
+    pub depth_differing_px: Option<u64>,
+    /// Pixels whose color differs from the reference's.
+    pub color_differing_px: u64,
 }
 
 /// The whole run.
@@ -92,6 +118,10 @@ pub struct BenchReport {
     pub backend: String,
     pub device: String,
     pub upload_ms: Vec<(u64, f64)>,
+    /// The upload's preprocessing (sort, batches, quantization), per point count, in ms.
+    pub preprocess_ms: Vec<(u64, f64)>,
+    /// The device's copy bandwidth (device-to-device, read + write), GB/s.
+    pub copy_gb_per_s: Option<f64>,
     pub results: Vec<ScenarioResult>,
 }
 
@@ -139,14 +169,28 @@ pub fn run(
         backend: rasterizer.name().to_string(),
         device: rasterizer.description(),
         upload_ms: Vec::new(),
+        preprocess_ms: Vec::new(),
+        copy_gb_per_s: None,
         results: Vec::new(),
     };
+    if let Some(cuda) = rasterizer.as_cuda() {
+        let gb_s = cuda.measure_copy_gb_per_s(COPY_BENCH_BYTES, 5)?;
+        println!("device-to-device copy of {} MiB: {gb_s:.0} GB/s (read + write)", COPY_BENCH_BYTES >> 20);
+        report.copy_gb_per_s = Some(gb_s);
+    }
+    // The reference runs first at each pose, so that the other modes can be checked against it.
+    let mut modes = opts.modes.clone();
+    modes.sort_by_key(|&m| m != RenderMode::Reference);
     for &count in &opts.point_counts {
         let cloud = make_cloud(count)?;
         let t = Instant::now();
         rasterizer.upload(&cloud)?;
         let n = rasterizer.num_points();
         report.upload_ms.push((n, t.elapsed().as_secs_f64() * 1e3));
+        if let Some(ms) = rasterizer.preprocess_ms() {
+            println!("upload of {n} points: {:.1} ms, of which preprocessing {ms:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            report.preprocess_ms.push((n, ms));
+        }
         let dump = match &opts.peer_script {
             Some(_) => Some(dump_points(rasterizer, &cloud, opts, n)?),
             None => None,
@@ -159,7 +203,8 @@ pub fn run(
                 println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));
             }
             let mut peer: Option<PeerResult> = None;
-            for &mode in &opts.modes {
+            let mut reference: Option<(Vec<u32>, Vec<u32>)> = None;
+            for &mode in &modes {
                 let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px).with_mode(mode);
                 let mut pixels = vec![0u32; frame.num_pixels()];
                 let mut stats: Vec<FrameStats> = Vec::new();
@@ -170,6 +215,21 @@ pub fn run(
                     }
                 }
                 let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
+                r.fraction_of_copy_bw = report.copy_gb_per_s.map(|c| r.effective_gb_per_s / c);
+                if let Some(cuda) = rasterizer.as_cuda() {
+                    let depth = cuda.depth_bits()?;
+                    match &reference {
+                        None if mode == RenderMode::Reference => reference = Some((depth, pixels.clone())),
+                        Some((ref_depth, ref_pixels)) => {
+                            let depth_differing_px = (mode != RenderMode::Packed)
+                                .then(|| ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64);
+                            let color_differing_px =
+                                ref_pixels.iter().zip(&pixels).filter(|(a, b)| a != b).count() as u64;
+                            r.vs_reference = Some(ImageCheck { depth_differing_px, color_differing_px });
+                        }
+                        None => {}
+                    }
+                }
                 if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
                     // The prototype runs once per pose; every mode is compared with that run.
                     if peer.is_none() {
@@ -204,6 +264,8 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
         .collect();
     let frame = Summary::of(&stats.iter().map(|s| s.total_ms).collect::<Vec<_>>());
     let secs = frame.median_ms / 1e3;
+    let batches = stats.last().and_then(|s| s.batches);
+    let bytes = point_bytes_read(mode, n, batches);
     ScenarioResult {
         points: n,
         mode,
@@ -214,17 +276,36 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
         passes,
         frame,
         gpoints_per_s: if secs > 0.0 { n as f64 / secs / 1e9 } else { 0.0 },
-        effective_gb_per_s: if secs > 0.0 { point_bytes_read(mode) * n as f64 / secs / 1e9 } else { 0.0 },
+        effective_gb_per_s: if secs > 0.0 { bytes / secs / 1e9 } else { 0.0 },
+        fraction_of_copy_bw: None,
+        point_bytes_per_frame: bytes,
+        batches,
+        vs_reference: None,
         clip_from_world: m,
         peer: None,
     }
 }
 
-/// Bytes of point data a mode reads per point and frame: 16 per pass over the points.
-pub fn point_bytes_read(mode: RenderMode) -> f64 {
-    match mode {
-        RenderMode::Reference => 32.0,
-        RenderMode::Packed => 16.0,
+/// Bytes the copy-bandwidth measurement copies.
+pub const COPY_BENCH_BYTES: usize = 2 << 30;
+
+/// Bytes of point data a frame of `mode` reads for `n` points: 16 per pass over the 16-byte points
+/// (reference, packed), 12 per position (vis), and for the batched passes only the unculled batches'
+/// points, 4 bytes each where the batch is read quantized (`batches` from the frame's counters; the
+/// last batch counted as full). The resolve's and the boxes' reads are left out (a few MB).
+pub fn point_bytes_read(mode: RenderMode, n: u64, batches: Option<BatchCounts>) -> f64 {
+    let n = n as f64;
+    let per_batch = BATCH_POINTS as f64;
+    match (mode, batches) {
+        (RenderMode::Reference, _) => 32.0 * n,
+        (RenderMode::Packed, _) => 16.0 * n,
+        (RenderMode::Culled | RenderMode::Dedup, Some(b)) => (12.0 * (n - b.culled as f64 * per_batch)).max(0.0),
+        (RenderMode::Quant, Some(b)) => {
+            let quantized = (b.quantized as f64 * per_batch).min(n);
+            let culled = b.culled as f64 * per_batch;
+            4.0 * quantized + 12.0 * (n - quantized - culled).max(0.0)
+        }
+        _ => 12.0 * n,
     }
 }
 
@@ -275,8 +356,18 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
 /// The table's header line.
 pub fn table_header() -> String {
     format!(
-        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9} {:>8} {:>16}  {}",
-        "points", "mode", "pose", "size", "frame ms med/min", "Gpts/s", "GB/s", "prototype ms (x)", "passes, median ms"
+        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9} {:>8} {:>6} {:>16} {:>14}  {}",
+        "points",
+        "mode",
+        "pose",
+        "size",
+        "frame ms med/min",
+        "Gpts/s",
+        "GB/s",
+        "%copy",
+        "prototype ms (x)",
+        "vs ref dz/dc",
+        "passes, median ms; batches culled/quantized/full"
     )
 }
 
@@ -284,8 +375,13 @@ pub fn table_header() -> String {
 pub fn table_row(r: &ScenarioResult) -> String {
     let passes = r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
     let peer = r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
+    let copy = r.fraction_of_copy_bw.map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0));
+    let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
+        format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
+    });
+    let batches = r.batches.map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.quantized, b.full));
     format!(
-        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>16}  {}",
+        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,
         r.mode.name(),
         r.pose,
@@ -293,8 +389,11 @@ pub fn table_row(r: &ScenarioResult) -> String {
         format!("{:.3}/{:.3}", r.frame.median_ms, r.frame.min_ms),
         r.gpoints_per_s,
         r.effective_gb_per_s,
+        copy,
         peer,
-        passes
+        check,
+        passes,
+        batches
     )
 }
 

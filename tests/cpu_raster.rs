@@ -238,3 +238,64 @@ fn batched_projection_equals_the_scalar_rule() {
         }
     }
 }
+
+/// The batched modes' CPU twins against the sequential reference at several poses: the same depth
+/// everywhere and only allowed colors (vis, culled, dedup); quant against the reference of the points
+/// as that frame decodes them (10 bits for the batches it reads quantized).
+#[test]
+fn batched_modes_match_the_sequential_reference() {
+    use pcv::render::cpu::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
+    use pcv::render::cpu::preprocess;
+    use pcv::render::gpu_data::BATCH_POINTS;
+    use pcv::render::RenderMode;
+    let c = scene::generate(200_000, 3, false);
+    let g = preprocess::grid_params(&c.bounds, c.points.len() as u64);
+    let sorted = preprocess::sort_by_cells(&g, &c.points);
+    let prepared = preprocess::prepare(&sorted);
+    let mut r = CpuRasterizer::new();
+    r.upload_in_order(sorted.clone());
+    let mut cam = FlyCamera::for_cloud(c.bounds, true);
+    let c0 = Vec3::from_array(scene::cylinders(3)[0].center);
+    let poses = [
+        Pose::PROTOTYPE,
+        Pose { eye: c0 + Vec3::new(-0.05, 0.02, 0.01), yaw_rad: 0.5, pitch_rad: 0.2 },
+        Pose { eye: Vec3::new(-60.0, 20.0, 15.0), yaw_rad: (-20f32).atan2(60.0), pitch_rad: -0.23 },
+    ];
+    let (w, h) = (480, 270);
+    let mut saw = [0u32; 3];
+    for pose in poses {
+        cam.pose = pose;
+        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h);
+        let reference = Reference::render(&sorted, &frame);
+        for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup] {
+            let mut px = vec![0u32; frame.num_pixels()];
+            r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
+            assert_eq!(r.depth_bits(), reference.depth_bits, "{} depth", mode.name());
+            let v = reference.violations(&Frame::new(w, h, px), CLEAR_COLOR);
+            assert!(v.is_empty(), "{}: {} pixels not allowed, first {:?}", mode.name(), v.len(), v[0]);
+        }
+        // quant: the reference of the points as decoded this frame.
+        let f = frame.uniforms();
+        let mut decoded = sorted.clone();
+        for (b, batch) in prepared.batches.iter().enumerate() {
+            let culled = batch_culled(&f, batch);
+            let coarse = !culled && batch_quantized_ok(&f, batch);
+            saw[if culled { 0 } else if coarse { 1 } else { 2 }] += 1;
+            if coarse {
+                let first = b * BATCH_POINTS as usize;
+                let end = first + batch.num_points as usize;
+                for (d, &w) in decoded[first..end].iter_mut().zip(&prepared.quant[first..end]) {
+                    d.pos = dequantize_pos(batch, w);
+                }
+            }
+        }
+        let quant_ref = Reference::render(&decoded, &frame);
+        let mut px = vec![0u32; frame.num_pixels()];
+        let stats = r.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut px)).unwrap();
+        assert_eq!(r.depth_bits(), quant_ref.depth_bits, "quant depth");
+        let v = quant_ref.violations(&Frame::new(w, h, px), CLEAR_COLOR);
+        assert!(v.is_empty(), "quant: {} pixels not allowed", v.len());
+        assert!(stats.batches.is_some());
+    }
+    assert!(saw.iter().all(|&s| s > 0), "the poses should cull, quantize and keep full precision: {saw:?}");
+}

@@ -44,6 +44,8 @@ fn first_mismatch<'a, T: PartialEq + std::fmt::Debug>(a: &'a [T], b: &'a [T]) ->
 #[test]
 fn scene_kernel_matches_cpu_twin_bit_for_bit() {
     let Some(mut cuda) = cuda_or_skip("scene") else { return };
+    // The points in the kernel's order: no spatial sort at upload.
+    cuda.set_preprocess(false);
     for (n, seed) in
         [(2_000_000u64, 1u64), (2_000_000, 42), (2_000_000, 0xdead_beef_cafe_f00d), (2_000_003, u64::MAX), (7, 3)]
     {
@@ -268,6 +270,7 @@ fn device_target_equals_host_target() {
 #[test]
 fn host_points_upload_round_trip_and_render_like_cpu() {
     let Some(mut cuda) = cuda_or_skip("host upload") else { return };
+    cuda.set_preprocess(false);
     // A cloud the scene kernel cannot make: a grid with duplicates (certain ties, different colors),
     // points at and behind the eye, NaN and infinities.
     let mut pts = Vec::new();
@@ -303,6 +306,97 @@ fn host_points_upload_round_trip_and_render_like_cpu() {
         ties += compare(&format!("grid {w}x{h}"), &mut cuda, &mut cpu, &pts, &frame).tie_px;
     }
     println!("grid: {ties} differing pixels at exact ties over all sizes");
+}
+
+/// The GPU's preprocessing against its CPU twin, then every batched mode against its CPU twin on the
+/// GPU's sorted points (identical images, depth and batch counts: ties go to the smaller index on both),
+/// and against the CUDA reference mode (identical depth, so colors differ only at exact ties).
+fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointCloud, poses: &[(&str, Pose)]) {
+    use pcv::render::cpu::preprocess;
+    cuda.upload(cloud).expect("cuda upload");
+    let sorted = cuda.download_points().expect("download");
+    // The sort: a permutation of the input, in bucket order.
+    let mut a: Vec<[u32; 4]> = cloud.host_points(false).iter().map(|p| bytemuck::cast(*p)).collect();
+    let mut b: Vec<[u32; 4]> = sorted.iter().map(|p| bytemuck::cast(*p)).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    assert!(a == b, "{label}: the sorted points are not a permutation of the uploaded ones");
+    let g = preprocess::grid_params(&cloud.bounds, sorted.len() as u64);
+    let keys: Vec<u32> = sorted.iter().map(|p| preprocess::cell_key(&g, p.pos)).collect();
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]), "{label}: the GPU's order is not bucket order");
+    // Batches and quantized words: bit for bit the CPU twin's on the same sorted points.
+    let twin = preprocess::prepare(&sorted);
+    let (batches, quant) = cuda.download_batches().expect("download batches");
+    assert_eq!(batches.len(), twin.batches.len());
+    if let Some((i, g, c)) = first_mismatch(&batches, &twin.batches) {
+        panic!("{label}: batch {i} is {g:?} on the GPU and {c:?} on the CPU");
+    }
+    if let Some((i, g, c)) = first_mismatch(&quant, &twin.quant) {
+        panic!("{label}: quantized word {i} is {g:#x} on the GPU and {c:#x} on the CPU");
+    }
+    let mut cpu = CpuRasterizer::new();
+    cpu.upload_in_order(sorted.clone());
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+    for (name, pose) in poses {
+        camera.pose = *pose;
+        for &(w, h) in SIZES {
+            let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+            let n = frame.num_pixels();
+            let mut ref_color = vec![0u32; n];
+            cuda.render(&frame, Target::Host(&mut ref_color)).expect("cuda reference");
+            let ref_depth = cuda.depth_bits().expect("depth");
+            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup, RenderMode::Quant] {
+                let fm = frame.with_mode(mode);
+                let l = format!("{label} {name} {w}x{h} {}", mode.name());
+                let mut gpu = vec![0u32; n];
+                let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("cuda batched render");
+                let gpu_depth = cuda.depth_bits().expect("depth");
+                let mut cpu_px = vec![0u32; n];
+                let cs = cpu.render(&fm, Target::Host(&mut cpu_px)).expect("cpu batched render");
+                assert_eq!(gs.batches, cs.batches, "{l}: batch counts differ");
+                assert_eq!(gs.passes.iter().map(|p| p.name).collect::<Vec<_>>(), mode.passes(), "{l}: pass names");
+                if let Some((i, g, c)) = first_mismatch(&gpu_depth, &cpu.depth_bits()) {
+                    panic!("{l}: depth differs from the CPU twin's at pixel {i}: cuda {g:#x}, cpu {c:#x}");
+                }
+                if let Some((i, g, c)) = first_mismatch(&gpu, &cpu_px) {
+                    panic!("{l}: image differs from the CPU twin's at pixel {i}: cuda {g:#010x}, cpu {c:#010x}");
+                }
+                if mode != RenderMode::Quant {
+                    let dz = ref_depth.iter().zip(&gpu_depth).filter(|(a, b)| a != b).count();
+                    assert_eq!(dz, 0, "{l}: {dz} depth values differ from the reference mode's");
+                    let (d, _) = assert_differ_only_at_ties(&l, &fm.uniforms(), &sorted, &ref_depth, &ref_color, &gpu);
+                    println!("{l}: equals the CPU twin; vs reference: depth identical, {d} colors differ (ties); batches {:?}; {:.3} ms", gs.batches, gs.total_ms);
+                } else {
+                    let d = ref_color.iter().zip(&gpu).filter(|(a, b)| a != b).count();
+                    println!("{l}: equals the CPU twin; {d} pixels differ from the reference (quantized); batches {:?}; {:.3} ms", gs.batches, gs.total_ms);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_modes_match_cpu_twin_and_reference() {
+    let Some(mut cuda) = cuda_or_skip("batched") else { return };
+    let seed = 7;
+    check_batched_modes("scene", &mut cuda, &scene::lazy(2_000_000, seed), &poses(seed));
+    // Host points with duplicates, NaN and infinities, a count that is no multiple of the batch size.
+    let mut pts = Vec::new();
+    for i in 0..150_001u32 {
+        let x = (i % 100) as f32 * 0.02 - 1.0;
+        let y = ((i / 100) % 100) as f32 * 0.02 - 1.0;
+        let z = (i / 10_000) as f32 * 0.1 - 1.0;
+        let c = i.wrapping_mul(2_654_435_761);
+        pts.push(Point::new([x, y, z], [c as u8, (c >> 8) as u8, (c >> 16) as u8, 255]));
+        if i % 7 == 0 {
+            pts.push(Point::new([x, y, z], [(c >> 24) as u8, 1, 2, 255]));
+        }
+    }
+    pts.push(Point::new([f32::NAN, 0.0, 0.0], [3, 3, 3, 255]));
+    pts.push(Point::new([f32::INFINITY, 0.0, 0.0], [4, 4, 4, 255]));
+    let cloud = PointCloud::from_points(pts, glam::DVec3::ZERO, "test grid");
+    check_batched_modes("grid", &mut cuda, &cloud, &poses(seed)[..3]);
+    assert!(cuda.preprocess_ms().is_some(), "the preprocessing should have run");
 }
 
 #[test]

@@ -61,6 +61,38 @@ pub struct SceneParams {
     pub _pad: u32,
 }
 
+/// Points per batch (`PCV_BATCH_POINTS` in kernels/shared.h): the preprocessing cuts the spatially
+/// sorted points into consecutive batches of this many, each with a bounding box.
+pub const BATCH_POINTS: u32 = 4096;
+
+/// One batch of [`BATCH_POINTS`] consecutive sorted points: its box and its 10-bit quantization step
+/// (`scale[k] = (max[k] - min[k]) / 1023`; a coordinate decodes as `min + q * scale`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Batch {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub scale: [f32; 3],
+    /// Points in this batch ([`BATCH_POINTS`] except for the last).
+    pub num_points: u32,
+}
+
+/// The bucket sort's grid: cell = floor((p - origin) * inv_cell) per axis, clamped to
+/// `[0, 2^bits - 1]`, Morton-interleaved into a `3 * bits` key; non-finite points get the last bucket.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GridParams {
+    pub origin: [f32; 3],
+    /// Cells per world unit.
+    pub inv_cell: f32,
+    /// Bits per axis.
+    pub bits: u32,
+    pub _pad: u32,
+    pub num_points: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Batch>() == 40);
+const _: () = assert!(std::mem::size_of::<GridParams>() == 32);
 const _: () = assert!(std::mem::size_of::<Point>() == 16);
 const _: () = assert!(std::mem::size_of::<Cylinder>() == 68);
 const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 80);

@@ -8,6 +8,13 @@
 //! operations in the same order, so both backends produce the same image, except where two points share
 //! one depth exactly and either may win.
 //!
+//! The other [`RenderMode`]s arrange the passes differently for speed: a 64-bit visibility buffer
+//! (depth << 32 | color or point index) filled in one pass and resolved in another, over points that
+//! the upload sorted spatially and cut into batches with a bounding box each (`kernels/preprocess.cu`),
+//! with per-batch frustum culling, warp-level merging of points that hit one pixel, and 10-bit
+//! quantized coordinates where they are precise enough. Each gives the reference's image except at
+//! exact depth ties, but for `quant`, whose points may move by up to half a pixel.
+//!
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
 pub mod cpu;
@@ -42,6 +49,8 @@ pub enum RenderError {
     UnsupportedTarget { backend: &'static str, target: &'static str },
     #[error("no points uploaded")]
     NotUploaded,
+    #[error("render mode {mode} is unavailable: {reason}")]
+    ModeUnavailable { mode: &'static str, reason: String },
 }
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share
@@ -53,15 +62,66 @@ pub enum RenderMode {
     Reference,
     /// One pass of 64-bit atomic min on (depth << 32 | color), then a resolve; ties go to the smaller color.
     Packed,
+    /// Visibility buffer: 64-bit atomic min on (depth << 32 | point index) reading 12-byte positions of
+    /// the sorted points, then a resolve that reads colors of visible points only; ties go to the
+    /// smaller index.
+    Vis,
+    /// [`RenderMode::Vis`] over batches, skipping batches whose box is outside the view.
+    Culled,
+    /// [`RenderMode::Culled`] with warp-level merging of points that hit the same pixel before the atomic.
+    Dedup,
+    /// [`RenderMode::Culled`] reading 4-byte quantized coordinates (3 × 10 bits in the batch's box) for
+    /// every batch where they move no point by more than half a pixel. Not the reference's image.
+    Quant,
 }
 
 impl RenderMode {
+    /// Every mode, in the order the overlay cycles through them.
+    pub const ALL: [RenderMode; 6] =
+        [RenderMode::Reference, RenderMode::Packed, RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup, RenderMode::Quant];
+
     pub fn name(self) -> &'static str {
         match self {
             RenderMode::Reference => "reference",
             RenderMode::Packed => "packed",
+            RenderMode::Vis => "vis",
+            RenderMode::Culled => "culled",
+            RenderMode::Dedup => "dedup",
+            RenderMode::Quant => "quant",
         }
     }
+
+    /// The passes of a frame in this mode, in order, as [`FrameStats::passes`] names them.
+    pub fn passes(self) -> &'static [&'static str] {
+        match self {
+            RenderMode::Reference => &["clear", "depth", "color"],
+            RenderMode::Packed => &["clear", "packed", "resolve"],
+            RenderMode::Vis => &["clear", "vis", "resolve"],
+            RenderMode::Culled => &["clear", "culled", "resolve"],
+            RenderMode::Dedup => &["clear", "dedup", "resolve"],
+            RenderMode::Quant => &["clear", "quant", "resolve"],
+        }
+    }
+
+    /// Whether the mode reads the preprocessed (sorted, split, batched) points and a visibility buffer
+    /// of (depth << 32 | point index).
+    pub fn uses_batches(self) -> bool {
+        matches!(self, RenderMode::Vis | RenderMode::Culled | RenderMode::Dedup | RenderMode::Quant)
+    }
+
+    /// The next mode after this one in [`RenderMode::ALL`] (for the overlay's mode key).
+    pub fn next(self) -> RenderMode {
+        let i = Self::ALL.iter().position(|&m| m == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+}
+
+/// How the batches of one frame went (the batched modes): culled, read quantized, read at full precision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BatchCounts {
+    pub culled: u32,
+    pub quantized: u32,
+    pub full: u32,
 }
 
 /// What one frame needs: the camera's matrix, the viewport and the mode.
@@ -137,6 +197,8 @@ pub struct FrameStats {
     pub passes: Vec<PassTime>,
     pub total_ms: f64,
     pub points: u64,
+    /// Per-batch decisions of the batched modes that cull (`culled`, `dedup`, `quant`).
+    pub batches: Option<BatchCounts>,
 }
 
 impl FrameStats {
@@ -157,6 +219,10 @@ pub trait Rasterizer {
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError>;
     /// Number of points uploaded.
     fn num_points(&self) -> u64;
+    /// How long the last upload's preprocessing (spatial sort, split, batches, quantization) took, in ms.
+    fn preprocess_ms(&self) -> Option<f64> {
+        None
+    }
     /// Downcast hook for the window's CUDA-GL interop, which needs the CUDA backend itself.
     fn as_cuda(&mut self) -> Option<&mut cuda::CudaRasterizer> {
         None

@@ -83,6 +83,33 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
         stream.synchronize().map_err(cuda_error("cuStreamSynchronize after a download"))
     }
 
+    /// Sets every byte to zero, ordered on `stream` (no wait: later work on the stream sees zeros).
+    pub fn zero(&mut self, stream: &CudaStream) -> Result<(), RenderError> {
+        if self.ptr == 0 {
+            return Ok(());
+        }
+        // SAFETY: the range is exactly this live allocation's `num_bytes`; the stream belongs to its context.
+        unsafe { result::memset_d8_async(self.ptr, 0, self.num_bytes() as usize, stream.cu_stream()) }
+            .map_err(cuda_error("cuMemsetD8Async"))
+    }
+
+    /// Copies all of `src` (same length) into this buffer on the device, ordered on `stream` (no wait).
+    pub fn copy_from(&mut self, stream: &CudaStream, src: &DeviceBuffer<T>) -> Result<(), RenderError> {
+        if src.len != self.len {
+            return Err(RenderError::Cuda {
+                context: "device-to-device copy".into(),
+                message: format!("{} elements into a buffer of {}", src.len, self.len),
+            });
+        }
+        if self.ptr == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are whole live allocations of the same byte size (checked above), distinct
+        // buffers (two owned allocations never overlap); the stream belongs to their context.
+        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, self.num_bytes() as usize, stream.cu_stream()) }
+            .map_err(cuda_error("cuMemcpyDtoDAsync"))
+    }
+
     /// The whole buffer on the host.
     pub fn to_vec(&self, stream: &CudaStream) -> Result<Vec<T>, RenderError> {
         let mut v = vec![T::zeroed(); self.len];

@@ -6,10 +6,14 @@
 //!   loads the embedded fatbins once (`modules.rs`), and makes one non-blocking stream on which every
 //!   copy and launch is ordered.
 //! - [`Rasterizer::upload`] puts the points on the device and keeps them there (`upload.rs`): the
-//!   built-in scene is made on the device by `pcv_scene`, other clouds are copied in chunks.
+//!   built-in scene is made on the device by `pcv_scene`, other clouds are copied in chunks. Then
+//!   `preprocess.rs` sorts them spatially on the device and makes the batched modes' buffers
+//!   (positions, colors, batches, quantized words); `PCV_PREPROCESS=0` skips that (unsorted points, no
+//!   batched modes), to measure what the order alone is worth.
 //! - [`Rasterizer::render`] runs `pcv_clear`, `pcv_depth` and `pcv_color` (`launch.rs`) with a CUDA event
 //!   before and after each (`timing.rs`); in [`RenderMode::Packed`] it runs `pcv_packed_clear`,
-//!   `pcv_packed` and `pcv_packed_resolve` instead. The depth (or 64-bit visibility) buffer is internal
+//!   `pcv_packed` and `pcv_packed_resolve` instead; the batched modes run `pcv_vis_clear`, their pass
+//!   (`pcv_vis`, `pcv_culled`, `pcv_culled_dedup` or `pcv_quant`) and `pcv_vis_resolve`. The depth (or 64-bit visibility) buffer is internal
 //!   and follows the frame size. The last pass writes into a [`Target::Device`] pointer directly (a GL
 //!   pixel buffer mapped by [`crate::display::interop`]); for [`Target::Host`] it writes an internal
 //!   color buffer that is then copied into the host slice.
@@ -20,15 +24,17 @@ pub mod context;
 pub mod launch;
 pub mod memory;
 pub mod modules;
+pub mod preprocess;
 pub mod timing;
 pub mod upload;
 
 pub use context::DeviceInfo;
 pub use modules::{KernelEntry, KernelImage, KERNELS, LAUNCHED_KERNELS, NVCC_RELEASE};
 
-use super::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode, Target};
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::Point;
+use crate::render::gpu_data::{Batch, Point};
+use preprocess::DevicePrepared;
 use context::cuda_error;
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
@@ -45,11 +51,20 @@ pub const PACKED_PASSES: &[&str] = &["clear", "packed", "resolve"];
 pub struct CudaRasterizer {
     // Fields drop in declaration order: device memory and modules before the stream and the context.
     points: Option<DeviceBuffer<Point>>,
+    /// The batched modes' buffers, or why there are none.
+    prepared: Result<DevicePrepared, String>,
+    preprocess_ms: Option<f64>,
+    /// Whether uploads run the preprocessing (on unless `PCV_PREPROCESS=0`; see [`Self::set_preprocess`]).
+    preprocess_on: bool,
     depth: Option<DeviceBuffer<u32>>,
     vis: Option<DeviceBuffer<u64>>,
     color: Option<DeviceBuffer<u32>>,
-    timer: PassTimer,
-    packed_timer: PassTimer,
+    /// The batched passes' counters: culled, quantized, full-precision batches.
+    counters: DeviceBuffer<u32>,
+    /// One timer per mode, in [`RenderMode::ALL`]'s order.
+    timers: Vec<PassTimer>,
+    /// Whether the last frame was a batched mode (its depth lives in `vis`).
+    last_batched: bool,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -63,9 +78,24 @@ impl CudaRasterizer {
         let (ctx, info) = context::open()?;
         let kernels = KernelTable::load(&ctx, &info)?;
         let stream = ctx.new_stream().map_err(cuda_error("cuStreamCreate"))?;
-        let timer = PassTimer::new(&ctx, PASSES)?;
-        let packed_timer = PassTimer::new(&ctx, PACKED_PASSES)?;
-        Ok(Self { points: None, depth: None, vis: None, color: None, timer, packed_timer, kernels, stream, ctx, info })
+        let timers = RenderMode::ALL.iter().map(|m| PassTimer::new(&ctx, m.passes())).collect::<Result<Vec<_>, _>>()?;
+        let counters = DeviceBuffer::alloc(&ctx, 3, "the batch counters")?;
+        Ok(Self {
+            points: None,
+            prepared: Err("no points uploaded".into()),
+            preprocess_ms: None,
+            preprocess_on: !std::env::var("PCV_PREPROCESS").is_ok_and(|v| v == "0"),
+            depth: None,
+            vis: None,
+            color: None,
+            counters,
+            timers,
+            last_batched: false,
+            kernels,
+            stream,
+            ctx,
+            info,
+        })
     }
 
     /// The device's name, e.g. "NVIDIA H200".
@@ -99,13 +129,56 @@ impl CudaRasterizer {
         self.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
     }
 
-    /// The depth buffer of the last [`RenderMode::Reference`] frame as float bits (the CPU backend's
-    /// `depth_bits` twin).
+    /// The depth buffer of the last [`RenderMode::Reference`] frame as float bits, or of the last
+    /// frame's visibility buffer when that was a batched mode (the CPU backend's `depth_bits` twin).
     pub fn depth_bits(&self) -> Result<Vec<u32>, RenderError> {
+        if self.last_batched {
+            return match &self.vis {
+                Some(v) => Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect()),
+                None => Ok(Vec::new()),
+            };
+        }
         match &self.depth {
             Some(d) => d.to_vec(&self.stream),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// Whether later uploads sort and batch the points (on by default). Off, the points stay in their
+    /// upload order and the batched modes are unavailable.
+    pub fn set_preprocess(&mut self, on: bool) {
+        self.preprocess_on = on;
+    }
+
+    /// The batches and quantized words the preprocessing made (for tests against the CPU twin).
+    pub fn download_batches(&self) -> Result<(Vec<Batch>, Vec<u32>), RenderError> {
+        let p = self.prepared_or_err(RenderMode::Quant)?;
+        Ok((p.batches.to_vec(&self.stream)?, p.quant.to_vec(&self.stream)?))
+    }
+
+    fn prepared_or_err(&self, mode: RenderMode) -> Result<&DevicePrepared, RenderError> {
+        self.prepared.as_ref().map_err(|why| RenderError::ModeUnavailable { mode: mode.name(), reason: why.clone() })
+    }
+
+    /// The device's copy bandwidth: a device-to-device copy of `bytes` bytes (read + write counted),
+    /// the best of `repeats`, in GB/s.
+    pub fn measure_copy_gb_per_s(&self, bytes: usize, repeats: u32) -> Result<f64, RenderError> {
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        let words = bytes / 4;
+        let mut a = DeviceBuffer::<u32>::alloc(&self.ctx, words, "the copy benchmark's source")?;
+        let mut b = DeviceBuffer::<u32>::alloc(&self.ctx, words, "the copy benchmark's destination")?;
+        a.zero(&self.stream)?;
+        let mut timer = PassTimer::new(&self.ctx, &["copy"])?;
+        let mut best_ms = f64::INFINITY;
+        for _ in 0..repeats.max(1) + 1 {
+            timer.begin(&self.stream)?;
+            b.copy_from(&self.stream, &a)?;
+            timer.mark(&self.stream)?;
+            let (_, ms) = timer.finish()?;
+            best_ms = best_ms.min(ms);
+        }
+        drop(a.zero(&self.stream));
+        Ok(2.0 * (words * 4) as f64 / (best_ms / 1e3) / 1e9)
     }
 
     /// JIT-loads a PTX text and unloads it again: [`RenderError::PtxRejected`] (naming its `.version`
@@ -172,13 +245,27 @@ impl Rasterizer for CudaRasterizer {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         // Free the old points first, so that their memory counts as free for the new ones.
         self.points = None;
+        self.prepared = Err("no points uploaded".into());
+        self.preprocess_ms = None;
         let points = if cloud.is_lazy_scene() {
             upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
         } else {
             upload::upload_host(&self.ctx, &self.stream, cloud)?
         };
-        self.points = Some(points);
+        if !self.preprocess_on {
+            self.points = Some(points);
+            self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
+            return Ok(());
+        }
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
+        self.points = Some(done.points);
+        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
+        self.prepared = done.prepared;
         Ok(())
+    }
+
+    fn preprocess_ms(&self) -> Option<f64> {
+        self.preprocess_ms
     }
 
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
@@ -202,14 +289,14 @@ impl Rasterizer for CudaRasterizer {
         }
         let num_points = points.len() as u64;
         let points_ptr = points.ptr();
-        let passes_of_mode = match frame.mode {
-            RenderMode::Reference => PASSES,
-            RenderMode::Packed => PACKED_PASSES,
-        };
+        let passes_of_mode = frame.mode.passes();
+        if frame.mode.uses_batches() {
+            self.prepared_or_err(frame.mode)?;
+        }
         if n == 0 {
             // Nothing to draw into (a minimized window): no launch can touch a pixel.
             let passes = passes_of_mode.iter().map(|&name| PassTime { name, ms: 0.0 }).collect();
-            return Ok(FrameStats { passes, total_ms: 0.0, points: num_points });
+            return Ok(FrameStats { passes, total_ms: 0.0, points: num_points, batches: None });
         }
         if let Target::Device { ptr, len_px } = target {
             self.check_device_target(ptr, len_px)?;
@@ -222,6 +309,9 @@ impl Rasterizer for CudaRasterizer {
         let f = frame.uniforms();
         let stream = &self.stream;
         let k = &self.kernels;
+        let mode_index = RenderMode::ALL.iter().position(|&m| m == frame.mode).unwrap_or(0);
+        let mut batches = None;
+        self.last_batched = frame.mode.uses_batches();
         // SAFETY (for every launch below): `color_ptr` holds `n` u32 words: the internal color buffer was
         // sized for this frame by frame_buffer, and a Device target's `len_px == n` was checked above
         // (against its allocation, where the driver knows it). The depth and visibility buffers are sized
@@ -232,7 +322,7 @@ impl Rasterizer for CudaRasterizer {
         let (passes, total_ms) = match frame.mode {
             RenderMode::Reference => {
                 let depth_ptr = Self::frame_buffer(&mut self.depth, &self.ctx, n, "the depth buffer")?;
-                let t = &mut self.timer;
+                let t = &mut self.timers[mode_index];
                 t.begin(stream)?;
                 // SAFETY: see above: depth and color cover the frame.
                 unsafe { launch::clear(k.get(Kernel::Clear), stream, &f, depth_ptr, color_ptr) }?;
@@ -249,7 +339,7 @@ impl Rasterizer for CudaRasterizer {
             }
             RenderMode::Packed => {
                 let vis_ptr = Self::frame_buffer(&mut self.vis, &self.ctx, n, "the visibility buffer")?;
-                let t = &mut self.packed_timer;
+                let t = &mut self.timers[mode_index];
                 t.begin(stream)?;
                 // SAFETY: see above: the visibility buffer covers the frame.
                 unsafe { launch::packed_clear(k.get(Kernel::PackedClear), stream, &f, vis_ptr) }?;
@@ -262,6 +352,74 @@ impl Rasterizer for CudaRasterizer {
                 t.mark(stream)?;
                 t.finish()?
             }
+            RenderMode::Vis | RenderMode::Culled | RenderMode::Dedup | RenderMode::Quant => {
+                let vis_ptr = Self::frame_buffer(&mut self.vis, &self.ctx, n, "the visibility buffer")?;
+                let p = self.prepared.as_ref().map_err(|why| RenderError::ModeUnavailable {
+                    mode: frame.mode.name(),
+                    reason: why.clone(),
+                })?;
+                let counts_ptr = self.counters.ptr();
+                let t = &mut self.timers[mode_index];
+                t.begin(stream)?;
+                // SAFETY: see above: the visibility buffer covers the frame.
+                unsafe { launch::vis_clear(k.get(Kernel::VisClear), stream, &f, vis_ptr) }?;
+                self.counters.zero(stream)?;
+                t.mark(stream)?;
+                // SAFETY (each arm): see above for the visibility buffer. The preprocessing made, for the
+                // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position and one quantized word
+                // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them;
+                // `counters` holds 3 words.
+                match frame.mode {
+                    RenderMode::Vis => unsafe {
+                        launch::vis(k.get(Kernel::Vis), stream, &f, p.positions.ptr(), num_points, vis_ptr)
+                    }?,
+                    RenderMode::Culled | RenderMode::Dedup => {
+                        let (kernel, entry) = if frame.mode == RenderMode::Culled {
+                            (Kernel::Culled, "pcv_culled")
+                        } else {
+                            (Kernel::CulledDedup, "pcv_culled_dedup")
+                        };
+                        unsafe {
+                            launch::culled(
+                                k.get(kernel),
+                                entry,
+                                stream,
+                                &f,
+                                p.batches.ptr(),
+                                p.num_batches(),
+                                p.positions.ptr(),
+                                vis_ptr,
+                                counts_ptr,
+                            )
+                        }?
+                    }
+                    _ => unsafe {
+                        launch::quant(
+                            k.get(Kernel::Quant),
+                            stream,
+                            &f,
+                            p.batches.ptr(),
+                            p.num_batches(),
+                            p.quant.ptr(),
+                            p.positions.ptr(),
+                            vis_ptr,
+                            counts_ptr,
+                        )
+                    }?,
+                }
+                t.mark(stream)?;
+                // SAFETY: see above: visibility and color cover the frame; every index in the buffer is
+                // a point's (< num_points == colors' length) or the empty marker.
+                unsafe { launch::vis_resolve(k.get(Kernel::VisResolve), stream, &f, vis_ptr, p.colors.ptr(), color_ptr) }?;
+                t.mark(stream)?;
+                let timed = t.finish()?;
+                if frame.mode != RenderMode::Vis {
+                    let mut c = [0u32; 3];
+                    self.counters.read_at(stream, 0, &mut c)?;
+                    batches = Some(BatchCounts { culled: c[0], quantized: c[1], full: c[2] });
+                }
+                timed
+            }
         };
         if let Target::Host(buf) = target {
             let color = self.color.as_ref().ok_or_else(|| RenderError::Cuda {
@@ -270,7 +428,7 @@ impl Rasterizer for CudaRasterizer {
             })?;
             color.read_at(stream, 0, buf)?;
         }
-        Ok(FrameStats { passes, total_ms, points: num_points })
+        Ok(FrameStats { passes, total_ms, points: num_points, batches })
     }
 
     fn num_points(&self) -> u64 {

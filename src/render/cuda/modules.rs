@@ -47,6 +47,17 @@ pub enum Kernel {
     PackedClear = 4,
     Packed = 5,
     PackedResolve = 6,
+    CellHist = 7,
+    CellScatter = 8,
+    Split = 9,
+    BatchBounds = 10,
+    Quantize = 11,
+    VisClear = 12,
+    Vis = 13,
+    VisResolve = 14,
+    Culled = 15,
+    CulledDedup = 16,
+    Quant = 17,
 }
 
 /// Every kernel the host launches; `tests/ptx.rs` checks each is an `.entry` of the embedded PTX.
@@ -58,10 +69,21 @@ pub const LAUNCHED_KERNELS: &[KernelEntry] = &[
     KernelEntry { module: "packed", entry: "pcv_packed_clear" },
     KernelEntry { module: "packed", entry: "pcv_packed" },
     KernelEntry { module: "packed", entry: "pcv_packed_resolve" },
+    KernelEntry { module: "preprocess", entry: "pcv_cell_hist" },
+    KernelEntry { module: "preprocess", entry: "pcv_cell_scatter" },
+    KernelEntry { module: "preprocess", entry: "pcv_split" },
+    KernelEntry { module: "preprocess", entry: "pcv_batch_bounds" },
+    KernelEntry { module: "preprocess", entry: "pcv_quantize" },
+    KernelEntry { module: "vis", entry: "pcv_vis_clear" },
+    KernelEntry { module: "vis", entry: "pcv_vis" },
+    KernelEntry { module: "vis", entry: "pcv_vis_resolve" },
+    KernelEntry { module: "culled", entry: "pcv_culled" },
+    KernelEntry { module: "culled", entry: "pcv_culled_dedup" },
+    KernelEntry { module: "quant", entry: "pcv_quant" },
 ];
 
 impl Kernel {
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 18] = [
         Kernel::Clear,
         Kernel::Depth,
         Kernel::Color,
@@ -69,6 +91,17 @@ impl Kernel {
         Kernel::PackedClear,
         Kernel::Packed,
         Kernel::PackedResolve,
+        Kernel::CellHist,
+        Kernel::CellScatter,
+        Kernel::Split,
+        Kernel::BatchBounds,
+        Kernel::Quantize,
+        Kernel::VisClear,
+        Kernel::Vis,
+        Kernel::VisResolve,
+        Kernel::Culled,
+        Kernel::CulledDedup,
+        Kernel::Quant,
     ];
 
     pub fn entry(self) -> KernelEntry {

@@ -1,0 +1,170 @@
+//! Per-batch decisions, the CPU twin of `kernels/batch.cuh`: the frustum test of a batch's box and
+//! whether its 10-bit quantized coordinates are precise enough this frame.
+//!
+//! Both are conservative. [`batch_culled`]: every corner of the box lies outside one clip plane by a
+//! margin (1e-5 of the corner's clip coordinates' magnitudes) that covers float rounding, so no point
+//! inside passes [`super::project::project`]. [`batch_quantized_ok`]: a point p of the box moves by d
+//! (|d_k| ≤ 0.5001 · scale_k, plus two ulps of the coordinate for the decode); its NDC x moves by
+//! (r0·d − ndc_x · r3·d) / w(p + d), at most Σ_k (|r0_k| + |r3_k|) |d_k| / w_min for a visible point,
+//! where w_min is the smallest clip w over the box; times width / 2 in pixels (likewise y). The batch
+//! is decoded from 10 bits only when that is at most half a pixel (with 1% margin on w_min), and never
+//! when the box reaches w ≤ 0. Same float operations in the same order as the kernel.
+use crate::render::gpu_data::{Batch, FrameUniforms};
+
+#[inline(always)]
+fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
+    let x = if corner & 1 != 0 { b.max[0] } else { b.min[0] };
+    let y = if corner & 2 != 0 { b.max[1] } else { b.min[1] };
+    let z = if corner & 4 != 0 { b.max[2] } else { b.min[2] };
+    m[r] * x + m[4 + r] * y + m[8 + r] * z + m[12 + r]
+}
+
+/// True when no point of the box can pass the projection's clip test (NaN never culls).
+pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
+    let m = &f.clip_from_world;
+    let mut out_all = 0x3fu32;
+    for c in 0..8 {
+        let cx = corner_row(m, 0, b, c);
+        let cy = corner_row(m, 1, b, c);
+        let cz = corner_row(m, 2, b, c);
+        let cw = corner_row(m, 3, b, c);
+        let mx = ((cx.abs() + cy.abs()) + (cz.abs() + cw.abs())) * 1e-5;
+        let mut out = 0u32;
+        out |= ((cx + -cw) > mx) as u32;
+        out |= (((-cx) + -cw) > mx) as u32 * 2;
+        out |= ((cy + -cw) > mx) as u32 * 4;
+        out |= (((-cy) + -cw) > mx) as u32 * 8;
+        out |= ((cz + -cw) > mx) as u32 * 16;
+        out |= (((-cz) + -cw) > mx) as u32 * 32;
+        out_all &= out;
+    }
+    out_all != 0
+}
+
+/// Whether decoding this batch from 10 bits moves no point by more than half a pixel this frame.
+pub fn batch_quantized_ok(f: &FrameUniforms, b: &Batch) -> bool {
+    let m = &f.clip_from_world;
+    let mut w_min = m[15];
+    let (mut ax, mut ay) = (0.0f32, 0.0f32);
+    for k in 0..3 {
+        let r3 = m[4 * k + 3];
+        w_min += (r3 * b.min[k]).min(r3 * b.max[k]);
+        let mag = b.min[k].abs().max(b.max[k].abs());
+        let d = b.scale[k] * 0.5001 + mag * 2.384_185_8e-7; // 2^-22
+        ax += (m[4 * k].abs() + r3.abs()) * d;
+        ay += (m[4 * k + 1].abs() + r3.abs()) * d;
+    }
+    let w_safe = w_min * 0.99;
+    let ex_px = ax * (f.width as f32 * 0.5);
+    let ey_px = ay * (f.height as f32 * 0.5);
+    let half_w = w_safe * 0.5;
+    w_min > 0.0 && ex_px <= half_w && ey_px <= half_w
+}
+
+/// Coordinate `k` of a quantized word (x in bits 0–9, y in 10–19, z in 20–29).
+#[inline(always)]
+pub fn dequantize(b: &Batch, word: u32, k: usize) -> f32 {
+    let q = (word >> (10 * k)) & 1023;
+    b.min[k] + q as f32 * b.scale[k]
+}
+
+/// A quantized word decoded to a position.
+#[inline(always)]
+pub fn dequantize_pos(b: &Batch, word: u32) -> [f32; 3] {
+    [dequantize(b, word, 0), dequantize(b, word, 1), dequantize(b, word, 2)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::{FlyCamera, Pose};
+    use crate::render::cpu::preprocess;
+    use crate::render::gpu_data::BATCH_POINTS;
+    use glam::Vec3;
+
+    #[test]
+    fn two_to_minus_22() {
+        assert_eq!(2.384_185_8e-7f32, (2.0f32).powi(-22));
+    }
+
+    /// Screen position in pixels (f64, unrounded) of a point the projection keeps.
+    fn screen(f: &FrameUniforms, p: [f32; 3]) -> Option<(f64, f64)> {
+        super::super::project::project(f, p)?;
+        let m = f.clip_from_world.map(|v| v as f64);
+        let row = |r: usize| m[r] * p[0] as f64 + m[4 + r] * p[1] as f64 + m[8 + r] * p[2] as f64 + m[12 + r];
+        let (cx, cy, cw) = (row(0), row(1), row(3));
+        Some(((cx / cw + 1.0) * 0.5 * f.width as f64, (cy / cw + 1.0) * 0.5 * f.height as f64))
+    }
+
+    /// The quantization bound: wherever a batch is read from 10 bits, no visible point of it moves by
+    /// more than half a pixel, at poses from far away down to inside the cloud, a few cm from points.
+    #[test]
+    fn quantized_batches_never_move_a_point_by_more_than_half_a_pixel() {
+        let cloud = crate::cloud::scene::generate(300_000, 9, false);
+        let g = preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
+        let sorted = preprocess::sort_by_cells(&g, &cloud.points);
+        let p = preprocess::prepare(&sorted);
+        let mut cam = FlyCamera::for_cloud(cloud.bounds, true);
+        let center = cloud.bounds.center();
+        let (mut quantized, mut full, mut worst_px) = (0u32, 0u32, 0.0f64);
+        for k in 0..40u32 {
+            // From 3 cloud radii away down to right next to a point of the cloud.
+            let t = k as f32 / 39.0;
+            let target = Vec3::from_array(sorted[(k as usize * 7919) % sorted.len()].pos);
+            let eye = if k % 2 == 0 {
+                center + (Vec3::new(-1.0, 0.3, 0.2) * cloud.bounds.radius() * 3.0 * (1.0 - t))
+            } else {
+                target + Vec3::new(-0.02, 0.01, 0.005) * (1.0 + 10.0 * t)
+            };
+            let to = target - eye;
+            let pose = Pose { eye, yaw_rad: to.y.atan2(to.x), pitch_rad: (to.z / to.length()).asin() };
+            cam.pose = pose;
+            for (w, h) in [(1920u32, 1080u32), (3840, 2160)] {
+                let f = crate::render::FrameParams::new(cam.clip_from_world(w, h), w, h).uniforms();
+                for (b, batch) in p.batches.iter().enumerate() {
+                    if batch_culled(&f, batch) {
+                        continue;
+                    }
+                    if !batch_quantized_ok(&f, batch) {
+                        full += 1;
+                        continue;
+                    }
+                    quantized += 1;
+                    let first = b * BATCH_POINTS as usize;
+                    for j in first..first + batch.num_points as usize {
+                        let Some((x0, y0)) = screen(&f, p.positions[j]) else { continue };
+                        let Some((x1, y1)) = screen(&f, dequantize_pos(batch, p.quant[j])) else { continue };
+                        let d = (x1 - x0).abs().max((y1 - y0).abs());
+                        worst_px = worst_px.max(d);
+                        assert!(d <= 0.5, "pose {k} {w}x{h}: point {j} of batch {b} moves {d} px when quantized");
+                    }
+                }
+            }
+        }
+        println!("quantized {quantized} batch-frames, full precision {full}; worst move {worst_px:.4} px");
+        assert!(quantized > 0 && full > 0, "the poses should need both precisions ({quantized} / {full})");
+    }
+
+    #[test]
+    fn culled_batches_hold_no_visible_point() {
+        let cloud = crate::cloud::scene::generate(100_000, 4, false);
+        let g = preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
+        let p = preprocess::prepare(&preprocess::sort_by_cells(&g, &cloud.points));
+        let mut cam = FlyCamera::for_cloud(cloud.bounds, true);
+        let mut culled = 0;
+        for k in 0..16 {
+            cam.pose = Pose { yaw_rad: k as f32 * 0.4, pitch_rad: (k as f32 * 0.7).sin() * 0.6, ..cam.start };
+            let f = crate::render::FrameParams::new(cam.clip_from_world(640, 360), 640, 360).uniforms();
+            for (b, batch) in p.batches.iter().enumerate() {
+                if batch_culled(&f, batch) {
+                    culled += 1;
+                    let first = b * BATCH_POINTS as usize;
+                    for j in first..first + batch.num_points as usize {
+                        assert!(super::super::project::project(&f, p.positions[j]).is_none(), "culled batch {b} holds visible point {j}");
+                    }
+                }
+            }
+        }
+        assert!(culled > 0, "some batches should be culled");
+    }
+}

@@ -1,0 +1,54 @@
+//! Visibility-buffer mode, the CPU twin of `kernels/vis.cu`: one 64-bit atomic min per point of
+//! (depth bits << 32 | point index), reading positions only, then a resolve that reads the color of
+//! each pixel's visible point. The nearest point wins; at an exact depth tie the smaller index wins,
+//! so the result does not depend on the order the threads run in.
+use super::clear::FAR_DEPTH_BITS;
+use super::depth::CHUNK_POINTS;
+use super::project::project;
+use crate::render::gpu_data::FrameUniforms;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The index that marks a pixel no point reached.
+pub const EMPTY_INDEX: u32 = u32::MAX;
+
+pub fn vis_clear(vis: &mut [AtomicU64]) {
+    let v = (FAR_DEPTH_BITS as u64) << 32 | EMPTY_INDEX as u64;
+    vis.par_iter_mut().for_each(|c| *c.get_mut() = v);
+}
+
+/// The atomic min of one projected point (with the early depth test).
+#[inline(always)]
+pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u32, vis: &[AtomicU64]) {
+    if let Some(p) = project(f, pos) {
+        let v = (p.depth_bits as u64) << 32 | index as u64;
+        let cell = &vis[p.index(f.width)];
+        if v < cell.load(Ordering::Relaxed) {
+            cell.fetch_min(v, Ordering::Relaxed);
+        }
+    }
+}
+
+pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
+    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
+    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| {
+        let base = c * CHUNK_POINTS;
+        for (j, &p) in chunk.iter().enumerate() {
+            vis_point(f, p, (base + j) as u32, vis);
+        }
+    });
+}
+
+pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: &mut [u32]) {
+    assert_eq!(vis.len(), color.len(), "buffer sizes");
+    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| {
+        let idx = v.load(Ordering::Relaxed) as u32;
+        *c = if idx == EMPTY_INDEX { f.clear_color } else { colors[idx as usize] };
+    });
+}
+
+/// The depth bits of a visibility buffer (the high 32 bits of each word).
+pub fn vis_depth_bits(vis: &[AtomicU64]) -> Vec<u32> {
+    vis.iter().map(|v| (v.load(Ordering::Relaxed) >> 32) as u32).collect()
+}
