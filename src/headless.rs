@@ -2,7 +2,7 @@
 use crate::camera::{FlyCamera, Pose};
 use crate::cloud::PointCloud;
 use crate::image_io::Frame;
-use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, Target};
+use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 
 /// The camera `pcv` would start with for `cloud`, with `pose` instead of its start pose when given.
 pub fn start_camera(cloud: &PointCloud, pose: Option<Pose>) -> FlyCamera {
@@ -14,14 +14,15 @@ pub fn start_camera(cloud: &PointCloud, pose: Option<Pose>) -> FlyCamera {
     cam
 }
 
-/// Renders one `width × height` frame of the uploaded points from `camera`.
+/// Renders one `width × height` frame of the uploaded points from `camera` in `mode`.
 pub fn render_frame(
     rasterizer: &mut dyn Rasterizer,
     camera: &FlyCamera,
     width_px: u32,
     height_px: u32,
+    mode: RenderMode,
 ) -> Result<(Frame, FrameStats), RenderError> {
-    let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px);
+    let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_mode(mode);
     let mut pixels = vec![0u32; frame.num_pixels()];
     let stats = rasterizer.render(&frame, Target::Host(&mut pixels))?;
     Ok((Frame::new(width_px, height_px, pixels), stats))

@@ -4,7 +4,7 @@
 //! camera ([`FlyCamera::for_cloud`], or the given start pose) and, unless disabled, the overlay. Each
 //! frame it
 //! 1. polls window events: the overlay sees them first; Esc toggles mouse-look, mouse motion in
-//!    mouse-look turns the camera, the wheel scales the speed, F frames the cloud, R resets, F1 hides
+//!    mouse-look turns the camera, the wheel scales the speed, F frames the cloud, R resets, M cycles the render mode, F1 hides
 //!    the overlay — the mouse and keyboard go to the camera only while imgui does not want them;
 //! 2. flies the camera by the held keys (W/S/A/D, Q/E, Shift ×4) for the last frame's duration;
 //! 3. takes the framebuffer size as the render size; while minimized (0×0) it only waits for events;
@@ -30,7 +30,7 @@ use crate::display::interop::GlBufferRegistration;
 use crate::display::overlay::{FrameTimes, Overlay, OverlayError, OverlayStats};
 use crate::display::window::{Window, WindowError, WindowOptions};
 use crate::image_io::ImageError;
-use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, Target, CLEAR_COLOR};
+use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target, CLEAR_COLOR};
 use glfw::{Action, Key, WindowEvent};
 use std::rc::Rc;
 use std::time::Instant;
@@ -51,6 +51,8 @@ pub struct ViewerOptions {
     pub overlay: bool,
     /// Start here instead of the camera's default pose (R returns here).
     pub start_pose: Option<Pose>,
+    /// The render mode to start with (M cycles through them).
+    pub mode: RenderMode,
 }
 
 /// What a run did.
@@ -127,6 +129,7 @@ pub fn run(
     let mut interop_fallback: Option<String> = None;
     let mut pixel_path = String::new();
     let mut look_from: Option<(f64, f64)> = None;
+    let mut mode = opts.mode;
     let mut frame_times = FrameTimes::default();
     let mut frames_shown: u64 = 0;
     let mut first_frame_ms = 0.0;
@@ -143,7 +146,7 @@ pub fn run(
 
     loop {
         for event in window.poll_events() {
-            handle_event(&event, &mut window, &mut camera, overlay.as_mut(), &mut look_from);
+            handle_event(&event, &mut window, &mut camera, overlay.as_mut(), &mut look_from, &mut mode);
         }
         let closing = window.should_close();
         if closing && opts.screenshot.is_none() {
@@ -182,7 +185,7 @@ pub fn run(
         }
         let Some(current) = surface.as_mut() else { continue };
 
-        let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px);
+        let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_mode(mode);
         let stats = current.render(rasterizer, &frame)?;
         current.pixels.blit_to_default_framebuffer()?;
 
@@ -199,6 +202,7 @@ pub fn run(
                 &window,
                 cloud,
                 &camera,
+                mode,
             );
             ov.draw(&window, dt_s, &stats)?;
         }
@@ -300,6 +304,7 @@ fn handle_event(
     camera: &mut FlyCamera,
     mut overlay: Option<&mut Overlay>,
     look_from: &mut Option<(f64, f64)>,
+    mode: &mut RenderMode,
 ) {
     if let Some(ov) = overlay.as_deref_mut() {
         if ov.visible() {
@@ -326,6 +331,7 @@ fn handle_event(
         }
         WindowEvent::Key(Key::F, _, Action::Press, _) if !wants_keyboard => camera.frame_all(),
         WindowEvent::Key(Key::R, _, Action::Press, _) if !wants_keyboard => camera.reset(),
+        WindowEvent::Key(Key::M, _, Action::Press, _) if !wants_keyboard => *mode = mode.next(),
         WindowEvent::CursorPos(x, y) if window.mouselook() => {
             if let Some((x0, y0)) = *look_from {
                 let (_, height) = window.glfw_window().get_size();
@@ -366,6 +372,7 @@ fn overlay_stats<'a>(
     window: &'a Window,
     cloud: &PointCloud,
     camera: &FlyCamera,
+    mode: RenderMode,
 ) -> OverlayStats<'a> {
     OverlayStats {
         frame_times,
@@ -382,5 +389,6 @@ fn overlay_stats<'a>(
         pitch_deg: camera.pose.pitch_rad.to_degrees(),
         speed_m_per_s: camera.speed_m_per_s,
         mouselook: window.mouselook(),
+        mode: mode.name(),
     }
 }
