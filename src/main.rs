@@ -2,8 +2,9 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use pcv::camera::Pose;
+use pcv::cloud::attributes::{recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
-use pcv::render::{make_rasterizer, BackendChoice, Rasterizer};
+use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
 use std::path::PathBuf;
 
 const CONTROLS: &str = "Controls: Esc toggles mouselook; W/S/A/D move, Q/E down/up, Shift x4; \
@@ -28,12 +29,53 @@ enum Command {
     Render(RenderArgs),
     /// Time the rasterizer on fixed poses (start, close-up, far) and print a table.
     Bench(BenchArgs),
+    /// Compare two PNGs of the same size: count the pixels whose RGB differ (exit 1 if any do).
+    Diff(DiffArgs),
+    /// Describe point files: format and variant, point count, bounds in the file's coordinates, attributes.
+    Info(InfoArgs),
+    /// Convert point files (several are merged) to PLY, LAS, LAZ, XYZ/TXT/CSV or raw records (.bin).
+    Convert(ConvertArgs),
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    a: PathBuf,
+    b: PathBuf,
+    /// Only compare this region: x,y,width,height in pixels from the top-left corner.
+    #[arg(long, value_delimiter = ',')]
+    region: Option<Vec<u32>>,
+    /// Write an image of the differences (white where RGB differ).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct InfoArgs {
+    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print JSON (an array, one object per file) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ConvertArgs {
+    /// Input point files, merged into one cloud.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output file; its extension picks the format: .ply .las .laz .xyz .txt .csv .bin
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
 struct SourceArgs {
-    /// Point files to show together (this version reads raw 16-byte records: .bin, .pcv).
+    /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv.
     files: Vec<PathBuf>,
+    /// How loaded files' points are colored.
+    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
+    color: ColorMode,
     /// Points in the built-in scene (suffixes k, M, B: 10M = 10,000,000).
     #[arg(long, value_parser = parse_count, default_value = "10M")]
     points: u64,
@@ -64,6 +106,11 @@ struct ViewArgs {
     /// Leave the overlay out (of the window and of --screenshot).
     #[arg(long)]
     no_overlay: bool,
+    /// Render mode to start with (M cycles): reference = the design's three passes; vis = one pass of
+    /// 64-bit atomic min on depth and point index, the fastest mode whose image equals the reference's
+    /// except at exact depth ties.
+    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    mode: RenderMode,
     /// Wait for the display's refresh (off by default, to show the real frame time).
     #[arg(long)]
     vsync: bool,
@@ -82,12 +129,18 @@ struct RenderArgs {
     /// The PNG to write.
     #[arg(short, long)]
     output: PathBuf,
+    /// Render mode (see `pcv --help`).
+    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    mode: RenderMode,
 }
 
 #[derive(Args, Debug)]
 struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     files: Vec<PathBuf>,
+    /// How loaded files' points are colored.
+    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
+    color: ColorMode,
     /// Built-in scene sizes to time, comma separated (suffixes k, M, B).
     #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10M")]
     points: Vec<u64>,
@@ -104,6 +157,9 @@ struct BenchArgs {
     /// Timed frames per scenario.
     #[arg(long, default_value_t = 20)]
     frames: u32,
+    /// Render modes to time, comma separated (reference = the design's three passes).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "reference")]
+    mode: Vec<pcv::render::RenderMode>,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -146,11 +202,16 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-fn load_cloud(files: &[PathBuf], points: u64, seed: u64) -> Result<PointCloud> {
+fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: ColorMode) -> Result<PointCloud> {
     if files.is_empty() {
+        if color != ColorMode::Rgb {
+            bail!("--color {color}: the built-in scene has only its own colors");
+        }
         Ok(scene::lazy(points, seed))
     } else {
-        Ok(load::load_files(files)?)
+        let mut cloud = load::load_files(files)?;
+        recolor(&mut cloud, color)?;
+        Ok(cloud)
     }
 }
 
@@ -174,12 +235,17 @@ fn run(cli: Cli) -> Result<()> {
         None => view(cli.view),
         Some(Command::Render(a)) => render(a),
         Some(Command::Bench(a)) => bench(a),
+        Some(Command::Diff(a)) => diff(a),
+        Some(Command::Info(a)) => info(a),
+        Some(Command::Convert(a)) => convert(a),
     }
 }
 
 fn view(a: ViewArgs) -> Result<()> {
+    // Fail before loading anything when there is no display to open a window on.
+    pcv::viewer::check_display()?;
     let s = &a.source;
-    let cloud = load_cloud(&s.files, s.points, s.seed)?;
+    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let (mut r, note) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
     let opts = pcv::viewer::ViewerOptions {
@@ -189,8 +255,12 @@ fn view(a: ViewArgs) -> Result<()> {
         screenshot: a.screenshot.clone(),
         overlay: !a.no_overlay,
         start_pose: a.camera,
+        mode: a.mode,
     };
     let summary = pcv::viewer::run(&cloud, r.as_mut(), &opts, note)?;
+    if let Some(why) = &summary.interop_fallback {
+        eprintln!("pcv: frames went through host memory: {why}");
+    }
     if let Some(p) = &a.screenshot {
         eprintln!("pcv: {} frames, mean {:.2} ms; screenshot {}", summary.frames, summary.mean_frame_ms, p.display());
     }
@@ -199,11 +269,11 @@ fn view(a: ViewArgs) -> Result<()> {
 
 fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
-    let cloud = load_cloud(&s.files, s.points, s.seed)?;
+    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let (mut r, _) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
     let cam = pcv::headless::start_camera(&cloud, a.camera);
-    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1)?;
+    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode)?;
     frame.write_png(&a.output)?;
     eprintln!(
         "pcv: rendered {} points at {}x{} with {} in {:.2} ms -> {}",
@@ -214,6 +284,45 @@ fn render(a: RenderArgs) -> Result<()> {
         stats.total_ms,
         a.output.display()
     );
+    Ok(())
+}
+
+fn diff(a: DiffArgs) -> Result<()> {
+    use pcv::image_io::Frame;
+    let fa = Frame::read_png(&a.a)?;
+    let fb = Frame::read_png(&a.b)?;
+    if (fa.width, fa.height) != (fb.width, fb.height) {
+        bail!("{} is {}x{} but {} is {}x{}", a.a.display(), fa.width, fa.height, a.b.display(), fb.width, fb.height);
+    }
+    let (w, h) = (fa.width, fa.height);
+    let (x0, y0, rw, rh) = match a.region.as_deref() {
+        Some([x, y, rw, rh]) => (*x, *y, *rw, *rh),
+        Some(other) => bail!("--region takes x,y,width,height; got {} numbers", other.len()),
+        None => (0, 0, w, h),
+    };
+    if x0.saturating_add(rw) > w || y0.saturating_add(rh) > h {
+        bail!("region {x0},{y0},{rw},{rh} is outside the {w}x{h} images");
+    }
+    let mut differing = 0u64;
+    let mut mask = vec![0xff00_0000u32; fa.pixels.len()];
+    for y_top in y0..y0 + rh {
+        let y = h - 1 - y_top; // frames are stored bottom-up
+        for x in x0..x0 + rw {
+            let i = (y * w + x) as usize;
+            if (fa.pixels[i] ^ fb.pixels[i]) & 0x00ff_ffff != 0 {
+                differing += 1;
+                mask[i] = 0xffff_ffff;
+            }
+        }
+    }
+    let total = rw as u64 * rh as u64;
+    println!("{differing} of {total} pixels differ ({:.3}%)", differing as f64 * 100.0 / total.max(1) as f64);
+    if let Some(p) = &a.out {
+        Frame::new(w, h, mask).write_png(p)?;
+    }
+    if differing > 0 {
+        std::process::exit(1);
+    }
     Ok(())
 }
 
@@ -230,6 +339,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         height_px: a.size.1,
         warmup_frames: a.warmup,
         timed_frames: a.frames,
+        modes: a.mode.clone(),
         peer_script: a.peer.clone(),
         dump_dir: a.dump_dir.clone(),
         keep_dump: a.keep_dump,
@@ -237,17 +347,15 @@ fn bench(a: BenchArgs) -> Result<()> {
     };
     println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
     println!("{}", pcv::bench::table_header());
-    let files = a.files.clone();
     let seed = a.seed;
+    // Files are loaded (and colored) once, before the rasterizer is timed.
+    let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
     let report = pcv::bench::run(
         r.as_mut(),
         &opts,
-        &mut |n| {
-            if files.is_empty() {
-                Ok(scene::lazy(n, seed))
-            } else {
-                Ok(load::load_files(&files)?)
-            }
+        &mut |n| match &files {
+            None => Ok(scene::lazy(n, seed)),
+            Some(cloud) => Ok(cloud.clone()),
         },
         |res| println!("{}", pcv::bench::table_row(res)),
     )?;
@@ -259,6 +367,37 @@ fn bench(a: BenchArgs) -> Result<()> {
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
         println!("wrote {}", p.display());
     }
+    Ok(())
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    let mut failed = 0;
+    let mut json = Vec::new();
+    for f in &a.files {
+        match pcv::info::file_report(f) {
+            Ok(r) if a.json => json.push(serde_json::to_value(&r)?),
+            Ok(r) => print!("{}", r.to_text()),
+            Err(e) => {
+                failed += 1;
+                if a.json {
+                    json.push(serde_json::json!({ "path": f.display().to_string(), "error": e.to_string() }));
+                }
+                eprintln!("pcv: error: {e}");
+            }
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    if failed > 0 {
+        bail!("{failed} of {} files could not be read", a.files.len());
+    }
+    Ok(())
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    let s = pcv::convert::convert(&a.inputs, &a.output, &load::LoadOptions::default())?;
+    eprintln!("pcv: wrote {} points to {} ({} bytes)", s.points, a.output.display(), s.bytes);
     Ok(())
 }
 

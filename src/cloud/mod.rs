@@ -3,8 +3,12 @@
 //! How it works: points are 16-byte records ([`Point`]: x, y, z as f32, RGBA8) in one shared vector, so
 //! the CPU backend and the viewer use them without copies. Coordinates are local: `origin` (f64) is the
 //! position, in the source's own coordinates, of local (0, 0, 0). The built-in scene ([`scene`]) has
-//! its origin at 0.
+//! its origin at 0; files ([`load`], [`formats`]) are recentred on their common center, and carry their
+//! intensity and classification in [`attributes`], which also recolors the points.
+pub mod attributes;
+pub mod formats;
 pub mod load;
+pub mod order;
 pub mod scene;
 
 use crate::render::gpu_data::Point;
@@ -84,6 +88,9 @@ pub struct PointCloud {
     /// scene whose `points` are empty is *lazy*: each backend makes the points itself (the CUDA backend
     /// with its scene kernel, on the device, without a host copy).
     pub scene: Option<SceneSpec>,
+    /// What loaded files held besides positions and colors (intensity, classification, per-file
+    /// spans) and the color mode shown; `None` for the built-in scene and clouds made in code.
+    pub attributes: Option<Arc<attributes::Attributes>>,
 }
 
 /// The built-in scene's size and seed.
@@ -96,7 +103,7 @@ pub struct SceneSpec {
 impl PointCloud {
     pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
         let bounds = Bounds::of_points(&points);
-        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None }
+        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None, attributes: None }
     }
 
     /// Number of points, also for a lazy scene whose points are not made yet.

@@ -118,6 +118,7 @@ pub fn lazy(num_points: u64, seed: u64) -> PointCloud {
         origin: DVec3::ZERO,
         label: label(num_points, seed),
         scene: Some(SceneSpec { num_points, seed }),
+        attributes: None,
     }
 }
 

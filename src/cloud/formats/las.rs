@@ -1,0 +1,570 @@
+//! LAS 1.0–1.4 and LAZ (LASzip-compressed LAS, COPC included), point formats 0–10.
+//!
+//! How it works: the public header (375 bytes at most) and the variable-length records are parsed here,
+//! field by field at their ASPRS offsets, and every count and offset is checked against the file's
+//! size. Point records are decoded by one function for both: x, y, z are the stored i32 times the
+//! header's scale plus its offset (in f64), intensity is the u16 at byte 12, classification is the low 5
+//! bits of byte 15 (formats 0–5) or byte 16 (formats 6–10), and RGB is at byte 20, 28 or 30 depending on
+//! the format. 16-bit colors become 8-bit by `>> 8`, except in files that store 8-bit values in the
+//! 16-bit fields (no component above 255): the first records (LAS) or the first chunk (LAZ) decide, and
+//! the whole file is checked while decoding (a wrong guess decodes the colors again).
+//!
+//! LAS: the records are decoded in parallel straight from the memory-mapped file
+//! ([`super::decode_fixed`]). LAZ: the LASzip VLR and the chunk table (fixed-size chunks, or
+//! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed by the
+//! `laz` crate on its own core (skipping the fields pcv does not use where the layered formats 6–10
+//! allow it) into a per-thread buffer and decoded from there into its place in the output.
+//! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
+//! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
+//! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
+use super::{
+    decode_fixed, fill_chunk, finish_chunks, sample_bounds, sample_indices, split_columns, zeroed_points, ChunkStats, Columns,
+    DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec,
+};
+use laz::laszip::ChunkTableEntry;
+use rayon::prelude::*;
+use std::cell::RefCell;
+
+/// Record sizes of point formats 0–10.
+pub const FORMAT_SIZES: [u16; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
+/// LAZ files may declare at most this many bytes of point records per byte of the file (real files:
+/// 5–15; LASzip's best case, constant points, stays well below this).
+const MAX_LAZ_RATIO: u64 = 2048;
+
+/// The public header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub version: (u8, u8),
+    pub header_size: u16,
+    pub data_offset: u32,
+    pub num_vlrs: u32,
+    /// Point format 0..=10.
+    pub format: u8,
+    pub compressed: bool,
+    pub record_len: u16,
+    pub count: u64,
+    pub scale: [f64; 3],
+    pub offset: [f64; 3],
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+    pub system: String,
+    pub software: String,
+}
+
+/// A variable-length record's identity and where its data is.
+#[derive(Clone, Debug)]
+pub struct Vlr {
+    pub user_id: String,
+    pub record_id: u16,
+    pub data: std::ops::Range<usize>,
+}
+
+fn u16le(d: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes(super::bytes(d, o))
+}
+fn u32le(d: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(super::bytes(d, o))
+}
+fn u64le(d: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(super::bytes(d, o))
+}
+fn f64le(d: &[u8], o: usize) -> f64 {
+    f64::from_le_bytes(super::bytes(d, o))
+}
+fn text(d: &[u8]) -> String {
+    String::from_utf8_lossy(d).trim_end_matches(['\0', ' ']).to_string()
+}
+
+/// Whether `data` starts like a LAS or LAZ file.
+pub fn sniff(data: &[u8]) -> bool {
+    data.starts_with(b"LASF")
+}
+
+/// Parses and checks the public header.
+pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
+    if !sniff(data) {
+        return Err(FormatError::at_byte(0, "not a LAS file: it does not start with 'LASF'"));
+    }
+    if data.len() < 227 {
+        return Err(FormatError::at_byte(data.len(), format!("the file ends inside the LAS header ({} of at least 227 bytes)", data.len())));
+    }
+    let version = (data[24], data[25]);
+    if version.0 != 1 || version.1 > 4 {
+        return Err(FormatError::at_byte(24, format!("LAS version {}.{} is not 1.0–1.4", version.0, version.1)));
+    }
+    let header_size = u16le(data, 94);
+    let min_header = match version.1 {
+        0..=2 => 227,
+        3 => 235,
+        _ => 375,
+    };
+    if (header_size as usize) < min_header || header_size as usize > data.len() {
+        return Err(FormatError::at_byte(94, format!("header size {header_size} is impossible for LAS 1.{} in a {}-byte file", version.1, data.len())));
+    }
+    let data_offset = u32le(data, 96);
+    let num_vlrs = u32le(data, 100);
+    let format_byte = data[104];
+    let compressed = format_byte & 0xc0 != 0;
+    let format = format_byte & 0x3f;
+    if format > 10 {
+        return Err(FormatError::at_byte(104, format!("point format {format} is not 0–10")));
+    }
+    let record_len = u16le(data, 105);
+    if record_len < FORMAT_SIZES[format as usize] {
+        return Err(FormatError::at_byte(
+            105,
+            format!("point record length {record_len} is shorter than point format {format}'s {} bytes", FORMAT_SIZES[format as usize]),
+        ));
+    }
+    let legacy = u32le(data, 107) as u64;
+    let count = if version.1 >= 4 && header_size >= 255 {
+        match u64le(data, 247) {
+            0 => legacy,
+            n => n,
+        }
+    } else {
+        legacy
+    };
+    let v3 = |o: usize| [f64le(data, o), f64le(data, o + 8), f64le(data, o + 16)];
+    let scale = v3(131);
+    let offset = v3(155);
+    for (k, axis) in ["x", "y", "z"].iter().enumerate() {
+        if !(scale[k].is_finite() && scale[k] != 0.0) {
+            return Err(FormatError::at_byte(131 + 8 * k, format!("{axis} scale {} is not a finite non-zero number", scale[k])));
+        }
+        if !offset[k].is_finite() {
+            return Err(FormatError::at_byte(155 + 8 * k, format!("{axis} offset {} is not finite", offset[k])));
+        }
+    }
+    let max = [f64le(data, 179), f64le(data, 195), f64le(data, 211)];
+    let min = [f64le(data, 187), f64le(data, 203), f64le(data, 219)];
+    if (data_offset as usize) < header_size as usize || data_offset as usize > data.len() {
+        return Err(FormatError::at_byte(96, format!("offset to point data {data_offset} is outside the {}-byte file", data.len())));
+    }
+    Ok(Header {
+        version,
+        header_size,
+        data_offset,
+        num_vlrs,
+        format,
+        compressed,
+        record_len,
+        count,
+        scale,
+        offset,
+        min,
+        max,
+        system: text(&data[26..58]),
+        software: text(&data[58..90]),
+    })
+}
+
+/// The VLRs between the header and the point data.
+pub fn vlrs(data: &[u8], h: &Header) -> Result<Vec<Vlr>, FormatError> {
+    let mut at = h.header_size as usize;
+    let end = h.data_offset as usize;
+    let mut out = Vec::new();
+    for k in 0..h.num_vlrs {
+        if at + 54 > end {
+            return Err(FormatError::at_byte(at, format!("VLR {k} of {} runs past the start of the point data (byte {end})", h.num_vlrs)));
+        }
+        let len = u16le(data, at + 20) as usize;
+        let data_start = at + 54;
+        if data_start + len > end {
+            return Err(FormatError::at_byte(at, format!("VLR {k} ({len} bytes) runs past the start of the point data (byte {end})")));
+        }
+        out.push(Vlr { user_id: text(&data[at + 2..at + 18]), record_id: u16le(data, at + 18), data: data_start..data_start + len });
+        at = data_start + len;
+    }
+    Ok(out)
+}
+
+/// Where a format keeps its fields.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    rgb: Option<usize>,
+    class_byte: usize,
+    class_mask: u8,
+}
+
+fn layout(format: u8) -> Layout {
+    let rgb = match format {
+        2 => Some(20),
+        3 | 5 => Some(28),
+        7 | 8 | 10 => Some(30),
+        _ => None,
+    };
+    if format >= 6 {
+        Layout { rgb, class_byte: 16, class_mask: 0xff }
+    } else {
+        Layout { rgb, class_byte: 15, class_mask: 0x1f }
+    }
+}
+
+/// The record decoder for `h`'s format; `eight_bit`: colors are 8-bit values in 16-bit fields.
+fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + Sync + Copy {
+    let (scale, offset) = (h.scale, h.offset);
+    let l = layout(h.format);
+    move |rec: &[u8]| {
+        let c = |o: usize| i32::from_le_bytes(super::bytes(rec, o)) as f64;
+        let mut r = Rec {
+            xyz: [c(0) * scale[0] + offset[0], c(4) * scale[1] + offset[1], c(8) * scale[2] + offset[2]],
+            rgba: [0, 0, 0, 255],
+            intensity: u16le(rec, 12) as f32,
+            class: rec[l.class_byte] & l.class_mask,
+            aux: 0,
+        };
+        if let Some(o) = l.rgb {
+            let v = [u16le(rec, o), u16le(rec, o + 2), u16le(rec, o + 4)];
+            r.aux = v[0].max(v[1]).max(v[2]);
+            r.rgba = if eight_bit { [v[0] as u8, v[1] as u8, v[2] as u8, 255] } else { [(v[0] >> 8) as u8, (v[1] >> 8) as u8, (v[2] >> 8) as u8, 255] };
+        }
+        r
+    }
+}
+
+fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
+    let copc = vlrs.iter().any(|v| v.user_id == "copc");
+    let kind = if h.compressed { "LAZ" } else { "LAS" };
+    let mut variant = format!("{kind} {}.{}, point format {} ({}-byte records)", h.version.0, h.version.1, h.format, h.record_len);
+    if copc {
+        variant.push_str(", COPC (read as plain LAZ)");
+    }
+    let l = layout(h.format);
+    let mut attributes = vec!["xyz (i32 × scale + offset)".to_string(), "intensity (u16)".to_string()];
+    attributes.push(if h.format >= 6 { "classification (u8)".into() } else { "classification (5 bits)".into() });
+    if l.rgb.is_some() {
+        attributes.push(match eight_bit {
+            Some(true) => "rgb (u16 fields holding 8-bit values)".into(),
+            _ => "rgb (u16)".into(),
+        });
+    }
+    let mut skipped = vec!["returns".to_string(), "flags".into(), "scan angle".into(), "user data".into(), "point source id".into()];
+    if !matches!(h.format, 0 | 2) {
+        skipped.push("gps time".into());
+    }
+    if matches!(h.format, 8 | 10) {
+        skipped.push("nir".into());
+    }
+    if matches!(h.format, 4 | 5 | 9 | 10) {
+        skipped.push("wave packets".into());
+    }
+    let extra = h.record_len - FORMAT_SIZES[h.format as usize];
+    if extra > 0 {
+        skipped.push(format!("{extra} extra bytes per point"));
+    }
+    let mut notes = vec![
+        format!("scale {} {} {}", h.scale[0], h.scale[1], h.scale[2]),
+        format!("offset {} {} {}", h.offset[0], h.offset[1], h.offset[2]),
+    ];
+    if !h.system.is_empty() || !h.software.is_empty() {
+        notes.push(format!("system '{}', software '{}'", h.system, h.software));
+    }
+    if !vlrs.is_empty() {
+        notes.push(format!(
+            "VLRs: {}",
+            vlrs.iter().map(|v| format!("{}/{}", v.user_id, v.record_id)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    FileInfo {
+        variant,
+        declared_points: Some(h.count),
+        attributes,
+        skipped,
+        header_bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty() && b.min.iter().chain(&b.max).all(|v| v.is_finite())),
+        notes,
+    }
+}
+
+/// The header's bounds, or a sample of the records' (for choosing the origin before decoding).
+pub fn estimate(data: &[u8]) -> Option<DBounds> {
+    let h = parse_header(data).ok()?;
+    let b = DBounds { min: h.min, max: h.max };
+    if !b.is_empty() && b.min.iter().chain(&b.max).all(|v| v.is_finite()) {
+        return Some(b);
+    }
+    if h.compressed {
+        return None;
+    }
+    let body = &data[h.data_offset as usize..];
+    let stride = h.record_len as usize;
+    let n = (h.count as usize).min(body.len() / stride);
+    let f = record_fn(&h, false);
+    sample_bounds(sample_indices(n, 1024).map(|k| f(&body[k * stride..(k + 1) * stride]).xyz))
+}
+
+/// Reads a LAS or LAZ file.
+pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
+    let h = parse_header(data)?;
+    let vl = vlrs(data, &h)?;
+    let cols = Columns { intensity: true, classification: true };
+    let has_rgb = layout(h.format).rgb.is_some();
+    opts.progress.add_total(h.count.min(data.len() as u64 * MAX_LAZ_RATIO));
+    let (fx, eight_bit) = if h.compressed { read_laz(data, &h, &vl, cols, opts)? } else { read_las(data, &h, cols, opts)? };
+    Ok(Decoded {
+        points: fx.points,
+        intensity: fx.intensity,
+        classification: fx.classification,
+        has_rgb,
+        bounds: fx.bounds,
+        nonfinite: fx.nonfinite,
+        info: info(&h, &vl, has_rgb.then_some(eight_bit)),
+        ..Default::default()
+    })
+}
+
+/// Whether colors are 8-bit values in 16-bit fields, judged from `max`, the largest component seen
+/// (all-zero colors count as 16-bit).
+fn looks_8bit(max: u16) -> bool {
+    max > 0 && max <= 255
+}
+
+fn read_las(data: &[u8], h: &Header, cols: Columns, opts: &ReadOptions) -> Result<(super::FixedOut, bool), FormatError> {
+    let start = h.data_offset as usize;
+    let stride = h.record_len as usize;
+    let avail = (data.len() - start) as u64;
+    let need = h.count as u128 * stride as u128;
+    if need > avail as u128 {
+        return Err(FormatError::at_byte(
+            start,
+            format!("the header declares {} points of {stride} bytes ({need} bytes), but only {avail} bytes follow the point data offset", h.count),
+        ));
+    }
+    let body = &data[start..];
+    let n = h.count as usize;
+    let mut eight_bit = false;
+    if layout(h.format).rgb.is_some() {
+        let f = record_fn(h, false);
+        let max = sample_indices(n, 4096).map(|k| f(&body[k * stride..(k + 1) * stride]).aux).max().unwrap_or(0);
+        eight_bit = looks_8bit(max);
+    }
+    let mut fx = decode_fixed(body, stride, n, cols, opts, record_fn(h, eight_bit));
+    if layout(h.format).rgb.is_some() && looks_8bit(fx.aux_max) != eight_bit {
+        eight_bit = !eight_bit;
+        recolor_las(body, stride, n, &mut fx, record_fn(h, eight_bit));
+    }
+    Ok((fx, eight_bit))
+}
+
+/// Decodes the colors again after a wrong 8-bit guess (positions and attributes are unchanged).
+fn recolor_las(body: &[u8], stride: usize, n: usize, fx: &mut super::FixedOut, f: impl Fn(&[u8]) -> Rec + Sync) {
+    if fx.nonfinite > 0 {
+        // Dropped points shift the indices; LAS coordinates are finite by construction (i32 × finite
+        // scale + finite offset), so this cannot happen — but stay correct if it did.
+        let kept: Vec<Rec> = body[..n * stride].chunks_exact(stride).map(&f).filter(|r| r.xyz.iter().all(|v| v.is_finite())).collect();
+        fx.points.iter_mut().zip(kept).for_each(|(p, r)| p.rgba = r.rgba);
+        return;
+    }
+    fx.points.par_iter_mut().zip(body[..n * stride].par_chunks_exact(stride)).for_each(|(p, rec)| p.rgba = f(rec).rgba);
+}
+
+thread_local! {
+    static LAZ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One LAZ chunk: where its bytes are and how many points it holds.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    byte: usize,
+    bytes: usize,
+    points: usize,
+}
+
+fn read_laz(data: &[u8], h: &Header, vl: &[Vlr], cols: Columns, opts: &ReadOptions) -> Result<(super::FixedOut, bool), FormatError> {
+    let lz = vl
+        .iter()
+        .find(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
+        .ok_or_else(|| FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into()))?;
+    let vlr = laz::LazVlr::from_buffer(&data[lz.data.clone()]).map_err(|e| FormatError::at_byte(lz.data.start, format!("LASzip VLR: {e}")))?;
+    let items_size: u64 = vlr.items().iter().map(|i| i.size() as u64).sum();
+    if items_size != h.record_len as u64 {
+        return Err(FormatError::at_byte(
+            lz.data.start,
+            format!("the LASzip VLR describes {items_size}-byte points but the header says {}", h.record_len),
+        ));
+    }
+    if h.count as u128 * h.record_len as u128 > data.len() as u128 * MAX_LAZ_RATIO as u128 {
+        return Err(FormatError::at_byte(
+            107,
+            format!("the header declares {} points of {} bytes, more than a {}-byte LAZ file can hold", h.count, h.record_len, data.len()),
+        ));
+    }
+    let layers = layer_count(vlr.items());
+    let chunks = chunk_table(data, h, &vlr)?;
+    let stride = h.record_len as usize;
+    let selection = laz::DecompressionSelection(
+        laz::DecompressionSelection::XY_RETURNS_CHANNEL
+            | laz::DecompressionSelection::Z
+            | laz::DecompressionSelection::CLASSIFICATION
+            | laz::DecompressionSelection::INTENSITY
+            | laz::DecompressionSelection::RGB,
+    );
+    let decompress = |k: usize, c: &Chunk, buf: &mut Vec<u8>| -> Result<(), FormatError> {
+        if let Some(layers) = layers {
+            check_layers(&data[c.byte..c.byte + c.bytes], stride, layers).map_err(|m| FormatError::at_byte(c.byte, format!("LAZ chunk {k}: {m}")))?;
+        }
+        buf.clear();
+        buf.resize(c.points * stride, 0);
+        let entry = ChunkTableEntry { point_count: c.points as u64, byte_count: c.bytes as u64 };
+        super::catch_quietly(|| laz::par_decompress_selective(&data[c.byte..c.byte + c.bytes], buf, &vlr, &[entry], selection))
+            .map_err(|m| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {} is corrupt (the decoder failed: {m})", chunks.len())))?
+            .map_err(|e| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {e}", chunks.len())))
+    };
+    let has_rgb = layout(h.format).rgb.is_some();
+    let mut eight_bit = false;
+    if has_rgb {
+        if let Some(c) = chunks.first() {
+            let mut buf = Vec::new();
+            decompress(0, c, &mut buf)?;
+            let f = record_fn(h, false);
+            eight_bit = looks_8bit(buf.chunks_exact(stride).map(|r| f(r).aux).max().unwrap_or(0));
+        }
+    }
+    let run = |eight_bit: bool| -> Result<super::FixedOut, FormatError> {
+        let total: usize = chunks.iter().map(|c| c.points).sum();
+        let mut points = zeroed_points(total);
+        let mut intensity = if cols.intensity { vec![0f32; total] } else { Vec::new() };
+        let mut classes = if cols.classification { vec![0u8; total] } else { Vec::new() };
+        let f = record_fn(h, eight_bit);
+        let origin = opts.origin.to_array();
+        let jobs = split_columns(&mut points, &mut intensity, &mut classes, chunks.iter().map(|c| c.points));
+        let stats: Vec<ChunkStats> = jobs
+            .into_par_iter()
+            .zip(chunks.par_iter().enumerate())
+            .map(|((start, pts, inten, cls), (k, c))| {
+                LAZ_BUF.with(|b| {
+                    let mut buf = b.borrow_mut();
+                    decompress(k, c, &mut buf)?;
+                    let s = fill_chunk(&buf, stride, &f, &origin, start, pts, inten, cls);
+                    opts.progress.inc(c.points as u64);
+                    Ok(s)
+                })
+            })
+            .collect::<Result<_, FormatError>>()?;
+        Ok(finish_chunks(points, intensity, classes, cols, &stats))
+    };
+    let mut fx = run(eight_bit)?;
+    if has_rgb && looks_8bit(fx.aux_max) != eight_bit {
+        eight_bit = !eight_bit;
+        fx = run(eight_bit)?;
+    }
+    Ok((fx, eight_bit))
+}
+
+/// How many layer sizes a chunk of the layered (LAS 1.4, formats 6–10) compression starts with, or
+/// `None` for the point-wise compression.
+fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
+    use laz::LazItemType as T;
+    let mut n = 0;
+    for it in items {
+        n += match it.item_type() {
+            T::Point14 => 9,
+            T::RGB14 | T::WavePacket14 => 1,
+            T::RGBNIR14 => 2,
+            T::Byte14(c) => c as usize,
+            _ => return None,
+        };
+    }
+    Some(n)
+}
+
+/// Checks a layered chunk's layer sizes (after its first point, stored raw, and its point count)
+/// against the chunk's bytes, so that no layer buffer is larger than the file.
+fn check_layers(chunk: &[u8], record_len: usize, layers: usize) -> Result<(), String> {
+    let at = record_len + 4;
+    let table_end = at + 4 * layers;
+    if chunk.len() < table_end {
+        return Err(format!("{} bytes, too short for its first point and {layers} layer sizes", chunk.len()));
+    }
+    let sum: u64 = (0..layers).map(|k| u32le(chunk, at + 4 * k) as u64).sum();
+    if sum > (chunk.len() - table_end) as u64 {
+        return Err(format!("its layers add up to {sum} bytes, more than the {} bytes that follow", chunk.len() - table_end));
+    }
+    Ok(())
+}
+
+/// Reads and checks the chunk table: every chunk's bytes inside the point data, the points adding up
+/// to the header's count.
+fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>, FormatError> {
+    let start = h.data_offset as usize;
+    if h.count == 0 {
+        return Ok(Vec::new());
+    }
+    if start + 8 > data.len() {
+        return Err(FormatError::at_byte(start, "the file ends before the LAZ chunk table offset"));
+    }
+    let mut table_at = i64::from_le_bytes(super::bytes(data, start));
+    if table_at <= start as i64 && data.len() >= 8 {
+        // A writer that could not seek back stores the offset in the last 8 bytes.
+        table_at = i64::from_le_bytes(super::bytes(data, data.len() - 8));
+    }
+    // The table follows the 8-byte offset itself and the chunks, and holds at least its 8-byte head.
+    if table_at < start as i64 + 8 || table_at as u64 + 8 > data.len() as u64 {
+        return Err(FormatError::at_byte(start, format!("LAZ chunk table offset {table_at} is outside the point data")));
+    }
+    let table_at = table_at as usize;
+    let n_chunks = u32le(data, table_at + 4) as usize;
+    let data_bytes = table_at - start - 8;
+    if n_chunks > data_bytes / 8 + 1 {
+        return Err(FormatError::at_byte(table_at, format!("the LAZ chunk table lists {n_chunks} chunks, more than {data_bytes} bytes of point data can hold")));
+    }
+    let mut cursor = std::io::Cursor::new(data);
+    cursor.set_position(start as u64);
+    let table = super::catch_quietly(|| laz::laszip::ChunkTable::read_from(&mut cursor, vlr))
+        .map_err(|m| FormatError::at_byte(table_at, format!("the LAZ chunk table is corrupt (the decoder failed: {m})")))?
+        .map_err(|e| FormatError::at_byte(table_at, format!("LAZ chunk table: {e}")))?;
+    let entries: &[ChunkTableEntry] = table.as_ref();
+    let mut chunks = Vec::with_capacity(entries.len());
+    let mut byte = start + 8;
+    let mut left = h.count;
+    for (k, e) in entries.iter().enumerate() {
+        let last = k + 1 == entries.len();
+        let points = if vlr.uses_variable_size_chunks() || !last { e.point_count } else { left };
+        if points > left || (!vlr.uses_variable_size_chunks() && points == 0) {
+            return Err(FormatError::at_byte(
+                table_at,
+                format!("the LAZ chunk table's chunks hold more than the {} points the header declares (chunk {k})", h.count),
+            ));
+        }
+        if e.byte_count > (table_at - byte) as u64 {
+            return Err(FormatError::at_byte(byte, format!("LAZ chunk {k} ({} bytes) runs past the chunk table at byte {table_at}", e.byte_count)));
+        }
+        chunks.push(Chunk { byte, bytes: e.byte_count as usize, points: points as usize });
+        byte += e.byte_count as usize;
+        left -= points;
+    }
+    if left != 0 {
+        return Err(FormatError::at_byte(
+            table_at,
+            format!("the LAZ chunks hold {} points but the header declares {}", h.count - left, h.count),
+        ));
+    }
+    Ok(chunks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_follow_the_spec() {
+        assert_eq!(layout(2).rgb, Some(20));
+        assert_eq!(layout(3).rgb, Some(28));
+        assert_eq!(layout(7).rgb, Some(30));
+        assert_eq!(layout(10).rgb, Some(30));
+        assert_eq!(layout(6).rgb, None);
+        assert_eq!(layout(1).class_byte, 15);
+        assert_eq!(layout(6).class_byte, 16);
+        assert!(looks_8bit(255) && !looks_8bit(256) && !looks_8bit(0));
+    }
+
+    #[test]
+    fn short_and_foreign_headers_are_errors() {
+        assert!(parse_header(b"LASF").unwrap_err().to_string().contains("ends inside the LAS header"));
+        assert!(parse_header(b"PLY!").is_err());
+        let mut d = vec![0u8; 400];
+        d[..4].copy_from_slice(b"LASF");
+        d[24] = 2;
+        assert!(parse_header(&d).unwrap_err().to_string().contains("byte 24"));
+    }
+}

@@ -1,0 +1,129 @@
+//! `pcv info`: what is in point files, per file — format and variant, point count, bounds in the
+//! file's own coordinates, attributes — the way `pdal info` or `lasinfo` tell it.
+//!
+//! How it works: each file is opened and decoded exactly as the viewer loads it (same detection, same
+//! decoders), relative to an origin near its center, and the report is built from the decoder's
+//! [`FileInfo`] (what the header declares and what was read or skipped) and from the points themselves:
+//! exact f64 bounds, points dropped for NaN or infinite coordinates, the intensity range and the count
+//! of every classification code. [`FileReport`] serializes to JSON for scripts (`--json`);
+//! [`FileReport::to_text`] is the human form.
+use crate::cloud::formats::{DBounds, FileInfo, Format, Progress};
+use crate::cloud::load::{self, FileBytes, LoadError};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// What `pcv info` says about one file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FileReport {
+    pub path: String,
+    pub format: Format,
+    pub file_bytes: u64,
+    /// Points read (after dropping invalid ones).
+    pub points: u64,
+    /// Points dropped for NaN, infinite or invalid coordinates.
+    pub dropped: u64,
+    /// Exact bounds of the points read, in the file's coordinates (none for an empty file).
+    pub bounds: Option<DBounds>,
+    /// Intensity range, when the file has intensity.
+    pub intensity_range: Option<[f32; 2]>,
+    /// Classification codes and their counts, when the file has classification.
+    pub classes: Vec<(u8, u64)>,
+    #[serde(flatten)]
+    pub info: FileInfo,
+}
+
+/// Reads `path` and reports on it.
+pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
+    let bytes = FileBytes::open(path)?;
+    let data = bytes.bytes();
+    let format = load::detect(path, data)?;
+    let pts = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pts"));
+    let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
+    let d = load::decode_file(path, data, format, origin, &Progress::hidden())?;
+    let intensity_range = d.intensity.as_ref().map(|v| {
+        v.par_iter().fold(|| [f32::INFINITY, f32::NEG_INFINITY], |a, &x| [a[0].min(x), a[1].max(x)]).reduce(
+            || [f32::INFINITY, f32::NEG_INFINITY],
+            |a, b| [a[0].min(b[0]), a[1].max(b[1])],
+        )
+    });
+    let classes = d
+        .classification
+        .as_ref()
+        .map(|v| {
+            let hist = v
+                .par_chunks(1 << 16)
+                .map(|c| {
+                    let mut h = [0u64; 256];
+                    c.iter().for_each(|&k| h[k as usize] += 1);
+                    h
+                })
+                .reduce(|| [0u64; 256], |a, b| std::array::from_fn(|i| a[i] + b[i]));
+            (0..256).filter(|&k| hist[k] > 0).map(|k| (k as u8, hist[k])).collect()
+        })
+        .unwrap_or_default();
+    Ok(FileReport {
+        path: path.display().to_string(),
+        format,
+        file_bytes: data.len() as u64,
+        points: d.points.len() as u64,
+        dropped: d.nonfinite,
+        bounds: (!d.bounds.is_empty()).then_some(d.bounds),
+        intensity_range: intensity_range.filter(|r| r[0] <= r[1]),
+        classes,
+        info: d.info,
+    })
+}
+
+/// A number without float noise: at most 9 decimals, trailing zeros dropped.
+fn num(v: f64) -> String {
+    let s = format!("{v:.9}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
+}
+
+/// Continuation lines line up under the value column.
+const INDENT: &str = "\n              ";
+
+fn fmt_bounds(b: &DBounds) -> String {
+    let v = |a: [f64; 3]| a.map(num).join(" ");
+    format!("min {}{INDENT}max {}{INDENT}size {}", v(b.min), v(b.max), v(std::array::from_fn(|k| b.max[k] - b.min[k])))
+}
+
+impl FileReport {
+    /// The human-readable report.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("{}\n", self.path);
+        let mut line = |k: &str, v: String| s.push_str(&format!("  {k:<11} {v}\n"));
+        line("format", format!("{} ({})", self.format, self.info.variant));
+        line("size", format!("{} bytes", self.file_bytes));
+        let declared = match self.info.declared_points {
+            Some(d) if d != self.points + self.dropped => format!(" (header declares {d})"),
+            _ => String::new(),
+        };
+        line("points", format!("{}{declared}", self.points));
+        if self.dropped > 0 {
+            line("dropped", format!("{} with NaN, infinite or invalid coordinates", self.dropped));
+        }
+        if let Some(b) = &self.bounds {
+            line("bounds", fmt_bounds(b));
+        }
+        if let Some(b) = &self.info.header_bounds {
+            let v = |a: [f64; 3]| a.map(num).join(" ");
+            line("declared", format!("min {}{INDENT}max {} (bounds in the header)", v(b.min), v(b.max)));
+        }
+        line("attributes", self.info.attributes.join(", "));
+        if let Some(r) = self.intensity_range {
+            line("intensity", format!("{} .. {}", r[0], r[1]));
+        }
+        if !self.classes.is_empty() {
+            line("classes", self.classes.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", "));
+        }
+        if !self.info.skipped.is_empty() {
+            line("skipped", self.info.skipped.join(", "));
+        }
+        for n in &self.info.notes {
+            line("note", n.clone());
+        }
+        s
+    }
+}

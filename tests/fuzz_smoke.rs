@@ -1,0 +1,244 @@
+//! A bounded fuzz run for CI: every parser gets thousands of random and mutated inputs (fixed seed,
+//! about two seconds per format), must never panic, and must never make an allocation out of proportion
+//! with its input (a lying header must not reserve gigabytes). Every file in `fuzz/regressions/` (the
+//! inputs that once crashed a cargo-fuzz target) is replayed first.
+//!
+//! `PCV_FUZZ_SECS=N` changes the time per format; `PCV_WRITE_FUZZ_CORPUS=1` also writes the seed
+//! files to `fuzz/corpus/<target>/` for cargo-fuzz.
+mod samples;
+
+use pcv::cloud::formats::{Format, Progress, ReadOptions};
+use pcv::cloud::load::decode_bytes;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use samples::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counts the largest single allocation made while an input is decoded.
+struct Largest;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only a size is recorded.
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        if l.size() > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
+            std::process::abort();
+        }
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        if l.size() > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
+            std::process::abort();
+        }
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LARGEST.fetch_max(new, Ordering::Relaxed);
+        if new > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
+            std::process::abort();
+        }
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Largest = Largest;
+
+/// The cargo-fuzz targets and the formats they feed.
+const TARGETS: [(&str, Format, bool); 6] = [
+    ("ply", Format::Ply, false),
+    ("las", Format::Las, false),
+    ("pcd", Format::Pcd, false),
+    ("e57", Format::E57, false),
+    ("text", Format::Text, true),
+    ("raw", Format::Raw, false),
+];
+
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    let pts = points(40, [0.0; 3]);
+    let utm = points(40, [500_000.0, 4_000_000.0, 100.0]);
+    let rows = |p: &[Pt]| -> Vec<Vec<f64>> { p.iter().map(|q| vec![q.xyz[0], q.xyz[1], q.xyz[2], q.rgb[0] as f64, q.rgb[1] as f64, q.rgb[2] as f64, q.intensity as f64]).collect() };
+    let props = [("x", "float"), ("y", "float"), ("z", "float"), ("red", "uchar"), ("green", "uchar"), ("blue", "uchar"), ("intensity", "ushort")];
+    let dprops = [("x", "double"), ("y", "double"), ("z", "double"), ("r", "uchar"), ("g", "uchar"), ("b", "uchar"), ("scalar_x", "float")];
+    match target {
+        "ply" => vec![
+            ply(PlyEnc::Ascii, &props, &rows(&pts), false, 3),
+            ply(PlyEnc::Le, &props, &rows(&pts), true, 3),
+            ply(PlyEnc::Be, &dprops, &rows(&utm), false, 0),
+        ],
+        "las" => vec![
+            las(&pts, 2, 3, false, [0.0; 3], |c| c as u16 * 257),
+            las(&utm, 4, 7, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16),
+            las(&pts, 2, 3, true, [0.0; 3], |c| c as u16 * 257),
+            las(&utm, 4, 7, true, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257),
+            las(&pts, 3, 5, true, [0.0; 3], |c| c as u16 * 257),
+        ],
+        "pcd" => vec![pcd(&pts, PcdData::Ascii, true, 1), pcd(&pts, PcdData::Binary, false, 1), pcd(&pts, PcdData::Compressed, true, 1)],
+        "e57" => vec![e57(&pts[..10], [1.0, 2.0, 3.0]).0],
+        "text" => vec![
+            text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None),
+            text(&utm, ",", &["x", "y", "z", "i", "c"], Some("x,y,z,intensity,classification")),
+            [b"40\n".to_vec(), text(&pts, " ", &["x", "y", "z", "i", "r", "g", "b"], None)].concat(),
+        ],
+        "raw" => {
+            let cloud = pcv::cloud::scene::generate(64, 1, false);
+            vec![bytemuck::cast_slice(&cloud.points[..]).to_vec()]
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// One mutation of `input` (or a fresh random input).
+fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut d = seeds[rng.random_range(0..seeds.len())].clone();
+    let rounds = rng.random_range(1..=4);
+    for _ in 0..rounds {
+        let len = d.len().max(1);
+        match rng.random_range(0..10) {
+            0 => {
+                // Flip bits.
+                for _ in 0..rng.random_range(1..8) {
+                    let i = rng.random_range(0..len);
+                    if let Some(b) = d.get_mut(i) {
+                        *b ^= 1 << rng.random_range(0..8);
+                    }
+                }
+            }
+            1 => {
+                let i = rng.random_range(0..len);
+                if let Some(b) = d.get_mut(i) {
+                    *b = [0u8, 0xff, 0x7f, 0x80, b'0', b'9', b'\n', b' ', b'-', b'.'][rng.random_range(0..10)];
+                }
+            }
+            2 => d.truncate(rng.random_range(0..len)),
+            3 => {
+                let i = rng.random_range(0..=d.len());
+                let extra: Vec<u8> = (0..rng.random_range(1..32)).map(|_| rng.random()).collect();
+                d.splice(i..i, extra);
+            }
+            4 => {
+                let a = rng.random_range(0..len);
+                let b = (a + rng.random_range(0..256)).min(d.len());
+                if a < b {
+                    d.drain(a..b);
+                }
+            }
+            5 => {
+                // Overwrite an integer with an interesting value (counts, offsets, sizes).
+                let v: u64 = [0, 1, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, u64::MAX, 1 << 40, 12345678][rng.random_range(0..10)];
+                let w = [1usize, 2, 4, 8][rng.random_range(0..4)];
+                let i = rng.random_range(0..len);
+                for k in 0..w {
+                    if let Some(b) = d.get_mut(i + k) {
+                        *b = (v >> (8 * k)) as u8;
+                    }
+                }
+            }
+            6 => {
+                // Replace a decimal number in the text (header counts, sizes, values).
+                let s = String::from_utf8_lossy(&d).into_owned();
+                let starts: Vec<usize> = s.char_indices().filter(|(_, c)| c.is_ascii_digit()).map(|(i, _)| i).collect();
+                if !starts.is_empty() {
+                    let i = starts[rng.random_range(0..starts.len())];
+                    let end = s[i..].find(|c: char| !c.is_ascii_digit()).map(|e| i + e).unwrap_or(s.len());
+                    let with = ["0", "1", "999999999999", "18446744073709551615", "-1", "nan", "4294967295", "2"][rng.random_range(0..8)];
+                    d = format!("{}{with}{}", &s[..i], &s[end..]).into_bytes();
+                }
+            }
+            7 => {
+                // Duplicate a range.
+                let a = rng.random_range(0..len);
+                let b = (a + rng.random_range(0..512)).min(d.len());
+                let piece = d[a.min(d.len())..b].to_vec();
+                let at = rng.random_range(0..=d.len());
+                d.splice(at..at, piece);
+            }
+            8 => {
+                // Random bytes after the first few (keeps the magic).
+                let keep = rng.random_range(0..64).min(d.len());
+                d.truncate(keep);
+                d.extend((0..rng.random_range(0..2048)).map(|_| rng.random::<u8>()));
+            }
+            _ => {
+                d = (0..rng.random_range(0..512)).map(|_| rng.random::<u8>()).collect();
+            }
+        }
+    }
+    d
+}
+
+/// Decodes `data`; fails the test on a panic or an allocation larger than the input allows.
+fn feed(target: &str, format: Format, pts: bool, data: &[u8], what: &str) {
+    let progress = Progress::hidden();
+    let opts = ReadOptions { origin: Default::default(), progress: &progress };
+    LARGEST.store(0, Ordering::Relaxed);
+    let r = std::panic::catch_unwind(|| {
+        let _ = decode_bytes(data, format, pts, &opts);
+    });
+    let largest = LARGEST.load(Ordering::Relaxed);
+    let limit = (data.len() * 2048).max(16 << 20);
+    if r.is_err() || largest > limit {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-failures");
+        let _ = std::fs::create_dir_all(&dir);
+        let file = dir.join(format!("{target}-{}", data.len()));
+        let _ = std::fs::write(&file, data);
+        panic!(
+            "{target}: {what}: {} (input saved to {})",
+            if r.is_err() { "the parser panicked".to_string() } else { format!("an allocation of {largest} bytes for a {}-byte input", data.len()) },
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn every_parser_survives_random_and_mutated_input() {
+    let secs: f64 = std::env::var("PCV_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut total = 0usize;
+    for (k, (target, format, pts)) in TARGETS.iter().enumerate() {
+        // Regressions first.
+        if let Ok(entries) = std::fs::read_dir(root.join("fuzz/regressions").join(target)) {
+            for e in entries.flatten() {
+                let data = std::fs::read(e.path()).unwrap();
+                feed(target, *format, *pts, &data, &format!("regression {}", e.path().display()));
+                total += 1;
+            }
+        }
+        let seeds = seeds(target);
+        if std::env::var("PCV_WRITE_FUZZ_CORPUS").is_ok_and(|v| v == "1") {
+            let dir = root.join("fuzz/corpus").join(target);
+            std::fs::create_dir_all(&dir).unwrap();
+            for (i, s) in seeds.iter().enumerate() {
+                std::fs::write(dir.join(format!("seed-{i}")), s).unwrap();
+            }
+        }
+        for s in &seeds {
+            feed(target, *format, *pts, s, "seed");
+        }
+        let mut rng = StdRng::seed_from_u64(0x5eed_f022 + k as u64);
+        let start = Instant::now();
+        let mut n = 0;
+        while n < 200_000 && (n < 1000 || start.elapsed() < Duration::from_secs_f64(secs)) {
+            let input = mutate(&mut rng, &seeds);
+            feed(target, *format, *pts, &input, &format!("mutation {n}"));
+            if *format == Format::E57 {
+                // Past the page checksums, into the XML and point parsers.
+                let fixed = pcv::cloud::formats::e57::with_valid_checksums(&input);
+                feed(target, *format, *pts, &fixed, &format!("mutation {n} with valid checksums"));
+            }
+            n += 1;
+        }
+        eprintln!("fuzz smoke: {target}: {n} inputs in {:.1} s", start.elapsed().as_secs_f64());
+        total += n;
+    }
+    assert!(total >= 6000);
+}

@@ -1,0 +1,521 @@
+//! The loaders: every format and variant written here (tests/samples), loaded back and checked exactly —
+//! counts, positions, bounds, colors, intensity, classification — plus merging, precision, bad input,
+//! `pcv info` and `pcv convert`.
+mod samples;
+
+use pcv::cloud::attributes::{class_color, ramp_color, recolor, unit, ColorMode};
+use pcv::cloud::load::{load_files_with, LoadError, LoadOptions};
+use pcv::cloud::PointCloud;
+use samples::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const UTM: [f64; 3] = [512_345.0, 5_401_234.0, 250.0];
+
+fn opts() -> LoadOptions {
+    LoadOptions { progress: false, warnings: false }
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn load_one(name: &str, bytes: &[u8]) -> PointCloud {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, bytes);
+    load_files_with(&[p], &opts()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn load_err(name: &str, bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, bytes);
+    match load_files_with(&[p], &opts()) {
+        Ok(c) => panic!("{name}: loaded {} points, expected an error", c.points.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Expect {
+    rgb: bool,
+    intensity: bool,
+    class: bool,
+    /// Largest allowed distance between a loaded position (origin + local) and the expected one.
+    tol: f64,
+}
+
+const ALL: Expect = Expect { rgb: true, intensity: true, class: true, tol: 1e-5 };
+
+fn check(name: &str, c: &PointCloud, pts: &[Pt], e: Expect) {
+    assert_eq!(c.points.len(), pts.len(), "{name}: count");
+    let a = c.attributes.as_ref().expect("attributes");
+    for (i, (p, q)) in c.points.iter().zip(pts).enumerate() {
+        let s = c.to_source(glam::Vec3::from_array(p.pos));
+        for k in 0..3 {
+            assert!((s[k] - q.xyz[k]).abs() <= e.tol, "{name}: point {i} axis {k}: {} vs {}", s[k], q.xyz[k]);
+        }
+        if e.rgb {
+            assert_eq!(p.rgba, [q.rgb[0], q.rgb[1], q.rgb[2], 255], "{name}: color of point {i}");
+        } else {
+            assert_eq!(p.rgba, ramp_color(unit(p.pos[2], c.bounds.min.z, c.bounds.max.z)), "{name}: elevation color of point {i}");
+        }
+    }
+    assert_eq!(a.has_rgb, e.rgb, "{name}: has_rgb");
+    if e.intensity {
+        let v = a.intensity.as_ref().unwrap_or_else(|| panic!("{name}: no intensity"));
+        assert_eq!(v, &pts.iter().map(|p| p.intensity as f32).collect::<Vec<_>>(), "{name}: intensity");
+    } else {
+        assert!(a.intensity.is_none(), "{name}: unexpected intensity");
+    }
+    if e.class {
+        let v = a.classification.as_ref().unwrap_or_else(|| panic!("{name}: no classification"));
+        assert_eq!(v, &pts.iter().map(|p| p.class).collect::<Vec<_>>(), "{name}: classes");
+    }
+    // Bounds: local bounds, moved back by the origin, hold the expected ones.
+    let (lo, hi) = bounds(pts);
+    let (blo, bhi) = (c.to_source(c.bounds.min), c.to_source(c.bounds.max));
+    for k in 0..3 {
+        assert!((blo[k] - lo[k]).abs() <= e.tol && (bhi[k] - hi[k]).abs() <= e.tol, "{name}: bounds axis {k}");
+    }
+}
+
+/// `pcv info`'s exact f64 bounds of a file.
+fn info_bounds(name: &str, bytes: &[u8]) -> ([f64; 3], [f64; 3]) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, bytes);
+    let r = pcv::info::file_report(&p).unwrap();
+    let b = r.bounds.unwrap();
+    (b.min, b.max)
+}
+
+#[test]
+fn ply_every_encoding_type_and_spelling() {
+    let pts = points(300, [0.0; 3]);
+    for enc in [PlyEnc::Ascii, PlyEnc::Le, PlyEnc::Be] {
+        for xyz_t in ["float", "double"] {
+            for (color_t, names) in [("uchar", ["red", "green", "blue"]), ("ushort", ["r", "g", "b"]), ("float", ["red", "green", "blue"])] {
+                for (inten_name, inten_t) in [("intensity", "ushort"), ("scalar_intensity", "float")] {
+                    let props = [
+                        ("x", xyz_t),
+                        ("nx", "float"),
+                        ("y", xyz_t),
+                        ("z", xyz_t),
+                        (names[0], color_t),
+                        (names[1], color_t),
+                        (names[2], color_t),
+                        ("alpha", "uchar"),
+                        (inten_name, inten_t),
+                        ("classification", "uchar"),
+                    ];
+                    let rows: Vec<Vec<f64>> = pts
+                        .iter()
+                        .map(|p| {
+                            vec![
+                                p.xyz[0],
+                                0.5,
+                                p.xyz[1],
+                                p.xyz[2],
+                                color_as(color_t, p.rgb[0]),
+                                color_as(color_t, p.rgb[1]),
+                                color_as(color_t, p.rgb[2]),
+                                255.0,
+                                p.intensity as f64,
+                                p.class as f64,
+                            ]
+                        })
+                        .collect();
+                    for faces_first in [false, true] {
+                        let bytes = ply(enc, &props, &rows, faces_first, 4);
+                        let name = format!("{enc:?}-{xyz_t}-{color_t}-{inten_name}-{faces_first}");
+                        let c = load_one("a.ply", &bytes);
+                        check(&name, &c, &pts, ALL);
+                        assert_eq!(info_bounds("a.ply", &bytes), bounds(&pts), "{name}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ply_without_color_gets_the_elevation_ramp_and_utm_keeps_millimetres() {
+    let pts = points(200, UTM);
+    let rows: Vec<Vec<f64>> = pts.iter().map(|p| p.xyz.to_vec()).collect();
+    let bytes = ply(PlyEnc::Le, &[("x", "double"), ("y", "double"), ("z", "double")], &rows, false, 0);
+    let c = load_one("utm.ply", &bytes);
+    check("utm", &c, &pts, Expect { rgb: false, intensity: false, class: false, tol: 1e-5 });
+    // Recentred: the local positions are small, the origin is the center of the bounds.
+    let (lo, hi) = bounds(&pts);
+    let center = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0];
+    assert!((c.origin - glam::DVec3::from_array(center)).length() < 0.05 * 30.0, "origin {} vs {center:?}", c.origin);
+    assert!(c.points.iter().all(|p| p.pos.iter().all(|v| v.abs() < 40.0)));
+}
+
+fn las_rgb16(c: u8) -> u16 {
+    c as u16 * 257
+}
+
+#[test]
+fn las_and_laz_every_version_and_point_format() {
+    let pts = points(500, UTM);
+    for minor in 0..=4u8 {
+        for format in 0..=10u8 {
+            let max_format = [1, 1, 3, 5, 10][minor as usize];
+            if format > max_format {
+                continue;
+            }
+            for laz in [false, true] {
+                let bytes = las(&pts, minor, format, laz, UTM, las_rgb16);
+                let name = format!("LAS 1.{minor} format {format} laz {laz}");
+                let has_rgb = matches!(format, 2 | 3 | 5 | 7 | 8 | 10);
+                let c = load_one(if laz { "a.laz" } else { "a.las" }, &bytes);
+                check(&name, &c, &pts, Expect { rgb: has_rgb, intensity: true, class: true, tol: 1e-5 });
+                let (lo, hi) = info_bounds("a.las", &bytes);
+                let (elo, ehi) = bounds(&pts);
+                for k in 0..3 {
+                    assert!((lo[k] - elo[k]).abs() < 1e-9 && (hi[k] - ehi[k]).abs() < 1e-9, "{name}: info bounds");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn copc_like_laz_with_variable_chunks_reads_as_plain_laz() {
+    let pts = points(700, UTM);
+    let bytes = copc_like(&pts, UTM, &[100, 250, 1, 349]);
+    let c = load_one("a.copc.laz", &bytes);
+    check("copc", &c, &pts, ALL);
+    let dir = tempfile::tempdir().unwrap();
+    let r = pcv::info::file_report(&write(dir.path(), "a.copc.laz", &bytes)).unwrap();
+    assert!(r.info.variant.contains("COPC"), "{}", r.info.variant);
+}
+
+#[test]
+fn las_extra_bytes_are_skipped() {
+    let pts = points(300, UTM);
+    for laz in [false, true] {
+        let mut b = las::Builder::from((1, 4));
+        let mut f = las::point::Format::new(3).unwrap();
+        f.extra_bytes = 5;
+        f.is_compressed = laz;
+        b.point_format = f;
+        let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+        b.transforms = las::Vector { x: t(UTM[0]), y: t(UTM[1]), z: t(UTM[2]) };
+        let mut w = las::Writer::new(std::io::Cursor::new(Vec::new()), b.into_header().unwrap()).unwrap();
+        for p in &pts {
+            w.write_point(las::Point {
+                x: p.xyz[0],
+                y: p.xyz[1],
+                z: p.xyz[2],
+                intensity: p.intensity,
+                classification: las::point::Classification::new(p.class).unwrap(),
+                gps_time: Some(2.0),
+                color: Some(las::Color { red: las_rgb16(p.rgb[0]), green: las_rgb16(p.rgb[1]), blue: las_rgb16(p.rgb[2]) }),
+                extra_bytes: vec![1, 2, 3, 4, 5],
+                ..Default::default()
+            })
+            .unwrap();
+        }
+        w.close().unwrap();
+        let bytes = w.into_inner().unwrap().into_inner();
+        let c = load_one(if laz { "x.laz" } else { "x.las" }, &bytes);
+        check("extra bytes", &c, &pts, ALL);
+    }
+}
+
+#[test]
+fn las_with_8_bit_colors_in_16_bit_fields_is_detected() {
+    let pts = points(1000, UTM);
+    for laz in [false, true] {
+        let bytes = las(&pts, 2, 3, laz, UTM, |c| c as u16);
+        let c = load_one("eight.las", &bytes);
+        check("8-bit", &c, &pts, ALL);
+        let dir = tempfile::tempdir().unwrap();
+        let r = pcv::info::file_report(&write(dir.path(), "e.las", &bytes)).unwrap();
+        assert!(r.info.attributes.iter().any(|a| a.contains("8-bit")), "{:?}", r.info.attributes);
+    }
+}
+
+#[test]
+fn pcd_every_data_kind_and_rgb_packing() {
+    let pts = points(400, [0.0; 3]);
+    for data in [PcdData::Ascii, PcdData::Binary, PcdData::Compressed] {
+        for rgb_float in [true, false] {
+            let bytes = pcd(&pts, data, rgb_float, 3);
+            let name = format!("PCD {data:?} rgb_float {rgb_float}");
+            let c = load_one("a.pcd", &bytes);
+            check(&name, &c, &pts, Expect { class: false, ..ALL });
+            let dir = tempfile::tempdir().unwrap();
+            let r = pcv::info::file_report(&write(dir.path(), "a.pcd", &bytes)).unwrap();
+            assert_eq!((r.points, r.dropped), (400, 3), "{name}");
+            assert_eq!(r.bounds.unwrap().min, bounds(&pts).0, "{name}");
+        }
+    }
+}
+
+#[test]
+fn e57_scans_spherical_and_posed() {
+    let pts = points(120, [0.0; 3]);
+    let t = [1000.0, 2000.0, 30.0];
+    let (bytes, expected) = e57(&pts, t);
+    // The fuzzers' checksum fix-up computes the same CRCs as the writer.
+    assert_eq!(pcv::cloud::formats::e57::with_valid_checksums(&bytes), bytes);
+    let c = load_one("a.e57", &bytes);
+    assert_eq!(c.points.len(), expected.len());
+    let a = c.attributes.as_ref().unwrap();
+    assert!(a.has_rgb);
+    let inten = a.intensity.as_ref().unwrap();
+    let zb = (c.bounds.min.z, c.bounds.max.z);
+    for (i, (p, (xyz, rgb, it))) in c.points.iter().zip(&expected).enumerate() {
+        let s = c.to_source(glam::Vec3::from_array(p.pos));
+        for k in 0..3 {
+            assert!((s[k] - xyz[k]).abs() < 1e-4, "point {i} axis {k}: {} vs {}", s[k], xyz[k]);
+        }
+        match rgb {
+            Some(rgb) => assert_eq!(&p.rgba[..3], rgb, "color {i}"),
+            None => assert_eq!(p.rgba, ramp_color(unit(p.pos[2], zb.0, zb.1)), "scan without color {i}"),
+        }
+        assert_eq!(inten[i], *it as f32);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = pcv::info::file_report(&write(dir.path(), "a.e57", &bytes)).unwrap();
+    assert_eq!(r.info.variant, "E57 2 scans");
+    assert_eq!(r.points, 120);
+}
+
+#[test]
+fn text_formats_orders_headers_and_pts() {
+    let pts = points(150, UTM);
+    let xyz_only = Expect { rgb: false, intensity: false, class: false, tol: 1e-5 };
+    let cases: Vec<(&str, Vec<u8>, Expect)> = vec![
+        ("a.xyz", text(&pts, " ", &["x", "y", "z"], None), xyz_only),
+        ("a.txt", text(&pts, "\t", &["x", "y", "z", "r", "g", "b"], Some("# a comment")), Expect { intensity: false, class: false, ..ALL }),
+        ("a.txt", text(&pts, " ", &["x", "y", "z", "i"], None), Expect { rgb: false, class: false, ..ALL }),
+        ("a.xyz", text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None), Expect { class: false, ..ALL }),
+        ("a.csv", text(&pts, ",", &["x", "y", "z", "i", "r", "g", "b", "c"], Some("X,Y,Z,Intensity,Red,Green,Blue,Classification")), ALL),
+        ("a.csv", text(&pts, ";", &["z", "x", "y", "r", "g", "b"], Some("z;x;y;red;green;blue")), Expect { intensity: false, class: false, ..ALL }),
+        ("a.asc", text(&pts, " ", &["x", "y", "z", "r", "g", "b", "0.1", "0.2", "0.3"], Some("//X Y Z R G B Nx Ny Nz")), Expect { intensity: false, class: false, ..ALL }),
+    ];
+    for (name, bytes, e) in cases {
+        let c = load_one(name, &bytes);
+        check(name, &c, &pts, e);
+    }
+    // PTS: a count line, then x y z intensity r g b; a second scan with its own count line.
+    let mut bytes = format!("{}\n", 100).into_bytes();
+    bytes.extend(text(&pts[..100], " ", &["x", "y", "z", "i", "r", "g", "b"], None));
+    bytes.extend(format!("{}\n", 50).into_bytes());
+    bytes.extend(text(&pts[100..], " ", &["x", "y", "z", "i", "r", "g", "b"], None));
+    let c = load_one("scan.pts", &bytes);
+    check("pts", &c, &pts, Expect { class: false, ..ALL });
+}
+
+#[test]
+fn raw_records_round_trip_exactly() {
+    let cloud = pcv::cloud::scene::generate(10_000, 3, false);
+    let bytes: Vec<u8> = bytemuck::cast_slice(&cloud.points[..]).to_vec();
+    let c = load_one("a.bin", &bytes);
+    assert_eq!(c.origin, glam::DVec3::ZERO);
+    assert_eq!(&c.points[..], &cloud.points[..]);
+}
+
+#[test]
+fn several_files_merge_around_their_common_center() {
+    let a = points(300, UTM);
+    let b = points(200, [UTM[0] + 500.0, UTM[1] - 300.0, UTM[2]]);
+    let dir = tempfile::tempdir().unwrap();
+    let pa = write(dir.path(), "a.laz", &las(&a, 4, 7, true, UTM, las_rgb16));
+    let rows: Vec<Vec<f64>> = b.iter().map(|p| p.xyz.to_vec()).collect();
+    let pb = write(dir.path(), "b.ply", &ply(PlyEnc::Le, &[("x", "double"), ("y", "double"), ("z", "double")], &rows, false, 0));
+    let c = load_files_with(&[pa.clone(), pb.clone()], &opts()).unwrap();
+    assert_eq!(c.points.len(), 500);
+    let all: Vec<Pt> = a.iter().chain(&b).copied().collect();
+    let (lo, hi) = bounds(&all);
+    let center = glam::DVec3::new((lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0);
+    assert!((c.origin - center).length() <= 0.05 * (glam::DVec3::from_array(hi) - glam::DVec3::from_array(lo)).length() / 2.0);
+    for (i, (p, q)) in c.points.iter().zip(&all).enumerate() {
+        let s = c.to_source(glam::Vec3::from_array(p.pos));
+        assert!((s - glam::DVec3::from_array(q.xyz)).length() < 1e-4, "point {i}");
+    }
+    let attrs = c.attributes.as_ref().unwrap();
+    assert_eq!(attrs.sources.len(), 2);
+    assert_eq!(attrs.sources[1].points, 300..500);
+    assert!(attrs.sources[0].has_rgb && !attrs.sources[1].has_rgb);
+    // The LAZ points keep their colors, the PLY ones get the elevation ramp; intensity is 0 there.
+    assert_eq!(&c.points[0].rgba[..3], &a[0].rgb);
+    assert_eq!(c.points[300].rgba, ramp_color(unit(c.points[300].pos[2], c.bounds.min.z, c.bounds.max.z)));
+    assert_eq!(attrs.intensity.as_ref().unwrap()[300], 0.0);
+    // Points 1 mm apart in UTM stay 1 mm apart.
+    let close = [Pt { xyz: [UTM[0] + 0.001, UTM[1], UTM[2]], ..a[0] }, Pt { xyz: [UTM[0] + 0.002, UTM[1], UTM[2]], ..a[0] }];
+    let pc = write(dir.path(), "c.las", &las(&close, 2, 0, false, UTM, las_rgb16));
+    let c = load_files_with(&[pa, pb, pc], &opts()).unwrap();
+    let d = c.points[501].pos[0] - c.points[500].pos[0];
+    assert!((d - 0.001).abs() < 1e-4, "1 mm became {d}");
+}
+
+#[test]
+fn wrong_header_bounds_do_not_cost_precision() {
+    // Points 1 mm apart in UTM, in a LAS file whose header claims bounds of 0: the origin estimated
+    // from the header is 5 million metres off, so the file is decoded again around the real center.
+    let mut pts = points(100, UTM);
+    pts[1].xyz = [pts[0].xyz[0] + 0.001, pts[0].xyz[1], pts[0].xyz[2]];
+    let mut bytes = las(&pts, 2, 3, false, UTM, las_rgb16);
+    bytes[179..227].fill(0);
+    let c = load_one("liar.las", &bytes);
+    check("wrong header bounds", &c, &pts, Expect { tol: 1e-5, ..ALL });
+    let d = c.points[1].pos[0] - c.points[0].pos[0];
+    assert!((d - 0.001).abs() < 1e-5, "1 mm became {d}");
+}
+
+#[test]
+fn color_modes_recolor_loaded_points() {
+    let pts = points(100, UTM);
+    let mut c = load_one("a.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
+    recolor(&mut c, ColorMode::Classification).unwrap();
+    for (p, q) in c.points.iter().zip(&pts) {
+        assert_eq!(p.rgba, class_color(q.class));
+    }
+    recolor(&mut c, ColorMode::Intensity).unwrap();
+    assert!(c.points.iter().all(|p| p.rgba[0] == p.rgba[1] && p.rgba[1] == p.rgba[2]));
+    recolor(&mut c, ColorMode::Rgb).unwrap();
+    check("back to rgb", &c, &pts, ALL);
+    let mut c = load_one("a.xyz", &text(&pts, " ", &["x", "y", "z"], None));
+    assert!(recolor(&mut c, ColorMode::Intensity).unwrap_err().to_string().contains("no intensity"));
+}
+
+#[test]
+fn bad_input_is_a_clear_error_naming_the_file_and_place() {
+    let pts = points(50, [0.0; 3]);
+    let rows: Vec<Vec<f64>> = pts.iter().map(|p| p.xyz.to_vec()).collect();
+    let good = ply(PlyEnc::Le, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, false, 0);
+    // Truncated binary PLY.
+    let e = load_err("cut.ply", &good[..good.len() - 7]);
+    assert!(e.contains("cut.ply") && e.contains("byte ") && e.contains("50 vertices"), "{e}");
+    // A header that lies about the count: an error, not a 10^15-point allocation.
+    let liar = [&b"ply\nformat binary_little_endian 1.0\nelement vertex 999999999999999\nproperty float x\nproperty float y\nproperty float z\nend_header\n"[..], &[0u8; 600]].concat();
+    let e = load_err("liar.ply", &liar);
+    assert!(e.contains("liar.ply") && e.contains("999999999999999"), "{e}");
+    // Missing property.
+    let e = load_err("noz.ply", b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n");
+    assert!(e.contains("noz.ply") && e.contains("no 'z'"), "{e}");
+    // Bad ascii value: the line is named.
+    let e = load_err("bad.ply", b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n1 two 3\n");
+    assert!(e.contains("bad.ply") && e.contains("line 9") && e.contains("'two'"), "{e}");
+    // NaN and infinite coordinates are dropped and counted.
+    let c = load_one("nan.xyz", b"1 2 3\nnan 2 3\n4 5 6\n1 inf 2\n");
+    assert_eq!(c.points.len(), 2);
+    let e = load_err("allnan.xyz", b"nan 2 3\n");
+    assert!(e.contains("allnan.xyz") && e.contains("no points") && e.contains("NaN"), "{e}");
+    // Empty files and empty clouds.
+    let e = load_err("empty.ply", b"");
+    assert!(e.contains("empty.ply"), "{e}");
+    let e = load_err("zero.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float z\nend_header\n");
+    assert!(e.contains("zero.ply") && e.contains("no points"), "{e}");
+    // Wrong extension: the content decides.
+    let las_bytes = las(&pts, 2, 2, false, [0.0; 3], las_rgb16);
+    let c = load_one("actually_las.ply", &las_bytes);
+    check("las named .ply", &c, &pts, ALL);
+    // Random bytes.
+    let noise: Vec<u8> = (0..4099u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    for name in ["r.ply", "r.las", "r.laz", "r.pcd", "r.e57", "r.xyz", "r.bin", "r"] {
+        let e = load_err(name, &noise);
+        assert!(e.contains(name), "{e}");
+    }
+    // Truncated LAS, LAZ, PCD, E57.
+    let laz_bytes = las(&pts, 4, 7, true, [0.0; 3], las_rgb16);
+    for (name, b) in [("t.las", &las_bytes), ("t.laz", &laz_bytes)] {
+        for cut in [10, 100, 240, b.len() / 2, b.len() - 3] {
+            let e = load_err(name, &b[..cut]);
+            assert!(e.contains(name), "{e}");
+        }
+    }
+    let pcd_bytes = pcd(&pts, PcdData::Compressed, true, 0);
+    let e = load_err("t.pcd", &pcd_bytes[..pcd_bytes.len() - 5]);
+    assert!(e.contains("t.pcd") && e.contains("byte"), "{e}");
+    let (e57_bytes, _) = e57(&pts, [0.0; 3]);
+    let e = load_err("t.e57", &e57_bytes[..e57_bytes.len() / 2]);
+    assert!(e.contains("t.e57"), "{e}");
+    // A missing file.
+    let e = load_files_with(&[PathBuf::from("/nonexistent/x.ply")], &opts()).unwrap_err();
+    assert!(matches!(e, LoadError::Io { .. }) && e.to_string().contains("x.ply"));
+}
+
+fn pcv(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
+}
+
+#[test]
+fn info_reports_format_count_bounds_and_attributes() {
+    let pts = points(250, UTM);
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "a.las", &las(&pts, 4, 8, false, UTM, las_rgb16));
+    let o = pcv(&["info", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in ["LAS 1.4, point format 8", "points      250", "intensity", "classification", "rgb (u16)", "nir", "classes"] {
+        assert!(out.contains(want), "info lacks '{want}':\n{out}");
+    }
+    let o = pcv(&["info", "--json", p.to_str().unwrap()]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert_eq!(r["format"], "LAS");
+    assert_eq!(r["points"], 250);
+    assert_eq!(r["declared_points"], 250);
+    let (lo, hi) = bounds(&pts);
+    for k in 0..3 {
+        assert!((r["bounds"]["min"][k].as_f64().unwrap() - lo[k]).abs() < 1e-9);
+        assert!((r["bounds"]["max"][k].as_f64().unwrap() - hi[k]).abs() < 1e-9);
+    }
+    let classes: u64 = r["classes"].as_array().unwrap().iter().map(|c| c[1].as_u64().unwrap()).sum();
+    assert_eq!(classes, 250);
+    // A bad file among good ones: reported, exit status 1.
+    let bad = write(dir.path(), "bad.ply", b"ply\nnonsense\n");
+    let o = pcv(&["info", p.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.ply"));
+}
+
+#[test]
+fn convert_round_trips_through_every_output_format() {
+    let pts = points(400, UTM);
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "src.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
+    for out in ["o.ply", "o.las", "o.laz", "o.xyz", "o.csv"] {
+        let dst = dir.path().join(out);
+        let o = pcv(&["convert", src.to_str().unwrap(), "-o", dst.to_str().unwrap()]);
+        assert!(o.status.success(), "{out}: {}", String::from_utf8_lossy(&o.stderr));
+        let c = load_files_with(std::slice::from_ref(&dst), &opts()).unwrap();
+        check(out, &c, &pts, Expect { tol: 2e-3, ..ALL });
+    }
+    // The LAZ that pcv writes reads back with the las crate too.
+    let mut r = las::Reader::from_path(dir.path().join("o.laz")).unwrap();
+    let data = r.read_all().unwrap();
+    let read: Vec<las::Point> = data.points().map(|p| p.unwrap()).collect();
+    assert_eq!(read.len(), 400);
+    assert!((read[7].x - pts[7].xyz[0]).abs() < 1e-3 && read[7].intensity == pts[7].intensity);
+    assert_eq!(read[7].color.unwrap().red >> 8, pts[7].rgb[0] as u16);
+    // Raw output keeps local positions.
+    let dst = dir.path().join("o.bin");
+    assert!(pcv(&["convert", src.to_str().unwrap(), "-o", dst.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::metadata(&dst).unwrap().len(), 400 * 16);
+    let o = pcv(&["convert", src.to_str().unwrap(), "-o", dir.path().join("o.doc").to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("cannot write format 'doc'"));
+}
+
+#[test]
+fn render_with_color_modes() {
+    let pts = points(2000, UTM);
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "a.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
+    for mode in ["rgb", "intensity", "elevation", "classification"] {
+        let png = dir.path().join(format!("{mode}.png"));
+        let o = pcv(&["render", src.to_str().unwrap(), "--color", mode, "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+        assert!(o.status.success(), "{mode}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let xyz = write(dir.path(), "a.xyz", &text(&pts, " ", &["x", "y", "z"], None));
+    let o = pcv(&["render", xyz.to_str().unwrap(), "--color", "intensity", "--backend", "cpu", "-o", dir.path().join("x.png").to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("no intensity"));
+}
