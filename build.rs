@@ -2,8 +2,10 @@
 //!
 //! How it works: nvcc is looked up in `NVCC`, then `CUDA_PATH`/`CUDA_HOME` (`bin/nvcc`), then `PATH`, then
 //! the toolkit that `scripts/setup.sh` installs from PyPI into `.tools/cuda`. Each kernel becomes
-//!   - PTX for `compute_80` (text; its `.version` must stay <= 9.0 for driver 580 / CUDA 13.0), and
-//!   - a fatbin with machine code for sm_80, sm_86, sm_89 and sm_90 plus that PTX, which the host loads.
+//!
+//! - PTX for `compute_80` (text; its `.version` must stay <= 9.0 for driver 580 / CUDA 13.0), and
+//! - a fatbin with machine code for sm_80, sm_86, sm_89 and sm_90 plus that PTX, which the host loads.
+//!
 //! `OUT_DIR/kernels.rs` lists them (`KERNELS`) with `include_str!`/`include_bytes!`. With no nvcc, the
 //! list is empty, the crate builds CPU-only, and a cargo warning says so.
 use std::path::{Path, PathBuf};

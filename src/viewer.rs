@@ -4,7 +4,7 @@
 //! camera ([`FlyCamera::for_cloud`], or the given start pose) and, unless disabled, the overlay. Each
 //! frame it
 //! 1. polls window events: the overlay sees them first; Esc toggles mouse-look, mouse motion in
-//!    mouse-look turns the camera, the wheel scales the speed, F frames the cloud, R resets, M cycles the render mode, F1 hides
+//!    mouse-look turns the camera, the wheel scales the speed, F frames the cloud, R resets, M cycles the render mode, C the color mode, F1 hides
 //!    the overlay — the mouse and keyboard go to the camera only while imgui does not want them;
 //! 2. flies the camera by the held keys (W/S/A/D, Q/E, Shift ×4) for the last frame's duration;
 //! 3. takes the framebuffer size as the render size; while minimized (0×0) it only waits for events;
@@ -87,6 +87,8 @@ pub enum ViewerError {
     Screenshot(#[from] ImageError),
     #[error("no screenshot was taken: {reason}")]
     NoScreenshot { reason: &'static str },
+    #[error(transparent)]
+    Color(#[from] crate::cloud::attributes::ColorError),
 }
 
 /// Longest step the camera takes in one frame, so that a stall does not fling it away.
@@ -130,6 +132,11 @@ pub fn run(
     let mut pixel_path = String::new();
     let mut look_from: Option<(f64, f64)> = None;
     let mut mode = opts.mode;
+    // C cycles the color mode: the cloud is recolored (a copy) and uploaded again. A lazy built-in
+    // scene is made by the backend itself and keeps its colors.
+    let color_modes = if cloud.is_lazy_scene() { Vec::new() } else { crate::cloud::attributes::available_modes(cloud) };
+    let mut color_mode = crate::cloud::attributes::current_mode(cloud);
+    let mut next_color = false;
     let mut frame_times = FrameTimes::default();
     let mut frames_shown: u64 = 0;
     let mut first_frame_ms = 0.0;
@@ -146,7 +153,13 @@ pub fn run(
 
     loop {
         for event in window.poll_events() {
-            handle_event(&event, &mut window, &mut camera, overlay.as_mut(), &mut look_from, &mut mode);
+            handle_event(&event, &mut window, &mut camera, overlay.as_mut(), &mut look_from, &mut mode, &mut next_color);
+        }
+        if std::mem::take(&mut next_color) && color_modes.len() > 1 {
+            let i = color_modes.iter().position(|&m| m == color_mode).unwrap_or(0);
+            color_mode = color_modes[(i + 1) % color_modes.len()];
+            // The rasterizer keeps what it needs of the recolored copy; positions and bounds are unchanged.
+            rasterizer.upload(&crate::cloud::attributes::recolored(cloud, color_mode)?)?;
         }
         let closing = window.should_close();
         if closing && opts.screenshot.is_none() {
@@ -203,6 +216,7 @@ pub fn run(
                 cloud,
                 &camera,
                 mode,
+                color_mode,
             );
             ov.draw(&window, dt_s, &stats)?;
         }
@@ -305,6 +319,7 @@ fn handle_event(
     mut overlay: Option<&mut Overlay>,
     look_from: &mut Option<(f64, f64)>,
     mode: &mut RenderMode,
+    next_color: &mut bool,
 ) {
     if let Some(ov) = overlay.as_deref_mut() {
         if ov.visible() {
@@ -332,6 +347,7 @@ fn handle_event(
         WindowEvent::Key(Key::F, _, Action::Press, _) if !wants_keyboard => camera.frame_all(),
         WindowEvent::Key(Key::R, _, Action::Press, _) if !wants_keyboard => camera.reset(),
         WindowEvent::Key(Key::M, _, Action::Press, _) if !wants_keyboard => *mode = mode.next(),
+        WindowEvent::Key(Key::C, _, Action::Press, _) if !wants_keyboard => *next_color = true,
         WindowEvent::CursorPos(x, y) if window.mouselook() => {
             if let Some((x0, y0)) = *look_from {
                 let (_, height) = window.glfw_window().get_size();
@@ -373,6 +389,7 @@ fn overlay_stats<'a>(
     cloud: &PointCloud,
     camera: &FlyCamera,
     mode: RenderMode,
+    color_mode: crate::cloud::attributes::ColorMode,
 ) -> OverlayStats<'a> {
     OverlayStats {
         frame_times,
@@ -390,5 +407,6 @@ fn overlay_stats<'a>(
         speed_m_per_s: camera.speed_m_per_s,
         mouselook: window.mouselook(),
         mode: mode.name(),
+        color_mode: color_mode.name(),
     }
 }

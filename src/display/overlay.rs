@@ -30,7 +30,7 @@ pub const SMOOTHING: f64 = 0.05;
 const WRAP_X_PX: f32 = 400.0;
 /// The one line of controls.
 pub const CONTROLS: &str =
-    "Esc mouse-look | WASD move | Q/E down/up | Shift x4 | wheel speed | F frame all | R reset | M mode | F1 overlay";
+    "Esc mouse-look | WASD move | Q/E down/up | Shift x4 | wheel speed | F frame all | R reset | M mode | C color | F1 overlay";
 
 /// Errors from the overlay.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +125,8 @@ pub struct OverlayStats<'a> {
     pub mouselook: bool,
     /// The render mode's name.
     pub mode: &'a str,
+    /// The color mode's name (rgb, intensity, elevation, classification).
+    pub color_mode: &'a str,
 }
 
 /// The imgui overlay of one window.
@@ -234,7 +236,7 @@ fn build_window(ui: &imgui::Ui, s: &OverlayStats<'_>) {
             ui.separator();
             let _wrap = ui.push_text_wrap_pos_with_pos(WRAP_X_PX);
             ui.text_wrapped(format!("backend {}: {}", s.backend_name, s.backend_description));
-            ui.text(format!("mode {} (M cycles)", s.mode));
+            ui.text(format!("mode {} (M cycles)   color {} (C cycles)", s.mode, s.color_mode));
             if let Some(note) = s.backend_note {
                 ui.text_colored([1.0, 0.8, 0.3, 1.0], format!("note: {note}"));
             }

@@ -9,6 +9,7 @@ use crate::render::gpu_data::{Cylinder, Point, SceneParams};
 use rayon::prelude::*;
 
 #[inline(always)]
+#[expect(clippy::too_many_arguments, reason = "mirrors pcv_axis_point in kernels/scene.cu")]
 fn axis_point(ctr: f32, r: f32, ax: f32, ay: f32, lx: f32, ly: f32, h: f32, az: f32, v: f32) -> f32 {
     (ctr + r * (ax * lx + ay * ly)) + h * (az * v)
 }
@@ -16,6 +17,7 @@ fn axis_point(ctr: f32, r: f32, ax: f32, ay: f32, lx: f32, ly: f32, h: f32, az: 
 #[inline(always)]
 fn channel(base: f32, u: f32) -> u8 {
     let d = (2.0 * u + -1.0) * 0.1;
+    #[expect(clippy::manual_clamp, reason = "fminf(fmaxf(x, 0), 1) in kernels/scene.cu: NaN gives 0, clamp would keep it")]
     let c = (base + d).max(0.0).min(1.0);
     (255.0 * c).round() as u8
 }
