@@ -10,4 +10,13 @@ cd "$root"
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 # Mesa's software GL for the window test, whatever GPU the machine has.
 export LIBGL_ALWAYS_SOFTWARE="${LIBGL_ALWAYS_SOFTWARE:-1}"
-cargo test --locked "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --locked "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+# One closing line over every test binary: "tests: N passed, N failed, N skipped" (skipped = ignored).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) g += $(i-1) } }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, g }' "$log"
+exit "$rc"
