@@ -30,8 +30,7 @@ pub struct Scenario {
 
 /// The bench's poses for a cloud: start, close-up, far.
 pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
-    let cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
-    let start = cam.start;
+    let start = FlyCamera::start_for(cloud, None).start;
     let framed = frame_pose(cloud.bounds, start.yaw_rad, start.pitch_rad);
     let center = cloud.bounds.center();
     // Close-up: from the middle of the cloud, looking the start direction.
@@ -196,8 +195,7 @@ pub fn run(
             None => None,
         };
         for sc in scenarios(&cloud) {
-            let mut cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
-            cam.pose = sc.pose;
+            let cam = FlyCamera::start_for(&cloud, Some(sc.pose));
             let clip_from_world = cam.clip_from_world(opts.width_px, opts.height_px);
             if opts.print_mvp {
                 println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));

@@ -122,6 +122,18 @@ impl FlyCamera {
         FlyCamera { pose, start: pose, depth, speed_m_per_s: speed, default_speed_m_per_s: speed, bounds }
     }
 
+    /// The camera every command starts `cloud` with: [`FlyCamera::for_cloud`], with `pose` as its
+    /// start pose (R returns there) when one is given. The viewer, `pcv render` and the bench share it,
+    /// so a window's frame and a headless frame of the same pose are the same frame.
+    pub fn start_for(cloud: &crate::cloud::PointCloud, pose: Option<Pose>) -> FlyCamera {
+        let mut cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+        if let Some(p) = pose {
+            cam.pose = p;
+            cam.start = p;
+        }
+        cam
+    }
+
     pub fn clip_from_view(&self, width_px: u32, height_px: u32) -> Mat4 {
         let aspect = width_px.max(1) as f32 / height_px.max(1) as f32;
         Mat4::perspective_rh_gl(FOV_Y_RAD, aspect, self.depth.near, self.depth.far)

@@ -1,18 +1,7 @@
 //! One frame with no window and no GL (`pcv render`): the rasterizer renders into host memory.
-use crate::camera::{FlyCamera, Pose};
-use crate::cloud::PointCloud;
+use crate::camera::FlyCamera;
 use crate::image_io::Frame;
 use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
-
-/// The camera `pcv` would start with for `cloud`, with `pose` instead of its start pose when given.
-pub fn start_camera(cloud: &PointCloud, pose: Option<Pose>) -> FlyCamera {
-    let mut cam = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
-    if let Some(p) = pose {
-        cam.pose = p;
-        cam.start = p;
-    }
-    cam
-}
 
 /// Renders one `width × height` frame of the uploaded points from `camera` in `mode`.
 pub fn render_frame(

@@ -272,7 +272,7 @@ fn render(a: RenderArgs) -> Result<()> {
     let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let (mut r, _) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
-    let cam = pcv::headless::start_camera(&cloud, a.camera);
+    let cam = pcv::camera::FlyCamera::start_for(&cloud, a.camera);
     let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode)?;
     frame.write_png(&a.output)?;
     eprintln!(

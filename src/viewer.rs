@@ -1,7 +1,7 @@
 //! The interactive viewer: a window, a fly camera, a rasterizer and an overlay, frame after frame.
 //!
 //! How it works: [`run`] opens the window ([`display::window`](crate::display::window)), makes the
-//! camera ([`FlyCamera::for_cloud`], or the given start pose) and, unless disabled, the overlay. Each
+//! camera ([`FlyCamera::start_for`]: the cloud's start pose, or the given one) and, unless disabled, the overlay. Each
 //! frame it
 //! 1. polls window events: the overlay sees them first; Esc toggles mouse-look, mouse motion in
 //!    mouse-look turns the camera, the wheel scales the speed, F frames the cloud, R resets, M cycles the render mode, C the color mode, F1 hides
@@ -121,11 +121,7 @@ pub fn run(
     let mut overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
     let mut surface: Option<Surface> = None;
 
-    let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
-    if let Some(pose) = opts.start_pose {
-        camera.pose = pose;
-        camera.start = pose;
-    }
+    let mut camera = FlyCamera::start_for(cloud, opts.start_pose);
     let backend_description = rasterizer.description();
     // Why CUDA-GL interop is not used; once it failed, later sizes do not try again.
     let mut interop_fallback: Option<String> = None;
