@@ -12,7 +12,7 @@
 //! usual ASPRS palette (ground brown, vegetation greens, buildings orange-red, water blue, ...) and a
 //! hashed color for codes without a standard meaning.
 use super::{Bounds, PointCloud};
-use crate::render::gpu_data::Point;
+use crate::cloud::point::Point;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;

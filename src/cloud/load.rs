@@ -18,7 +18,7 @@
 use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
 use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
 use super::PointCloud;
-use crate::render::gpu_data::Point;
+use crate::cloud::point::Point;
 use glam::DVec3;
 use rayon::prelude::*;
 use std::io::IsTerminal;

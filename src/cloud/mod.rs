@@ -9,9 +9,10 @@ pub mod attributes;
 pub mod formats;
 pub mod load;
 pub mod order;
+pub mod point;
 pub mod scene;
 
-use crate::render::gpu_data::Point;
+pub use point::Point;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;

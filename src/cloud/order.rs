@@ -6,7 +6,7 @@
 //! order touches the same few pixels many times in a row: the depth and color buffers stay in cache.
 //! The image does not depend on the order, except which of two points at exactly the same depth wins.
 use super::Bounds;
-use crate::render::gpu_data::Point;
+use crate::cloud::point::Point;
 use rayon::prelude::*;
 
 /// Spreads the low 21 bits of `v` to every third bit.

@@ -6,7 +6,8 @@
 //! the scene kernel or its CPU twin ([`crate::render::cpu::scene`]), point i from (seed, i) alone.
 use super::{Bounds, PointCloud, SceneSpec};
 use crate::render::cpu::rng::mix64;
-use crate::render::gpu_data::{Cylinder, Point, SceneParams};
+use crate::cloud::point::Point;
+use crate::render::gpu_data::{Cylinder, SceneParams};
 use glam::{DVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
 

@@ -6,24 +6,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// One point: x, y, z as f32, then r, g, b, a as u8 (16 bytes, the prototype's layout).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Point {
-    pub pos: [f32; 3],
-    pub rgba: [u8; 4],
-}
-
-impl Point {
-    pub fn new(pos: [f32; 3], rgba: [u8; 4]) -> Self {
-        Self { pos, rgba }
-    }
-
-    /// The color as one RGBA8 word, r in the low byte: the value the color pass writes.
-    pub fn color_word(&self) -> u32 {
-        u32::from_le_bytes(self.rgba)
-    }
-}
+/// The point record (16 bytes); it belongs to the cloud, and is mirrored here for the kernels.
+pub use crate::cloud::point::Point;
 
 /// One cylinder of the built-in scene.
 #[repr(C)]

@@ -207,6 +207,20 @@ impl FrameStats {
     }
 }
 
+/// What lies under a pixel of the last frame ([`Rasterizer::pick`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PickHit {
+    /// The pixel the hit came from (row 0 at the bottom, as in the frame).
+    pub pixel: (u32, u32),
+    /// The point's position in the cloud's local coordinates.
+    pub position: glam::Vec3,
+    /// Its index in the uploaded cloud (`PointCloud::points` order), where the mode knows which point
+    /// won the pixel (every mode but `reference` and `packed`, which keep only depth and color).
+    pub point_index: Option<u64>,
+    /// Its depth in [0, 1] (the depth buffer's value).
+    pub depth: f32,
+}
+
 /// A point rasterizer: the CPU backend and the CUDA backend implement it.
 pub trait Rasterizer {
     /// Short name for the overlay and reports: "cpu" or "cuda".
@@ -222,6 +236,11 @@ pub trait Rasterizer {
     /// How long the last upload's preprocessing (spatial sort, split, batches, quantization) took, in ms.
     fn preprocess_ms(&self) -> Option<f64> {
         None
+    }
+    /// The nearest point of the last frame within `radius_px` pixels of pixel (`x_px`, `y_px`) (row 0 at
+    /// the bottom), or `None` where no point was drawn there. Reads back a few words, not the frame.
+    fn pick(&mut self, _x_px: u32, _y_px: u32, _radius_px: u32) -> Result<Option<PickHit>, RenderError> {
+        Ok(None)
     }
     /// Downcast hook for the window's CUDA-GL interop, which needs the CUDA backend itself.
     fn as_cuda(&mut self) -> Option<&mut cuda::CudaRasterizer> {

@@ -20,7 +20,7 @@ pub mod ply;
 pub mod raw;
 pub mod text;
 
-use crate::render::gpu_data::Point;
+use crate::cloud::point::Point;
 use glam::DVec3;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
