@@ -5,6 +5,7 @@
 // first skips the atomic when the point cannot win (the early depth test). Needs fewer than 2^32 - 1
 // points (index 0xffffffff marks an empty pixel). CPU twin: src/render/cpu/vis.rs.
 #include "project.cuh"
+#include "post.cuh"
 
 #define PCV_EMPTY_INDEX 0xffffffffu
 
@@ -32,6 +33,6 @@ extern "C" __global__ void pcv_vis_resolve(FrameUniforms f, const unsigned long 
     uint32_t n = f.width * f.height;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         uint32_t idx = (uint32_t)vis[i];
-        color[i] = idx == PCV_EMPTY_INDEX ? f.clear_color : __ldg(colors + idx);
+        color[i] = idx == PCV_EMPTY_INDEX ? pcv_background(f, i / f.width) : __ldg(colors + idx);
     }
 }

@@ -769,7 +769,7 @@ fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
             assert_eq!(unsafe { (gl.get_error)() }, 0, "GL error");
             let label = format!("gl interop {w}x{h} round {round}");
             let (d, t) = assert_differ_only_at_ties(&label, &frame.uniforms(), &points, &depth, &host, &seen);
-            let covered = seen.iter().filter(|&&c| c != frame.clear_color).count();
+            let covered = seen.iter().filter(|&&c| c != frame.uniforms().clear_color).count();
             assert!(covered > 0, "{label}: GL sees only the clear color");
             println!("{label}: GL read back the CUDA frame ({covered} colored pixels, {d} differ from Target::Host, {t} at ties)");
         }

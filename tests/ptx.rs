@@ -1,6 +1,6 @@
 //! The embedded kernels, checked without a GPU (runs in CI): every kernel the host launches is an
-//! `.entry` of its module's PTX, every PTX has `.version` <= 9.0 (what driver 580 / CUDA 13.0 loads),
-//! and every module has a fatbin.
+//! `.entry` of its module's PTX with the parameter sizes the host's launch table passes, every PTX has
+//! `.version` <= 9.0 (what driver 580 / CUDA 13.0 loads), and every module has a fatbin.
 //!
 //! A build without nvcc embeds no kernels: then these tests fail when `PCV_REQUIRE_KERNELS=1` (CI sets
 //! it, so a CI build that silently lost its kernels is caught) and otherwise print why and pass.
@@ -17,7 +17,8 @@ fn kernels_present() -> bool {
     if !KERNELS.is_empty() {
         return true;
     }
-    let why = "this build embeds no kernels (build.rs found no nvcc: run scripts/setup.sh or set NVCC)";
+    let why =
+        "this build embeds no kernels (build.rs found no nvcc: run scripts/setup.sh or set NVCC)";
     if std::env::var("PCV_REQUIRE_KERNELS").is_ok_and(|v| v == "1") {
         panic!("PCV_REQUIRE_KERNELS=1 but {why}");
     }
@@ -32,7 +33,9 @@ fn entries(ptx: &str) -> Vec<&str> {
             let l = l.trim();
             let i = l.find(".entry ")?;
             let rest = l[i + ".entry ".len()..].trim_start();
-            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                .unwrap_or(rest.len());
             Some(&rest[..end])
         })
         .collect()
@@ -45,7 +48,10 @@ fn every_launched_kernel_is_an_entry_of_its_module() {
     }
     for k in LAUNCHED_KERNELS {
         let img = image(k.module).unwrap_or_else(|| {
-            panic!("the host launches {} from kernels/{}.cu, which this build does not embed", k.entry, k.module)
+            panic!(
+                "the host launches {} from kernels/{}.cu, which this build does not embed",
+                k.entry, k.module
+            )
         });
         let found = entries(img.ptx);
         assert!(
@@ -58,6 +64,51 @@ fn every_launched_kernel_is_an_entry_of_its_module() {
     }
 }
 
+/// The sizes in bytes of the parameters of `.entry name(...)` in a PTX text, in order.
+fn param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
+    let start = ptx.find(&format!(".entry {name}("))?;
+    let body = &ptx[start..start + ptx[start..].find(')')?];
+    let sizes = body
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let l = l.trim().trim_end_matches(',');
+            let rest = l.strip_prefix(".param ")?;
+            if let Some(open) = rest.rfind('[') {
+                return rest[open + 1..rest.len() - 1].parse().ok();
+            }
+            let ty = rest.split_whitespace().next()?;
+            ty.trim_start_matches('.')
+                .get(1..)?
+                .parse::<usize>()
+                .ok()
+                .map(|bits| bits / 8)
+        })
+        .collect();
+    Some(sizes)
+}
+
+#[test]
+fn every_launch_passes_the_parameter_sizes_of_its_entry() {
+    if !kernels_present() {
+        return;
+    }
+    for k in LAUNCHED_KERNELS {
+        let img = image(k.module).unwrap_or_else(|| panic!("no module {}", k.module));
+        let found = param_sizes(img.ptx, k.entry)
+            .unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
+        assert_eq!(
+            found, k.param_bytes,
+            "{} in kernels/{}.cu takes parameters of {found:?} bytes; the launch table passes {:?}",
+            k.entry, k.module, k.param_bytes
+        );
+    }
+    println!(
+        "{} launches match their entries' parameter lists",
+        LAUNCHED_KERNELS.len()
+    );
+}
+
 #[test]
 fn every_ptx_version_loads_on_driver_580() {
     if !kernels_present() {
@@ -65,7 +116,8 @@ fn every_ptx_version_loads_on_driver_580() {
     }
     println!("built with: {NVCC_RELEASE}");
     for k in KERNELS {
-        let v = ptx_version(k.ptx).unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
+        let v = ptx_version(k.ptx)
+            .unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
         assert!(
             v <= MAX_PTX_VERSION,
             "kernels/{}.cu's PTX is .version {}.{}, newer than {}.{} (CUDA 13.0 / driver 580 refuses it): \
@@ -76,7 +128,11 @@ fn every_ptx_version_loads_on_driver_580() {
             MAX_PTX_VERSION.0,
             MAX_PTX_VERSION.1
         );
-        assert!(k.ptx.contains(".target sm_80"), "kernels/{}.cu's PTX is not for compute_80", k.name);
+        assert!(
+            k.ptx.contains(".target sm_80"),
+            "kernels/{}.cu's PTX is not for compute_80",
+            k.name
+        );
         println!("kernels/{}.cu: PTX .version {}.{}", k.name, v.0, v.1);
     }
 }
@@ -87,8 +143,18 @@ fn every_module_has_a_fatbin() {
         return;
     }
     for k in KERNELS {
-        assert!(k.fatbin.len() > 16, "kernels/{}.cu has an empty fatbin ({} bytes)", k.name, k.fatbin.len());
-        assert_eq!(k.fatbin[..4], FATBIN_MAGIC, "kernels/{}.cu's fatbin does not start with the fatbin magic", k.name);
+        assert!(
+            k.fatbin.len() > 16,
+            "kernels/{}.cu has an empty fatbin ({} bytes)",
+            k.name,
+            k.fatbin.len()
+        );
+        assert_eq!(
+            k.fatbin[..4],
+            FATBIN_MAGIC,
+            "kernels/{}.cu's fatbin does not start with the fatbin magic",
+            k.name
+        );
         println!("kernels/{}.cu: fatbin of {} bytes", k.name, k.fatbin.len());
     }
 }
@@ -100,4 +166,6 @@ fn entry_parser_reads_nvcc_style_lines() {
     assert_eq!(ptx_version(ptx), Some((9, 0)));
     assert_eq!(ptx_version(".version 10.12\n"), Some((10, 12)));
     assert_eq!(ptx_version("// no version\n"), None);
+    let ptx = ".visible .entry pcv_x(\n\t.param .align 4 .b8 pcv_x_param_0[112],\n\t.param .u64 pcv_x_param_1,\n\t.param .u32 pcv_x_param_2\n)\n{";
+    assert_eq!(param_sizes(ptx, "pcv_x"), Some(vec![112, 8, 4]));
 }

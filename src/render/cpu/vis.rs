@@ -42,9 +42,13 @@ pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
 
 pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: &mut [u32]) {
     assert_eq!(vis.len(), color.len(), "buffer sizes");
-    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| {
-        let idx = v.load(Ordering::Relaxed) as u32;
-        *c = if idx == EMPTY_INDEX { f.clear_color } else { colors[idx as usize] };
+    let w = f.width.max(1) as usize;
+    color.par_chunks_mut(w).zip(vis.par_chunks(w)).enumerate().for_each(|(y, (crow, vrow))| {
+        let bg = super::post::background(f, y as u32);
+        for (c, v) in crow.iter_mut().zip(vrow) {
+            let idx = v.load(Ordering::Relaxed) as u32;
+            *c = if idx == EMPTY_INDEX { bg } else { colors[idx as usize] };
+        }
     });
 }
 
