@@ -313,6 +313,10 @@ pub fn look_label(look: &Look) -> String {
         PointSize::Fixed(n) => format!("{n}px"),
         p => p.to_string(),
     };
+    let size = match look.splat {
+        crate::render::look::SplatMethod::Scatter if look.splats() => format!("{size}(scatter)"),
+        _ => size,
+    };
     if look.edl.is_some() {
         format!("{size}+edl")
     } else {

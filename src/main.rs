@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use pcv::camera::Pose;
 use pcv::cloud::attributes::{recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
-use pcv::render::look::{Background, Look, LookOverrides, PointSize};
+use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
 use std::path::PathBuf;
 
@@ -112,6 +112,10 @@ struct LookArgs {
     /// Default: black for the built-in scene, a soft dark gradient for files.
     #[arg(long, value_parser = Background::parse)]
     background: Option<Background>,
+    /// How points larger than a pixel are drawn: gather (a post pass over the visible points) or
+    /// scatter (each point writes its disk in the raster pass; vis mode only, for comparison).
+    #[arg(long, value_enum)]
+    splat: Option<SplatMethod>,
 }
 
 impl LookArgs {
@@ -122,6 +126,7 @@ impl LookArgs {
             edl_strength: self.edl_strength,
             edl_radius_px: self.edl_radius,
             background: self.background,
+            splat: self.splat,
         }
     }
 
@@ -216,6 +221,10 @@ struct BenchArgs {
     /// Background of the timed frames (see `pcv --help`).
     #[arg(long, value_parser = Background::parse, default_value = "black")]
     background: Background,
+    /// Point-size methods to time, comma separated: gather (post pass), scatter (disks in the raster
+    /// pass; vis mode only).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gather")]
+    splat: Vec<SplatMethod>,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -408,17 +417,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         warmup_frames: a.warmup,
         timed_frames: a.frames,
         modes: a.mode.clone(),
-        looks: a
-            .point_size
-            .iter()
-            .flat_map(|&point_size| {
-                a.edl.iter().map(move |&on| Look {
-                    point_size,
-                    edl: on.then_some(pcv::render::look::Edl::DEFAULT),
-                    background: a.background,
-                })
-            })
-            .collect(),
+        looks: bench_looks(&a),
         peer_script: a.peer.clone(),
         dump_dir: a.dump_dir.clone(),
         keep_dump: a.keep_dump,
@@ -447,6 +446,23 @@ fn bench(a: BenchArgs) -> Result<()> {
         println!("wrote {}", p.display());
     }
     Ok(())
+}
+
+/// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
+/// point is larger than a pixel, where it differs from gather).
+fn bench_looks(a: &BenchArgs) -> Vec<Look> {
+    let mut looks = Vec::new();
+    for &point_size in &a.point_size {
+        for &splat in &a.splat {
+            for &on in &a.edl {
+                let look = Look { point_size, edl: on.then_some(pcv::render::look::Edl::DEFAULT), background: a.background, splat };
+                if splat == SplatMethod::Gather || look.splats() {
+                    looks.push(look);
+                }
+            }
+        }
+    }
+    looks
 }
 
 fn info(a: InfoArgs) -> Result<()> {

@@ -380,7 +380,7 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
 
 #[test]
 fn post_passes_and_picking_match_cpu_twin() {
-    use pcv::render::look::{Background, Edl, Look, PointSize};
+    use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
     let Some(mut cuda) = cuda_or_skip("post passes") else { return };
     let seed = 3;
     let lazy = scene::lazy(2_000_000, seed);
@@ -392,10 +392,12 @@ fn post_passes_and_picking_match_cpu_twin() {
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
     let looks = [
-        Look { point_size: PointSize::Fixed(3), edl: None, background: Background::BLACK },
-        Look { point_size: PointSize::Fixed(16), edl: Some(Edl::DEFAULT), background: Background::GRADIENT },
-        Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE },
-        Look { point_size: PointSize::Fixed(1), edl: Some(Edl { strength: 2.5, radius_px: 3.0 }), background: Background::GRADIENT },
+        Look { point_size: PointSize::Fixed(3), edl: None, background: Background::BLACK, splat: SplatMethod::Gather },
+        Look { point_size: PointSize::Fixed(16), edl: Some(Edl::DEFAULT), background: Background::GRADIENT, splat: SplatMethod::Gather },
+        Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE, splat: SplatMethod::Gather },
+        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
+        Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
+        Look { point_size: PointSize::Fixed(1), edl: Some(Edl { strength: 2.5, radius_px: 3.0 }), background: Background::GRADIENT, splat: SplatMethod::Gather },
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut picks = 0;

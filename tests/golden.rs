@@ -13,7 +13,7 @@ use pcv::camera::{FlyCamera, Pose};
 use pcv::cloud::scene;
 use pcv::image_io::Frame;
 use pcv::render::cpu::CpuRasterizer;
-use pcv::render::look::{Background, Edl, Look, PointSize};
+use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use std::path::Path;
 
@@ -118,19 +118,19 @@ fn scene_inside_looking_back_160x90() {
 
 #[test]
 fn point_size_3_with_edl_on_a_gradient() {
-    let look = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), background: Background::GRADIENT };
+    let look = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), background: Background::GRADIENT, splat: SplatMethod::Gather };
     check_look_golden("look_vis_point3_edl_gradient_160x90", RenderMode::Vis, look);
 }
 
 #[test]
 fn adaptive_points_with_edl_on_white() {
-    let look = Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE };
+    let look = Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE, splat: SplatMethod::Gather };
     check_look_golden("look_vis_adaptive_edl_white_160x90", RenderMode::Vis, look);
 }
 
 #[test]
 fn point_size_5_on_gray_in_packed_mode() {
-    let look = Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY };
+    let look = Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY, splat: SplatMethod::Gather };
     check_look_golden("look_packed_point5_gray_160x90", RenderMode::Packed, look);
 }
 

@@ -17,8 +17,7 @@ fn kernels_present() -> bool {
     if !KERNELS.is_empty() {
         return true;
     }
-    let why =
-        "this build embeds no kernels (build.rs found no nvcc: run scripts/setup.sh or set NVCC)";
+    let why = "this build embeds no kernels (build.rs found no nvcc: run scripts/setup.sh or set NVCC)";
     if std::env::var("PCV_REQUIRE_KERNELS").is_ok_and(|v| v == "1") {
         panic!("PCV_REQUIRE_KERNELS=1 but {why}");
     }
@@ -33,9 +32,7 @@ fn entries(ptx: &str) -> Vec<&str> {
             let l = l.trim();
             let i = l.find(".entry ")?;
             let rest = l[i + ".entry ".len()..].trim_start();
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-                .unwrap_or(rest.len());
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(rest.len());
             Some(&rest[..end])
         })
         .collect()
@@ -48,10 +45,7 @@ fn every_launched_kernel_is_an_entry_of_its_module() {
     }
     for k in LAUNCHED_KERNELS {
         let img = image(k.module).unwrap_or_else(|| {
-            panic!(
-                "the host launches {} from kernels/{}.cu, which this build does not embed",
-                k.entry, k.module
-            )
+            panic!("the host launches {} from kernels/{}.cu, which this build does not embed", k.entry, k.module)
         });
         let found = entries(img.ptx);
         assert!(
@@ -78,11 +72,7 @@ fn param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
                 return rest[open + 1..rest.len() - 1].parse().ok();
             }
             let ty = rest.split_whitespace().next()?;
-            ty.trim_start_matches('.')
-                .get(1..)?
-                .parse::<usize>()
-                .ok()
-                .map(|bits| bits / 8)
+            ty.trim_start_matches('.').get(1..)?.parse::<usize>().ok().map(|bits| bits / 8)
         })
         .collect();
     Some(sizes)
@@ -95,18 +85,15 @@ fn every_launch_passes_the_parameter_sizes_of_its_entry() {
     }
     for k in LAUNCHED_KERNELS {
         let img = image(k.module).unwrap_or_else(|| panic!("no module {}", k.module));
-        let found = param_sizes(img.ptx, k.entry)
-            .unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
+        let found =
+            param_sizes(img.ptx, k.entry).unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
         assert_eq!(
             found, k.param_bytes,
             "{} in kernels/{}.cu takes parameters of {found:?} bytes; the launch table passes {:?}",
             k.entry, k.module, k.param_bytes
         );
     }
-    println!(
-        "{} launches match their entries' parameter lists",
-        LAUNCHED_KERNELS.len()
-    );
+    println!("{} launches match their entries' parameter lists", LAUNCHED_KERNELS.len());
 }
 
 #[test]
@@ -116,8 +103,7 @@ fn every_ptx_version_loads_on_driver_580() {
     }
     println!("built with: {NVCC_RELEASE}");
     for k in KERNELS {
-        let v = ptx_version(k.ptx)
-            .unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
+        let v = ptx_version(k.ptx).unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
         assert!(
             v <= MAX_PTX_VERSION,
             "kernels/{}.cu's PTX is .version {}.{}, newer than {}.{} (CUDA 13.0 / driver 580 refuses it): \
@@ -128,11 +114,7 @@ fn every_ptx_version_loads_on_driver_580() {
             MAX_PTX_VERSION.0,
             MAX_PTX_VERSION.1
         );
-        assert!(
-            k.ptx.contains(".target sm_80"),
-            "kernels/{}.cu's PTX is not for compute_80",
-            k.name
-        );
+        assert!(k.ptx.contains(".target sm_80"), "kernels/{}.cu's PTX is not for compute_80", k.name);
         println!("kernels/{}.cu: PTX .version {}.{}", k.name, v.0, v.1);
     }
 }
@@ -143,18 +125,8 @@ fn every_module_has_a_fatbin() {
         return;
     }
     for k in KERNELS {
-        assert!(
-            k.fatbin.len() > 16,
-            "kernels/{}.cu has an empty fatbin ({} bytes)",
-            k.name,
-            k.fatbin.len()
-        );
-        assert_eq!(
-            k.fatbin[..4],
-            FATBIN_MAGIC,
-            "kernels/{}.cu's fatbin does not start with the fatbin magic",
-            k.name
-        );
+        assert!(k.fatbin.len() > 16, "kernels/{}.cu has an empty fatbin ({} bytes)", k.name, k.fatbin.len());
+        assert_eq!(k.fatbin[..4], FATBIN_MAGIC, "kernels/{}.cu's fatbin does not start with the fatbin magic", k.name);
         println!("kernels/{}.cu: fatbin of {} bytes", k.name, k.fatbin.len());
     }
 }

@@ -39,15 +39,9 @@ impl PointSize {
         let t = s.trim().to_ascii_lowercase();
         if let Some(rest) = t.strip_prefix("adaptive") {
             let max_px = match rest.strip_prefix(':') {
-                Some(m) => m
-                    .parse::<u8>()
-                    .map_err(|_| format!("'{s}': the adaptive maximum must be 2..=16"))?,
+                Some(m) => m.parse::<u8>().map_err(|_| format!("'{s}': the adaptive maximum must be 2..=16"))?,
                 None if rest.is_empty() => DEFAULT_ADAPTIVE_MAX_PX,
-                None => {
-                    return Err(format!(
-                        "'{s}' is not a point size (1..=16, adaptive or adaptive:MAX)"
-                    ))
-                }
+                None => return Err(format!("'{s}' is not a point size (1..=16, adaptive or adaptive:MAX)")),
             };
             if !(2..=MAX_POINT_SIZE_PX).contains(&max_px) {
                 return Err(format!("'{s}': the adaptive maximum must be 2..=16"));
@@ -56,9 +50,7 @@ impl PointSize {
         }
         match t.parse::<u8>() {
             Ok(n) if (1..=MAX_POINT_SIZE_PX).contains(&n) => Ok(PointSize::Fixed(n)),
-            _ => Err(format!(
-                "'{s}' is not a point size (1..=16 pixels, adaptive or adaptive:MAX)"
-            )),
+            _ => Err(format!("'{s}' is not a point size (1..=16 pixels, adaptive or adaptive:MAX)")),
         }
     }
 
@@ -75,9 +67,7 @@ impl PointSize {
     pub fn bigger(self) -> PointSize {
         match self {
             PointSize::Fixed(n) => PointSize::Fixed((n + 1).min(MAX_POINT_SIZE_PX)),
-            PointSize::Adaptive { max_px } => PointSize::Adaptive {
-                max_px: (max_px + 1).min(MAX_POINT_SIZE_PX),
-            },
+            PointSize::Adaptive { max_px } => PointSize::Adaptive { max_px: (max_px + 1).min(MAX_POINT_SIZE_PX) },
         }
     }
 
@@ -85,9 +75,7 @@ impl PointSize {
     pub fn smaller(self) -> PointSize {
         match self {
             PointSize::Fixed(n) => PointSize::Fixed(n.saturating_sub(1).max(1)),
-            PointSize::Adaptive { max_px } => PointSize::Adaptive {
-                max_px: max_px.saturating_sub(1).max(2),
-            },
+            PointSize::Adaptive { max_px } => PointSize::Adaptive { max_px: max_px.saturating_sub(1).max(2) },
         }
     }
 }
@@ -112,10 +100,7 @@ pub struct Edl {
 
 impl Edl {
     /// Potree's defaults.
-    pub const DEFAULT: Edl = Edl {
-        strength: 1.0,
-        radius_px: 1.4,
-    };
+    pub const DEFAULT: Edl = Edl { strength: 1.0, radius_px: 1.4 };
 
     /// The 8 neighbour offsets: a circle of `radius_px` at every 45°, rounded to whole pixels (never 0).
     pub fn offsets(&self) -> [[i32; 2]; 8] {
@@ -127,16 +112,8 @@ impl Edl {
             let (x, y) = ((r * c).round() as i32, (r * s).round() as i32);
             // A diagonal that rounds to 0 on one axis still steps one pixel along it.
             *o = [
-                if x == 0 && c.abs() > 0.1 {
-                    c.signum() as i32
-                } else {
-                    x
-                },
-                if y == 0 && s.abs() > 0.1 {
-                    s.signum() as i32
-                } else {
-                    y
-                },
+                if x == 0 && c.abs() > 0.1 { c.signum() as i32 } else { x },
+                if y == 0 && s.abs() > 0.1 { s.signum() as i32 } else { y },
             ];
         }
         out
@@ -162,17 +139,9 @@ impl Background {
     pub const GRAY: Background = Background::Solid(rgb(110, 110, 110));
     pub const WHITE: Background = Background::Solid(rgb(255, 255, 255));
     /// The soft dark gradient loaded files get by default.
-    pub const GRADIENT: Background = Background::Gradient {
-        top: rgb(62, 68, 82),
-        bottom: rgb(14, 15, 19),
-    };
+    pub const GRADIENT: Background = Background::Gradient { top: rgb(62, 68, 82), bottom: rgb(14, 15, 19) };
     /// What the `B` key cycles through.
-    pub const CYCLE: [Background; 4] = [
-        Background::GRADIENT,
-        Background::BLACK,
-        Background::GRAY,
-        Background::WHITE,
-    ];
+    pub const CYCLE: [Background; 4] = [Background::GRADIENT, Background::BLACK, Background::GRAY, Background::WHITE];
 
     /// Parses `black`, `gray`/`grey`, `white`, `R,G,B` (0–255), `gradient` or `gradient:R,G,B:R,G,B`
     /// (top, then bottom).
@@ -181,11 +150,7 @@ impl Background {
         let color = |c: &str| -> Result<u32, String> {
             let v: Vec<u8> = c
                 .split(',')
-                .map(|x| {
-                    x.trim()
-                        .parse::<u8>()
-                        .map_err(|_| format!("'{c}' is not R,G,B with each 0..=255"))
-                })
+                .map(|x| x.trim().parse::<u8>().map_err(|_| format!("'{c}' is not R,G,B with each 0..=255")))
                 .collect::<Result<_, _>>()?;
             match v[..] {
                 [r, g, b] => Ok(rgb(r, g, b)),
@@ -219,10 +184,7 @@ impl Background {
 
     /// The next background in [`Background::CYCLE`].
     pub fn next(self) -> Background {
-        let i = Self::CYCLE
-            .iter()
-            .position(|&b| b == self)
-            .map_or(0, |i| i + 1);
+        let i = Self::CYCLE.iter().position(|&b| b == self).map_or(0, |i| i + 1);
         Self::CYCLE[i % Self::CYCLE.len()]
     }
 }
@@ -241,12 +203,25 @@ impl std::fmt::Display for Background {
     }
 }
 
+/// How points larger than a pixel are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum SplatMethod {
+    /// A post pass: each pixel takes the nearest visible point whose disk covers it (`kernels/splat.cu`).
+    #[default]
+    Gather,
+    /// In the raster pass: each point writes its whole disk (`pcv_vis_disk`; the `vis` mode only, for
+    /// comparison; other modes gather).
+    Scatter,
+}
+
 /// Point size, EDL and background.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Look {
     pub point_size: PointSize,
     pub edl: Option<Edl>,
     pub background: Background,
+    /// Gather (the default) or scatter, for point sizes above one pixel.
+    pub splat: SplatMethod,
 }
 
 impl Default for Look {
@@ -264,15 +239,13 @@ pub struct LookOverrides {
     pub edl_strength: Option<f32>,
     pub edl_radius_px: Option<f32>,
     pub background: Option<Background>,
+    pub splat: Option<SplatMethod>,
 }
 
 impl Look {
     /// The prototype's look: 1-pixel points, no EDL, black.
-    pub const PLAIN: Look = Look {
-        point_size: PointSize::Fixed(1),
-        edl: None,
-        background: Background::BLACK,
-    };
+    pub const PLAIN: Look =
+        Look { point_size: PointSize::Fixed(1), edl: None, background: Background::BLACK, splat: SplatMethod::Gather };
 
     /// The default look: [`Look::PLAIN`] for the built-in scene, adaptive points with EDL on a soft
     /// gradient for loaded files (see the module doc), with `o` applied over it.
@@ -281,11 +254,10 @@ impl Look {
             Look::PLAIN
         } else {
             Look {
-                point_size: PointSize::Adaptive {
-                    max_px: DEFAULT_ADAPTIVE_MAX_PX,
-                },
+                point_size: PointSize::Adaptive { max_px: DEFAULT_ADAPTIVE_MAX_PX },
                 edl: Some(Edl::DEFAULT),
                 background: Background::GRADIENT,
+                splat: SplatMethod::Gather,
             }
         };
         if let Some(p) = o.point_size {
@@ -294,9 +266,10 @@ impl Look {
         if let Some(b) = o.background {
             look.background = b;
         }
-        let edl_on = o
-            .edl
-            .unwrap_or(look.edl.is_some() || o.edl_strength.is_some() || o.edl_radius_px.is_some());
+        if let Some(s) = o.splat {
+            look.splat = s;
+        }
+        let edl_on = o.edl.unwrap_or(look.edl.is_some() || o.edl_strength.is_some() || o.edl_radius_px.is_some());
         look.edl = edl_on.then(|| Edl {
             strength: o.edl_strength.unwrap_or(Edl::DEFAULT.strength).max(0.0),
             radius_px: o.edl_radius_px.unwrap_or(Edl::DEFAULT.radius_px),
@@ -322,10 +295,7 @@ impl Look {
         spacing_m: f32,
     ) -> PostUniforms {
         let (radius, diameter) = match self.point_size {
-            PointSize::Fixed(n) => (
-                self.point_size.radius_px(),
-                n.clamp(1, MAX_POINT_SIZE_PX) as u32,
-            ),
+            PointSize::Fixed(n) => (self.point_size.radius_px(), n.clamp(1, MAX_POINT_SIZE_PX) as u32),
             PointSize::Adaptive { .. } => (self.point_size.radius_px(), 0),
         };
         // |row 1 of clip_from_world| = the projection's y scale (the view's rows are unit vectors), so a
@@ -337,15 +307,8 @@ impl Look {
         } else {
             0.0
         };
-        let (near, far) = if near_m > 0.0 && far_m > near_m {
-            (near_m, far_m)
-        } else {
-            (0.01, 100.0)
-        };
-        let edl = self.edl.unwrap_or(Edl {
-            strength: 0.0,
-            radius_px: 1.0,
-        });
+        let (near, far) = if near_m > 0.0 && far_m > near_m { (near_m, far_m) } else { (0.01, 100.0) };
+        let edl = self.edl.unwrap_or(Edl { strength: 0.0, radius_px: 1.0 });
         PostUniforms {
             width: width_px,
             height: height_px,
@@ -370,16 +333,8 @@ mod tests {
     #[test]
     fn point_sizes_parse_and_step() {
         assert_eq!(PointSize::parse("3"), Ok(PointSize::Fixed(3)));
-        assert_eq!(
-            PointSize::parse("adaptive"),
-            Ok(PointSize::Adaptive {
-                max_px: DEFAULT_ADAPTIVE_MAX_PX
-            })
-        );
-        assert_eq!(
-            PointSize::parse("Adaptive:12"),
-            Ok(PointSize::Adaptive { max_px: 12 })
-        );
+        assert_eq!(PointSize::parse("adaptive"), Ok(PointSize::Adaptive { max_px: DEFAULT_ADAPTIVE_MAX_PX }));
+        assert_eq!(PointSize::parse("Adaptive:12"), Ok(PointSize::Adaptive { max_px: 12 }));
         for bad in ["0", "17", "x", "adaptive:1", "adaptive:40", "adaptivex"] {
             assert!(PointSize::parse(bad).is_err(), "{bad}");
         }
@@ -397,28 +352,15 @@ mod tests {
     #[test]
     fn backgrounds_parse_and_print() {
         assert_eq!(Background::parse("black"), Ok(Background::BLACK));
-        assert_eq!(
-            Background::parse("10,20,30"),
-            Ok(Background::Solid(rgb(10, 20, 30)))
-        );
+        assert_eq!(Background::parse("10,20,30"), Ok(Background::Solid(rgb(10, 20, 30))));
         assert_eq!(
             Background::parse("gradient:1,2,3:4,5,6"),
-            Ok(Background::Gradient {
-                top: rgb(1, 2, 3),
-                bottom: rgb(4, 5, 6)
-            })
+            Ok(Background::Gradient { top: rgb(1, 2, 3), bottom: rgb(4, 5, 6) })
         );
         for bad in ["purple", "1,2", "1,2,300", "gradient:1,2,3"] {
             assert!(Background::parse(bad).is_err(), "{bad}");
         }
-        for b in [
-            "black",
-            "gray",
-            "white",
-            "gradient",
-            "1,2,3",
-            "gradient:1,2,3:4,5,6",
-        ] {
+        for b in ["black", "gray", "white", "gradient", "1,2,3", "gradient:1,2,3:4,5,6"] {
             assert_eq!(Background::parse(b).unwrap().to_string(), b);
         }
         assert_eq!(rgb(1, 2, 3), 0xff03_0201);
@@ -426,55 +368,21 @@ mod tests {
 
     #[test]
     fn defaults_and_overrides() {
-        assert_eq!(
-            Look::for_cloud(true, &LookOverrides::default()),
-            Look::PLAIN
-        );
+        assert_eq!(Look::for_cloud(true, &LookOverrides::default()), Look::PLAIN);
         let files = Look::for_cloud(false, &LookOverrides::default());
         assert!(files.edl.is_some() && matches!(files.point_size, PointSize::Adaptive { .. }));
-        let o = LookOverrides {
-            edl: Some(false),
-            point_size: Some(PointSize::Fixed(3)),
-            ..Default::default()
-        };
+        let o = LookOverrides { edl: Some(false), point_size: Some(PointSize::Fixed(3)), ..Default::default() };
         let l = Look::for_cloud(false, &o);
         assert_eq!((l.edl, l.point_size), (None, PointSize::Fixed(3)));
-        let o = LookOverrides {
-            edl_strength: Some(2.0),
-            ..Default::default()
-        };
-        assert_eq!(
-            Look::for_cloud(true, &o).edl,
-            Some(Edl {
-                strength: 2.0,
-                radius_px: 1.4
-            })
-        );
+        let o = LookOverrides { edl_strength: Some(2.0), ..Default::default() };
+        assert_eq!(Look::for_cloud(true, &o).edl, Some(Edl { strength: 2.0, radius_px: 1.4 }));
     }
 
     #[test]
     fn edl_offsets_are_a_ring_without_the_center() {
         let o = Edl::DEFAULT.offsets();
-        assert_eq!(
-            o,
-            [
-                [1, 0],
-                [1, 1],
-                [0, 1],
-                [-1, 1],
-                [-1, 0],
-                [-1, -1],
-                [0, -1],
-                [1, -1]
-            ]
-        );
-        let o3 = Edl {
-            strength: 1.0,
-            radius_px: 3.0,
-        }
-        .offsets();
-        assert!(o3
-            .iter()
-            .all(|&[x, y]| (x, y) != (0, 0) && x.abs() <= 3 && y.abs() <= 3));
+        assert_eq!(o, [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]]);
+        let o3 = Edl { strength: 1.0, radius_px: 3.0 }.offsets();
+        assert!(o3.iter().all(|&[x, y]| (x, y) != (0, 0) && x.abs() <= 3 && y.abs() <= 3));
     }
 }

@@ -45,12 +45,7 @@ impl Window {
             let at = row * side + (xs - x0) as usize;
             words[at..at + got.len()].copy_from_slice(&got);
         }
-        Ok(Window {
-            x0,
-            y0,
-            side,
-            words,
-        })
+        Ok(Window { x0, y0, side, words })
     }
 }
 
@@ -65,24 +60,14 @@ pub fn nearest_in_window(w: &Window) -> Option<((u32, u32), u64)> {
         let (dx, dy) = ((k % w.side) as i64 - c, (k / w.side) as i64 - c);
         let key = (dx * dx + dy * dy, word);
         if best.is_none_or(|(d2, wd, _)| key < (d2, wd)) {
-            best = Some((
-                key.0,
-                word,
-                ((w.x0 + c + dx) as u32, (w.y0 + c + dy) as u32),
-            ));
+            best = Some((key.0, word, ((w.x0 + c + dx) as u32, (w.y0 + c + dy) as u32)));
         }
     }
     best.map(|(_, word, px)| (px, word))
 }
 
 /// The local position at the centre of pixel `px` (row 0 at the bottom) and depth `depth` in [0, 1].
-pub fn unproject(
-    clip_from_world: &Mat4,
-    px: (u32, u32),
-    width_px: u32,
-    height_px: u32,
-    depth: f32,
-) -> Vec3 {
+pub fn unproject(clip_from_world: &Mat4, px: (u32, u32), width_px: u32, height_px: u32, depth: f32) -> Vec3 {
     let ndc = Vec4::new(
         (px.0 as f32 + 0.5) / width_px.max(1) as f32 * 2.0 - 1.0,
         (px.1 as f32 + 0.5) / height_px.max(1) as f32 * 2.0 - 1.0,
@@ -105,10 +90,7 @@ mod tests {
             Ok(frame[(y * w + x) as usize..(y * w + x) as usize + n].to_vec())
         })
         .unwrap();
-        assert_eq!(
-            win.words,
-            vec![u64::MAX, u64::MAX, u64::MAX, u64::MAX, 0, 1, u64::MAX, 5, 6]
-        );
+        assert_eq!(win.words, vec![u64::MAX, u64::MAX, u64::MAX, u64::MAX, 0, 1, u64::MAX, 5, 6]);
     }
 
     #[test]
@@ -119,19 +101,9 @@ mod tests {
         words[0] = near(0.1, 7); // corner: farther on screen, nearer in depth
         words[5] = near(0.5, 8); // right of the centre
         words[3] = near(0.4, 9); // left of the centre: as close on screen, nearer in depth
-        let win = Window {
-            x0: 10,
-            y0: 20,
-            side: 3,
-            words,
-        };
+        let win = Window { x0: 10, y0: 20, side: 3, words };
         assert_eq!(nearest_in_window(&win), Some(((10, 21), near(0.4, 9))));
-        let empty = Window {
-            x0: 0,
-            y0: 0,
-            side: 3,
-            words: vec![far; 9],
-        };
+        let empty = Window { x0: 0, y0: 0, side: 3, words: vec![far; 9] };
         assert_eq!(nearest_in_window(&empty), None);
     }
 
@@ -142,13 +114,7 @@ mod tests {
         let f = crate::render::FrameParams::new(m, 640, 360).uniforms();
         let p = [0.3f32, 0.2, -0.1];
         let pr = crate::render::cpu::project::project(&f, p).unwrap();
-        let back = unproject(
-            &m,
-            (pr.x_px, pr.y_px),
-            640,
-            360,
-            f32::from_bits(pr.depth_bits),
-        );
+        let back = unproject(&m, (pr.x_px, pr.y_px), 640, 360, f32::from_bits(pr.depth_bits));
         // Within a pixel's footprint at 3 m.
         assert!((back - Vec3::from(p)).length() < 0.02, "{back}");
     }

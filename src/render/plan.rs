@@ -10,9 +10,11 @@
 //! payload is its colour), so after it every mode resolves from a visibility buffer; without it the
 //! reference needs no resolve. [`Pass::Resolve`] writes the target's colours (a visibility buffer's
 //! colour payload, or the indexed point's colour, or the background where no point landed), then
-//! [`Pass::Edl`] shades them in place from the final depth. The plan is plain data: each backend runs
+//! [`Pass::Edl`] shades them in place from the final depth. With [`SplatMethod::Scatter`] the `vis`
+//! mode draws point size in its raster pass instead ([`Pass::VisDisk`]: each point writes its disk) and
+//! needs no splat. The plan is plain data: each backend runs
 //! each pass with its own kernel (CUDA) or twin (CPU) and times it under [`Pass::name`].
-use super::look::Look;
+use super::look::{Look, SplatMethod};
 use super::RenderMode;
 
 /// One pass of a frame.
@@ -28,6 +30,8 @@ pub enum Pass {
     Packed,
     /// 64-bit atomic min of depth << 32 | point index over the sorted 12-byte positions.
     Vis,
+    /// [`Pass::Vis`] where each point writes its whole disk (point size by scatter).
+    VisDisk,
     /// [`Pass::Vis`] over batches, culling those outside the view.
     Culled,
     /// [`Pass::Culled`] with warp-level merging.
@@ -51,6 +55,7 @@ impl Pass {
             Pass::Color => "color",
             Pass::Packed => "packed",
             Pass::Vis => "vis",
+            Pass::VisDisk => "vis-disk",
             Pass::Culled => "culled",
             Pass::Dedup => "dedup",
             Pass::Quant => "quant",
@@ -63,6 +68,13 @@ impl Pass {
 
 /// The passes of a frame in `mode` with `look`, in order.
 pub fn passes(mode: RenderMode, look: &Look) -> Vec<Pass> {
+    if mode == RenderMode::Vis && look.splats() && look.splat == SplatMethod::Scatter {
+        let mut p = vec![Pass::Clear, Pass::VisDisk, Pass::Resolve];
+        if look.edl.is_some() {
+            p.push(Pass::Edl);
+        }
+        return p;
+    }
     let mut p = vec![Pass::Clear];
     match mode {
         RenderMode::Reference => p.extend([Pass::Depth, Pass::Color]),
@@ -93,35 +105,16 @@ mod tests {
     fn plans() {
         let plain = Look::PLAIN;
         let names = |m, l: &Look| passes(m, l).iter().map(|p| p.name()).collect::<Vec<_>>();
-        assert_eq!(
-            names(RenderMode::Reference, &plain),
-            ["clear", "depth", "color"]
-        );
+        assert_eq!(names(RenderMode::Reference, &plain), ["clear", "depth", "color"]);
         assert_eq!(names(RenderMode::Vis, &plain), ["clear", "vis", "resolve"]);
-        let full = Look {
-            point_size: PointSize::Fixed(3),
-            edl: Some(Edl::DEFAULT),
-            ..plain
-        };
-        assert_eq!(
-            names(RenderMode::Reference, &full),
-            ["clear", "depth", "color", "splat", "resolve", "edl"]
-        );
-        assert_eq!(
-            names(RenderMode::Culled, &full),
-            ["clear", "culled", "splat", "resolve", "edl"]
-        );
-        let edl_only = Look {
-            edl: Some(Edl::DEFAULT),
-            ..plain
-        };
-        assert_eq!(
-            names(RenderMode::Reference, &edl_only),
-            ["clear", "depth", "color", "edl"]
-        );
-        assert_eq!(
-            names(RenderMode::Packed, &edl_only),
-            ["clear", "packed", "resolve", "edl"]
-        );
+        let full = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), ..plain };
+        assert_eq!(names(RenderMode::Reference, &full), ["clear", "depth", "color", "splat", "resolve", "edl"]);
+        assert_eq!(names(RenderMode::Culled, &full), ["clear", "culled", "splat", "resolve", "edl"]);
+        let scatter = Look { splat: SplatMethod::Scatter, ..full };
+        assert_eq!(names(RenderMode::Vis, &scatter), ["clear", "vis-disk", "resolve", "edl"]);
+        assert_eq!(names(RenderMode::Culled, &scatter), ["clear", "culled", "splat", "resolve", "edl"]);
+        let edl_only = Look { edl: Some(Edl::DEFAULT), ..plain };
+        assert_eq!(names(RenderMode::Reference, &edl_only), ["clear", "depth", "color", "edl"]);
+        assert_eq!(names(RenderMode::Packed, &edl_only), ["clear", "packed", "resolve", "edl"]);
     }
 }

@@ -26,9 +26,7 @@ pub mod vis;
 
 use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
-use super::{
-    FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
-};
+use super::{FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use glam::Mat4;
@@ -87,11 +85,7 @@ impl CpuRasterizer {
     pub fn depth_bits(&self) -> Vec<u32> {
         match self.last.map(|l| l.holds) {
             Some(Final::VisColor | Final::VisIndex) => vis::vis_depth_bits(&self.vis),
-            _ => self
-                .depth
-                .iter()
-                .map(|d| d.load(Ordering::Relaxed))
-                .collect(),
+            _ => self.depth.iter().map(|d| d.load(Ordering::Relaxed)).collect(),
         }
     }
 
@@ -111,10 +105,7 @@ impl CpuRasterizer {
         if points.len() >= vis::EMPTY_INDEX as usize {
             return Err(RenderError::ModeUnavailable {
                 mode: "batched",
-                reason: format!(
-                    "{} points: the visibility buffer indexes fewer than 2^32 - 1",
-                    points.len()
-                ),
+                reason: format!("{} points: the visibility buffer indexes fewer than 2^32 - 1", points.len()),
             });
         }
         if self.prepared.is_none() {
@@ -141,9 +132,7 @@ impl Rasterizer for CpuRasterizer {
         let points = cloud.host_points(true);
         if points.len() < u32::MAX as usize {
             let order = crate::cloud::order::morton_order(&points, &cloud.bounds);
-            self.points = Some(Arc::new(
-                order.iter().map(|&i| points[i as usize]).collect(),
-            ));
+            self.points = Some(Arc::new(order.iter().map(|&i| points[i as usize]).collect()));
             self.order = Some(Arc::new(order));
         } else {
             self.points = Some(points);
@@ -163,30 +152,15 @@ impl Rasterizer for CpuRasterizer {
         self.preprocess_ms
     }
 
-    fn render(
-        &mut self,
-        frame: &FrameParams,
-        target: Target<'_>,
-    ) -> Result<FrameStats, RenderError> {
-        let prepared = if frame.mode.uses_batches() {
-            Some(self.prepared()?)
-        } else {
-            None
-        };
+    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
+        let prepared = if frame.mode.uses_batches() { Some(self.prepared()?) } else { None };
         let points = self.points.clone().ok_or(RenderError::NotUploaded)?;
         let Target::Host(color) = target else {
-            return Err(RenderError::UnsupportedTarget {
-                backend: "cpu",
-                target: "device",
-            });
+            return Err(RenderError::UnsupportedTarget { backend: "cpu", target: "device" });
         };
         let n = frame.num_pixels();
         if color.len() != n {
-            return Err(RenderError::TargetSize {
-                got: color.len(),
-                width: frame.width_px,
-                height: frame.height_px,
-            });
+            return Err(RenderError::TargetSize { got: color.len(), width: frame.width_px, height: frame.height_px });
         }
         let f = frame.uniforms();
         let u = frame.post_uniforms();
@@ -220,29 +194,20 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Depth => depth::depth(&f, &points, &self.depth),
                 Pass::Color => color::color(&f, &points, &self.depth, color),
                 Pass::Packed => packed::packed(&f, &points, &self.vis),
-                Pass::Vis => vis::vis(
-                    &f,
-                    &prepared.as_ref().ok_or_else(no_prep)?.positions,
-                    &self.vis,
-                ),
+                Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
+                Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Culled | Pass::Dedup | Pass::Quant => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     batches = Some(match pass {
                         Pass::Culled => culled::culled(&f, &p.batches, &p.positions, &self.vis),
-                        Pass::Dedup => {
-                            culled::culled_dedup(&f, &p.batches, &p.positions, &self.vis)
-                        }
+                        Pass::Dedup => culled::culled_dedup(&f, &p.batches, &p.positions, &self.vis),
                         _ => quant::quant(&f, &p.batches, &p.quant, &p.positions, &self.vis),
                     });
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {
                         let (depth, c) = (&self.depth, &*color);
-                        splat::splat(
-                            &u,
-                            |i| splat::reference_word(depth, c, i),
-                            &mut self.vis_out,
-                        );
+                        splat::splat(&u, |i| splat::reference_word(depth, c, i), &mut self.vis_out);
                         holds = Final::VisColor;
                     } else {
                         let vis = &self.vis;
@@ -251,12 +216,9 @@ impl Rasterizer for CpuRasterizer {
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                 }
                 Pass::Resolve => match holds {
-                    Final::VisIndex => vis::vis_resolve(
-                        &f,
-                        &self.vis,
-                        &prepared.as_ref().ok_or_else(no_prep)?.colors,
-                        color,
-                    ),
+                    Final::VisIndex => {
+                        vis::vis_resolve(&f, &self.vis, &prepared.as_ref().ok_or_else(no_prep)?.colors, color)
+                    }
                     _ => packed::packed_resolve(&self.vis, color),
                 },
                 Pass::Edl => {
@@ -269,10 +231,7 @@ impl Rasterizer for CpuRasterizer {
                     }
                 }
             }
-            passes.push(PassTime {
-                name: pass.name(),
-                ms: t.elapsed().as_secs_f64() * 1e3,
-            });
+            passes.push(PassTime { name: pass.name(), ms: t.elapsed().as_secs_f64() * 1e3 });
         }
         self.last = Some(LastFrame {
             clip_from_world: frame.clip_from_world,
@@ -280,20 +239,10 @@ impl Rasterizer for CpuRasterizer {
             height_px: frame.height_px,
             holds,
         });
-        Ok(FrameStats {
-            passes,
-            total_ms: t0.elapsed().as_secs_f64() * 1e3,
-            points: points.len() as u64,
-            batches,
-        })
+        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: points.len() as u64, batches })
     }
 
-    fn pick(
-        &mut self,
-        x_px: u32,
-        y_px: u32,
-        radius_px: u32,
-    ) -> Result<Option<PickHit>, RenderError> {
+    fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
         let Some(last) = self.last else {
             return Ok(None);
         };
@@ -301,41 +250,24 @@ impl Rasterizer for CpuRasterizer {
             return Ok(None);
         }
         let w = last.width_px as usize;
-        let win = Window::read(
-            x_px,
-            y_px,
-            radius_px,
-            last.width_px,
-            last.height_px,
-            |y, x, len| {
-                let at = y as usize * w + x as usize;
-                Ok::<_, RenderError>(match last.holds {
-                    Final::Depth => self.depth[at..at + len]
-                        .iter()
-                        .map(|d| (d.load(Ordering::Relaxed) as u64) << 32)
-                        .collect(),
-                    _ => self.vis[at..at + len]
-                        .iter()
-                        .map(|v| v.load(Ordering::Relaxed))
-                        .collect(),
-                })
-            },
-        )?;
+        let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
+            let at = y as usize * w + x as usize;
+            Ok::<_, RenderError>(match last.holds {
+                Final::Depth => {
+                    self.depth[at..at + len].iter().map(|d| (d.load(Ordering::Relaxed) as u64) << 32).collect()
+                }
+                _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
+            })
+        })?;
         let Some((pixel, word)) = nearest_in_window(&win) else {
             return Ok(None);
         };
         let depth = f32::from_bits((word >> 32) as u32);
         if last.holds == Final::VisIndex {
             let index = word as u32 as usize;
-            let p = self
-                .prepared
-                .as_ref()
-                .and_then(|p| p.positions.get(index).copied());
+            let p = self.prepared.as_ref().and_then(|p| p.positions.get(index).copied());
             if let Some(pos) = p {
-                let original = self
-                    .order
-                    .as_ref()
-                    .map_or(index as u64, |o| o[index] as u64);
+                let original = self.order.as_ref().map_or(index as u64, |o| o[index] as u64);
                 return Ok(Some(PickHit {
                     pixel,
                     position: glam::Vec3::from(pos),
@@ -344,18 +276,7 @@ impl Rasterizer for CpuRasterizer {
                 }));
             }
         }
-        let position = unproject(
-            &last.clip_from_world,
-            pixel,
-            last.width_px,
-            last.height_px,
-            depth,
-        );
-        Ok(Some(PickHit {
-            pixel,
-            position,
-            point_index: None,
-            depth,
-        }))
+        let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
+        Ok(Some(PickHit { pixel, position, point_index: None, depth }))
     }
 }

@@ -34,10 +34,7 @@ pub fn view_distance(u: &PostUniforms, depth_bits: u32) -> f32 {
 
 /// log2(x) for finite x > 0 (error below 2e-5): the kernel's `pcv_log2`.
 #[inline(always)]
-#[expect(
-    clippy::excessive_precision,
-    reason = "the literals are spelled as in kernels/post.cuh"
-)]
+#[expect(clippy::excessive_precision, reason = "the literals are spelled as in kernels/post.cuh")]
 pub fn log2(x: f32) -> f32 {
     let bits = x.to_bits();
     let e = ((bits >> 23) & 0xff) as i32 - 127;
@@ -78,11 +75,7 @@ mod tests {
     use super::*;
 
     #[test]
-    #[expect(
-        clippy::excessive_precision,
-        clippy::approx_constant,
-        reason = "the kernels' literals, checked"
-    )]
+    #[expect(clippy::excessive_precision, clippy::approx_constant, reason = "the kernels' literals, checked")]
     fn polynomial_constants_are_near_their_meaning() {
         // The literals are spelled exactly as in kernels/post.cuh; here they are checked against what
         // they stand for, so a typo in either file shows.
@@ -129,13 +122,8 @@ mod tests {
     #[test]
     fn view_distance_inverts_the_projection() {
         let (n, fa) = (0.1f32, 1000.0f32);
-        let u = PostUniforms {
-            near_m: n,
-            far_m: fa,
-            near_far_m2: n * fa,
-            far_minus_near_m: fa - n,
-            ..Default::default()
-        };
+        let u =
+            PostUniforms { near_m: n, far_m: fa, near_far_m2: n * fa, far_minus_near_m: fa - n, ..Default::default() };
         for w in [0.2f32, 1.0, 10.0, 500.0] {
             // The GL depth of view distance w, mapped to [0, 1].
             let ndc = (fa + n) / (fa - n) - 2.0 * fa * n / ((fa - n) * w);

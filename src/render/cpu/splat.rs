@@ -22,11 +22,7 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
             .into_par_iter()
             .map(|i| {
                 let d = (word(i) >> 32) as u32;
-                let dm = if d < FAR_DEPTH_BITS {
-                    u.adaptive_px_at_1m / view_distance(u, d)
-                } else {
-                    0.0
-                };
+                let dm = if d < FAR_DEPTH_BITS { u.adaptive_px_at_1m / view_distance(u, d) } else { 0.0 };
                 dm * dm
             })
             .collect()
@@ -52,21 +48,13 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
                         continue;
                     }
                     let q = 4 * (dx * dx + dy * dy);
-                    let covers = if u.splat_diameter_px != 0 {
-                        q <= n2
-                    } else {
-                        q == 0 || q as f32 <= diam2[k]
-                    };
+                    let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= diam2[k] };
                     if covers && v < best {
                         best = v;
                     }
                 }
             }
-            *o.get_mut() = if best != u64::MAX {
-                best
-            } else {
-                word(y * w + x)
-            };
+            *o.get_mut() = if best != u64::MAX { best } else { word(y * w + x) };
         }
     });
 }
@@ -84,10 +72,7 @@ mod tests {
     const EMPTY: u64 = (FAR_DEPTH_BITS as u64) << 32 | 0xffff_ffff;
 
     fn uniforms(size: PointSize, w: u32, h: u32, spacing_m: f32) -> PostUniforms {
-        let look = Look {
-            point_size: size,
-            ..Look::PLAIN
-        };
+        let look = Look { point_size: size, ..Look::PLAIN };
         let m = glam::Mat4::perspective_rh_gl(1.0, w as f32 / h as f32, 0.1, 100.0);
         look.post_uniforms(&m, w, h, 0.1, 100.0, spacing_m)
     }
@@ -129,19 +114,14 @@ mod tests {
                 }
             }
         }
-        best.iter()
-            .zip(words)
-            .map(|(&b, &own)| if b == u64::MAX { own } else { b })
-            .collect()
+        best.iter().zip(words).map(|(&b, &own)| if b == u64::MAX { own } else { b }).collect()
     }
 
     fn random_words(w: u32, h: u32, density: f64, seed: u64) -> Vec<u64> {
         let mut s = seed;
         (0..w * h)
             .map(|i| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 if (s >> 11) as f64 / (1u64 << 53) as f64 >= density {
                     return EMPTY;
                 }
@@ -159,23 +139,14 @@ mod tests {
 
     #[test]
     fn gather_equals_scatter_for_every_size() {
-        for (k, size) in [
-            PointSize::Fixed(2),
-            PointSize::Fixed(3),
-            PointSize::Fixed(5),
-            PointSize::Fixed(16),
-        ]
-        .into_iter()
-        .enumerate()
+        for (k, size) in [PointSize::Fixed(2), PointSize::Fixed(3), PointSize::Fixed(5), PointSize::Fixed(16)]
+            .into_iter()
+            .enumerate()
         {
             for density in [0.01, 0.2] {
                 let u = uniforms(size, 61, 37, 0.0);
                 let words = random_words(61, 37, density, 7 + k as u64);
-                assert_eq!(
-                    run(&u, &words),
-                    scatter(&u, &words),
-                    "{size} at density {density}"
-                );
+                assert_eq!(run(&u, &words), scatter(&u, &words), "{size} at density {density}");
             }
         }
     }
@@ -190,11 +161,7 @@ mod tests {
         one[24 * 64 + 20] = (depth_at(0.6) as u64) << 32 | 1;
         one[24 * 64 + 50] = (depth_at(90.0) as u64) << 32 | 2;
         let out = run(&u, &one);
-        let covered = |id: u64| {
-            out.iter()
-                .filter(|&&v| v & 0xffff_ffff == id && v != EMPTY)
-                .count()
-        };
+        let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
         assert!(covered(1) > 20, "near point covers {} px", covered(1));
         assert_eq!(covered(2), 1);
     }
@@ -202,17 +169,12 @@ mod tests {
     #[test]
     fn nearest_wins_and_empty_pixels_keep_their_word() {
         let u = uniforms(PointSize::Fixed(3), 5, 5, 0.0);
-        let mut words: Vec<u64> = (0..25)
-            .map(|i| (FAR_DEPTH_BITS as u64) << 32 | (1000 + i))
-            .collect();
+        let mut words: Vec<u64> = (0..25).map(|i| (FAR_DEPTH_BITS as u64) << 32 | (1000 + i)).collect();
         words[6] = (depth_at(5.0) as u64) << 32 | 7; // (1, 1), farther
         words[8] = (depth_at(2.0) as u64) << 32 | 9; // (3, 1), nearer
         let out = run(&u, &words);
         assert_eq!(out[7], words[8], "between the two, the nearer point wins");
         assert_eq!(out[5], words[6]);
-        assert_eq!(
-            out[24], words[24],
-            "a pixel no disk reaches keeps its own word (its background)"
-        );
+        assert_eq!(out[24], words[24], "a pixel no disk reaches keeps its own word (its background)");
     }
 }

@@ -51,10 +51,7 @@ pub fn per_batch(f: Function, num_batches: u32) -> u32 {
 
 /// Blocks for a pass with one block per 16 × 16 pixel tile of a `(width, height)` frame.
 pub fn per_tile(f: Function, (width_px, height_px): (u32, u32)) -> u32 {
-    const _: () = assert!(
-        BLOCK_SIZE == 256,
-        "the tiled kernels run 16 x 16 threads a block"
-    );
+    const _: () = assert!(BLOCK_SIZE == 256, "the tiled kernels run 16 x 16 threads a block");
     let tiles = (width_px as u64).div_ceil(16) * (height_px as u64).div_ceil(16);
     tiles.clamp(1, cap(f)) as u32
 }
@@ -75,25 +72,11 @@ unsafe fn launch(
     params: &mut [*mut c_void],
     entry: &str,
 ) -> Result<(), RenderError> {
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(cuda_error("cuCtxSetCurrent"))?;
+    stream.context().bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
     // SAFETY: forwarded from this function's contract; the grid is at least 1 block of BLOCK_SIZE
     // threads (within every device's limits), no dynamic shared memory, and the stream is live.
-    unsafe {
-        result::launch_kernel(
-            f.raw,
-            (blocks, 1, 1),
-            (BLOCK_SIZE, 1, 1),
-            0,
-            stream.cu_stream(),
-            params,
-        )
-    }
-    .map_err(cuda_error(format!(
-        "launching {entry} ({blocks} blocks of {BLOCK_SIZE})"
-    )))
+    unsafe { result::launch_kernel(f.raw, (blocks, 1, 1), (BLOCK_SIZE, 1, 1), 0, stream.cu_stream(), params) }
+        .map_err(cuda_error(format!("launching {entry} ({blocks} blocks of {BLOCK_SIZE})")))
 }
 
 macro_rules! kernels {
@@ -177,6 +160,9 @@ kernels! {
     /// `positions` holds `3 * num_points` floats with `num_points < 2^32 - 1`, and `vis`
     /// `f.width * f.height` u64 words, both non-zero.
     Vis vis = "vis"::"pcv_vis"(f: FrameUniforms, positions: Ptr, num_points: u64, vis: Ptr) grid per_item(num_points);
+    /// As `vis`.
+    VisDisk vis_disk = "vis"::"pcv_vis_disk"(f: FrameUniforms, u: PostUniforms, positions: Ptr, num_points: u64, vis: Ptr)
+        grid per_item(num_points);
     /// `vis` and `color` hold `f.width * f.height` words each, and every index in `vis` other than
     /// 0xffffffff is below the length of `colors`.
     VisResolve vis_resolve = "vis"::"pcv_vis_resolve"(f: FrameUniforms, vis: Ptr, colors: Ptr, color: Ptr)

@@ -413,6 +413,10 @@ impl Rasterizer for CudaRasterizer {
                     let p = prep.ok_or_else(no_prep)?;
                     unsafe { kernels::vis(k, stream, f, p.positions.ptr(), num_points, vis_ptr) }?
                 }
+                Pass::VisDisk => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    unsafe { kernels::vis_disk(k, stream, f, u, p.positions.ptr(), num_points, vis_ptr) }?
+                }
                 Pass::Culled | Pass::Dedup => {
                     let p = prep.ok_or_else(no_prep)?;
                     let (b, nb, pos) = (p.batches.ptr(), p.num_batches(), p.positions.ptr());
