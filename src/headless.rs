@@ -1,12 +1,12 @@
 //! One frame with no window and no GL (`pcv render`): the rasterizer renders into host memory.
-use crate::camera::FlyCamera;
+use crate::camera::Camera;
 use crate::image_io::Frame;
 use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 
 /// Renders one `width × height` frame of the uploaded points from `camera` in `mode`.
 pub fn render_frame(
     rasterizer: &mut dyn Rasterizer,
-    camera: &FlyCamera,
+    camera: &Camera,
     width_px: u32,
     height_px: u32,
     mode: RenderMode,

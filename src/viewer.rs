@@ -340,7 +340,7 @@ fn handle_event(
                 ov.toggle_visible();
             }
         }
-        WindowEvent::Key(Key::F, _, Action::Press, _) if !wants_keyboard => camera.frame_all(),
+        WindowEvent::Key(Key::F, _, Action::Press, _) if !wants_keyboard => { let (w, h) = window.framebuffer_size_px(); camera.frame_all(w.max(1) as f32 / h.max(1) as f32) },
         WindowEvent::Key(Key::R, _, Action::Press, _) if !wants_keyboard => camera.reset(),
         WindowEvent::Key(Key::M, _, Action::Press, _) if !wants_keyboard => *mode = mode.next(),
         WindowEvent::Key(Key::C, _, Action::Press, _) if !wants_keyboard => *next_color = true,
