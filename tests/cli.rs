@@ -14,7 +14,7 @@ fn help_explains_the_commands_and_controls() {
     let o = pcv(&["--help"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    for word in ["render", "bench", "--points", "--backend", "--camera", "--screenshot", "mouselook"] {
+    for word in ["render", "bench", "record", "--points", "--backend", "--camera", "--camera-frame", "--up", "--screenshot", "mouse-look", "H or F1", "Double-click"] {
         assert!(out.contains(word), "--help does not mention {word}:\n{out}");
     }
 }
