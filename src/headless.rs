@@ -10,22 +10,26 @@
 use crate::camera::path::CameraPath;
 use crate::camera::Camera;
 use crate::image_io::{Frame, ImageError};
-use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
+use crate::render::look::Look;
+use crate::render::{FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-/// Renders one `width × height` frame of the uploaded points from `camera` in `mode`.
+/// Renders one `width × height` frame of the uploaded points from `camera` in `mode` with `look`
+/// (`spacing_m`: the cloud's point spacing, for adaptive point sizes).
 pub fn render_frame(
     rasterizer: &mut dyn Rasterizer,
     camera: &Camera,
     width_px: u32,
     height_px: u32,
     mode: RenderMode,
+    look: &Look,
+    spacing_m: f32,
 ) -> Result<(Frame, FrameStats), RenderError> {
-    let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_mode(mode);
+    let frame = camera.frame_params(width_px, height_px).with_mode(mode).with_look(*look).with_spacing(spacing_m);
     let mut pixels = vec![0u32; frame.num_pixels()];
     let stats = rasterizer.render(&frame, Target::Host(&mut pixels))?;
     Ok((Frame::new(width_px, height_px, pixels), stats))
@@ -39,6 +43,10 @@ pub struct RecordOptions {
     /// Where the frames go (made if missing).
     pub out_dir: PathBuf,
     pub mode: RenderMode,
+    /// Point size, eye-dome lighting and background.
+    pub look: Look,
+    /// The cloud's point spacing, for adaptive point sizes.
+    pub spacing_m: f32,
     /// Make a video with ffmpeg when it is on PATH.
     pub video: bool,
 }
@@ -114,7 +122,7 @@ pub fn record(
         let t = path.start_s() + k as f64 / opts.fps;
         cam.pose = path.sample(t).to_pose(frame_origin);
         let started = Instant::now();
-        let (frame, _) = render_frame(rasterizer, &cam, w, h, opts.mode)?;
+        let (frame, _) = render_frame(rasterizer, &cam, w, h, opts.mode, &opts.look, opts.spacing_m)?;
         render_ms += started.elapsed().as_secs_f64() * 1e3;
         frame.write_png(&dir.join(format!("frame-{k:05}.png")))?;
         poses.push_str(&format!("{}\n", crate::app::capture::pose_args(&cam, origin)));

@@ -36,6 +36,10 @@ pub struct ViewerOptions {
     pub controller: Option<ControllerKind>,
     /// The render mode to start with (M cycles through them).
     pub mode: RenderMode,
+    /// Point size, eye-dome lighting and background.
+    pub look: crate::render::look::Look,
+    /// The cloud's point spacing ([`crate::cloud::spacing::estimate`]), for adaptive point sizes.
+    pub spacing_m: f32,
     /// Render every frame even when nothing changes (benchmarks, measurements).
     pub continuous: bool,
     /// Fly this path from the start (`--path`).
@@ -60,6 +64,8 @@ impl ViewerOptions {
             up_reason: reason.0,
             controller: None,
             mode: RenderMode::Vis,
+            look: crate::render::look::Look::for_cloud(cloud.scene.is_some(), &Default::default()),
+            spacing_m: crate::cloud::spacing::estimate(cloud),
             continuous: false,
             path: None,
             script: None,

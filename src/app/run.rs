@@ -29,7 +29,7 @@ use crate::cloud::PointCloud;
 use crate::display::blit::read_default_framebuffer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
-use crate::render::{FrameParams, FrameStats, Rasterizer};
+use crate::render::{FrameStats, Rasterizer};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use crate::viewer::{ViewerError, ViewerOptions, ViewerSummary};
 use glam::Vec2;
@@ -64,7 +64,15 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     let mut layers = Layers::new(cloud.clone());
     // The caller uploaded `cloud`: this only sets the index map.
     let _ = layers.uploaded();
-    let mut state = AppState::new(Navigator::new(opts.camera, controller), layers, opts.mode, opts.up_reason.clone(), window.framebuffer_size_px());
+    let mut state = AppState::new(
+        Navigator::new(opts.camera, controller),
+        layers,
+        opts.mode,
+        opts.look,
+        opts.spacing_m,
+        opts.up_reason.clone(),
+        window.framebuffer_size_px(),
+    );
     if let Some(path) = opts.path.clone() {
         if let Some(up) = path.up {
             state.nav.camera.up = up;
@@ -236,7 +244,7 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
         let render_points = need.redraw_scene || continuous || last || !rendered;
         if render_points {
-            let frame = FrameParams::new(clip_from_world, fb_w, fb_h).with_mode(state.mode);
+            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(state.mode).with_look(state.look).with_spacing(state.spacing_m);
             stats = current.render(rasterizer, &frame)?;
             rendered = true;
         }
@@ -369,6 +377,9 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "layers": s.layers.layers.iter().map(|l| serde_json::json!({"label": l.label, "points": l.points.end - l.points.start, "visible": l.visible})).collect::<Vec<_>>(),
         "points": points,
         "mode": s.mode.name(),
+        "point_size": s.look.point_size.to_string(),
+        "edl": s.look.edl.map(|e| [e.strength, e.radius_px]),
+        "background": s.look.background.to_string(),
         "color": s.color_mode.name(),
         "loading": s.loader.is_some(),
         "help": s.ui.help,

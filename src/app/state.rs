@@ -12,6 +12,7 @@ use super::pick::{PickedPoint, ScaleGrids};
 use crate::camera::path::CameraPath;
 use crate::camera::{ControllerKind, Navigator, Pose, UpAxis, View};
 use crate::cloud::attributes::ColorMode;
+use crate::render::look::{Edl, Look};
 use crate::render::RenderMode;
 use glam::DVec3;
 
@@ -58,6 +59,12 @@ pub struct AppState {
     /// Mouse-look is on (Esc).
     pub mouselook: bool,
     pub mode: RenderMode,
+    /// Point size, eye-dome lighting, background.
+    pub look: Look,
+    /// The EDL settings L turns back on.
+    pub edl_memory: Edl,
+    /// The cloud's point spacing, for adaptive point sizes.
+    pub spacing_m: f32,
     pub color_mode: ColorMode,
     /// The last standard view asked for (the view key goes on from it).
     pub view: View,
@@ -79,13 +86,16 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(nav: Navigator, layers: Layers, mode: RenderMode, up_reason: String, size_px: (u32, u32)) -> AppState {
+    pub fn new(nav: Navigator, layers: Layers, mode: RenderMode, look: Look, spacing_m: f32, up_reason: String, size_px: (u32, u32)) -> AppState {
         let color_mode = crate::cloud::attributes::current_mode(&layers.cloud);
         AppState {
             nav,
             layers,
             mouselook: false,
             mode,
+            look,
+            edl_memory: look.edl.unwrap_or(Edl::DEFAULT),
+            spacing_m,
             color_mode,
             view: View::Oblique,
             up_reason,

@@ -14,7 +14,6 @@ use super::state::{AppState, Bookmark, PathPlayback};
 use crate::camera::{MoveInput, NavCtx, UpAxis};
 use crate::cloud::attributes::{self, ColorMode};
 use crate::input::Action;
-use crate::render::RenderMode;
 use glam::Vec2;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -201,6 +200,39 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 Effects::ui()
             }
         },
+        Action::PointSizeStep(step) => {
+            let p = s.look.point_size;
+            apply(s, Action::SetPointSize(if step > 0 { p.bigger() } else { p.smaller() }), ctx)
+        }
+        Action::SetPointSize(p) => {
+            let changed = p != s.look.point_size;
+            s.look.point_size = p;
+            s.messages.info(format!("point size {p}"));
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
+        Action::ToggleEdl => {
+            let edl = if s.look.edl.is_some() { None } else { Some(s.edl_memory) };
+            s.messages.info(if edl.is_some() { "eye-dome lighting on" } else { "eye-dome lighting off" });
+            apply(s, Action::SetEdl(edl), ctx)
+        }
+        Action::SetEdl(edl) => {
+            if let Some(e) = edl {
+                s.edl_memory = e;
+            }
+            let changed = edl != s.look.edl;
+            s.look.edl = edl;
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
+        Action::NextBackground => {
+            let b = s.look.background.next();
+            s.messages.info(format!("background {b}"));
+            apply(s, Action::SetBackground(b), ctx)
+        }
+        Action::SetBackground(b) => {
+            let changed = b != s.look.background;
+            s.look.background = b;
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
         Action::ToggleMeasure => {
             s.measure.active = !s.measure.active;
             s.measure.points.clear();
@@ -359,6 +391,12 @@ fn poll_loader(s: &mut AppState) -> Effects {
     }
     let was_builtin = s.layers.cloud.scene.is_some();
     s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
+    s.spacing_m = crate::cloud::spacing::estimate(&s.layers.cloud);
+    if was_builtin && s.look == crate::render::look::Look::PLAIN {
+        // The built-in scene's look is the prototype's; files get theirs.
+        s.look = crate::render::look::Look::for_cloud(false, &Default::default());
+        s.edl_memory = s.look.edl.unwrap_or(s.edl_memory);
+    }
     refresh_camera(s, replace || was_builtin);
     Effects { reupload: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
 }
@@ -371,7 +409,6 @@ fn refresh_camera(s: &mut AppState, new_scene: bool) {
         let (cam, reason) = crate::camera::Camera::start(cloud, &opts);
         s.nav.camera = cam;
         s.up_reason = reason.0;
-        s.mode = if s.mode == RenderMode::Reference { RenderMode::Vis } else { s.mode };
         if s.nav.camera.up != UpAxis::PosZ {
             colors_follow_up(s, s.nav.camera.up);
         }
@@ -416,7 +453,7 @@ mod tests {
     use crate::cloud::attributes::{Attributes, SourceSpan};
     use crate::cloud::formats::Format;
     use crate::cloud::{Point, PointCloud};
-    use crate::render::PickHit;
+    use crate::render::{PickHit, RenderMode};
     use glam::{DVec3, Vec3};
     use std::sync::Arc;
 
@@ -442,7 +479,8 @@ mod tests {
             ..Default::default()
         }));
         let (cam, reason) = Camera::start(&cloud, &Default::default());
-        let mut s = AppState::new(Navigator::new(cam, ControllerKind::Orbit), Layers::new(cloud), RenderMode::Vis, reason.0, (800, 450));
+        let look = crate::render::look::Look::for_cloud(false, &Default::default());
+        let mut s = AppState::new(Navigator::new(cam, ControllerKind::Orbit), Layers::new(cloud), RenderMode::Vis, look, 0.1, reason.0, (800, 450));
         s.messages.quiet = true;
         s
     }
@@ -519,6 +557,32 @@ mod tests {
         assert!(s.path.as_ref().unwrap().playing && s.path.as_ref().unwrap().t_s == 0.0);
         apply(&mut s, Action::Nav(Nav::DragStart { button: DragButton::Left, at_px: Vec2::ZERO }), ctx);
         assert!(!s.path.as_ref().unwrap().playing);
+    }
+
+    #[test]
+    fn looks_change_by_key() {
+        use crate::render::look::{Background, Edl, PointSize};
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { picker };
+        s.look.point_size = PointSize::Fixed(3);
+        assert!(apply(&mut s, Action::PointSizeStep(1), ctx).redraw_scene);
+        assert_eq!(s.look.point_size, PointSize::Fixed(4));
+        apply(&mut s, Action::PointSizeStep(-1), ctx);
+        apply(&mut s, Action::PointSizeStep(-1), ctx);
+        assert_eq!(s.look.point_size, PointSize::Fixed(2));
+        // EDL off and back on with the settings it had.
+        apply(&mut s, Action::SetEdl(Some(Edl { strength: 2.5, radius_px: 2.0 })), ctx);
+        apply(&mut s, Action::ToggleEdl, ctx);
+        assert_eq!(s.look.edl, None);
+        apply(&mut s, Action::ToggleEdl, ctx);
+        assert_eq!(s.look.edl, Some(Edl { strength: 2.5, radius_px: 2.0 }));
+        let before = s.look.background;
+        apply(&mut s, Action::NextBackground, ctx);
+        assert_eq!(s.look.background, before.next());
+        let same = s.look.background;
+        assert!(!apply(&mut s, Action::SetBackground(same), ctx).redraw_scene);
+        assert!(apply(&mut s, Action::SetBackground(Background::WHITE), ctx).redraw_scene);
     }
 
     #[test]

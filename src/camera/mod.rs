@@ -202,6 +202,13 @@ impl Camera {
         self.clip_from_view(width_px, height_px) * self.view_from_world()
     }
 
+    /// The frame this camera renders at this size: its `clip_from_world` and the planes it was made
+    /// with (the post passes turn depth back into distance with them).
+    pub fn frame_params(&self, width_px: u32, height_px: u32) -> crate::render::FrameParams {
+        let d = self.depth_range();
+        crate::render::FrameParams::new(self.clip_from_world(width_px, height_px), width_px, height_px).with_depth_range(d.near, d.far)
+    }
+
     /// Mouse-look: `dx_px`, `dy_px` of motion in a window `height_px` tall (the prototype's rule: 3
     /// radians per window height, pitch clamped to ±90°).
     pub fn look(&mut self, dx_px: f32, dy_px: f32, height_px: f32) {

@@ -5,6 +5,7 @@
 //! update step ([`crate::app::update`]) is the only place that carries them out.
 use crate::camera::{ControllerKind, Nav, UpAxis, View};
 use crate::cloud::attributes::ColorMode;
+use crate::render::look::{Background, Edl, PointSize};
 use crate::render::RenderMode;
 use glam::Vec2;
 use std::path::PathBuf;
@@ -32,6 +33,14 @@ pub enum Action {
     SetMode(RenderMode),
     NextColor,
     SetColor(ColorMode),
+    /// One point size larger (+1) or smaller (-1).
+    PointSizeStep(i8),
+    SetPointSize(PointSize),
+    /// Eye-dome lighting on (with the last settings) or off.
+    ToggleEdl,
+    SetEdl(Option<Edl>),
+    NextBackground,
+    SetBackground(Background),
     ToggleMeasure,
     ClearMeasure,
     /// Save a PNG of the view in the current directory (`with_panel`: as shown, panel included).

@@ -52,6 +52,9 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "K", does: "print the pose as --camera arguments (and copy it)" },
     Binding { input: "1..9 / Ctrl+1..9", does: "recall / store a camera bookmark" },
     Binding { input: "Space", does: "play / pause the --path flight" },
+    Binding { input: "+ / -", does: "point size larger / smaller (adaptive: its largest size)" },
+    Binding { input: "L", does: "eye-dome lighting on / off" },
+    Binding { input: "B", does: "next background: gradient, black, gray, white" },
     Binding { input: "M", does: "next render mode" },
     Binding { input: "C", does: "next color mode" },
     Binding { input: "Tab", does: "hide / show the panel" },
@@ -270,6 +273,10 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::K => Action::PrintPose,
         Key::Space => Action::TogglePath,
         Key::Tab => Action::TogglePanel,
+        Key::Equal | Key::KpAdd | Key::RightBracket => Action::PointSizeStep(1),
+        Key::Minus | Key::KpSubtract | Key::LeftBracket => Action::PointSizeStep(-1),
+        Key::L => Action::ToggleEdl,
+        Key::B => Action::NextBackground,
         Key::H | Key::F1 => Action::ToggleHelp,
         _ => return None,
     })
@@ -359,6 +366,10 @@ mod tests {
         assert_eq!(press(&mut k, Key::Num3, Mods::default()), vec![Action::RecallBookmark(2)]);
         assert_eq!(press(&mut k, Key::P, Mods { shift: true, ..Default::default() }), vec![Action::Screenshot { with_panel: true }]);
         assert_eq!(press(&mut k, Key::F1, Mods::default()), vec![Action::ToggleHelp]);
+        assert_eq!(press(&mut k, Key::KpAdd, Mods::default()), vec![Action::PointSizeStep(1)]);
+        assert_eq!(press(&mut k, Key::Minus, Mods::default()), vec![Action::PointSizeStep(-1)]);
+        assert_eq!(press(&mut k, Key::L, Mods::default()), vec![Action::ToggleEdl]);
+        assert_eq!(press(&mut k, Key::B, Mods::default()), vec![Action::NextBackground]);
         assert!(press(&mut k, Key::W, Mods::default()).is_empty());
         // Repeats do not fire actions.
         assert!(k.handle(&InputEvent::Key { key: Key::F, down: true, repeat: true, mods: Mods::default() }, &ctx(0.0)).is_empty());

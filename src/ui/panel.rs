@@ -14,6 +14,7 @@ use crate::app::state::{AppState, BOOKMARKS};
 use crate::camera::{ControllerKind, PoseArg, UpAxis, View};
 use crate::cloud::attributes::{self, ColorMode};
 use crate::input::Action;
+use crate::render::look::{Background, PointSize};
 use crate::render::RenderMode;
 use imgui::Condition;
 
@@ -287,6 +288,7 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
             LegendEntry::Note(t) => ui.text_disabled(t),
         }
     }
+    look(ui, s, actions);
     ui.text("up (U)");
     for a in UpAxis::ALL {
         ui.same_line();
@@ -312,6 +314,50 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     ui.set_next_item_width(120.0);
     if ui.combo_simple_string("render mode (M)", &mut i, &names) {
         actions.push(Action::SetMode(RenderMode::ALL[i]));
+    }
+}
+
+/// Point size, eye-dome lighting and background.
+fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    let p = s.look.point_size;
+    let mut adaptive = matches!(p, PointSize::Adaptive { .. });
+    let mut size = match p {
+        PointSize::Fixed(n) => n as i32,
+        PointSize::Adaptive { max_px } => max_px as i32,
+    };
+    if ui.checkbox("adaptive", &mut adaptive) {
+        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: size.clamp(2, 16) as u8 } } else { PointSize::Fixed(1) }));
+    }
+    ui.same_line();
+    ui.set_next_item_width(110.0);
+    let label = if adaptive { "largest point px (+/-)" } else { "point px (+/-)" };
+    if ui.slider(label, if adaptive { 2 } else { 1 }, 16, &mut size) {
+        let n = size.clamp(1, 16) as u8;
+        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: n.max(2) } } else { PointSize::Fixed(n) }));
+    }
+    let mut edl_on = s.look.edl.is_some();
+    if ui.checkbox("eye-dome lighting (L)", &mut edl_on) {
+        actions.push(Action::ToggleEdl);
+    }
+    if let Some(mut e) = s.look.edl {
+        ui.set_next_item_width(110.0);
+        let a = ui.slider("strength", 0.0f32, 4.0, &mut e.strength);
+        ui.same_line();
+        ui.set_next_item_width(90.0);
+        let b = ui.slider("radius px", 1.0f32, 4.0, &mut e.radius_px);
+        if a || b {
+            actions.push(Action::SetEdl(Some(e)));
+        }
+    }
+    let mut choices: Vec<Background> = Background::CYCLE.to_vec();
+    if !choices.contains(&s.look.background) {
+        choices.push(s.look.background);
+    }
+    let names: Vec<String> = choices.iter().map(|b| b.to_string()).collect();
+    let mut i = choices.iter().position(|&b| b == s.look.background).unwrap_or(0);
+    ui.set_next_item_width(110.0);
+    if ui.combo_simple_string("background (B)", &mut i, &names) {
+        actions.push(Action::SetBackground(choices[i]));
     }
 }
 
