@@ -94,23 +94,32 @@ impl PickedPoint {
         s
     }
 
-    /// Every line the panel shows.
+    /// The lines the panel shows: position; file and point number; attributes.
     pub fn lines(&self) -> Vec<String> {
-        let mut v = vec![format!("x {}  y {}  z {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
+        let mut v = vec![format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
+        let mut from = Vec::new();
         if let Some((label, format)) = &self.source {
-            v.push(format!("file {label} ({format})"));
+            let name = std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label);
+            from.push(format!("{name} ({format})"));
         }
         if let Some(i) = self.index {
-            v.push(format!("point #{i}"));
+            from.push(format!("point #{i}"));
+        }
+        if !from.is_empty() {
+            v.push(from.join("  "));
+        }
+        let mut attrs = Vec::new();
+        if let Some(c) = self.classification {
+            attrs.push(format!("class {c} {}", class_name(c)));
         }
         if let Some(i) = self.intensity {
-            v.push(format!("intensity {i}"));
-        }
-        if let Some(c) = self.classification {
-            v.push(format!("class {c} ({})", class_name(c)));
+            attrs.push(format!("intensity {i}"));
         }
         if let Some([r, g, b]) = self.rgb {
-            v.push(format!("rgb {r} {g} {b}"));
+            attrs.push(format!("rgb {r} {g} {b}"));
+        }
+        if !attrs.is_empty() {
+            v.push(attrs.join("  "));
         }
         v
     }

@@ -167,14 +167,14 @@ fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             (1, _) => "measure: click the second point".to_string(),
             _ => {
                 let d = distance(&m[0], &m[1], s.nav.camera.up.vector());
-                format!("distance {:.3} m  (horizontal {:.3}, vertical {:+.3})", d.total_m, d.horizontal_m, d.vertical_m)
+                format!("distance {:.3} m  horiz. {:.3}  vert. {:+.3}", d.total_m, d.horizontal_m, d.vertical_m)
             }
         };
         ui.text_colored(MEASURE, text);
     }
     if let Some(p) = &s.picked {
         for (i, line) in p.lines().iter().enumerate() {
-            ui.text_colored(PICK, if i == 0 { format!("picked {line}") } else { format!("  {line}") });
+            ui.text_colored(PICK, if i == 0 { format!("picked {line}") } else { format!("       {line}") });
         }
     } else if let Some(h) = &s.hover {
         ui.text_colored(DIM, format!("cursor {}", h.summary()));
