@@ -105,6 +105,8 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     // Panel frames still to draw after input: imgui takes a press and its release in separate frames
     // (its input queue trickles), so a click needs a frame after the one that saw it.
     let mut ui_settle: u8 = 0;
+    // Whether the loop waited for input since the last frame shown (then there is no frame rate).
+    let mut waited = false;
 
     loop {
         // 1. Wait or poll.
@@ -120,6 +122,7 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             window.wait_events_timeout(wait.max(0.001));
             // Time spent waiting is not movement.
             last_tick = Instant::now();
+            waited = true;
         } else if state.loader.is_some() && !need.redraw() && !continuous && !held.is_moving() {
             window.wait_events_timeout(LOADING_WAIT_S);
         }
@@ -296,7 +299,8 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         if frames_shown > 0 {
             frame_times.push(frame_ms);
         }
-        frame_times.push_interval(last_shown.map(|t| now.duration_since(t).as_secs_f64() * 1e3));
+        let interval_ms = last_shown.map(|t| now.duration_since(t).as_secs_f64() * 1e3);
+        frame_times.push_interval(if std::mem::take(&mut waited) { None } else { interval_ms });
         last_shown = Some(now);
         if frames_shown == 0 {
             first_frame_ms = frame_ms;

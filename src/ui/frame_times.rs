@@ -4,14 +4,14 @@
 //! How it works: the viewer pushes each drawn frame's work time (events, render, blit, panel, swap;
 //! not the time spent waiting for input, since an idle viewer draws nothing). The smoothed value is an
 //! exponential average; frames per second come from the interval between consecutive frames, and read
-//! zero once the viewer has been idle for a while (there is no rate to show).
+//! zero once the viewer has waited for input (there is no rate to show).
 
 /// Frames in the frame-time graph.
 pub const HISTORY_LEN: usize = 200;
 /// Weight of the newest frame in the smoothed frame time.
 pub const SMOOTHING: f64 = 0.05;
-/// A gap between frames longer than this is idleness, not a frame rate.
-pub const IDLE_GAP_MS: f64 = 250.0;
+/// A gap between frames longer than this is not a frame rate (the caller also says when it waited).
+pub const IDLE_GAP_MS: f64 = 10_000.0;
 /// Frame times: exponentially smoothed, and a ring of the last [`HISTORY_LEN`].
 #[derive(Clone, Debug)]
 pub struct FrameTimes {
@@ -50,8 +50,8 @@ impl FrameTimes {
         self.smoothed_ms
     }
 
-    /// The interval since the previous frame; `None` (or one longer than [`IDLE_GAP_MS`]) after an
-    /// idle spell, which restarts the rate.
+    /// The interval since the previous frame; `None` when the viewer waited for input in between (or
+    /// an interval longer than [`IDLE_GAP_MS`]), which restarts the rate.
     pub fn push_interval(&mut self, interval_ms: Option<f64>) {
         match interval_ms.filter(|ms| ms.is_finite() && *ms > 0.0 && *ms <= IDLE_GAP_MS) {
             Some(ms) if self.interval_ms > 0.0 => self.interval_ms += SMOOTHING * 4.0 * (ms - self.interval_ms),
@@ -117,8 +117,10 @@ mod tests {
         assert_eq!(t.smoothed_ms(), 10.0);
         t.push_interval(Some(10.0));
         assert!((t.fps() - 100.0).abs() < 1e-9);
-        t.push_interval(Some(5000.0));
-        assert_eq!(t.fps(), 0.0, "an idle gap is not a rate");
+        t.push_interval(None);
+        assert_eq!(t.fps(), 0.0, "a wait for input is not a rate");
+        t.push_interval(Some(500.0));
+        assert!((t.fps() - 2.0).abs() < 1e-9, "slow frames are still a rate");
         t.push(20.0);
         assert!((t.smoothed_ms() - (10.0 + SMOOTHING * 10.0)).abs() < 1e-9);
         for i in 0..HISTORY_LEN {
