@@ -94,7 +94,7 @@ impl PickedPoint {
         s
     }
 
-    /// The lines the panel shows: position; file and point number; attributes.
+    /// The lines the panel shows: position; file and point number; class and intensity; colour.
     pub fn lines(&self) -> Vec<String> {
         let mut v = vec![format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
         let mut from = Vec::new();
@@ -115,11 +115,11 @@ impl PickedPoint {
         if let Some(i) = self.intensity {
             attrs.push(format!("intensity {i}"));
         }
-        if let Some([r, g, b]) = self.rgb {
-            attrs.push(format!("rgb {r} {g} {b}"));
-        }
         if !attrs.is_empty() {
             v.push(attrs.join("  "));
+        }
+        if let Some([r, g, b]) = self.rgb {
+            v.push(format!("rgb {r} {g} {b}"));
         }
         v
     }
