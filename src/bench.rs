@@ -218,6 +218,9 @@ pub fn run(
             let mut references: Vec<Option<(Vec<u32>, Vec<u32>)>> = vec![None; looks.len()];
             for &mode in &modes {
                 for (li, look) in looks.iter().enumerate() {
+                    if look.splat == crate::render::look::SplatMethod::Scatter && mode != RenderMode::Vis && look.splats() {
+                        continue; // only the vis mode scatters; the others would repeat the gather's run
+                    }
                     let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
                         .with_mode(mode)
                         .with_look(*look)
