@@ -82,7 +82,9 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let raw = dir.path().join("scene.bin");
     pcv::cloud::load::write_raw(&raw, &cloud.points).unwrap();
     let b = dir.path().join("b.png");
-    let o = pcv(&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu", "-o", b.to_str().unwrap()]);
+    // Files get their own look by default (adaptive points, EDL, a gradient): ask for the scene's.
+    let plain = ["--point-size", "1", "--no-edl", "--background", "black"];
+    let o = pcv(&[&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu", "-o", b.to_str().unwrap()][..], &plain].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let img_b = pcv::image_io::Frame::read_png(&b).unwrap();
     // The built-in scene keeps the prototype's planes (0.01, 100); a loaded cloud's follow the eye
