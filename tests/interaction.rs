@@ -313,6 +313,22 @@ fn xtest_mouse_and_keys_reach_the_viewer() {
     let t = trace(&tr);
     let turned = yaw0 - f(&t.last().unwrap()["yaw_deg"]);
     assert!((turned - expected).abs() < 0.5, "the drag turned {turned} deg, expected {expected}");
+    // Esc: mouse-look (the prototype's control); motion turns the view, 3 radians per window height.
+    // The first motion after capturing the cursor only sets the reference (GLFW warps the cursor).
+    let yaw1 = f(&t.last().unwrap()["yaw_deg"]);
+    xdo(&["key", "Escape"]);
+    wait_for("mouse-look", &|t| t.last().is_some_and(|l| l["mouselook"] == true));
+    for _ in 0..4 {
+        xdo(&["mousemove_relative", "20", "0"]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let per_px = (3.0 / H as f32).to_degrees();
+    wait_for("mouse-look motion", &|t| t.last().is_some_and(|l| yaw1 - f(&l["yaw_deg"]) > 35.0 * per_px));
+    std::thread::sleep(Duration::from_millis(500));
+    let looked = yaw1 - f(&trace(&tr).last().unwrap()["yaw_deg"]);
+    assert!(looked > 35.0 * per_px && looked < 85.0 * per_px, "80 px of mouse-look turned {looked} deg ({per_px} deg a pixel)");
+    xdo(&["key", "Escape"]);
+    wait_for("mouse-look off", &|t| t.last().is_some_and(|l| l["mouselook"] == false));
     // Keys: F1 opens the help, K prints the pose.
     xdo(&["key", "F1"]);
     wait_for("the help", &|t| t.last().is_some_and(|l| l["help"] == true));
