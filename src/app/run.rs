@@ -96,6 +96,7 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     let mut sum_frame_ms_after_first = 0.0;
     let mut last_tick = Instant::now();
     let mut last_shown: Option<Instant> = None;
+    let mut last_rendered: Option<Instant> = None;
     // What the next draw must do; the first frame renders.
     let mut need = Effects { redraw_scene: true, ..Default::default() };
     // Actions the panel's widgets asked for, carried out next turn.
@@ -295,12 +296,14 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
 
         let now = Instant::now();
         let frame_ms = now.duration_since(turn_start).as_secs_f64() * 1e3;
-        // The first frame pays for warm-up: it would dominate the smoothed time for seconds.
-        if frames_shown > 0 {
+        // The panel's figures are those of frames that rendered the points (a redraw of the panel
+        // alone is not a frame rate).
+        if render_points {
             frame_times.push(frame_ms);
+            let interval_ms = last_rendered.map(|t| now.duration_since(t).as_secs_f64() * 1e3);
+            frame_times.push_interval(if std::mem::take(&mut waited) { None } else { interval_ms });
+            last_rendered = Some(now);
         }
-        let interval_ms = last_shown.map(|t| now.duration_since(t).as_secs_f64() * 1e3);
-        frame_times.push_interval(if std::mem::take(&mut waited) { None } else { interval_ms });
         last_shown = Some(now);
         if frames_shown == 0 {
             first_frame_ms = frame_ms;

@@ -1,9 +1,9 @@
 //! Frame times for the panel: the time a frame took to render and show, smoothed, and a history
 //! for the graph.
 //!
-//! How it works: the viewer pushes each drawn frame's work time (events, render, blit, panel, swap;
-//! not the time spent waiting for input, since an idle viewer draws nothing). The smoothed value is an
-//! exponential average; frames per second come from the interval between consecutive frames, and read
+//! How it works: the viewer pushes the work time (events, render, blit, panel, swap; not the time
+//! spent waiting for input) of each frame that rendered the points. The smoothed value is an
+//! exponential average from the second frame on (the first pays for warm-up); frames per second come from the interval between consecutive frames, and read
 //! zero once the viewer has waited for input (there is no rate to show).
 
 /// Frames in the frame-time graph.
@@ -22,11 +22,12 @@ pub struct FrameTimes {
     count: u64,
     /// Smoothed interval between consecutive frames (0: none yet, or idle since).
     interval_ms: f64,
+    last_ms: f64,
 }
 
 impl Default for FrameTimes {
     fn default() -> Self {
-        FrameTimes { history_ms: Vec::with_capacity(HISTORY_LEN), next: 0, smoothed_ms: 0.0, count: 0, interval_ms: 0.0 }
+        FrameTimes { history_ms: Vec::with_capacity(HISTORY_LEN), next: 0, smoothed_ms: 0.0, count: 0, interval_ms: 0.0, last_ms: 0.0 }
     }
 }
 
@@ -34,8 +35,9 @@ impl FrameTimes {
     /// Adds one frame's time.
     pub fn push(&mut self, frame_ms: f64) {
         let frame_ms = if frame_ms.is_finite() { frame_ms.max(0.0) } else { 0.0 };
-        self.smoothed_ms =
-            if self.count == 0 { frame_ms } else { self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms) };
+        // The first frame pays for warm-up: the smoothing starts again from the second.
+        self.smoothed_ms = if self.count <= 1 { frame_ms } else { self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms) };
+        self.last_ms = frame_ms;
         self.count += 1;
         if self.history_ms.len() < HISTORY_LEN {
             self.history_ms.push(frame_ms as f32);
@@ -43,6 +45,11 @@ impl FrameTimes {
             self.history_ms[self.next] = frame_ms as f32;
             self.next = (self.next + 1) % HISTORY_LEN;
         }
+    }
+
+    /// The last frame's time (0 before the first frame).
+    pub fn last_ms(&self) -> f64 {
+        self.last_ms
     }
 
     /// The smoothed frame time (0 before the first frame).
@@ -122,7 +129,10 @@ mod tests {
         t.push_interval(Some(500.0));
         assert!((t.fps() - 2.0).abs() < 1e-9, "slow frames are still a rate");
         t.push(20.0);
-        assert!((t.smoothed_ms() - (10.0 + SMOOTHING * 10.0)).abs() < 1e-9);
+        assert_eq!(t.smoothed_ms(), 20.0, "the first frame's warm-up is not smoothed in");
+        t.push(30.0);
+        assert!((t.smoothed_ms() - (20.0 + SMOOTHING * 10.0)).abs() < 1e-9);
+        assert_eq!(t.last_ms(), 30.0);
         for i in 0..HISTORY_LEN {
             t.push(i as f64);
         }

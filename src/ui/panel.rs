@@ -1,15 +1,15 @@
 //! The panel: a status line always, and one section at a time (Files, View, Camera, Performance).
 //!
 //! How it works: a small window pinned to the top-left corner, sized to its content. Closed, it is
-//! three short lines (about 320 × 60 px: a twentieth of an 800 × 450 window): the status (frames per
-//! second, frame time, points drawn, render mode, controller), what is under the cursor or picked or
-//! measured, messages and load progress, and a row of section buttons. One section opens below at a
-//! time. Every widget returns the [`Action`] its key stands for, which the viewer carries out like the
+//! two short lines (325 × 52 px: a twentieth of an 800 × 450 window): the status (frames per second
+//! and frame time of frames that rendered the points, points drawn, render mode, controller) and a
+//! row of section buttons, which never move; below them come what is under the cursor, picked or
+//! measured, messages and load progress, then the one open section. Every widget returns the [`Action`] its key stands for, which the viewer carries out like the
 //! key. The colour legend (elevation ramp with its heights in file coordinates, intensity range, the
 //! classes present with their colours and counts) is computed once per cloud and colour mode and kept
 //! in a [`LegendCache`]. Text is ASCII: imgui's built-in font has nothing else.
 use super::{group_thousands, si, FrameInfo, Section};
-use crate::app::pick::{class_name, distance, fmt_coord};
+use crate::app::pick::{class_name, distance};
 use crate::app::state::{AppState, BOOKMARKS};
 use crate::camera::{ControllerKind, PoseArg, UpAxis, View};
 use crate::cloud::attributes::{self, ColorMode};
@@ -128,9 +128,10 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, section: &mut O
         .save_settings(false)
         .build(|| {
             let _wrap = ui.push_text_wrap_pos_with_pos(WRAP_PX);
+            // The buttons come right after the status line, so that messages never move them.
             status(ui, s, info);
-            notes(ui, s, actions);
             tabs(ui, section, actions);
+            notes(ui, s, actions);
             match *section {
                 Some(Section::Files) => files(ui, s, actions),
                 Some(Section::View) => view(ui, s, legend, actions),
@@ -142,11 +143,13 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, section: &mut O
 }
 
 fn status(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
-    let fps = info.frame_times.fps();
-    let fps = if fps > 0.0 { format!("{fps:3.0} fps") } else { "idle".to_string() };
+    let t = info.frame_times;
+    let rate = match t.fps() {
+        fps if fps > 0.0 => format!("{fps:3.0} fps  {:.1} ms", t.smoothed_ms()),
+        _ => format!("idle  {:.1} ms", t.last_ms()),
+    };
     ui.text(format!(
-        "{fps}  {:.1} ms  {} pts  {}  {}{}",
-        info.frame_times.smoothed_ms(),
+        "{rate}  {} pts  {}  {}{}",
         si(info.stats.points.max(info.points) as f64).trim_end(),
         s.mode.name(),
         s.nav.active.name(),
@@ -378,7 +381,7 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         }
     }
     let e = s.layers.cloud.to_source(cam.pose.eye);
-    ui.text(format!("eye {}, {}, {}", fmt_coord(e.x), fmt_coord(e.y), fmt_coord(e.z)));
+    ui.text(format!("eye {:.3}, {:.3}, {:.3}", e.x, e.y, e.z));
     ui.text(format!(
         "yaw {:.1} deg  pitch {:.1} deg  up {}  speed {} m/s",
         cam.pose.yaw_rad.to_degrees(),
@@ -388,7 +391,7 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     ));
     if let Some(p) = s.nav.pivot() {
         let f = s.layers.cloud.to_source(p);
-        ui.text_disabled(format!("pivot {}, {}, {}", fmt_coord(f.x), fmt_coord(f.y), fmt_coord(f.z)));
+        ui.text_disabled(format!("pivot {:.3}, {:.3}, {:.3}", f.x, f.y, f.z));
     }
     ui.text_wrapped(format!("--camera {} --up {}", PoseArg::format(&cam.pose, s.layers.cloud.origin), cam.up));
     if ui.small_button("print + copy (K)") {
@@ -448,7 +451,7 @@ fn performance(ui: &imgui::Ui, info: &FrameInfo<'_>) {
         let passes: Vec<String> = info.stats.passes.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
         ui.text_wrapped(format!("passes (ms): {}", passes.join(" | ")));
     }
-    let frame_ms = t.smoothed_ms();
+    let frame_ms = if t.fps() > 0.0 { t.smoothed_ms() } else { t.last_ms() };
     let points_per_s = if frame_ms > 0.0 { info.points as f64 / (frame_ms * 1e-3) } else { 0.0 };
     ui.text(format!("points {}   {}points/s", group_thousands(info.points), si(points_per_s)));
     ui.text(format!("resolution {} x {} px", info.size_px.0, info.size_px.1));
