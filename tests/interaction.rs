@@ -10,9 +10,10 @@
 //! grabbed point under the cursor; a wheel notch moves a fifth of the way to the point under the
 //! cursor; a double-click brings the point to the centre; a click picks the exact point of a LAS file
 //! (its stored coordinates, intensity, class and colour); a printed pose given back to `pcv render`
-//! gives the window's image; `pcv record` writes the path's frames; an idle window takes no CPU; dropped
-//! files load as layers, a bad one is reported; the closed panel covers a small corner. Tests skip,
-//! saying why, where `Xvfb` (or, for the XTest test, `xdotool`) is not installed.
+//! gives the window's image; `pcv record` writes the path's frames (and an H.264 video through ffmpeg);
+//! an idle window takes no CPU; dropped files load as layers, a bad one is reported; the closed panel
+//! covers a small corner. Tests skip, saying why, where `Xvfb` (or, for the XTest test, `xdotool`; for
+//! the video, `ffmpeg`) is not installed.
 use glam::{Mat4, Vec2, Vec3};
 use pcv::camera::{Pose, UpAxis, FOV_Y_RAD};
 use pcv::image_io::Frame;
@@ -552,4 +553,32 @@ fn the_closed_panel_covers_a_small_corner() {
     let share = (x1 + 1) as f64 * (y1 + 1) as f64 / (800.0 * 450.0);
     eprintln!("the panel covers {}x{} px from the top-left corner: {:.1}% of 800x450", x1 + 1, y1 + 1, share * 100.0);
     assert!(x1 < 360 && y1 < 80 && share < 0.08, "the closed panel reaches ({x1}, {y1}): more than a small corner");
+}
+
+#[test]
+fn record_makes_a_video_when_ffmpeg_is_on_path() {
+    if Command::new("ffmpeg").arg("-version").output().is_err() {
+        eprintln!("SKIPPED: ffmpeg is not on PATH (apt-get install ffmpeg); pcv record then writes PNG frames only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    let path = dir.path().join("poses.json");
+    let a = format!("{},{},{},45,-30", UTM[0] - 20.0, UTM[1] - 20.0, UTM[2] + 30.0);
+    let b = format!("{},{},{},90,-40", UTM[0] + 25.0, UTM[1] - 30.0, UTM[2] + 35.0);
+    std::fs::write(&path, json!({"keyframes": [{"camera": a}, {"camera": b}]}).to_string()).unwrap();
+    let out_dir = dir.path().join("frames");
+    // An odd size: the video's sides are rounded down to even numbers.
+    let out = pcv_headless(&["record", s(&las_path), "--path", s(&path), "--fps", "5", "-o", s(&out_dir), "--size", "161x91", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let video = out_dir.join("flight.mp4");
+    assert!(video.exists() && std::fs::metadata(&video).unwrap().len() > 1000, "no video:\n{stderr}");
+    assert!(stderr.contains("flight.mp4"), "the video's path is not reported:\n{stderr}");
+    if let Ok(probe) = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0", s(&video)])
+        .output()
+    {
+        // 2 s (the default keyframe step) at 5 fps: 11 frames, 160 x 90.
+        assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "160,90,11");
+    }
 }
