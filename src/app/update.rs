@@ -528,7 +528,7 @@ mod tests {
         apply(&mut s, Action::Reset, ctx);
         assert_eq!((s.nav.camera.pose, s.nav.camera.up), (start, UpAxis::PosZ));
         assert!(apply(&mut s, Action::NextMode, ctx).redraw_scene);
-        assert_eq!(s.mode, RenderMode::Culled);
+        assert_eq!(s.mode, RenderMode::Vis.next());
     }
 
     #[test]
