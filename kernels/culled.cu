@@ -53,7 +53,7 @@ extern "C" __global__ void pcv_cull_phase2(FrameUniforms f, HzbParams h, const B
 #define PCV_RASTER_UNROLL 4
 
 // Draws the `*count` batches of `list`, one block a batch, each point taking the atomic min of
-// (depth << 32 | point index) as vis.cu does; entries past `num_batches` are skipped. With QUANT,
+// PCV_WORD(depth, point index) as vis.cu does; entries past `num_batches` are skipped. With QUANT,
 // where pcv_batch_quantized_ok allows, points are read from their 4-byte words (the quant mode's
 // image: points moved by less than half a pixel). Each thread takes PCV_RASTER_UNROLL points a step and
 // issues their coordinate loads, then their early depth tests' loads, before it waits on any: the pass
@@ -98,7 +98,7 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
                 uint32_t px, py, d;
                 cell[k] = nullptr;
                 if (j < bb.num_points && pcv_project(f, x[k], y[k], z[k], &px, &py, &d)) {
-                    v[k] = ((unsigned long long)d << 32) | (uint32_t)(first + j);
+                    v[k] = PCV_WORD(d, first + j);
                     cell[k] = vis + (size_t)py * f.width + px;
                 }
             }

@@ -69,12 +69,12 @@ with_fma! {
         match words {
             Some(words) => {
                 for (j, &w) in words.iter().enumerate() {
-                    vis_point(f, dequantize_pos(batch, w), (first + j) as u32, vis);
+                    vis_point(f, dequantize_pos(batch, w), (first + j) as u64, vis);
                 }
             }
             None => {
                 for (j, &p) in positions.iter().enumerate() {
-                    vis_point(f, p, (first + j) as u32, vis);
+                    vis_point(f, p, (first + j) as u64, vis);
                 }
             }
         }

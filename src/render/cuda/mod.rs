@@ -37,7 +37,7 @@ use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::{counter, Batch, HzbParams, Point};
+use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
 use preprocess::DevicePrepared;
 use context::cuda_error;
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -161,7 +161,7 @@ impl CudaRasterizer {
     pub fn depth_bits(&self) -> Result<Vec<u32>, RenderError> {
         match (self.last.map(|l| l.holds), &self.vis, &self.depth) {
             (Some(Final::VisColor | Final::VisIndex), Some(v), _) => {
-                Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect())
+                Ok(v.to_vec(&self.stream)?.into_iter().map(word_depth).collect())
             }
             (Some(Final::Depth), _, Some(d)) => d.to_vec(&self.stream),
             _ => Ok(Vec::new()),
@@ -448,7 +448,7 @@ impl Rasterizer for CudaRasterizer {
                 }
                 Pass::Hzb => {
                     let (w, h) = (frame.width_px, frame.height_px);
-                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr + 4, 2, hzb_ptr) }?;
+                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr, hzb_ptr) }?;
                     unsafe { kernels::hzb_up(k, stream, hzb_params, hzb_ptr) }?;
                 }
                 Pass::Splat => {
@@ -470,10 +470,9 @@ impl Rasterizer for CudaRasterizer {
                     }
                     _ => unsafe { kernels::packed_resolve(k, stream, f, vis_ptr, color_ptr) }?,
                 },
-                // The visibility words' depth is their high half: the second u32 of each 8 bytes.
                 Pass::Edl => match holds {
-                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, 1, color_ptr) }?,
-                    _ => unsafe { kernels::edl(k, stream, u, vis_ptr + 4, 2, color_ptr) }?,
+                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, color_ptr) }?,
+                    _ => unsafe { kernels::edl_words(k, stream, u, vis_ptr, color_ptr) }?,
                 },
             }
             timer.mark(stream)?;
@@ -546,7 +545,7 @@ impl Rasterizer for CudaRasterizer {
                     Final::Depth => {
                         let mut row = vec![0u32; len];
                         depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                        Ok::<_, RenderError>(row.into_iter().map(|d| (d as u64) << 32).collect())
+                        Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
                     }
                     _ => {
                         let mut row = vec![0u64; len];
@@ -556,12 +555,12 @@ impl Rasterizer for CudaRasterizer {
                 }
             },
         )?;
-        let Some((pixel, word)) = nearest_in_window(&win) else {
+        let Some((pixel, w)) = nearest_in_window(&win) else {
             return Ok(None);
         };
-        let depth = f32::from_bits((word >> 32) as u32);
+        let depth = f32::from_bits(word_depth(w));
         if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
-            let index = word as u32 as usize;
+            let index = word_payload(w) as usize;
             if index < p.colors.len() {
                 let (mut pos, mut original) = ([0f32; 3], [0u32; 1]);
                 p.positions.read_at(stream, 3 * index, &mut pos)?;
