@@ -134,9 +134,9 @@ kernels! {
     /// As `depth`, and `color` holds `f.width * f.height` words.
     Color color = "color"::"pcv_color"(f: FrameUniforms, points: Ptr, num_points: u64, depth: Ptr, color: Ptr)
         grid per_item(num_points);
-    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`) and
-    /// `points` room for `s.num_points` points.
-    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr) grid per_item(s.num_points);
+    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`), `points` room
+    /// for `count` points, and `first + count <= s.num_points`.
+    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr, first: u64, count: u64) grid per_item(count);
     /// `vis` holds `f.width * f.height` u64 words.
     PackedClear packed_clear = "packed"::"pcv_packed_clear"(f: FrameUniforms, vis: Ptr) grid per_item(f.width as u64 * f.height as u64);
     /// `points` holds `num_points` points and `vis` `f.width * f.height` u64 words, both sides non-zero.
