@@ -9,7 +9,8 @@
 //! - [`viewer`]: the interactive loop that ties them together;
 //! - [`headless`]: one frame with no window (`pcv render`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
-//! - [`image_io`]: PNG in and out.
+//! - [`image_io`]: PNG in and out;
+//! - [`platform`]: what differs between Linux and Windows (the CUDA driver's library, advice in messages).
 pub mod bench;
 pub mod camera;
 pub mod cloud;
@@ -18,5 +19,6 @@ pub mod display;
 pub mod headless;
 pub mod image_io;
 pub mod info;
+pub mod platform;
 pub mod render;
 pub mod viewer;

@@ -404,7 +404,7 @@ fn errors_are_reported_not_panicked() {
     if !context::driver_present() {
         match CudaRasterizer::new() {
             Err(RenderError::NoDriver(msg)) => {
-                assert!(msg.contains("libcuda"), "NoDriver should name libcuda: {msg}");
+                assert!(msg.contains(pcv::platform::CUDA_DRIVER_LIBRARY), "NoDriver should name the driver library: {msg}");
                 println!("no driver here, as expected: {msg}");
             }
             Err(e) if KERNELS.is_empty() => println!("no driver and no kernels: {e}"),
