@@ -18,7 +18,7 @@ pub const CUDA_DRIVER_LIBRARY: &str = "libcuda.so.1";
 /// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
 #[cfg(windows)]
 pub const CUDA_DRIVER_REMEDY: &str = "install or update the NVIDIA display driver (580 or newer for CUDA 13; \
-it puts nvcuda.dll in C:\\Windows\\System32) — the CUDA toolkit is not needed to run pcv";
+it puts nvcuda.dll in C:\\Windows\\System32); the CUDA toolkit is not needed to run pcv";
 /// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
 #[cfg(target_os = "linux")]
 pub const CUDA_DRIVER_REMEDY: &str = "install the NVIDIA driver (580 or newer for CUDA 13), or put the directory \
@@ -67,6 +67,14 @@ pub fn python_command() -> std::ffi::OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlay_texts_are_ascii() {
+        // The overlay's font (imgui's default) draws '?' for anything else, such as a dash.
+        for text in [CUDA_DRIVER_LIBRARY, CUDA_DRIVER_REMEDY, BACKEND_HELP, NO_DISPLAY_ADVICE, NO_KERNELS_REMEDY] {
+            assert!(text.is_ascii(), "{text}");
+        }
+    }
 
     #[test]
     fn messages_name_this_systems_library() {
