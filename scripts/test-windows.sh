@@ -18,8 +18,8 @@
 # and fatbin); --version; --help names nvcuda.dll; `info` with drive-letter, forward-slash and relative
 # backslash paths equals the Linux binary's; a LAZ written by pcv.exe reads back on Linux; `render` of a
 # file and of the built-in scene equal the Linux images pixel for pixel and the CPU fallback names
-# nvcuda.dll; relative outputs land in the current folder; a missing file's error names its path;
-# `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer
+# nvcuda.dll; relative outputs land in the current folder; a missing file's error names its path (and
+# waits for Enter only when pcv.exe has the console to itself, as when double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer
 # in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the overlay in the top-left,
 # the rest equal to the headless render. Images and logs stay in target/windows-smoke/.
 # Exit status: 0 when every check passed.
@@ -98,7 +98,8 @@ run=$work/run
 scans="$run/scans é"
 mkdir -p "$scans"
 # pcv.exe in $run (the current folder), no display; a run over 5 minutes is a failure.
-win() { (cd "$run" && env -u DISPLAY timeout 300 "$wine" "$exe" "$@"); }
+# Input from /dev/null: an error must not wait for Enter (see platform::hold_console_after_error).
+win() { (cd "$run" && env -u DISPLAY timeout 300 "$wine" "$exe" "$@" < /dev/null); }
 lin() { (cd "$run" && timeout 300 "$linux_pcv" "$@"); }
 fail() { echo "FAILED: $*"; return 1; }
 
@@ -230,6 +231,19 @@ missing_file_names_its_path() {
   [ "$rc" -ne 0 ] || fail "exit status 0 for a missing file"
   grep -qF 'C:\no such folder\scan.ply' "$run/missing.err" || fail "the error does not name the path"
   ! grep -q "panicked" "$run/missing.err" || fail "panic"
+  ! grep -q "Press Enter" "$run/missing.err" || fail "waited for Enter with input from /dev/null"
+}
+
+console_holds_an_error_until_enter() {
+  # Alone on a console (wine gives the process one on a pseudo-terminal; on Windows: double-clicked),
+  # pcv.exe keeps an error on screen until Enter, then exits with status 1.
+  local cmd out rc=0
+  cmd=$(printf '%q ' cd "$run")"&& "$(printf '%q ' env -u DISPLAY "$wine" "$exe" info 'C:\no such folder\scan.ply')
+  out=$( (sleep 3; printf '\r'; sleep 1) | timeout 60 script -qec "$cmd" /dev/null | tr -d '\r') || rc=$?
+  echo "$out" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
+  echo "exit status $rc"
+  echo "$out" | grep -q "Press Enter to close this window" || fail "no 'Press Enter' prompt"
+  [ "$rc" -eq 1 ] || fail "exit status $rc, not 1 (124: still waiting after Enter)"
 }
 
 bench_writes_json() {
@@ -284,6 +298,7 @@ check convert_on_windows_reads_on_linux convert_on_windows_reads_on_linux
 check render_file_matches_linux render_file_matches_linux
 check render_scene_matches_linux render_scene_matches_linux
 check missing_file_names_its_path missing_file_names_its_path
+check console_holds_an_error_until_enter console_holds_an_error_until_enter
 check bench_writes_json bench_writes_json
 check ctrl_c_stops_a_long_render ctrl_c_stops_a_long_render
 check window_screenshot window_screenshot

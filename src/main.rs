@@ -226,6 +226,7 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("pcv: error: {e:#}");
+        pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
 }

@@ -1,5 +1,6 @@
 //! What differs between the systems pcv runs on, in one place: the CUDA driver's library and how to get
-//! it, the advice when no window can open, and the Python that runs the bench's peer.
+//! it, the advice when no window can open, the Python that runs the bench's peer, and keeping an error
+//! on screen when a double-clicked pcv.exe's console would close with it.
 //!
 //! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`, so a
 //! message names `libcuda.so.1` and `LD_LIBRARY_PATH` on Linux and `nvcuda.dll` and the NVIDIA display
@@ -62,6 +63,35 @@ pub fn python_command() -> std::ffi::OsString {
         Some(p) if !p.is_empty() => p,
         _ => (if cfg!(windows) { "python" } else { "python3" }).into(),
     }
+}
+
+/// After an error: on Windows, when pcv.exe has its console to itself (it was double-clicked, so the
+/// console window closes with the process), waits for Enter so that the error stays readable. In a
+/// console someone else opened (cmd, PowerShell, Windows Terminal), with input that is not a console,
+/// and on other systems, it returns at once.
+pub fn hold_console_after_error() {
+    #[cfg(windows)]
+    {
+        use std::io::IsTerminal;
+        if console_is_ours() && std::io::stdin().is_terminal() {
+            eprint!("Press Enter to close this window.");
+            let _ = std::io::stdin().read_line(&mut String::new());
+        }
+    }
+}
+
+/// Whether this process is the only one attached to its console.
+#[cfg(windows)]
+fn console_is_ours() -> bool {
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetConsoleProcessList(process_ids: *mut u32, count: u32) -> u32;
+    }
+    let mut ids = [0u32; 4];
+    // SAFETY: the buffer holds `ids.len()` u32s and the call writes at most that many; it returns the
+    // number of processes attached (0 without a console), which may exceed the buffer, never overrun it.
+    let attached = unsafe { GetConsoleProcessList(ids.as_mut_ptr(), ids.len() as u32) };
+    attached == 1
 }
 
 #[cfg(test)]
