@@ -9,7 +9,7 @@
 #   3. rustup's target x86_64-pc-windows-gnu.
 #   4. cargo build --target x86_64-pc-windows-gnu with libgcc, winpthread (+crt-static) and libstdc++
 #      (imgui's C++ runtime: CXXSTDLIB=static=stdc++) linked statically, so that pcv.exe imports only
-#      DLLs every Windows has (kernel32, user32, gdi32, opengl32, msvcrt, ...). Should the toolchain still
+#      DLLs every Windows has (kernel32, user32, gdi32, shell32, msvcrt, ...). Should the toolchain still
 #      leave a MinGW DLL in the import table, that DLL (and what it imports) goes beside pcv.exe instead.
 #   5. checks that every kernel is embedded (one PTX text per kernels/*.cu), then writes the zip with
 #      pcv.exe, any such DLLs and README-windows.txt: the README's "## Windows" section, CRLF line ends.
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile=${2:?--profile needs a name}; shift 2 ;;
     --out) out=${2:?--out needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "build-windows: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -22,8 +22,16 @@
 # waits for Enter only when pcv.exe has the console to itself, as when double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer
 # in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the overlay in the top-left,
 # the rest equal to the headless render. Images and logs stay in target/windows-smoke/.
+# `--cargo-test` (not in CI: it compiles every test binary for Windows too, minutes more) then also runs
+# the whole `cargo test` suite built for Windows under wine (cargo's runner), with the same env.
 # Exit status: 0 when every check passed.
 set -euo pipefail
+cargo_test=0
+case "${1:-}" in
+  --cargo-test) cargo_test=1 ;;
+  "") ;;
+  *) echo "test-windows: unknown argument '$1' (--cargo-test or nothing)" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
@@ -302,8 +310,19 @@ check console_holds_an_error_until_enter console_holds_an_error_until_enter
 check bench_writes_json bench_writes_json
 check ctrl_c_stops_a_long_render ctrl_c_stops_a_long_render
 check window_screenshot window_screenshot
+cargo_rc=0
+if [ "$cargo_test" = 1 ]; then
+  # The same toolchain settings as build-windows.sh, and wine as the runner.
+  gcc_lib_dir=$(dirname "$(x86_64-w64-mingw32-g++-posix -print-file-name=libstdc++.a)")
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
+  CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix \
+  AR_x86_64_pc_windows_gnu=x86_64-w64-mingw32-ar CXXSTDLIB_x86_64_pc_windows_gnu=static=stdc++ \
+  RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static -L native=$gcc_lib_dir" \
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
+    env -u DISPLAY cargo test --locked --profile "$profile" --target x86_64-pc-windows-gnu --no-fail-fast || cargo_rc=$?
+fi
 t_end=$(date +%s)
 say "time: apt $((t_apt - t0)) s, zip $((t_build - t_apt)) s, checks $((t_end - t_build)) s, total $((t_end - t0)) s"
 status=ok; [ "$failed" -eq 0 ] || status=FAILED
 echo "test result: $status. $passed passed; $failed failed; 0 ignored; 0 measured; 0 filtered out; finished in $((t_end - t0))s"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$cargo_rc" -eq 0 ]
