@@ -17,7 +17,7 @@
 # Checks: the zip's contents; pcv.exe imports only Windows' own DLLs; every kernel is embedded (PTX
 # and fatbin); --version; --help names nvcuda.dll; `info` with drive-letter, forward-slash and relative
 # backslash paths equals the Linux binary's; a LAZ written by pcv.exe reads back on Linux; `render` of a
-# file and of the built-in scene equal the Linux images pixel for pixel and the CPU fallback names
+# file and of the built-in scene equal the Linux images pixel for pixel (pcv.exe diff agrees) and the CPU fallback names
 # nvcuda.dll; relative outputs land in the current folder; a missing file's error names its path (and
 # waits for Enter only when pcv.exe has the console to itself, as when double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer
 # in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the overlay in the top-left,
@@ -230,6 +230,9 @@ render_scene_matches_linux() {
   ! grep -qE "libcuda|LD_LIBRARY_PATH" "$run/scene-win.err" || fail "the fallback note names Linux's library"
   lin render "${scene[@]}" -o "$run/out/scene-linux.png"
   lin diff "$run/out/scene-win.png" "$run/out/scene-linux.png"
+  # pcv.exe's own diff, on a relative and a drive-letter path, writing its mask next to them.
+  win diff 'out\scene-win.png' "$(winpath "$run/out/scene-linux.png")" --out 'out\scene-diff.png' | tr -d '\r'
+  [ -f "$run/out/scene-diff.png" ] || fail "pcv.exe diff --out wrote no out\\scene-diff.png"
 }
 
 missing_file_names_its_path() {
