@@ -17,11 +17,13 @@
 # Checks: the zip's contents; pcv.exe imports only Windows' own DLLs; every kernel is embedded (PTX
 # and fatbin); --version; --help names nvcuda.dll; `info` with drive-letter, forward-slash and relative
 # backslash paths equals the Linux binary's; a LAZ written by pcv.exe reads back on Linux; `render` of a
-# file and of the built-in scene equal the Linux images pixel for pixel (pcv.exe diff agrees) and the CPU fallback names
-# nvcuda.dll; relative outputs land in the current folder; a missing file's error names its path (and
-# waits for Enter only when pcv.exe has the console to itself, as when double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer
-# in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the overlay in the top-left,
-# the rest equal to the headless render. Images and logs stay in target/windows-smoke/.
+# file and of the built-in scene equal the Linux images pixel for pixel (pcv.exe diff agrees) and the
+# CPU fallback names nvcuda.dll; relative outputs land in the current folder; a missing file's error
+# names its path (and waits for Enter only when pcv.exe has the console to itself, as when
+# double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long
+# render; and the viewer in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the
+# overlay in the top-left, the rest equal to the headless render. Images and logs stay in
+# target/windows-smoke/.
 # `--cargo-test` (not in CI: it compiles every test binary for Windows too, minutes more) then also runs
 # the whole `cargo test` suite built for Windows under wine (cargo's runner), with the same env.
 # Exit status: 0 when every check passed.
