@@ -83,7 +83,10 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let raw = dir.path().join("scene.bin");
     pcv::cloud::load::write_raw(&raw, &cloud.points).unwrap();
     let b = dir.path().join("b.png");
-    let o = pcv(&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu", "-o", b.to_str().unwrap()]);
+    // Files get adaptive points, EDL and a gradient by default: ask for the built-in scene's look.
+    let look = ["--point-size", "1", "--no-edl", "--background", "black"];
+    let args = [&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu"][..], &look, &["-o", b.to_str().unwrap()]].concat();
+    let o = pcv(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let img_b = pcv::image_io::Frame::read_png(&b).unwrap();
     // Loaded clouds get depth planes scaled to their size; the scene is small, so they are the prototype's.
@@ -104,7 +107,7 @@ fn bench_prints_a_table_and_writes_json() {
     assert!(out.contains("close-up") && out.contains("far"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 12, "2 counts × 6 poses");
     for r in results {
         assert!(r["frame"]["median_ms"].as_f64().unwrap() > 0.0);
         assert!(r["gpoints_per_s"].as_f64().unwrap() > 0.0);

@@ -348,7 +348,8 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
             let mut ref_color = vec![0u32; n];
             cuda.render(&frame, Target::Host(&mut ref_color)).expect("cuda reference");
             let ref_depth = cuda.depth_bits().expect("depth");
-            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup, RenderMode::Quant] {
+            // Each culled mode twice: the second frame starts from the first's visibility (occlusion culling).
+            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {w}x{h} {}", mode.name());
                 let mut gpu = vec![0u32; n];
