@@ -157,7 +157,8 @@ fn msvc_host_compiler() -> Result<Option<HostCompiler>, String> {
     }
     let tool = cc::windows_registry::find_tool("x86_64", "cl.exe")
         .ok_or_else(|| "MSVC's cl.exe, which nvcc needs as its host compiler, was not found".to_string())?;
-    let dir = tool.path().parent().map(Path::to_path_buf).ok_or_else(|| format!("{} has no folder", tool.path().display()))?;
+    let dir =
+        tool.path().parent().map(Path::to_path_buf).ok_or_else(|| format!("{} has no folder", tool.path().display()))?;
     let env = tool.get_envs().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
     Ok(Some(HostCompiler { dir, env }))
 }

@@ -1,6 +1,7 @@
 //! What differs between the systems pcv runs on, in one place: the CUDA driver's library and how to get
-//! it, the advice when no window can open, the Python that runs the bench's peer, and keeping an error
-//! on screen when a double-clicked pcv.exe's console would close with it.
+//! it, the advice when no window can open, the Python that runs the bench's peer, keeping an error on
+//! screen when a double-clicked pcv.exe's console would close with it, and ([`fmaf`]) a correctly
+//! rounded `fmaf` for MinGW-w64 builds, whose C library's is not.
 //!
 //! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`, so a
 //! message names `libcuda.so.1` and `LD_LIBRARY_PATH` on Linux and `nvcuda.dll` and the NVIDIA display
@@ -8,6 +9,8 @@
 //! them from here. cudarc itself tries the same names (`libcuda.so`, `libcuda.so.1`, … on Linux,
 //! `nvcuda.dll` on Windows), from the system's library search path (Windows: the exe's folder,
 //! System32, `PATH`).
+
+pub mod fmaf;
 
 /// The NVIDIA driver's CUDA library, as the system's loader names it.
 #[cfg(windows)]
@@ -112,7 +115,10 @@ mod tests {
         if cfg!(windows) {
             assert_eq!(CUDA_DRIVER_LIBRARY, "nvcuda.dll");
             for text in [CUDA_DRIVER_REMEDY, BACKEND_HELP, NO_DISPLAY_ADVICE, NO_KERNELS_REMEDY] {
-                assert!(!text.contains("libcuda") && !text.contains("LD_LIBRARY_PATH") && !text.contains("xvfb"), "{text}");
+                assert!(
+                    !text.contains("libcuda") && !text.contains("LD_LIBRARY_PATH") && !text.contains("xvfb"),
+                    "{text}"
+                );
             }
         } else {
             assert!(CUDA_DRIVER_LIBRARY.starts_with("libcuda"));
