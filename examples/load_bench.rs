@@ -57,7 +57,7 @@ fn synthetic(n: u64, origin: DVec3, attributes: bool) -> PointCloud {
             intensity: Some(intensity),
             classification: Some(classification),
             has_rgb: true,
-            sources: vec![SourceSpan { label: "synthetic".into(), points: 0..n, has_rgb: true, has_intensity: true, has_classification: true }],
+            sources: vec![SourceSpan { label: "synthetic".into(), format: pcv::cloud::formats::Format::Raw, points: 0..n, has_rgb: true, has_intensity: true, has_classification: true }],
             ..Default::default()
         }));
     }

@@ -252,7 +252,7 @@ pub fn run(
                     let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
                         .with_mode(mode)
                         .with_look(*look)
-                        .with_depth_range(cam.depth.near, cam.depth.far)
+                        .with_depth_range(cam.depth_range().near, cam.depth_range().far)
                         .with_spacing(spacing_m);
                     let reference = &mut references[li];
                     let mut pixels = vec![0u32; frame.num_pixels()];

@@ -408,7 +408,7 @@ fn post_passes_and_picking_match_cpu_twin() {
             for look in &looks {
                 let base = FrameParams::new(camera.clip_from_world(w, h), w, h)
                     .with_look(*look)
-                    .with_depth_range(camera.depth.near, camera.depth.far)
+                    .with_depth_range(camera.depth_range().near, camera.depth_range().far)
                     .with_spacing(spacing_m);
                 let n = base.num_pixels();
                 let mut ref_depth = Vec::new();
