@@ -20,10 +20,11 @@
 # file and of the built-in scene equal the Linux images pixel for pixel (pcv.exe diff agrees) and the
 # CPU fallback names nvcuda.dll; relative outputs land in the current folder; a missing file's error
 # names its path (and waits for Enter only when pcv.exe has the console to itself, as when
-# double-clicked); `bench --json`; Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long
-# render; and the viewer in a window (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the
-# overlay in the top-left, the rest equal to the headless render. Images and logs stay in
-# target/windows-smoke/.
+# double-clicked); `bench --json`; `record` into a relative folder equals Linux's frames and poses;
+# Ctrl+C (wine delivers SIGINT as a console Ctrl+C) stops a long render; and the viewer in a window
+# (wine's WGL on Mesa, under Xvfb) with --frames --screenshot: the panel in the top-left, the rest equal
+# to the headless render, and P (from an input script) saves pcv-<time>.png into the current folder,
+# equal to the headless render. Images and logs stay in target/windows-smoke/.
 # `--cargo-test` (not in CI: it compiles every test binary for Windows too, minutes more) then also runs
 # the whole `cargo test` suite built for Windows under wine (cargo's runner), with the same env.
 # Exit status: 0 when every check passed.
@@ -264,6 +265,27 @@ bench_writes_json() {
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sorted(d)[:8])' "$run/out/bench.json"
 }
 
+record_writes_frames_into_a_relative_folder() {
+  # A two-keyframe flight of the built-in scene; ffmpeg is not on wine's PATH: PNG frames only.
+  mkdir -p "$run/paths"
+  printf '%s\n' '{ "frame": "local", "keyframes": [ { "t": 0, "camera": "-3,0,0,0,0" },' \
+    '  { "t": 0.5, "camera": "-2.5,0.4,0.3,-10,-5" } ] }' > "$run/paths/fly.json"
+  local args=(--points 50k --fps 10 --size 160x90)
+  win record "${args[@]}" --path 'paths\fly.json' -o 'flight' 2> "$run/record.err"
+  tr -d '\r' < "$run/record.err"
+  grep -q "ffmpeg is not on PATH" "$run/record.err" || fail "no word on the missing ffmpeg"
+  lin record "${args[@]}" --path "$run/paths/fly.json" -o "$run/flight-linux" --no-video
+  local n
+  n=$(find "$run/flight" -name 'frame-*.png' | wc -l)
+  echo "$n frames in flight\\"
+  [ "$n" -eq "$(find "$run/flight-linux" -name 'frame-*.png' | wc -l)" ] && [ "$n" -ge 6 ] || fail "frame counts differ"
+  lin diff "$run/flight/frame-00000.png" "$run/flight-linux/frame-00000.png"
+  local last
+  last=$(printf 'frame-%05d.png' $((n - 1)))
+  lin diff "$run/flight/$last" "$run/flight-linux/$last"
+  diff <(tr -d '\r' < "$run/flight/poses.txt") "$run/flight-linux/poses.txt" || fail "poses.txt differs"
+}
+
 ctrl_c_stops_a_long_render() {
   # 100M points take minutes in this build under wine: stop it after 4 s, as Ctrl+C in a console does.
   (cd "$run" && exec env -u DISPLAY "$wine" "$exe" render --points 100M --size 64x36 -o never.png) > "$run/ctrlc.out" 2>&1 &
@@ -283,13 +305,22 @@ ctrl_c_stops_a_long_render() {
 window_screenshot() {
   # A fresh wine server on the virtual display (the console runs above had none).
   "$wineserver" -k >/dev/null 2>&1 || true; "$wineserver" -w || true
-  # The default backend: the overlay's note says why it is the CPU (no nvcuda.dll).
+  # The default backend: the panel's Perf section notes why it is the CPU (no nvcuda.dll). P at frame
+  # 12 saves a screenshot without the panel, timestamped, into the current folder.
   local scene=(--points 200k --seed 7 --camera -3,0.5,0.2,-8,-3 --size 960x540)
+  printf '%s\n' '[ { "frame": 12, "type": "key", "key": "P", "down": true },' \
+    '  { "frame": 13, "type": "key", "key": "P", "down": false } ]' > "$run/keys.json"
+  rm -f "$run"/pcv-2*.png
   (cd "$run" && LIBGL_ALWAYS_SOFTWARE=1 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" \
-    "$wine" "$exe" "${scene[@]}" --frames 30 --screenshot window.png) 2>&1 | tr -d '\r'
+    "$wine" "$exe" "${scene[@]}" --frames 30 --screenshot window.png --input-script keys.json) 2>&1 | tr -d '\r'
   "$wineserver" -k >/dev/null 2>&1 || true
   [ -f "$run/window.png" ] || fail "no window.png in the current folder"
   lin render "${scene[@]}" --backend cpu -o "$run/window-headless.png"
+  local keyshot
+  keyshot=$(find "$run" -maxdepth 1 -name 'pcv-2*.png' | head -n 1)
+  [ -n "$keyshot" ] || fail "P saved no pcv-<time>.png in the current folder"
+  echo "P saved $(basename "$keyshot")"
+  lin diff "$keyshot" "$run/window-headless.png"
   # The bottom-right quarter (the overlay is about 400 x 280 px at the top left) equals the headless
   # render; the top-left 200 x 100 pixels hold the overlay.
   lin diff "$run/window.png" "$run/window-headless.png" --region 480,270,480,270
@@ -313,6 +344,7 @@ check render_scene_matches_linux render_scene_matches_linux
 check missing_file_names_its_path missing_file_names_its_path
 check console_holds_an_error_until_enter console_holds_an_error_until_enter
 check bench_writes_json bench_writes_json
+check record_writes_frames_into_a_relative_folder record_writes_frames_into_a_relative_folder
 check ctrl_c_stops_a_long_render ctrl_c_stops_a_long_render
 check window_screenshot window_screenshot
 cargo_rc=0
