@@ -178,9 +178,9 @@ version_matches_linux() {
 help_names_nvcuda() {
   local h
   h=$(win --help | tr -d '\r'; win render --help | tr -d '\r')
-  echo "$h" | grep -F -A1 -- "--backend"
-  echo "$h" | grep -q "nvcuda.dll" || fail "--help does not name nvcuda.dll"
-  ! echo "$h" | grep -qE "libcuda|LD_LIBRARY_PATH|xvfb" || fail "--help names Linux things"
+  grep -F -A1 -- "--backend" <<< "$h"
+  grep -q "nvcuda.dll" <<< "$h" || fail "--help does not name nvcuda.dll"
+  ! grep -qE "libcuda|LD_LIBRARY_PATH|xvfb" <<< "$h" || fail "--help names Linux things"
 }
 
 write_scans() {
@@ -205,7 +205,10 @@ info_matches_linux() {
     echo "$spec: ${w:0:160}..."
     [ "$w" = "$l" ] || { echo "Windows: $w"; echo "Linux:   $l"; fail "info differs for $spec"; }
   done
-  win info "$(winpath "$scans/scan.laz")" | tr -d '\r' | grep -q "20000" || fail "the text report lacks the count"
+  # (Captured first: `grep -q` in a pipe under pipefail fails when the writer gets SIGPIPE.)
+  local text
+  text=$(win info "$(winpath "$scans/scan.laz")" | tr -d '\r')
+  grep -q "points *20000" <<< "$text" || { echo "$text"; fail "the text report lacks the count"; }
 }
 
 convert_on_windows_reads_on_linux() {
@@ -256,7 +259,7 @@ console_holds_an_error_until_enter() {
   out=$( (sleep 3; printf '\r'; sleep 1) | timeout 60 script -qec "$cmd" /dev/null | tr -d '\r') || rc=$?
   echo "$out" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
   echo "exit status $rc"
-  echo "$out" | grep -q "Press Enter to close this window" || fail "no 'Press Enter' prompt"
+  grep -q "Press Enter to close this window" <<< "$out" || fail "no 'Press Enter' prompt"
   [ "$rc" -eq 1 ] || fail "exit status $rc, not 1 (124: still waiting after Enter)"
 }
 
