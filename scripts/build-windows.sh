@@ -51,7 +51,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+if ! grep -qx "$target" <<< "$(rustup target list --installed 2>/dev/null)"; then
   step "adding the rust target $target"
   rustup target add "$target" >/dev/null
 fi
