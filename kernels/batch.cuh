@@ -69,12 +69,27 @@ __device__ __forceinline__ bool pcv_batch_quantized_ok(const FrameUniforms& f, c
     return w_min > 0.0f && ex <= half_w && ey <= half_w;
 }
 
+// How far a computed depth (project.cuh) of a point of the box can be from the exact row 2 / row 3, twice
+// (for a point and a corner): each row is three FMAs, each rounding by at most u = 2^-24 of a partial
+// sum, so row r is off by at most 3u S_r, S_r = the sum of its terms' magnitudes over the box; the depth
+// z / w then by 3u (S_2 + S_3) / w + 2u (d < 1, the reciprocal and the product rounding once each).
+// Twice that, with 8u for 6u and 4u to cover the rounding of this bound itself.
+__device__ __forceinline__ float pcv_depth_rounding(const FrameUniforms& f, const Batch& b, float w_min) {
+    const float* m = f.screen_from_world;
+    float s = __fadd_rn(fabsf(m[14]), fabsf(m[15]));
+    for (int k = 0; k < 3; ++k) {
+        float a = fmaxf(fabsf(b.min[k]), fabsf(b.max[k]));
+        s = __fadd_rn(s, __fmul_rn(__fadd_rn(fabsf(m[4 * k + 2]), fabsf(m[4 * k + 3])), a));
+    }
+    const float u8 = 4.76837158203125e-7f;  // 8 * 2^-24
+    return __fmul_rn(__fadd_rn(__fdiv_rn(s, w_min), 1.0f), u8);
+}
+
 // True when no point of the box can win a pixel against the depth pyramid `hzb` (hzb.cu): every point
 // of the box lies behind the largest depth stored under the box's screen rectangle. The box's depth can
 // only be bounded from its corners when all lie in front of the camera; its points' depths are at
 // least the smallest corner depth (depth = row 2 / row 3 is linear-fractional, so its minimum over a box
-// is at a corner) less a margin for the rounding of both (1e-5 of the rows' term magnitudes over the
-// smallest w). The rectangle is the corners' pixels widened by one pixel; the pyramid level is the
+// is at a corner) less a margin for the rounding of both (pcv_depth_rounding). The rectangle is the corners' pixels widened by one pixel; the pyramid level is the
 // finest at which it spans at most 8 x 8 cells (fewer, coarser cells reach past the batch's silhouette
 // into empty pixels, whose depth 1.0 hides nothing). Strictly behind: a point at exactly the stored depth
 // could still win a tie, so it is never culled.
@@ -94,13 +109,7 @@ __device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const
         dmin = fminf(dmin, d);
         wmin = fminf(wmin, sw);
     }
-    // Rows 2 and 3's term magnitudes over the box bound the rounding of any point's (and corner's) depth.
-    float mag = __fadd_rn(fabsf(m[14]), fabsf(m[15]));
-    for (int k = 0; k < 3; ++k) {
-        float a = fmaxf(fabsf(b.min[k]), fabsf(b.max[k]));
-        mag = __fadd_rn(mag, __fmul_rn(__fadd_rn(fabsf(m[4 * k + 2]), fabsf(m[4 * k + 3])), a));
-    }
-    float d_low = __fadd_rn(dmin, -__fmul_rn(__fdiv_rn(mag, wmin), 1e-5f));
+    float d_low = __fadd_rn(dmin, -pcv_depth_rounding(f, b, wmin));
     if (!(d_low > 0.0f)) return false;
     float x0 = fmaxf(__fadd_rn(floorf(xmin), -1.0f), 0.0f), x1 = fminf(__fadd_rn(floorf(xmax), 1.0f), (float)(f.width - 1));
     float y0 = fmaxf(__fadd_rn(floorf(ymin), -1.0f), 0.0f), y1 = fminf(__fadd_rn(floorf(ymax), 1.0f), (float)(f.height - 1));
@@ -115,6 +124,45 @@ __device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const
     for (uint32_t cy = cy0; cy <= cy1; ++cy)
         for (uint32_t cx = cx0; cx <= cx1; ++cx) hmax = max(hmax, hzb[h.offset[l] + cy * h.width[l] + cx]);
     return d_low > __uint_as_float(hmax);
+}
+
+// The batch's screen rectangle in pixels, r = {x0, y0, width, height}: its box's corners' pixels widened
+// by one pixel for rounding, clipped to the frame; width 0 when a corner lies behind the camera (no
+// bound) or the rectangle misses the frame.
+__device__ __forceinline__ void pcv_batch_rect(const FrameUniforms& f, const Batch& b, int* r) {
+    const float* m = f.screen_from_world;
+    float xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    r[0] = r[1] = r[2] = r[3] = 0;
+    for (int c = 0; c < 8; ++c) {
+        float sw = pcv_corner_row(m, 3, b, c);
+        if (!(sw > 0.0f)) return;
+        float inv_w = __frcp_rn(sw);
+        float sx = __fmul_rn(pcv_corner_row(m, 0, b, c), inv_w);
+        float sy = __fmul_rn(pcv_corner_row(m, 1, b, c), inv_w);
+        xmin = fminf(xmin, sx); xmax = fmaxf(xmax, sx);
+        ymin = fminf(ymin, sy); ymax = fmaxf(ymax, sy);
+    }
+    float x0 = fmaxf(__fadd_rn(floorf(xmin), -1.0f), 0.0f), x1 = fminf(__fadd_rn(floorf(xmax), 1.0f), (float)(f.width - 1));
+    float y0 = fmaxf(__fadd_rn(floorf(ymin), -1.0f), 0.0f), y1 = fminf(__fadd_rn(floorf(ymax), 1.0f), (float)(f.height - 1));
+    if (!(x0 <= x1 && y0 <= y1)) return;
+    r[0] = (int)x0; r[1] = (int)y0; r[2] = (int)x1 - (int)x0 + 1; r[3] = (int)y1 - (int)y0 + 1;
+}
+
+// How much nearer than its decoded point a point of a batch that pcv_batch_quantized_ok accepts can be:
+// the decode moves it by d (|d_k| as there), which moves its depth (row 2 over row 3, at most 1) by at
+// most sum_k (|r2_k| + |r3_k|) |d_k| / w_min, plus the rounding of both depths (pcv_depth_rounding).
+__device__ __forceinline__ float pcv_batch_depth_slack(const FrameUniforms& f, const Batch& b) {
+    const float* m = f.screen_from_world;
+    float w_min = m[15], ez = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        float r3 = m[4 * k + 3];
+        w_min = __fadd_rn(w_min, fminf(__fmul_rn(r3, b.min[k]), __fmul_rn(r3, b.max[k])));
+        float mag = fmaxf(fabsf(b.min[k]), fabsf(b.max[k]));
+        float d = __fadd_rn(__fmul_rn(b.scale[k], 0.5001f), __fmul_rn(mag, 2.384185791015625e-7f));  // 2^-22
+        ez = __fadd_rn(ez, __fmul_rn(__fadd_rn(fabsf(m[4 * k + 2]), fabsf(r3)), d));
+    }
+    float w_safe = __fmul_rn(w_min, 0.99f);
+    return __fadd_rn(__fdiv_rn(ez, w_safe), pcv_depth_rounding(f, b, w_safe));
 }
 
 // Decodes coordinate k of a quantized word (x in bits 0-9, y in 10-19, z in 20-29).

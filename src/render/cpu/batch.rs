@@ -63,11 +63,25 @@ pub fn batch_quantized_ok(f: &FrameUniforms, b: &Batch) -> bool {
     w_min > 0.0 && ex <= half_w && ey <= half_w
 }
 
+/// How far a computed depth of a point of the box can be from the exact one, twice (a point's and a
+/// corner's; the kernel's `pcv_depth_rounding`): each row is three FMAs rounding by at most u = 2^-24 of
+/// a partial sum, so row r is off by at most 3u S_r (S_r: its terms' magnitudes over the box), the
+/// depth by 3u (S_2 + S_3) / w + 2u; twice that, as 8u (S_2 + S_3) / w_min + 8u.
+pub fn depth_rounding(f: &FrameUniforms, b: &Batch, w_min: f32) -> f32 {
+    let m = &f.screen_from_world;
+    let mut s = m[14].abs() + m[15].abs();
+    for k in 0..3 {
+        let a = b.min[k].abs().max(b.max[k].abs());
+        s += (m[4 * k + 2].abs() + m[4 * k + 3].abs()) * a;
+    }
+    (s / w_min + 1.0) * 4.768_371_6e-7 // 8 * 2^-24
+}
+
 /// True when no point of the box can win a pixel against the depth pyramid `hzb` (the kernel's
 /// `pcv_batch_occluded`): every point lies strictly behind the largest depth under the box's screen
 /// rectangle (its corners' pixels widened by one, read at the finest pyramid level where it spans at
 /// most 8 × 8 cells), its depth bounded below by the smallest corner depth
-/// less a rounding margin (1e-5 of rows 2 and 3's term magnitudes over the smallest w); only for boxes
+/// less the rounding bound [`depth_rounding`]; only for boxes
 /// wholly in front of the camera.
 pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) -> bool {
     let m = &f.screen_from_world;
@@ -89,12 +103,7 @@ pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) 
         dmin = dmin.min(d);
         wmin = wmin.min(sw);
     }
-    let mut mag = m[14].abs() + m[15].abs();
-    for k in 0..3 {
-        let a = b.min[k].abs().max(b.max[k].abs());
-        mag += (m[4 * k + 2].abs() + m[4 * k + 3].abs()) * a;
-    }
-    let d_low = dmin + -((mag / wmin) * 1e-5);
+    let d_low = dmin + -depth_rounding(f, b, wmin);
     if d_low.is_nan() || d_low <= 0.0 {
         return false;
     }
@@ -144,8 +153,9 @@ mod tests {
     use glam::Vec3;
 
     #[test]
-    fn two_to_minus_22() {
+    fn two_to_minus_22_and_minus_21() {
         assert_eq!(2.384_185_8e-7f32, (2.0f32).powi(-22));
+        assert_eq!(4.768_371_6e-7f32, (2.0f32).powi(-21));
     }
 
     /// Screen position in pixels (f64, unrounded) of a point the projection keeps.

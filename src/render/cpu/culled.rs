@@ -81,15 +81,19 @@ with_fma! {
     }
 }
 
-/// Draws the batches of `list` (the kernel's `pcv_raster_list`, or `pcv_raster_list_quant` with
-/// `quant`: each batch read from its 10-bit words where [`batch_quantized_ok`] allows). Returns how
-/// many were read quantized and at full precision.
+/// Draws the batches of `list` (the kernel's `pcv_raster_list`, or with `draw_quantized`
+/// `pcv_raster_list_quant`: each batch drawn from its 10-bit words where [`batch_quantized_ok`]
+/// allows). Returns how many batches that bound accepted (counted as quantized: the kernel's exact mode
+/// tests their points with the words and reads full precision only for points that may win, which
+/// leaves the same buffer as drawing them at full precision, as this twin does) and how many it did
+/// not.
 pub fn raster_list(
     f: &FrameUniforms,
     batches: &[Batch],
     list: &[u32],
     positions: &[[f32; 3]],
-    quant: Option<&[u32]>,
+    quant: &[u32],
+    draw_quantized: bool,
     vis: &[AtomicU64],
 ) -> BatchCounts {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
@@ -99,9 +103,10 @@ pub fn raster_list(
         .map(|&b| {
             let (b, batch) = (b as usize, &batches[b as usize]);
             let (first, end) = (b * per, (b * per + batch.num_points as usize).min(positions.len()));
-            let coarse = quant.filter(|_| batch_quantized_ok(f, batch)).map(|q| &q[first..end]);
-            raster_batch(f, batch, first, &positions[first..end], coarse, vis);
-            let coarse = coarse.is_some() as u32;
+            let coarse = batch_quantized_ok(f, batch);
+            let words = (draw_quantized && coarse).then(|| &quant[first..end]);
+            raster_batch(f, batch, first, &positions[first..end], words, vis);
+            let coarse = coarse as u32;
             BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }
         })
         .reduce(BatchCounts::default, |a, b| a.add(&b))

@@ -207,9 +207,9 @@ impl Rasterizer for CpuRasterizer {
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
-                    let quant = (frame.mode == RenderMode::Quant).then_some(&p.quant[..]);
+                    let quant = frame.mode == RenderMode::Quant;
                     let list1 = culled::phase1(&f, &p.batches, &self.visible);
-                    batches = Some(culled::raster_list(&f, &p.batches, &list1, &p.positions, quant, &self.vis));
+                    batches = Some(culled::raster_list(&f, &p.batches, &list1, &p.positions, &p.quant, quant, &self.vis));
                 }
                 Pass::Hzb => {
                     self.hzb.resize(hzb_params.total as usize, 0);
@@ -219,9 +219,9 @@ impl Rasterizer for CpuRasterizer {
                 }
                 Pass::Draw2 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
-                    let quant = (frame.mode == RenderMode::Quant).then_some(&p.quant[..]);
+                    let quant = frame.mode == RenderMode::Quant;
                     let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
-                    let drawn = culled::raster_list(&f, &p.batches, &list2, &p.positions, quant, &self.vis);
+                    let drawn = culled::raster_list(&f, &p.batches, &list2, &p.positions, &p.quant, quant, &self.vis);
                     batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
                 }
                 Pass::Splat => {

@@ -183,11 +183,12 @@ kernels! {
     /// `list` holds `*count` batch indices below the length of `batches` (`count` points into
     /// `counters`, which holds `counter::COUNT` words); those batches' points (batch b from point
     /// `b * BATCH_POINTS`, `num_points` of them) have 3 floats each in `positions` (fewer than 2^32 - 1
-    /// points); `vis` holds `f.width * f.height` u64 words; `num_batches` is the length of `batches`.
+    /// points) and one word each in `quant`; `vis` holds `f.width * f.height` u64 words; `num_batches` is
+    /// the length of `batches`.
     RasterList raster_list = "culled"::"pcv_raster_list"(
-        f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
+        f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
-    /// As `raster_list`, and `quant` holds one word per point.
+    /// As `raster_list`.
     RasterListQuant raster_list_quant = "culled"::"pcv_raster_list_quant"(
         f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);

@@ -441,7 +441,9 @@ impl Rasterizer for CudaRasterizer {
                         RenderMode::Quant => unsafe {
                             kernels::raster_list_quant(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
                         }?,
-                        _ => unsafe { kernels::raster_list(k, stream, f, b, list, count, pos, vis_ptr, counts_ptr, nb) }?,
+                        _ => unsafe {
+                            kernels::raster_list(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
+                        }?,
                     }
                 }
                 Pass::Hzb => {
