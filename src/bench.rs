@@ -393,7 +393,8 @@ fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &Bench
 
 fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &BenchOptions) -> Result<PeerResult, BenchError> {
     let err = |message: String| BenchError::Peer { script: script.display().to_string(), message };
-    let out = std::process::Command::new("python3")
+    let python = crate::platform::python_command();
+    let out = std::process::Command::new(&python)
         .arg(script)
         .arg("--points")
         .arg(points)
@@ -402,7 +403,7 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
         .args(["--width", &r.width.to_string(), "--height", &r.height.to_string()])
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
-        .map_err(|e| err(format!("could not start python3: {e}")))?;
+        .map_err(|e| err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy())))?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
     }

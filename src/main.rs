@@ -82,8 +82,7 @@ struct SourceArgs {
     /// Seed of the built-in scene: the same seed gives the same points on every backend.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Rasterizer: auto picks CUDA when a driver and a device exist, else the CPU.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
 }
 
@@ -268,7 +267,7 @@ struct BenchArgs {
     points: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// Frame size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
@@ -301,7 +300,8 @@ struct BenchArgs {
     /// Also time the prototype's numba kernels on the same points and cameras (path to seed_numba_bench.py).
     #[arg(long)]
     peer: Option<PathBuf>,
-    /// Where the points for the peer are written (a RAM disk like /dev/shm is fastest).
+    /// Where the points for the peer are written (the temporary folder by default; a RAM disk like /dev/shm
+    /// is fastest).
     #[arg(long, default_value_os_t = std::env::temp_dir())]
     dump_dir: PathBuf,
     /// Keep the points written for the peer (raw 16-byte records, readable by pcv and the peer).
@@ -369,6 +369,7 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("pcv: error: {e:#}");
+        pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
 }

@@ -48,7 +48,7 @@ pub enum RenderError {
     PtxRejected { kernel: String, message: String },
     #[error("out of GPU memory: {needed_bytes} bytes needed for {points} points, {free_bytes} free; about {fit_points} points would fit")]
     OutOfMemory { points: u64, needed_bytes: u64, free_bytes: u64, fit_points: u64 },
-    #[error("this build has no CUDA kernels (built without nvcc): rebuild after scripts/setup.sh, or use --backend cpu")]
+    #[error("this build has no CUDA kernels (built without nvcc): {remedy}", remedy = crate::platform::NO_KERNELS_REMEDY)]
     NoKernels,
     #[error("CUDA error in {context}: {message}")]
     Cuda { context: String, message: String },
