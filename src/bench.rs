@@ -257,11 +257,23 @@ pub fn run(
                     let reference = &mut references[li];
                     let mut pixels = vec![0u32; frame.num_pixels()];
                     let mut stats: Vec<FrameStats> = Vec::new();
+                    let mut unavailable = None;
                     for i in 0..opts.warmup_frames + opts.timed_frames {
-                        let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
-                        if i >= opts.warmup_frames {
-                            stats.push(s);
+                        match rasterizer.render(&frame, Target::Host(&mut pixels)) {
+                            Ok(s) if i >= opts.warmup_frames => stats.push(s),
+                            Ok(_) => {}
+                            // A mode this upload cannot draw (a scene prepared a chunk at a time keeps no
+                            // 16-byte points for reference and packed): say so and go on.
+                            Err(RenderError::ModeUnavailable { mode, reason }) => {
+                                unavailable = Some(format!("{n} points, {} {}: {mode} unavailable: {reason}", sc.name, look_label(look)));
+                                break;
+                            }
+                            Err(e) => return Err(e.into()),
                         }
+                    }
+                    if let Some(why) = unavailable {
+                        println!("skipped: {why}");
+                        continue;
                     }
                     let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
                     r.look = look_label(look);

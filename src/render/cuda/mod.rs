@@ -89,6 +89,8 @@ pub struct CudaRasterizer {
     counters: DeviceBuffer<u32>,
     /// Events around the passes of a frame.
     timer: PassTimer,
+    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept); 0 otherwise.
+    prepared_points: u64,
     last: Option<LastFrame>,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
@@ -117,6 +119,7 @@ impl CudaRasterizer {
             color: None,
             counters,
             timer,
+            prepared_points: 0,
             last: None,
             kernels,
             stream,
@@ -149,6 +152,26 @@ impl CudaRasterizer {
     /// The stream every copy and launch is ordered on (the GL interop maps and unmaps on it).
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// Makes the built-in scene `cloud` on the device and prepares it `chunk_points` points at a time
+    /// ([`preprocess::preprocess_scene_chunked`]): what `upload` does for scenes too large to keep as
+    /// 16-byte points; public so that tests can run it on small scenes. Only the batched modes draw it.
+    pub fn upload_scene_in_chunks(&mut self, cloud: &PointCloud, chunk_points: u64) -> Result<(), RenderError> {
+        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+            context: "scene upload".into(),
+            message: "only a built-in scene is made a chunk at a time".into(),
+        })?;
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.points = None;
+        self.prepared = Err("no points uploaded".into());
+        self.last = None;
+        let (prepared, ms) =
+            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, chunk_points)?;
+        self.prepared_points = spec.num_points;
+        self.prepared = Ok(prepared);
+        self.preprocess_ms = Some(ms);
+        Ok(())
     }
 
     /// The uploaded points, copied back to the host.
@@ -271,6 +294,17 @@ impl Rasterizer for CudaRasterizer {
         self.points = None;
         self.prepared = Err("no points uploaded".into());
         self.preprocess_ms = None;
+        self.last = None;
+        self.prepared_points = 0;
+        // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
+        // prepared a chunk at a time (only the batched modes then draw it).
+        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
+            let (free_bytes, _) = context::mem_info(&self.ctx)?;
+            let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
+            if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
+                return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
+            }
+        }
         let points = if cloud.is_lazy_scene() {
             upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
         } else {
@@ -297,7 +331,17 @@ impl Rasterizer for CudaRasterizer {
         frame: &FrameParams,
         target: Target<'_>,
     ) -> Result<FrameStats, RenderError> {
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
+        let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
+            (Some(p), _) => (p.len() as u64, p.ptr()),
+            (None, n) if n > 0 => (n, 0),
+            _ => return Err(RenderError::NotUploaded),
+        };
+        if points_ptr == 0 && !frame.mode.uses_batches() {
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: format!("the {num_points} points were prepared a chunk at a time and kept only as positions and colours: use vis, culled or quant"),
+            });
+        }
         let n = frame.num_pixels();
         if target.len_px() != n {
             return Err(RenderError::TargetSize {
@@ -315,8 +359,6 @@ impl Rasterizer for CudaRasterizer {
                 ),
             });
         }
-        let num_points = points.len() as u64;
-        let points_ptr = points.ptr();
         let plan = frame.passes();
         if frame.mode.uses_batches() {
             self.prepared_or_err(frame.mode)?;
@@ -392,8 +434,9 @@ impl Rasterizer for CudaRasterizer {
         // buffer in Reference mode; `vis` in every other mode and after a splat; `vis_out` when the plan
         // splats). `n == width * height` is non-zero and below 2^32, so the kernels' u32 pixel counts do
         // not wrap, and every pixel a point pass computes is clamped into the frame. `points_ptr` holds
-        // `num_points` points (the uploaded buffer's own length). The preprocessing made, for the
-        // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position, one colour, one quantized word
+        // `num_points` points (the uploaded buffer's own length; the modes that read it were refused
+        // above when a chunked upload kept none). The preprocessing made, for the `num_points`
+        // (< 2^34 - 1) uploaded points, 3 floats of position, one colour, one quantized word
         // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them, so every
         // index a batched pass writes into `vis` is below the colours' length; `counters` holds 3 words.
         for &pass in &plan {
@@ -562,16 +605,18 @@ impl Rasterizer for CudaRasterizer {
         if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
             let index = word_payload(w) as usize;
             if index < p.colors.len() {
-                let (mut pos, mut original) = ([0f32; 3], [0u32; 1]);
+                let mut pos = [0f32; 3];
                 p.positions.read_at(stream, 3 * index, &mut pos)?;
-                p.order.read_at(stream, index, &mut original)?;
+                let point_index = match &p.order {
+                    Some(order) => {
+                        let mut original = [0u32; 1];
+                        order.read_at(stream, index, &mut original)?;
+                        Some(original[0] as u64)
+                    }
+                    None => None,
+                };
                 let position = glam::Vec3::from(pos);
-                return Ok(Some(PickHit {
-                    pixel,
-                    position,
-                    point_index: Some(original[0] as u64),
-                    depth,
-                }));
+                return Ok(Some(PickHit { pixel, position, point_index, depth }));
             }
         }
         let position = unproject(
@@ -590,7 +635,7 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn num_points(&self) -> u64 {
-        self.points.as_ref().map_or(0, |p| p.len() as u64)
+        self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64)
     }
 
     fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {
