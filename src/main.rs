@@ -310,6 +310,10 @@ struct BenchArgs {
     /// Print each pose's clip_from_world (16 floats, column-major: the peer's --mvp).
     #[arg(long)]
     print_mvp: bool,
+    /// Time the whole frame in a real window instead (vsync off, panel on): GPU ms of each stage —
+    /// map, render passes, unmap, texture copy, blit, panel — from CUDA events and GL timestamps.
+    #[arg(long)]
+    window: bool,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -561,8 +565,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         print_mvp: a.print_mvp,
     };
     println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
-    println!("{}", pcv::bench::table_header());
     let seed = a.seed;
+    if a.window {
+        return bench_window(&a, r.as_mut(), &opts);
+    }
+    println!("{}", pcv::bench::table_header());
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
     let report = pcv::bench::run(
@@ -580,6 +587,34 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// `pcv bench --window`: each count uploaded, then every pose and mode timed in a window.
+fn bench_window(a: &BenchArgs, r: &mut dyn Rasterizer, opts: &pcv::bench::BenchOptions) -> Result<()> {
+    pcv::viewer::check_display()?;
+    let mut all = Vec::new();
+    let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, a.seed, a.color)?) };
+    println!("{}", pcv::bench::window::table_header());
+    for &n in &opts.point_counts {
+        let cloud = match &files {
+            None => scene::lazy(n, a.seed),
+            Some(c) => c.clone(),
+        };
+        r.upload(&cloud).context("uploading the points")?;
+        all.extend(pcv::bench::window::run(r, &cloud, opts, |res| println!("{}", pcv::bench::window::table_row(res)))?);
+    }
+    if let Some(p) = &a.json {
+        let v = serde_json::json!({
+            "date_utc": pcv::bench::utc_now(),
+            "commit": env!("PCV_GIT_COMMIT"),
+            "backend": r.name(),
+            "device": r.description(),
+            "window": all,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", p.display()))?;
         println!("wrote {}", p.display());
     }
     Ok(())

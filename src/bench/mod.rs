@@ -16,6 +16,8 @@
 //! `--edl`: the post passes' times appear as their own passes) and compared with the reference mode
 //! of the same look. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
+pub mod window;
+
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
@@ -188,6 +190,8 @@ pub enum BenchError {
     Load(#[from] crate::cloud::load::LoadError),
     #[error("peer {script}: {message}")]
     Peer { script: String, message: String },
+    #[error("the windowed bench: {0}")]
+    Window(String),
 }
 
 /// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
