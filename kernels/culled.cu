@@ -49,16 +49,12 @@ extern "C" __global__ void pcv_cull_phase2(FrameUniforms f, HzbParams h, const B
     }
 }
 
-// Points each thread carries through one step of pcv_raster_list: their loads go out together.
-#define PCV_RASTER_UNROLL 4
-
 // Draws the `*count` batches of `list`, one block a batch, each point taking the atomic min of
 // PCV_WORD(depth, point index) as vis.cu does; entries past `num_batches` are skipped. With QUANT,
 // where pcv_batch_quantized_ok allows, points are read from their 4-byte words (the quant mode's
-// image: points moved by less than half a pixel). Each thread takes PCV_RASTER_UNROLL points a step and
-// issues their coordinate loads, then their early depth tests' loads, before it waits on any: the pass
-// is bound by memory latency, and this keeps more loads in flight (measured on the H200, see
-// results/README.md).
+// image: points moved by less than half a pixel). A plain loop, a point a thread a step: a shared-memory
+// tile of the batch's pixels and four points a thread a step were both measured slower on the H200
+// (results/README.md).
 template <bool QUANT>
 __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, const Batch* __restrict__ batches,
                                                      const uint32_t* __restrict__ list, const uint32_t* __restrict__ count,
@@ -73,41 +69,24 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
         const bool coarse = pcv_batch_quantized_ok(f, bb);
         if (threadIdx.x == 0) atomicAdd(counters + (coarse ? PCV_COUNT_QUANTIZED : PCV_COUNT_FULL), 1u);
         const uint64_t first = (uint64_t)b * PCV_BATCH_POINTS;
-        for (uint32_t base = 0; base < bb.num_points; base += PCV_RASTER_UNROLL * blockDim.x) {
-            float x[PCV_RASTER_UNROLL], y[PCV_RASTER_UNROLL], z[PCV_RASTER_UNROLL];
-#pragma unroll
-            for (int k = 0; k < PCV_RASTER_UNROLL; ++k) {
-                const uint32_t j = base + threadIdx.x + k * blockDim.x;
-                const uint64_t i = first + min(j, bb.num_points - 1);
-                if (QUANT && coarse) {
-                    uint32_t w = __ldg(quant + i);
-                    x[k] = pcv_dequantize(bb, w, 0);
-                    y[k] = pcv_dequantize(bb, w, 1);
-                    z[k] = pcv_dequantize(bb, w, 2);
-                } else {
-                    x[k] = __ldg(positions + 3 * i);
-                    y[k] = __ldg(positions + 3 * i + 1);
-                    z[k] = __ldg(positions + 3 * i + 2);
-                }
+        for (uint32_t j = threadIdx.x; j < bb.num_points; j += blockDim.x) {
+            const uint64_t i = first + j;
+            float x, y, z;
+            if (QUANT && coarse) {
+                uint32_t w = __ldg(quant + i);
+                x = pcv_dequantize(bb, w, 0);
+                y = pcv_dequantize(bb, w, 1);
+                z = pcv_dequantize(bb, w, 2);
+            } else {
+                x = __ldg(positions + 3 * i);
+                y = __ldg(positions + 3 * i + 1);
+                z = __ldg(positions + 3 * i + 2);
             }
-            unsigned long long v[PCV_RASTER_UNROLL], cur[PCV_RASTER_UNROLL];
-            unsigned long long* cell[PCV_RASTER_UNROLL];
-#pragma unroll
-            for (int k = 0; k < PCV_RASTER_UNROLL; ++k) {
-                const uint32_t j = base + threadIdx.x + k * blockDim.x;
-                uint32_t px, py, d;
-                cell[k] = nullptr;
-                if (j < bb.num_points && pcv_project(f, x[k], y[k], z[k], &px, &py, &d)) {
-                    v[k] = PCV_WORD(d, first + j);
-                    cell[k] = vis + (size_t)py * f.width + px;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < PCV_RASTER_UNROLL; ++k) cur[k] = cell[k] ? *cell[k] : 0ull;
-#pragma unroll
-            for (int k = 0; k < PCV_RASTER_UNROLL; ++k) {
-                if (cell[k] && v[k] < cur[k]) atomicMin(cell[k], v[k]);
-            }
+            uint32_t px, py, d;
+            if (!pcv_project(f, x, y, z, &px, &py, &d)) continue;
+            unsigned long long v = PCV_WORD(d, i);
+            unsigned long long* cell = vis + (size_t)py * f.width + px;
+            if (v < *cell) atomicMin(cell, v);
         }
     }
 }

@@ -253,7 +253,12 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         let Some(current) = surface.as_mut() else { continue };
         let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
         let render_points = need.redraw_scene || continuous || last || !rendered;
-        gl_timer.begin_frame();
+        // The GL stages' first timestamp: on the host path before the frame is uploaded into the pixel
+        // buffer; with interop after CUDA's unmap, so that the wait GL makes for CUDA's work (the unmap's
+        // synchronization) falls before it, not into the texture copy.
+        if !current.uses_interop() {
+            gl_timer.begin_frame();
+        }
         if render_points {
             let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(state.mode).with_look(state.look).with_spacing(state.spacing_m);
             stats = current.render(rasterizer, &frame)?;
@@ -261,6 +266,9 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             if !current.uses_interop() {
                 gl_timer.mark("upload");
             }
+        }
+        if current.uses_interop() {
+            gl_timer.begin_frame();
         }
         current.pixels.copy_to_texture()?;
         gl_timer.mark("texture");

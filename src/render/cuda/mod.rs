@@ -162,6 +162,8 @@ impl CudaRasterizer {
             context: "scene upload".into(),
             message: "only a built-in scene is made a chunk at a time".into(),
         })?;
+        // A bad request leaves what is uploaded as it was.
+        preprocess::check_chunk(chunk_points)?;
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.points = None;
         self.prepared = Err("no points uploaded".into());

@@ -132,6 +132,17 @@ pub fn preprocess(
 /// Points a chunk of [`preprocess_scene_chunked`] (a multiple of the batch size).
 pub const CHUNK_POINTS: u64 = 1 << 28;
 
+/// Whether `chunk_points` can be a chunk: a positive multiple of the batch size.
+pub fn check_chunk(chunk_points: u64) -> Result<(), RenderError> {
+    if chunk_points == 0 || chunk_points % BATCH_POINTS as u64 != 0 {
+        return Err(RenderError::Cuda {
+            context: "scene upload".into(),
+            message: format!("chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"),
+        });
+    }
+    Ok(())
+}
+
 /// Device bytes the chunked preparation of `n` points needs: 20 a point kept (positions, colours,
 /// quantized words), and for one chunk its 16-byte points twice (made and sorted) and their order.
 pub fn chunked_bytes(n: u64) -> u64 {
@@ -156,25 +167,22 @@ pub fn preprocess_scene_chunked(
     chunk_points: u64,
 ) -> Result<(DevicePrepared, f64), RenderError> {
     const _: () = assert!(CHUNK_POINTS % BATCH_POINTS as u64 == 0, "chunks hold whole batches");
-    if chunk_points == 0 || chunk_points % BATCH_POINTS as u64 != 0 {
-        return Err(RenderError::Cuda {
-            context: "scene upload".into(),
-            message: format!("chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"),
-        });
-    }
+    check_chunk(chunk_points)?;
     let t = Instant::now();
     let n = spec.num_points;
+    // Memory first: a scene past the index limit is also far past any device's memory, and that is what
+    // the user can act on (a smaller --points).
+    let (free_bytes, _) = mem_info(ctx)?;
+    let need = chunked_bytes(n).max(20 * n + 36 * n.min(chunk_points) + RESERVE_BYTES);
+    if need > free_bytes {
+        let per = 20 + 36 * n.min(chunk_points) / n.max(1);
+        return Err(RenderError::OutOfMemory { points: n, needed_bytes: need, free_bytes, fit_points: free_bytes / per });
+    }
     if n == 0 || n >= crate::render::gpu_data::EMPTY_PAYLOAD {
         return Err(RenderError::Cuda {
             context: "scene upload".into(),
             message: format!("{n} points: the visibility buffer indexes between 1 and 2^34 - 2"),
         });
-    }
-    let (free_bytes, _) = mem_info(ctx)?;
-    let need = chunked_bytes(n).max(20 * n + 36 * n.min(chunk_points) + RESERVE_BYTES);
-    if need > free_bytes {
-        let per = 20 + 36 * n.min(CHUNK_POINTS) / n.max(1);
-        return Err(RenderError::OutOfMemory { points: n, needed_bytes: need, free_bytes, fit_points: free_bytes / per });
     }
     let g = cpu::preprocess::grid_params(bounds, n);
     let buckets = 1usize << (3 * g.bits);
