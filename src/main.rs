@@ -159,10 +159,12 @@ struct ViewArgs {
     /// Leave the overlay out (of the window and of --screenshot).
     #[arg(long)]
     no_overlay: bool,
-    /// Render mode to start with (M cycles): reference = the design's three passes; vis = one pass of
-    /// 64-bit atomic min on depth and point index, the fastest mode whose image equals the reference's
-    /// except at exact depth ties.
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    /// Render mode to start with (M cycles): culled (the default) = the visibility buffer drawn from the
+    /// batches that can show (frustum and occlusion culling), the fastest mode whose image equals the
+    /// reference's except at exact depth ties; quant = culled reading 4-byte coordinates where they
+    /// move no point by more than half a pixel; vis = every point, no culling; reference = the design's
+    /// three passes.
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
     /// Do not wait for the display's refresh (vsync is on for interactive use, off for --frames runs).
     #[arg(long)]
@@ -229,7 +231,7 @@ struct RecordArgs {
     #[arg(long, value_parser = parse_up, allow_hyphen_values = true, default_value = "auto")]
     up: UpChoice,
     /// Render mode (see `pcv --help`).
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
     /// PNG frames only, even when ffmpeg is on PATH.
     #[arg(long)]
@@ -251,7 +253,7 @@ struct RenderArgs {
     #[arg(short, long)]
     output: PathBuf,
     /// Render mode (see `pcv --help`).
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
 }
 

@@ -63,7 +63,7 @@ impl ViewerOptions {
             camera,
             up_reason: reason.0,
             controller: None,
-            mode: RenderMode::Vis,
+            mode: RenderMode::Culled,
             look: crate::render::look::Look::for_cloud(cloud.scene.is_some(), &Default::default()),
             spacing_m: crate::cloud::spacing::estimate(cloud),
             continuous: false,
