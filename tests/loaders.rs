@@ -442,6 +442,36 @@ fn bad_input_is_a_clear_error_naming_the_file_and_place() {
     assert!(matches!(e, LoadError::Io { .. }) && e.to_string().contains("x.ply"));
 }
 
+#[test]
+fn damaged_files_fail_cleanly_naming_the_place() {
+    for (target, name, bytes, want) in damaged() {
+        let file = match target {
+            "las" => format!("{name}.laz"),
+            "text" => format!("{name}.xyz"),
+            other => format!("{name}.{other}"),
+        };
+        let e = load_err(&file, &bytes);
+        assert!(e.contains(&file) && e.contains(want), "{file}: the error should name '{want}': {e}");
+        assert!(e.contains("byte ") || e.contains("line "), "{file}: the error names no place: {e}");
+    }
+    // The good files they were made from load.
+    let pts = points(100, [0.0; 3]);
+    let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
+    for enc in [PlyEnc::Le, PlyEnc::Ascii] {
+        for faces_first in [false, true] {
+            let c = load_one("ok.ply", &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4));
+            assert_eq!(c.points.len(), 100);
+        }
+    }
+    // A LAZ count beyond what the fixed-size chunks hold is refused from the chunk table, before any
+    // decoding (60000 > 1 chunk of at most 50000 points).
+    let laz = las(&pts, 2, 3, true, [0.0; 3], las_rgb16);
+    let mut lie = laz.clone();
+    lie[107..111].copy_from_slice(&60_000u32.to_le_bytes());
+    let e = load_err("lie.laz", &lie);
+    assert!(e.contains("byte 107") && e.contains("60000") && e.contains("1 chunks of at most 50000"), "{e}");
+}
+
 fn pcv(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
 }

@@ -319,12 +319,9 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         let d = std::mem::take(&mut files[0].decoded);
         (d.points, d.intensity, d.classification)
     } else {
-        let mut points = formats::zeroed_points(total);
-        let mut at = 0;
+        let mut points = Vec::with_capacity(total);
         for f in &files {
-            let n = f.decoded.points.len();
-            points[at..at + n].par_chunks_mut(1 << 16).zip(f.decoded.points.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
-            at += n;
+            points.extend_from_slice(&f.decoded.points);
         }
         let join = |get: &dyn Fn(&Decoded) -> Option<&[f32]>| -> Vec<f32> {
             let mut v = Vec::with_capacity(total);

@@ -1,0 +1,473 @@
+//! Chunked decoding: every file format is a [`ChunkSource`] whose jobs (record ranges, LAZ chunks,
+//! line-aligned pieces of text) are decoded on all cores into small reusable [`Staging`] buffers and
+//! handed, in file order, to a sink as each is ready.
+//!
+//! How it works: [`stream`] starts one decoding thread per core (`rayon::current_num_threads`, so
+//! `RAYON_NUM_THREADS` applies) and runs the sink on the calling thread. A worker takes a free staging
+//! slot from a fixed pool (2 per worker + 1), then claims the next job index, decodes the job into the
+//! slot and sends it to the calling thread, which passes the slots to the sink strictly in job order and
+//! returns each to the pool. The pool is the memory bound: at most `slots × job size` decoded points
+//! exist at once, whatever the file's size, and a decoder that runs ahead of the sink waits for a slot.
+//! Because every worker holds a slot before it claims a job, the lowest unfinished job always has one,
+//! so the pipeline cannot stall. Small inputs (a single job, or one thread) are decoded on the calling
+//! thread without starting any.
+//!
+//! A job's size is bounded by the source (64 Ki records, a LAZ chunk, about 4 MiB of text), so the
+//! staging slots stay a few MiB each; a job whose count a file declares (a LAZ chunk) grows its slot as
+//! its points are actually decoded, never by the declared count alone. [`Collect`] is the sink that
+//! gathers everything into host vectors ([`crate::cloud::formats::Decoded`]), reserving only what the
+//! source says its file can hold. Other sinks (a backend's upload) take the points chunk by chunk.
+use crate::cloud::formats::{Columns, DBounds, Decoded, FileInfo, FormatError, Progress, Rec};
+use crate::cloud::point::Point;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex};
+
+/// One job's decoded points and columns.
+#[derive(Debug, Default)]
+pub struct Staging {
+    /// The job's index (set by the driver).
+    pub job: usize,
+    /// Positions relative to the origin, and colors.
+    pub points: Vec<Point>,
+    /// Intensity per point (empty when the source has none).
+    pub intensity: Vec<f32>,
+    /// Classification per point (empty when the source has none).
+    pub classification: Vec<u8>,
+    /// Exact f64 bounds of the kept points, in the file's coordinates.
+    pub bounds: DBounds,
+    /// Points dropped for a NaN or infinite coordinate.
+    pub nonfinite: u64,
+    /// The largest per-format auxiliary value seen (LAS: the largest color component).
+    pub aux_max: u16,
+    /// The points have no color of their own (an E57 scan without color in a file with colors).
+    pub colorless: bool,
+    /// Which columns to fill.
+    pub cols: Columns,
+    /// A decoder's own scratch buffer (LAZ: the decompressed records), kept with the slot.
+    pub scratch: Vec<u8>,
+}
+
+impl Staging {
+    /// Empties the slot for job `job`, keeping its allocations.
+    pub fn reset(&mut self, job: usize, cols: Columns) {
+        self.job = job;
+        self.points.clear();
+        self.intensity.clear();
+        self.classification.clear();
+        self.bounds = DBounds::EMPTY;
+        self.nonfinite = 0;
+        self.aux_max = 0;
+        self.colorless = false;
+        self.cols = cols;
+    }
+
+    /// Points in the slot.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Adds a point (dropping it, counted, when a coordinate is not finite).
+    #[inline]
+    pub fn push(&mut self, xyz: [f64; 3], rgba: [u8; 4], intensity: f32, class: u8, origin: &[f64; 3]) {
+        if !(xyz[0].is_finite() && xyz[1].is_finite() && xyz[2].is_finite()) {
+            self.nonfinite += 1;
+            return;
+        }
+        self.bounds.include(xyz);
+        self.points.push(Point {
+            pos: [(xyz[0] - origin[0]) as f32, (xyz[1] - origin[1]) as f32, (xyz[2] - origin[2]) as f32],
+            rgba,
+        });
+        if self.cols.intensity {
+            self.intensity.push(intensity);
+        }
+        if self.cols.classification {
+            self.classification.push(class);
+        }
+    }
+
+    /// Decodes every `stride`-byte record of `src` with `f` and appends the points (the fixed-record
+    /// formats' inner loop: no per-point capacity checks).
+    #[inline]
+    pub(crate) fn push_records<F: Fn(&[u8]) -> Rec>(&mut self, src: &[u8], stride: usize, f: &F, origin: &[f64; 3]) {
+        let n = src.len() / stride;
+        self.points.reserve(n);
+        let (want_i, want_c) = (self.cols.intensity, self.cols.classification);
+        if want_i {
+            self.intensity.reserve(n);
+        }
+        if want_c {
+            self.classification.reserve(n);
+        }
+        let (p0, i0, c0) = (self.points.len(), self.intensity.len(), self.classification.len());
+        let pts = &mut self.points.spare_capacity_mut()[..n];
+        let inten = &mut self.intensity.spare_capacity_mut()[..if want_i { n } else { 0 }];
+        let cls = &mut self.classification.spare_capacity_mut()[..if want_c { n } else { 0 }];
+        let mut b = self.bounds;
+        let mut kept = 0usize;
+        let mut nonfinite = 0u64;
+        let mut aux = self.aux_max;
+        for rec in src.chunks_exact(stride) {
+            let r = f(rec);
+            aux = aux.max(r.aux);
+            if !(r.xyz[0].is_finite() && r.xyz[1].is_finite() && r.xyz[2].is_finite()) {
+                nonfinite += 1;
+                continue;
+            }
+            b.include(r.xyz);
+            pts[kept].write(Point {
+                pos: [(r.xyz[0] - origin[0]) as f32, (r.xyz[1] - origin[1]) as f32, (r.xyz[2] - origin[2]) as f32],
+                rgba: r.rgba,
+            });
+            if let Some(v) = inten.get_mut(kept) {
+                v.write(r.intensity);
+            }
+            if let Some(v) = cls.get_mut(kept) {
+                v.write(r.class);
+            }
+            kept += 1;
+        }
+        // SAFETY: the first `kept` elements of each spare capacity were written above (the intensity and
+        // classification ones only when wanted, and their lengths only grow when wanted); `kept <= n`
+        // and the capacities were reserved for `n` more.
+        unsafe {
+            self.points.set_len(p0 + kept);
+            if want_i {
+                self.intensity.set_len(i0 + kept);
+            }
+            if want_c {
+                self.classification.set_len(c0 + kept);
+            }
+        }
+        self.bounds = b;
+        self.nonfinite += nonfinite;
+        self.aux_max = aux;
+    }
+}
+
+/// What a source says once every job was decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// The points are right.
+    Done,
+    /// Decode every job again (the source changed its own settings): a guess made at opening (LAS's
+    /// 8-bit colors) was contradicted by later points.
+    Again,
+}
+
+/// Totals over a stream's jobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StreamStats {
+    pub kept: u64,
+    pub nonfinite: u64,
+    pub bounds: DBounds,
+    pub aux_max: u16,
+}
+
+impl StreamStats {
+    fn add(&mut self, s: &Staging) {
+        self.kept += s.points.len() as u64;
+        self.nonfinite += s.nonfinite;
+        self.bounds = DBounds::union(self.bounds, s.bounds);
+        self.aux_max = self.aux_max.max(s.aux_max);
+    }
+}
+
+/// A file opened for decoding: its header parsed and checked, its jobs listed.
+pub trait ChunkSource: Sync {
+    /// Number of jobs.
+    fn jobs(&self) -> usize;
+    /// At most this many points come from job `job` (for progress; a declared count, not a promise).
+    fn job_points(&self, job: usize) -> u64;
+    /// Points it is safe to reserve room for before decoding: bounded by the file's size.
+    fn reserve_points(&self) -> u64;
+    /// Which columns the points carry besides position and color.
+    fn columns(&self) -> Columns;
+    /// Whether the file has colors of its own.
+    fn has_rgb(&self) -> bool;
+    /// Decodes job `job` into `out` (reset for it), positions relative to `origin`.
+    fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError>;
+    /// Checks the totals once every job was decoded (counts a header declared, guesses made at opening).
+    fn finish(&self, _stats: &StreamStats) -> Result<Verdict, FormatError> {
+        Ok(Verdict::Done)
+    }
+    /// What `pcv info` says about the file (after [`ChunkSource::finish`]).
+    fn info(&self) -> FileInfo;
+    /// A cheap estimate of the bounds (header, or a sample), for choosing the origin before decoding.
+    fn estimate(&self) -> Option<DBounds>;
+}
+
+/// Why a stream stopped: a job's decoder, or the sink.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    Decode(FormatError),
+    Sink(E),
+}
+
+/// Decodes every job of `src` on all cores and hands the slots to `sink` in job order. Returns the
+/// totals. A decoder's error stops the stream (the first in job order is returned), as does the sink's.
+pub fn stream<E>(
+    src: &dyn ChunkSource,
+    origin: &[f64; 3],
+    progress: &Progress,
+    sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
+) -> Result<StreamStats, StreamError<E>> {
+    let jobs = src.jobs();
+    let cols = src.columns();
+    let workers = rayon::current_num_threads().min(jobs).max(1);
+    let mut stats = StreamStats { bounds: DBounds::EMPTY, ..Default::default() };
+    if workers == 1 {
+        let mut st = Staging::default();
+        for j in 0..jobs {
+            st.reset(j, cols);
+            src.decode(j, origin, &mut st).map_err(StreamError::Decode)?;
+            progress.inc(st.points.len() as u64 + st.nonfinite);
+            stats.add(&st);
+            sink(&st).map_err(StreamError::Sink)?;
+        }
+        return Ok(stats);
+    }
+    let slots = 2 * workers + 1;
+    let pool = Mutex::new((0..slots).map(|_| Staging::default()).collect::<Vec<_>>());
+    let freed = Condvar::new();
+    let next_job = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Staging, FormatError>)>();
+    let take_slot = || -> Option<Staging> {
+        let mut free = pool.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(s) = free.pop() {
+                return Some(s);
+            }
+            free = freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+    };
+    let give_back = |s: Staging| {
+        pool.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+        freed.notify_one();
+    };
+    let halt = || {
+        stop.store(true, Ordering::Relaxed);
+        // Wake every waiting worker (taking the lock orders this after their check).
+        drop(pool.lock());
+        freed.notify_all();
+    };
+    let mut first_err: Option<(usize, StreamError<E>)> = None;
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (take_slot, give_back) = (&take_slot, &give_back);
+            let (next_job, stop) = (&next_job, &stop);
+            scope.spawn(move || loop {
+                let Some(mut st) = take_slot() else { return };
+                let j = next_job.fetch_add(1, Ordering::Relaxed);
+                if j >= jobs || stop.load(Ordering::Relaxed) {
+                    give_back(st);
+                    return;
+                }
+                st.reset(j, cols);
+                let r = match crate::cloud::formats::catch_quietly(|| src.decode(j, origin, &mut st)) {
+                    Ok(r) => r,
+                    Err(panic) => Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})"))),
+                };
+                let failed = r.is_err();
+                if !failed {
+                    progress.inc(st.points.len() as u64 + st.nonfinite);
+                }
+                let msg = match r {
+                    Ok(()) => Ok(st),
+                    Err(e) => {
+                        give_back(st);
+                        Err(e)
+                    }
+                };
+                if tx.send((j, msg)).is_err() || failed {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, Staging> = BTreeMap::new();
+        let mut next = 0usize;
+        for (j, r) in rx {
+            match r {
+                Ok(st) => {
+                    pending.insert(j, st);
+                }
+                Err(e) => {
+                    if first_err.as_ref().is_none_or(|(k, _)| j < *k) {
+                        first_err = Some((j, StreamError::Decode(e)));
+                    }
+                    halt();
+                }
+            }
+            while let Some(st) = pending.remove(&next) {
+                if first_err.is_none() {
+                    stats.add(&st);
+                    if let Err(e) = sink(&st) {
+                        first_err = Some((next, StreamError::Sink(e)));
+                        halt();
+                    }
+                }
+                give_back(st);
+                next += 1;
+            }
+        }
+    });
+    match first_err {
+        Some((_, e)) => Err(e),
+        None => Ok(stats),
+    }
+}
+
+/// The sink that gathers every point into host vectors.
+#[derive(Default)]
+pub struct Collect {
+    pub points: Vec<Point>,
+    pub intensity: Vec<f32>,
+    pub classification: Vec<u8>,
+    /// Ranges of points without a color of their own.
+    pub colorless: Vec<Range<usize>>,
+}
+
+impl Collect {
+    /// Room for `src`'s points, as much as its file can hold.
+    pub fn for_source(src: &dyn ChunkSource) -> Collect {
+        let n = usize::try_from(src.reserve_points()).unwrap_or(0);
+        let cols = src.columns();
+        Collect {
+            points: Vec::with_capacity(n),
+            intensity: Vec::with_capacity(if cols.intensity { n } else { 0 }),
+            classification: Vec::with_capacity(if cols.classification { n } else { 0 }),
+            colorless: Vec::new(),
+        }
+    }
+
+    /// Appends one slot.
+    pub fn push(&mut self, st: &Staging) {
+        let at = self.points.len();
+        self.points.extend_from_slice(&st.points);
+        self.intensity.extend_from_slice(&st.intensity);
+        self.classification.extend_from_slice(&st.classification);
+        if st.colorless && !st.points.is_empty() {
+            match self.colorless.last_mut() {
+                Some(r) if r.end == at => r.end = at + st.points.len(),
+                _ => self.colorless.push(at..at + st.points.len()),
+            }
+        }
+    }
+}
+
+/// Decodes all of `src` into host vectors: the whole file as one [`Decoded`]. A source that asks for
+/// it is decoded a second time (see [`Verdict::Again`]).
+pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) -> Result<Decoded, FormatError> {
+    loop {
+        let mut out = Collect::for_source(src);
+        let stats = stream(src, origin, progress, &mut |st: &Staging| -> Result<(), FormatError> {
+            out.push(st);
+            Ok(())
+        })
+        .map_err(|e| match e {
+            StreamError::Decode(e) | StreamError::Sink(e) => e,
+        })?;
+        if src.finish(&stats)? == Verdict::Again {
+            continue;
+        }
+        let cols = src.columns();
+        return Ok(Decoded {
+            points: out.points,
+            intensity: cols.intensity.then_some(out.intensity),
+            classification: cols.classification.then_some(out.classification),
+            has_rgb: src.has_rgb(),
+            bounds: stats.bounds,
+            nonfinite: stats.nonfinite,
+            colorless: out.colorless,
+            info: src.info(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Jobs of `sizes[j]` points at x = global index; job `bad` fails.
+    struct Fake {
+        sizes: Vec<usize>,
+        bad: Option<usize>,
+    }
+
+    impl ChunkSource for Fake {
+        fn jobs(&self) -> usize {
+            self.sizes.len()
+        }
+        fn job_points(&self, j: usize) -> u64 {
+            self.sizes[j] as u64
+        }
+        fn reserve_points(&self) -> u64 {
+            0
+        }
+        fn columns(&self) -> Columns {
+            Columns { intensity: true, classification: false }
+        }
+        fn has_rgb(&self) -> bool {
+            false
+        }
+        fn decode(&self, j: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+            if Some(j) == self.bad {
+                return Err(FormatError::at_byte(j, "bad job"));
+            }
+            let first: usize = self.sizes[..j].iter().sum();
+            // Uneven work, so that jobs finish out of order.
+            std::thread::sleep(std::time::Duration::from_micros(((j * 7919) % 13) as u64 * 50));
+            for i in first..first + self.sizes[j] {
+                out.push([i as f64, 0.0, 0.0], [0; 4], i as f32, 0, origin);
+            }
+            Ok(())
+        }
+        fn info(&self) -> FileInfo {
+            FileInfo::default()
+        }
+        fn estimate(&self) -> Option<DBounds> {
+            None
+        }
+    }
+
+    #[test]
+    fn jobs_arrive_in_order_and_errors_name_the_first_bad_job() {
+        let src = Fake { sizes: (0..200).map(|j| (j * 31) % 17).collect(), bad: None };
+        let total: usize = src.sizes.iter().sum();
+        let d = collect(&src, &[0.0; 3], &Progress::hidden()).unwrap();
+        assert_eq!(d.points.len(), total);
+        assert!(d.points.iter().enumerate().all(|(i, p)| p.pos[0] == i as f32));
+        assert_eq!(d.intensity.unwrap().len(), total);
+        assert!(d.classification.is_none());
+        let bad = Fake { sizes: vec![5; 100], bad: Some(37) };
+        assert_eq!(collect(&bad, &[0.0; 3], &Progress::hidden()).unwrap_err(), FormatError::at_byte(37, "bad job"));
+    }
+
+    #[test]
+    fn a_failing_sink_stops_the_stream() {
+        let src = Fake { sizes: vec![10; 50], bad: None };
+        let mut seen = 0;
+        let r = stream(&src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| {
+            seen += 1;
+            if st.job == 3 {
+                Err("full")
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(r, Err(StreamError::Sink("full"))));
+        assert_eq!(seen, 4);
+    }
+}
