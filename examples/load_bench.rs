@@ -117,7 +117,20 @@ fn main() {
         let t = Instant::now();
         {
             let cloud = synthetic(n, origin, attributes);
-            pcv::convert::write_cloud(&cloud, &path).expect("write");
+            let a = cloud.attributes.as_deref();
+            let o = cloud.origin;
+            let cols = pcv::convert::writers::FileColumns {
+                path: path.clone(),
+                xyz: cloud.points.par_iter().map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64]).collect(),
+                rgb16: Some(cloud.points.par_iter().map(|p| [p.rgba[0] as u16 * 257, p.rgba[1] as u16 * 257, p.rgba[2] as u16 * 257]).collect()),
+                intensity: a.and_then(|a| a.intensity.clone()),
+                classification: a.and_then(|a| a.classification.clone()),
+                precision: None,
+            };
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+            let format = pcv::convert::out_format(&path).expect("format");
+            pcv::convert::writers::write(&[cols], format, &mut w).expect("write");
+            std::io::Write::flush(&mut w).expect("flush");
         }
         // Written back to disk first, so the timed loads read a clean page cache.
         std::fs::File::open(&path).and_then(|f| f.sync_all()).expect("sync");

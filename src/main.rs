@@ -397,7 +397,7 @@ fn info(a: InfoArgs) -> Result<()> {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let s = pcv::convert::convert(&a.inputs, &a.output, &load::LoadOptions::default())?;
-    eprintln!("pcv: wrote {} points to {} ({} bytes)", s.points, a.output.display(), s.bytes);
+    eprintln!("pcv: wrote {} points to {} ({} bytes; {})", s.points, a.output.display(), s.bytes, s.how);
     Ok(())
 }
 

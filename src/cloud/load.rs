@@ -17,6 +17,7 @@
 //! the file. Errors name the file and the byte or line.
 use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
 use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
+use super::stream::ChunkSource;
 use super::PointCloud;
 use crate::cloud::point::Point;
 use glam::DVec3;
@@ -115,6 +116,18 @@ pub fn decode_bytes(data: &[u8], format: Format, pts: bool, opts: &ReadOptions) 
     }
 }
 
+/// Opens `data` as `format` for chunked decoding (`pts`: text in Leica PTS order).
+pub fn open_source(data: &[u8], format: Format, pts: bool) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
+    Ok(match format {
+        Format::Ply => Box::new(formats::ply::open(data)?),
+        Format::Las | Format::Laz => Box::new(formats::las::open(data)?),
+        Format::Pcd => Box::new(formats::pcd::open(data)?),
+        Format::E57 => Box::new(formats::e57::open(data)?),
+        Format::Text => Box::new(formats::text::open(data, pts)?),
+        Format::Raw => Box::new(formats::raw::open(data)?),
+    })
+}
+
 /// A cheap estimate of a file's bounds, for choosing the origin before decoding.
 pub fn estimate(data: &[u8], format: Format, pts: bool) -> Option<DBounds> {
     match format {
@@ -196,7 +209,8 @@ pub fn choose_origin(b: &DBounds) -> DVec3 {
     }
 }
 
-fn is_pts(path: &Path) -> bool {
+/// Whether `path` names a Leica PTS file (text in `x y z intensity r g b` order).
+pub fn is_pts(path: &Path) -> bool {
     extension(path) == "pts"
 }
 

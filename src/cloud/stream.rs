@@ -47,6 +47,14 @@ pub struct Staging {
     pub cols: Columns,
     /// A decoder's own scratch buffer (LAZ: the decompressed records), kept with the slot.
     pub scratch: Vec<u8>,
+    /// Also keep the exact f64 coordinates and 16-bit colors (`pcv convert`).
+    pub keep_f64: bool,
+    /// With `keep_f64`: each kept point's coordinates in the file's own coordinates, exactly as decoded.
+    pub xyz64: Vec<[f64; 3]>,
+    /// With `keep_f64`: each kept point's color at 16 bits (LAS's own values; 8-bit colors × 257).
+    pub rgb16: Vec<[u16; 3]>,
+    /// With `keep_f64`: the job's first dropped point, counted over its kept and dropped points.
+    pub first_nonfinite: Option<u64>,
 }
 
 impl Staging {
@@ -56,6 +64,9 @@ impl Staging {
         self.points.clear();
         self.intensity.clear();
         self.classification.clear();
+        self.xyz64.clear();
+        self.rgb16.clear();
+        self.first_nonfinite = None;
         self.bounds = DBounds::EMPTY;
         self.nonfinite = 0;
         self.aux_max = 0;
@@ -75,20 +86,34 @@ impl Staging {
     /// Adds a point (dropping it, counted, when a coordinate is not finite).
     #[inline]
     pub fn push(&mut self, xyz: [f64; 3], rgba: [u8; 4], intensity: f32, class: u8, origin: &[f64; 3]) {
+        self.push_rec(&Rec { xyz, rgba, intensity, class, ..Default::default() }, origin);
+    }
+
+    /// Adds a decoded record's point (dropping it, counted, when a coordinate is not finite).
+    #[inline]
+    pub(crate) fn push_rec(&mut self, r: &Rec, origin: &[f64; 3]) {
+        let xyz = r.xyz;
         if !(xyz[0].is_finite() && xyz[1].is_finite() && xyz[2].is_finite()) {
+            if self.keep_f64 && self.first_nonfinite.is_none() {
+                self.first_nonfinite = Some(self.points.len() as u64 + self.nonfinite);
+            }
             self.nonfinite += 1;
             return;
         }
         self.bounds.include(xyz);
         self.points.push(Point {
             pos: [(xyz[0] - origin[0]) as f32, (xyz[1] - origin[1]) as f32, (xyz[2] - origin[2]) as f32],
-            rgba,
+            rgba: r.rgba,
         });
         if self.cols.intensity {
-            self.intensity.push(intensity);
+            self.intensity.push(r.intensity);
         }
         if self.cols.classification {
-            self.classification.push(class);
+            self.classification.push(r.class);
+        }
+        if self.keep_f64 {
+            self.xyz64.push(xyz);
+            self.rgb16.push(r.rgb16());
         }
     }
 
@@ -96,6 +121,13 @@ impl Staging {
     /// formats' inner loop: no per-point capacity checks).
     #[inline]
     pub(crate) fn push_records<F: Fn(&[u8]) -> Rec>(&mut self, src: &[u8], stride: usize, f: &F, origin: &[f64; 3]) {
+        if self.keep_f64 {
+            // The exact path (`pcv convert`): one point at a time, keeping f64 and 16-bit colors.
+            for rec in src.chunks_exact(stride) {
+                self.push_rec(&f(rec), origin);
+            }
+            return;
+        }
         let n = src.len() / stride;
         self.points.reserve(n);
         let (want_i, want_c) = (self.cols.intensity, self.cols.classification);
@@ -168,10 +200,15 @@ pub struct StreamStats {
     pub nonfinite: u64,
     pub bounds: DBounds,
     pub aux_max: u16,
+    /// With `keep_f64`: the first dropped point, counted over every point of the file (kept and dropped).
+    pub first_nonfinite: Option<u64>,
 }
 
 impl StreamStats {
     fn add(&mut self, s: &Staging) {
+        if self.first_nonfinite.is_none() {
+            self.first_nonfinite = s.first_nonfinite.map(|i| self.kept + self.nonfinite + i);
+        }
         self.kept += s.points.len() as u64;
         self.nonfinite += s.nonfinite;
         self.bounds = DBounds::union(self.bounds, s.bounds);
@@ -201,6 +238,21 @@ pub trait ChunkSource: Sync {
     fn info(&self) -> FileInfo;
     /// A cheap estimate of the bounds (header, or a sample), for choosing the origin before decoding.
     fn estimate(&self) -> Option<DBounds>;
+    /// How precisely the file stores coordinates (what `pcv convert` must keep).
+    fn precision(&self) -> Precision {
+        Precision::F64
+    }
+}
+
+/// How precisely a file stores its coordinates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Precision {
+    /// Integers times a scale plus an offset (LAS): the scale per axis.
+    Scaled([f64; 3]),
+    /// 32-bit floats: every coordinate is exactly an f32.
+    F32,
+    /// 64-bit floats, or decimals read from text.
+    F64,
 }
 
 /// Why a stream stopped: a job's decoder, or the sink.
@@ -218,12 +270,23 @@ pub fn stream<E>(
     progress: &Progress,
     sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
 ) -> Result<StreamStats, StreamError<E>> {
+    stream_with(src, origin, progress, false, sink)
+}
+
+/// [`stream`], with `keep_f64`: the slots also hold the exact f64 coordinates and 16-bit colors.
+pub fn stream_with<E>(
+    src: &dyn ChunkSource,
+    origin: &[f64; 3],
+    progress: &Progress,
+    keep_f64: bool,
+    sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
+) -> Result<StreamStats, StreamError<E>> {
     let jobs = src.jobs();
     let cols = src.columns();
     let workers = rayon::current_num_threads().min(jobs).max(1);
     let mut stats = StreamStats { bounds: DBounds::EMPTY, ..Default::default() };
     if workers == 1 {
-        let mut st = Staging::default();
+        let mut st = Staging { keep_f64, ..Default::default() };
         for j in 0..jobs {
             st.reset(j, cols);
             src.decode(j, origin, &mut st).map_err(StreamError::Decode)?;
@@ -234,7 +297,7 @@ pub fn stream<E>(
         return Ok(stats);
     }
     let slots = 2 * workers + 1;
-    let pool = Mutex::new((0..slots).map(|_| Staging::default()).collect::<Vec<_>>());
+    let pool = Mutex::new((0..slots).map(|_| Staging { keep_f64, ..Default::default() }).collect::<Vec<_>>());
     let freed = Condvar::new();
     let next_job = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -337,6 +400,8 @@ pub struct Collect {
     pub classification: Vec<u8>,
     /// Ranges of points without a color of their own.
     pub colorless: Vec<Range<usize>>,
+    pub xyz64: Vec<[f64; 3]>,
+    pub rgb16: Vec<[u16; 3]>,
 }
 
 impl Collect {
@@ -348,7 +413,7 @@ impl Collect {
             points: Vec::with_capacity(n),
             intensity: Vec::with_capacity(if cols.intensity { n } else { 0 }),
             classification: Vec::with_capacity(if cols.classification { n } else { 0 }),
-            colorless: Vec::new(),
+            ..Default::default()
         }
     }
 
@@ -358,6 +423,8 @@ impl Collect {
         self.points.extend_from_slice(&st.points);
         self.intensity.extend_from_slice(&st.intensity);
         self.classification.extend_from_slice(&st.classification);
+        self.xyz64.extend_from_slice(&st.xyz64);
+        self.rgb16.extend_from_slice(&st.rgb16);
         if st.colorless && !st.points.is_empty() {
             match self.colorless.last_mut() {
                 Some(r) if r.end == at => r.end = at + st.points.len(),
@@ -370,9 +437,15 @@ impl Collect {
 /// Decodes all of `src` into host vectors: the whole file as one [`Decoded`]. A source that asks for
 /// it is decoded a second time (see [`Verdict::Again`]).
 pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) -> Result<Decoded, FormatError> {
+    Ok(collect_with(src, origin, progress, false)?.0)
+}
+
+/// [`collect`], with `keep_f64`: also every point's exact f64 coordinates and 16-bit color, and the
+/// totals (the first dropped point among them).
+pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress, keep_f64: bool) -> Result<(Decoded, Exact), FormatError> {
     loop {
         let mut out = Collect::for_source(src);
-        let stats = stream(src, origin, progress, &mut |st: &Staging| -> Result<(), FormatError> {
+        let stats = stream_with(src, origin, progress, keep_f64, &mut |st: &Staging| -> Result<(), FormatError> {
             out.push(st);
             Ok(())
         })
@@ -383,7 +456,8 @@ pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) ->
             continue;
         }
         let cols = src.columns();
-        return Ok(Decoded {
+        let exact = Exact { xyz: out.xyz64, rgb16: out.rgb16, stats };
+        let d = Decoded {
             points: out.points,
             intensity: cols.intensity.then_some(out.intensity),
             classification: cols.classification.then_some(out.classification),
@@ -392,8 +466,19 @@ pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) ->
             nonfinite: stats.nonfinite,
             colorless: out.colorless,
             info: src.info(),
-        });
+        };
+        return Ok((d, exact));
     }
+}
+
+/// What [`collect_with`] keeps besides a [`Decoded`] when asked for exact values.
+#[derive(Debug, Default)]
+pub struct Exact {
+    /// Every kept point's coordinates in the file's coordinates, as decoded (f64).
+    pub xyz: Vec<[f64; 3]>,
+    /// Every kept point's color at 16 bits.
+    pub rgb16: Vec<[u16; 3]>,
+    pub stats: StreamStats,
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
 use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
-use crate::cloud::stream::{ChunkSource, Staging, StreamStats, Verdict};
+use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use laz::laszip::ChunkTableEntry;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -212,11 +212,12 @@ fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + Sync + Copy
             rgba: [0, 0, 0, 255],
             intensity: u16le(rec, 12) as f32,
             class: rec[l.class_byte] & l.class_mask,
-            aux: 0,
+            ..Default::default()
         };
         if let Some(o) = l.rgb {
             let v = [u16le(rec, o), u16le(rec, o + 2), u16le(rec, o + 4)];
             r.aux = v[0].max(v[1]).max(v[2]);
+            r.rgb16 = Some(v);
             r.rgba = if eight_bit { [v[0] as u8, v[1] as u8, v[2] as u8, 255] } else { [(v[0] >> 8) as u8, (v[1] >> 8) as u8, (v[2] >> 8) as u8, 255] };
         }
         r
@@ -308,10 +309,10 @@ fn looks_8bit(max: u16) -> bool {
 
 /// One LAZ chunk: where its bytes are and how many points it holds.
 #[derive(Clone, Copy, Debug)]
-struct Chunk {
-    byte: usize,
-    bytes: usize,
-    points: usize,
+pub(crate) struct Chunk {
+    pub byte: usize,
+    pub bytes: usize,
+    pub points: usize,
 }
 
 /// The point records of a LAS file, or the chunks of a LAZ file.
@@ -414,14 +415,6 @@ impl LasSource<'_> {
     /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
     /// chunk's bytes actually hold, whatever count its entry declares.
     fn decode_laz(&self, k: usize, vlr: &laz::LazVlr, chunks: &[Chunk], layers: Option<usize>, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
-        use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor};
-        let c = chunks[k];
-        let stride = self.h.record_len as usize;
-        let bytes = &self.data[c.byte..c.byte + c.bytes];
-        let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
-        if let Some(layers) = layers {
-            check_layers(bytes, stride, layers).map_err(at)?;
-        }
         let f = record_fn(&self.h, self.eight_bit.load(Ordering::Relaxed));
         let selection = laz::DecompressionSelection(
             laz::DecompressionSelection::XY_RETURNS_CHANNEL
@@ -431,36 +424,64 @@ impl LasSource<'_> {
                 | laz::DecompressionSelection::RGB,
         );
         let mut scratch = std::mem::take(&mut out.scratch);
-        let r = super::catch_quietly(|| -> Result<(), FormatError> {
-            let cursor = std::io::Cursor::new(bytes);
-            let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version() {
-                1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
-                _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
-            };
-            dec.set_fields_from(vlr.items()).map_err(|e| at(e.to_string()))?;
-            dec.set_selection(selection);
-            let mut done = 0usize;
-            while done < c.points {
-                let n = (c.points - done).min(LAZ_PIECE_POINTS);
-                scratch.clear();
-                scratch.resize(n * stride, 0);
-                for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
-                    dec.decompress_next(rec).map_err(|e| {
-                        at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", done + i, c.points))
-                    })?;
-                }
-                out.push_records(&scratch, stride, &f, origin);
-                done += n;
-            }
-            Ok(())
+        let stride = self.h.record_len as usize;
+        let r = laz_chunk_pieces(self.data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |piece| {
+            out.push_records(piece, stride, &f, origin)
         });
         out.scratch = scratch;
-        r.map_err(|m| at(format!("corrupt (the decoder failed: {m})")))?
+        r
     }
 }
 
+/// Decompresses LAZ chunk `k` (of `chunks`, in `data`) a piece of at most [`LAZ_PIECE_POINTS`] points at a
+/// time into `scratch`, and hands each piece's records to `piece`. Errors name the chunk, its byte and
+/// the point where its data ended; a decoder panic on corrupt data becomes such an error.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn laz_chunk_pieces(
+    data: &[u8],
+    stride: usize,
+    vlr: &laz::LazVlr,
+    chunks: &[Chunk],
+    layers: Option<usize>,
+    k: usize,
+    selection: laz::DecompressionSelection,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), FormatError> {
+    use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor};
+    let c = chunks[k];
+    let bytes = &data[c.byte..c.byte + c.bytes];
+    let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
+    if let Some(layers) = layers {
+        check_layers(bytes, stride, layers).map_err(at)?;
+    }
+    let r = super::catch_quietly(|| -> Result<(), FormatError> {
+        let cursor = std::io::Cursor::new(bytes);
+        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version() {
+            1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
+            _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
+        };
+        dec.set_fields_from(vlr.items()).map_err(|e| at(e.to_string()))?;
+        dec.set_selection(selection);
+        let mut done = 0usize;
+        while done < c.points {
+            let n = (c.points - done).min(LAZ_PIECE_POINTS);
+            scratch.clear();
+            scratch.resize(n * stride, 0);
+            for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
+                dec.decompress_next(rec)
+                    .map_err(|e| at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", done + i, c.points)))?;
+            }
+            piece(scratch);
+            done += n;
+        }
+        Ok(())
+    });
+    r.map_err(|m| at(format!("corrupt (the decoder failed: {m})")))?
+}
+
 /// Points a LAZ chunk is decompressed in at a time.
-const LAZ_PIECE_POINTS: usize = 1 << 14;
+pub(crate) const LAZ_PIECE_POINTS: usize = 1 << 14;
 
 impl ChunkSource for LasSource<'_> {
     fn jobs(&self) -> usize {
@@ -524,11 +545,15 @@ impl ChunkSource for LasSource<'_> {
     fn estimate(&self) -> Option<DBounds> {
         estimate(self.data)
     }
+
+    fn precision(&self) -> Precision {
+        Precision::Scaled(self.h.scale)
+    }
 }
 
 /// How many layer sizes a chunk of the layered (LAS 1.4, formats 6–10) compression starts with, or
 /// `None` for the point-wise compression.
-fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
+pub(crate) fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
     use laz::LazItemType as T;
     let mut n = 0;
     for it in items {
@@ -560,7 +585,7 @@ fn check_layers(chunk: &[u8], record_len: usize, layers: usize) -> Result<(), St
 
 /// Reads and checks the chunk table: every chunk's bytes inside the point data, the points adding up
 /// to the header's count.
-fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>, FormatError> {
+pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>, FormatError> {
     let start = h.data_offset as usize;
     if h.count == 0 {
         return Ok(Vec::new());

@@ -282,6 +282,16 @@ pub struct Rec {
     /// A per-format value whose maximum over the file is returned (LAS: the largest color component,
     /// to tell 8-bit colors stored in 16-bit fields).
     pub aux: u16,
+    /// The color at 16 bits where the file stores more than 8 (LAS, 16-bit PLY, ...); else `rgba` × 257.
+    pub rgb16: Option<[u16; 3]>,
+}
+
+impl Rec {
+    /// The color at 16 bits.
+    #[inline]
+    pub fn rgb16(&self) -> [u16; 3] {
+        self.rgb16.unwrap_or([self.rgba[0] as u16 * 257, self.rgba[1] as u16 * 257, self.rgba[2] as u16 * 257])
+    }
 }
 
 /// Which columns a decoder fills.
@@ -412,6 +422,21 @@ impl Scalar {
             Scalar::U32 | Scalar::I32 => (self.read(b, off, le) as u64 >> 24) as u8,
             Scalar::U64 | Scalar::I64 => (self.read(b, off, le) as u64 >> 56) as u8,
             Scalar::F32 | Scalar::F64 => color_from_unit(self.read(b, off, le)),
+        }
+    }
+}
+
+impl Scalar {
+    /// Reads a color channel as 0..=65535: 8-bit integers × 257, 16-bit as they are, wider ones shifted,
+    /// floats taken as 0..1.
+    #[inline(always)]
+    pub fn read_color16(self, b: &[u8], off: usize, le: bool) -> u16 {
+        match self {
+            Scalar::U8 | Scalar::I8 => b[off] as u16 * 257,
+            Scalar::U16 | Scalar::I16 => self.read(b, off, le) as u16,
+            Scalar::U32 | Scalar::I32 => (self.read(b, off, le) as u64 >> 16) as u16,
+            Scalar::U64 | Scalar::I64 => (self.read(b, off, le) as u64 >> 48) as u16,
+            Scalar::F32 | Scalar::F64 => (self.read(b, off, le) * 65535.0).round().clamp(0.0, 65535.0) as u16,
         }
     }
 }

@@ -15,7 +15,7 @@ use super::{
     record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError,
     ReadOptions, Rec, Scalar, TextChunk,
 };
-use crate::cloud::stream::{ChunkSource, Staging, StreamStats, Verdict};
+use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use rayon::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -467,6 +467,14 @@ impl ChunkSource for PcdSource<'_> {
 
     fn estimate(&self) -> Option<DBounds> {
         estimate(self.data)
+    }
+
+    fn precision(&self) -> Precision {
+        if self.roles.xyz.iter().all(|&i| matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)) {
+            Precision::F32
+        } else {
+            Precision::F64
+        }
     }
 }
 

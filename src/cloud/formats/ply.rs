@@ -19,7 +19,7 @@ use super::{
     color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
     FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
-use crate::cloud::stream::{ChunkSource, Staging};
+use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
 /// Headers longer than this are refused (real ones are a few hundred bytes).
 const MAX_HEADER_BYTES: usize = 1 << 20;
@@ -423,6 +423,9 @@ impl FixedDec {
         };
         if let Some(c) = self.rgb {
             out.rgba = [c[0].0.read_color(rec, c[0].1, le), c[1].0.read_color(rec, c[1].1, le), c[2].0.read_color(rec, c[2].1, le), 255];
+            if c[0].0 != Scalar::U8 {
+                out.rgb16 = Some([c[0].0.read_color16(rec, c[0].1, le), c[1].0.read_color16(rec, c[1].1, le), c[2].0.read_color16(rec, c[2].1, le)]);
+            }
         }
         if let Some((s, o)) = self.inten {
             out.intensity = s.read(rec, o, le) as f32;
@@ -713,6 +716,16 @@ impl ChunkSource for PlySource<'_> {
 
     fn estimate(&self) -> Option<DBounds> {
         estimate(self.data)
+    }
+
+    fn precision(&self) -> Precision {
+        let el = &self.h.elements[self.vi];
+        let f32_only = self.roles.xyz.iter().all(|i| i.is_some_and(|i| matches!(kind_scalar(&el.props[i]), Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)));
+        if f32_only {
+            Precision::F32
+        } else {
+            Precision::F64
+        }
     }
 }
 

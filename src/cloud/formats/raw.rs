@@ -7,7 +7,7 @@
 //! (with origin 0, the usual case for these local-coordinate files, the positions are copied exactly);
 //! NaN or infinite positions are dropped. The colors, alpha included, are kept as stored.
 use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
-use crate::cloud::stream::{ChunkSource, Staging};
+use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
 pub const RECORD_BYTES: usize = 16;
 
@@ -81,5 +81,8 @@ impl ChunkSource for RawSource<'_> {
     }
     fn estimate(&self) -> Option<DBounds> {
         estimate(self.data)
+    }
+    fn precision(&self) -> Precision {
+        Precision::F32
     }
 }

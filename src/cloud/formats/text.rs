@@ -13,7 +13,7 @@
 //! line-aligned chunks parsed on all cores; every data line must hold as many values as the first one
 //! (a line of 6 numbers in a file of 3 is two lines run together, not a point), and any line that is
 //! not numbers in the expected columns is an error naming its line.
-use super::{color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, TextChunk};
+use super::{color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec, TextChunk};
 use crate::cloud::stream::{ChunkSource, Staging};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -349,21 +349,22 @@ impl ChunkSource for TextSource<'_> {
                 let t = vals[i];
                 t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
             };
-            let xyz = [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?];
-            let mut rgba = [0, 0, 0, 255];
+            let mut r = Rec { xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?], rgba: [0, 0, 0, 255], ..Default::default() };
             if let Some((c, scale)) = l.rgb {
+                let mut wide = [0u16; 3];
                 for k in 0..3 {
                     let v = num(c[k])?;
-                    rgba[k] = match scale {
-                        ColorScale::Byte => v.round().clamp(0.0, 255.0) as u8,
-                        ColorScale::Unit => color_from_unit(v),
-                        ColorScale::Word => (v.clamp(0.0, 65535.0) as u32 >> 8) as u8,
+                    (r.rgba[k], wide[k]) = match scale {
+                        ColorScale::Byte => (v.round().clamp(0.0, 255.0) as u8, v.round().clamp(0.0, 255.0) as u16 * 257),
+                        ColorScale::Unit => (color_from_unit(v), (v * 65535.0).round().clamp(0.0, 65535.0) as u16),
+                        ColorScale::Word => ((v.clamp(0.0, 65535.0) as u32 >> 8) as u8, v.round().clamp(0.0, 65535.0) as u16),
                     };
                 }
+                r.rgb16 = Some(wide);
             }
-            let inten = l.intensity.map(num).transpose()?.map(|v| v as f32).unwrap_or(0.0);
-            let class = l.class.map(num).transpose()?.map(|v| v.clamp(0.0, 255.0) as u8).unwrap_or(0);
-            out.push(xyz, rgba, inten, class, origin);
+            r.intensity = l.intensity.map(num).transpose()?.map(|v| v as f32).unwrap_or(0.0);
+            r.class = l.class.map(num).transpose()?.map(|v| v.clamp(0.0, 255.0) as u8).unwrap_or(0);
+            out.push_rec(&r, origin);
         }
         Ok(())
     }
