@@ -4,11 +4,13 @@
 // deterministic. A plain load first skips the atomic when the point cannot win (the early depth test).
 // CPU twin: src/render/cpu/packed.rs.
 #include "project.cuh"
+#include "post.cuh"
 
 extern "C" __global__ void pcv_packed_clear(FrameUniforms f, unsigned long long* __restrict__ vis) {
     uint32_t n = f.width * f.height;
-    unsigned long long v = (0x3f800000ull << 32) | f.clear_color;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) vis[i] = v;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        vis[i] = ((unsigned long long)PCV_FAR_DEPTH_BITS << 32) | pcv_background(f, i / f.width);
+    }
 }
 
 extern "C" __global__ void pcv_packed(FrameUniforms f, const Point* __restrict__ points, uint64_t num_points,

@@ -36,14 +36,16 @@ extern "C" __global__ void pcv_cell_hist(GridParams g, const Point* __restrict__
     }
 }
 
-// `cursor` starts as the exclusive scan of the histogram; each point takes the next slot of its bucket.
+// `cursor` starts as the exclusive scan of the histogram; each point takes the next slot of its bucket,
+// and `order` records which uploaded point went to each slot (for picking: slot -> the cloud's index).
 extern "C" __global__ void pcv_cell_scatter(GridParams g, const Point* __restrict__ src, uint32_t* __restrict__ cursor,
-                                            Point* __restrict__ dst) {
+                                            Point* __restrict__ dst, uint32_t* __restrict__ order) {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < g.num_points; i += stride) {
         float4 p = __ldg(reinterpret_cast<const float4*>(src) + i);
         uint32_t slot = atomicAdd(cursor + pcv_cell_key(g, p.x, p.y, p.z), 1u);
         reinterpret_cast<float4*>(dst)[slot] = p;
+        order[slot] = (uint32_t)i;
     }
 }
 

@@ -25,8 +25,8 @@ struct FrameUniforms {
     float clip_from_world[16];  // column-major, as glam's Mat4::to_cols_array
     uint32_t width;             // viewport size in pixels
     uint32_t height;
-    uint32_t clear_color;       // RGBA8, r in the low byte
-    uint32_t _pad;
+    uint32_t clear_color;       // background at the bottom row: RGBA8, r in the low byte
+    uint32_t clear_color_top;   // background at the top row (equal to clear_color: a solid background)
 };
 
 // The built-in scene generator's parameters.
@@ -61,6 +61,23 @@ struct GridParams {
     uint64_t num_points;
 };
 
+// The post passes' parameters (kernels/splat.cu, kernels/edl.cu; helpers in post.cuh).
+#define PCV_SPLAT_MAX_RADIUS 8u
+struct PostUniforms {
+    uint32_t width;              // viewport size in pixels
+    uint32_t height;
+    uint32_t splat_radius_px;    // window radius R: the splat reads (2R + 1)^2 pixels around each pixel
+    uint32_t splat_diameter_px;  // fixed point size N (a disk of diameter N), or 0 for adaptive sizes
+    float adaptive_px_at_1m;     // adaptive: a point's diameter in pixels at a view distance of 1
+    float near_m;                // the projection's planes, to turn depth into view distance
+    float far_m;
+    float near_far_m2;           // near * far
+    float far_minus_near_m;      // far - near
+    float edl_k;                 // EDL: shade = 2^(-response * edl_k); 300 * strength * log2(e)
+    int32_t edl_offsets[8][2];   // the 8 neighbours EDL compares with, in pixels
+    uint32_t _pad[2];
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(Batch) == 40, "Batch must be 40 bytes");
 static_assert(sizeof(GridParams) == 32, "GridParams must be 32 bytes");
@@ -68,4 +85,5 @@ static_assert(sizeof(Point) == 16, "Point must be 16 bytes");
 static_assert(sizeof(Cylinder) == 68, "Cylinder must be 68 bytes");
 static_assert(sizeof(FrameUniforms) == 80, "FrameUniforms must be 80 bytes");
 static_assert(sizeof(SceneParams) == 24, "SceneParams must be 24 bytes");
+static_assert(sizeof(PostUniforms) == 112, "PostUniforms must be 112 bytes");
 #endif

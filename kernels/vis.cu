@@ -5,6 +5,7 @@
 // first skips the atomic when the point cannot win (the early depth test). Needs fewer than 2^32 - 1
 // points (index 0xffffffff marks an empty pixel). CPU twin: src/render/cpu/vis.rs.
 #include "project.cuh"
+#include "post.cuh"
 
 #define PCV_EMPTY_INDEX 0xffffffffu
 
@@ -32,6 +33,43 @@ extern "C" __global__ void pcv_vis_resolve(FrameUniforms f, const unsigned long 
     uint32_t n = f.width * f.height;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         uint32_t idx = (uint32_t)vis[i];
-        color[i] = idx == PCV_EMPTY_INDEX ? f.clear_color : __ldg(colors + idx);
+        color[i] = idx == PCV_EMPTY_INDEX ? pcv_background(f, i / f.width) : __ldg(colors + idx);
+    }
+}
+
+// Point size the other way, for comparison with the splat post pass (kernels/splat.cu): each point
+// takes the atomic min over every pixel of its own disk (fixed diameter N, or adaptive: the cloud's
+// point spacing at the point's view distance), up to (2R + 1)^2 atomics a point instead of one. Hidden
+// points grow too (unlike the post pass, which grows only the points left visible), so the image
+// differs from the splat's where a hidden point's disk reaches past its occluder. CPU twin:
+// src/render/cpu/vis.rs (`vis_disk`).
+extern "C" __global__ void pcv_vis_disk(FrameUniforms f, PostUniforms u, const float* __restrict__ positions,
+                                        uint64_t num_points, unsigned long long* __restrict__ vis) {
+    const int r = (int)min(u.splat_radius_px, PCV_SPLAT_MAX_RADIUS);
+    const int n2 = (int)(u.splat_diameter_px * u.splat_diameter_px);
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < num_points; i += stride) {
+        float x = __ldg(positions + 3 * i), y = __ldg(positions + 3 * i + 1), z = __ldg(positions + 3 * i + 2);
+        uint32_t px, py, d;
+        if (!pcv_project(f, x, y, z, &px, &py, &d)) continue;
+        unsigned long long v = ((unsigned long long)d << 32) | (uint32_t)i;
+        float dm2 = 0.0f;
+        if (u.splat_diameter_px == 0 && d < PCV_FAR_DEPTH_BITS) {
+            float dm = __fdiv_rn(u.adaptive_px_at_1m, pcv_view_distance(u, d));
+            dm2 = __fmul_rn(dm, dm);
+        }
+        for (int dy = -r; dy <= r; ++dy) {
+            int cy = (int)py + dy;
+            if (cy < 0 || cy >= (int)f.height) continue;
+            for (int dx = -r; dx <= r; ++dx) {
+                int cx = (int)px + dx;
+                if (cx < 0 || cx >= (int)f.width) continue;
+                int q = 4 * (dx * dx + dy * dy);
+                bool covers = u.splat_diameter_px != 0 ? q <= n2 : (q == 0 || (float)q <= dm2);
+                if (!covers) continue;
+                unsigned long long* cell = vis + (size_t)cy * f.width + cx;
+                if (v < *cell) atomicMin(cell, v);
+            }
+        }
     }
 }

@@ -12,11 +12,14 @@
 //! measures first (a device-to-device copy, read + write counted). The upload's preprocessing (spatial
 //! sort, batches, quantization) is timed apart. With CUDA, each mode's depth buffer is compared with the
 //! reference mode's at the same pose (the reference runs first): equal depth buffers mean the images
-//! differ only at exact depth ties. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
+//! differ only at exact depth ties. Each mode is timed with every look asked for (`--point-size`,
+//! `--edl`: the post passes' times appear as their own passes) and compared with the reference mode
+//! of the same look. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
+use crate::render::look::{Look, PointSize};
 use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -78,6 +81,8 @@ pub struct PeerResult {
 pub struct ScenarioResult {
     pub points: u64,
     pub mode: RenderMode,
+    /// Point size and EDL, e.g. `1px`, `3px+edl`, `adaptive:8+edl`.
+    pub look: String,
     pub pose: String,
     pub width: u32,
     pub height: u32,
@@ -136,6 +141,8 @@ pub struct BenchOptions {
     pub timed_frames: u32,
     /// Modes to time, each on every scenario.
     pub modes: Vec<RenderMode>,
+    /// Looks to time each mode with (point size, EDL, background).
+    pub looks: Vec<Look>,
     /// Path to `seed_numba_bench.py`, to time the prototype's kernels on the same points and cameras.
     pub peer_script: Option<PathBuf>,
     /// Where point files for the peer go (a RAM disk such as /dev/shm is best).
@@ -194,6 +201,12 @@ pub fn run(
             Some(_) => Some(dump_points(rasterizer, &cloud, opts, n)?),
             None => None,
         };
+        let spacing_m = if opts.looks.iter().any(|l| matches!(l.point_size, PointSize::Adaptive { .. })) {
+            crate::cloud::spacing::estimate(&cloud)
+        } else {
+            0.0
+        };
+        let looks = if opts.looks.is_empty() { vec![Look::PLAIN] } else { opts.looks.clone() };
         for sc in scenarios(&cloud) {
             let cam = FlyCamera::start_for(&cloud, Some(sc.pose));
             let clip_from_world = cam.clip_from_world(opts.width_px, opts.height_px);
@@ -201,45 +214,54 @@ pub fn run(
                 println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));
             }
             let mut peer: Option<PeerResult> = None;
-            let mut reference: Option<(Vec<u32>, Vec<u32>)> = None;
+            // The reference mode's depth and colours at this pose, for each look.
+            let mut references: Vec<Option<(Vec<u32>, Vec<u32>)>> = vec![None; looks.len()];
             for &mode in &modes {
-                let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px).with_mode(mode);
-                let mut pixels = vec![0u32; frame.num_pixels()];
-                let mut stats: Vec<FrameStats> = Vec::new();
-                for i in 0..opts.warmup_frames + opts.timed_frames {
-                    let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
-                    if i >= opts.warmup_frames {
-                        stats.push(s);
-                    }
-                }
-                let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
-                r.fraction_of_copy_bw = report.copy_gb_per_s.map(|c| r.effective_gb_per_s / c);
-                if let Some(cuda) = rasterizer.as_cuda() {
-                    let depth = cuda.depth_bits()?;
-                    match &reference {
-                        None if mode == RenderMode::Reference => reference = Some((depth, pixels.clone())),
-                        Some((ref_depth, ref_pixels)) => {
-                            let depth_differing_px = (mode != RenderMode::Packed)
-                                .then(|| ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64);
-                            let color_differing_px =
-                                ref_pixels.iter().zip(&pixels).filter(|(a, b)| a != b).count() as u64;
-                            r.vs_reference = Some(ImageCheck { depth_differing_px, color_differing_px });
+                for (li, look) in looks.iter().enumerate() {
+                    let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
+                        .with_mode(mode)
+                        .with_look(*look)
+                        .with_depth_range(cam.depth.near, cam.depth.far)
+                        .with_spacing(spacing_m);
+                    let reference = &mut references[li];
+                    let mut pixels = vec![0u32; frame.num_pixels()];
+                    let mut stats: Vec<FrameStats> = Vec::new();
+                    for i in 0..opts.warmup_frames + opts.timed_frames {
+                        let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
+                        if i >= opts.warmup_frames {
+                            stats.push(s);
                         }
-                        None => {}
                     }
-                }
-                if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
-                    // The prototype runs once per pose; every mode is compared with that run.
-                    if peer.is_none() {
-                        peer = Some(run_peer(script, file, &r, opts)?);
+                    let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
+                    r.look = look_label(look);
+                    r.fraction_of_copy_bw = report.copy_gb_per_s.map(|c| r.effective_gb_per_s / c);
+                    if let Some(cuda) = rasterizer.as_cuda() {
+                        let depth = cuda.depth_bits()?;
+                        match &*reference {
+                            None if mode == RenderMode::Reference => *reference = Some((depth, pixels.clone())),
+                            Some((ref_depth, ref_pixels)) => {
+                                let depth_differing_px = (mode != RenderMode::Packed)
+                                    .then(|| ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64);
+                                let color_differing_px =
+                                    ref_pixels.iter().zip(&pixels).filter(|(a, b)| a != b).count() as u64;
+                                r.vs_reference = Some(ImageCheck { depth_differing_px, color_differing_px });
+                            }
+                            None => {}
+                        }
                     }
-                    r.peer = peer.clone().map(|p| PeerResult {
-                        speedup: if r.frame.median_ms > 0.0 { p.frame_ms_median / r.frame.median_ms } else { 0.0 },
-                        ..p
-                    });
+                    if let (Some(script), Some(file)) = (&opts.peer_script, &dump) {
+                        // The prototype runs once per pose; every mode is compared with that run.
+                        if peer.is_none() {
+                            peer = Some(run_peer(script, file, &r, opts)?);
+                        }
+                        r.peer = peer.clone().map(|p| PeerResult {
+                            speedup: if r.frame.median_ms > 0.0 { p.frame_ms_median / r.frame.median_ms } else { 0.0 },
+                            ..p
+                        });
+                    }
+                    on_result(&r);
+                    report.results.push(r);
                 }
-                on_result(&r);
-                report.results.push(r);
             }
         }
         if let Some(file) = dump {
@@ -267,6 +289,7 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
     ScenarioResult {
         points: n,
         mode,
+        look: look_label(&Look::PLAIN),
         pose: pose.to_string(),
         width: opts.width_px,
         height: opts.height_px,
@@ -281,6 +304,23 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
         vs_reference: None,
         clip_from_world: m,
         peer: None,
+    }
+}
+
+/// A look as the table names it: point size, then `+edl` when EDL is on.
+pub fn look_label(look: &Look) -> String {
+    let size = match look.point_size {
+        PointSize::Fixed(n) => format!("{n}px"),
+        p => p.to_string(),
+    };
+    let size = match look.splat {
+        crate::render::look::SplatMethod::Scatter if look.splats() => format!("{size}(scatter)"),
+        _ => size,
+    };
+    if look.edl.is_some() {
+        format!("{size}+edl")
+    } else {
+        size
     }
 }
 
@@ -354,9 +394,10 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
 /// The table's header line.
 pub fn table_header() -> String {
     format!(
-        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9} {:>8} {:>6} {:>16} {:>14}  {}",
+        "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9} {:>8} {:>6} {:>16} {:>14}  {}",
         "points",
         "mode",
+        "look",
         "pose",
         "size",
         "frame ms med/min",
@@ -379,9 +420,10 @@ pub fn table_row(r: &ScenarioResult) -> String {
     });
     let batches = r.batches.map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.quantized, b.full));
     format!(
-        "{:>13} {:>9} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
+        "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,
         r.mode.name(),
+        r.look,
         r.pose,
         format!("{}x{}", r.width, r.height),
         format!("{:.3}/{:.3}", r.frame.median_ms, r.frame.min_ms),

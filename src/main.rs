@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use pcv::camera::Pose;
 use pcv::cloud::attributes::{recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
+use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
 use std::path::PathBuf;
 
@@ -87,10 +88,59 @@ struct SourceArgs {
     backend: BackendChoice,
 }
 
+/// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive
+/// point sizes, eye-dome lighting and a soft gradient for files).
+#[derive(Args, Debug, Clone, Default)]
+struct LookArgs {
+    /// Point size in pixels, 1..16, or `adaptive` (by the cloud's point spacing at each point's distance,
+    /// up to 8 px; `adaptive:MAX` for another limit). Default: 1 for the built-in scene, adaptive for files.
+    #[arg(long, value_parser = PointSize::parse)]
+    point_size: Option<PointSize>,
+    /// Eye-dome lighting: shade by depth differences to neighbouring pixels (default on for files).
+    #[arg(long, overrides_with = "no_edl")]
+    edl: bool,
+    /// No eye-dome lighting.
+    #[arg(long)]
+    no_edl: bool,
+    /// EDL strength (1 = Potree's default; turns EDL on).
+    #[arg(long)]
+    edl_strength: Option<f32>,
+    /// EDL neighbour distance in pixels (1.4 = Potree's default; turns EDL on).
+    #[arg(long)]
+    edl_radius: Option<f32>,
+    /// Background: black, gray, white, R,G,B, gradient, or gradient:R,G,B:R,G,B (top, then bottom).
+    /// Default: black for the built-in scene, a soft dark gradient for files.
+    #[arg(long, value_parser = Background::parse)]
+    background: Option<Background>,
+    /// How points larger than a pixel are drawn: gather (a post pass over the visible points) or
+    /// scatter (each point writes its disk in the raster pass; vis mode only, for comparison).
+    #[arg(long, value_enum)]
+    splat: Option<SplatMethod>,
+}
+
+impl LookArgs {
+    fn overrides(&self) -> LookOverrides {
+        LookOverrides {
+            point_size: self.point_size,
+            edl: if self.no_edl { Some(false) } else if self.edl { Some(true) } else { None },
+            edl_strength: self.edl_strength,
+            edl_radius_px: self.edl_radius,
+            background: self.background,
+            splat: self.splat,
+        }
+    }
+
+    fn look_for(&self, cloud: &PointCloud) -> Look {
+        Look::for_cloud(cloud.scene.is_some(), &self.overrides())
+    }
+}
+
 #[derive(Args, Debug)]
 struct ViewArgs {
     #[command(flatten)]
     source: SourceArgs,
+    #[command(flatten)]
+    look: LookArgs,
     /// Window size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     size: (u32, u32),
@@ -120,6 +170,8 @@ struct ViewArgs {
 struct RenderArgs {
     #[command(flatten)]
     source: SourceArgs,
+    #[command(flatten)]
+    look: LookArgs,
     /// Image size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
     size: (u32, u32),
@@ -160,6 +212,19 @@ struct BenchArgs {
     /// Render modes to time, comma separated (reference = the design's three passes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "reference")]
     mode: Vec<pcv::render::RenderMode>,
+    /// Point sizes to time, comma separated (1..16 or adaptive[:MAX]).
+    #[arg(long, value_delimiter = ',', value_parser = PointSize::parse, default_value = "1")]
+    point_size: Vec<PointSize>,
+    /// Eye-dome lighting settings to time, comma separated: off, on.
+    #[arg(long, value_delimiter = ',', value_parser = parse_on_off, default_value = "off")]
+    edl: Vec<bool>,
+    /// Background of the timed frames (see `pcv --help`).
+    #[arg(long, value_parser = Background::parse, default_value = "black")]
+    background: Background,
+    /// Point-size methods to time, comma separated: gather (post pass), scatter (disks in the raster
+    /// pass; vis mode only).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gather")]
+    splat: Vec<SplatMethod>,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -190,6 +255,14 @@ fn parse_count(s: &str) -> Result<u64, String> {
         return Err(format!("'{s}' is out of range"));
     }
     Ok((v * mul as f64).round() as u64)
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -256,6 +329,8 @@ fn view(a: ViewArgs) -> Result<()> {
         overlay: !a.no_overlay,
         start_pose: a.camera,
         mode: a.mode,
+        look: a.look.look_for(&cloud),
+        spacing_m: pcv::cloud::spacing::estimate(&cloud),
     };
     let summary = pcv::viewer::run(&cloud, r.as_mut(), &opts, note)?;
     if let Some(why) = &summary.interop_fallback {
@@ -273,7 +348,9 @@ fn render(a: RenderArgs) -> Result<()> {
     let (mut r, _) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
     let cam = pcv::camera::FlyCamera::start_for(&cloud, a.camera);
-    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode)?;
+    let look = a.look.look_for(&cloud);
+    let spacing_m = pcv::cloud::spacing::estimate(&cloud);
+    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
     frame.write_png(&a.output)?;
     eprintln!(
         "pcv: rendered {} points at {}x{} with {} in {:.2} ms -> {}",
@@ -340,6 +417,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         warmup_frames: a.warmup,
         timed_frames: a.frames,
         modes: a.mode.clone(),
+        looks: bench_looks(&a),
         peer_script: a.peer.clone(),
         dump_dir: a.dump_dir.clone(),
         keep_dump: a.keep_dump,
@@ -368,6 +446,23 @@ fn bench(a: BenchArgs) -> Result<()> {
         println!("wrote {}", p.display());
     }
     Ok(())
+}
+
+/// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
+/// point is larger than a pixel, where it differs from gather).
+fn bench_looks(a: &BenchArgs) -> Vec<Look> {
+    let mut looks = Vec::new();
+    for &point_size in &a.point_size {
+        for &splat in &a.splat {
+            for &on in &a.edl {
+                let look = Look { point_size, edl: on.then_some(pcv::render::look::Edl::DEFAULT), background: a.background, splat };
+                if splat == SplatMethod::Gather || look.splats() {
+                    looks.push(look);
+                }
+            }
+        }
+    }
+    looks
 }
 
 fn info(a: InfoArgs) -> Result<()> {

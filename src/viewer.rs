@@ -53,6 +53,10 @@ pub struct ViewerOptions {
     pub start_pose: Option<Pose>,
     /// The render mode to start with (M cycles through them).
     pub mode: RenderMode,
+    /// Point size, eye-dome lighting and background.
+    pub look: crate::render::look::Look,
+    /// The cloud's point spacing ([`crate::cloud::spacing::estimate`]), for adaptive point sizes.
+    pub spacing_m: f32,
 }
 
 /// What a run did.
@@ -194,7 +198,11 @@ pub fn run(
         }
         let Some(current) = surface.as_mut() else { continue };
 
-        let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_mode(mode);
+        let frame = FrameParams::new(camera.clip_from_world(width_px, height_px), width_px, height_px)
+            .with_mode(mode)
+            .with_look(opts.look)
+            .with_depth_range(camera.depth.near, camera.depth.far)
+            .with_spacing(opts.spacing_m);
         let stats = current.render(rasterizer, &frame)?;
         current.pixels.blit_to_default_framebuffer()?;
 

@@ -1,6 +1,6 @@
 //! The embedded kernels, checked without a GPU (runs in CI): every kernel the host launches is an
-//! `.entry` of its module's PTX, every PTX has `.version` <= 9.0 (what driver 580 / CUDA 13.0 loads),
-//! and every module has a fatbin.
+//! `.entry` of its module's PTX with the parameter sizes the host's launch table passes, every PTX has
+//! `.version` <= 9.0 (what driver 580 / CUDA 13.0 loads), and every module has a fatbin.
 //!
 //! A build without nvcc embeds no kernels: then these tests fail when `PCV_REQUIRE_KERNELS=1` (CI sets
 //! it, so a CI build that silently lost its kernels is caught) and otherwise print why and pass.
@@ -58,6 +58,44 @@ fn every_launched_kernel_is_an_entry_of_its_module() {
     }
 }
 
+/// The sizes in bytes of the parameters of `.entry name(...)` in a PTX text, in order.
+fn param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
+    let start = ptx.find(&format!(".entry {name}("))?;
+    let body = &ptx[start..start + ptx[start..].find(')')?];
+    let sizes = body
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let l = l.trim().trim_end_matches(',');
+            let rest = l.strip_prefix(".param ")?;
+            if let Some(open) = rest.rfind('[') {
+                return rest[open + 1..rest.len() - 1].parse().ok();
+            }
+            let ty = rest.split_whitespace().next()?;
+            ty.trim_start_matches('.').get(1..)?.parse::<usize>().ok().map(|bits| bits / 8)
+        })
+        .collect();
+    Some(sizes)
+}
+
+#[test]
+fn every_launch_passes_the_parameter_sizes_of_its_entry() {
+    if !kernels_present() {
+        return;
+    }
+    for k in LAUNCHED_KERNELS {
+        let img = image(k.module).unwrap_or_else(|| panic!("no module {}", k.module));
+        let found =
+            param_sizes(img.ptx, k.entry).unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
+        assert_eq!(
+            found, k.param_bytes,
+            "{} in kernels/{}.cu takes parameters of {found:?} bytes; the launch table passes {:?}",
+            k.entry, k.module, k.param_bytes
+        );
+    }
+    println!("{} launches match their entries' parameter lists", LAUNCHED_KERNELS.len());
+}
+
 #[test]
 fn every_ptx_version_loads_on_driver_580() {
     if !kernels_present() {
@@ -100,4 +138,6 @@ fn entry_parser_reads_nvcc_style_lines() {
     assert_eq!(ptx_version(ptx), Some((9, 0)));
     assert_eq!(ptx_version(".version 10.12\n"), Some((10, 12)));
     assert_eq!(ptx_version("// no version\n"), None);
+    let ptx = ".visible .entry pcv_x(\n\t.param .align 4 .b8 pcv_x_param_0[112],\n\t.param .u64 pcv_x_param_1,\n\t.param .u32 pcv_x_param_2\n)\n{";
+    assert_eq!(param_sizes(ptx, "pcv_x"), Some(vec![112, 8, 4]));
 }

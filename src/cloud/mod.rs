@@ -11,6 +11,7 @@ pub mod load;
 pub mod order;
 pub mod point;
 pub mod scene;
+pub mod spacing;
 pub mod stream;
 
 pub use point::Point;

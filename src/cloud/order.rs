@@ -31,11 +31,16 @@ pub fn morton_key(pos: [f32; 3], bounds: &Bounds) -> u64 {
     spread3(q(pos[0], bounds.min.x)) | spread3(q(pos[1], bounds.min.y)) << 1 | spread3(q(pos[2], bounds.min.z)) << 2
 }
 
-/// The points in Morton order.
-pub fn morton_sorted(points: &[Point], bounds: &Bounds) -> Vec<Point> {
+/// The points' indices in Morton order (`points.len()` must be below 2^32).
+pub fn morton_order(points: &[Point], bounds: &Bounds) -> Vec<u32> {
     let mut keys: Vec<(u64, u32)> = points.par_iter().enumerate().map(|(i, p)| (morton_key(p.pos, bounds), i as u32)).collect();
     keys.par_sort_unstable();
-    keys.par_iter().map(|&(_, i)| points[i as usize]).collect()
+    keys.into_par_iter().map(|(_, i)| i).collect()
+}
+
+/// The points in Morton order.
+pub fn morton_sorted(points: &[Point], bounds: &Bounds) -> Vec<Point> {
+    morton_order(points, bounds).par_iter().map(|&i| points[i as usize]).collect()
 }
 
 #[cfg(test)]

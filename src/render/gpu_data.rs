@@ -30,9 +30,10 @@ pub struct FrameUniforms {
     pub clip_from_world: [f32; 16],
     pub width: u32,
     pub height: u32,
-    /// RGBA8, r in the low byte.
+    /// Background at the bottom row: RGBA8, r in the low byte.
     pub clear_color: u32,
-    pub _pad: u32,
+    /// Background at the top row (equal to `clear_color`: a solid background).
+    pub clear_color_top: u32,
 }
 
 /// The built-in scene generator's parameters.
@@ -75,6 +76,36 @@ pub struct GridParams {
     pub num_points: u64,
 }
 
+/// The post passes' parameters (`kernels/splat.cu`, `kernels/edl.cu`), made by
+/// [`crate::render::look::Look::post_uniforms`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PostUniforms {
+    pub width: u32,
+    pub height: u32,
+    /// Window radius R: the splat reads (2R + 1)² pixels around each pixel (at most [`SPLAT_MAX_RADIUS`]).
+    pub splat_radius_px: u32,
+    /// Fixed point size N (a disk of diameter N pixels), or 0 for adaptive sizes.
+    pub splat_diameter_px: u32,
+    /// Adaptive sizes: a point's diameter in pixels at a view distance of 1.
+    pub adaptive_px_at_1m: f32,
+    pub near_m: f32,
+    pub far_m: f32,
+    /// near · far
+    pub near_far_m2: f32,
+    /// far − near
+    pub far_minus_near_m: f32,
+    /// EDL: shade = 2^(−response · edl_k), edl_k = 300 · strength · log2(e).
+    pub edl_k: f32,
+    /// The 8 neighbours EDL compares each pixel with, in pixels (x, y).
+    pub edl_offsets: [[i32; 2]; 8],
+    pub _pad: [u32; 2],
+}
+
+/// The largest splat window radius (`PCV_SPLAT_MAX_RADIUS` in kernels/shared.h): points up to 17 px.
+pub const SPLAT_MAX_RADIUS: u32 = 8;
+
+const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);
 const _: () = assert!(std::mem::size_of::<GridParams>() == 32);
 const _: () = assert!(std::mem::size_of::<Point>() == 16);

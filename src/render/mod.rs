@@ -15,17 +15,26 @@
 //! quantized coordinates where they are precise enough. Each gives the reference's image except at
 //! exact depth ties, but for `quant`, whose points may move by up to half a pixel.
 //!
+//! After the raster passes come the post passes a [`look::Look`] asks for — point size (a splat over
+//! the visibility buffer), the resolve to colours, eye-dome lighting — in the order [`plan::passes`]
+//! gives, the same on both backends; the background (solid or a gradient) is written by the clear and
+//! resolve passes.
+//!
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
 pub mod cpu;
 pub mod cuda;
 pub mod gpu_data;
+pub mod look;
+pub mod pick;
+pub mod plan;
 
 use crate::cloud::PointCloud;
 use glam::Mat4;
-use gpu_data::FrameUniforms;
+use gpu_data::{FrameUniforms, PostUniforms};
+use look::Look;
 
-/// The color the clear pass writes: opaque black (RGBA8, r in the low byte).
+/// The prototype's background: opaque black (RGBA8, r in the low byte).
 pub const CLEAR_COLOR: u32 = 0xff00_0000;
 
 /// Errors from a rasterizer.
@@ -91,7 +100,8 @@ impl RenderMode {
         }
     }
 
-    /// The passes of a frame in this mode, in order, as [`FrameStats::passes`] names them.
+    /// The passes of a frame in this mode with the plain look, in order, as [`FrameStats::passes`]
+    /// names them ([`plan::passes`] gives them for any look).
     pub fn passes(self) -> &'static [&'static str] {
         match self {
             RenderMode::Reference => &["clear", "depth", "color"],
@@ -124,23 +134,63 @@ pub struct BatchCounts {
     pub full: u32,
 }
 
-/// What one frame needs: the camera's matrix, the viewport and the mode.
+/// What one frame needs: the camera's matrix and planes, the viewport, the mode and the look.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameParams {
     pub clip_from_world: Mat4,
     pub width_px: u32,
     pub height_px: u32,
-    pub clear_color: u32,
     pub mode: RenderMode,
+    /// Point size, EDL and background.
+    pub look: Look,
+    /// The projection's near and far planes (EDL and adaptive sizes turn depth into view distance).
+    pub near_m: f32,
+    pub far_m: f32,
+    /// The cloud's point spacing (adaptive point sizes; 0 when unknown).
+    pub spacing_m: f32,
 }
 
 impl FrameParams {
+    /// A frame in the reference mode with the prototype's look and planes (0.01, 100).
     pub fn new(clip_from_world: Mat4, width_px: u32, height_px: u32) -> Self {
-        Self { clip_from_world, width_px, height_px, clear_color: CLEAR_COLOR, mode: RenderMode::Reference }
+        Self {
+            clip_from_world,
+            width_px,
+            height_px,
+            mode: RenderMode::Reference,
+            look: Look::PLAIN,
+            near_m: 0.01,
+            far_m: 100.0,
+            spacing_m: 0.0,
+        }
     }
 
     pub fn with_mode(self, mode: RenderMode) -> Self {
         Self { mode, ..self }
+    }
+
+    pub fn with_look(self, look: Look) -> Self {
+        Self { look, ..self }
+    }
+
+    /// The projection's planes, as the camera made `clip_from_world`.
+    pub fn with_depth_range(self, near_m: f32, far_m: f32) -> Self {
+        Self { near_m, far_m, ..self }
+    }
+
+    /// The cloud's point spacing, for adaptive point sizes.
+    pub fn with_spacing(self, spacing_m: f32) -> Self {
+        Self { spacing_m, ..self }
+    }
+
+    /// The passes of this frame, in order.
+    pub fn passes(&self) -> Vec<plan::Pass> {
+        plan::passes(self.mode, &self.look)
+    }
+
+    /// The post passes' uniforms.
+    pub fn post_uniforms(&self) -> PostUniforms {
+        self.look.post_uniforms(&self.clip_from_world, self.width_px, self.height_px, self.near_m, self.far_m, self.spacing_m)
     }
 
     pub fn num_pixels(&self) -> usize {
@@ -149,12 +199,13 @@ impl FrameParams {
 
     /// The struct the kernels (and their CPU twins) read.
     pub fn uniforms(&self) -> FrameUniforms {
+        let (bottom, top) = self.look.background.bottom_top();
         FrameUniforms {
             clip_from_world: self.clip_from_world.to_cols_array(),
             width: self.width_px,
             height: self.height_px,
-            clear_color: self.clear_color,
-            _pad: 0,
+            clear_color: bottom,
+            clear_color_top: top,
         }
     }
 }

@@ -1,41 +1,78 @@
 //! The CPU backend: the kernels' twins run with rayon over the points, atomics on the depth buffer.
 //!
 //! Each file here is the twin of the kernel of the same name in `kernels/` and computes the same thing;
-//! the tests use them as the reference for the CUDA backend.
+//! the tests use them as the reference for the CUDA backend. A frame runs the passes of
+//! [`crate::render::plan::passes`] in order, timed with the wall clock.
 //!
 //! The batched modes (`vis`, `culled`, `dedup`, `quant`) read [`preprocess::Prepared`]: positions,
 //! colors, batches and quantized words of the points in the order they were uploaded in (Morton order,
 //! or the caller's with [`CpuRasterizer::upload_in_order`]), made on the first frame that needs them.
+//! `order` maps that order back to the uploaded cloud's indices, for picking.
 pub mod batch;
 pub mod clear;
 pub mod color;
 pub mod culled;
 pub mod depth;
+pub mod edl;
 pub mod packed;
+pub mod post;
 pub mod preprocess;
 pub mod project;
 pub mod quant;
 pub mod rng;
 pub mod scene;
+pub mod splat;
 pub mod vis;
 
-use super::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode, Target};
+use super::pick::{nearest_in_window, unproject, Window};
+use super::plan::Pass;
+use super::{FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use glam::Mat4;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Which buffer holds the last frame's final depth (and payload).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Final {
+    /// The reference's 32-bit depth buffer (no splat).
+    Depth,
+    /// A visibility buffer whose payload is a colour (`packed`, or the reference after a splat).
+    VisColor,
+    /// A visibility buffer whose payload is a point index (the batched modes).
+    VisIndex,
+}
+
+/// What [`Rasterizer::pick`] needs of the last frame.
+#[derive(Clone, Copy, Debug)]
+struct LastFrame {
+    clip_from_world: Mat4,
+    width_px: u32,
+    height_px: u32,
+    holds: Final,
+}
 
 /// Renders with rayon on the CPU.
 #[derive(Default)]
 pub struct CpuRasterizer {
     points: Option<Arc<Vec<Point>>>,
+    /// `order[i]`: the uploaded cloud's index of `points[i]` (`None`: the same order).
+    order: Option<Arc<Vec<u32>>>,
     prepared: Option<Arc<preprocess::Prepared>>,
     preprocess_ms: Option<f64>,
     depth: Vec<AtomicU32>,
     vis: Vec<AtomicU64>,
-    /// Whether the last frame was a batched mode (its depth lives in `vis`).
-    last_batched: bool,
+    /// The splat's output, swapped with `vis` after each splat.
+    vis_out: Vec<AtomicU64>,
+    last: Option<LastFrame>,
+}
+
+fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
+    if buf.len() != n {
+        *buf = (0..n).map(|_| T::default()).collect();
+    }
 }
 
 impl CpuRasterizer {
@@ -43,21 +80,23 @@ impl CpuRasterizer {
         Self::default()
     }
 
-    /// The depth buffer of the last frame, as float bits (of the last reference frame after a packed
-    /// one; of the visibility buffer after a batched mode's).
+    /// The depth buffer of the last frame's final image, as float bits: the reference's depth buffer,
+    /// or the visibility buffer's high halves (after a splat, the splatted one).
     pub fn depth_bits(&self) -> Vec<u32> {
-        if self.last_batched {
-            return vis::vis_depth_bits(&self.vis);
+        match self.last.map(|l| l.holds) {
+            Some(Final::VisColor | Final::VisIndex) => vis::vis_depth_bits(&self.vis),
+            _ => self.depth.iter().map(|d| d.load(Ordering::Relaxed)).collect(),
         }
-        self.depth.iter().map(|d| d.load(std::sync::atomic::Ordering::Relaxed)).collect()
     }
 
     /// Takes `points` in the order given (no Morton sort): the batched modes index them in this order.
     /// The tests give the CUDA backend's sorted points, so that both backends index the same points.
     pub fn upload_in_order(&mut self, points: Vec<Point>) {
         self.points = Some(Arc::new(points));
+        self.order = None;
         self.prepared = None;
         self.preprocess_ms = None;
+        self.last = None;
     }
 
     /// The batched modes' data for the uploaded points (made on first use).
@@ -91,13 +130,17 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        self.points = Some(if points.len() < u32::MAX as usize {
-            Arc::new(crate::cloud::order::morton_sorted(&points, &cloud.bounds))
+        if points.len() < u32::MAX as usize {
+            let order = crate::cloud::order::morton_order(&points, &cloud.bounds);
+            self.points = Some(Arc::new(order.iter().map(|&i| points[i as usize]).collect()));
+            self.order = Some(Arc::new(order));
         } else {
-            points
-        });
+            self.points = Some(points);
+            self.order = None;
+        }
         self.prepared = None;
         self.preprocess_ms = None;
+        self.last = None;
         Ok(())
     }
 
@@ -111,7 +154,7 @@ impl Rasterizer for CpuRasterizer {
 
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
         let prepared = if frame.mode.uses_batches() { Some(self.prepared()?) } else { None };
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
+        let points = self.points.clone().ok_or(RenderError::NotUploaded)?;
         let Target::Host(color) = target else {
             return Err(RenderError::UnsupportedTarget { backend: "cpu", target: "device" });
         };
@@ -120,67 +163,120 @@ impl Rasterizer for CpuRasterizer {
             return Err(RenderError::TargetSize { got: color.len(), width: frame.width_px, height: frame.height_px });
         }
         let f = frame.uniforms();
-        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-        let mut passes = Vec::with_capacity(3);
+        let u = frame.post_uniforms();
+        let plan = frame.passes();
+        if frame.mode == RenderMode::Reference {
+            sized(&mut self.depth, n);
+        }
+        if frame.mode != RenderMode::Reference || plan.contains(&Pass::Splat) {
+            sized(&mut self.vis, n);
+        }
+        if plan.contains(&Pass::Splat) {
+            sized(&mut self.vis_out, n);
+        }
+        let mut holds = match frame.mode {
+            RenderMode::Reference => Final::Depth,
+            RenderMode::Packed => Final::VisColor,
+            _ => Final::VisIndex,
+        };
+        let mut passes = Vec::with_capacity(plan.len());
         let mut batches = None;
-        self.last_batched = frame.mode.uses_batches();
         let t0 = Instant::now();
-        match frame.mode {
-            RenderMode::Reference => {
-                if self.depth.len() != n {
-                    self.depth = (0..n).map(|_| AtomicU32::new(0)).collect();
+        let no_prep = || RenderError::NotUploaded;
+        for pass in plan {
+            let t = Instant::now();
+            match pass {
+                Pass::Clear => match frame.mode {
+                    RenderMode::Reference => clear::clear(&f, &mut self.depth, color),
+                    RenderMode::Packed => packed::packed_clear(&f, &mut self.vis),
+                    _ => vis::vis_clear(&mut self.vis),
+                },
+                Pass::Depth => depth::depth(&f, &points, &self.depth),
+                Pass::Color => color::color(&f, &points, &self.depth, color),
+                Pass::Packed => packed::packed(&f, &points, &self.vis),
+                Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
+                Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
+                Pass::Culled | Pass::Dedup | Pass::Quant => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    batches = Some(match pass {
+                        Pass::Culled => culled::culled(&f, &p.batches, &p.positions, &self.vis),
+                        Pass::Dedup => culled::culled_dedup(&f, &p.batches, &p.positions, &self.vis),
+                        _ => quant::quant(&f, &p.batches, &p.quant, &p.positions, &self.vis),
+                    });
                 }
-                clear::clear(&mut self.depth, color, f.clear_color);
-                let t1 = Instant::now();
-                depth::depth(&f, points, &self.depth);
-                let t2 = Instant::now();
-                color::color(&f, points, &self.depth, color);
-                let t3 = Instant::now();
-                passes.push(PassTime { name: "clear", ms: ms(t0, t1) });
-                passes.push(PassTime { name: "depth", ms: ms(t1, t2) });
-                passes.push(PassTime { name: "color", ms: ms(t2, t3) });
+                Pass::Splat => {
+                    if holds == Final::Depth {
+                        let (depth, c) = (&self.depth, &*color);
+                        splat::splat(&u, |i| splat::reference_word(depth, c, i), &mut self.vis_out);
+                        holds = Final::VisColor;
+                    } else {
+                        let vis = &self.vis;
+                        splat::splat(&u, |i| vis[i].load(Ordering::Relaxed), &mut self.vis_out);
+                    }
+                    std::mem::swap(&mut self.vis, &mut self.vis_out);
+                }
+                Pass::Resolve => match holds {
+                    Final::VisIndex => {
+                        vis::vis_resolve(&f, &self.vis, &prepared.as_ref().ok_or_else(no_prep)?.colors, color)
+                    }
+                    _ => packed::packed_resolve(&self.vis, color),
+                },
+                Pass::Edl => {
+                    if holds == Final::Depth {
+                        let depth = &self.depth;
+                        edl::edl(&u, |i| depth[i].load(Ordering::Relaxed), color);
+                    } else {
+                        let vis = &self.vis;
+                        edl::edl(&u, |i| (vis[i].load(Ordering::Relaxed) >> 32) as u32, color);
+                    }
+                }
             }
-            RenderMode::Packed => {
-                if self.vis.len() != n {
-                    self.vis = (0..n).map(|_| AtomicU64::new(0)).collect();
+            passes.push(PassTime { name: pass.name(), ms: t.elapsed().as_secs_f64() * 1e3 });
+        }
+        self.last = Some(LastFrame {
+            clip_from_world: frame.clip_from_world,
+            width_px: frame.width_px,
+            height_px: frame.height_px,
+            holds,
+        });
+        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: points.len() as u64, batches })
+    }
+
+    fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
+        let Some(last) = self.last else {
+            return Ok(None);
+        };
+        if x_px >= last.width_px || y_px >= last.height_px {
+            return Ok(None);
+        }
+        let w = last.width_px as usize;
+        let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
+            let at = y as usize * w + x as usize;
+            Ok::<_, RenderError>(match last.holds {
+                Final::Depth => {
+                    self.depth[at..at + len].iter().map(|d| (d.load(Ordering::Relaxed) as u64) << 32).collect()
                 }
-                packed::packed_clear(&f, &mut self.vis);
-                let t1 = Instant::now();
-                packed::packed(&f, points, &self.vis);
-                let t2 = Instant::now();
-                packed::packed_resolve(&self.vis, color);
-                let t3 = Instant::now();
-                passes.push(PassTime { name: "clear", ms: ms(t0, t1) });
-                passes.push(PassTime { name: "packed", ms: ms(t1, t2) });
-                passes.push(PassTime { name: "resolve", ms: ms(t2, t3) });
-            }
-            RenderMode::Vis | RenderMode::Culled | RenderMode::Dedup | RenderMode::Quant => {
-                let p = prepared.ok_or(RenderError::NotUploaded)?;
-                if self.vis.len() != n {
-                    self.vis = (0..n).map(|_| AtomicU64::new(0)).collect();
-                }
-                vis::vis_clear(&mut self.vis);
-                let t1 = Instant::now();
-                match frame.mode {
-                    RenderMode::Vis => vis::vis(&f, &p.positions, &self.vis),
-                    RenderMode::Culled => batches = Some(culled::culled(&f, &p.batches, &p.positions, &self.vis)),
-                    RenderMode::Dedup => batches = Some(culled::culled_dedup(&f, &p.batches, &p.positions, &self.vis)),
-                    _ => batches = Some(quant::quant(&f, &p.batches, &p.quant, &p.positions, &self.vis)),
-                }
-                let t2 = Instant::now();
-                vis::vis_resolve(&f, &self.vis, &p.colors, color);
-                let t3 = Instant::now();
-                let names = frame.mode.passes();
-                passes.push(PassTime { name: names[0], ms: ms(t0, t1) });
-                passes.push(PassTime { name: names[1], ms: ms(t1, t2) });
-                passes.push(PassTime { name: names[2], ms: ms(t2, t3) });
+                _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
+            })
+        })?;
+        let Some((pixel, word)) = nearest_in_window(&win) else {
+            return Ok(None);
+        };
+        let depth = f32::from_bits((word >> 32) as u32);
+        if last.holds == Final::VisIndex {
+            let index = word as u32 as usize;
+            let p = self.prepared.as_ref().and_then(|p| p.positions.get(index).copied());
+            if let Some(pos) = p {
+                let original = self.order.as_ref().map_or(index as u64, |o| o[index] as u64);
+                return Ok(Some(PickHit {
+                    pixel,
+                    position: glam::Vec3::from(pos),
+                    point_index: Some(original),
+                    depth,
+                }));
             }
         }
-        Ok(FrameStats {
-            passes,
-            total_ms: ms(t0, Instant::now()),
-            points: points.len() as u64,
-            batches,
-        })
+        let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
+        Ok(Some(PickHit { pixel, position, point_index: None, depth }))
     }
 }

@@ -9,8 +9,11 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
-    let v = (FAR_DEPTH_BITS as u64) << 32 | f.clear_color as u64;
-    vis.par_iter_mut().for_each(|c| *c.get_mut() = v);
+    let w = f.width.max(1) as usize;
+    vis.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        let v = (FAR_DEPTH_BITS as u64) << 32 | super::post::background(f, y as u32) as u64;
+        row.iter_mut().for_each(|c| *c.get_mut() = v);
+    });
 }
 
 pub fn packed(f: &FrameUniforms, points: &[Point], vis: &[AtomicU64]) {

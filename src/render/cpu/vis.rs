@@ -1,11 +1,13 @@
 //! Visibility-buffer mode, the CPU twin of `kernels/vis.cu`: one 64-bit atomic min per point of
 //! (depth bits << 32 | point index), reading positions only, then a resolve that reads the color of
 //! each pixel's visible point. The nearest point wins; at an exact depth tie the smaller index wins,
-//! so the result does not depend on the order the threads run in.
+//! so the result does not depend on the order the threads run in. [`vis_disk`] is the same pass with
+//! point size: each point writes its whole disk (the other way to point size than the splat post pass).
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::project::project;
-use crate::render::gpu_data::FrameUniforms;
+use super::post::view_distance;
+use crate::render::gpu_data::{FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,9 +44,55 @@ pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
 
 pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: &mut [u32]) {
     assert_eq!(vis.len(), color.len(), "buffer sizes");
-    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| {
-        let idx = v.load(Ordering::Relaxed) as u32;
-        *c = if idx == EMPTY_INDEX { f.clear_color } else { colors[idx as usize] };
+    let w = f.width.max(1) as usize;
+    color.par_chunks_mut(w).zip(vis.par_chunks(w)).enumerate().for_each(|(y, (crow, vrow))| {
+        let bg = super::post::background(f, y as u32);
+        for (c, v) in crow.iter_mut().zip(vrow) {
+            let idx = v.load(Ordering::Relaxed) as u32;
+            *c = if idx == EMPTY_INDEX { bg } else { colors[idx as usize] };
+        }
+    });
+}
+
+/// Point size in the raster pass (the kernel's `pcv_vis_disk`): each point takes the atomic min over
+/// every pixel of its disk — fixed diameter, or adaptive by its view distance — with the splat's
+/// coverage rule ([`super::splat`]).
+pub fn vis_disk(f: &FrameUniforms, u: &PostUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
+    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
+    let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
+    let n2 = (u.splat_diameter_px * u.splat_diameter_px) as i32;
+    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| {
+        for (j, &pos) in chunk.iter().enumerate() {
+            let Some(p) = project(f, pos) else { continue };
+            let v = (p.depth_bits as u64) << 32 | (c * CHUNK_POINTS + j) as u64;
+            let dm2 = if u.splat_diameter_px == 0 && p.depth_bits < FAR_DEPTH_BITS {
+                let dm = u.adaptive_px_at_1m / view_distance(u, p.depth_bits);
+                dm * dm
+            } else {
+                0.0
+            };
+            for dy in -r..=r {
+                let cy = p.y_px as i32 + dy;
+                if cy < 0 || cy >= f.height as i32 {
+                    continue;
+                }
+                for dx in -r..=r {
+                    let cx = p.x_px as i32 + dx;
+                    if cx < 0 || cx >= f.width as i32 {
+                        continue;
+                    }
+                    let q = 4 * (dx * dx + dy * dy);
+                    let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= dm2 };
+                    if covers {
+                        let cell = &vis[cy as usize * f.width as usize + cx as usize];
+                        if v < cell.load(Ordering::Relaxed) {
+                            cell.fetch_min(v, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        }
     });
 }
 

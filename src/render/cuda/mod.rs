@@ -10,7 +10,8 @@
 //!   `preprocess.rs` sorts them spatially on the device and makes the batched modes' buffers
 //!   (positions, colors, batches, quantized words); `PCV_PREPROCESS=0` skips that (unsorted points, no
 //!   batched modes), to measure what the order alone is worth.
-//! - [`Rasterizer::render`] runs `pcv_clear`, `pcv_depth` and `pcv_color` (`launch.rs`) with a CUDA event
+//! - [`Rasterizer::render`] runs the passes of [`crate::render::plan::passes`] (the launchers are
+//!   generated from one table in `kernels.rs`), e.g. `pcv_clear`, `pcv_depth` and `pcv_color`, with a CUDA event
 //!   before and after each (`timing.rs`); in [`RenderMode::Packed`] it runs `pcv_packed_clear`,
 //!   `pcv_packed` and `pcv_packed_resolve` instead; the batched modes run `pcv_vis_clear`, their pass
 //!   (`pcv_vis`, `pcv_culled`, `pcv_culled_dedup` or `pcv_quant`) and `pcv_vis_resolve`. The depth (or 64-bit visibility) buffer is internal
@@ -21,7 +22,7 @@
 //! Every kernel has a CPU twin of the same name in `render/cpu/`; `tests/cuda_vs_cpu.rs` checks the
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
-pub mod launch;
+pub mod kernels;
 pub mod memory;
 pub mod modules;
 pub mod preprocess;
@@ -29,23 +30,44 @@ pub mod timing;
 pub mod upload;
 
 pub use context::DeviceInfo;
-pub use modules::{KernelEntry, KernelImage, KERNELS, LAUNCHED_KERNELS, NVCC_RELEASE};
+pub use kernels::{KernelEntry, LAUNCHED_KERNELS};
+pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 
-use super::{BatchCounts, FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode, Target};
+use super::pick::{nearest_in_window, unproject, Window};
+use super::plan::Pass;
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::{Batch, Point};
 use preprocess::DevicePrepared;
 use context::cuda_error;
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
-use modules::{Kernel, KernelTable, Module};
+use modules::{KernelTable, Module};
 use std::sync::Arc;
 use timing::PassTimer;
 
-/// The passes of a [`RenderMode::Reference`] frame, in order, as [`FrameStats::passes`] names them.
-pub const PASSES: &[&str] = &["clear", "depth", "color"];
-/// The passes of a [`RenderMode::Packed`] frame (the CPU backend's names).
-pub const PACKED_PASSES: &[&str] = &["clear", "packed", "resolve"];
+/// The most passes a frame has (clear, two raster passes, splat, resolve, EDL).
+const MAX_PASSES: usize = 8;
+
+/// Which buffer holds the last frame's final depth (and payload).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Final {
+    /// The reference's 32-bit depth buffer (no splat).
+    Depth,
+    /// A visibility buffer whose payload is a colour (`packed`, or the reference after a splat).
+    VisColor,
+    /// A visibility buffer whose payload is a point index into the prepared (sorted) points.
+    VisIndex,
+}
+
+/// What [`Rasterizer::pick`] needs of the last frame.
+#[derive(Clone, Copy, Debug)]
+struct LastFrame {
+    clip_from_world: glam::Mat4,
+    width_px: u32,
+    height_px: u32,
+    holds: Final,
+}
 
 /// Renders with the CUDA kernels on device 0.
 pub struct CudaRasterizer {
@@ -58,13 +80,14 @@ pub struct CudaRasterizer {
     preprocess_on: bool,
     depth: Option<DeviceBuffer<u32>>,
     vis: Option<DeviceBuffer<u64>>,
+    /// The splat's output, swapped with `vis` after each splat.
+    vis_out: Option<DeviceBuffer<u64>>,
     color: Option<DeviceBuffer<u32>>,
     /// The batched passes' counters: culled, quantized, full-precision batches.
     counters: DeviceBuffer<u32>,
-    /// One timer per mode, in [`RenderMode::ALL`]'s order.
-    timers: Vec<PassTimer>,
-    /// Whether the last frame was a batched mode (its depth lives in `vis`).
-    last_batched: bool,
+    /// Events around the passes of a frame.
+    timer: PassTimer,
+    last: Option<LastFrame>,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -78,7 +101,7 @@ impl CudaRasterizer {
         let (ctx, info) = context::open()?;
         let kernels = KernelTable::load(&ctx, &info)?;
         let stream = ctx.new_stream().map_err(cuda_error("cuStreamCreate"))?;
-        let timers = RenderMode::ALL.iter().map(|m| PassTimer::new(&ctx, m.passes())).collect::<Result<Vec<_>, _>>()?;
+        let timer = PassTimer::new(&ctx, MAX_PASSES)?;
         let counters = DeviceBuffer::alloc(&ctx, 3, "the batch counters")?;
         Ok(Self {
             points: None,
@@ -87,10 +110,11 @@ impl CudaRasterizer {
             preprocess_on: !std::env::var("PCV_PREPROCESS").is_ok_and(|v| v == "0"),
             depth: None,
             vis: None,
+            vis_out: None,
             color: None,
             counters,
-            timers,
-            last_batched: false,
+            timer,
+            last: None,
             kernels,
             stream,
             ctx,
@@ -129,18 +153,15 @@ impl CudaRasterizer {
         self.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
     }
 
-    /// The depth buffer of the last [`RenderMode::Reference`] frame as float bits, or of the last
-    /// frame's visibility buffer when that was a batched mode (the CPU backend's `depth_bits` twin).
+    /// The last frame's final depth as float bits: the reference's depth buffer, or the visibility
+    /// buffer's high halves (after a splat, the splatted one) — the CPU backend's `depth_bits` twin.
     pub fn depth_bits(&self) -> Result<Vec<u32>, RenderError> {
-        if self.last_batched {
-            return match &self.vis {
-                Some(v) => Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect()),
-                None => Ok(Vec::new()),
-            };
-        }
-        match &self.depth {
-            Some(d) => d.to_vec(&self.stream),
-            None => Ok(Vec::new()),
+        match (self.last.map(|l| l.holds), &self.vis, &self.depth) {
+            (Some(Final::VisColor | Final::VisIndex), Some(v), _) => {
+                Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect())
+            }
+            (Some(Final::Depth), _, Some(d)) => d.to_vec(&self.stream),
+            _ => Ok(Vec::new()),
         }
     }
 
@@ -168,13 +189,13 @@ impl CudaRasterizer {
         let mut a = DeviceBuffer::<u32>::alloc(&self.ctx, words, "the copy benchmark's source")?;
         let mut b = DeviceBuffer::<u32>::alloc(&self.ctx, words, "the copy benchmark's destination")?;
         a.zero(&self.stream)?;
-        let mut timer = PassTimer::new(&self.ctx, &["copy"])?;
+        let mut timer = PassTimer::new(&self.ctx, 1)?;
         let mut best_ms = f64::INFINITY;
         for _ in 0..repeats.max(1) + 1 {
             timer.begin(&self.stream)?;
             b.copy_from(&self.stream, &a)?;
             timer.mark(&self.stream)?;
-            let (_, ms) = timer.finish()?;
+            let (_, ms) = timer.finish(&["copy"])?;
             best_ms = best_ms.min(ms);
         }
         drop(a.zero(&self.stream));
@@ -268,7 +289,11 @@ impl Rasterizer for CudaRasterizer {
         self.preprocess_ms
     }
 
-    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
+    fn render(
+        &mut self,
+        frame: &FrameParams,
+        target: Target<'_>,
+    ) -> Result<FrameStats, RenderError> {
         let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
         let n = frame.num_pixels();
         if target.len_px() != n {
@@ -289,138 +314,180 @@ impl Rasterizer for CudaRasterizer {
         }
         let num_points = points.len() as u64;
         let points_ptr = points.ptr();
-        let passes_of_mode = frame.mode.passes();
+        let plan = frame.passes();
         if frame.mode.uses_batches() {
             self.prepared_or_err(frame.mode)?;
         }
         if n == 0 {
             // Nothing to draw into (a minimized window): no launch can touch a pixel.
-            let passes = passes_of_mode.iter().map(|&name| PassTime { name, ms: 0.0 }).collect();
-            return Ok(FrameStats { passes, total_ms: 0.0, points: num_points, batches: None });
+            let passes = plan
+                .iter()
+                .map(|p| PassTime {
+                    name: p.name(),
+                    ms: 0.0,
+                })
+                .collect();
+            self.last = None;
+            return Ok(FrameStats {
+                passes,
+                total_ms: 0.0,
+                points: num_points,
+                batches: None,
+            });
         }
         if let Target::Device { ptr, len_px } = target {
             self.check_device_target(ptr, len_px)?;
         }
-        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda_error("cuCtxSetCurrent"))?;
         let color_ptr = match &target {
             Target::Device { ptr, .. } => *ptr,
-            Target::Host(_) => Self::frame_buffer(&mut self.color, &self.ctx, n, "the color buffer")?,
+            Target::Host(_) => {
+                Self::frame_buffer(&mut self.color, &self.ctx, n, "the color buffer")?
+            }
         };
-        let f = frame.uniforms();
-        let stream = &self.stream;
-        let k = &self.kernels;
-        let mode_index = RenderMode::ALL.iter().position(|&m| m == frame.mode).unwrap_or(0);
-        let mut batches = None;
-        self.last_batched = frame.mode.uses_batches();
-        // SAFETY (for every launch below): `color_ptr` holds `n` u32 words: the internal color buffer was
-        // sized for this frame by frame_buffer, and a Device target's `len_px == n` was checked above
-        // (against its allocation, where the driver knows it). The depth and visibility buffers are sized
-        // for `n` by frame_buffer. `n == width * height` is non-zero and below 2^32, so the kernels' u32
-        // pixel counts do not wrap, and every pixel a point pass computes is clamped into the frame.
-        // `points_ptr` holds `num_points` points (the uploaded buffer's own length; a null pointer with 0
-        // points, which no thread reads).
-        let (passes, total_ms) = match frame.mode {
+        let splats = plan.contains(&Pass::Splat);
+        let depth_ptr = match frame.mode {
             RenderMode::Reference => {
-                let depth_ptr = Self::frame_buffer(&mut self.depth, &self.ctx, n, "the depth buffer")?;
-                let t = &mut self.timers[mode_index];
-                t.begin(stream)?;
-                // SAFETY: see above: depth and color cover the frame.
-                unsafe { launch::clear(k.get(Kernel::Clear), stream, &f, depth_ptr, color_ptr) }?;
-                t.mark(stream)?;
-                // SAFETY: see above: the points and the depth buffer.
-                unsafe { launch::depth(k.get(Kernel::Depth), stream, &f, points_ptr, num_points, depth_ptr) }?;
-                t.mark(stream)?;
-                // SAFETY: see above: the points, depth and color.
-                unsafe {
-                    launch::color(k.get(Kernel::Color), stream, &f, points_ptr, num_points, depth_ptr, color_ptr)
-                }?;
-                t.mark(stream)?;
-                t.finish()?
+                Self::frame_buffer(&mut self.depth, &self.ctx, n, "the depth buffer")?
             }
-            RenderMode::Packed => {
-                let vis_ptr = Self::frame_buffer(&mut self.vis, &self.ctx, n, "the visibility buffer")?;
-                let t = &mut self.timers[mode_index];
-                t.begin(stream)?;
-                // SAFETY: see above: the visibility buffer covers the frame.
-                unsafe { launch::packed_clear(k.get(Kernel::PackedClear), stream, &f, vis_ptr) }?;
-                t.mark(stream)?;
-                // SAFETY: see above: the points and the visibility buffer.
-                unsafe { launch::packed(k.get(Kernel::Packed), stream, &f, points_ptr, num_points, vis_ptr) }?;
-                t.mark(stream)?;
-                // SAFETY: see above: visibility and color cover the frame.
-                unsafe { launch::packed_resolve(k.get(Kernel::PackedResolve), stream, &f, vis_ptr, color_ptr) }?;
-                t.mark(stream)?;
-                t.finish()?
-            }
-            RenderMode::Vis | RenderMode::Culled | RenderMode::Dedup | RenderMode::Quant => {
-                let vis_ptr = Self::frame_buffer(&mut self.vis, &self.ctx, n, "the visibility buffer")?;
-                let p = self.prepared.as_ref().map_err(|why| RenderError::ModeUnavailable {
-                    mode: frame.mode.name(),
-                    reason: why.clone(),
-                })?;
-                let counts_ptr = self.counters.ptr();
-                let t = &mut self.timers[mode_index];
-                t.begin(stream)?;
-                // SAFETY: see above: the visibility buffer covers the frame.
-                unsafe { launch::vis_clear(k.get(Kernel::VisClear), stream, &f, vis_ptr) }?;
-                self.counters.zero(stream)?;
-                t.mark(stream)?;
-                // SAFETY (each arm): see above for the visibility buffer. The preprocessing made, for the
-                // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position and one quantized word
-                // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them;
-                // `counters` holds 3 words.
-                match frame.mode {
-                    RenderMode::Vis => unsafe {
-                        launch::vis(k.get(Kernel::Vis), stream, &f, p.positions.ptr(), num_points, vis_ptr)
-                    }?,
-                    RenderMode::Culled | RenderMode::Dedup => {
-                        let (kernel, entry) = if frame.mode == RenderMode::Culled {
-                            (Kernel::Culled, "pcv_culled")
-                        } else {
-                            (Kernel::CulledDedup, "pcv_culled_dedup")
-                        };
-                        unsafe {
-                            launch::culled(
-                                k.get(kernel),
-                                entry,
-                                stream,
-                                &f,
-                                p.batches.ptr(),
-                                p.num_batches(),
-                                p.positions.ptr(),
-                                vis_ptr,
-                                counts_ptr,
-                            )
-                        }?
-                    }
-                    _ => unsafe {
-                        launch::quant(
-                            k.get(Kernel::Quant),
-                            stream,
-                            &f,
-                            p.batches.ptr(),
-                            p.num_batches(),
-                            p.quant.ptr(),
-                            p.positions.ptr(),
-                            vis_ptr,
-                            counts_ptr,
-                        )
-                    }?,
-                }
-                t.mark(stream)?;
-                // SAFETY: see above: visibility and color cover the frame; every index in the buffer is
-                // a point's (< num_points == colors' length) or the empty marker.
-                unsafe { launch::vis_resolve(k.get(Kernel::VisResolve), stream, &f, vis_ptr, p.colors.ptr(), color_ptr) }?;
-                t.mark(stream)?;
-                let timed = t.finish()?;
-                if frame.mode != RenderMode::Vis {
-                    let mut c = [0u32; 3];
-                    self.counters.read_at(stream, 0, &mut c)?;
-                    batches = Some(BatchCounts { culled: c[0], quantized: c[1], full: c[2] });
-                }
-                timed
-            }
+            _ => 0,
         };
+        let mut vis_ptr = match frame.mode != RenderMode::Reference || splats {
+            true => Self::frame_buffer(&mut self.vis, &self.ctx, n, "the visibility buffer")?,
+            false => 0,
+        };
+        let mut vis_out_ptr = match splats {
+            true => Self::frame_buffer(&mut self.vis_out, &self.ctx, n, "the point-size buffer")?,
+            false => 0,
+        };
+        let mut holds = match frame.mode {
+            RenderMode::Reference => Final::Depth,
+            RenderMode::Packed => Final::VisColor,
+            _ => Final::VisIndex,
+        };
+        let (f, u) = (frame.uniforms(), frame.post_uniforms());
+        let (stream, k) = (&self.stream, &self.kernels);
+        let prep = self.prepared.as_ref().ok();
+        let no_prep = || RenderError::ModeUnavailable {
+            mode: frame.mode.name(),
+            reason: "no prepared points".into(),
+        };
+        let counts_ptr = self.counters.ptr();
+        let timer = &mut self.timer;
+        timer.begin(stream)?;
+        // SAFETY (every launch below): `color_ptr` holds `n` u32 words: the internal color buffer was
+        // sized for this frame by frame_buffer, and a Device target's `len_px == n` was checked above
+        // (against its allocation, where the driver knows it). The depth, visibility and point-size
+        // buffers are sized for `n` by frame_buffer whenever the plan uses them (the reference's depth
+        // buffer in Reference mode; `vis` in every other mode and after a splat; `vis_out` when the plan
+        // splats). `n == width * height` is non-zero and below 2^32, so the kernels' u32 pixel counts do
+        // not wrap, and every pixel a point pass computes is clamped into the frame. `points_ptr` holds
+        // `num_points` points (the uploaded buffer's own length). The preprocessing made, for the
+        // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position, one colour, one quantized word
+        // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them, so every
+        // index a batched pass writes into `vis` is below the colours' length; `counters` holds 3 words.
+        for &pass in &plan {
+            match pass {
+                Pass::Clear => match frame.mode {
+                    RenderMode::Reference => {
+                        unsafe { kernels::clear(k, stream, f, depth_ptr, color_ptr) }?
+                    }
+                    RenderMode::Packed => unsafe { kernels::packed_clear(k, stream, f, vis_ptr) }?,
+                    _ => {
+                        unsafe { kernels::vis_clear(k, stream, f, vis_ptr) }?;
+                        self.counters.zero(stream)?;
+                    }
+                },
+                Pass::Depth => {
+                    unsafe { kernels::depth(k, stream, f, points_ptr, num_points, depth_ptr) }?
+                }
+                Pass::Color => unsafe {
+                    kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr)
+                }?,
+                Pass::Packed => {
+                    unsafe { kernels::packed(k, stream, f, points_ptr, num_points, vis_ptr) }?
+                }
+                Pass::Vis => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    unsafe { kernels::vis(k, stream, f, p.positions.ptr(), num_points, vis_ptr) }?
+                }
+                Pass::VisDisk => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    unsafe { kernels::vis_disk(k, stream, f, u, p.positions.ptr(), num_points, vis_ptr) }?
+                }
+                Pass::Culled | Pass::Dedup => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    let (b, nb, pos) = (p.batches.ptr(), p.num_batches(), p.positions.ptr());
+                    match pass {
+                        Pass::Culled => unsafe {
+                            kernels::culled(k, stream, f, b, nb, pos, vis_ptr, counts_ptr)
+                        }?,
+                        _ => unsafe {
+                            kernels::culled_dedup(k, stream, f, b, nb, pos, vis_ptr, counts_ptr)
+                        }?,
+                    }
+                }
+                Pass::Quant => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    let (b, nb, q, pos) = (
+                        p.batches.ptr(),
+                        p.num_batches(),
+                        p.quant.ptr(),
+                        p.positions.ptr(),
+                    );
+                    unsafe { kernels::quant(k, stream, f, b, nb, q, pos, vis_ptr, counts_ptr) }?
+                }
+                Pass::Splat => {
+                    if holds == Final::Depth {
+                        unsafe {
+                            kernels::splat_ref(k, stream, u, depth_ptr, color_ptr, vis_out_ptr)
+                        }?;
+                        holds = Final::VisColor;
+                    } else {
+                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr) }?;
+                    }
+                    std::mem::swap(&mut self.vis, &mut self.vis_out);
+                    std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
+                }
+                Pass::Resolve => match holds {
+                    Final::VisIndex => {
+                        let colors = prep.ok_or_else(no_prep)?.colors.ptr();
+                        unsafe { kernels::vis_resolve(k, stream, f, vis_ptr, colors, color_ptr) }?
+                    }
+                    _ => unsafe { kernels::packed_resolve(k, stream, f, vis_ptr, color_ptr) }?,
+                },
+                // The visibility words' depth is their high half: the second u32 of each 8 bytes.
+                Pass::Edl => match holds {
+                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, 1, color_ptr) }?,
+                    _ => unsafe { kernels::edl(k, stream, u, vis_ptr + 4, 2, color_ptr) }?,
+                },
+            }
+            timer.mark(stream)?;
+        }
+        let names: Vec<&'static str> = plan.iter().map(|p| p.name()).collect();
+        let (passes, total_ms) = timer.finish(&names)?;
+        let batches = if plan
+            .iter()
+            .any(|p| matches!(p, Pass::Culled | Pass::Dedup | Pass::Quant))
+        {
+            let mut c = [0u32; 3];
+            self.counters.read_at(stream, 0, &mut c)?;
+            Some(BatchCounts {
+                culled: c[0],
+                quantized: c[1],
+                full: c[2],
+            })
+        } else {
+            None
+        };
+        self.last = Some(LastFrame {
+            clip_from_world: frame.clip_from_world,
+            width_px: frame.width_px,
+            height_px: frame.height_px,
+            holds,
+        });
         if let Target::Host(buf) = target {
             let color = self.color.as_ref().ok_or_else(|| RenderError::Cuda {
                 context: "render".into(),
@@ -428,7 +495,89 @@ impl Rasterizer for CudaRasterizer {
             })?;
             color.read_at(stream, 0, buf)?;
         }
-        Ok(FrameStats { passes, total_ms, points: num_points, batches })
+        Ok(FrameStats {
+            passes,
+            total_ms,
+            points: num_points,
+            batches,
+        })
+    }
+
+    fn pick(
+        &mut self,
+        x_px: u32,
+        y_px: u32,
+        radius_px: u32,
+    ) -> Result<Option<PickHit>, RenderError> {
+        let Some(last) = self.last else {
+            return Ok(None);
+        };
+        if x_px >= last.width_px || y_px >= last.height_px {
+            return Ok(None);
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda_error("cuCtxSetCurrent"))?;
+        let (stream, w) = (&self.stream, last.width_px as usize);
+        let (vis, depth) = (self.vis.as_ref(), self.depth.as_ref());
+        let missing = || RenderError::Cuda {
+            context: "pick".into(),
+            message: "the last frame's buffer is gone".into(),
+        };
+        let win = Window::read(
+            x_px,
+            y_px,
+            radius_px,
+            last.width_px,
+            last.height_px,
+            |y, x, len| {
+                let at = y as usize * w + x as usize;
+                match last.holds {
+                    Final::Depth => {
+                        let mut row = vec![0u32; len];
+                        depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
+                        Ok::<_, RenderError>(row.into_iter().map(|d| (d as u64) << 32).collect())
+                    }
+                    _ => {
+                        let mut row = vec![0u64; len];
+                        vis.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
+                        Ok(row)
+                    }
+                }
+            },
+        )?;
+        let Some((pixel, word)) = nearest_in_window(&win) else {
+            return Ok(None);
+        };
+        let depth = f32::from_bits((word >> 32) as u32);
+        if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
+            let index = word as u32 as usize;
+            if index < p.colors.len() {
+                let (mut pos, mut original) = ([0f32; 3], [0u32; 1]);
+                p.positions.read_at(stream, 3 * index, &mut pos)?;
+                p.order.read_at(stream, index, &mut original)?;
+                let position = glam::Vec3::from(pos);
+                return Ok(Some(PickHit {
+                    pixel,
+                    position,
+                    point_index: Some(original[0] as u64),
+                    depth,
+                }));
+            }
+        }
+        let position = unproject(
+            &last.clip_from_world,
+            pixel,
+            last.width_px,
+            last.height_px,
+            depth,
+        );
+        Ok(Some(PickHit {
+            pixel,
+            position,
+            point_index: None,
+            depth,
+        }))
     }
 
     fn num_points(&self) -> u64 {

@@ -3,12 +3,13 @@
 //! How it works: build.rs compiles every `kernels/*.cu` into a fatbin (machine code for sm_80, sm_86,
 //! sm_89 and sm_90, plus `compute_80` PTX that the driver compiles for anything newer) and a PTX text,
 //! and lists them in `OUT_DIR/kernels.rs` as [`KERNELS`]. [`KernelTable::load`] loads the fatbin of each
-//! module that [`LAUNCHED_KERNELS`] names (`cuModuleLoadData`), looks its entry up
+//! module that [`super::kernels::LAUNCHED_KERNELS`] names (`cuModuleLoadData`), looks its entry up
 //! (`cuModuleGetFunction`) and asks the occupancy calculator how many blocks of [`BLOCK_SIZE`] threads
-//! fit on the device at once, which sizes the grid-stride launches (`launch.rs`). A module the driver
+//! fit on the device at once, which sizes the grid-stride launches (`kernels.rs`). A module the driver
 //! refuses becomes [`RenderError::PtxRejected`], whose message names the PTX's `.version` and the
 //! driver's CUDA version: the usual cause is PTX from a newer nvcc than the driver.
 use super::context::{describe_driver_error, version_string, DeviceInfo};
+use super::kernels::{Kernel, KernelEntry};
 use crate::render::RenderError;
 use cudarc::driver::result::DriverError;
 use cudarc::driver::{result, sys, CudaContext};
@@ -29,85 +30,6 @@ include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// Threads per block of every launch.
 pub const BLOCK_SIZE: u32 = 256;
-
-/// A kernel the host launches: module `kernels/<module>.cu`, entry point `entry`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelEntry {
-    pub module: &'static str,
-    pub entry: &'static str,
-}
-
-/// The kernels the CUDA backend launches, indexed by [`Kernel`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    Clear = 0,
-    Depth = 1,
-    Color = 2,
-    Scene = 3,
-    PackedClear = 4,
-    Packed = 5,
-    PackedResolve = 6,
-    CellHist = 7,
-    CellScatter = 8,
-    Split = 9,
-    BatchBounds = 10,
-    Quantize = 11,
-    VisClear = 12,
-    Vis = 13,
-    VisResolve = 14,
-    Culled = 15,
-    CulledDedup = 16,
-    Quant = 17,
-}
-
-/// Every kernel the host launches; `tests/ptx.rs` checks each is an `.entry` of the embedded PTX.
-pub const LAUNCHED_KERNELS: &[KernelEntry] = &[
-    KernelEntry { module: "clear", entry: "pcv_clear" },
-    KernelEntry { module: "depth", entry: "pcv_depth" },
-    KernelEntry { module: "color", entry: "pcv_color" },
-    KernelEntry { module: "scene", entry: "pcv_scene" },
-    KernelEntry { module: "packed", entry: "pcv_packed_clear" },
-    KernelEntry { module: "packed", entry: "pcv_packed" },
-    KernelEntry { module: "packed", entry: "pcv_packed_resolve" },
-    KernelEntry { module: "preprocess", entry: "pcv_cell_hist" },
-    KernelEntry { module: "preprocess", entry: "pcv_cell_scatter" },
-    KernelEntry { module: "preprocess", entry: "pcv_split" },
-    KernelEntry { module: "preprocess", entry: "pcv_batch_bounds" },
-    KernelEntry { module: "preprocess", entry: "pcv_quantize" },
-    KernelEntry { module: "vis", entry: "pcv_vis_clear" },
-    KernelEntry { module: "vis", entry: "pcv_vis" },
-    KernelEntry { module: "vis", entry: "pcv_vis_resolve" },
-    KernelEntry { module: "culled", entry: "pcv_culled" },
-    KernelEntry { module: "culled", entry: "pcv_culled_dedup" },
-    KernelEntry { module: "quant", entry: "pcv_quant" },
-];
-
-impl Kernel {
-    pub const ALL: [Kernel; 18] = [
-        Kernel::Clear,
-        Kernel::Depth,
-        Kernel::Color,
-        Kernel::Scene,
-        Kernel::PackedClear,
-        Kernel::Packed,
-        Kernel::PackedResolve,
-        Kernel::CellHist,
-        Kernel::CellScatter,
-        Kernel::Split,
-        Kernel::BatchBounds,
-        Kernel::Quantize,
-        Kernel::VisClear,
-        Kernel::Vis,
-        Kernel::VisResolve,
-        Kernel::Culled,
-        Kernel::CulledDedup,
-        Kernel::Quant,
-    ];
-
-    pub fn entry(self) -> KernelEntry {
-        LAUNCHED_KERNELS[self as usize]
-    }
-}
 
 /// The embedded image of module `name`.
 pub fn image(name: &str) -> Option<&'static KernelImage> {
@@ -205,7 +127,7 @@ pub struct Function {
     pub resident_blocks: u32,
 }
 
-/// Every kernel of [`LAUNCHED_KERNELS`], loaded into one context.
+/// Every kernel of [`super::kernels::LAUNCHED_KERNELS`], loaded into one context.
 pub struct KernelTable {
     functions: [Function; Kernel::ALL.len()],
     // Declared after `functions` so that the handles go before the modules they point into.
@@ -220,8 +142,8 @@ impl KernelTable {
         }
         let mut modules: Vec<(&'static str, Module)> = Vec::new();
         let mut functions = Vec::with_capacity(Kernel::ALL.len());
-        for k in Kernel::ALL {
-            let KernelEntry { module, entry } = k.entry();
+        for &k in Kernel::ALL {
+            let KernelEntry { module, entry, .. } = k.entry();
             let idx = match modules.iter().position(|(n, _)| *n == module) {
                 Some(i) => i,
                 None => {

@@ -6,13 +6,14 @@
 //! moves each point to the next free slot of its bucket (order inside a bucket: whatever the atomics
 //! give). The sorted points replace the uploaded ones, so every mode reads them in spatial order. Then
 //! `pcv_split` writes positions (12-byte records) and colors, `pcv_batch_bounds` one box per
-//! [`BATCH_POINTS`] points, and `pcv_quantize` the 4-byte quantized coordinates. Peak memory is 36 bytes
-//! a point (sorted copy beside the original during the scatter, then positions, colors and words); when
+//! [`BATCH_POINTS`] points, and `pcv_quantize` the 4-byte quantized coordinates. The scatter also records
+//! each sorted point's upload index (`order`, for picking). Peak memory is 40 bytes a point beside the
+//! uploaded ones (sorted copy and order during the scatter, then positions, colors, words); when
 //! the device has less free, the upload keeps the points unsorted and the batched modes are unavailable.
 use super::context::{cuda_error, mem_info};
-use super::launch;
+use super::kernels;
 use super::memory::DeviceBuffer;
-use super::modules::{Kernel, KernelTable};
+use super::modules::KernelTable;
 use super::upload::RESERVE_BYTES;
 use crate::cloud::Bounds;
 use crate::render::cpu;
@@ -31,6 +32,8 @@ pub struct DevicePrepared {
     pub batches: DeviceBuffer<Batch>,
     /// 3 × 10-bit coordinates of every point in its batch's box.
     pub quant: DeviceBuffer<u32>,
+    /// `order[i]`: the index, in the uploaded cloud, of sorted point i (for picking).
+    pub order: DeviceBuffer<u32>,
 }
 
 impl DevicePrepared {
@@ -50,7 +53,7 @@ pub struct Preprocessed {
 pub fn preprocess(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
-    kernels: &KernelTable,
+    table: &KernelTable,
     points: DeviceBuffer<Point>,
     bounds: &Bounds,
 ) -> Result<Preprocessed, RenderError> {
@@ -63,7 +66,8 @@ pub fn preprocess(
     let g = cpu::preprocess::grid_params(bounds, n);
     let buckets = 1usize << (3 * g.bits);
     let (free_bytes, _) = mem_info(ctx)?;
-    let need = (16 * n + 4 * buckets as u64).max(20 * n) + RESERVE_BYTES;
+    // The sorted copy and the order beside the original, then positions, colors, words and the order.
+    let need = (20 * n + 4 * buckets as u64).max(24 * n) + RESERVE_BYTES;
     if need > free_bytes {
         let why = format!("preprocessing {n} points needs {need} more bytes of device memory, {free_bytes} free");
         return Ok(Preprocessed { points, prepared: Err(why), elapsed_ms: 0.0 });
@@ -71,7 +75,7 @@ pub fn preprocess(
     let mut hist = DeviceBuffer::<u32>::alloc(ctx, buckets, "the bucket counts")?;
     hist.zero(stream)?;
     // SAFETY: `points` holds `n == g.num_points` points; `hist` holds 2^(3 * g.bits) words.
-    unsafe { launch::cell_hist(kernels.get(Kernel::CellHist), stream, &g, points.ptr(), hist.ptr()) }?;
+    unsafe { kernels::cell_hist(table, stream, g, points.ptr(), hist.ptr()) }?;
     let mut counts = hist.to_vec(stream)?;
     let mut sum = 0u64;
     for c in counts.iter_mut() {
@@ -87,9 +91,11 @@ pub fn preprocess(
     }
     hist.write_at(stream, 0, &counts)?;
     let sorted = DeviceBuffer::<Point>::alloc(ctx, n as usize, "the sorted points")?;
-    // SAFETY: `points` and `sorted` hold `n` points each; `hist` now holds the exclusive scan of the
-    // counts of these points (which sum to `n`, checked above), so every slot taken is below `n`.
-    unsafe { launch::cell_scatter(kernels.get(Kernel::CellScatter), stream, &g, points.ptr(), hist.ptr(), sorted.ptr()) }?;
+    let order = DeviceBuffer::<u32>::alloc(ctx, n as usize, "the sorted points' upload indices")?;
+    // SAFETY: `points` and `sorted` hold `n` points each and `order` `n` words; `hist` now holds the
+    // exclusive scan of the counts of these points (which sum to `n`, checked above), so every slot
+    // taken is below `n`.
+    unsafe { kernels::cell_scatter(table, stream, g, points.ptr(), hist.ptr(), sorted.ptr(), order.ptr()) }?;
     stream.synchronize().map_err(cuda_error("pcv_cell_scatter"))?;
     drop(points);
     drop(hist);
@@ -100,17 +106,17 @@ pub fn preprocess(
     let batches = DeviceBuffer::<Batch>::alloc(ctx, num_batches as usize, "the batches")?;
     let quant = DeviceBuffer::<u32>::alloc(ctx, n as usize, "the quantized coordinates")?;
     // SAFETY: `sorted` holds `n` points, `positions` 3n floats, `colors` n words.
-    unsafe { launch::split(kernels.get(Kernel::Split), stream, n, sorted.ptr(), positions.ptr(), colors.ptr()) }?;
+    unsafe { kernels::split(table, stream, n, sorted.ptr(), positions.ptr(), colors.ptr()) }?;
     // SAFETY: `positions` holds 3n floats and `batches` ceil(n / BATCH_POINTS) batches.
     unsafe {
-        launch::batch_bounds(kernels.get(Kernel::BatchBounds), stream, n, positions.ptr(), batches.ptr(), num_batches)
+        kernels::batch_bounds(table, stream, n, positions.ptr(), batches.ptr(), num_batches)
     }?;
     // SAFETY: `positions` 3n floats, `batches` ceil(n / BATCH_POINTS) batches, `quant` n words.
-    unsafe { launch::quantize(kernels.get(Kernel::Quantize), stream, n, positions.ptr(), batches.ptr(), quant.ptr()) }?;
+    unsafe { kernels::quantize(table, stream, n, positions.ptr(), batches.ptr(), quant.ptr()) }?;
     stream.synchronize().map_err(cuda_error("preprocessing (split, batch bounds, quantize)"))?;
     Ok(Preprocessed {
         points: sorted,
-        prepared: Ok(DevicePrepared { positions, colors, batches, quant }),
+        prepared: Ok(DevicePrepared { positions, colors, batches, quant, order }),
         elapsed_ms: t.elapsed().as_secs_f64() * 1e3,
     })
 }

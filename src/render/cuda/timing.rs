@@ -1,8 +1,8 @@
 //! Pass times from CUDA events.
 //!
-//! How it works: [`PassTimer`] owns one event more than there are passes. [`PassTimer::mark`] records
-//! the next event on the stream (before the first pass, then after each), so event k..k+1 brackets pass
-//! k on the GPU's own clock. [`PassTimer::finish`] waits for the last event and reads the intervals with
+//! How it works: [`PassTimer`] owns one event more than the most passes a frame has. [`PassTimer::mark`]
+//! records the next event on the stream (before the first pass, then after each), so event k..k+1
+//! brackets pass k on the GPU's own clock. [`PassTimer::finish`] waits for the last event and reads the intervals with
 //! `cuEventElapsedTime`; the frame's total is first to last event, so it includes the gaps between
 //! launches but not the host's work before the first one.
 use super::context::cuda_error;
@@ -10,20 +10,19 @@ use crate::render::{PassTime, RenderError};
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
 use std::sync::Arc;
 
-/// Events around a fixed list of passes, reused every frame.
+/// Events around up to `max_passes` passes, reused every frame.
 pub struct PassTimer {
-    names: &'static [&'static str],
     events: Vec<CudaEvent>,
     recorded: usize,
 }
 
 impl PassTimer {
-    pub fn new(ctx: &Arc<CudaContext>, names: &'static [&'static str]) -> Result<Self, RenderError> {
-        let events = (0..=names.len())
+    pub fn new(ctx: &Arc<CudaContext>, max_passes: usize) -> Result<Self, RenderError> {
+        let events = (0..=max_passes)
             .map(|_| ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(cuda_error("cuEventCreate"))?;
-        Ok(Self { names, events, recorded: 0 })
+        Ok(Self { events, recorded: 0 })
     }
 
     /// Starts a frame: the next [`PassTimer::mark`] is the first event.
@@ -43,18 +42,19 @@ impl PassTimer {
         Ok(())
     }
 
-    /// Waits for the last event and returns each pass's time and the total, in milliseconds.
-    pub fn finish(&mut self) -> Result<(Vec<PassTime>, f64), RenderError> {
-        if self.recorded != self.events.len() {
+    /// Waits for the last event and returns the time of each pass of `names` (one mark after each) and
+    /// the total, in milliseconds.
+    pub fn finish(&mut self, names: &[&'static str]) -> Result<(Vec<PassTime>, f64), RenderError> {
+        if self.recorded != names.len() + 1 {
             return Err(RenderError::Cuda {
                 context: "pass timer".into(),
-                message: format!("{} of {} events recorded", self.recorded, self.events.len()),
+                message: format!("{} events recorded for {} passes", self.recorded, names.len()),
             });
         }
-        let last = &self.events[self.events.len() - 1];
+        let last = &self.events[names.len()];
         last.synchronize().map_err(cuda_error("cuEventSynchronize (end of frame)"))?;
-        let mut passes = Vec::with_capacity(self.names.len());
-        for (i, name) in self.names.iter().enumerate() {
+        let mut passes = Vec::with_capacity(names.len());
+        for (i, &name) in names.iter().enumerate() {
             let ms = self.events[i].elapsed_ms(&self.events[i + 1]).map_err(cuda_error("cuEventElapsedTime"))?;
             passes.push(PassTime { name, ms: ms as f64 });
         }

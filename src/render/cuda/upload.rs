@@ -7,9 +7,8 @@
 //! uploaded and the `pcv_scene` kernel writes every point in place. Host points go up in
 //! [`CHUNK_BYTES`] pieces, with a progress bar from [`PROGRESS_MIN_POINTS`] points on.
 use super::context::{cuda_error, mem_info};
-use super::launch;
 use super::memory::DeviceBuffer;
-use super::modules::{Kernel, KernelTable};
+use super::modules::KernelTable;
 use crate::cloud::{scene, PointCloud};
 use crate::render::gpu_data::{Cylinder, Point};
 use crate::render::RenderError;
@@ -78,7 +77,7 @@ pub fn generate_scene(
     }
     // SAFETY: `cylinders` holds exactly `params.num_cylinders` (> 0) cylinders (checked above) and `points`
     // was allocated for `spec.num_points == params.num_points` points; both live past the synchronize.
-    unsafe { launch::scene(kernels.get(Kernel::Scene), stream, &params, cylinders.ptr(), points.ptr()) }?;
+    unsafe { super::kernels::scene(kernels, stream, params, cylinders.ptr(), points.ptr()) }?;
     stream.synchronize().map_err(cuda_error("pcv_scene"))?;
     Ok(points)
 }

@@ -1,0 +1,36 @@
+// Eye-dome lighting (as Potree and CloudCompare do it), a post pass over the depth buffer: each pixel
+// compares its log2 view distance with that of 8 neighbours `edl_offsets` away and darkens its colour by
+// 2^(-response * edl_k), response = (sum of how much nearer each neighbour is, in log2 units) / 8. Log
+// distances make the shading depend on ratios, not metres, so a 15 cm object and a 1 km tile shade
+// alike. A background pixel next to points gets 100 per such neighbour: a dark outline around the
+// cloud; a background pixel with none keeps its colour. Reads depth bits at depth[i * stride] (stride 1:
+// the reference's depth buffer; 2 with the pointer at the high half of the first 64-bit visibility
+// word), and rewrites only its own pixel's colour, so the pass has no races. CPU twin: src/render/cpu/edl.rs.
+#include "post.cuh"
+
+extern "C" __global__ void pcv_edl(PostUniforms u, const uint32_t* __restrict__ depth, uint32_t stride,
+                                   uint32_t* __restrict__ color) {
+    uint32_t n = u.width * u.height;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int x = (int)(i % u.width), y = (int)(i / u.width);
+        uint32_t dc = depth[(size_t)i * stride];
+        bool empty = dc >= PCV_FAR_DEPTH_BITS;
+        float lc = empty ? 0.0f : pcv_log2(pcv_view_distance(u, dc));
+        float sum = 0.0f;
+        for (int k = 0; k < 8; ++k) {
+            int nx = x + u.edl_offsets[k][0], ny = y + u.edl_offsets[k][1];
+            if (nx < 0 || ny < 0 || nx >= (int)u.width || ny >= (int)u.height) continue;
+            uint32_t dn = depth[((size_t)ny * u.width + nx) * stride];
+            if (dn >= PCV_FAR_DEPTH_BITS) continue;
+            sum = __fadd_rn(sum, empty ? 100.0f : fmaxf(0.0f, __fadd_rn(lc, -pcv_log2(pcv_view_distance(u, dn)))));
+        }
+        if (empty && sum == 0.0f) continue;
+        float shade = pcv_exp2_neg(-__fmul_rn(__fmul_rn(sum, 0.125f), u.edl_k));
+        uint32_t c = color[i], out = c & 0xff000000u;
+        for (int s = 0; s < 24; s += 8) {
+            float v = __fadd_rn(__fmul_rn((float)((c >> s) & 0xffu), shade), 0.5f);
+            out |= min((uint32_t)floorf(v), 255u) << s;
+        }
+        color[i] = out;
+    }
+}

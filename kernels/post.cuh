@@ -1,0 +1,60 @@
+// What the post passes share, in one place: the background colour of a row, a depth buffer value turned
+// into view distance, and a log2 and an exp2 made of adds and multiplies only. CPU twin:
+// src/render/cpu/post.rs.
+//
+// Every float operation is a round-to-nearest intrinsic (never contracted into an FMA) in the twin's
+// order, so both backends compute the same bits: the library log2f/exp2f differ between CUDA and Rust's
+// libm, these polynomials do not.
+#pragma once
+#include "shared.h"
+
+// The depth bits of a pixel no point reached (1.0f, the far plane).
+#define PCV_FAR_DEPTH_BITS 0x3f800000u
+
+// The background of row y (0 at the bottom): clear_color there, clear_color_top at the top row, each
+// channel interpolated in integers and rounded to nearest.
+__device__ __forceinline__ uint32_t pcv_background(const FrameUniforms& f, uint32_t y) {
+    if (f.clear_color == f.clear_color_top || f.height < 2) return f.clear_color;
+    uint32_t h1 = f.height - 1, out = 0;
+    for (int c = 0; c < 32; c += 8) {
+        uint32_t b = (f.clear_color >> c) & 0xffu, t = (f.clear_color_top >> c) & 0xffu;
+        out |= ((b * (h1 - y) + t * y + h1 / 2) / h1) << c;
+    }
+    return out;
+}
+
+// View distance of a depth-buffer value d in [0, 1): the inverse of the GL projection's depth mapping,
+// w = near * far / (far - d * (far - near)).
+__device__ __forceinline__ float pcv_view_distance(const PostUniforms& u, uint32_t depth_bits) {
+    float d = __uint_as_float(depth_bits);
+    return __fdiv_rn(u.near_far_m2, __fadd_rn(u.far_m, -__fmul_rn(d, u.far_minus_near_m)));
+}
+
+// log2(x) for finite x > 0: the exponent from the bits, then log2(m) of the mantissa m in [1, 2) as
+// 2 / ln 2 * atanh((m - 1) / (m + 1)) by its odd series to t^7 (error below 2e-5).
+__device__ __forceinline__ float pcv_log2(float x) {
+    uint32_t bits = __float_as_uint(x);
+    int e = (int)((bits >> 23) & 0xffu) - 127;
+    float m = __uint_as_float((bits & 0x007fffffu) | 0x3f800000u);
+    float t = __fdiv_rn(__fadd_rn(m, -1.0f), __fadd_rn(m, 1.0f));
+    float t2 = __fmul_rn(t, t);
+    float p = __fadd_rn(__fmul_rn(t2, 0.14285714f), 0.2f);
+    p = __fadd_rn(__fmul_rn(t2, p), 0.33333334f);
+    p = __fadd_rn(__fmul_rn(t2, p), 1.0f);
+    return __fadd_rn((float)e, __fmul_rn(__fmul_rn(t, p), 2.8853901f));
+}
+
+// 2^x for x <= 0 (0 below -126): 2^floor(x) from the bits times 2^f, f in [0, 1), by e^(f ln 2)'s
+// series to the 6th power (error below 2e-5).
+__device__ __forceinline__ float pcv_exp2_neg(float x) {
+    if (!(x > -126.0f)) return 0.0f;
+    float n = floorf(x);
+    float g = __fmul_rn(__fadd_rn(x, -n), 0.69314718f);
+    float p = __fadd_rn(__fmul_rn(g, 0.0013888889f), 0.0083333333f);
+    p = __fadd_rn(__fmul_rn(g, p), 0.041666668f);
+    p = __fadd_rn(__fmul_rn(g, p), 0.16666667f);
+    p = __fadd_rn(__fmul_rn(g, p), 0.5f);
+    p = __fadd_rn(__fmul_rn(g, p), 1.0f);
+    p = __fadd_rn(__fmul_rn(g, p), 1.0f);
+    return __fmul_rn(p, __uint_as_float((uint32_t)((int)n + 127) << 23));
+}

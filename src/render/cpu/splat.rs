@@ -1,0 +1,180 @@
+//! Point size as a post pass, the CPU twin of `kernels/splat.cu`: each pixel takes the nearest point
+//! whose disk covers it among the visible points within the window radius, as an integer min of 64-bit
+//! visibility words (depth bits << 32 | payload), or keeps its own word where no point covers it.
+//!
+//! A point at pixel q covers pixel p when 4 · |p − q|² ≤ N² for a fixed size N, or (adaptive) when
+//! p = q or 4 · |p − q|² ≤ diameter², diameter = `adaptive_px_at_1m` / view distance — the kernel's
+//! float operations, in its order, so both backends pick the same word.
+use super::post::{view_distance, FAR_DEPTH_BITS};
+use crate::render::gpu_data::{PostUniforms, SPLAT_MAX_RADIUS};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Splats the words `word(i)` of a `u.width × u.height` frame into `out`.
+pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [AtomicU64]) {
+    let (w, h) = (u.width as usize, u.height as usize);
+    assert_eq!(out.len(), w * h, "splat output size");
+    let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
+    let n2 = (u.splat_diameter_px * u.splat_diameter_px) as i32;
+    // Adaptive sizes: each pixel's squared diameter, once (the kernel computes it per tile element).
+    let diam2: Vec<f32> = if u.splat_diameter_px == 0 {
+        (0..w * h)
+            .into_par_iter()
+            .map(|i| {
+                let d = (word(i) >> 32) as u32;
+                let dm = if d < FAR_DEPTH_BITS { u.adaptive_px_at_1m / view_distance(u, d) } else { 0.0 };
+                dm * dm
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut best = u64::MAX;
+            for dy in -r..=r {
+                let ny = y as i32 + dy;
+                if ny < 0 || ny >= h as i32 {
+                    continue;
+                }
+                for dx in -r..=r {
+                    let nx = x as i32 + dx;
+                    if nx < 0 || nx >= w as i32 {
+                        continue;
+                    }
+                    let k = ny as usize * w + nx as usize;
+                    let v = word(k);
+                    if (v >> 32) as u32 >= FAR_DEPTH_BITS {
+                        continue;
+                    }
+                    let q = 4 * (dx * dx + dy * dy);
+                    let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= diam2[k] };
+                    if covers && v < best {
+                        best = v;
+                    }
+                }
+            }
+            *o.get_mut() = if best != u64::MAX { best } else { word(y * w + x) };
+        }
+    });
+}
+
+/// The reference mode's separate buffers as visibility words (depth bits << 32 | colour).
+pub fn reference_word(depth: &[std::sync::atomic::AtomicU32], color: &[u32], i: usize) -> u64 {
+    (depth[i].load(Ordering::Relaxed) as u64) << 32 | color[i] as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::look::{Look, PointSize};
+
+    const EMPTY: u64 = (FAR_DEPTH_BITS as u64) << 32 | 0xffff_ffff;
+
+    fn uniforms(size: PointSize, w: u32, h: u32, spacing_m: f32) -> PostUniforms {
+        let look = Look { point_size: size, ..Look::PLAIN };
+        let m = glam::Mat4::perspective_rh_gl(1.0, w as f32 / h as f32, 0.1, 100.0);
+        look.post_uniforms(&m, w, h, 0.1, 100.0, spacing_m)
+    }
+
+    /// A depth value whose view distance is `w_m` (planes 0.1 and 100).
+    fn depth_at(w_m: f32) -> u32 {
+        let (n, f) = (0.1f32, 100.0f32);
+        ((f - n * f / w_m) / (f - n)).to_bits()
+    }
+
+    /// Scatter: every visible word paints its disk, keeping the min — what the gather must equal.
+    fn scatter(u: &PostUniforms, words: &[u64]) -> Vec<u64> {
+        let (w, h) = (u.width as i32, u.height as i32);
+        let mut best = vec![u64::MAX; words.len()];
+        let r = u.splat_radius_px as i32;
+        for (q, &v) in words.iter().enumerate() {
+            if (v >> 32) as u32 >= FAR_DEPTH_BITS {
+                continue;
+            }
+            let diam = if u.splat_diameter_px == 0 {
+                u.adaptive_px_at_1m / super::super::post::view_distance(u, (v >> 32) as u32)
+            } else {
+                u.splat_diameter_px as f32
+            };
+            let (qx, qy) = (q as i32 % w, q as i32 / w);
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    let (x, y) = (qx + dx, qy + dy);
+                    let d2 = 4 * (dx * dx + dy * dy);
+                    let covers = if u.splat_diameter_px != 0 {
+                        d2 <= (u.splat_diameter_px * u.splat_diameter_px) as i32
+                    } else {
+                        d2 == 0 || d2 as f32 <= diam * diam
+                    };
+                    if x >= 0 && y >= 0 && x < w && y < h && covers {
+                        let i = (y * w + x) as usize;
+                        best[i] = best[i].min(v);
+                    }
+                }
+            }
+        }
+        best.iter().zip(words).map(|(&b, &own)| if b == u64::MAX { own } else { b }).collect()
+    }
+
+    fn random_words(w: u32, h: u32, density: f64, seed: u64) -> Vec<u64> {
+        let mut s = seed;
+        (0..w * h)
+            .map(|i| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if (s >> 11) as f64 / (1u64 << 53) as f64 >= density {
+                    return EMPTY;
+                }
+                let w_m = 0.5 + ((s >> 20) % 1000) as f32 * 0.05;
+                (depth_at(w_m) as u64) << 32 | i as u64
+            })
+            .collect()
+    }
+
+    fn run(u: &PostUniforms, words: &[u64]) -> Vec<u64> {
+        let mut out: Vec<AtomicU64> = (0..words.len()).map(|_| AtomicU64::new(0)).collect();
+        splat(u, |i| words[i], &mut out);
+        out.into_iter().map(AtomicU64::into_inner).collect()
+    }
+
+    #[test]
+    fn gather_equals_scatter_for_every_size() {
+        for (k, size) in [PointSize::Fixed(2), PointSize::Fixed(3), PointSize::Fixed(5), PointSize::Fixed(16)]
+            .into_iter()
+            .enumerate()
+        {
+            for density in [0.01, 0.2] {
+                let u = uniforms(size, 61, 37, 0.0);
+                let words = random_words(61, 37, density, 7 + k as u64);
+                assert_eq!(run(&u, &words), scatter(&u, &words), "{size} at density {density}");
+            }
+        }
+    }
+
+    #[test]
+    fn adaptive_points_grow_near_and_stay_small_far() {
+        let u = uniforms(PointSize::Adaptive { max_px: 16 }, 64, 48, 0.05);
+        let words = random_words(64, 48, 0.05, 3);
+        assert_eq!(run(&u, &words), scatter(&u, &words));
+        // One near point covers a wide disk; one far point stays a pixel.
+        let mut one = vec![EMPTY; 64 * 48];
+        one[24 * 64 + 20] = (depth_at(0.6) as u64) << 32 | 1;
+        one[24 * 64 + 50] = (depth_at(90.0) as u64) << 32 | 2;
+        let out = run(&u, &one);
+        let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
+        assert!(covered(1) > 20, "near point covers {} px", covered(1));
+        assert_eq!(covered(2), 1);
+    }
+
+    #[test]
+    fn nearest_wins_and_empty_pixels_keep_their_word() {
+        let u = uniforms(PointSize::Fixed(3), 5, 5, 0.0);
+        let mut words: Vec<u64> = (0..25).map(|i| (FAR_DEPTH_BITS as u64) << 32 | (1000 + i)).collect();
+        words[6] = (depth_at(5.0) as u64) << 32 | 7; // (1, 1), farther
+        words[8] = (depth_at(2.0) as u64) << 32 | 9; // (3, 1), nearer
+        let out = run(&u, &words);
+        assert_eq!(out[7], words[8], "between the two, the nearer point wins");
+        assert_eq!(out[5], words[6]);
+        assert_eq!(out[24], words[24], "a pixel no disk reaches keeps its own word (its background)");
+    }
+}
