@@ -443,6 +443,57 @@ fn bad_input_is_a_clear_error_naming_the_file_and_place() {
 }
 
 #[test]
+fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
+    // 200 000 points (4 jobs of 64 Ki records), every 997th one NaN or infinite, in the fast PLY
+    // layouts (x, y, z then r, g, b; and another order), raw records and LAS; each checked exactly.
+    let n = 200_000usize;
+    let bad = |i: usize| i % 997 == 5;
+    let xyz = |i: usize| -> [f64; 3] { [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125] };
+    let rgb = |i: usize| -> [u8; 3] { [(i * 7) as u8, (i * 13) as u8, (i * 29) as u8] };
+    let expect: Vec<([f64; 3], [u8; 3])> = (0..n).filter(|&i| !bad(i)).map(|i| (xyz(i), rgb(i))).collect();
+    let value = |i: usize, k: usize| if bad(i) { if k == 1 { f64::NAN } else { f64::INFINITY } } else { xyz(i)[k] };
+    for order in [["x", "y", "z", "red", "green", "blue"], ["red", "x", "green", "y", "blue", "z"]] {
+        let props: Vec<(&str, &str)> = order.iter().map(|&p| (p, if p.len() == 1 { "float" } else { "uchar" })).collect();
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                order
+                    .iter()
+                    .map(|&p| match p {
+                        "x" => value(i, 0),
+                        "y" => value(i, 1),
+                        "z" => value(i, 2),
+                        "red" => rgb(i)[0] as f64,
+                        "green" => rgb(i)[1] as f64,
+                        _ => rgb(i)[2] as f64,
+                    })
+                    .collect()
+            })
+            .collect();
+        let c = load_one("fast.ply", &ply(PlyEnc::Le, &props, &rows, false, 0));
+        assert_eq!(c.points.len(), expect.len(), "{order:?}");
+        for (i, (p, (x, col))) in c.points.iter().zip(&expect).enumerate() {
+            let s = c.to_source(glam::Vec3::from_array(p.pos));
+            assert!((0..3).all(|k| (s[k] - x[k]).abs() < 1e-5), "{order:?}: point {i}: {s} vs {x:?}");
+            assert_eq!(&p.rgba[..3], col, "{order:?}: color {i}");
+        }
+    }
+    let raw: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let mut r = Vec::with_capacity(16);
+            (0..3).for_each(|k| r.extend_from_slice(&(value(i, k) as f32).to_le_bytes()));
+            r.extend_from_slice(&[rgb(i)[0], rgb(i)[1], rgb(i)[2], 255]);
+            r
+        })
+        .collect();
+    let c = load_one("fast.bin", &raw);
+    assert_eq!(c.points.len(), expect.len());
+    assert!(c.points.iter().zip(&expect).all(|(p, (x, col))| p.pos == x.map(|v| v as f32) && p.rgba[..3] == col[..]));
+    // LAS over several jobs (positions, intensity, classes in order).
+    let pts = points(150_000, UTM);
+    check("LAS, 3 jobs", &load_one("many.las", &las(&pts, 2, 3, false, UTM, las_rgb16)), &pts, ALL);
+}
+
+#[test]
 fn damaged_files_fail_cleanly_naming_the_place() {
     for (target, name, bytes, want) in damaged() {
         let file = match target {

@@ -20,6 +20,7 @@
 use crate::cloud::formats::{Columns, DBounds, Decoded, FileInfo, FormatError, Progress, Rec};
 use crate::cloud::point::Point;
 use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
@@ -117,6 +118,41 @@ impl Staging {
         }
     }
 
+    /// Room for `n` more points, as uninitialized slices of the point, intensity and classification
+    /// columns (the last two empty when not wanted); [`Staging::commit`] then keeps the first `kept`.
+    #[inline]
+    pub(crate) fn spare(&mut self, n: usize) -> Spare<'_> {
+        let (want_i, want_c) = (self.cols.intensity, self.cols.classification);
+        self.points.reserve(n);
+        self.intensity.reserve(if want_i { n } else { 0 });
+        self.classification.reserve(if want_c { n } else { 0 });
+        (
+            &mut self.points.spare_capacity_mut()[..n],
+            &mut self.intensity.spare_capacity_mut()[..if want_i { n } else { 0 }],
+            &mut self.classification.spare_capacity_mut()[..if want_c { n } else { 0 }],
+        )
+    }
+
+    /// Keeps the first `kept` points written into [`Staging::spare`]'s slices.
+    ///
+    /// # Safety
+    /// The first `kept` elements of each slice `spare` returned (the intensity and classification
+    /// ones only when wanted) must have been written, and `kept` must not exceed the `n` asked for.
+    #[inline]
+    pub(crate) unsafe fn commit(&mut self, kept: usize) {
+        // SAFETY: the caller wrote the first `kept` spare elements of each wanted column, within the
+        // capacity `spare` reserved.
+        unsafe {
+            self.points.set_len(self.points.len() + kept);
+            if self.cols.intensity {
+                self.intensity.set_len(self.intensity.len() + kept);
+            }
+            if self.cols.classification {
+                self.classification.set_len(self.classification.len() + kept);
+            }
+        }
+    }
+
     /// Decodes every `stride`-byte record of `src` with `f` and appends the points (the fixed-record
     /// formats' inner loop: no per-point capacity checks).
     #[inline]
@@ -183,6 +219,9 @@ impl Staging {
     }
 }
 
+/// Uninitialized room in a slot's point, intensity and classification columns.
+pub(crate) type Spare<'a> = (&'a mut [MaybeUninit<Point>], &'a mut [MaybeUninit<f32>], &'a mut [MaybeUninit<u8>]);
+
 /// What a source says once every job was decoded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
@@ -224,6 +263,12 @@ pub trait ChunkSource: Sync {
     fn job_points(&self, job: usize) -> u64;
     /// Points it is safe to reserve room for before decoding: bounded by the file's size.
     fn reserve_points(&self) -> u64;
+    /// Whether every job holds exactly [`ChunkSource::job_points`] records (fixed-size records whose
+    /// count the header declared and opening checked): a sink may then place each job's points at a
+    /// known offset (see [`Placement`]).
+    fn exact_jobs(&self) -> bool {
+        false
+    }
     /// Which columns the points carry besides position and color.
     fn columns(&self) -> Columns;
     /// Whether the file has colors of its own.
@@ -281,6 +326,57 @@ pub fn stream_with<E>(
     keep_f64: bool,
     sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
 ) -> Result<StreamStats, StreamError<E>> {
+    stream_placed(src, origin, progress, keep_f64, None, sink)
+}
+
+/// A destination the decoding workers copy each job's points into themselves (in parallel, so the
+/// copy and the page faults of fresh memory are spread over the cores), for sources with exact jobs:
+/// job `j`'s points go to slots `first[j]..first[j + 1]` of the three columns.
+pub struct Placement {
+    points: *mut Point,
+    intensity: *mut f32,
+    classification: *mut u8,
+    first: Vec<usize>,
+}
+
+// SAFETY: the pointers are only written through `place`, each job into its own disjoint range of
+// slots, and the caller keeps the buffers alive and unmoved while the stream runs.
+unsafe impl Sync for Placement {}
+
+impl Placement {
+    /// Copies job `st.job`'s points into its range.
+    fn place(&self, st: &Staging) -> Result<(), FormatError> {
+        let (start, cap) = (self.first[st.job], self.first[st.job + 1] - self.first[st.job]);
+        let n = st.points.len();
+        if n > cap || (!st.intensity.is_empty() && self.intensity.is_null()) || (!st.classification.is_empty() && self.classification.is_null()) {
+            return Err(FormatError::Invalid(format!("job {} decoded {n} points, more than its {cap} records", st.job)));
+        }
+        // SAFETY: `start + n <= first[job + 1]`, inside the buffers the owner allocated for
+        // `first[jobs]` slots; no other job writes this range; the staging vectors do not overlap
+        // the destination (they are separate allocations); the intensity and classification
+        // columns are copied only when the destination has them (checked above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(st.points.as_ptr(), self.points.add(start), n);
+            if !st.intensity.is_empty() {
+                std::ptr::copy_nonoverlapping(st.intensity.as_ptr(), self.intensity.add(start), n);
+            }
+            if !st.classification.is_empty() {
+                std::ptr::copy_nonoverlapping(st.classification.as_ptr(), self.classification.add(start), n);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`stream_with`], with the workers placing each job's points into `place` before the sink sees it.
+pub(crate) fn stream_placed<E>(
+    src: &dyn ChunkSource,
+    origin: &[f64; 3],
+    progress: &Progress,
+    keep_f64: bool,
+    place: Option<&Placement>,
+    sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
+) -> Result<StreamStats, StreamError<E>> {
     let jobs = src.jobs();
     let cols = src.columns();
     let workers = rayon::current_num_threads().min(jobs).max(1);
@@ -290,6 +386,9 @@ pub fn stream_with<E>(
         for j in 0..jobs {
             st.reset(j, cols);
             src.decode(j, origin, &mut st).map_err(StreamError::Decode)?;
+            if let Some(p) = place {
+                p.place(&st).map_err(StreamError::Decode)?;
+            }
             progress.inc(st.points.len() as u64 + st.nonfinite);
             stats.add(&st);
             sink(&st).map_err(StreamError::Sink)?;
@@ -342,6 +441,7 @@ pub fn stream_with<E>(
                     Ok(r) => r,
                     Err(panic) => Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})"))),
                 };
+                let r = r.and_then(|()| place.map_or(Ok(()), |p| p.place(&st)));
                 let failed = r.is_err();
                 if !failed {
                     progress.inc(st.points.len() as u64 + st.nonfinite);
@@ -441,21 +541,66 @@ pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) ->
 }
 
 /// [`collect`], with `keep_f64`: also every point's exact f64 coordinates and 16-bit color, and the
-/// totals (the first dropped point among them).
+/// totals (the first dropped point among them). Sources with exact jobs are decoded straight into
+/// place (see [`Placement`]); others through the sink, which appends.
 pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress, keep_f64: bool) -> Result<(Decoded, Exact), FormatError> {
+    let unify = |e: StreamError<FormatError>| match e {
+        StreamError::Decode(e) | StreamError::Sink(e) => e,
+    };
+    let cols = src.columns();
     loop {
-        let mut out = Collect::for_source(src);
-        let stats = stream_with(src, origin, progress, keep_f64, &mut |st: &Staging| -> Result<(), FormatError> {
-            out.push(st);
-            Ok(())
-        })
-        .map_err(|e| match e {
-            StreamError::Decode(e) | StreamError::Sink(e) => e,
-        })?;
+        let mut out = Collect::default();
+        let mut kept: Vec<usize> = Vec::new();
+        let direct = src.exact_jobs() && !keep_f64;
+        let stats = if direct {
+            // Each job's points land at its first record's index; dropped points leave gaps, closed below.
+            let mut first = Vec::with_capacity(src.jobs() + 1);
+            let mut total = 0usize;
+            for j in 0..src.jobs() {
+                first.push(total);
+                total += src.job_points(j) as usize;
+            }
+            first.push(total);
+            out.points.reserve_exact(total);
+            if cols.intensity {
+                out.intensity.reserve_exact(total);
+            }
+            if cols.classification {
+                out.classification.reserve_exact(total);
+            }
+            let place = Placement {
+                points: out.points.as_mut_ptr(),
+                intensity: if cols.intensity { out.intensity.as_mut_ptr() } else { std::ptr::null_mut() },
+                classification: if cols.classification { out.classification.as_mut_ptr() } else { std::ptr::null_mut() },
+                first: first.clone(),
+            };
+            let mut colorless = Vec::new();
+            let stats = stream_placed(src, origin, progress, false, Some(&place), &mut |st: &Staging| -> Result<(), FormatError> {
+                kept.push(st.len());
+                if st.colorless && !st.is_empty() {
+                    colorless.push(first[st.job]..first[st.job] + st.len());
+                }
+                Ok(())
+            })
+            .map_err(unify)?;
+            // SAFETY: the workers wrote `kept[j]` points (and intensities, classes where the columns
+            // exist) at `first[j]..` for every job `j` (the stream succeeded, so every job was placed
+            // and seen by the sink in order); `close_gaps` moves them down to be contiguous before the
+            // lengths are set to the total kept.
+            unsafe { out.close_gaps(&first, &kept, cols) };
+            out.colorless = colorless; // (sources with exact jobs never drop whole colorless jobs)
+            stats
+        } else {
+            out = Collect::for_source(src);
+            stream_with(src, origin, progress, keep_f64, &mut |st: &Staging| -> Result<(), FormatError> {
+                out.push(st);
+                Ok(())
+            })
+            .map_err(unify)?
+        };
         if src.finish(&stats)? == Verdict::Again {
             continue;
         }
-        let cols = src.columns();
         let exact = Exact { xyz: out.xyz64, rgb16: out.rgb16, stats };
         let d = Decoded {
             points: out.points,
@@ -468,6 +613,38 @@ pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progres
             info: src.info(),
         };
         return Ok((d, exact));
+    }
+}
+
+impl Collect {
+    /// Moves each job's `kept[j]` placed points from `first[j]` down to follow the previous job's,
+    /// then sets the columns' lengths.
+    ///
+    /// # Safety
+    /// Slots `first[j]..first[j] + kept[j]` of each column (intensity and classification when `cols`
+    /// has them) must have been written, within the capacity reserved for `first[jobs]` slots.
+    unsafe fn close_gaps(&mut self, first: &[usize], kept: &[usize], cols: Columns) {
+        fn close<T: Copy>(v: &mut Vec<T>, first: &[usize], kept: &[usize]) {
+            let p = v.as_mut_ptr();
+            let mut dst = 0usize;
+            for (j, &k) in kept.iter().enumerate() {
+                if first[j] != dst {
+                    // SAFETY: both ranges lie within the written, reserved slots (the caller's
+                    // contract); `copy` handles the overlap of moving down.
+                    unsafe { std::ptr::copy(p.add(first[j]), p.add(dst), k) };
+                }
+                dst += k;
+            }
+            // SAFETY: the first `dst` slots now hold the kept elements, in order.
+            unsafe { v.set_len(dst) };
+        }
+        close(&mut self.points, first, kept);
+        if cols.intensity {
+            close(&mut self.intensity, first, kept);
+        }
+        if cols.classification {
+            close(&mut self.classification, first, kept);
+        }
     }
 }
 

@@ -19,7 +19,7 @@
 //! records of a merge. A point whose coordinate (integer × scale + offset) is not finite is an error
 //! naming the file and the point: nothing is written for it.
 use super::ConvertError;
-use crate::cloud::formats::las::{self as lasfmt, laz_chunk_pieces, Chunk, Header, Vlr, FORMAT_SIZES};
+use crate::cloud::formats::las::{self as lasfmt, always_finite, laz_chunk_pieces, Chunk, Header, Vlr, FORMAT_SIZES};
 use crate::cloud::formats::{Columns, DBounds, FileInfo, FormatError, Progress};
 use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
 use std::io::{Seek, SeekFrom, Write};
@@ -138,11 +138,6 @@ fn axes(input: &Header, out: &Header) -> [Axis; 3] {
             }
         }
     })
-}
-
-/// Whether `scale × any i32 + offset` is finite on every axis (then no record can be infinite).
-fn always_finite(h: &Header) -> bool {
-    (0..3).all(|k| (h.scale[k].abs() * 2_147_483_648.0 + h.offset[k].abs()).is_finite())
 }
 
 /// The records of one input, as decoded jobs whose `scratch` holds the output's raw records: 64 Ki

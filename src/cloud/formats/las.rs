@@ -17,7 +17,8 @@
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
-use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
+use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError, ReadOptions, Rec};
+use crate::cloud::point::Point;
 use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use laz::laszip::ChunkTableEntry;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -415,7 +416,6 @@ impl LasSource<'_> {
     /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
     /// chunk's bytes actually hold, whatever count its entry declares.
     fn decode_laz(&self, k: usize, vlr: &laz::LazVlr, chunks: &[Chunk], layers: Option<usize>, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
-        let f = record_fn(&self.h, self.eight_bit.load(Ordering::Relaxed));
         let selection = laz::DecompressionSelection(
             laz::DecompressionSelection::XY_RETURNS_CHANNEL
                 | laz::DecompressionSelection::Z
@@ -425,11 +425,118 @@ impl LasSource<'_> {
         );
         let mut scratch = std::mem::take(&mut out.scratch);
         let stride = self.h.record_len as usize;
+        let eight_bit = self.eight_bit.load(Ordering::Relaxed);
         let r = laz_chunk_pieces(self.data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |piece| {
-            out.push_records(piece, stride, &f, origin)
+            push_las_records(out, piece, &self.h, eight_bit, origin)
         });
         out.scratch = scratch;
         r
+    }
+}
+
+/// Whether `scale × any i32 + offset` is finite on every axis (then no record's coordinate can be
+/// infinite, and the fast path need not check).
+pub(crate) fn always_finite(h: &Header) -> bool {
+    (0..3).all(|k| (h.scale[k].abs() * 2_147_483_648.0 + h.offset[k].abs()).is_finite())
+}
+
+/// Appends the points of `src`'s LAS records (of `h`'s format; `eight_bit`: 8-bit colors in 16-bit
+/// fields) to `out`. The fast path, for every file whose coordinates cannot overflow: one loop per
+/// layout with the fields at fixed offsets, the bounds kept as integer minima and maxima (scale and
+/// offset are monotonic, so they give the f64 bounds exactly), no per-point checks.
+pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_bit: bool, origin: &[f64; 3]) {
+    let stride = h.record_len as usize;
+    if out.keep_f64 || !always_finite(h) || !(out.cols.intensity && out.cols.classification) {
+        return out.push_records(src, stride, &record_fn(h, eight_bit), origin);
+    }
+    let l = layout(h.format);
+    let p = LasFast { stride, rgb: l.rgb.unwrap_or(0), class_byte: l.class_byte, class_mask: l.class_mask, scale: h.scale, offset: h.offset, origin: *origin };
+    match (l.rgb.is_some(), eight_bit) {
+        (true, false) => p.run::<true, false>(src, out),
+        (true, true) => p.run::<true, true>(src, out),
+        (false, _) => p.run::<false, false>(src, out),
+    }
+}
+
+/// The fixed layout of one file's records, for [`push_las_records`].
+struct LasFast {
+    stride: usize,
+    rgb: usize,
+    class_byte: usize,
+    class_mask: u8,
+    scale: [f64; 3],
+    offset: [f64; 3],
+    origin: [f64; 3],
+}
+
+impl LasFast {
+    /// Runs the loop compiled for AVX2 where the CPU has it (the release build targets baseline
+    /// x86-64), else the baseline one.
+    fn run<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), all `run_avx2` asks for.
+            return unsafe { self.run_avx2::<RGB, EIGHT>(src, out) };
+        }
+        self.run_in::<RGB, EIGHT>(src, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        self.run_in::<RGB, EIGHT>(src, out)
+    }
+
+    #[inline(always)]
+    fn run_in<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        let n = src.len() / self.stride;
+        let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
+        let mut aux = 0u16;
+        let (s, o, org) = (self.scale, self.offset, self.origin);
+        {
+            let (pts, inten, cls) = out.spare(n);
+            // Every field read below ends within the format's record (checked once per job).
+            let needed = 14.max(self.class_byte + 1).max(if RGB { self.rgb + 6 } else { 0 });
+            for (k, rec) in src.chunks_exact(self.stride).take(n).enumerate() {
+                let f = Fields::new(rec, needed);
+                // SAFETY (every `get` below): the offsets are the format's fields, all under `needed`.
+                let i = |at: usize| i32::from_le_bytes(unsafe { f.get::<4>(at) });
+                let xyz = [i(0), i(4), i(8)];
+                for a in 0..3 {
+                    lo[a] = lo[a].min(xyz[a]);
+                    hi[a] = hi[a].max(xyz[a]);
+                }
+                // (Written out: `[0, 1, 2].map(..)` is not inlined here and costs a call per point.)
+                let pos = [
+                    ((xyz[0] as f64 * s[0] + o[0]) - org[0]) as f32,
+                    ((xyz[1] as f64 * s[1] + o[1]) - org[1]) as f32,
+                    ((xyz[2] as f64 * s[2] + o[2]) - org[2]) as f32,
+                ];
+                let mut rgba = [0, 0, 0, 255];
+                if RGB {
+                    let c: [u8; 6] = unsafe { f.get::<6>(self.rgb) };
+                    let v = [u16::from_le_bytes([c[0], c[1]]), u16::from_le_bytes([c[2], c[3]]), u16::from_le_bytes([c[4], c[5]])];
+                    aux = aux.max(v[0]).max(v[1]).max(v[2]);
+                    rgba = if EIGHT { [c[0], c[2], c[4], 255] } else { [c[1], c[3], c[5], 255] };
+                }
+                pts[k].write(Point { pos, rgba });
+                inten[k].write(u16::from_le_bytes(unsafe { f.get::<2>(12) }) as f32);
+                cls[k].write(unsafe { f.get::<1>(self.class_byte) }[0] & self.class_mask);
+            }
+        }
+        // SAFETY: every one of the `n` spare points, intensities and classes was written above (the
+        // source decodes both columns: checked by the caller).
+        unsafe { out.commit(n) };
+        if n > 0 {
+            let mut b = DBounds::EMPTY;
+            for a in 0..3 {
+                let (x, y) = (lo[a] as f64 * s[a] + o[a], hi[a] as f64 * s[a] + o[a]);
+                b.min[a] = x.min(y);
+                b.max[a] = x.max(y);
+            }
+            out.bounds = DBounds::union(out.bounds, b);
+        }
+        out.aux_max = out.aux_max.max(aux);
     }
 }
 
@@ -507,6 +614,10 @@ impl ChunkSource for LasSource<'_> {
         }
     }
 
+    fn exact_jobs(&self) -> bool {
+        matches!(self.body, Body::Las { .. })
+    }
+
     fn columns(&self) -> Columns {
         Columns { intensity: true, classification: true }
     }
@@ -520,8 +631,7 @@ impl ChunkSource for LasSource<'_> {
             Body::Las { records, count } => {
                 let stride = self.h.record_len as usize;
                 let r = record_range(job, *count);
-                let f = record_fn(&self.h, self.eight_bit.load(Ordering::Relaxed));
-                out.push_records(&records[r.start * stride..r.end * stride], stride, &f, origin);
+                push_las_records(out, &records[r.start * stride..r.end * stride], &self.h, self.eight_bit.load(Ordering::Relaxed), origin);
                 Ok(())
             }
             Body::Laz { vlr, chunks, layers } => self.decode_laz(job, vlr, chunks, *layers, origin, out),

@@ -360,6 +360,34 @@ pub(crate) fn bytes<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
     a
 }
 
+/// A record whose fields are read at offsets its length was checked against once (the hot loops of
+/// the fixed-record formats read whole words, not byte by byte with a bounds check each).
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    rec: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    /// Wraps `rec`, which must hold at least `needed` bytes: every read below stays under `needed`.
+    #[inline(always)]
+    pub fn new(rec: &'a [u8], needed: usize) -> Fields<'a> {
+        assert!(rec.len() >= needed, "record of {} bytes, fields up to byte {needed}", rec.len());
+        Fields { rec }
+    }
+
+    /// `N` bytes at `at`.
+    ///
+    /// # Safety
+    /// `at + N` must not exceed the `needed` length [`Fields::new`] checked.
+    #[inline(always)]
+    pub unsafe fn get<const N: usize>(self, at: usize) -> [u8; N] {
+        debug_assert!(at + N <= self.rec.len());
+        // SAFETY: the caller keeps `at + N` within the length checked in `new`; `[u8; N]` has
+        // alignment 1, so an unaligned read is fine.
+        unsafe { (self.rec.as_ptr().add(at) as *const [u8; N]).read_unaligned() }
+    }
+}
+
 /// Scalar types of binary formats (PLY's and PCD's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scalar {

@@ -431,6 +431,10 @@ impl ChunkSource for PcdSource<'_> {
         self.h.points
     }
 
+    fn exact_jobs(&self) -> bool {
+        !matches!(self.body, Body::Ascii(_))
+    }
+
     fn columns(&self) -> Columns {
         Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
     }

@@ -17,7 +17,7 @@
 //! are parsed in line-aligned pieces, and a line must hold exactly the values its properties take.
 use super::{
     color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
-    FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    Fields, FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
@@ -436,16 +436,85 @@ impl FixedDec {
         out
     }
 
+    /// The common layout's loop (little-endian float positions, uchar colors or none, nothing else):
+    /// positions copied as they are when the origin is 0, bounds kept in f32 (exact: the values are
+    /// f32), non-finite points dropped. The usual order — x, y, z first, then red, green, blue — gets
+    /// its own copy with constant offsets, so the fields load as whole words.
+    fn push_fast(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+        let xo = self.xyz.map(|f| f.1);
+        match self.rgb.map(|c| c.map(|f| f.1)) {
+            Some([12, 13, 14]) if xo == [0, 4, 8] => self.push_fast_in::<true, true>(src, size, origin, out),
+            None if xo == [0, 4, 8] => self.push_fast_in::<false, true>(src, size, origin, out),
+            Some(_) => self.push_fast_in::<true, false>(src, size, origin, out),
+            None => self.push_fast_in::<false, false>(src, size, origin, out),
+        }
+    }
+
+    /// Runs the loop compiled for AVX2 where the CPU has it, else the baseline one.
+    fn push_fast_in<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), all `push_avx2` asks for.
+            return unsafe { self.push_avx2::<RGB, STD>(src, size, origin, out) };
+        }
+        self.push_loop::<RGB, STD>(src, size, origin, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn push_avx2<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+        self.push_loop::<RGB, STD>(src, size, origin, out)
+    }
+
     #[inline(always)]
-    fn rec_fast(&self, rec: &[u8]) -> Rec {
-        let g = |o: usize| f32::from_le_bytes(super::bytes::<4>(rec, o)) as f64;
-        Rec {
-            xyz: [g(self.xyz[0].1), g(self.xyz[1].1), g(self.xyz[2].1)],
-            rgba: match self.rgb {
-                Some(c) => [rec[c[0].1], rec[c[1].1], rec[c[2].1], 255],
-                None => [0, 0, 0, 255],
-            },
-            ..Default::default()
+    fn push_loop<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+        let n = src.len() / size;
+        let (xo, c) = if STD { ([0, 4, 8], [12, 13, 14]) } else { (self.xyz.map(|f| f.1), self.rgb.map(|c| c.map(|f| f.1)).unwrap_or([0; 3])) };
+        let zero = *origin == [0.0; 3];
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        let mut kept = 0usize;
+        {
+            let (pts, _, _) = out.spare(n);
+            // Every field read below ends within the record (checked once per record, cheaply).
+            let needed = (xo.iter().max().copied().unwrap_or(0) + 4).max(if RGB { c.iter().max().copied().unwrap_or(0) + 1 } else { 0 });
+            for rec in src.chunks_exact(size).take(n) {
+                let f = Fields::new(rec, needed);
+                // SAFETY (every `get` below): the offsets are this layout's fields, all under `needed`.
+                let g = |o: usize| f32::from_le_bytes(unsafe { f.get::<4>(o) });
+                let v = [g(xo[0]), g(xo[1]), g(xo[2])];
+                // 0 for finite coordinates, NaN when any is NaN or infinite.
+                let t = v[0] * 0.0 + v[1] * 0.0 + v[2] * 0.0;
+                if t != 0.0 {
+                    continue;
+                }
+                lo = [lo[0].min(v[0]), lo[1].min(v[1]), lo[2].min(v[2])];
+                hi = [hi[0].max(v[0]), hi[1].max(v[1]), hi[2].max(v[2])];
+                let pos = if zero {
+                    v
+                } else {
+                    [(v[0] as f64 - origin[0]) as f32, (v[1] as f64 - origin[1]) as f32, (v[2] as f64 - origin[2]) as f32]
+                };
+                let rgba = if RGB {
+                    if STD {
+                        let b: [u8; 3] = unsafe { f.get::<3>(12) };
+                        [b[0], b[1], b[2], 255]
+                    } else {
+                        [unsafe { f.get::<1>(c[0]) }[0], unsafe { f.get::<1>(c[1]) }[0], unsafe { f.get::<1>(c[2]) }[0], 255]
+                    }
+                } else {
+                    [0, 0, 0, 255]
+                };
+                pts[kept].write(crate::cloud::point::Point { pos, rgba });
+                kept += 1;
+            }
+        }
+        // SAFETY: the first `kept` spare points were written above; this layout has no intensity or
+        // classification column (`fast` requires it), so those slices are empty and stay so.
+        unsafe { out.commit(kept) };
+        out.nonfinite += (n - kept) as u64;
+        if kept > 0 {
+            let b = DBounds { min: lo.map(|v| v as f64), max: hi.map(|v| v as f64) };
+            out.bounds = DBounds::union(out.bounds, b);
         }
     }
 }
@@ -685,6 +754,10 @@ impl ChunkSource for PlySource<'_> {
         self.declared()
     }
 
+    fn exact_jobs(&self) -> bool {
+        matches!(self.body, Body::Fixed { .. })
+    }
+
     fn columns(&self) -> Columns {
         Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
     }
@@ -698,8 +771,8 @@ impl ChunkSource for PlySource<'_> {
             Body::Fixed { records, size, count, dec } => {
                 let r = record_range(job, *count);
                 let src = &records[r.start * size..r.end * size];
-                if dec.fast {
-                    out.push_records(src, *size, &|rec: &[u8]| dec.rec_fast(rec), origin);
+                if dec.fast && !out.keep_f64 {
+                    dec.push_fast(src, *size, origin, out);
                 } else {
                     out.push_records(src, *size, &|rec: &[u8]| dec.rec(rec), origin);
                 }

@@ -60,6 +60,9 @@ impl ChunkSource for RawSource<'_> {
     fn reserve_points(&self) -> u64 {
         self.count as u64
     }
+    fn exact_jobs(&self) -> bool {
+        true
+    }
     fn columns(&self) -> Columns {
         Columns::default()
     }
