@@ -487,8 +487,12 @@ impl FixedDec {
                 if t != 0.0 {
                     continue;
                 }
-                lo = [lo[0].min(v[0]), lo[1].min(v[1]), lo[2].min(v[2])];
-                hi = [hi[0].max(v[0]), hi[1].max(v[1]), hi[2].max(v[2])];
+                // Plain compares (the values are finite here): one min/max instruction each, where
+                // `f32::min` would add NaN handling.
+                for a in 0..3 {
+                    lo[a] = if v[a] < lo[a] { v[a] } else { lo[a] };
+                    hi[a] = if v[a] > hi[a] { v[a] } else { hi[a] };
+                }
                 let pos = if zero {
                     v
                 } else {
