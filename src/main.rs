@@ -2,7 +2,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use pcv::camera::Pose;
-use pcv::cloud::attributes::{recolor, ColorMode};
+use pcv::cloud::attributes::{auto_color, recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
 use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
@@ -74,9 +74,10 @@ struct ConvertArgs {
 struct SourceArgs {
     /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default: the files' colors; intensity or elevation
+    /// when every point of the files has one color, as files written without colors do).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Points in the built-in scene (suffixes k, M, B: 10M = 10,000,000).
     #[arg(long, value_parser = parse_count, default_value = "10M")]
     points: u64,
@@ -190,9 +191,9 @@ struct RenderArgs {
 struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default as for the viewer).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Built-in scene sizes to time, comma separated (suffixes k, M, B).
     #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10M")]
     points: Vec<u64>,
@@ -275,15 +276,22 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: ColorMode) -> Result<PointCloud> {
+fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
     if files.is_empty() {
-        if color != ColorMode::Rgb {
-            bail!("--color {color}: the built-in scene has only its own colors");
+        if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
+            bail!("--color {c}: the built-in scene has only its own colors");
         }
         Ok(scene::lazy(points, seed))
     } else {
         let mut cloud = load::load_files(files)?;
-        recolor(&mut cloud, color)?;
+        match color {
+            Some(c) => recolor(&mut cloud, c)?,
+            None => {
+                if let Some(note) = auto_color(&mut cloud) {
+                    eprintln!("pcv: {note}");
+                }
+            }
+        }
         Ok(cloud)
     }
 }

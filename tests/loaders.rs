@@ -494,6 +494,52 @@ fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
 }
 
 #[test]
+fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
+    use pcv::cloud::attributes::{auto_color, current_mode};
+    let pts = points(150_000, UTM);
+    let zero = las(&pts, 2, 3, false, UTM, |_| 0);
+    let mut c = load_one("zero.las", &zero);
+    assert!(c.points.iter().all(|p| p.rgba == [0, 0, 0, 255]));
+    let note = auto_color(&mut c).expect("a note");
+    assert!(note.contains("zero.las") && note.contains("0,0,0") && note.contains("intensity") && note.contains("--color rgb"), "{note}");
+    assert_eq!(current_mode(&c), ColorMode::Intensity);
+    assert_eq!(c.attributes.as_ref().unwrap().color_note.as_deref(), Some(note.as_str()));
+    assert!(c.points.iter().any(|p| p.rgba != [0, 0, 0, 255]), "still black");
+    // --color rgb: the file's own (zero) colors.
+    recolor(&mut c, ColorMode::Rgb).unwrap();
+    assert!(c.points.iter().all(|p| p.rgba == [0, 0, 0, 255]));
+    // One gray for every point and an intensity that does not vary: elevation.
+    let flat: Vec<Pt> = pts.iter().map(|p| Pt { intensity: 7, ..*p }).collect();
+    let mut c = load_one("gray.las", &las(&flat, 2, 3, true, UTM, |_| 200 * 257));
+    let note = auto_color(&mut c).expect("a note");
+    assert!(note.contains("200,200,200") && note.contains("elevation"), "{note}");
+    assert_eq!(current_mode(&c), ColorMode::Elevation);
+    // Real colors, or one point of another color in the last job of a uniform file: nothing changes.
+    let mut c = load_one("real.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
+    assert_eq!(auto_color(&mut c), None);
+    assert_eq!(current_mode(&c), ColorMode::Rgb);
+    let mut one = las(&pts, 2, 3, false, UTM, |_| 0);
+    let (off, len) = (u32::from_le_bytes(one[96..100].try_into().unwrap()) as usize, 34);
+    let last = off + (pts.len() - 1) * len;
+    one[last + 28] = 0xff;
+    one[last + 29] = 0xff;
+    assert_eq!(auto_color(&mut load_one("one.las", &one)), None);
+    // Two uniform files: both named by count; a uniform file with a colored one: kept.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, r) = (write(dir.path(), "a.las", &zero), write(dir.path(), "b.laz", &las(&pts, 2, 3, true, UTM, |_| 0)), write(dir.path(), "r.las", &las(&pts, 2, 3, false, UTM, las_rgb16)));
+    let mut c = load_files_with(&[a.clone(), b], &opts()).unwrap();
+    assert!(auto_color(&mut c).unwrap().contains("2 files"));
+    let mut c = load_files_with(&[a.clone(), r], &opts()).unwrap();
+    assert_eq!(auto_color(&mut c), None);
+    // The CLI says it on stderr, unless --color rgb asks for the file's colors.
+    let png = dir.path().join("z.png");
+    let o = pcv(&["render", a.to_str().unwrap(), "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stderr).contains("shows nothing"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pcv(&["render", a.to_str().unwrap(), "--color", "rgb", "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("shows nothing"));
+}
+
+#[test]
 fn damaged_files_fail_cleanly_naming_the_place() {
     for (target, name, bytes, want) in damaged() {
         let file = match target {

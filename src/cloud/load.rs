@@ -320,6 +320,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             has_rgb: f.decoded.has_rgb,
             has_intensity: f.decoded.intensity.is_some(),
             has_classification: f.decoded.classification.is_some(),
+            uniform_rgb: f.decoded.uniform_rgb,
         });
         if f.decoded.has_rgb {
             colorless.extend(f.decoded.colorless.iter().map(|r| r.start + at..r.end + at));
@@ -378,6 +379,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             sources,
             mode: ColorMode::Rgb,
             loaded_rgba: None,
+            color_note: None,
         })),
     }
 }

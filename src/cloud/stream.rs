@@ -56,6 +56,8 @@ pub struct Staging {
     pub rgb16: Vec<[u16; 3]>,
     /// With `keep_f64`: the job's first dropped point, counted over its kept and dropped points.
     pub first_nonfinite: Option<u64>,
+    /// For a source with colors: the color every point of the job has, when they all have the same.
+    pub uniform_rgba: Option<[u8; 4]>,
 }
 
 impl Staging {
@@ -68,6 +70,7 @@ impl Staging {
         self.xyz64.clear();
         self.rgb16.clear();
         self.first_nonfinite = None;
+        self.uniform_rgba = None;
         self.bounds = DBounds::EMPTY;
         self.nonfinite = 0;
         self.aux_max = 0;
@@ -219,6 +222,14 @@ impl Staging {
     }
 }
 
+impl Staging {
+    /// Sets [`Staging::uniform_rgba`] (a pass over the slot's points, which are in cache).
+    fn note_uniform_color(&mut self) {
+        let first = self.points.first().map(|p| p.rgba);
+        self.uniform_rgba = first.filter(|c| self.points.iter().all(|p| p.rgba == *c));
+    }
+}
+
 /// Uninitialized room in a slot's point, intensity and classification columns.
 pub(crate) type Spare<'a> = (&'a mut [MaybeUninit<Point>], &'a mut [MaybeUninit<f32>], &'a mut [MaybeUninit<u8>]);
 
@@ -239,12 +250,34 @@ pub struct StreamStats {
     pub nonfinite: u64,
     pub bounds: DBounds,
     pub aux_max: u16,
+    /// For a source with colors: whether every point has the same color (its value), once a job had
+    /// points; `Varied` once two differ.
+    pub colors: Colors,
     /// With `keep_f64`: the first dropped point, counted over every point of the file (kept and dropped).
     pub first_nonfinite: Option<u64>,
 }
 
+/// Whether a source's colors carry anything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Colors {
+    /// No colored point seen (yet), or the source has no colors.
+    #[default]
+    None,
+    /// Every point so far has this color.
+    Uniform([u8; 4]),
+    /// Points differ.
+    Varied,
+}
+
 impl StreamStats {
     fn add(&mut self, s: &Staging) {
+        if !s.points.is_empty() && !s.colorless {
+            self.colors = match (self.colors, s.uniform_rgba) {
+                (Colors::None, Some(c)) => Colors::Uniform(c),
+                (Colors::Uniform(a), Some(c)) if a == c => Colors::Uniform(a),
+                _ => Colors::Varied,
+            };
+        }
         if self.first_nonfinite.is_none() {
             self.first_nonfinite = s.first_nonfinite.map(|i| self.kept + self.nonfinite + i);
         }
@@ -379,6 +412,7 @@ pub(crate) fn stream_placed<E>(
 ) -> Result<StreamStats, StreamError<E>> {
     let jobs = src.jobs();
     let cols = src.columns();
+    let has_rgb = src.has_rgb();
     let workers = rayon::current_num_threads().min(jobs).max(1);
     let mut stats = StreamStats { bounds: DBounds::EMPTY, ..Default::default() };
     if workers == 1 {
@@ -386,6 +420,9 @@ pub(crate) fn stream_placed<E>(
         for j in 0..jobs {
             st.reset(j, cols);
             src.decode(j, origin, &mut st).map_err(StreamError::Decode)?;
+            if has_rgb {
+                st.note_uniform_color();
+            }
             if let Some(p) = place {
                 p.place(&st).map_err(StreamError::Decode)?;
             }
@@ -441,6 +478,9 @@ pub(crate) fn stream_placed<E>(
                     Ok(r) => r,
                     Err(panic) => Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})"))),
                 };
+                if has_rgb && r.is_ok() {
+                    st.note_uniform_color();
+                }
                 let r = r.and_then(|()| place.map_or(Ok(()), |p| p.place(&st)));
                 let failed = r.is_err();
                 if !failed {
@@ -610,6 +650,10 @@ pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progres
             bounds: stats.bounds,
             nonfinite: stats.nonfinite,
             colorless: out.colorless,
+            uniform_rgb: match stats.colors {
+                Colors::Uniform(c) if src.has_rgb() => Some([c[0], c[1], c[2]]),
+                _ => None,
+            },
             info: src.info(),
         };
         return Ok((d, exact));

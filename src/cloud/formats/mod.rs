@@ -180,6 +180,9 @@ pub struct Decoded {
     /// Points without a color of their own in a file that has colors (E57 scans without color);
     /// the loader paints them, and every point of files without `has_rgb`, with the elevation ramp.
     pub colorless: Vec<std::ops::Range<usize>>,
+    /// For a file with colors: the one color all its points have, when they all have the same (a
+    /// writer that had no colors filled the fields with zeros, or one value).
+    pub uniform_rgb: Option<[u8; 3]>,
     pub info: FileInfo,
 }
 
