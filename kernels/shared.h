@@ -22,7 +22,7 @@ struct Cylinder {
 
 // What every raster pass needs to know about the frame.
 struct FrameUniforms {
-    float clip_from_world[16];  // column-major, as glam's Mat4::to_cols_array
+    float screen_from_world[16];  // viewport · clip_from_world, column-major (see project.cuh)
     uint32_t width;             // viewport size in pixels
     uint32_t height;
     uint32_t clear_color;       // background at the bottom row: RGBA8, r in the low byte
@@ -78,6 +78,32 @@ struct PostUniforms {
     uint32_t _pad[2];
 };
 
+// The depth pyramid of the occlusion culling (kernels/hzb.cu): level 0 holds the largest depth of each
+// PCV_HZB_TILE x PCV_HZB_TILE pixel tile, each level above the largest of 2 x 2 cells below, up to one
+// cell; level l is width[l] x height[l] words from hzb[offset[l]].
+#define PCV_HZB_TILE_LOG2 2u
+#define PCV_HZB_TILE (1u << PCV_HZB_TILE_LOG2)
+#define PCV_HZB_MAX_LEVELS 12
+struct HzbParams {
+    uint32_t levels;
+    uint32_t width[PCV_HZB_MAX_LEVELS];
+    uint32_t height[PCV_HZB_MAX_LEVELS];
+    uint32_t offset[PCV_HZB_MAX_LEVELS];
+    uint32_t total;  // words in all levels
+    uint32_t _pad[2];
+};
+
+// The culled modes' counters (kernels/culled.cu): batches outside the view, batches hidden behind the
+// depth pyramid, batches drawn from 10-bit and from full-precision coordinates, then the lengths of
+// the two phases' lists of batches to draw.
+#define PCV_COUNT_CULLED 0
+#define PCV_COUNT_OCCLUDED 1
+#define PCV_COUNT_QUANTIZED 2
+#define PCV_COUNT_FULL 3
+#define PCV_COUNT_LIST1 4
+#define PCV_COUNT_LIST2 5
+#define PCV_NUM_COUNTERS 6
+
 #ifdef __cplusplus
 static_assert(sizeof(Batch) == 40, "Batch must be 40 bytes");
 static_assert(sizeof(GridParams) == 32, "GridParams must be 32 bytes");
@@ -86,4 +112,5 @@ static_assert(sizeof(Cylinder) == 68, "Cylinder must be 68 bytes");
 static_assert(sizeof(FrameUniforms) == 80, "FrameUniforms must be 80 bytes");
 static_assert(sizeof(SceneParams) == 24, "SceneParams must be 24 bytes");
 static_assert(sizeof(PostUniforms) == 112, "PostUniforms must be 112 bytes");
+static_assert(sizeof(HzbParams) == 160, "HzbParams must be 160 bytes");
 #endif

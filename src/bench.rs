@@ -31,19 +31,47 @@ pub struct Scenario {
     pub pose: Pose,
 }
 
-/// The bench's poses for a cloud: start, close-up, far.
+/// The bench's poses for a cloud: start (the viewer's first view), close-up (inside the cloud), far
+/// (the cloud small in the middle), top (straight down from above), grazing (low along the cloud's
+/// length, just above its lowest points) and inside (the built-in scene: within the first cylinder,
+/// looking along its axis; a file: at its center).
 pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
     let start = FlyCamera::start_for(cloud, None).start;
     let framed = frame_pose(cloud.bounds, start.yaw_rad, start.pitch_rad);
-    let center = cloud.bounds.center();
+    let (b, r) = (cloud.bounds, cloud.bounds.radius().max(1e-3));
+    let center = b.center();
     // Close-up: from the middle of the cloud, looking the start direction.
-    let close = Pose { eye: center - start.forward() * cloud.bounds.radius() * 0.1, ..start };
+    let close = Pose { eye: center - start.forward() * r * 0.1, ..start };
     // Far: four times the framing distance.
     let far = Pose { eye: center + (framed.eye - center) * 4.0, ..start };
+    let top = Pose { eye: center + glam::Vec3::Z * r * 2.2, yaw_rad: 0.0, pitch_rad: -std::f32::consts::FRAC_PI_2 };
+    let size = b.max - b.min;
+    let along_x = size.x >= size.y;
+    let grazing = Pose {
+        eye: if along_x {
+            glam::Vec3::new(b.min.x - r * 0.6, center.y, b.min.z + size.z * 0.15)
+        } else {
+            glam::Vec3::new(center.x, b.min.y - r * 0.6, b.min.z + size.z * 0.15)
+        },
+        yaw_rad: if along_x { 0.0 } else { std::f32::consts::FRAC_PI_2 },
+        pitch_rad: -0.05,
+    };
+    let inside = match cloud.scene {
+        Some(s) => {
+            let c = crate::cloud::scene::cylinders(s.seed)[0];
+            let axis = glam::Vec3::from_array(c.axis_z).normalize_or_zero();
+            let eye = glam::Vec3::from_array(c.center) - axis * c.height * 0.4;
+            Pose { eye, yaw_rad: axis.y.atan2(axis.x), pitch_rad: axis.z.clamp(-1.0, 1.0).asin() }
+        }
+        None => Pose { eye: center, ..start },
+    };
     vec![
         Scenario { name: "start", pose: start },
         Scenario { name: "close-up", pose: close },
         Scenario { name: "far", pose: far },
+        Scenario { name: "top", pose: top },
+        Scenario { name: "grazing", pose: grazing },
+        Scenario { name: "inside", pose: inside },
     ]
 }
 
@@ -218,10 +246,13 @@ pub fn run(
             let mut references: Vec<Option<(Vec<u32>, Vec<u32>)>> = vec![None; looks.len()];
             for &mode in &modes {
                 for (li, look) in looks.iter().enumerate() {
+                    if look.splat == crate::render::look::SplatMethod::Scatter && mode != RenderMode::Vis && look.splats() {
+                        continue; // only the vis mode scatters; the others would repeat the gather's run
+                    }
                     let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
                         .with_mode(mode)
                         .with_look(*look)
-                        .with_depth_range(cam.depth.near, cam.depth.far)
+                        .with_depth_range(cam.depth_range().near, cam.depth_range().far)
                         .with_spacing(spacing_m);
                     let reference = &mut references[li];
                     let mut pixels = vec![0u32; frame.num_pixels()];
@@ -328,20 +359,17 @@ pub fn look_label(look: &Look) -> String {
 pub const COPY_BENCH_BYTES: usize = 2 << 30;
 
 /// Bytes of point data a frame of `mode` reads for `n` points: 16 per pass over the 16-byte points
-/// (reference, packed), 12 per position (vis), and for the batched passes only the unculled batches'
-/// points, 4 bytes each where the batch is read quantized (`batches` from the frame's counters; the
-/// last batch counted as full). The resolve's and the boxes' reads are left out (a few MB).
+/// (reference, packed), 12 per position (vis), and in the culled modes only the drawn batches' points,
+/// 4 bytes each where the batch is read quantized (`batches` from the frame's counters; every batch
+/// counted as full, the last one too). The resolve's and the boxes' reads are left out (a few MB).
 pub fn point_bytes_read(mode: RenderMode, n: u64, batches: Option<BatchCounts>) -> f64 {
     let n = n as f64;
     let per_batch = BATCH_POINTS as f64;
     match (mode, batches) {
         (RenderMode::Reference, _) => 32.0 * n,
         (RenderMode::Packed, _) => 16.0 * n,
-        (RenderMode::Culled | RenderMode::Dedup, Some(b)) => (12.0 * (n - b.culled as f64 * per_batch)).max(0.0),
-        (RenderMode::Quant, Some(b)) => {
-            let quantized = (b.quantized as f64 * per_batch).min(n);
-            let culled = b.culled as f64 * per_batch;
-            4.0 * quantized + 12.0 * (n - quantized - culled).max(0.0)
+        (RenderMode::Culled | RenderMode::Quant, Some(b)) => {
+            (4.0 * b.quantized as f64 * per_batch + 12.0 * b.full as f64 * per_batch).min(12.0 * n)
         }
         _ => 12.0 * n,
     }
@@ -406,7 +434,7 @@ pub fn table_header() -> String {
         "%copy",
         "prototype ms (x)",
         "vs ref dz/dc",
-        "passes, median ms; batches culled/quantized/full"
+        "passes, median ms; batches culled/occluded/quantized/full"
     )
 }
 
@@ -418,7 +446,7 @@ pub fn table_row(r: &ScenarioResult) -> String {
     let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
         format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
     });
-    let batches = r.batches.map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.quantized, b.full));
+    let batches = r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
     format!(
         "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,
@@ -477,7 +505,7 @@ mod tests {
     fn scenarios_are_distinct() {
         let cloud = crate::cloud::scene::lazy(1000, 1);
         let s = scenarios(&cloud);
-        assert_eq!(s.len(), 3);
+        assert_eq!(s.len(), 6);
         assert_eq!(s[0].pose, Pose::PROTOTYPE);
         assert!(s[2].pose.eye.length() > s[0].pose.eye.length());
     }

@@ -3,13 +3,17 @@
 //! The binary (`src/main.rs`) is a thin CLI over this library:
 //! - [`cloud`]: point clouds, the built-in scene, the file formats and color modes;
 //! - [`info`], [`convert`]: `pcv info` and `pcv convert`;
-//! - [`camera`]: the fly camera and its matrices;
+//! - [`camera`]: the camera (pose, up axis, lens), framing, the fly and orbit controllers, paths;
 //! - [`render`]: the [`render::Rasterizer`] trait, the CPU backend and the CUDA backend;
-//! - [`display`]: the window, the PBO → texture → blit path, CUDA-GL interop and the overlay;
-//! - [`viewer`]: the interactive loop that ties them together;
-//! - [`headless`]: one frame with no window (`pcv render`);
+//! - [`display`]: the window, the PBO → texture → blit path, CUDA-GL interop, imgui's GLFW glue;
+//! - [`input`]: window events → actions (keymap, input scripts);
+//! - [`app`]: the interactive loop (actions → state → frame), layers, picking, captures;
+//! - [`ui`]: the panel, the help window and the marks drawn over the points;
+//! - [`viewer`]: the viewer's entry point and options;
+//! - [`headless`]: frames with no window (`pcv render`, `pcv record`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
 //! - [`image_io`]: PNG in and out.
+pub mod app;
 pub mod bench;
 pub mod camera;
 pub mod cloud;
@@ -18,5 +22,7 @@ pub mod display;
 pub mod headless;
 pub mod image_io;
 pub mod info;
+pub mod input;
 pub mod render;
+pub mod ui;
 pub mod viewer;

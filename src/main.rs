@@ -1,22 +1,19 @@
 //! The `pcv` command line: a thin layer over the library (see `pcv --help`).
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use pcv::camera::Pose;
+use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv::cloud::attributes::{auto_color, recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
 use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
 use std::path::PathBuf;
 
-const CONTROLS: &str = "Controls: Esc toggles mouselook; W/S/A/D move, Q/E down/up, Shift x4; \
-mouse wheel scales speed; F frames the cloud; R resets the camera; F1 hides the overlay.";
-
 /// pcv: a real-time point-cloud viewer. Points are rasterized by CUDA kernels (clear, atomic-min depth,
 /// color) straight into the window's pixel buffer, or by their CPU twin where no GPU is present.
 ///
 /// With no FILES it shows the built-in scene: ten random cylinders of --points points.
 #[derive(Parser, Debug)]
-#[command(name = "pcv", version, after_help = CONTROLS, args_conflicts_with_subcommands = true)]
+#[command(name = "pcv", version, after_help = pcv::input::keymap::help_text(), args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -36,6 +33,8 @@ enum Command {
     Info(InfoArgs),
     /// Convert point files (several are merged) to PLY, LAS, LAZ, XYZ/TXT/CSV or raw records (.bin).
     Convert(ConvertArgs),
+    /// Fly a camera path with no window and write the frames as PNGs (and a video when ffmpeg is on PATH).
+    Record(RecordArgs),
 }
 
 #[derive(Args, Debug)]
@@ -145,9 +144,14 @@ struct ViewArgs {
     /// Window size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     size: (u32, u32),
-    /// Start pose: x,y,z,yaw_deg,pitch_deg (yaw 0 looks along +x, z is up).
-    #[arg(long, value_parser = Pose::parse, allow_hyphen_values = true)]
-    camera: Option<Pose>,
+    #[command(flatten)]
+    camera: CameraArgs,
+    /// The camera controller to start with (default: orbit for files, fly for the built-in scene; O switches).
+    #[arg(long, value_enum)]
+    controller: Option<ControllerKind>,
+    /// Fly this camera path from the start (JSON keyframes; see `pcv record`). Space pauses it.
+    #[arg(long)]
+    path: Option<PathBuf>,
     /// Exit after this many frames (for scripted runs).
     #[arg(long)]
     frames: Option<u64>,
@@ -162,9 +166,76 @@ struct ViewArgs {
     /// except at exact depth ties.
     #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
     mode: RenderMode,
-    /// Wait for the display's refresh (off by default, to show the real frame time).
+    /// Do not wait for the display's refresh (vsync is on for interactive use, off for --frames runs).
     #[arg(long)]
-    vsync: bool,
+    no_vsync: bool,
+    /// Render every frame, even when nothing changes (by default an idle window waits for input).
+    #[arg(long)]
+    continuous: bool,
+    /// Replay input from a JSON script (for tests and demos): [{"frame": 5, "type": "key", "key": "W", "down": true}, ...].
+    #[arg(long, value_name = "FILE")]
+    input_script: Option<PathBuf>,
+    /// Write one JSON line per frame drawn: camera, picked point, measurement (for tests).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+struct CameraArgs {
+    /// Start pose: x,y,z,yaw_deg,pitch_deg, the eye in file coordinates (see --camera-frame); yaw and
+    /// pitch turn about the up axis (with z up yaw 0 looks along +x, 90 along +y); K prints it.
+    #[arg(long, value_parser = PoseArg::parse, allow_hyphen_values = true)]
+    camera: Option<PoseArg>,
+    /// Which coordinates --camera is in: the files' own (as `pcv info` prints them) or pcv's local ones.
+    #[arg(long, value_enum, default_value_t = CameraFrame::File)]
+    camera_frame: CameraFrame,
+    /// The up axis: z, y, x, -z, -y, -x, or auto (z for LAS/LAZ/E57 and georeferenced files, else a
+    /// clearly thin axis, else y, as mesh tools write; U cycles it in the window).
+    #[arg(long, value_parser = parse_up, allow_hyphen_values = true, default_value = "auto")]
+    up: UpChoice,
+}
+
+impl CameraArgs {
+    fn start(&self, size: (u32, u32)) -> StartOptions {
+        StartOptions { pose: self.camera, frame: self.camera_frame, up: self.up, aspect: size.0 as f32 / size.1.max(1) as f32 }
+    }
+}
+
+fn parse_up(s: &str) -> Result<UpChoice, String> {
+    s.parse()
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    #[command(flatten)]
+    look: LookArgs,
+    /// The camera path: {"keyframes": [{"t": 0, "camera": "x,y,z,yaw,pitch"}, ...]} (K in the window
+    /// prints poses; bookmarks save as a path file).
+    #[arg(long)]
+    path: PathBuf,
+    /// Frames per second of flight.
+    #[arg(long, default_value_t = 30.0)]
+    fps: f64,
+    /// The directory for the frames (made if missing): frame-00000.png, ..., poses.txt, flight.mp4.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Frame size in pixels.
+    #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
+    size: (u32, u32),
+    /// Which coordinates the path's cameras are in when the file does not say ("frame").
+    #[arg(long, value_enum)]
+    camera_frame: Option<CameraFrame>,
+    /// The up axis when the path does not give one (see `pcv --help`).
+    #[arg(long, value_parser = parse_up, allow_hyphen_values = true, default_value = "auto")]
+    up: UpChoice,
+    /// Render mode (see `pcv --help`).
+    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    mode: RenderMode,
+    /// PNG frames only, even when ffmpeg is on PATH.
+    #[arg(long)]
+    no_video: bool,
 }
 
 #[derive(Args, Debug)]
@@ -176,9 +247,8 @@ struct RenderArgs {
     /// Image size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
     size: (u32, u32),
-    /// Camera pose: x,y,z,yaw_deg,pitch_deg (default: the viewer's start pose).
-    #[arg(long, value_parser = Pose::parse, allow_hyphen_values = true)]
-    camera: Option<Pose>,
+    #[command(flatten)]
+    camera: CameraArgs,
     /// The PNG to write.
     #[arg(short, long)]
     output: PathBuf,
@@ -319,6 +389,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Diff(a)) => diff(a),
         Some(Command::Info(a)) => info(a),
         Some(Command::Convert(a)) => convert(a),
+        Some(Command::Record(a)) => record(a),
     }
 }
 
@@ -326,21 +397,40 @@ fn view(a: ViewArgs) -> Result<()> {
     // Fail before loading anything when there is no display to open a window on.
     pcv::viewer::check_display()?;
     let s = &a.source;
-    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    let path = match &a.path {
+        Some(p) => Some(pcv::camera::path::CameraPath::load(p)?),
+        None => None,
+    };
+    let script = match &a.input_script {
+        Some(p) => Some(pcv::input::script::InputScript::load(p)?),
+        None => None,
+    };
+    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    let mut start = a.camera.start(a.size);
+    if let Some(up) = path.as_ref().and_then(|p| p.up) {
+        start.up = UpChoice::Axis(up);
+    }
+    let (camera, up_reason) = pcv::viewer::prepare(&mut cloud, &start);
     let (mut r, note) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
-        vsync: a.vsync,
+        vsync: !a.no_vsync && a.frames.is_none(),
         frames: a.frames,
         screenshot: a.screenshot.clone(),
         overlay: !a.no_overlay,
-        start_pose: a.camera,
+        camera,
+        up_reason,
+        controller: a.controller,
         mode: a.mode,
         look: a.look.look_for(&cloud),
         spacing_m: pcv::cloud::spacing::estimate(&cloud),
+        continuous: a.continuous,
+        path,
+        script,
+        trace: a.trace.clone(),
     };
-    let summary = pcv::viewer::run(&cloud, r.as_mut(), &opts, note)?;
+    let summary = pcv::viewer::run(&cloud, r.as_mut(), opts, note)?;
     if let Some(why) = &summary.interop_fallback {
         eprintln!("pcv: frames went through host memory: {why}");
     }
@@ -352,10 +442,10 @@ fn view(a: ViewArgs) -> Result<()> {
 
 fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
-    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    let (cam, _) = pcv::viewer::prepare(&mut cloud, &a.camera.start(a.size));
     let (mut r, _) = backend(s.backend)?;
     r.upload(&cloud).context("uploading the points")?;
-    let cam = pcv::camera::FlyCamera::start_for(&cloud, a.camera);
     let look = a.look.look_for(&cloud);
     let spacing_m = pcv::cloud::spacing::estimate(&cloud);
     let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
@@ -369,6 +459,52 @@ fn render(a: RenderArgs) -> Result<()> {
         stats.total_ms,
         a.output.display()
     );
+    Ok(())
+}
+
+fn record(a: RecordArgs) -> Result<()> {
+    if !(a.fps.is_finite() && a.fps > 0.0 && a.fps <= 1000.0) {
+        bail!("--fps must be between 0 and 1000, got {}", a.fps);
+    }
+    let mut path = pcv::camera::path::CameraPath::load(&a.path)?;
+    if let Some(frame) = a.camera_frame {
+        path.frame = frame;
+    }
+    let s = &a.source;
+    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
+    let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
+    let (cam, _) = pcv::viewer::prepare(&mut cloud, &start);
+    let (mut r, _) = backend(s.backend)?;
+    r.upload(&cloud).context("uploading the points")?;
+    let opts = pcv::headless::RecordOptions {
+        size_px: a.size,
+        fps: a.fps,
+        out_dir: a.output.clone(),
+        mode: a.mode,
+        look: a.look.look_for(&cloud),
+        spacing_m: pcv::cloud::spacing::estimate(&cloud),
+        video: !a.no_video,
+    };
+    let summary = pcv::headless::record(r.as_mut(), &cam, cloud.origin, &path, &opts, &mut |done, total| {
+        if done == total || done % 30 == 0 {
+            eprint!("\rpcv: recording frame {done}/{total}");
+        }
+    })?;
+    eprintln!();
+    eprintln!(
+        "pcv: {} frames of {:.2} s at {} fps ({:.1} ms a frame) -> {}",
+        summary.frames,
+        path.duration_s(),
+        a.fps,
+        summary.mean_render_ms,
+        a.output.display()
+    );
+    match (&summary.video, &summary.video_note) {
+        (Some(v), _) => eprintln!("pcv: video {}", v.display()),
+        (None, Some(why)) => eprintln!("pcv: no video: {why}"),
+        (None, None) => {}
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@ fn help_explains_the_commands_and_controls() {
     let o = pcv(&["--help"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    for word in ["render", "bench", "--points", "--backend", "--camera", "--screenshot", "mouselook"] {
+    for word in ["render", "bench", "record", "--points", "--backend", "--camera", "--camera-frame", "--up", "--screenshot", "mouse-look", "H or F1", "Double-click"] {
         assert!(out.contains(word), "--help does not mention {word}:\n{out}");
     }
 }
@@ -82,12 +82,18 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let raw = dir.path().join("scene.bin");
     pcv::cloud::load::write_raw(&raw, &cloud.points).unwrap();
     let b = dir.path().join("b.png");
-    let o = pcv(&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu", "-o", b.to_str().unwrap()]);
+    // Files get adaptive points, EDL and a gradient by default: ask for the built-in scene's look.
+    let look = ["--point-size", "1", "--no-edl", "--background", "black"];
+    let args = [&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu"][..], &look, &["-o", b.to_str().unwrap()]].concat();
+    let o = pcv(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let img_b = pcv::image_io::Frame::read_png(&b).unwrap();
-    // Loaded clouds get depth planes scaled to their size; the scene is small, so they are the prototype's.
+    // The built-in scene keeps the prototype's planes (0.01, 100); a loaded cloud's follow the eye
+    // (here about 0.8 and 4.4), so the depth buffer rounds differently: where two points are within a
+    // depth step of each other either may win. Every other pixel is the same.
     let diff = img.count_rgb_differences(&img_b);
-    assert!(diff <= 5, "{diff} pixels differ (only exact depth ties may)");
+    let allowed = img.pixels.len() / 200;
+    assert!(diff <= allowed, "{diff} pixels differ (allowed {allowed}: depth rounding between near-coincident points)");
 }
 
 #[test]
@@ -103,7 +109,7 @@ fn bench_prints_a_table_and_writes_json() {
     assert!(out.contains("close-up") && out.contains("far"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 12, "2 counts × 6 poses");
     for r in results {
         assert!(r["frame"]["median_ms"].as_f64().unwrap() > 0.0);
         assert!(r["gpoints_per_s"].as_f64().unwrap() > 0.0);

@@ -98,13 +98,19 @@ fn points_on_the_viewport_edges_stay_in_bounds() {
             u = f32::from_bits(u.to_bits() - 1); // toward zero for negatives
             edge.extend([[v, v, 0.0], [u, u, 0.0], [v, u, 0.999_999], [u, v, -0.999_999]]);
         }
+        // Pixel coordinates are half-open, [0, width) × [0, height): a point whose coordinate rounds to
+        // the width (or height) is outside, never clamped; whatever is kept indexes inside the frame.
+        let mut kept = 0;
         for pos in &edge {
-            let pr = project(&f, *pos).expect("inside the clip volume");
-            assert!(pr.x_px < w && pr.y_px < h, "{pos:?} -> {pr:?} at {w}x{h}");
+            if let Some(pr) = project(&f, *pos) {
+                assert!(pr.x_px < w && pr.y_px < h, "{pos:?} -> {pr:?} at {w}x{h}");
+                kept += 1;
+            }
         }
-        // Exactly on the edge is outside (|x| >= w).
+        assert!(kept > edge.len() / 2, "{w}x{h}: only {kept} of {} edge points kept", edge.len());
+        // NDC x = 1 is the right edge (coordinate = width): outside; NDC y = -1 is the bottom row's edge: inside.
         assert!(project(&f, [1.0, 0.0, 0.0]).is_none());
-        assert!(project(&f, [0.0, -1.0, 0.0]).is_none());
+        assert_eq!(project(&f, [0.0, -1.0, 0.0]).map(|p| p.y_px), Some(0));
         let pts: Vec<Point> = edge.iter().map(|&p| Point::new(p, RED)).collect();
         let (img, _) = render(pts, &frame);
         assert_eq!(img.get(w - 1, h - 1), Point::new([0.0; 3], RED).color_word());
@@ -240,8 +246,9 @@ fn batched_projection_equals_the_scalar_rule() {
 }
 
 /// The batched modes' CPU twins against the sequential reference at several poses: the same depth
-/// everywhere and only allowed colors (vis, culled, dedup); quant against the reference of the points
-/// as that frame decodes them (10 bits for the batches it reads quantized).
+/// everywhere and only allowed colors (vis; culled three times, each frame starting from the last
+/// one's visibility, so occlusion culling may skip batches: `culled::tests` shows it does); quant against the reference of the points as that
+/// frame decodes them (10 bits for the batches it reads quantized).
 #[test]
 fn batched_modes_match_the_sequential_reference() {
     use pcv::render::cpu::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
@@ -263,16 +270,21 @@ fn batched_modes_match_the_sequential_reference() {
     ];
     let (w, h) = (480, 270);
     let mut saw = [0u32; 3];
+    let mut occluded_seen = 0;
     for pose in poses {
         cam.pose = pose;
         let frame = FrameParams::new(cam.clip_from_world(w, h), w, h);
         let reference = Reference::render(&sorted, &frame);
-        for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup] {
+        for (k, mode) in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Culled].into_iter().enumerate() {
             let mut px = vec![0u32; frame.num_pixels()];
-            r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
-            assert_eq!(r.depth_bits(), reference.depth_bits, "{} depth", mode.name());
+            let stats = r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
+            assert_eq!(r.depth_bits(), reference.depth_bits, "{} depth (frame {k})", mode.name());
             let v = reference.violations(&Frame::new(w, h, px), CLEAR_COLOR);
             assert!(v.is_empty(), "{}: {} pixels not allowed, first {:?}", mode.name(), v.len(), v[0]);
+            if let Some(b) = stats.batches {
+                assert_eq!(b.culled + b.occluded + b.drawn(), prepared.batches.len() as u32, "every batch accounted for: {b:?}");
+                occluded_seen += b.occluded;
+            }
         }
         // quant: the reference of the points as decoded this frame.
         let f = frame.uniforms();
@@ -296,6 +308,13 @@ fn batched_modes_match_the_sequential_reference() {
         let v = quant_ref.violations(&Frame::new(w, h, px), CLEAR_COLOR);
         assert!(v.is_empty(), "quant: {} pixels not allowed", v.len());
         assert!(stats.batches.is_some());
+        // Again, with this frame's visibility: occlusion culling skips batches, the buffer stays.
+        let mut px = vec![0u32; frame.num_pixels()];
+        let stats = r.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut px)).unwrap();
+        assert_eq!(r.depth_bits(), quant_ref.depth_bits, "quant depth, second frame");
+        let b = stats.batches.expect("quant counts");
+        assert_eq!(b.culled + b.occluded + b.drawn(), prepared.batches.len() as u32, "every batch accounted for: {b:?}");
     }
     assert!(saw.iter().all(|&s| s > 0), "the poses should cull, quantize and keep full precision: {saw:?}");
+    println!("occlusion culling skipped {occluded_seen} batches in the second culled frames");
 }

@@ -348,7 +348,8 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
             let mut ref_color = vec![0u32; n];
             cuda.render(&frame, Target::Host(&mut ref_color)).expect("cuda reference");
             let ref_depth = cuda.depth_bits().expect("depth");
-            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup, RenderMode::Quant] {
+            // Each culled mode twice: the second frame starts from the first's visibility (occlusion culling).
+            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {w}x{h} {}", mode.name());
                 let mut gpu = vec![0u32; n];
@@ -407,7 +408,7 @@ fn post_passes_and_picking_match_cpu_twin() {
             for look in &looks {
                 let base = FrameParams::new(camera.clip_from_world(w, h), w, h)
                     .with_look(*look)
-                    .with_depth_range(camera.depth.near, camera.depth.far)
+                    .with_depth_range(camera.depth_range().near, camera.depth_range().far)
                     .with_spacing(spacing_m);
                 let n = base.num_pixels();
                 let mut ref_depth = Vec::new();

@@ -59,7 +59,7 @@ fn check_look_golden(name: &str, mode: RenderMode, look: Look) {
     let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
         .with_mode(mode)
         .with_look(look)
-        .with_depth_range(cam.depth.near, cam.depth.far)
+        .with_depth_range(cam.depth_range().near, cam.depth_range().far)
         .with_spacing(pcv::cloud::spacing::estimate(&cloud));
     let mut r = CpuRasterizer::new();
     r.upload(&cloud).unwrap();

@@ -56,6 +56,8 @@ impl std::fmt::Display for ColorMode {
 pub struct SourceSpan {
     /// The file, as given.
     pub label: String,
+    /// Its format (the viewer's up-axis rule and picking read it).
+    pub format: crate::cloud::formats::Format,
     /// Its points' indices in the cloud.
     pub points: Range<u64>,
     pub has_rgb: bool,
@@ -252,8 +254,52 @@ pub fn ramp_color(t: f32) -> [u8; 4] {
 
 /// Colors `points[range]` by their z over the z range of `bounds`.
 pub fn color_by_elevation(points: &mut [Point], bounds: &Bounds, range: impl std::slice::SliceIndex<[Point], Output = [Point]>) {
-    let (lo, hi) = (bounds.min.z, bounds.max.z);
-    points[range].par_iter_mut().with_min_len(1 << 14).for_each(|p| p.rgba = ramp_color(unit(p.pos[2], lo, hi)));
+    color_by_height(points, bounds, range, glam::Vec3::Z);
+}
+
+/// Colors `points[range]` by their height along `up` (a unit axis, e.g. −y) over the range of `bounds`
+/// along it: the elevation ramp of a cloud whose up axis is not z.
+pub fn color_by_height(points: &mut [Point], bounds: &Bounds, range: impl std::slice::SliceIndex<[Point], Output = [Point]>, up: glam::Vec3) {
+    let (lo, hi) = height_range(bounds, up);
+    points[range].par_iter_mut().with_min_len(1 << 14).for_each(|p| p.rgba = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+}
+
+/// The lowest and highest height along `up` within `bounds`.
+pub fn height_range(bounds: &Bounds, up: glam::Vec3) -> (f32, f32) {
+    let (a, b) = (bounds.min.dot(up), bounds.max.dot(up));
+    (a.min(b), a.max(b))
+}
+
+/// Makes the elevation colors follow `up` (the viewer's up axis): in elevation mode every point, in
+/// rgb mode the points of files without colors (which show the elevation ramp), and the saved loaded
+/// colors of those files. Returns whether any color changed.
+pub fn apply_up(cloud: &mut PointCloud, up: glam::Vec3) -> bool {
+    let Some(attrs) = cloud.attributes.as_ref() else { return false };
+    let colorless: Vec<Range<u64>> = attrs.sources.iter().filter(|s| !s.has_rgb).map(|s| s.points.clone()).collect();
+    let mode = attrs.mode;
+    if mode != ColorMode::Elevation && colorless.is_empty() {
+        return false;
+    }
+    let bounds = cloud.bounds;
+    let attrs = Arc::make_mut(cloud.attributes.get_or_insert_with(Default::default));
+    let points = Arc::make_mut(&mut cloud.points);
+    let n = points.len();
+    let range = |r: &Range<u64>| (r.start as usize).min(n)..(r.end as usize).min(n);
+    if mode == ColorMode::Elevation {
+        color_by_height(points, &bounds, .., up);
+    } else if mode == ColorMode::Rgb {
+        for r in &colorless {
+            color_by_height(points, &bounds, range(r), up);
+        }
+    }
+    if let Some(saved) = attrs.loaded_rgba.as_mut() {
+        let (lo, hi) = height_range(&bounds, up);
+        for r in &colorless {
+            let r = range(r);
+            saved[r.clone()].par_iter_mut().zip(points[r].par_iter()).for_each(|(c, p)| *c = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+        }
+    }
+    true
 }
 
 /// The ASPRS standard classes' colors (LAS 1.4 R15, table 17), and a hashed color for other codes.
@@ -324,6 +370,33 @@ mod tests {
         assert!(e.to_string().contains("has no intensity") && e.to_string().contains("rgb, elevation"), "{e}");
         assert_eq!(c.points, before);
         assert_eq!(available_modes(&c), vec![ColorMode::Rgb, ColorMode::Elevation]);
+    }
+
+    #[test]
+    fn elevation_follows_the_up_axis() {
+        let mut c = cloud_with(None, None);
+        // Points rise along z; with -z up the lowest point is the highest.
+        Arc::make_mut(c.attributes.as_mut().unwrap()).sources = vec![SourceSpan {
+            label: "f".into(),
+            format: crate::cloud::formats::Format::Ply,
+            points: 0..5,
+            has_rgb: false,
+            has_intensity: false,
+            has_classification: false,
+            uniform_rgb: None,
+        }];
+        recolor(&mut c, ColorMode::Elevation).unwrap();
+        assert_eq!(c.points[0].rgba, ramp_color(0.0));
+        assert!(apply_up(&mut c, glam::Vec3::NEG_Z));
+        assert_eq!(c.points[0].rgba, ramp_color(1.0));
+        assert_eq!(c.points[4].rgba, ramp_color(0.0));
+        // Back in rgb, the colorless file's saved colors follow the new up too.
+        recolor(&mut c, ColorMode::Rgb).unwrap();
+        assert_eq!(c.points[0].rgba, ramp_color(1.0));
+        // Along y, which does not vary here: the middle of the ramp.
+        assert!(apply_up(&mut c, glam::Vec3::Y));
+        assert_eq!(c.points[3].rgba, ramp_color(0.5));
+        assert!(!apply_up(&mut cloud_with(None, None), glam::Vec3::Y));
     }
 
     #[test]

@@ -316,6 +316,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         let n = f.decoded.points.len();
         sources.push(SourceSpan {
             label: f.path.display().to_string(),
+            format: f.format,
             points: at as u64..(at + n) as u64,
             has_rgb: f.decoded.has_rgb,
             has_intensity: f.decoded.intensity.is_some(),

@@ -153,6 +153,41 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
     Ok(ConvertSummary { points, bytes, format, how })
 }
 
+/// Writes a cloud made in code (or loaded) to `path`, in the format its extension names: positions in
+/// the source's coordinates (origin + local f32 position, in f64), the loaded colors (not a color
+/// mode's), intensity and classification when the cloud has them. Through a temporary file, as
+/// [`convert`].
+pub fn write_cloud(cloud: &crate::cloud::PointCloud, path: &Path) -> Result<(), ConvertError> {
+    use rayon::prelude::*;
+    let format = out_format(path)?;
+    let partial = Partial::new(path);
+    let io = |source| ConvertError::Io { path: path.into(), source };
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&partial.tmp).map_err(io)?);
+        if format == OutFormat::Raw {
+            w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(io)?;
+        } else {
+            let a = cloud.attributes.as_deref();
+            let o = cloud.origin;
+            let rgba: Vec<[u8; 4]> = match a.and_then(|a| a.loaded_rgba.as_ref()) {
+                Some(saved) => saved.clone(),
+                None => cloud.points.par_iter().map(|p| p.rgba).collect(),
+            };
+            let cols = writers::FileColumns {
+                path: path.into(),
+                xyz: cloud.points.par_iter().map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64]).collect(),
+                rgb16: a.is_none_or(|a| a.has_rgb).then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
+                intensity: a.and_then(|a| a.intensity.clone()),
+                classification: a.and_then(|a| a.classification.clone()),
+                precision: (o == glam::DVec3::ZERO).then_some(crate::cloud::stream::Precision::F32),
+            };
+            writers::write(&[cols], format, &mut w)?;
+        }
+        w.flush().map_err(io)?;
+    }
+    partial.commit()
+}
+
 /// Writes `inputs` as `format` into `w`; returns the points written and how.
 fn write_to(inputs: &[PathBuf], w: &mut BufWriter<std::fs::File>, format: OutFormat, opts: &LoadOptions) -> Result<(u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {

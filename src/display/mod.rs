@@ -1,16 +1,15 @@
-//! The display: window, blit path, CUDA-GL interop and overlay.
+//! The display: window, blit path, CUDA-GL interop and imgui's GLFW glue.
 //!
 //! How it works: [`window`] opens a GLFW window with an OpenGL 3.3 core context and loads `glow` for it.
 //! A frame goes through [`blit::PixelSurface`]: the rasterizer fills its pixel buffer (from host memory
 //! on the CPU backend; on the CUDA backend directly, through [`interop`]'s registration and mapping of
 //! that buffer), then the buffer is copied to a texture on the GPU and blitted 1:1 to the window.
-//! [`overlay`] draws an imgui window on top, fed by [`platform`]'s GLFW input glue. The loop that ties
-//! them together is [`crate::viewer`].
+//! The panel ([`crate::ui`]) draws on top with imgui, fed by [`platform`]'s GLFW input glue. The loop
+//! that ties them together is [`crate::app::run`].
 //!
 //! Everything GL here runs on the thread that opened the window, whose context stays current; GL objects
 //! must be dropped before the [`window::Window`] (and a CUDA registration before the buffer it names).
 pub mod blit;
 pub mod interop;
-pub mod overlay;
 pub mod platform;
 pub mod window;

@@ -145,7 +145,22 @@ impl Window {
         glfw::flush_messages(&self.events).map(|(_, e)| e).collect()
     }
 
-    /// Sleeps until an event arrives or `timeout_s` passes (used while minimized).
+    /// Window size in screen coordinates (what cursor positions are in).
+    pub fn window_size(&self) -> (u32, u32) {
+        let (w, h) = self.window.get_size();
+        (w.max(0) as u32, h.max(0) as u32)
+    }
+
+    /// Puts `text` on the clipboard.
+    pub fn set_clipboard(&mut self, text: &str) {
+        self.window.set_clipboard_string(text);
+    }
+
+    pub fn set_title(&mut self, title: &str) {
+        self.window.set_title(title);
+    }
+
+    /// Sleeps until an event arrives or `timeout_s` passes (an idle viewer, a minimized window).
     pub fn wait_events_timeout(&mut self, timeout_s: f64) {
         self.glfw.wait_events_timeout(timeout_s);
     }

@@ -26,8 +26,10 @@ pub struct Cylinder {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FrameUniforms {
-    /// Column-major, as `glam::Mat4::to_cols_array`.
-    pub clip_from_world: [f32; 16],
+    /// The viewport folded into `clip_from_world` (column-major, as `glam::Mat4::to_cols_array`): rows
+    /// 0 and 1 give pixel coordinates times w, row 2 depth in [0, 1] times w, row 3 w. Made by
+    /// [`crate::render::FrameParams::uniforms`]; kernels/project.cuh says how it is used.
+    pub screen_from_world: [f32; 16],
     pub width: u32,
     pub height: u32,
     /// Background at the bottom row: RGBA8, r in the low byte.
@@ -105,6 +107,62 @@ pub struct PostUniforms {
 /// The largest splat window radius (`PCV_SPLAT_MAX_RADIUS` in kernels/shared.h): points up to 17 px.
 pub const SPLAT_MAX_RADIUS: u32 = 8;
 
+/// log2 of the pixels a side of the depth pyramid's level-0 tiles (`PCV_HZB_TILE_LOG2`).
+pub const HZB_TILE_LOG2: u32 = 2;
+/// Pixels a side of the depth pyramid's level-0 tiles (`PCV_HZB_TILE`).
+pub const HZB_TILE: u32 = 1 << HZB_TILE_LOG2;
+/// The most levels the depth pyramid has (`PCV_HZB_MAX_LEVELS`): enough for 2^15-pixel frames.
+pub const HZB_MAX_LEVELS: usize = 12;
+
+/// The depth pyramid's layout (`kernels/hzb.cu`): level 0 holds the largest depth of each
+/// [`HZB_TILE`]² tile, each level above the largest of 2 × 2 cells below, up to one cell; level `l` is
+/// `width[l] × height[l]` words from `offset[l]`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct HzbParams {
+    pub levels: u32,
+    pub width: [u32; HZB_MAX_LEVELS],
+    pub height: [u32; HZB_MAX_LEVELS],
+    pub offset: [u32; HZB_MAX_LEVELS],
+    /// Words in all levels.
+    pub total: u32,
+    pub _pad: [u32; 2],
+}
+
+impl HzbParams {
+    /// The pyramid of a `width_px × height_px` frame.
+    pub fn for_frame(width_px: u32, height_px: u32) -> HzbParams {
+        let mut h = HzbParams::default();
+        let (mut w, mut ht) = (width_px.div_ceil(HZB_TILE).max(1), height_px.div_ceil(HZB_TILE).max(1));
+        loop {
+            let l = h.levels as usize;
+            h.width[l] = w;
+            h.height[l] = ht;
+            h.offset[l] = h.total;
+            h.total += w * ht;
+            h.levels += 1;
+            if (w == 1 && ht == 1) || h.levels as usize == HZB_MAX_LEVELS {
+                break;
+            }
+            (w, ht) = (w.div_ceil(2), ht.div_ceil(2));
+        }
+        h
+    }
+}
+
+/// Indices of the culled modes' counters (`PCV_COUNT_*` in kernels/shared.h).
+pub mod counter {
+    pub const CULLED: usize = 0;
+    pub const OCCLUDED: usize = 1;
+    pub const QUANTIZED: usize = 2;
+    pub const FULL: usize = 3;
+    pub const LIST1: usize = 4;
+    pub const LIST2: usize = 5;
+    /// How many there are.
+    pub const COUNT: usize = 6;
+}
+
+const _: () = assert!(std::mem::size_of::<HzbParams>() == 160);
 const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);
 const _: () = assert!(std::mem::size_of::<GridParams>() == 32);
@@ -112,3 +170,21 @@ const _: () = assert!(std::mem::size_of::<Point>() == 16);
 const _: () = assert!(std::mem::size_of::<Cylinder>() == 68);
 const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 80);
 const _: () = assert!(std::mem::size_of::<SceneParams>() == 24);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pyramid_goes_up_to_one_cell() {
+        let h = HzbParams::for_frame(1920, 1080);
+        assert_eq!((h.width[0], h.height[0]), (480, 270));
+        assert_eq!((h.width[1], h.height[1]), (240, 135));
+        let top = h.levels as usize - 1;
+        assert_eq!((h.width[top], h.height[top]), (1, 1));
+        assert_eq!(h.levels, 10);
+        assert_eq!(h.total, (0..h.levels as usize).map(|l| h.width[l] * h.height[l]).sum::<u32>());
+        let one = HzbParams::for_frame(1, 1);
+        assert_eq!((one.levels, one.total), (1, 1));
+    }
+}

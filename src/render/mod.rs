@@ -75,19 +75,22 @@ pub enum RenderMode {
     /// the sorted points, then a resolve that reads colors of visible points only; ties go to the
     /// smaller index.
     Vis,
-    /// [`RenderMode::Vis`] over batches, skipping batches whose box is outside the view.
+    /// [`RenderMode::Vis`] over batches, drawing only those that can show: outside the view they are
+    /// skipped, and behind what the batches visible last frame drew (two-phase occlusion culling with a
+    /// depth pyramid) too. Exactly the `vis` buffer.
     Culled,
-    /// [`RenderMode::Culled`] with warp-level merging of points that hit the same pixel before the atomic.
-    Dedup,
     /// [`RenderMode::Culled`] reading 4-byte quantized coordinates (3 × 10 bits in the batch's box) for
     /// every batch where they move no point by more than half a pixel. Not the reference's image.
     Quant,
 }
 
 impl RenderMode {
-    /// Every mode, in the order the overlay cycles through them.
-    pub const ALL: [RenderMode; 6] =
-        [RenderMode::Reference, RenderMode::Packed, RenderMode::Vis, RenderMode::Culled, RenderMode::Dedup, RenderMode::Quant];
+    /// Every mode.
+    pub const ALL: [RenderMode; 5] =
+        [RenderMode::Reference, RenderMode::Packed, RenderMode::Vis, RenderMode::Culled, RenderMode::Quant];
+    /// The modes the window's M key cycles through (`packed` is never faster than `vis`: it stays for
+    /// tests and benchmarks).
+    pub const CYCLE: [RenderMode; 4] = [RenderMode::Culled, RenderMode::Quant, RenderMode::Vis, RenderMode::Reference];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -95,7 +98,6 @@ impl RenderMode {
             RenderMode::Packed => "packed",
             RenderMode::Vis => "vis",
             RenderMode::Culled => "culled",
-            RenderMode::Dedup => "dedup",
             RenderMode::Quant => "quant",
         }
     }
@@ -107,31 +109,52 @@ impl RenderMode {
             RenderMode::Reference => &["clear", "depth", "color"],
             RenderMode::Packed => &["clear", "packed", "resolve"],
             RenderMode::Vis => &["clear", "vis", "resolve"],
-            RenderMode::Culled => &["clear", "culled", "resolve"],
-            RenderMode::Dedup => &["clear", "dedup", "resolve"],
-            RenderMode::Quant => &["clear", "quant", "resolve"],
+            RenderMode::Culled | RenderMode::Quant => &["clear", "draw1", "hzb", "draw2", "resolve"],
         }
     }
 
     /// Whether the mode reads the preprocessed (sorted, split, batched) points and a visibility buffer
     /// of (depth << 32 | point index).
     pub fn uses_batches(self) -> bool {
-        matches!(self, RenderMode::Vis | RenderMode::Culled | RenderMode::Dedup | RenderMode::Quant)
+        matches!(self, RenderMode::Vis | RenderMode::Culled | RenderMode::Quant)
     }
 
-    /// The next mode after this one in [`RenderMode::ALL`] (for the overlay's mode key).
+    /// Whether the mode culls batches (and keeps their visibility from frame to frame).
+    pub fn culls(self) -> bool {
+        matches!(self, RenderMode::Culled | RenderMode::Quant)
+    }
+
+    /// The next mode after this one in [`RenderMode::CYCLE`] (for the window's mode key).
     pub fn next(self) -> RenderMode {
-        let i = Self::ALL.iter().position(|&m| m == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
+        let i = Self::CYCLE.iter().position(|&m| m == self).map_or(0, |i| i + 1);
+        Self::CYCLE[i % Self::CYCLE.len()]
     }
 }
 
-/// How the batches of one frame went (the batched modes): culled, read quantized, read at full precision.
+/// How the batches of one frame went (the culled modes): outside the view, hidden (occlusion culling),
+/// drawn from quantized words, drawn at full precision.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct BatchCounts {
     pub culled: u32,
+    pub occluded: u32,
     pub quantized: u32,
     pub full: u32,
+}
+
+impl BatchCounts {
+    pub fn add(&self, o: &BatchCounts) -> BatchCounts {
+        BatchCounts {
+            culled: self.culled + o.culled,
+            occluded: self.occluded + o.occluded,
+            quantized: self.quantized + o.quantized,
+            full: self.full + o.full,
+        }
+    }
+
+    /// Batches drawn.
+    pub fn drawn(&self) -> u32 {
+        self.quantized + self.full
+    }
 }
 
 /// What one frame needs: the camera's matrix and planes, the viewport, the mode and the look.
@@ -201,13 +224,31 @@ impl FrameParams {
     pub fn uniforms(&self) -> FrameUniforms {
         let (bottom, top) = self.look.background.bottom_top();
         FrameUniforms {
-            clip_from_world: self.clip_from_world.to_cols_array(),
+            screen_from_world: screen_from_world(&self.clip_from_world, self.width_px, self.height_px),
             width: self.width_px,
             height: self.height_px,
             clear_color: bottom,
             clear_color_top: top,
         }
     }
+}
+
+/// The viewport folded into `clip_from_world`: row 0 = (row 0 + row 3) · width / 2, row 1 = (row 1 + row
+/// 3) · height / 2, row 2 = (row 2 + row 3) / 2, row 3 unchanged, computed in f64 and rounded once, so
+/// that a point's pixel is row 0 / row 3 and its depth in [0, 1] row 2 / row 3 (column-major, as the
+/// kernels read it).
+pub fn screen_from_world(clip_from_world: &Mat4, width_px: u32, height_px: u32) -> [f32; 16] {
+    let c = clip_from_world.to_cols_array().map(f64::from);
+    let (hw, hh) = (width_px as f64 * 0.5, height_px as f64 * 0.5);
+    let mut s = [0f32; 16];
+    for col in 0..4 {
+        let at = |r: usize| c[4 * col + r];
+        s[4 * col] = ((at(0) + at(3)) * hw) as f32;
+        s[4 * col + 1] = ((at(1) + at(3)) * hh) as f32;
+        s[4 * col + 2] = ((at(2) + at(3)) * 0.5) as f32;
+        s[4 * col + 3] = at(3) as f32;
+    }
+    s
 }
 
 /// Where a frame's colors go: RGBA8 words, row 0 at the bottom, `width × height` of them.
@@ -248,7 +289,7 @@ pub struct FrameStats {
     pub passes: Vec<PassTime>,
     pub total_ms: f64,
     pub points: u64,
-    /// Per-batch decisions of the batched modes that cull (`culled`, `dedup`, `quant`).
+    /// Per-batch decisions of the culled modes (`culled`, `quant`).
     pub batches: Option<BatchCounts>,
 }
 

@@ -4,7 +4,7 @@
 //! asks for. The raster stage leaves its result in one of two shapes:
 //! - `reference`: a 32-bit depth buffer and the colours, written straight into the target;
 //! - every other mode: a 64-bit visibility buffer, depth bits << 32 | payload, where the payload is the
-//!   colour (`packed`) or the winning point's index (`vis`, `culled`, `dedup`, `quant`).
+//!   colour (`packed`) or the winning point's index (`vis`, `culled`, `quant`).
 //!
 //! [`Pass::Splat`] (point size) turns either shape into a fresh visibility buffer (the reference's
 //! payload is its colour), so after it every mode resolves from a visibility buffer; without it the
@@ -32,12 +32,13 @@ pub enum Pass {
     Vis,
     /// [`Pass::Vis`] where each point writes its whole disk (point size by scatter).
     VisDisk,
-    /// [`Pass::Vis`] over batches, culling those outside the view.
-    Culled,
-    /// [`Pass::Culled`] with warp-level merging.
-    Dedup,
-    /// [`Pass::Culled`] reading 10-bit coordinates where precise enough.
-    Quant,
+    /// The culled modes' first phase: the batches visible last frame that lie in the view, drawn.
+    Draw1,
+    /// The culled modes' depth pyramid of what phase 1 drew.
+    Hzb,
+    /// The culled modes' second phase: every batch tested against the view and the pyramid; those that
+    /// may show and were not drawn yet, drawn.
+    Draw2,
     /// Point size: the nearest covering point within the point's disk.
     Splat,
     /// Visibility buffer to colours.
@@ -56,9 +57,9 @@ impl Pass {
             Pass::Packed => "packed",
             Pass::Vis => "vis",
             Pass::VisDisk => "vis-disk",
-            Pass::Culled => "culled",
-            Pass::Dedup => "dedup",
-            Pass::Quant => "quant",
+            Pass::Draw1 => "draw1",
+            Pass::Hzb => "hzb",
+            Pass::Draw2 => "draw2",
             Pass::Splat => "splat",
             Pass::Resolve => "resolve",
             Pass::Edl => "edl",
@@ -80,9 +81,7 @@ pub fn passes(mode: RenderMode, look: &Look) -> Vec<Pass> {
         RenderMode::Reference => p.extend([Pass::Depth, Pass::Color]),
         RenderMode::Packed => p.push(Pass::Packed),
         RenderMode::Vis => p.push(Pass::Vis),
-        RenderMode::Culled => p.push(Pass::Culled),
-        RenderMode::Dedup => p.push(Pass::Dedup),
-        RenderMode::Quant => p.push(Pass::Quant),
+        RenderMode::Culled | RenderMode::Quant => p.extend([Pass::Draw1, Pass::Hzb, Pass::Draw2]),
     }
     if look.splats() {
         p.push(Pass::Splat);
@@ -109,10 +108,10 @@ mod tests {
         assert_eq!(names(RenderMode::Vis, &plain), ["clear", "vis", "resolve"]);
         let full = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), ..plain };
         assert_eq!(names(RenderMode::Reference, &full), ["clear", "depth", "color", "splat", "resolve", "edl"]);
-        assert_eq!(names(RenderMode::Culled, &full), ["clear", "culled", "splat", "resolve", "edl"]);
+        assert_eq!(names(RenderMode::Culled, &full), ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]);
         let scatter = Look { splat: SplatMethod::Scatter, ..full };
         assert_eq!(names(RenderMode::Vis, &scatter), ["clear", "vis-disk", "resolve", "edl"]);
-        assert_eq!(names(RenderMode::Culled, &scatter), ["clear", "culled", "splat", "resolve", "edl"]);
+        assert_eq!(names(RenderMode::Culled, &scatter), ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]);
         let edl_only = Look { edl: Some(Edl::DEFAULT), ..plain };
         assert_eq!(names(RenderMode::Reference, &edl_only), ["clear", "depth", "color", "edl"]);
         assert_eq!(names(RenderMode::Packed, &edl_only), ["clear", "packed", "resolve", "edl"]);

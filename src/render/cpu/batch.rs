@@ -1,41 +1,45 @@
 //! Per-batch decisions, the CPU twin of `kernels/batch.cuh`: the frustum test of a batch's box and
 //! whether its 10-bit quantized coordinates are precise enough this frame.
 //!
-//! Both are conservative. [`batch_culled`]: every corner of the box lies outside one clip plane by a
-//! margin (1e-5 of the corner's clip coordinates' magnitudes) that covers float rounding, so no point
-//! inside passes [`super::project::project`]. [`batch_quantized_ok`]: a point p of the box moves by d
-//! (|d_k| ≤ 0.5001 · scale_k, plus two ulps of the coordinate for the decode); its NDC x moves by
-//! (r0·d − ndc_x · r3·d) / w(p + d), at most Σ_k (|r0_k| + |r3_k|) |d_k| / w_min for a visible point,
-//! where w_min is the smallest clip w over the box; times width / 2 in pixels (likewise y). The batch
-//! is decoded from 10 bits only when that is at most half a pixel (with 1% margin on w_min), and never
-//! when the box reaches w ≤ 0. Same float operations in the same order as the kernel.
-use crate::render::gpu_data::{Batch, FrameUniforms};
+//! All are conservative, and use the rows of the screen matrix ([`super::project`]).
+//! [`batch_occluded`] tests a box against the depth pyramid of occlusion culling ([`super::hzb`]). [`batch_culled`]:
+//! every corner of the box lies outside one of the view's six planes (x < 0, x > width · w, y < 0,
+//! y > height · w, z < 0, z > w) by a margin (1e-5 of the corner's row magnitudes) that covers float
+//! rounding, so no point inside passes [`super::project::project`]. [`batch_quantized_ok`]: a point p
+//! of the box moves by d (|d_k| ≤ 0.5001 · scale_k, plus two ulps of the coordinate for the decode);
+//! its pixel x moves by (r0·d − x · r3·d) / w(p + d), at most Σ_k (|r0_k| + width |r3_k|) |d_k| / w_min
+//! for a point in the view, where w_min is the smallest w over the box (likewise y). The batch is
+//! decoded from 10 bits only when that is at most half a pixel (with 1% margin on w_min), and never when
+//! the box reaches w ≤ 0. Same float operations in the same order as the kernel.
+use crate::render::gpu_data::{Batch, FrameUniforms, HzbParams, HZB_TILE_LOG2};
 
 #[inline(always)]
 fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
     let x = if corner & 1 != 0 { b.max[0] } else { b.min[0] };
     let y = if corner & 2 != 0 { b.max[1] } else { b.min[1] };
     let z = if corner & 4 != 0 { b.max[2] } else { b.min[2] };
-    m[r] * x + m[4 + r] * y + m[8 + r] * z + m[12 + r]
+    super::project::row(m, r, x, y, z)
 }
 
-/// True when no point of the box can pass the projection's clip test (NaN never culls).
+/// True when no point of the box can pass the projection's test (NaN never culls).
 pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
-    let m = &f.clip_from_world;
+    let m = &f.screen_from_world;
+    let (wd, ht) = (f.width as f32, f.height as f32);
     let mut out_all = 0x3fu32;
     for c in 0..8 {
-        let cx = corner_row(m, 0, b, c);
-        let cy = corner_row(m, 1, b, c);
-        let cz = corner_row(m, 2, b, c);
-        let cw = corner_row(m, 3, b, c);
-        let mx = ((cx.abs() + cy.abs()) + (cz.abs() + cw.abs())) * 1e-5;
+        let sx = corner_row(m, 0, b, c);
+        let sy = corner_row(m, 1, b, c);
+        let sz = corner_row(m, 2, b, c);
+        let sw = corner_row(m, 3, b, c);
+        let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
+        let mx = mag * 1e-5;
         let mut out = 0u32;
-        out |= ((cx + -cw) > mx) as u32;
-        out |= (((-cx) + -cw) > mx) as u32 * 2;
-        out |= ((cy + -cw) > mx) as u32 * 4;
-        out |= (((-cy) + -cw) > mx) as u32 * 8;
-        out |= ((cz + -cw) > mx) as u32 * 16;
-        out |= (((-cz) + -cw) > mx) as u32 * 32;
+        out |= (-sx > mx) as u32;
+        out |= ((-wd).mul_add(sw, sx) > mx) as u32 * 2;
+        out |= (-sy > mx) as u32 * 4;
+        out |= ((-ht).mul_add(sw, sy) > mx) as u32 * 8;
+        out |= (-sz > mx) as u32 * 16;
+        out |= ((sz + -sw) > mx) as u32 * 32;
         out_all &= out;
     }
     out_all != 0
@@ -43,29 +47,95 @@ pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
 
 /// Whether decoding this batch from 10 bits moves no point by more than half a pixel this frame.
 pub fn batch_quantized_ok(f: &FrameUniforms, b: &Batch) -> bool {
-    let m = &f.clip_from_world;
+    let m = &f.screen_from_world;
+    let (wd, ht) = (f.width as f32, f.height as f32);
     let mut w_min = m[15];
-    let (mut ax, mut ay) = (0.0f32, 0.0f32);
+    let (mut ex, mut ey) = (0.0f32, 0.0f32);
     for k in 0..3 {
         let r3 = m[4 * k + 3];
         w_min += (r3 * b.min[k]).min(r3 * b.max[k]);
         let mag = b.min[k].abs().max(b.max[k].abs());
         let d = b.scale[k] * 0.5001 + mag * 2.384_185_8e-7; // 2^-22
-        ax += (m[4 * k].abs() + r3.abs()) * d;
-        ay += (m[4 * k + 1].abs() + r3.abs()) * d;
+        ex += (m[4 * k].abs() + wd * r3.abs()) * d;
+        ey += (m[4 * k + 1].abs() + ht * r3.abs()) * d;
     }
-    let w_safe = w_min * 0.99;
-    let ex_px = ax * (f.width as f32 * 0.5);
-    let ey_px = ay * (f.height as f32 * 0.5);
-    let half_w = w_safe * 0.5;
-    w_min > 0.0 && ex_px <= half_w && ey_px <= half_w
+    let half_w = (w_min * 0.99) * 0.5;
+    w_min > 0.0 && ex <= half_w && ey <= half_w
+}
+
+/// How far a computed depth of a point of the box can be from the exact one, twice (a point's and a
+/// corner's; the kernel's `pcv_depth_rounding`): each row is three FMAs rounding by at most u = 2^-24 of
+/// a partial sum, so row r is off by at most 3u S_r (S_r: its terms' magnitudes over the box), the
+/// depth by 3u (S_2 + S_3) / w + 2u; twice that, as 8u (S_2 + S_3) / w_min + 8u.
+pub fn depth_rounding(f: &FrameUniforms, b: &Batch, w_min: f32) -> f32 {
+    let m = &f.screen_from_world;
+    let mut s = m[14].abs() + m[15].abs();
+    for k in 0..3 {
+        let a = b.min[k].abs().max(b.max[k].abs());
+        s += (m[4 * k + 2].abs() + m[4 * k + 3].abs()) * a;
+    }
+    (s / w_min + 1.0) * 4.768_371_6e-7 // 8 * 2^-24
+}
+
+/// True when no point of the box can win a pixel against the depth pyramid `hzb` (the kernel's
+/// `pcv_batch_occluded`): every point lies strictly behind the largest depth under the box's screen
+/// rectangle (its corners' pixels widened by one, read at the finest pyramid level where it spans at
+/// most 8 × 8 cells), its depth bounded below by the smallest corner depth
+/// less the rounding bound [`depth_rounding`]; only for boxes
+/// wholly in front of the camera.
+pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) -> bool {
+    let m = &f.screen_from_world;
+    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    let (mut dmin, mut wmin) = (f32::INFINITY, f32::INFINITY);
+    for c in 0..8 {
+        let sw = corner_row(m, 3, b, c);
+        if sw.is_nan() || sw <= 0.0 {
+            return false;
+        }
+        let inv_w = 1.0 / sw;
+        let sx = corner_row(m, 0, b, c) * inv_w;
+        let sy = corner_row(m, 1, b, c) * inv_w;
+        let d = corner_row(m, 2, b, c) * inv_w;
+        xmin = xmin.min(sx);
+        xmax = xmax.max(sx);
+        ymin = ymin.min(sy);
+        ymax = ymax.max(sy);
+        dmin = dmin.min(d);
+        wmin = wmin.min(sw);
+    }
+    let d_low = dmin + -depth_rounding(f, b, wmin);
+    if d_low.is_nan() || d_low <= 0.0 {
+        return false;
+    }
+    let x0 = (xmin.floor() + -1.0).max(0.0);
+    let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
+    let y0 = (ymin.floor() + -1.0).max(0.0);
+    let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
+    if !(x0 <= x1 && y0 <= y1) {
+        return false;
+    }
+    let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
+    let mut l = 0usize;
+    let t = HZB_TILE_LOG2 as usize;
+    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
+        l += 1;
+    }
+    let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
+    let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
+    let mut hmax = 0u32;
+    for cy in cy0..=cy1 {
+        for cx in cx0..=cx1 {
+            hmax = hmax.max(hzb[(h.offset[l] + cy * h.width[l] + cx) as usize]);
+        }
+    }
+    d_low > f32::from_bits(hmax)
 }
 
 /// Coordinate `k` of a quantized word (x in bits 0–9, y in 10–19, z in 20–29).
 #[inline(always)]
 pub fn dequantize(b: &Batch, word: u32, k: usize) -> f32 {
     let q = (word >> (10 * k)) & 1023;
-    b.min[k] + q as f32 * b.scale[k]
+    (q as f32).mul_add(b.scale[k], b.min[k])
 }
 
 /// A quantized word decoded to a position.
@@ -83,17 +153,18 @@ mod tests {
     use glam::Vec3;
 
     #[test]
-    fn two_to_minus_22() {
+    fn two_to_minus_22_and_minus_21() {
         assert_eq!(2.384_185_8e-7f32, (2.0f32).powi(-22));
+        assert_eq!(4.768_371_6e-7f32, (2.0f32).powi(-21));
     }
 
     /// Screen position in pixels (f64, unrounded) of a point the projection keeps.
     fn screen(f: &FrameUniforms, p: [f32; 3]) -> Option<(f64, f64)> {
         super::super::project::project(f, p)?;
-        let m = f.clip_from_world.map(|v| v as f64);
+        let m = f.screen_from_world.map(|v| v as f64);
         let row = |r: usize| m[r] * p[0] as f64 + m[4 + r] * p[1] as f64 + m[8 + r] * p[2] as f64 + m[12 + r];
-        let (cx, cy, cw) = (row(0), row(1), row(3));
-        Some(((cx / cw + 1.0) * 0.5 * f.width as f64, (cy / cw + 1.0) * 0.5 * f.height as f64))
+        let (sx, sy, sw) = (row(0), row(1), row(3));
+        Some((sx / sw, sy / sw))
     }
 
     /// The quantization bound: wherever a batch is read from 10 bits, no visible point of it moves by

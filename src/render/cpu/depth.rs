@@ -2,6 +2,7 @@
 //! atomic min of its depth bits on its pixel. rayon splits the points; a plain load first skips the
 //! atomic when the point cannot win (the early depth test), which gives the same result.
 use super::project::{project_batch, BATCH, DROPPED};
+use super::simd::with_fma;
 use crate::render::gpu_data::{FrameUniforms, Point};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,7 +12,11 @@ pub const CHUNK_POINTS: usize = 1 << 16;
 
 pub fn depth(f: &FrameUniforms, points: &[Point], depth: &[AtomicU32]) {
     assert_eq!(depth.len(), f.width as usize * f.height as usize, "depth buffer size");
-    points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
+    points.par_chunks(CHUNK_POINTS).for_each(|chunk| depth_chunk(f, chunk, depth));
+}
+
+with_fma! {
+    fn depth_chunk(f: &FrameUniforms, chunk: &[Point], depth: &[AtomicU32]) {
         let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
         for batch in chunk.chunks(BATCH) {
             project_batch(f, batch, &mut index, &mut bits);
@@ -24,5 +29,5 @@ pub fn depth(f: &FrameUniforms, points: &[Point], depth: &[AtomicU32]) {
                 }
             }
         }
-    });
+    }
 }

@@ -14,19 +14,21 @@ pub mod color;
 pub mod culled;
 pub mod depth;
 pub mod edl;
+pub mod hzb;
 pub mod packed;
 pub mod post;
 pub mod preprocess;
 pub mod project;
-pub mod quant;
 pub mod rng;
 pub mod scene;
+pub mod simd;
 pub mod splat;
 pub mod vis;
 
 use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
-use super::{FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
+use crate::render::gpu_data::HzbParams;
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use glam::Mat4;
@@ -66,6 +68,10 @@ pub struct CpuRasterizer {
     vis: Vec<AtomicU64>,
     /// The splat's output, swapped with `vis` after each splat.
     vis_out: Vec<AtomicU64>,
+    /// The culled modes: one byte a batch, whether it was visible last frame.
+    visible: Vec<u8>,
+    /// The culled modes' depth pyramid.
+    hzb: Vec<u32>,
     last: Option<LastFrame>,
 }
 
@@ -110,7 +116,9 @@ impl CpuRasterizer {
         }
         if self.prepared.is_none() {
             let t = Instant::now();
-            self.prepared = Some(Arc::new(preprocess::prepare(points)));
+            let prepared = preprocess::prepare(points);
+            self.visible = vec![0; prepared.batches.len()];
+            self.prepared = Some(Arc::new(prepared));
             self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         }
         Ok(self.prepared.clone().unwrap_or_default())
@@ -180,7 +188,8 @@ impl Rasterizer for CpuRasterizer {
             _ => Final::VisIndex,
         };
         let mut passes = Vec::with_capacity(plan.len());
-        let mut batches = None;
+        let mut batches: Option<BatchCounts> = None;
+        let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let t0 = Instant::now();
         let no_prep = || RenderError::NotUploaded;
         for pass in plan {
@@ -196,13 +205,24 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Packed => packed::packed(&f, &points, &self.vis),
                 Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
-                Pass::Culled | Pass::Dedup | Pass::Quant => {
+                Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
-                    batches = Some(match pass {
-                        Pass::Culled => culled::culled(&f, &p.batches, &p.positions, &self.vis),
-                        Pass::Dedup => culled::culled_dedup(&f, &p.batches, &p.positions, &self.vis),
-                        _ => quant::quant(&f, &p.batches, &p.quant, &p.positions, &self.vis),
-                    });
+                    let quant = frame.mode == RenderMode::Quant;
+                    let list1 = culled::phase1(&f, &p.batches, &self.visible);
+                    batches = Some(culled::raster_list(&f, &p.batches, &list1, &p.positions, &p.quant, quant, &self.vis));
+                }
+                Pass::Hzb => {
+                    self.hzb.resize(hzb_params.total as usize, 0);
+                    let vis = &self.vis;
+                    let depth = |i: usize| (vis[i].load(Ordering::Relaxed) >> 32) as u32;
+                    hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                }
+                Pass::Draw2 => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    let quant = frame.mode == RenderMode::Quant;
+                    let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
+                    let drawn = culled::raster_list(&f, &p.batches, &list2, &p.positions, &p.quant, quant, &self.vis);
+                    batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {

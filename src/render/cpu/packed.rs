@@ -4,6 +4,7 @@
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::project::{project_batch, BATCH, DROPPED};
+use super::simd::with_fma;
 use crate::render::gpu_data::{FrameUniforms, Point};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +19,11 @@ pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
 
 pub fn packed(f: &FrameUniforms, points: &[Point], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    points.par_chunks(CHUNK_POINTS).for_each(|chunk| {
+    points.par_chunks(CHUNK_POINTS).for_each(|chunk| packed_chunk(f, chunk, vis));
+}
+
+with_fma! {
+    fn packed_chunk(f: &FrameUniforms, chunk: &[Point], vis: &[AtomicU64]) {
         let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
         for batch in chunk.chunks(BATCH) {
             project_batch(f, batch, &mut index, &mut bits);
@@ -32,7 +37,7 @@ pub fn packed(f: &FrameUniforms, points: &[Point], vis: &[AtomicU64]) {
                 }
             }
         }
-    });
+    }
 }
 
 pub fn packed_resolve(vis: &[AtomicU64], color: &mut [u32]) {

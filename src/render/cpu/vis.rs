@@ -7,6 +7,7 @@ use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::project::project;
 use super::post::view_distance;
+use super::simd::with_fma;
 use crate::render::gpu_data::{FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,12 +35,15 @@ pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u32, vis: &[AtomicU64]
 pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
-    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| {
-        let base = c * CHUNK_POINTS;
+    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_chunk(f, chunk, c * CHUNK_POINTS, vis));
+}
+
+with_fma! {
+    fn vis_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], base: usize, vis: &[AtomicU64]) {
         for (j, &p) in chunk.iter().enumerate() {
             vis_point(f, p, (base + j) as u32, vis);
         }
-    });
+    }
 }
 
 pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: &mut [u32]) {
@@ -60,12 +64,16 @@ pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: 
 pub fn vis_disk(f: &FrameUniforms, u: &PostUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
-    let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
-    let n2 = (u.splat_diameter_px * u.splat_diameter_px) as i32;
-    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| {
+    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_disk_chunk(f, u, chunk, c * CHUNK_POINTS, vis));
+}
+
+with_fma! {
+    fn vis_disk_chunk(f: &FrameUniforms, u: &PostUniforms, chunk: &[[f32; 3]], base: usize, vis: &[AtomicU64]) {
+        let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
+        let n2 = (u.splat_diameter_px * u.splat_diameter_px) as i32;
         for (j, &pos) in chunk.iter().enumerate() {
             let Some(p) = project(f, pos) else { continue };
-            let v = (p.depth_bits as u64) << 32 | (c * CHUNK_POINTS + j) as u64;
+            let v = (p.depth_bits as u64) << 32 | (base + j) as u64;
             let dm2 = if u.splat_diameter_px == 0 && p.depth_bits < FAR_DEPTH_BITS {
                 let dm = u.adaptive_px_at_1m / view_distance(u, p.depth_bits);
                 dm * dm
@@ -93,7 +101,7 @@ pub fn vis_disk(f: &FrameUniforms, u: &PostUniforms, positions: &[[f32; 3]], vis
                 }
             }
         }
-    });
+    }
 }
 
 /// The depth bits of a visibility buffer (the high 32 bits of each word).

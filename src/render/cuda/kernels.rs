@@ -15,7 +15,7 @@
 //! touches with the other arguments (each line's doc says what), and states it in a `// SAFETY:` line.
 use super::context::cuda_error;
 use super::modules::{Function, KernelTable, BLOCK_SIZE};
-use crate::render::gpu_data::{FrameUniforms, GridParams, PostUniforms, SceneParams};
+use crate::render::gpu_data::{FrameUniforms, GridParams, HzbParams, PostUniforms, SceneParams};
 use crate::render::RenderError;
 use cudarc::driver::{result, sys, CudaStream};
 use std::ffi::c_void;
@@ -47,6 +47,11 @@ pub fn per_item(f: Function, items: u64) -> u32 {
 /// Blocks for a pass with one block per batch (grid-stride over batches).
 pub fn per_batch(f: Function, num_batches: u32) -> u32 {
     (num_batches as u64).clamp(1, cap(f)) as u32
+}
+
+/// One block (a kernel that loops over all its work in one block).
+pub fn single(_f: Function, _: ()) -> u32 {
+    1
 }
 
 /// Blocks for a pass with one block per 16 × 16 pixel tile of a `(width, height)` frame.
@@ -167,19 +172,32 @@ kernels! {
     /// 0xffffffff is below the length of `colors`.
     VisResolve vis_resolve = "vis"::"pcv_vis_resolve"(f: FrameUniforms, vis: Ptr, colors: Ptr, color: Ptr)
         grid per_item(f.width as u64 * f.height as u64);
-    /// `batches` holds `num_batches` batches whose `num_points` sum to the points `positions` holds
-    /// (`3 *` that many floats, fewer than 2^32 - 1 points, batch b starting at point
-    /// `b * BATCH_POINTS`), `vis` `f.width * f.height` u64 words and `counters` 3 words.
-    Culled culled = "culled"::"pcv_culled"(f: FrameUniforms, batches: Ptr, num_batches: u32, positions: Ptr, vis: Ptr, counters: Ptr)
-        grid per_batch(num_batches);
-    /// As `culled`.
-    CulledDedup culled_dedup = "culled"::"pcv_culled_dedup"(
-        f: FrameUniforms, batches: Ptr, num_batches: u32, positions: Ptr, vis: Ptr, counters: Ptr
+    /// `batches` and `visible` hold `num_batches` batches and bytes, `list` room for `num_batches` words
+    /// and `counters` `counter::COUNT` words.
+    CullPhase1 cull_phase1 = "culled"::"pcv_cull_phase1"(f: FrameUniforms, batches: Ptr, num_batches: u32, visible: Ptr, list: Ptr, counters: Ptr)
+        grid per_item(num_batches as u64);
+    /// As `cull_phase1`, and `hzb` holds `h.total` words of `h`'s pyramid for this frame's size.
+    CullPhase2 cull_phase2 = "culled"::"pcv_cull_phase2"(
+        f: FrameUniforms, h: HzbParams, batches: Ptr, num_batches: u32, visible: Ptr, hzb: Ptr, list: Ptr, counters: Ptr
+    ) grid per_item(num_batches as u64);
+    /// `list` holds `*count` batch indices below the length of `batches` (`count` points into
+    /// `counters`, which holds `counter::COUNT` words); those batches' points (batch b from point
+    /// `b * BATCH_POINTS`, `num_points` of them) have 3 floats each in `positions` (fewer than 2^32 - 1
+    /// points) and one word each in `quant`; `vis` holds `f.width * f.height` u64 words; `num_batches` is
+    /// the length of `batches`.
+    RasterList raster_list = "culled"::"pcv_raster_list"(
+        f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
-    /// As `culled`, and `quant` holds one word per point.
-    Quant quant = "quant"::"pcv_quant"(
-        f: FrameUniforms, batches: Ptr, num_batches: u32, quant: Ptr, positions: Ptr, vis: Ptr, counters: Ptr
+    /// As `raster_list`.
+    RasterListQuant raster_list_quant = "culled"::"pcv_raster_list_quant"(
+        f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
+    /// `depth` holds `width * height * stride` u32 words (stride 1 or 2) and `hzb` `h.total` words, `h`
+    /// being the pyramid of a `width × height` frame.
+    HzbTiles hzb_tiles = "hzb"::"pcv_hzb_tiles"(h: HzbParams, width: u32, height: u32, depth: Ptr, stride: u32, hzb: Ptr)
+        grid per_tile((width, height));
+    /// `hzb` holds `h.total` words whose level 0 is built.
+    HzbUp hzb_up = "hzb"::"pcv_hzb_up"(h: HzbParams, hzb: Ptr) grid single(());
     /// `vis` and `out` hold `u.width * u.height` u64 words each and do not overlap.
     Splat splat = "splat"::"pcv_splat"(u: PostUniforms, vis: Ptr, out: Ptr) grid per_tile((u.width, u.height));
     /// `depth` and `color` hold `u.width * u.height` u32 words, `out` as many u64 words (not overlapping).

@@ -37,7 +37,7 @@ use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::{Batch, Point};
+use crate::render::gpu_data::{counter, Batch, HzbParams, Point};
 use preprocess::DevicePrepared;
 use context::cuda_error;
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -82,6 +82,8 @@ pub struct CudaRasterizer {
     vis: Option<DeviceBuffer<u64>>,
     /// The splat's output, swapped with `vis` after each splat.
     vis_out: Option<DeviceBuffer<u64>>,
+    /// The culled modes' depth pyramid.
+    hzb: Option<DeviceBuffer<u32>>,
     color: Option<DeviceBuffer<u32>>,
     /// The batched passes' counters: culled, quantized, full-precision batches.
     counters: DeviceBuffer<u32>,
@@ -102,7 +104,7 @@ impl CudaRasterizer {
         let kernels = KernelTable::load(&ctx, &info)?;
         let stream = ctx.new_stream().map_err(cuda_error("cuStreamCreate"))?;
         let timer = PassTimer::new(&ctx, MAX_PASSES)?;
-        let counters = DeviceBuffer::alloc(&ctx, 3, "the batch counters")?;
+        let counters = DeviceBuffer::alloc(&ctx, counter::COUNT, "the batch counters")?;
         Ok(Self {
             points: None,
             prepared: Err("no points uploaded".into()),
@@ -111,6 +113,7 @@ impl CudaRasterizer {
             depth: None,
             vis: None,
             vis_out: None,
+            hzb: None,
             color: None,
             counters,
             timer,
@@ -362,6 +365,11 @@ impl Rasterizer for CudaRasterizer {
             true => Self::frame_buffer(&mut self.vis_out, &self.ctx, n, "the point-size buffer")?,
             false => 0,
         };
+        let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
+        let hzb_ptr = match frame.mode.culls() {
+            true => Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?,
+            false => 0,
+        };
         let mut holds = match frame.mode {
             RenderMode::Reference => Final::Depth,
             RenderMode::Packed => Final::VisColor,
@@ -417,27 +425,31 @@ impl Rasterizer for CudaRasterizer {
                     let p = prep.ok_or_else(no_prep)?;
                     unsafe { kernels::vis_disk(k, stream, f, u, p.positions.ptr(), num_points, vis_ptr) }?
                 }
-                Pass::Culled | Pass::Dedup => {
+                // The culled modes: `visible` holds a byte and `list` a word per batch; `hzb` the pyramid
+                // of this frame's size; the lists' counts live in `counters`.
+                Pass::Draw1 | Pass::Draw2 => {
                     let p = prep.ok_or_else(no_prep)?;
-                    let (b, nb, pos) = (p.batches.ptr(), p.num_batches(), p.positions.ptr());
-                    match pass {
-                        Pass::Culled => unsafe {
-                            kernels::culled(k, stream, f, b, nb, pos, vis_ptr, counts_ptr)
+                    let (b, nb, pos, visible, list) = (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
+                    let count = if pass == Pass::Draw1 {
+                        unsafe { kernels::cull_phase1(k, stream, f, b, nb, visible, list, counts_ptr) }?;
+                        counts_ptr + 4 * counter::LIST1 as u64
+                    } else {
+                        unsafe { kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr) }?;
+                        counts_ptr + 4 * counter::LIST2 as u64
+                    };
+                    match frame.mode {
+                        RenderMode::Quant => unsafe {
+                            kernels::raster_list_quant(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
                         }?,
                         _ => unsafe {
-                            kernels::culled_dedup(k, stream, f, b, nb, pos, vis_ptr, counts_ptr)
+                            kernels::raster_list(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
                         }?,
                     }
                 }
-                Pass::Quant => {
-                    let p = prep.ok_or_else(no_prep)?;
-                    let (b, nb, q, pos) = (
-                        p.batches.ptr(),
-                        p.num_batches(),
-                        p.quant.ptr(),
-                        p.positions.ptr(),
-                    );
-                    unsafe { kernels::quant(k, stream, f, b, nb, q, pos, vis_ptr, counts_ptr) }?
+                Pass::Hzb => {
+                    let (w, h) = (frame.width_px, frame.height_px);
+                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr + 4, 2, hzb_ptr) }?;
+                    unsafe { kernels::hzb_up(k, stream, hzb_params, hzb_ptr) }?;
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {
@@ -468,16 +480,14 @@ impl Rasterizer for CudaRasterizer {
         }
         let names: Vec<&'static str> = plan.iter().map(|p| p.name()).collect();
         let (passes, total_ms) = timer.finish(&names)?;
-        let batches = if plan
-            .iter()
-            .any(|p| matches!(p, Pass::Culled | Pass::Dedup | Pass::Quant))
-        {
-            let mut c = [0u32; 3];
+        let batches = if frame.mode.culls() {
+            let mut c = [0u32; counter::COUNT];
             self.counters.read_at(stream, 0, &mut c)?;
             Some(BatchCounts {
-                culled: c[0],
-                quantized: c[1],
-                full: c[2],
+                culled: c[counter::CULLED],
+                occluded: c[counter::OCCLUDED],
+                quantized: c[counter::QUANTIZED],
+                full: c[counter::FULL],
             })
         } else {
             None

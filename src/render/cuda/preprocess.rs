@@ -34,6 +34,10 @@ pub struct DevicePrepared {
     pub quant: DeviceBuffer<u32>,
     /// `order[i]`: the index, in the uploaded cloud, of sorted point i (for picking).
     pub order: DeviceBuffer<u32>,
+    /// The culled modes: one byte a batch, whether it was visible last frame (0 at upload).
+    pub visible: DeviceBuffer<u8>,
+    /// The culled modes: room for a list of every batch.
+    pub list: DeviceBuffer<u32>,
 }
 
 impl DevicePrepared {
@@ -105,6 +109,9 @@ pub fn preprocess(
     let num_batches = n.div_ceil(BATCH_POINTS as u64) as u32;
     let batches = DeviceBuffer::<Batch>::alloc(ctx, num_batches as usize, "the batches")?;
     let quant = DeviceBuffer::<u32>::alloc(ctx, n as usize, "the quantized coordinates")?;
+    let mut visible = DeviceBuffer::<u8>::alloc(ctx, num_batches as usize, "the batches' visibility")?;
+    visible.zero(stream)?;
+    let list = DeviceBuffer::<u32>::alloc(ctx, num_batches as usize, "the list of batches to draw")?;
     // SAFETY: `sorted` holds `n` points, `positions` 3n floats, `colors` n words.
     unsafe { kernels::split(table, stream, n, sorted.ptr(), positions.ptr(), colors.ptr()) }?;
     // SAFETY: `positions` holds 3n floats and `batches` ceil(n / BATCH_POINTS) batches.
@@ -116,7 +123,7 @@ pub fn preprocess(
     stream.synchronize().map_err(cuda_error("preprocessing (split, batch bounds, quantize)"))?;
     Ok(Preprocessed {
         points: sorted,
-        prepared: Ok(DevicePrepared { positions, colors, batches, quant, order }),
+        prepared: Ok(DevicePrepared { positions, colors, batches, quant, order, visible, list }),
         elapsed_ms: t.elapsed().as_secs_f64() * 1e3,
     })
 }

@@ -1,0 +1,83 @@
+//! One frame on the screen: the pixel surface, rendering into it, and showing it.
+//!
+//! How it works: [`Surface`] is the pixel buffer of the current framebuffer size and, on the CUDA
+//! backend, its registration with CUDA. [`Surface::render`] renders a frame into it: the CPU backend
+//! into a host buffer then copied into the pixel buffer; the CUDA backend straight into the pixel
+//! buffer, mapped for the duration of the render and unmapped before GL reads it. Where CUDA cannot
+//! register the GL buffer (the GL driver is not NVIDIA's: Mesa, a remote X server), the CUDA backend
+//! renders into host memory and takes the CPU backend's path, and the panel says why. The pixel buffer
+//! keeps the last rendered frame, so the panel can be redrawn over it without rendering the points
+//! again. Fields drop in declaration order: the registration is released before the buffer it names
+//! is deleted.
+use crate::display::blit::PixelSurface;
+use crate::display::interop::GlBufferRegistration;
+use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, Target, CLEAR_COLOR};
+use crate::viewer::ViewerError;
+use std::rc::Rc;
+
+/// The pixel surface of the current size.
+pub struct Surface {
+    registration: Option<GlBufferRegistration>,
+    pub pixels: PixelSurface,
+    /// The CPU backend's frame (empty on the CUDA backend).
+    host_px: Vec<u32>,
+}
+
+impl Surface {
+    /// Makes the GL objects and, on the CUDA backend when `allow_interop`, registers the pixel buffer.
+    /// A registration that fails is returned as the second value: the surface then takes the host path.
+    pub fn new(
+        gl: &Rc<glow::Context>,
+        width_px: u32,
+        height_px: u32,
+        rasterizer: &mut dyn Rasterizer,
+        allow_interop: bool,
+    ) -> Result<(Surface, Option<RenderError>), ViewerError> {
+        let pixels = PixelSurface::new(gl.clone(), width_px, height_px)?;
+        let (registration, interop_error) = match rasterizer.as_cuda() {
+            Some(cuda) if allow_interop => match GlBufferRegistration::register(cuda, pixels.pbo_name()) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e)),
+            },
+            _ => (None, None),
+        };
+        let host_px = if registration.is_some() { Vec::new() } else { vec![CLEAR_COLOR; pixels.num_pixels()] };
+        Ok((Surface { registration, pixels, host_px }, interop_error))
+    }
+
+    pub fn uses_interop(&self) -> bool {
+        self.registration.is_some()
+    }
+
+    /// Renders `frame` into the pixel buffer.
+    pub fn render(&mut self, rasterizer: &mut dyn Rasterizer, frame: &FrameParams) -> Result<FrameStats, ViewerError> {
+        match &mut self.registration {
+            Some(registration) => {
+                let mapped = registration.map().map_err(ViewerError::Interop)?;
+                let needed_bytes = frame.num_pixels() * 4;
+                if mapped.size_bytes() < needed_bytes {
+                    return Err(ViewerError::MappedSize { got_bytes: mapped.size_bytes(), needed_bytes });
+                }
+                let target = Target::Device { ptr: mapped.device_ptr(), len_px: frame.num_pixels() };
+                let stats = rasterizer.render(frame, target)?;
+                // Unmap before GL reads the buffer.
+                drop(mapped);
+                Ok(stats)
+            }
+            None => {
+                let stats = rasterizer.render(frame, Target::Host(&mut self.host_px))?;
+                self.pixels.upload_host(&self.host_px)?;
+                Ok(stats)
+            }
+        }
+    }
+}
+
+/// How frames reach the window, in words for the panel.
+pub fn pixel_path(surface: &Surface, interop_fallback: Option<&str>) -> String {
+    match (surface.uses_interop(), interop_fallback) {
+        (true, _) => "CUDA writes the GL pixel buffer (interop)".to_string(),
+        (false, Some(why)) => format!("host memory -> GL pixel buffer: {why}"),
+        (false, None) => "host memory -> GL pixel buffer".to_string(),
+    }
+}

@@ -1,0 +1,309 @@
+//! Picked points: what lies under the cursor, in the file's own terms.
+//!
+//! How it works: the rasterizer's pick ([`Rasterizer::pick`]) returns the nearest point of the last
+//! frame around a pixel: its local position and, in the visibility-buffer modes, its index in the
+//! uploaded cloud. [`PickedPoint::describe`] turns that into what a person asks for: the position in
+//! the file's coordinates (origin + local, in f64 — for LAS/LAZ snapped to the file's scale grid,
+//! `offset + round((x − offset) / scale) · scale`, which is exactly the value the file stores and
+//! `pcv info` computes, since the f32 local position is far finer than the grid for any tile), the
+//! file it came from, and its intensity, classification and RGB where that file had them.
+//! [`Picker`] is the pick as the viewer's update step sees it (pixels from the top-left), so tests can
+//! stand in for the rasterizer; [`RasterPicker`] is the real one.
+use crate::cloud::formats::Format;
+use crate::cloud::PointCloud;
+use crate::render::{PickHit, Rasterizer};
+use glam::{DVec3, Vec2, Vec3};
+use std::collections::HashMap;
+
+/// Pixels around the cursor a click searches for a point.
+pub const CLICK_RADIUS_PX: u32 = 6;
+
+/// Picks points of the last frame.
+pub trait Picker {
+    /// The nearest point drawn within `radius_px` of `at_px` (framebuffer pixels from the top-left).
+    fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit>;
+}
+
+/// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as
+/// "nothing there" and are kept for the panel.
+pub struct RasterPicker<'a> {
+    pub rasterizer: &'a mut dyn Rasterizer,
+    pub size_px: (u32, u32),
+    /// Whether a frame of this size was rendered (nothing to pick before).
+    pub valid: bool,
+    pub error: Option<String>,
+}
+
+impl Picker for RasterPicker<'_> {
+    fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+        let (w, h) = self.size_px;
+        let inside = at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32;
+        if !(self.valid && inside) {
+            return None;
+        }
+        // GLFW counts rows from the top, the frame from the bottom.
+        let x = at_px.x as u32;
+        let y = h - 1 - (at_px.y as u32).min(h - 1);
+        match self.rasterizer.pick(x, y, radius_px) {
+            Ok(hit) => hit,
+            Err(e) => {
+                self.error = Some(e.to_string());
+                None
+            }
+        }
+    }
+}
+
+/// A [`Picker`] as the camera controllers' depth probe.
+pub struct ProbeOf<'a>(pub &'a mut dyn Picker);
+
+impl crate::camera::DepthProbe for ProbeOf<'_> {
+    fn probe(&mut self, at_px: Vec2, radius_px: u32) -> Option<Vec3> {
+        self.0.pick(at_px, radius_px).map(|h| h.position)
+    }
+}
+
+/// A picked point, described.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickedPoint {
+    /// Local position (what the camera works in).
+    pub local: Vec3,
+    /// Position in the file's coordinates.
+    pub file: DVec3,
+    /// Whether `file` was snapped to the file's LAS scale grid.
+    pub snapped: bool,
+    /// Index in the full cloud (all layers), where the mode knows it.
+    pub index: Option<u64>,
+    /// The file it came from, and its format.
+    pub source: Option<(String, Format)>,
+    pub intensity: Option<f32>,
+    pub classification: Option<u8>,
+    pub rgb: Option<[u8; 3]>,
+}
+
+impl PickedPoint {
+    /// One line for the status bar.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z));
+        if let Some(c) = self.classification {
+            s.push_str(&format!("  class {c} ({})", class_name(c)));
+        }
+        if let Some(i) = self.intensity {
+            s.push_str(&format!("  intensity {i}"));
+        }
+        s
+    }
+
+    /// The lines the panel shows: position; file and point number; class and intensity; colour.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = vec![format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
+        let mut from = Vec::new();
+        if let Some((label, format)) = &self.source {
+            let name = std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label);
+            from.push(format!("{name} ({format})"));
+        }
+        if let Some(i) = self.index {
+            from.push(format!("point #{i}"));
+        }
+        if !from.is_empty() {
+            v.push(from.join("  "));
+        }
+        let mut attrs = Vec::new();
+        if let Some(c) = self.classification {
+            attrs.push(format!("class {c} {}", class_name(c)));
+        }
+        if let Some(i) = self.intensity {
+            attrs.push(format!("intensity {i}"));
+        }
+        if !attrs.is_empty() {
+            v.push(attrs.join("  "));
+        }
+        if let Some([r, g, b]) = self.rgb {
+            v.push(format!("rgb {r} {g} {b}"));
+        }
+        v
+    }
+}
+
+/// A coordinate with millimetres (more where the value has them, as LAS files with finer scales do).
+pub fn fmt_coord(v: f64) -> String {
+    for decimals in 3..=9 {
+        let s = format!("{v:.decimals$}");
+        if s.parse::<f64>().ok() == Some(v) {
+            return s;
+        }
+    }
+    format!("{v:.6}")
+}
+
+/// The ASPRS name of a classification code.
+pub fn class_name(code: u8) -> &'static str {
+    match code {
+        0 => "never classified",
+        1 => "unassigned",
+        2 => "ground",
+        3 => "low vegetation",
+        4 => "medium vegetation",
+        5 => "high vegetation",
+        6 => "building",
+        7 => "low point (noise)",
+        8 => "model key point",
+        9 => "water",
+        10 => "rail",
+        11 => "road surface",
+        12 => "overlap",
+        13 => "wire guard",
+        14 => "wire conductor",
+        15 => "transmission tower",
+        16 => "wire connector",
+        17 => "bridge deck",
+        18 => "high noise",
+        _ => "user-defined",
+    }
+}
+
+/// A LAS file's scale and offset per axis.
+pub type Grid = ([f64; 3], [f64; 3]);
+
+/// LAS scale grids by file, read once from the files' headers.
+#[derive(Debug, Default)]
+pub struct ScaleGrids {
+    by_label: HashMap<String, Option<Grid>>,
+}
+
+impl ScaleGrids {
+    /// The scale and offset of the LAS/LAZ file `label` (its path), if it is one and is readable.
+    pub fn grid(&mut self, label: &str, format: Format) -> Option<Grid> {
+        if !matches!(format, Format::Las | Format::Laz) {
+            return None;
+        }
+        *self.by_label.entry(label.to_string()).or_insert_with(|| {
+            let bytes = crate::cloud::load::FileBytes::open(std::path::Path::new(label)).ok()?;
+            let h = crate::cloud::formats::las::parse_header(bytes.bytes()).ok()?;
+            Some((h.scale, h.offset))
+        })
+    }
+}
+
+/// `v` on the grid `offset + k · scale`.
+pub fn snap(v: f64, scale: f64, offset: f64) -> f64 {
+    ((v - offset) / scale).round() * scale + offset
+}
+
+/// Describes `hit` on `cloud` (the full cloud; `full_index` maps the uploaded cloud's index to it).
+pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grids: &mut ScaleGrids) -> PickedPoint {
+    let mut p = PickedPoint {
+        local: hit.position,
+        file: cloud.to_source(hit.position),
+        snapped: false,
+        index: full_index,
+        source: None,
+        intensity: None,
+        classification: None,
+        rgb: None,
+    };
+    let Some(attrs) = cloud.attributes.as_ref() else { return p };
+    let Some(i) = full_index.filter(|&i| i < cloud.points.len() as u64) else { return p };
+    let Some(span) = attrs.sources.iter().find(|s| s.points.contains(&i)) else { return p };
+    p.source = Some((span.label.clone(), span.format));
+    if let Some((scale, offset)) = grids.grid(&span.label, span.format) {
+        p.file = DVec3::new(snap(p.file.x, scale[0], offset[0]), snap(p.file.y, scale[1], offset[1]), snap(p.file.z, scale[2], offset[2]));
+        p.snapped = true;
+    }
+    let iu = i as usize;
+    if span.has_intensity {
+        p.intensity = attrs.intensity.as_ref().and_then(|v| v.get(iu)).copied();
+    }
+    if span.has_classification {
+        p.classification = attrs.classification.as_ref().and_then(|v| v.get(iu)).copied();
+    }
+    if span.has_rgb {
+        let rgba = match &attrs.loaded_rgba {
+            Some(saved) => saved.get(iu).copied(),
+            None if attrs.mode == crate::cloud::attributes::ColorMode::Rgb => cloud.points.get(iu).map(|q| q.rgba),
+            None => None,
+        };
+        p.rgb = rgba.map(|c| [c[0], c[1], c[2]]);
+    }
+    p
+}
+
+/// Two picked points: the distance between them and its horizontal and vertical parts (along `up`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Distance {
+    pub total_m: f64,
+    pub horizontal_m: f64,
+    pub vertical_m: f64,
+}
+
+pub fn distance(a: &PickedPoint, b: &PickedPoint, up: Vec3) -> Distance {
+    let d = b.file - a.file;
+    let up = up.as_dvec3();
+    let vertical = d.dot(up);
+    Distance { total_m: d.length(), horizontal_m: (d - up * vertical).length(), vertical_m: vertical }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::attributes::{Attributes, ColorMode, SourceSpan};
+    use crate::cloud::Point;
+    use std::sync::Arc;
+
+    fn cloud() -> PointCloud {
+        let points = vec![Point::new([1.0, 2.0, 3.0], [10, 20, 30, 255]), Point::new([-1.0, 0.5, 0.25], [1, 2, 3, 255])];
+        let mut c = PointCloud::from_points(points, DVec3::new(500_000.0, 4_000_000.0, 100.0), "t");
+        c.attributes = Some(Arc::new(Attributes {
+            intensity: Some(vec![7.0, 300.0]),
+            classification: Some(vec![2, 6]),
+            has_rgb: true,
+            sources: vec![
+                SourceSpan { label: "a.ply".into(), format: Format::Ply, points: 0..1, has_rgb: true, has_intensity: false, has_classification: false, uniform_rgb: None },
+                SourceSpan { label: "b.las".into(), format: Format::Las, points: 1..2, has_rgb: false, has_intensity: true, has_classification: true, uniform_rgb: None },
+            ],
+            mode: ColorMode::Rgb,
+            loaded_rgba: None,
+            color_note: None,
+        }));
+        c
+    }
+
+    fn hit(position: Vec3) -> PickHit {
+        PickHit { pixel: (0, 0), position, point_index: None, depth: 0.5 }
+    }
+
+    #[test]
+    fn points_are_described_by_the_file_they_came_from() {
+        let c = cloud();
+        let mut grids = ScaleGrids::default();
+        let a = describe(&hit(Vec3::new(1.0, 2.0, 3.0)), &c, Some(0), &mut grids);
+        assert_eq!(a.file, DVec3::new(500_001.0, 4_000_002.0, 103.0));
+        assert_eq!(a.source, Some(("a.ply".into(), Format::Ply)));
+        assert_eq!((a.intensity, a.classification, a.rgb), (None, None, Some([10, 20, 30])));
+        // b.las does not exist here: no grid, no snapping; its own attributes.
+        let b = describe(&hit(Vec3::new(-1.0, 0.5, 0.25)), &c, Some(1), &mut grids);
+        assert!(!b.snapped);
+        assert_eq!((b.intensity, b.classification, b.rgb), (Some(300.0), Some(6), None));
+        assert!(b.summary().contains("class 6 (building)") && b.summary().contains("intensity 300"), "{}", b.summary());
+        // Without an index only the position is known.
+        let n = describe(&hit(Vec3::ONE), &c, None, &mut grids);
+        assert_eq!((n.source.clone(), n.intensity), (None, None));
+        let d = distance(&a, &b, Vec3::Z);
+        assert!((d.vertical_m + 2.75).abs() < 1e-9 && (d.horizontal_m - (4.0f64 + 2.25).sqrt()).abs() < 1e-9, "{d:?}");
+        assert!((d.total_m - (4.0f64 + 2.25 + 2.75 * 2.75).sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn snapping_recovers_the_stored_value() {
+        // A LAS x of 123456789 × 0.001 + 500000: read back from f32 local coordinates around an origin.
+        let (scale, offset) = (0.001, 500_000.0);
+        let stored = 123_456_789.0 * scale + offset;
+        let origin = 623_400.0;
+        let local = (stored - origin) as f32;
+        let back = snap(origin + local as f64, scale, offset);
+        assert_eq!(back, stored);
+        assert_eq!(fmt_coord(back), "623456.789");
+        assert_eq!(fmt_coord(1.0), "1.000");
+        assert_eq!(class_name(2), "ground");
+    }
+}

@@ -1,0 +1,128 @@
+//! The viewer's state: everything a frame is drawn from and the panel shows.
+//!
+//! How it works: one [`AppState`] holds the camera and its controllers ([`Navigator`]), the layers
+//! shown ([`Layers`]), the render and colour modes, the picked point and the measurement, bookmarks,
+//! the `--path` flight, the panel's flags, messages and a load in progress. Only
+//! [`super::update`] changes it (from actions and the passing of time); the frame and the panel only
+//! read it.
+use super::layers::Layers;
+use super::loading::Loader;
+use super::messages::Messages;
+use super::pick::{PickedPoint, ScaleGrids};
+use crate::camera::path::CameraPath;
+use crate::camera::{ControllerKind, Navigator, Pose, UpAxis, View};
+use crate::cloud::attributes::ColorMode;
+use crate::render::look::{Edl, Look};
+use crate::render::RenderMode;
+use glam::DVec3;
+
+/// A stored camera.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bookmark {
+    pub pose: Pose,
+    pub up: UpAxis,
+}
+
+/// Bookmark slots (keys 1..9).
+pub const BOOKMARKS: usize = 9;
+
+/// The measurement: up to two picked points.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Measure {
+    /// Clicks measure instead of picking.
+    pub active: bool,
+    pub points: Vec<PickedPoint>,
+}
+
+/// A `--path` flight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathPlayback {
+    pub path: CameraPath,
+    /// Seconds since the path's first keyframe.
+    pub t_s: f64,
+    pub playing: bool,
+    /// The origin the path's eyes are relative to (the cloud's for file coordinates, else 0).
+    pub origin: DVec3,
+}
+
+/// What the panel shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UiState {
+    pub panel: bool,
+    pub help: bool,
+}
+
+/// The viewer's state.
+pub struct AppState {
+    pub nav: Navigator,
+    pub layers: Layers,
+    /// Mouse-look is on (Esc).
+    pub mouselook: bool,
+    pub mode: RenderMode,
+    /// Point size, eye-dome lighting, background.
+    pub look: Look,
+    /// The EDL settings L turns back on.
+    pub edl_memory: Edl,
+    /// The cloud's point spacing, for adaptive point sizes.
+    pub spacing_m: f32,
+    pub color_mode: ColorMode,
+    /// The last standard view asked for (the view key goes on from it).
+    pub view: View,
+    /// Why the up axis is what it is.
+    pub up_reason: String,
+    /// The last clicked point.
+    pub picked: Option<PickedPoint>,
+    /// The point under the cursor.
+    pub hover: Option<PickedPoint>,
+    pub measure: Measure,
+    pub bookmarks: [Option<Bookmark>; BOOKMARKS],
+    pub path: Option<PathPlayback>,
+    pub ui: UiState,
+    pub messages: Messages,
+    pub loader: Option<Loader>,
+    pub grids: ScaleGrids,
+    /// The framebuffer's size (framing fits its aspect).
+    pub size_px: (u32, u32),
+}
+
+impl AppState {
+    pub fn new(nav: Navigator, layers: Layers, mode: RenderMode, look: Look, spacing_m: f32, up_reason: String, size_px: (u32, u32)) -> AppState {
+        let color_mode = crate::cloud::attributes::current_mode(&layers.cloud);
+        AppState {
+            nav,
+            layers,
+            mouselook: false,
+            mode,
+            look,
+            edl_memory: look.edl.unwrap_or(Edl::DEFAULT),
+            spacing_m,
+            color_mode,
+            view: View::Oblique,
+            up_reason,
+            picked: None,
+            hover: None,
+            measure: Measure::default(),
+            bookmarks: [None; BOOKMARKS],
+            path: None,
+            ui: UiState { panel: true, help: false },
+            messages: Messages::default(),
+            loader: None,
+            grids: ScaleGrids::default(),
+            size_px,
+        }
+    }
+
+    /// Width over height of the framebuffer.
+    pub fn aspect(&self) -> f32 {
+        self.size_px.0.max(1) as f32 / self.size_px.1.max(1) as f32
+    }
+
+    pub fn controller(&self) -> ControllerKind {
+        self.nav.active
+    }
+
+    /// Whether something moves without input: a flight playing, a load running.
+    pub fn animating(&self) -> bool {
+        self.path.as_ref().is_some_and(|p| p.playing) || self.loader.is_some()
+    }
+}

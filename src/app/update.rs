@@ -1,0 +1,628 @@
+//! The update step: actions and the passing of time change the state, and say what must happen next.
+//!
+//! How it works: [`apply`] carries out one [`Action`] on the [`AppState`] and [`tick`] moves what
+//! moves by itself (held keys, a `--path` flight, a load, fading messages). Neither touches the
+//! window, the GPU or the disk: what needs them comes back as [`Effects`] — draw again (the points, or
+//! only the panel over the last frame), upload the points again (new colours, layers shown or
+//! hidden), save a screenshot, print the pose, start loading files, switch mouse-look, quit — and the
+//! loop ([`super::run`]) does it. What lies under a pixel comes from a [`Picker`], so tests run the
+//! whole update with a stand-in for the rasterizer.
+use super::layers::Layers;
+use super::loading::{LoadEvent, Loader};
+use super::pick::{describe, PickedPoint, Picker, ProbeOf, CLICK_RADIUS_PX};
+use super::state::{AppState, Bookmark, PathPlayback};
+use crate::camera::{MoveInput, NavCtx, UpAxis};
+use crate::cloud::attributes::{self, ColorMode};
+use crate::input::Action;
+use glam::Vec2;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What the loop must do after an update.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Effects {
+    /// Render the points again (the camera or what is drawn changed).
+    pub redraw_scene: bool,
+    /// Draw the panel again over the last frame.
+    pub redraw_ui: bool,
+    /// Upload the points again ([`Layers::uploaded`]).
+    pub reupload: bool,
+    /// Save a screenshot (`true`: with the panel).
+    pub screenshot: Option<bool>,
+    pub print_pose: bool,
+    pub save_bookmarks: bool,
+    /// Start loading these files (`true`: replace the layers).
+    pub open: Option<(Vec<PathBuf>, bool)>,
+    /// Switch mouse-look to this.
+    pub mouselook: Option<bool>,
+    pub quit: bool,
+}
+
+impl Effects {
+    pub fn merge(&mut self, o: Effects) {
+        self.redraw_scene |= o.redraw_scene;
+        self.redraw_ui |= o.redraw_ui;
+        self.reupload |= o.reupload;
+        self.screenshot = o.screenshot.or(self.screenshot);
+        self.print_pose |= o.print_pose;
+        self.save_bookmarks |= o.save_bookmarks;
+        if o.open.is_some() {
+            self.open = o.open;
+        }
+        self.mouselook = o.mouselook.or(self.mouselook);
+        self.quit |= o.quit;
+    }
+
+    /// Whether the window must draw.
+    pub fn redraw(&self) -> bool {
+        self.redraw_scene || self.redraw_ui || self.reupload
+    }
+
+    fn scene() -> Effects {
+        Effects { redraw_scene: true, ..Default::default() }
+    }
+
+    fn ui() -> Effects {
+        Effects { redraw_ui: true, ..Default::default() }
+    }
+}
+
+/// What an update may read besides the state.
+pub struct UpdateCtx<'a> {
+    pub picker: &'a mut dyn Picker,
+}
+
+/// Picks at `at_px` and describes the point on the full cloud.
+fn pick_at(s: &mut AppState, at_px: Vec2, radius_px: u32, picker: &mut dyn Picker) -> Option<PickedPoint> {
+    let hit = picker.pick(at_px, radius_px)?;
+    let index = hit.point_index.and_then(|i| s.layers.full_index(i));
+    Some(describe(&hit, &s.layers.cloud, index, &mut s.grids))
+}
+
+/// Recolours the full cloud for `mode` along the camera's up axis; whether it changed.
+fn recolor(s: &mut AppState, mode: ColorMode) -> Result<bool, String> {
+    if s.layers.cloud.is_lazy_scene() {
+        return Err("the built-in scene has only its own colors".into());
+    }
+    let up = s.nav.camera.up.vector();
+    let was = attributes::current_mode(&s.layers.cloud);
+    attributes::recolor(&mut s.layers.cloud, mode).map_err(|e| e.to_string())?;
+    let moved = if up != glam::Vec3::Z && (mode == ColorMode::Elevation || was != mode) {
+        attributes::apply_up(&mut s.layers.cloud, up)
+    } else {
+        false
+    };
+    s.color_mode = mode;
+    Ok(was != mode || moved)
+}
+
+/// A new up axis for the colours (elevation ramps); whether the points must be uploaded again.
+fn colors_follow_up(s: &mut AppState, up: UpAxis) -> bool {
+    !s.layers.cloud.is_lazy_scene() && attributes::apply_up(&mut s.layers.cloud, up.vector())
+}
+
+/// Carries out one action.
+pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effects {
+    let aspect = s.aspect();
+    match action {
+        Action::Nav(nav) => {
+            if let Some(p) = s.path.as_mut() {
+                // The person takes over from the flight.
+                p.playing = false;
+            }
+            let size_px = s.size_px;
+            let moved = s.nav.handle(&nav, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.picker) });
+            Effects { redraw_scene: moved, redraw_ui: true, ..Default::default() }
+        }
+        Action::ToggleMouselook => {
+            s.mouselook = !s.mouselook;
+            Effects { mouselook: Some(s.mouselook), redraw_ui: true, ..Default::default() }
+        }
+        Action::Click { at_px } => {
+            let picked = pick_at(s, at_px, CLICK_RADIUS_PX, ctx.picker);
+            match (picked, s.measure.active) {
+                (Some(p), true) => {
+                    if s.measure.points.len() >= 2 {
+                        s.measure.points.clear();
+                    }
+                    s.measure.points.push(p);
+                }
+                (Some(p), false) => s.picked = Some(p),
+                (None, true) => s.messages.info("measure: no point under the cursor"),
+                (None, false) => s.picked = None,
+            }
+            Effects::ui()
+        }
+        Action::Hover { at_px } => {
+            let hover = at_px.and_then(|at| pick_at(s, at, CLICK_RADIUS_PX, ctx.picker));
+            let changed = hover != s.hover;
+            s.hover = hover;
+            Effects { redraw_ui: changed || s.measure.active, ..Default::default() }
+        }
+        Action::FrameAll => {
+            s.nav.camera.frame_all(aspect);
+            Effects::scene()
+        }
+        Action::Reset => {
+            let up_before = s.nav.camera.up;
+            s.nav.camera.reset();
+            let reupload = s.nav.camera.up != up_before && colors_follow_up(s, s.nav.camera.up);
+            s.view = crate::camera::View::Oblique;
+            Effects { redraw_scene: true, reupload, ..Default::default() }
+        }
+        Action::View(v) => {
+            s.view = v;
+            s.nav.camera.set_view(v, aspect);
+            Effects::scene()
+        }
+        Action::NextView => {
+            s.view = s.view.next();
+            s.nav.camera.set_view(s.view, aspect);
+            s.messages.info(format!("{} view", s.view.name()));
+            Effects::scene()
+        }
+        Action::NextUp => {
+            let up = s.nav.camera.up.next();
+            apply(s, Action::SetUp(up), ctx)
+        }
+        Action::SetUp(up) => {
+            s.nav.camera.set_up(up, aspect);
+            s.view = crate::camera::View::Oblique;
+            s.up_reason = format!("{up} (chosen in the window)");
+            s.messages.info(format!("up axis {up}"));
+            let reupload = colors_follow_up(s, up);
+            Effects { redraw_scene: true, reupload, ..Default::default() }
+        }
+        Action::ToggleController => apply(s, Action::SetController(s.nav.active.other()), ctx),
+        Action::SetController(kind) => {
+            s.nav.set_active(kind);
+            s.messages.info(format!("{} controller", kind.name()));
+            Effects::ui()
+        }
+        Action::NextMode => apply(s, Action::SetMode(s.mode.next()), ctx),
+        Action::SetMode(mode) => {
+            s.mode = mode;
+            Effects::scene()
+        }
+        Action::NextColor => {
+            let modes = attributes::available_modes(&s.layers.cloud);
+            if s.layers.cloud.is_lazy_scene() || modes.len() < 2 {
+                s.messages.info("no other color mode for these points");
+                return Effects::ui();
+            }
+            let i = modes.iter().position(|&m| m == s.color_mode).unwrap_or(0);
+            apply(s, Action::SetColor(modes[(i + 1) % modes.len()]), ctx)
+        }
+        Action::SetColor(mode) => match recolor(s, mode) {
+            Ok(changed) => Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() },
+            Err(e) => {
+                s.messages.error(e);
+                Effects::ui()
+            }
+        },
+        Action::PointSizeStep(step) => {
+            let p = s.look.point_size;
+            apply(s, Action::SetPointSize(if step > 0 { p.bigger() } else { p.smaller() }), ctx)
+        }
+        Action::SetPointSize(p) => {
+            let changed = p != s.look.point_size;
+            s.look.point_size = p;
+            s.messages.info(format!("point size {p}"));
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
+        Action::ToggleEdl => {
+            let edl = if s.look.edl.is_some() { None } else { Some(s.edl_memory) };
+            s.messages.info(if edl.is_some() { "eye-dome lighting on" } else { "eye-dome lighting off" });
+            apply(s, Action::SetEdl(edl), ctx)
+        }
+        Action::SetEdl(edl) => {
+            if let Some(e) = edl {
+                s.edl_memory = e;
+            }
+            let changed = edl != s.look.edl;
+            s.look.edl = edl;
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
+        Action::NextBackground => {
+            let b = s.look.background.next();
+            s.messages.info(format!("background {b}"));
+            apply(s, Action::SetBackground(b), ctx)
+        }
+        Action::SetBackground(b) => {
+            let changed = b != s.look.background;
+            s.look.background = b;
+            Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
+        }
+        Action::ToggleMeasure => {
+            s.measure.active = !s.measure.active;
+            s.measure.points.clear();
+            s.messages.info(if s.measure.active { "measure: click two points (T again: off)" } else { "measure off" });
+            Effects::ui()
+        }
+        Action::ClearMeasure => {
+            s.measure.points.clear();
+            s.picked = None;
+            Effects::ui()
+        }
+        Action::Screenshot { with_panel } => Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() },
+        Action::PrintPose => Effects { print_pose: true, redraw_ui: true, ..Default::default() },
+        Action::StoreBookmark(i) => {
+            if let Some(slot) = s.bookmarks.get_mut(i) {
+                *slot = Some(Bookmark { pose: s.nav.camera.pose, up: s.nav.camera.up });
+                s.messages.info(format!("bookmark {} stored (key {} recalls it)", i + 1, i + 1));
+            }
+            Effects::ui()
+        }
+        Action::RecallBookmark(i) => match s.bookmarks.get(i).copied().flatten() {
+            Some(b) => {
+                s.nav.camera.pose = b.pose;
+                let reupload = s.nav.camera.up != b.up && {
+                    s.nav.camera.up = b.up;
+                    colors_follow_up(s, b.up)
+                };
+                Effects { redraw_scene: true, reupload, ..Default::default() }
+            }
+            None => {
+                s.messages.info(format!("bookmark {} is empty: Ctrl+{} stores the view there", i + 1, i + 1));
+                Effects::ui()
+            }
+        },
+        Action::SaveBookmarksAsPath => Effects { save_bookmarks: true, redraw_ui: true, ..Default::default() },
+        Action::TogglePath => match s.path.as_mut() {
+            Some(p) => {
+                if !p.playing && p.t_s >= p.path.duration_s() {
+                    p.t_s = 0.0;
+                }
+                p.playing = !p.playing;
+                Effects::scene()
+            }
+            None => {
+                s.messages.info("no flight to play: start pcv with --path poses.json");
+                Effects::ui()
+            }
+        },
+        Action::ToggleHelp => {
+            s.ui.help = !s.ui.help;
+            Effects::ui()
+        }
+        Action::TogglePanel => {
+            s.ui.panel = !s.ui.panel;
+            Effects::ui()
+        }
+        Action::Open { paths, replace } => {
+            if paths.is_empty() {
+                return Effects::default();
+            }
+            Effects { open: Some((paths, replace)), redraw_ui: true, ..Default::default() }
+        }
+        Action::SetLayerVisible { layer, visible } => {
+            if !s.layers.editable() {
+                return Effects::default();
+            }
+            match s.layers.layers.get_mut(layer) {
+                Some(l) if l.visible != visible => {
+                    l.visible = visible;
+                    Effects { reupload: true, redraw_scene: true, ..Default::default() }
+                }
+                _ => Effects::default(),
+            }
+        }
+        Action::ToggleColorByLayer => {
+            if !s.layers.editable() {
+                return Effects::default();
+            }
+            s.layers.color_by_layer = !s.layers.color_by_layer;
+            Effects { reupload: true, redraw_scene: true, ..Default::default() }
+        }
+        Action::DismissMessages => {
+            s.messages.clear();
+            Effects::ui()
+        }
+        Action::Quit => Effects { quit: true, ..Default::default() },
+    }
+}
+
+/// Starts loading `paths` (errors of an earlier batch go).
+pub fn start_loading(s: &mut AppState, paths: Vec<PathBuf>, replace: bool) {
+    s.messages.clear_errors();
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    s.messages.info(format!("loading {}", names.join(", ")));
+    s.loader = Some(Loader::start(paths, replace));
+}
+
+/// Moves what moves by itself over `dt_s` seconds: held keys, the flight, a load, messages.
+pub fn tick(s: &mut AppState, held: &MoveInput, dt_s: f32, ctx: &mut UpdateCtx<'_>) -> Effects {
+    let mut fx = Effects::default();
+    if held.is_moving() {
+        if let Some(p) = s.path.as_mut() {
+            p.playing = false;
+        }
+        let size_px = s.size_px;
+        fx.redraw_scene |= s.nav.tick(held, dt_s, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.picker) });
+        fx.redraw_ui = true;
+    }
+    if let Some(p) = s.path.as_mut().filter(|p| p.playing) {
+        p.t_s = (p.t_s + dt_s as f64).min(p.path.duration_s());
+        let pose = p.path.sample(p.path.start_s() + p.t_s).to_pose(p.origin);
+        let up = p.path.up;
+        if p.t_s >= p.path.duration_s() {
+            p.playing = false;
+        }
+        s.nav.camera.pose = pose;
+        if let Some(up) = up.filter(|&u| u != s.nav.camera.up) {
+            s.nav.camera.up = up;
+            fx.reupload |= colors_follow_up(s, up);
+        }
+        fx.redraw_scene = true;
+    }
+    fx.merge(poll_loader(s));
+    if s.messages.expire(Instant::now()) {
+        fx.redraw_ui = true;
+    }
+    fx
+}
+
+/// Takes what the loader reports; when its batch ends, adds the loaded files as layers.
+fn poll_loader(s: &mut AppState) -> Effects {
+    let Some(loader) = s.loader.as_mut() else { return Effects::default() };
+    let events = loader.poll();
+    if events.is_empty() {
+        // Elapsed time shows while loading.
+        return Effects::ui();
+    }
+    for e in &events {
+        match e {
+            LoadEvent::Started { .. } => {}
+            LoadEvent::Loaded { path, points, ms } => {
+                s.messages.info(format!("loaded {} ({} points, {:.0} ms)", path.display(), crate::ui::group_thousands(*points), ms))
+            }
+            LoadEvent::Failed { message, .. } => s.messages.error(message.clone()),
+            LoadEvent::Done => {}
+        }
+    }
+    if !loader.finished() {
+        return Effects::ui();
+    }
+    let replace = loader.replace;
+    let clouds = loader.take();
+    s.loader = None;
+    if clouds.is_empty() {
+        return Effects::ui();
+    }
+    let was_builtin = s.layers.cloud.scene.is_some();
+    s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
+    s.spacing_m = crate::cloud::spacing::estimate(&s.layers.cloud);
+    if was_builtin && s.look == crate::render::look::Look::PLAIN {
+        // The built-in scene's look is the prototype's; files get theirs.
+        s.look = crate::render::look::Look::for_cloud(false, &Default::default());
+        s.edl_memory = s.look.edl.unwrap_or(s.edl_memory);
+    }
+    refresh_camera(s, replace || was_builtin);
+    Effects { reupload: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
+}
+
+/// After the layers changed: new bounds for the camera; for a new scene, a new start.
+fn refresh_camera(s: &mut AppState, new_scene: bool) {
+    let cloud = &s.layers.cloud;
+    if new_scene {
+        let opts = crate::camera::StartOptions { aspect: s.aspect(), ..Default::default() };
+        let (cam, reason) = crate::camera::Camera::start(cloud, &opts);
+        s.nav.camera = cam;
+        s.up_reason = reason.0;
+        if s.nav.camera.up != UpAxis::PosZ {
+            colors_follow_up(s, s.nav.camera.up);
+        }
+        s.nav.set_active(crate::camera::ControllerKind::Orbit);
+    } else {
+        let frame_box = crate::camera::framing::framing_box(cloud);
+        s.nav.camera.set_bounds(cloud.bounds, frame_box);
+    }
+    s.picked = None;
+    s.hover = None;
+    s.measure.points.clear();
+}
+
+/// The path file the bookmarks make: one keyframe per bookmark, two seconds apart.
+pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
+    use crate::camera::path::{CameraPath, Keyframe, DEFAULT_STEP_S};
+    use crate::camera::{CameraFrame, PoseArg};
+    let origin = s.layers.cloud.origin;
+    let keyframes: Vec<Keyframe> = s
+        .bookmarks
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, b)| {
+            let text = PoseArg::format(&b.pose, origin);
+            Keyframe { t_s: i as f64 * DEFAULT_STEP_S, pose: PoseArg::parse(&text).unwrap_or(PoseArg { eye: origin, yaw_deg: 0.0, pitch_deg: 0.0 }) }
+        })
+        .collect();
+    (!keyframes.is_empty()).then_some(CameraPath { keyframes, frame: CameraFrame::File, up: Some(s.nav.camera.up) })
+}
+
+/// The flight of `path` over `layers`' cloud, starting at its first keyframe, playing.
+pub fn playback(path: crate::camera::path::CameraPath, layers: &Layers) -> PathPlayback {
+    let origin = path.frame.origin(layers.cloud.origin);
+    PathPlayback { path, t_s: 0.0, playing: true, origin }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
+    use crate::cloud::attributes::{Attributes, SourceSpan};
+    use crate::cloud::formats::Format;
+    use crate::cloud::{Point, PointCloud};
+    use crate::render::{PickHit, RenderMode};
+    use glam::{DVec3, Vec3};
+    use std::sync::Arc;
+
+    /// Stands in for the rasterizer: every pixel shows point `index` at `at`.
+    struct Always {
+        at: Vec3,
+        index: Option<u64>,
+    }
+    impl Picker for Always {
+        fn pick(&mut self, _: Vec2, _: u32) -> Option<PickHit> {
+            Some(PickHit { pixel: (0, 0), position: self.at, point_index: self.index, depth: 0.5 })
+        }
+    }
+
+    fn state() -> AppState {
+        let points: Vec<Point> = (0..1000).map(|i| Point::new([(i % 10) as f32, (i / 100) as f32, (i % 7) as f32 * 0.1], [200; 4])).collect();
+        let n = points.len() as u64;
+        let mut cloud = PointCloud::from_points(points, DVec3::new(1000.0, 2000.0, 0.0), "t.ply");
+        cloud.attributes = Some(Arc::new(Attributes {
+            intensity: Some((0..n).map(|i| i as f32).collect()),
+            has_rgb: true,
+            sources: vec![SourceSpan { label: "t.ply".into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: true, has_classification: false, uniform_rgb: None }],
+            ..Default::default()
+        }));
+        let (cam, reason) = Camera::start(&cloud, &Default::default());
+        let look = crate::render::look::Look::for_cloud(false, &Default::default());
+        let mut s = AppState::new(Navigator::new(cam, ControllerKind::Orbit), Layers::new(cloud), RenderMode::Vis, look, 0.1, reason.0, (800, 450));
+        s.messages.quiet = true;
+        s
+    }
+
+    #[test]
+    fn clicks_pick_and_measure_in_file_coordinates() {
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::new(1.0, 2.0, 0.5), index: Some(21) };
+        let second = &mut Always { at: Vec3::new(4.0, 6.0, 0.5), index: None };
+        let ctx = &mut UpdateCtx { picker };
+        apply(&mut s, Action::Click { at_px: Vec2::new(10.0, 10.0) }, ctx);
+        let p = s.picked.clone().unwrap();
+        assert_eq!(p.file, DVec3::new(1001.0, 2002.0, 0.5));
+        assert_eq!(p.intensity, Some(21.0));
+        apply(&mut s, Action::ToggleMeasure, ctx);
+        apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
+        ctx.picker = second;
+        apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
+        assert_eq!(s.measure.points.len(), 2);
+        let d = super::super::pick::distance(&s.measure.points[0], &s.measure.points[1], Vec3::Z);
+        assert!((d.total_m - 5.0).abs() < 1e-9 && d.vertical_m == 0.0);
+        // A third click starts a new measurement.
+        apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
+        assert_eq!(s.measure.points.len(), 1);
+        apply(&mut s, Action::ClearMeasure, ctx);
+        assert!(s.measure.points.is_empty() && s.picked.is_none());
+    }
+
+    #[test]
+    fn keys_change_the_view_up_axis_and_colors() {
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { picker };
+        let start = s.nav.camera.pose;
+        assert!(apply(&mut s, Action::View(View::Top), ctx).redraw_scene);
+        assert!(s.nav.camera.basis().forward.abs_diff_eq(-Vec3::Z, 1e-5));
+        let fx = apply(&mut s, Action::SetColor(ColorMode::Elevation), ctx);
+        assert!(fx.reupload && s.color_mode == ColorMode::Elevation);
+        let before = s.layers.cloud.points[5].rgba;
+        let fx = apply(&mut s, Action::NextUp, ctx);
+        assert_eq!(s.nav.camera.up, UpAxis::PosY);
+        assert!(fx.reupload, "elevation colors follow the up axis");
+        assert_ne!(s.layers.cloud.points[5].rgba, before);
+        assert!(apply(&mut s, Action::NextColor, ctx).reupload);
+        apply(&mut s, Action::Reset, ctx);
+        assert_eq!((s.nav.camera.pose, s.nav.camera.up), (start, UpAxis::PosZ));
+        assert!(apply(&mut s, Action::NextMode, ctx).redraw_scene);
+        assert_eq!(s.mode, RenderMode::Vis.next());
+    }
+
+    #[test]
+    fn bookmarks_store_and_recall_and_become_a_path() {
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { picker };
+        assert!(bookmarks_path(&s).is_none());
+        apply(&mut s, Action::StoreBookmark(0), ctx);
+        let a = s.nav.camera.pose;
+        apply(&mut s, Action::View(View::Front), ctx);
+        apply(&mut s, Action::StoreBookmark(4), ctx);
+        apply(&mut s, Action::RecallBookmark(0), ctx);
+        assert_eq!(s.nav.camera.pose, a);
+        assert!(!apply(&mut s, Action::RecallBookmark(8), ctx).redraw_scene);
+        let path = bookmarks_path(&s).unwrap();
+        assert_eq!(path.keyframes.len(), 2);
+        assert_eq!(path.keyframes[0].pose.to_pose(s.layers.cloud.origin), a);
+        // A flight plays the path and stops at its end; navigating takes over.
+        s.path = Some(playback(path, &s.layers));
+        let fx = tick(&mut s, &MoveInput::default(), 1.0, ctx);
+        assert!(fx.redraw_scene && s.path.as_ref().unwrap().playing);
+        tick(&mut s, &MoveInput::default(), 5.0, ctx);
+        assert!(!s.path.as_ref().unwrap().playing);
+        apply(&mut s, Action::TogglePath, ctx);
+        assert!(s.path.as_ref().unwrap().playing && s.path.as_ref().unwrap().t_s == 0.0);
+        apply(&mut s, Action::Nav(Nav::DragStart { button: DragButton::Left, at_px: Vec2::ZERO }), ctx);
+        assert!(!s.path.as_ref().unwrap().playing);
+    }
+
+    #[test]
+    fn looks_change_by_key() {
+        use crate::render::look::{Background, Edl, PointSize};
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { picker };
+        s.look.point_size = PointSize::Fixed(3);
+        assert!(apply(&mut s, Action::PointSizeStep(1), ctx).redraw_scene);
+        assert_eq!(s.look.point_size, PointSize::Fixed(4));
+        apply(&mut s, Action::PointSizeStep(-1), ctx);
+        apply(&mut s, Action::PointSizeStep(-1), ctx);
+        assert_eq!(s.look.point_size, PointSize::Fixed(2));
+        // EDL off and back on with the settings it had.
+        apply(&mut s, Action::SetEdl(Some(Edl { strength: 2.5, radius_px: 2.0 })), ctx);
+        apply(&mut s, Action::ToggleEdl, ctx);
+        assert_eq!(s.look.edl, None);
+        apply(&mut s, Action::ToggleEdl, ctx);
+        assert_eq!(s.look.edl, Some(Edl { strength: 2.5, radius_px: 2.0 }));
+        let before = s.look.background;
+        apply(&mut s, Action::NextBackground, ctx);
+        assert_eq!(s.look.background, before.next());
+        let same = s.look.background;
+        assert!(!apply(&mut s, Action::SetBackground(same), ctx).redraw_scene);
+        assert!(apply(&mut s, Action::SetBackground(Background::WHITE), ctx).redraw_scene);
+    }
+
+    #[test]
+    fn nothing_changes_without_input() {
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let fx = tick(&mut s, &MoveInput::default(), 0.016, &mut UpdateCtx { picker });
+        assert!(!fx.redraw(), "{fx:?}");
+        // Held keys move the camera.
+        let fx = tick(&mut s, &MoveInput { forward: 1.0, ..Default::default() }, 0.016, &mut UpdateCtx { picker });
+        assert!(fx.redraw_scene);
+    }
+
+    #[test]
+    fn dropped_files_load_as_layers() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("more.xyz");
+        std::fs::write(&f, "1000 2000 0\n1001 2000 0\n1000 2001 1\n").unwrap();
+        let bad = dir.path().join("bad.las");
+        std::fs::write(&bad, "LASF not really").unwrap();
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { picker };
+        let fx = apply(&mut s, Action::Open { paths: vec![bad.clone(), f.clone()], replace: false }, ctx);
+        let (paths, replace) = fx.open.unwrap();
+        start_loading(&mut s, paths, replace);
+        assert!(s.animating());
+        let mut fx = Effects::default();
+        for _ in 0..2000 {
+            fx = tick(&mut s, &MoveInput::default(), 0.01, ctx);
+            if s.loader.is_none() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(fx.reupload);
+        assert_eq!(s.layers.layers.len(), 2);
+        assert_eq!(s.layers.cloud.len(), 1003);
+        let errors: Vec<_> = s.messages.list.iter().filter(|m| m.level == super::super::messages::Level::Error).collect();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].text.contains("bad.las"), "{}", errors[0].text);
+    }
+}

@@ -1,0 +1,66 @@
+//! Actions: everything the viewer can be asked to do, whether by a key, the mouse, the panel or a script.
+//!
+//! How it works: the keymap ([`super::keymap`]) turns input events into actions and the panel returns
+//! the actions its widgets stand for, so a button and its key do the very same thing; the viewer's
+//! update step ([`crate::app::update`]) is the only place that carries them out.
+use crate::camera::{ControllerKind, Nav, UpAxis, View};
+use crate::cloud::attributes::ColorMode;
+use crate::render::look::{Background, Edl, PointSize};
+use crate::render::RenderMode;
+use glam::Vec2;
+use std::path::PathBuf;
+
+/// One thing to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Mouse navigation, for the active camera controller.
+    Nav(Nav),
+    /// Esc: mouse-look on or off.
+    ToggleMouselook,
+    /// A left click without a drag (framebuffer pixels from the top-left): pick, or measure.
+    Click { at_px: Vec2 },
+    /// The cursor rests at a pixel (`None`: it left the view, or the panel has it).
+    Hover { at_px: Option<Vec2> },
+    FrameAll,
+    Reset,
+    View(View),
+    NextView,
+    NextUp,
+    SetUp(UpAxis),
+    ToggleController,
+    SetController(ControllerKind),
+    NextMode,
+    SetMode(RenderMode),
+    NextColor,
+    SetColor(ColorMode),
+    /// One point size larger (+1) or smaller (-1).
+    PointSizeStep(i8),
+    SetPointSize(PointSize),
+    /// Eye-dome lighting on (with the last settings) or off.
+    ToggleEdl,
+    SetEdl(Option<Edl>),
+    NextBackground,
+    SetBackground(Background),
+    ToggleMeasure,
+    ClearMeasure,
+    /// Save a PNG of the view in the current directory (`with_panel`: as shown, panel included).
+    Screenshot { with_panel: bool },
+    /// Print the pose as `--camera` arguments and copy it to the clipboard.
+    PrintPose,
+    /// Store the pose in bookmark slot 0..=8.
+    StoreBookmark(usize),
+    RecallBookmark(usize),
+    /// Write the bookmarks as a camera path file (for `--path` and `pcv record`).
+    SaveBookmarksAsPath,
+    /// Play or pause the `--path` flight.
+    TogglePath,
+    ToggleHelp,
+    TogglePanel,
+    /// Load files as layers (`replace`: instead of the layers shown).
+    Open { paths: Vec<PathBuf>, replace: bool },
+    SetLayerVisible { layer: usize, visible: bool },
+    ToggleColorByLayer,
+    /// Forget the messages shown (errors stay until dismissed).
+    DismissMessages,
+    Quit,
+}

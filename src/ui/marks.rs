@@ -1,0 +1,78 @@
+//! Marks in the view: the picked point, and the measurement as a line with its length.
+//!
+//! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
+//! coordinates (the window's, y down) and drawn on the foreground draw list, above the points and
+//! under nothing. A point behind the camera is not drawn, nor a line that has one. While measuring
+//! with one point placed, the line follows the point under the cursor, so the distance shows before
+//! the second click.
+use super::FrameInfo;
+use crate::app::pick::{distance, PickedPoint};
+use crate::app::state::AppState;
+use glam::{Mat4, Vec2, Vec3};
+
+const PICK: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
+const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
+const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.8];
+
+/// Where `p` appears on screen (imgui coordinates), if in front of the camera.
+pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<Vec2> {
+    let c = *clip_from_world * p.extend(1.0);
+    if c.w.is_nan() || c.w <= 0.0 {
+        return None;
+    }
+    let ndc = Vec2::new(c.x / c.w, c.y / c.w);
+    if !ndc.is_finite() {
+        return None;
+    }
+    Some(Vec2::new((ndc.x + 1.0) * 0.5 * display[0], (1.0 - ndc.y) * 0.5 * display[1]))
+}
+
+pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    let display = ui.io().display_size;
+    let dl = ui.get_foreground_draw_list();
+    let at = |p: &PickedPoint| to_screen(&info.clip_from_world, p.local, display);
+    if let Some(p) = s.picked.as_ref().and_then(at) {
+        dl.add_circle(p.to_array(), 6.0, SHADOW).thickness(3.0).build();
+        dl.add_circle(p.to_array(), 6.0, PICK).thickness(1.5).build();
+    }
+    let pts = &s.measure.points;
+    let second = match (pts.len(), &s.hover) {
+        (1, Some(h)) if s.measure.active => Some(h),
+        _ => pts.get(1),
+    };
+    let Some(a) = pts.first() else { return };
+    let pa = at(a);
+    if let Some(p) = pa {
+        dl.add_circle(p.to_array(), 5.0, MEASURE).filled(true).build();
+    }
+    let Some(b) = second else { return };
+    let (Some(pa), Some(pb)) = (pa, at(b)) else { return };
+    dl.add_line(pa.to_array(), pb.to_array(), SHADOW).thickness(4.0).build();
+    dl.add_line(pa.to_array(), pb.to_array(), MEASURE).thickness(2.0).build();
+    dl.add_circle(pb.to_array(), 5.0, MEASURE).filled(true).build();
+    let d = distance(a, b, s.nav.camera.up.vector());
+    let label = format!("{:.3} m", d.total_m);
+    let size = ui.calc_text_size(&label);
+    let mid = (pa + pb) * 0.5 + Vec2::new(8.0, -size[1] - 4.0);
+    dl.add_rect((mid - Vec2::splat(3.0)).to_array(), (mid + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(), SHADOW)
+        .filled(true)
+        .rounding(3.0)
+        .build();
+    dl.add_text(mid.to_array(), MEASURE, &label);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_project_to_window_coordinates_and_behind_is_hidden() {
+        let cam = crate::camera::Camera::for_cloud(crate::cloud::Bounds::EMPTY, true);
+        let m = cam.clip_from_world(200, 100);
+        // The point the prototype camera looks at is the window's centre.
+        assert!(to_screen(&m, Vec3::ZERO, [200.0, 100.0]).unwrap().abs_diff_eq(Vec2::new(100.0, 50.0), 1e-4));
+        // Up is up on screen (y down).
+        assert!(to_screen(&m, Vec3::new(0.0, 0.0, 0.5), [200.0, 100.0]).unwrap().y < 50.0);
+        assert_eq!(to_screen(&m, Vec3::new(-10.0, 0.0, 0.0), [200.0, 100.0]), None);
+    }
+}

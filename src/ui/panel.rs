@@ -1,0 +1,464 @@
+//! The panel: a status line always, and one section at a time (Files, View, Camera, Performance).
+//!
+//! How it works: a small window pinned to the top-left corner, sized to its content. Closed, it is
+//! two short lines (325 × 52 px: a twentieth of an 800 × 450 window): the status (frames per second
+//! and frame time of frames that rendered the points, points drawn, render mode, controller) and a
+//! row of section buttons, which never move; below them come what is under the cursor, picked or
+//! measured, messages and load progress, then the one open section. Every widget returns the [`Action`] its key stands for, which the viewer carries out like the
+//! key. The colour legend (elevation ramp with its heights in file coordinates, intensity range, the
+//! classes present with their colours and counts) is computed once per cloud and colour mode and kept
+//! in a [`LegendCache`]. Text is ASCII: imgui's built-in font has nothing else.
+use super::{group_thousands, si, FrameInfo, Section};
+use crate::app::pick::{class_name, distance};
+use crate::app::state::{AppState, BOOKMARKS};
+use crate::camera::{ControllerKind, PoseArg, UpAxis, View};
+use crate::cloud::attributes::{self, ColorMode};
+use crate::input::Action;
+use crate::render::look::{Background, PointSize};
+use crate::render::RenderMode;
+use imgui::Condition;
+
+/// Where text wraps, in pixels from the panel's left edge.
+const WRAP_PX: f32 = 330.0;
+const DIM: [f32; 4] = [0.65, 0.65, 0.65, 1.0];
+const PICK: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
+const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
+const ERROR: [f32; 4] = [1.0, 0.45, 0.35, 1.0];
+
+/// One line of the colour legend.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LegendEntry {
+    /// The elevation ramp from `lo` to `hi` metres (file coordinates) along the up axis.
+    Ramp { lo: f64, hi: f64, axis: UpAxis },
+    /// Intensity shown as gray from `lo` (black) to `hi` (white).
+    Gray { lo: f32, hi: f32 },
+    /// A class present in the cloud.
+    Class { code: u8, count: u64, rgba: [u8; 4] },
+    Note(String),
+}
+
+/// The legend of the cloud and mode it was made for.
+#[derive(Clone, Debug, Default)]
+pub struct LegendCache {
+    key: Option<(usize, u64, ColorMode, UpAxis)>,
+    pub entries: Vec<LegendEntry>,
+}
+
+impl LegendCache {
+    /// The legend for the state's cloud and colour mode (recomputed when they change).
+    pub fn get(&mut self, s: &AppState) -> &[LegendEntry] {
+        let cloud = &s.layers.cloud;
+        let key = (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up);
+        if self.key != Some(key) {
+            self.key = Some(key);
+            self.entries = legend(s);
+        }
+        &self.entries
+    }
+}
+
+/// Computes the legend (see the module doc).
+pub fn legend(s: &AppState) -> Vec<LegendEntry> {
+    let cloud = &s.layers.cloud;
+    let up = s.nav.camera.up;
+    let elevation = || {
+        let (lo, hi) = attributes::height_range(&cloud.bounds, up.vector());
+        let o = cloud.origin.dot(up.vector().as_dvec3());
+        LegendEntry::Ramp { lo: lo as f64 + o, hi: hi as f64 + o, axis: up }
+    };
+    let attrs = cloud.attributes.as_deref();
+    match s.color_mode {
+        ColorMode::Elevation => vec![elevation()],
+        ColorMode::Rgb => {
+            let colorless = attrs.map(|a| a.sources.iter().filter(|x| !x.has_rgb).count()).unwrap_or(0);
+            if cloud.scene.is_some() {
+                vec![LegendEntry::Note("the built-in scene's own colors".into())]
+            } else if colorless > 0 {
+                vec![LegendEntry::Note(format!("file colors; {colorless} file(s) without colors by elevation:")), elevation()]
+            } else {
+                vec![LegendEntry::Note("the files' own colors".into())]
+            }
+        }
+        ColorMode::Intensity => match attrs.and_then(|a| a.intensity.as_deref()) {
+            Some(v) => {
+                let (lo, hi) = attributes::percentile_range(v, 0.01, 0.99);
+                vec![LegendEntry::Gray { lo, hi }]
+            }
+            None => vec![],
+        },
+        ColorMode::Classification => match attrs.and_then(|a| a.classification.as_deref()) {
+            Some(v) => {
+                let mut counts = [0u64; 256];
+                for &c in v {
+                    counts[c as usize] += 1;
+                }
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(c, &n)| LegendEntry::Class { code: c as u8, count: n, rgba: attributes::class_color(c as u8) })
+                    .collect()
+            }
+            None => vec![],
+        },
+    }
+}
+
+fn rgba_f(c: [u8; 4]) -> [f32; 4] {
+    [c[0] as f32 / 255.0, c[1] as f32 / 255.0, c[2] as f32 / 255.0, 1.0]
+}
+
+/// The file name of a path, for short labels.
+fn short(label: &str) -> &str {
+    std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label)
+}
+
+/// Builds the panel.
+pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, section: &mut Option<Section>, legend: &mut LegendCache, actions: &mut Vec<Action>) {
+    ui.window("##panel")
+        // Pinned: imgui would otherwise push a movable window off to the side while the display is tiny
+        // and leave it there.
+        .position([6.0, 6.0], Condition::Always)
+        .movable(false)
+        .title_bar(false)
+        .resizable(false)
+        .always_auto_resize(true)
+        .bg_alpha(0.72)
+        .focus_on_appearing(false)
+        .save_settings(false)
+        .build(|| {
+            let _wrap = ui.push_text_wrap_pos_with_pos(WRAP_PX);
+            // The buttons come right after the status line, so that messages never move them.
+            status(ui, s, info);
+            tabs(ui, section, actions);
+            notes(ui, s, actions);
+            match *section {
+                Some(Section::Files) => files(ui, s, actions),
+                Some(Section::View) => view(ui, s, legend, actions),
+                Some(Section::Camera) => camera(ui, s, actions),
+                Some(Section::Performance) => performance(ui, info),
+                None => {}
+            }
+        });
+}
+
+fn status(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    let t = info.frame_times;
+    let rate = match t.fps() {
+        fps if fps > 0.0 => format!("{fps:3.0} fps  {:.1} ms", t.smoothed_ms()),
+        _ => format!("idle  {:.1} ms", t.last_ms()),
+    };
+    ui.text(format!(
+        "{rate}  {} pts  {}  {}{}",
+        si(info.stats.points.max(info.points) as f64).trim_end(),
+        s.mode.name(),
+        s.nav.active.name(),
+        if s.mouselook { " [look]" } else { "" }
+    ));
+}
+
+/// What is under the cursor, picked, measured, loading, and the messages.
+fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    if s.measure.active || !s.measure.points.is_empty() {
+        let m = &s.measure.points;
+        let text = match (m.len(), &s.hover) {
+            (0, _) => "measure: click the first point".to_string(),
+            (1, Some(h)) if s.measure.active => {
+                let d = distance(&m[0], h, s.nav.camera.up.vector());
+                format!("measure: {:.3} m to the cursor; click the second point", d.total_m)
+            }
+            (1, _) => "measure: click the second point".to_string(),
+            _ => {
+                let d = distance(&m[0], &m[1], s.nav.camera.up.vector());
+                format!("distance {:.3} m  horiz. {:.3}  vert. {:+.3}", d.total_m, d.horizontal_m, d.vertical_m)
+            }
+        };
+        ui.text_colored(MEASURE, text);
+    }
+    if let Some(p) = &s.picked {
+        for (i, line) in p.lines().iter().enumerate() {
+            ui.text_colored(PICK, if i == 0 { format!("picked {line}") } else { format!("       {line}") });
+        }
+    } else if let Some(h) = &s.hover {
+        ui.text_colored(DIM, format!("cursor {}", h.summary()));
+    }
+    if let Some(l) = &s.loader {
+        let what = match &l.current {
+            Some((path, i, n)) => format!("{} ({}/{})", short(&path.display().to_string()), i + 1, n),
+            None => "files".to_string(),
+        };
+        let spin = ["|", "/", "-", "\\"][(l.started.elapsed().as_millis() / 150 % 4) as usize];
+        ui.text(format!("{spin} loading {what}  {:.1} s", l.started.elapsed().as_secs_f64()));
+    }
+    let mut any_error = false;
+    for m in &s.messages.list {
+        match m.level {
+            crate::app::messages::Level::Info => ui.text_colored(DIM, &m.text),
+            crate::app::messages::Level::Error => {
+                any_error = true;
+                ui.text_colored(ERROR, &m.text);
+            }
+        }
+    }
+    if any_error && ui.small_button("dismiss") {
+        actions.push(Action::DismissMessages);
+    }
+}
+
+fn tabs(ui: &imgui::Ui, section: &mut Option<Section>, actions: &mut Vec<Action>) {
+    for (i, (name, sec)) in
+        [("Files", Section::Files), ("View", Section::View), ("Camera", Section::Camera), ("Perf", Section::Performance)].into_iter().enumerate()
+    {
+        if i > 0 {
+            ui.same_line();
+        }
+        let open = *section == Some(sec);
+        let label = format!("{}{name}##tab", if open { "v " } else { "> " });
+        if ui.small_button(label) {
+            *section = if open { None } else { Some(sec) };
+        }
+    }
+    ui.same_line();
+    if ui.small_button("? help") {
+        actions.push(Action::ToggleHelp);
+    }
+}
+
+fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    ui.separator();
+    let editable = s.layers.editable();
+    for (i, l) in s.layers.layers.iter().enumerate() {
+        let mut visible = l.visible;
+        if editable {
+            if ui.checkbox(format!("##layer{i}"), &mut visible) {
+                actions.push(Action::SetLayerVisible { layer: i, visible });
+            }
+            ui.same_line();
+        }
+        if s.layers.color_by_layer {
+            ui.color_button(format!("##swatch{i}"), rgba_f(l.color));
+            ui.same_line();
+        }
+        ui.text(format!("{}  {} pts", short(&l.label), group_thousands(l.points.end - l.points.start)));
+        if ui.is_item_hovered() {
+            ui.tooltip_text(&l.label);
+        }
+    }
+    if editable {
+        let mut by_layer = s.layers.color_by_layer;
+        if ui.checkbox("color by layer", &mut by_layer) {
+            actions.push(Action::ToggleColorByLayer);
+        }
+        ui.text_disabled("drop files on the window to add layers (Shift: replace)");
+    } else {
+        ui.text_disabled("the built-in scene; drop files on the window to view them");
+    }
+}
+
+fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Vec<Action>) {
+    ui.separator();
+    let modes = if s.layers.cloud.is_lazy_scene() { vec![ColorMode::Rgb] } else { attributes::available_modes(&s.layers.cloud) };
+    ui.text("color (C)");
+    for m in modes {
+        ui.same_line();
+        let mut current = s.color_mode;
+        if ui.radio_button(m.name(), &mut current, m) && m != s.color_mode {
+            actions.push(Action::SetColor(m));
+        }
+    }
+    for e in legend.get(s) {
+        match e {
+            LegendEntry::Ramp { lo, hi, axis } => {
+                let p = ui.cursor_screen_pos();
+                let dl = ui.get_window_draw_list();
+                let (w, h) = (160.0, 12.0);
+                let steps = 32;
+                for k in 0..steps {
+                    let c = attributes::ramp_color(k as f32 / (steps - 1) as f32);
+                    let x0 = p[0] + w * k as f32 / steps as f32;
+                    dl.add_rect([x0, p[1]], [x0 + w / steps as f32 + 0.5, p[1] + h], rgba_f(c)).filled(true).build();
+                }
+                ui.dummy([w, h]);
+                ui.same_line();
+                ui.text(format!("{} .. {} m along {axis}", fmt_m(*lo), fmt_m(*hi)));
+            }
+            LegendEntry::Gray { lo, hi } => ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile")),
+            LegendEntry::Class { code, count, rgba } => {
+                ui.color_button(format!("##class{code}"), rgba_f(*rgba));
+                ui.same_line();
+                ui.text(format!("{code} {}  {}", class_name(*code), group_thousands(*count)));
+            }
+            LegendEntry::Note(t) => ui.text_disabled(t),
+        }
+    }
+    look(ui, s, actions);
+    ui.text("up (U)");
+    for a in UpAxis::ALL {
+        ui.same_line();
+        let mut current = s.nav.camera.up;
+        if ui.radio_button(format!("{}##up", a.name()), &mut current, a) && a != s.nav.camera.up {
+            actions.push(Action::SetUp(a));
+        }
+    }
+    ui.text_disabled(format!("up: {}", s.up_reason));
+    ui.text("view");
+    for (label, v) in [("top (7)", View::Top), ("front (1)", View::Front), ("side (3)", View::Right), ("oblique", View::Oblique)] {
+        ui.same_line();
+        if ui.small_button(label) {
+            actions.push(Action::View(v));
+        }
+    }
+    ui.same_line();
+    if ui.small_button("frame (F)") {
+        actions.push(Action::FrameAll);
+    }
+    let mut i = RenderMode::ALL.iter().position(|&m| m == s.mode).unwrap_or(0);
+    let names: Vec<&str> = RenderMode::ALL.iter().map(|m| m.name()).collect();
+    ui.set_next_item_width(120.0);
+    if ui.combo_simple_string("render mode (M)", &mut i, &names) {
+        actions.push(Action::SetMode(RenderMode::ALL[i]));
+    }
+}
+
+/// Point size, eye-dome lighting and background.
+fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    let p = s.look.point_size;
+    let mut adaptive = matches!(p, PointSize::Adaptive { .. });
+    let mut size = match p {
+        PointSize::Fixed(n) => n as i32,
+        PointSize::Adaptive { max_px } => max_px as i32,
+    };
+    if ui.checkbox("adaptive", &mut adaptive) {
+        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: size.clamp(2, 16) as u8 } } else { PointSize::Fixed(1) }));
+    }
+    ui.same_line();
+    ui.set_next_item_width(110.0);
+    let label = if adaptive { "largest point px (+/-)" } else { "point px (+/-)" };
+    if ui.slider(label, if adaptive { 2 } else { 1 }, 16, &mut size) {
+        let n = size.clamp(1, 16) as u8;
+        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: n.max(2) } } else { PointSize::Fixed(n) }));
+    }
+    let mut edl_on = s.look.edl.is_some();
+    if ui.checkbox("eye-dome lighting (L)", &mut edl_on) {
+        actions.push(Action::ToggleEdl);
+    }
+    if let Some(mut e) = s.look.edl {
+        ui.set_next_item_width(110.0);
+        let a = ui.slider("strength", 0.0f32, 4.0, &mut e.strength);
+        ui.same_line();
+        ui.set_next_item_width(90.0);
+        let b = ui.slider("radius px", 1.0f32, 4.0, &mut e.radius_px);
+        if a || b {
+            actions.push(Action::SetEdl(Some(e)));
+        }
+    }
+    let mut choices: Vec<Background> = Background::CYCLE.to_vec();
+    if !choices.contains(&s.look.background) {
+        choices.push(s.look.background);
+    }
+    let names: Vec<String> = choices.iter().map(|b| b.to_string()).collect();
+    let mut i = choices.iter().position(|&b| b == s.look.background).unwrap_or(0);
+    ui.set_next_item_width(110.0);
+    if ui.combo_simple_string("background (B)", &mut i, &names) {
+        actions.push(Action::SetBackground(choices[i]));
+    }
+}
+
+/// Metres with a sensible number of decimals for the range shown.
+fn fmt_m(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    ui.separator();
+    let cam = &s.nav.camera;
+    ui.text("controller (O)");
+    for k in [ControllerKind::Orbit, ControllerKind::Fly] {
+        ui.same_line();
+        let mut current = s.nav.active;
+        if ui.radio_button(k.name(), &mut current, k) && k != s.nav.active {
+            actions.push(Action::SetController(k));
+        }
+    }
+    let e = s.layers.cloud.to_source(cam.pose.eye);
+    ui.text(format!("eye {:.3}, {:.3}, {:.3}", e.x, e.y, e.z));
+    ui.text(format!(
+        "yaw {:.1} deg  pitch {:.1} deg  up {}  speed {} m/s",
+        cam.pose.yaw_rad.to_degrees(),
+        cam.pose.pitch_rad.to_degrees(),
+        cam.up,
+        si(cam.speed() as f64).trim_end()
+    ));
+    if let Some(p) = s.nav.pivot() {
+        let f = s.layers.cloud.to_source(p);
+        ui.text_disabled(format!("pivot {:.3}, {:.3}, {:.3}", f.x, f.y, f.z));
+    }
+    ui.text_wrapped(format!("--camera {} --up {}", PoseArg::format(&cam.pose, s.layers.cloud.origin), cam.up));
+    if ui.small_button("print + copy (K)") {
+        actions.push(Action::PrintPose);
+    }
+    ui.same_line();
+    if ui.small_button("reset (R)") {
+        actions.push(Action::Reset);
+    }
+    ui.same_line();
+    if ui.small_button("screenshot (P)") {
+        actions.push(Action::Screenshot { with_panel: false });
+    }
+    ui.text("bookmarks");
+    for i in 0..BOOKMARKS {
+        ui.same_line();
+        let set = s.bookmarks[i].is_some();
+        let label = if set { format!("{}##bm", i + 1) } else { format!("-##bm{i}") };
+        if ui.small_button(label) && set {
+            actions.push(Action::RecallBookmark(i));
+        }
+        if ui.is_item_hovered() {
+            ui.tooltip_text(if set { format!("recall bookmark {} (key {})", i + 1, i + 1) } else { format!("empty: Ctrl+{} stores the view", i + 1) });
+        }
+    }
+    if ui.small_button("store") {
+        let slot = s.bookmarks.iter().position(|b| b.is_none()).unwrap_or(BOOKMARKS - 1);
+        actions.push(Action::StoreBookmark(slot));
+    }
+    ui.same_line();
+    if ui.small_button("save as path file") {
+        actions.push(Action::SaveBookmarksAsPath);
+    }
+    if let Some(p) = &s.path {
+        let label = if p.playing { "pause (Space)" } else { "play (Space)" };
+        ui.text(format!("flight {:.1} / {:.1} s", p.t_s, p.path.duration_s()));
+        ui.same_line();
+        if ui.small_button(label) {
+            actions.push(Action::TogglePath);
+        }
+    }
+}
+
+fn performance(ui: &imgui::Ui, info: &FrameInfo<'_>) {
+    ui.separator();
+    let t = info.frame_times;
+    let (history, oldest) = t.history();
+    let max_ms = t.max_ms().max(1.0);
+    ui.plot_lines("##frame_ms", history)
+        .values_offset(oldest)
+        .scale_min(0.0)
+        .scale_max(max_ms * 1.1)
+        .graph_size([WRAP_PX - ui.cursor_pos()[0], 48.0])
+        .overlay_text(format!("frame ms, last {} frames, max {max_ms:.1}", history.len()))
+        .build();
+    if !info.stats.passes.is_empty() {
+        let passes: Vec<String> = info.stats.passes.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
+        ui.text_wrapped(format!("passes (ms): {}", passes.join(" | ")));
+    }
+    let frame_ms = if t.fps() > 0.0 { t.smoothed_ms() } else { t.last_ms() };
+    let points_per_s = if frame_ms > 0.0 { info.points as f64 / (frame_ms * 1e-3) } else { 0.0 };
+    ui.text(format!("points {}   {}points/s", group_thousands(info.points), si(points_per_s)));
+    ui.text(format!("resolution {} x {} px", info.size_px.0, info.size_px.1));
+    ui.text_wrapped(format!("backend {}: {}", info.backend_name, info.backend_description));
+    if let Some(note) = info.backend_note {
+        ui.text_colored([1.0, 0.8, 0.3, 1.0], format!("note: {note}"));
+    }
+    ui.text_wrapped(format!("pixels: {}", info.pixel_path));
+    ui.text_wrapped(format!("display: {}", info.gl_renderer));
+}

@@ -1,0 +1,584 @@
+//! The viewer as a person uses it, in a real window on a virtual X display (Xvfb + Mesa; CPU backend).
+//!
+//! How it works: each test writes its own point files, starts its own `Xvfb` (it picks a free display
+//! number and says which on `-displayfd`), and runs the built `pcv` there. Input comes from an input
+//! script (`--input-script`: events at given frames, taking the same way through the keymap as the
+//! window's own) or from the X server itself (`xdotool`, XTest events that GLFW receives like a
+//! mouse's); what the viewer did comes back from `--trace` (one JSON line per frame drawn: camera, pivot,
+//! picked point, measurement, layers, messages). The checks are the specification's: an orbit turns
+//! by 3 radians per window height around the point under the cursor, which stays put; a pan keeps the
+//! grabbed point under the cursor; a wheel notch moves a fifth of the way to the point under the
+//! cursor; a double-click brings the point to the centre; a click picks the exact point of a LAS file
+//! (its stored coordinates, intensity, class and colour); a printed pose given back to `pcv render`
+//! gives the window's image; `pcv record` writes the path's frames (and an H.264 video through ffmpeg);
+//! an idle window takes no CPU; dropped files load as layers, a bad one is reported; the closed panel
+//! covers a small corner. Tests skip, saying why, where `Xvfb` (or, for the XTest test, `xdotool`; for
+//! the video, `ffmpeg`) is not installed.
+use glam::{Mat4, Vec2, Vec3};
+use pcv::camera::{Pose, UpAxis, FOV_Y_RAD};
+use pcv::image_io::Frame;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const PCV: &str = env!("CARGO_BIN_EXE_pcv");
+const RUN_TIMEOUT: Duration = Duration::from_secs(240);
+/// How far from the cursor the picked point may project: the disk of an adaptive point (up to 8 px
+/// across) covers pixels up to 4 px from it, plus rounding.
+const SPLAT_SLOP_PX: f32 = 6.0;
+const W: u32 = 640;
+const H: u32 = 360;
+
+/// A virtual X display, stopped when dropped.
+struct Display {
+    child: Child,
+    name: String,
+}
+
+impl Display {
+    fn start() -> Option<Display> {
+        let spawned = Command::new("Xvfb")
+            .args(["-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("SKIPPED: Xvfb could not start ({e}): apt-get install xvfb libgl1-mesa-dri");
+                return None;
+            }
+        };
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("Xvfb's stdout");
+        BufReader::new(stdout).read_line(&mut line).expect("reading Xvfb's display number");
+        let n: u32 = line.trim().parse().unwrap_or_else(|_| panic!("Xvfb printed '{line}' instead of a display number"));
+        Some(Display { child, name: format!(":{n}") })
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("DISPLAY", &self.name).env("LIBGL_ALWAYS_SOFTWARE", "1").env_remove("WAYLAND_DISPLAY");
+        c
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for `child` (killing it after [`RUN_TIMEOUT`]) and returns its output.
+fn finish(mut child: Child, what: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().expect("waiting for pcv").is_none() {
+        if start.elapsed() > RUN_TIMEOUT {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("collecting a killed child");
+            panic!("{what} ran over {RUN_TIMEOUT:?}; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("collecting pcv's output");
+    eprintln!("$ {what}\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn pcv_window(d: &Display, args: &[&str]) -> Output {
+    let child = d.command(PCV).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting pcv");
+    let out = finish(child, &format!("pcv {}", args.join(" ")));
+    assert!(out.status.success(), "pcv {args:?} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn pcv_headless(args: &[&str]) -> Output {
+    let child = Command::new(PCV).args(args).env_remove("DISPLAY").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting pcv");
+    let out = finish(child, &format!("pcv {}", args.join(" ")));
+    assert!(out.status.success(), "pcv {args:?} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("the test's paths are UTF-8")
+}
+
+fn trace(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("trace line '{l}': {e}"))).collect()
+}
+
+fn write_script(dir: &Path, name: &str, steps: Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string_pretty(&steps).unwrap()).unwrap();
+    p
+}
+
+/// A 20 × 20 m ground of points every 10 cm with a 2 m box in the middle, around 0, as ASCII PLY.
+fn ground_with_box(dir: &Path) -> PathBuf {
+    let mut text = String::new();
+    let mut n = 0;
+    for i in 0..=200 {
+        for j in 0..=200 {
+            let (x, y) = (-10.0 + i as f32 * 0.1, -10.0 + j as f32 * 0.1);
+            let z = if x.abs() <= 1.0 && y.abs() <= 1.0 { 2.0 } else { 0.0 };
+            let c = if z > 0.0 { "220 80 60" } else if (i / 10 + j / 10) % 2 == 0 { "90 140 70" } else { "120 160 90" };
+            text.push_str(&format!("{x} {y} {z} {c}\n"));
+            n += 1;
+        }
+    }
+    let p = dir.join("ground.ply");
+    let header = format!("ply\nformat ascii 1.0\nelement vertex {n}\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n");
+    std::fs::write(&p, header + &text).unwrap();
+    p
+}
+
+/// UTM corner of the LAS test tile.
+const UTM: [f64; 3] = [512_340.0, 5_405_120.0, 200.0];
+
+/// A 50 × 50 grid of points 1 m apart in UTM coordinates (scale 1 mm), with distinct intensity,
+/// class and colour per point, as LAS 1.2 point format 3.
+fn utm_grid_las(dir: &Path) -> PathBuf {
+    let mut b = las::Builder::from((1, 2));
+    b.point_format = las::point::Format::new(3).unwrap();
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(UTM[0]), y: t(UTM[1]), z: t(UTM[2]) };
+    let p = dir.join("grid.las");
+    let mut w = las::Writer::from_path(&p, b.into_header().unwrap()).unwrap();
+    for k in 0..2500u32 {
+        let (i, j) = (k % 50, k / 50);
+        w.write_point(las::Point {
+            x: UTM[0] + i as f64 + 0.123,
+            y: UTM[1] + j as f64 + 0.456,
+            z: UTM[2] + 0.01 * i as f64 + 0.789,
+            intensity: (k * 7 % 60_000) as u16,
+            classification: las::point::Classification::new((k % 12) as u8).unwrap(),
+            color: Some(las::Color { red: ((i * 5) << 8) as u16, green: ((j * 5) << 8) as u16, blue: 200 << 8 }),
+            gps_time: Some(1.0),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    w.close().unwrap();
+    p
+}
+
+fn f(v: &Value) -> f32 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number")) as f32
+}
+
+fn vec3(v: &Value) -> Vec3 {
+    Vec3::new(f(&v[0]), f(&v[1]), f(&v[2]))
+}
+
+/// The pose a trace line records.
+fn pose(line: &Value) -> Pose {
+    Pose { eye: vec3(&line["eye_local"]), yaw_rad: f(&line["yaw_deg"]).to_radians(), pitch_rad: f(&line["pitch_deg"]).to_radians() }
+}
+
+/// Where `p` (local) appears in the window (pixels from the top-left) seen from `pose`.
+fn screen(pose: &Pose, p: Vec3) -> Vec2 {
+    let m = Mat4::perspective_rh_gl(FOV_Y_RAD, W as f32 / H as f32, 0.01, 1000.0) * pose.view_from_world_up(UpAxis::PosZ);
+    let c = m * p.extend(1.0);
+    Vec2::new((c.x / c.w + 1.0) * 0.5 * W as f32, (1.0 - c.y / c.w) * 0.5 * H as f32)
+}
+
+fn cursor(frame: u64, x: f32, y: f32) -> Value {
+    json!({"frame": frame, "type": "cursor_pos", "x": x, "y": y})
+}
+
+fn button(frame: u64, b: &str, down: bool) -> Value {
+    json!({"frame": frame, "type": "button", "button": b, "down": down})
+}
+
+#[test]
+fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let mut steps = vec![cursor(2, 320.0, 180.0), button(3, "left", true)];
+    // Orbit: 100 px to the right, in five moves.
+    for k in 1..=5 {
+        steps.push(cursor(3 + k, 320.0 + 20.0 * k as f32, 180.0));
+    }
+    steps.push(button(9, "left", false));
+    // Pan: grab at (320, 180), drag to (245, 230).
+    steps.push(cursor(12, 320.0, 180.0));
+    steps.push(button(13, "right", true));
+    for k in 1..=5 {
+        steps.push(cursor(13 + k, 320.0 - 15.0 * k as f32, 180.0 + 10.0 * k as f32));
+    }
+    steps.push(button(19, "right", false));
+    // Dolly: one notch at (400, 200).
+    steps.push(cursor(22, 400.0, 200.0));
+    steps.push(json!({"frame": 23, "type": "scroll", "dy": 1.0}));
+    // Double-click at (250, 250).
+    steps.push(cursor(26, 250.0, 250.0));
+    steps.extend([button(27, "left", true), button(27, "left", false), button(28, "left", true), button(28, "left", false)]);
+    let script = write_script(dir.path(), "nav.json", Value::Array(steps));
+    let tr = dir.path().join("trace.jsonl");
+    pcv_window(
+        &d,
+        &[s(&cloud), "--backend", "cpu", "--size", "640x360", "--up", "z", "--frames", "34", "--input-script", s(&script), "--trace", s(&tr), "--no-vsync"],
+    );
+    let t = trace(&tr);
+    assert_eq!(t.len(), 34, "one trace line per frame");
+    assert_eq!(t[0]["controller"], "orbit", "files start in the orbit controller");
+
+    // Orbit: turned 100/360 · 3 rad right about the point under the press, which stayed under it.
+    let (before, after) = (pose(&t[2]), pose(&t[10]));
+    let pivot = vec3(&t[10]["pivot"]);
+    assert!(pivot.z > -0.01 && pivot.z < 2.01 && pivot.x.abs() <= 10.0, "the pivot {pivot} is not a point of the cloud");
+    let turned = before.yaw_rad - after.yaw_rad;
+    assert!((turned - 100.0 / H as f32 * 3.0).abs() < 1e-3, "orbit turned {turned} rad");
+    assert!((before.eye.distance(pivot) - after.eye.distance(pivot)).abs() < 1e-3 * before.eye.distance(pivot), "orbit changed the distance");
+    // Under the press: the point whose disk covers the pixel (adaptive sizes draw up to 8 px across).
+    let at = screen(&before, pivot);
+    assert!(at.distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX, "the pivot was at {at}, not under the press (320, 180)");
+    assert!(screen(&after, pivot).distance(screen(&before, pivot)) < 0.5, "the pivot moved on screen");
+
+    // Pan: direction kept, the grabbed point follows the cursor to (245, 230).
+    let (before, after) = (pose(&t[12]), pose(&t[20]));
+    let grabbed = vec3(&t[20]["pivot"]);
+    assert!((before.yaw_rad - after.yaw_rad).abs() < 1e-6 && (before.pitch_rad - after.pitch_rad).abs() < 1e-6, "pan turned the camera");
+    assert!(screen(&before, grabbed).distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX, "the grabbed point was not under the press");
+    let moved = screen(&after, grabbed) - screen(&before, grabbed);
+    assert!(moved.distance(Vec2::new(-75.0, 50.0)) < 0.5, "the grabbed point moved by {moved}, the cursor by (-75, 50)");
+
+    // Dolly: a fifth of the way to the point under the cursor, which stays under it.
+    let (before, after) = (pose(&t[22]), pose(&t[24]));
+    let target = vec3(&t[24]["pivot"]);
+    let ratio = after.eye.distance(target) / before.eye.distance(target);
+    assert!((ratio - 0.8).abs() < 1e-3, "one notch moved to {ratio} of the distance");
+    assert!(screen(&before, target).distance(Vec2::new(400.0, 200.0)) < SPLAT_SLOP_PX, "the zoom target was not under the cursor");
+    assert!(screen(&after, target).distance(screen(&before, target)) < 0.5, "the zoom target moved on screen");
+
+    // Double-click: the point comes to the centre; the direction is kept.
+    let (before, after) = (pose(&t[26]), pose(&t[30]));
+    let centred = vec3(&t[30]["pivot"]);
+    assert!(screen(&before, centred).distance(Vec2::new(250.0, 250.0)) < SPLAT_SLOP_PX, "the double-clicked point was not under the cursor");
+    assert!(screen(&after, centred).distance(Vec2::new(320.0, 180.0)) < 0.5, "the point is at {}, not centred", screen(&after, centred));
+    assert_eq!((before.yaw_rad, before.pitch_rad), (after.yaw_rad, after.pitch_rad));
+}
+
+#[test]
+fn xtest_mouse_and_keys_reach_the_viewer() {
+    let Some(d) = Display::start() else { return };
+    if d.command("xdotool").arg("version").output().is_err() {
+        eprintln!("SKIPPED: xdotool is not installed (apt-get install xdotool)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let tr = dir.path().join("trace.jsonl");
+    let child = d
+        .command(PCV)
+        .args([s(&cloud), "--backend", "cpu", "--size", "640x360", "--up", "z", "--trace", s(&tr)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting pcv");
+    let wait_for = |what: &str, cond: &dyn Fn(&[Value]) -> bool| {
+        let start = Instant::now();
+        loop {
+            let t = trace(&tr);
+            if cond(&t) {
+                return t;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let first = wait_for("the first frame", &|t| !t.is_empty());
+    let yaw0 = f(&first[0]["yaw_deg"]);
+    let xdo = |args: &[&str]| {
+        let o = d.command("xdotool").args(args).output().expect("xdotool");
+        assert!(o.status.success(), "xdotool {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    // A real left-drag, 120 px to the right.
+    xdo(&["mousemove", "320", "180"]);
+    std::thread::sleep(Duration::from_millis(300));
+    xdo(&["mousedown", "1"]);
+    for k in 1..=6 {
+        xdo(&["mousemove", &(320 + 20 * k).to_string(), "180"]);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    xdo(&["mouseup", "1"]);
+    // The viewer may still be working through the motion: wait for the whole drag, then for quiet.
+    let expected = (120.0 / H as f32 * 3.0).to_degrees();
+    wait_for("the orbit", &|t| t.last().is_some_and(|l| yaw0 - f(&l["yaw_deg"]) > expected - 0.5));
+    std::thread::sleep(Duration::from_millis(500));
+    let t = trace(&tr);
+    let turned = yaw0 - f(&t.last().unwrap()["yaw_deg"]);
+    assert!((turned - expected).abs() < 0.5, "the drag turned {turned} deg, expected {expected}");
+    // Esc: mouse-look (the prototype's control); motion turns the view, 3 radians per window height.
+    // The first motion after capturing the cursor only sets the reference (GLFW warps the cursor).
+    let yaw1 = f(&t.last().unwrap()["yaw_deg"]);
+    xdo(&["key", "Escape"]);
+    wait_for("mouse-look", &|t| t.last().is_some_and(|l| l["mouselook"] == true));
+    for _ in 0..4 {
+        xdo(&["mousemove_relative", "20", "0"]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let per_px = (3.0 / H as f32).to_degrees();
+    wait_for("mouse-look motion", &|t| t.last().is_some_and(|l| yaw1 - f(&l["yaw_deg"]) > 35.0 * per_px));
+    std::thread::sleep(Duration::from_millis(500));
+    let looked = yaw1 - f(&trace(&tr).last().unwrap()["yaw_deg"]);
+    assert!(looked > 35.0 * per_px && looked < 85.0 * per_px, "80 px of mouse-look turned {looked} deg ({per_px} deg a pixel)");
+    xdo(&["key", "Escape"]);
+    wait_for("mouse-look off", &|t| t.last().is_some_and(|l| l["mouselook"] == false));
+    // Keys: F1 opens the help, K prints the pose.
+    xdo(&["key", "F1"]);
+    wait_for("the help", &|t| t.last().is_some_and(|l| l["help"] == true));
+    xdo(&["key", "k"]);
+    wait_for("the pose message", &|t| t.last().is_some_and(|l| l["messages"].to_string().contains("pose printed")));
+    let mut child = child;
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("pcv: camera --camera ") && stdout.contains("--up z"), "K printed:\n{stdout}");
+}
+
+#[test]
+fn a_click_picks_the_exact_point_of_a_las_file() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    // Straight down from 30 m above grid point (20, 30), in the file's coordinates.
+    let (i, j) = (20u32, 30u32);
+    let k = (j * 50 + i) as usize;
+    let target = [UTM[0] + i as f64 + 0.123, UTM[1] + j as f64 + 0.456, UTM[2] + 0.01 * i as f64 + 0.789];
+    let camera = format!("{},{},{},90,-90", target[0], target[1], target[2] + 30.0);
+    let steps = json!([cursor(2, 320.0, 180.0), button(3, "left", true), button(3, "left", false)]);
+    let script = write_script(dir.path(), "pick.json", steps);
+    let tr = dir.path().join("trace.jsonl");
+    pcv_window(&d, &[s(&las_path), "--backend", "cpu", "--size", "640x360", "--camera", &camera, "--frames", "6", "--input-script", s(&script), "--trace", s(&tr)]);
+    let t = trace(&tr);
+    let picked = &t.last().unwrap()["picked"];
+    assert!(!picked.is_null(), "nothing was picked: {}", t.last().unwrap());
+    // The file's own values, read back by an independent reader.
+    let mut r = las::Reader::from_path(&las_path).unwrap();
+    let data = r.read_all().unwrap();
+    let p = data.points().nth(k).unwrap().unwrap();
+    let file: Vec<f64> = picked["file"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(file, vec![p.x, p.y, p.z], "the picked coordinates are not the stored ones");
+    assert_eq!(picked["snapped"], true);
+    assert_eq!(picked["index"], k as u64);
+    assert_eq!(picked["intensity"].as_f64().unwrap(), p.intensity as f64);
+    assert_eq!(picked["classification"].as_u64().unwrap(), u8::from(p.classification) as u64);
+    let c = p.color.unwrap();
+    assert_eq!(picked["rgb"], json!([c.red >> 8, c.green >> 8, c.blue >> 8]));
+    assert!(picked["source"].as_str().unwrap().ends_with("grid.las"));
+}
+
+#[test]
+fn a_printed_pose_given_back_to_render_gives_the_same_image() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    // Turn the view (orbit), print the pose (K), then stay still until the last frame.
+    let mut steps = vec![cursor(2, 300.0, 200.0), button(3, "left", true)];
+    for k in 1..=4 {
+        steps.push(cursor(3 + k, 300.0 + 15.0 * k as f32, 200.0 - 8.0 * k as f32));
+    }
+    steps.push(button(8, "left", false));
+    steps.push(json!({"frame": 10, "type": "key", "key": "K", "down": true}));
+    steps.push(json!({"frame": 11, "type": "key", "key": "K", "down": false}));
+    let script = write_script(dir.path(), "pose.json", Value::Array(steps));
+    let shot = dir.path().join("window.png");
+    let out = pcv_window(
+        &d,
+        &[s(&las_path), "--backend", "cpu", "--size", "640x360", "--frames", "14", "--input-script", s(&script), "--screenshot", s(&shot), "--no-overlay"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("pcv: camera ")).unwrap_or_else(|| panic!("K printed no pose:\n{stdout}"));
+    // File coordinates: the UTM easting is in the printed pose.
+    assert!(line.contains("--camera 5123") || line.contains("--camera 5124"), "not file coordinates: {line}");
+    let mut args: Vec<&str> = line.split_whitespace().collect();
+    let rendered = dir.path().join("render.png");
+    args.extend(["--backend", "cpu", "--size", "640x360", "-o", s(&rendered)]);
+    let mut full = vec!["render", s(&las_path)];
+    full.extend(args);
+    pcv_headless(&full);
+    let (a, b) = (Frame::read_png(&shot).unwrap(), Frame::read_png(&rendered).unwrap());
+    let lit = b.pixels.iter().filter(|&&p| p != b.pixels[0]).count();
+    assert!(lit > 5000, "the render shows almost nothing ({lit} pixels): the comparison would prove nothing");
+    let differing = a.count_rgb_differences(&b);
+    assert!(differing <= a.pixels.len() / 1000, "{differing} pixels differ between the window and `pcv render {line}`");
+}
+
+#[test]
+fn record_writes_the_frames_of_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    let path = dir.path().join("poses.json");
+    let a = format!("{},{},{},45,-30", UTM[0] - 20.0, UTM[1] - 20.0, UTM[2] + 30.0);
+    let b = format!("{},{},{},135,-50", UTM[0] + 70.0, UTM[1] - 10.0, UTM[2] + 40.0);
+    std::fs::write(&path, json!({"keyframes": [{"t": 0, "camera": a}, {"t": 1.0, "camera": b}]}).to_string()).unwrap();
+    let out_dir = dir.path().join("frames");
+    pcv_headless(&["record", s(&las_path), "--path", s(&path), "--fps", "10", "-o", s(&out_dir), "--size", "160x90", "--backend", "cpu", "--no-video"]);
+    let pngs = (0..20).filter(|k| out_dir.join(format!("frame-{k:05}.png")).exists()).count();
+    assert_eq!(pngs, 11, "1 s at 10 fps is 11 frames, both ends included");
+    let poses = std::fs::read_to_string(out_dir.join("poses.txt")).unwrap();
+    let poses: Vec<&str> = poses.lines().collect();
+    assert_eq!(poses.len(), 11);
+    // Each frame's pose is the path's at k/10 s.
+    let cloud = pcv::cloud::load::load_files(std::slice::from_ref(&las_path)).unwrap();
+    let cam_path = pcv::camera::path::CameraPath::load(&path).unwrap();
+    for (k, line) in poses.iter().enumerate() {
+        let p = cam_path.sample(k as f64 / 10.0).to_pose(cloud.origin);
+        let expected = format!("--camera {} --up z", pcv::camera::PoseArg::format(&p, cloud.origin));
+        assert_eq!(*line, expected, "frame {k}");
+    }
+    // A frame rendered again from its printed pose is the same image.
+    let again = dir.path().join("again.png");
+    let mut args = vec!["render", s(&las_path), "--size", "160x90", "--backend", "cpu", "-o", s(&again)];
+    args.extend(poses[5].split_whitespace());
+    pcv_headless(&args);
+    let (f5, r5) = (Frame::read_png(&out_dir.join("frame-00005.png")).unwrap(), Frame::read_png(&again).unwrap());
+    assert_eq!(f5.count_rgb_differences(&r5), 0, "frame 5 differs from `pcv render {}`", poses[5]);
+    // The camera moves: the first and last frames differ.
+    let (f0, f10) = (Frame::read_png(&out_dir.join("frame-00000.png")).unwrap(), Frame::read_png(&out_dir.join("frame-00010.png")).unwrap());
+    assert!(f0.count_rgb_differences(&f10) > 1000);
+}
+
+/// CPU seconds `pid` has used (user + system), from /proc.
+fn cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("reading /proc/PID/stat");
+    // Fields after the command name (which is in parentheses): utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[test]
+fn an_idle_window_takes_no_cpu_and_continuous_keeps_drawing() {
+    let Some(d) = Display::start() else { return };
+    if !Path::new("/proc/self/stat").exists() {
+        eprintln!("SKIPPED: no /proc to read CPU times from");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    for continuous in [false, true] {
+        let tr = dir.path().join(format!("trace-{continuous}.jsonl"));
+        let mut args = vec![s(&cloud), "--backend", "cpu", "--size", "640x360", "--trace", s(&tr)];
+        if continuous {
+            args.push("--continuous");
+        }
+        let mut child = d.command(PCV).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("starting pcv");
+        let start = Instant::now();
+        while trace(&tr).len() < 2 && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Let the panel settle, then measure two seconds.
+        std::thread::sleep(Duration::from_millis(1500));
+        let (cpu0, frames0) = (cpu_s(child.id()), trace(&tr).len());
+        std::thread::sleep(Duration::from_secs(2));
+        let (cpu1, frames1) = (cpu_s(child.id()), trace(&tr).len());
+        let _ = child.kill();
+        let _ = child.wait();
+        let (cpu, frames) = (cpu1 - cpu0, frames1 - frames0);
+        eprintln!("continuous {continuous}: {cpu:.2} s of CPU and {frames} frames in 2 s");
+        if continuous {
+            assert!(frames >= 4, "--continuous drew only {frames} frames in 2 s");
+        } else {
+            assert_eq!(frames, 0, "an idle window drew {frames} frames");
+            assert!(cpu < 0.1, "an idle window used {cpu:.2} s of CPU in 2 s");
+        }
+    }
+}
+
+#[test]
+fn dropped_files_load_as_layers_and_a_bad_one_is_reported() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let more = dir.path().join("more.xyz");
+    std::fs::write(&more, (0..500).map(|i| format!("{} {} 3\n", i % 20, i / 20)).collect::<String>()).unwrap();
+    let bad = dir.path().join("bad.ply");
+    std::fs::write(&bad, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nend_header\n1\n").unwrap();
+    for replace in [false, true] {
+        let mut steps = vec![];
+        if replace {
+            steps.push(json!({"frame": 2, "type": "key", "key": "LeftShift", "down": true}));
+        }
+        steps.push(json!({"frame": 3, "type": "drop", "paths": [s(&bad), s(&more)]}));
+        let script = write_script(dir.path(), "drop.json", Value::Array(steps));
+        let tr = dir.path().join("trace.jsonl");
+        pcv_window(&d, &[s(&cloud), "--backend", "cpu", "--size", "320x180", "--frames", "60", "--input-script", s(&script), "--trace", s(&tr)]);
+        let t = trace(&tr);
+        let last = t.last().unwrap();
+        let layers: Vec<&str> = last["layers"].as_array().unwrap().iter().map(|l| l["label"].as_str().unwrap()).collect();
+        if replace {
+            assert_eq!(layers.len(), 1, "Shift+drop should replace: {layers:?}");
+            assert!(layers[0].ends_with("more.xyz"));
+            assert_eq!(last["points"], 500);
+        } else {
+            assert_eq!(layers.len(), 2, "{layers:?}");
+            assert!(layers[0].ends_with("ground.ply") && layers[1].ends_with("more.xyz"));
+            assert_eq!(last["points"], 201 * 201 + 500);
+        }
+        let messages = last["messages"].to_string();
+        assert!(messages.contains("bad.ply"), "the bad file is not reported in the window: {messages}");
+        assert!(t.iter().any(|l| l["loading"] == true), "no frame showed the load in progress");
+    }
+}
+
+#[test]
+fn the_closed_panel_covers_a_small_corner() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let (with, without) = (dir.path().join("with.png"), dir.path().join("without.png"));
+    let base = [s(&cloud), "--backend", "cpu", "--size", "800x450", "--frames", "4"];
+    pcv_window(&d, &[&base[..], &["--screenshot", s(&with)]].concat());
+    pcv_window(&d, &[&base[..], &["--screenshot", s(&without), "--no-overlay"]].concat());
+    let (a, b) = (Frame::read_png(&with).unwrap(), Frame::read_png(&without).unwrap());
+    let (mut x1, mut y1, mut n) = (0u32, 0u32, 0usize);
+    for y in 0..a.height {
+        for x in 0..a.width {
+            if (a.get(x, y) ^ b.get(x, y)) & 0x00ff_ffff != 0 {
+                n += 1;
+                x1 = x1.max(x);
+                y1 = y1.max(a.height - 1 - y);
+            }
+        }
+    }
+    assert!(n > 2000, "the panel is not there ({n} pixels differ)");
+    let share = (x1 + 1) as f64 * (y1 + 1) as f64 / (800.0 * 450.0);
+    eprintln!("the panel covers {}x{} px from the top-left corner: {:.1}% of 800x450", x1 + 1, y1 + 1, share * 100.0);
+    assert!(x1 < 360 && y1 < 80 && share < 0.08, "the closed panel reaches ({x1}, {y1}): more than a small corner");
+}
+
+#[test]
+fn record_makes_a_video_when_ffmpeg_is_on_path() {
+    if Command::new("ffmpeg").arg("-version").output().is_err() {
+        eprintln!("SKIPPED: ffmpeg is not on PATH (apt-get install ffmpeg); pcv record then writes PNG frames only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    let path = dir.path().join("poses.json");
+    let a = format!("{},{},{},45,-30", UTM[0] - 20.0, UTM[1] - 20.0, UTM[2] + 30.0);
+    let b = format!("{},{},{},90,-40", UTM[0] + 25.0, UTM[1] - 30.0, UTM[2] + 35.0);
+    std::fs::write(&path, json!({"keyframes": [{"camera": a}, {"camera": b}]}).to_string()).unwrap();
+    let out_dir = dir.path().join("frames");
+    // An odd size: the video's sides are rounded down to even numbers.
+    let out = pcv_headless(&["record", s(&las_path), "--path", s(&path), "--fps", "5", "-o", s(&out_dir), "--size", "161x91", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let video = out_dir.join("flight.mp4");
+    assert!(video.exists() && std::fs::metadata(&video).unwrap().len() > 1000, "no video:\n{stderr}");
+    assert!(stderr.contains("flight.mp4"), "the video's path is not reported:\n{stderr}");
+    if let Ok(probe) = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0", s(&video)])
+        .output()
+    {
+        // 2 s (the default keyframe step) at 5 fps: 11 frames, 160 x 90.
+        assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "160,90,11");
+    }
+}
