@@ -539,6 +539,81 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("shows nothing"));
 }
 
+fn capacity(points: u64) -> pcv::cloud::device::Capacity {
+    pcv::cloud::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
+}
+
+#[test]
+fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
+    use pcv::cloud::device::{self, ColorSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let a = points(150_000, UTM);
+    let b = points(70_000, [UTM[0] + 300.0, UTM[1], UTM[2]]);
+    let pa = write(dir.path(), "a.las", &las(&a, 2, 3, false, UTM, las_rgb16));
+    let pb = write(dir.path(), "b.laz", &las(&b, 4, 6, true, UTM, las_rgb16));
+    let files = vec![pa.clone(), pb.clone()];
+    let host = load_files_with(&files, &opts()).unwrap();
+    // Streamed: the same points as the host load, in the same order, relative to the same origin.
+    let plan = device::plan(&files, &opts(), &capacity(1_000_000), None).unwrap();
+    assert_eq!((plan.declared, plan.planned_points()), (220_000, 220_000));
+    let mut cloud = device::cloud(plan);
+    assert!(cloud.is_device_only() && cloud.is_lazy_scene() && cloud.points.is_empty());
+    let d = cloud.device.clone().unwrap();
+    let mut got = Vec::new();
+    let sent = device::stream_files(&d, &mut |p| {
+        got.extend_from_slice(p);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(sent, 220_000);
+    assert_eq!(cloud.origin, host.origin);
+    // b has no colors: the elevation ramp over the planned z range (the host load uses the exact one).
+    for (i, (g, h)) in got.iter().zip(host.points.iter()).enumerate() {
+        assert_eq!(g.pos, h.pos, "point {i}");
+        if i < 150_000 {
+            assert_eq!(g.rgba, h.rgba, "color {i}");
+        }
+    }
+    assert_eq!(device::finish(&mut cloud, true), None);
+    assert_eq!(cloud.len(), 220_000);
+    assert_eq!(cloud.bounds, host.bounds, "exact bounds after the first stream");
+    let attrs = cloud.attributes.as_ref().unwrap();
+    assert_eq!(attrs.sources.len(), 2);
+    assert_eq!((attrs.sources[0].points.clone(), attrs.sources[1].points.clone()), (0..150_000, 150_000..220_000));
+    assert!(attrs.sources[0].has_rgb && !attrs.sources[1].has_rgb);
+    // Another color mode streams again, colored from each slot's columns.
+    device::set_color(&mut cloud, ColorMode::Classification).unwrap();
+    let again = cloud.host_points(false);
+    assert!(again.iter().zip(a.iter().chain(&b)).all(|(p, q)| p.rgba == class_color(q.class)));
+    assert!(device::set_color(&mut cloud, ColorMode::Intensity).is_ok());
+    // A subsample of 10 000: exactly that many, spread over both files, in order.
+    let plan = device::plan(&files, &opts(), &capacity(1_000_000), Some(10_000)).unwrap();
+    let cloud = device::cloud(plan);
+    let sub = cloud.host_points(false);
+    assert_eq!(sub.len(), 10_000);
+    let from_b = sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
+    assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
+    let mut keep = host.clone();
+    pcv::cloud::load::keep_evenly(&mut keep, 10_000);
+    assert_eq!(keep.points.iter().map(|p| p.pos).collect::<Vec<_>>(), sub.iter().map(|p| p.pos).collect::<Vec<_>>(), "host and device subsamples agree");
+    let spans = &keep.attributes.as_ref().unwrap().sources;
+    assert_eq!(spans[0].points.end, spans[1].points.start);
+    assert_eq!(spans[1].points.end, 10_000);
+    assert_eq!(keep.attributes.as_ref().unwrap().intensity.as_ref().unwrap().len(), 10_000);
+    // More points than fit: refused before decoding, saying what fits and how to load it.
+    let e = device::plan(&files, &opts(), &capacity(100_000), None).unwrap_err().to_string();
+    assert!(e.contains("220000 points") && e.contains("100000 points fit") && e.contains("--max-points 100000") && e.contains("a test device"), "{e}");
+    assert!(device::plan(&files, &opts(), &capacity(100_000), Some(100_000)).is_ok());
+    // Colors that carry nothing: the automatic choice, noted, for the next stream.
+    let pz = write(dir.path(), "z.las", &las(&a, 2, 3, false, UTM, |_| 0));
+    let mut cloud = device::cloud(device::plan(std::slice::from_ref(&pz), &opts(), &capacity(1_000_000), None).unwrap());
+    let _ = cloud.host_points(false);
+    let note = device::finish(&mut cloud, true).expect("a note");
+    assert!(note.contains("z.las") && note.contains("intensity"), "{note}");
+    assert!(matches!(cloud.device.as_ref().unwrap().color(), ColorSpec::Intensity { .. }));
+    assert!(cloud.host_points(false).iter().any(|p| p.rgba != [0, 0, 0, 255]));
+}
+
 #[test]
 fn damaged_files_fail_cleanly_naming_the_place() {
     for (target, name, bytes, want) in damaged() {

@@ -200,6 +200,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
             loaded_rgba: None,
             color_note: None,
         })),
+        device: None,
     }
 }
 

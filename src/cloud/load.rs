@@ -45,6 +45,8 @@ pub enum LoadError {
     Panicked { path: PathBuf, format: Format, message: String },
     #[error("no files given")]
     NoFiles,
+    #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
+    DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
 
 const EXTENSIONS_TEXT: &str = ".ply .las .laz .pcd .e57 .xyz .txt .csv .asc .pts .bin .pcv";
@@ -169,6 +171,27 @@ impl FileBytes {
 
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Lets the mapping drop the pages wholly inside `range` (they stay in the page cache; a later read
+    /// maps them again): a streaming load's resident memory then stays bounded by the part of the
+    /// file in flight, not the whole file.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let start = range.start.div_ceil(PAGE) * PAGE;
+            let end = range.end.min(map.len()) / PAGE * PAGE;
+            if end > start {
+                // SAFETY: the mapping is private, read-only and never written, so it holds no private
+                // changes: dropping its pages only makes later reads fetch the same file bytes again
+                // (the usual caveat of mapping files — another process truncating the file — applies
+                // as it does to every read of the map).
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
     }
 }
 
@@ -382,6 +405,39 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             loaded_rgba: None,
             color_note: None,
         })),
+        device: None,
+    }
+}
+
+/// Keeps `k` of the cloud's points, evenly spaced through the files' order (point `i` of `n` stays
+/// when `floor((i + 1)·k/n) > floor(i·k/n)`), with their intensity and classification; the files'
+/// spans shrink with them. For scans and tiles, whose points come in scan or tile order, that is a
+/// subsample spread over the whole cloud. Nothing happens when the cloud has `k` points or fewer.
+pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
+    let n = cloud.points.len() as u64;
+    if k >= n {
+        return;
+    }
+    let kept = |i: u64| (i + 1) * k / n > i * k / n;
+    let pick = |len: usize| (0..len as u64).filter(|&i| kept(i)).map(|i| i as usize);
+    let points: Vec<Point> = pick(cloud.points.len()).map(|i| cloud.points[i]).collect();
+    cloud.points = Arc::new(points);
+    if let Some(a) = cloud.attributes.as_mut() {
+        let a = Arc::make_mut(a);
+        if let Some(v) = a.intensity.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        if let Some(v) = a.classification.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        if let Some(v) = a.loaded_rgba.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        // The points of file spans `a..b` that stay: those before `b` minus those before `a`.
+        let before = |i: u64| i * k / n;
+        for s in &mut a.sources {
+            s.points = before(s.points.start)..before(s.points.end);
+        }
     }
 }
 

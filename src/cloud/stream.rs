@@ -302,6 +302,11 @@ pub trait ChunkSource: Sync {
     fn exact_jobs(&self) -> bool {
         false
     }
+    /// The bytes of the file job `job` reads, where they are one range (so a streaming load can let
+    /// the mapping drop them once the job is done).
+    fn job_bytes(&self, _job: usize) -> Option<std::ops::Range<usize>> {
+        None
+    }
     /// Which columns the points carry besides position and color.
     fn columns(&self) -> Columns;
     /// Whether the file has colors of its own.

@@ -618,6 +618,16 @@ impl ChunkSource for LasSource<'_> {
         matches!(self.body, Body::Las { .. })
     }
 
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        Some(match &self.body {
+            Body::Las { count, .. } => {
+                let (r, stride, at) = (record_range(job, *count), self.h.record_len as usize, self.h.data_offset as usize);
+                at + r.start * stride..at + r.end * stride
+            }
+            Body::Laz { chunks, .. } => chunks[job].byte..chunks[job].byte + chunks[job].bytes,
+        })
+    }
+
     fn columns(&self) -> Columns {
         Columns { intensity: true, classification: true }
     }

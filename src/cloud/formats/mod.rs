@@ -194,23 +194,31 @@ pub struct ReadOptions<'a> {
 }
 
 /// A progress bar for long loads: hidden at first, drawn on stderr (when it is a terminal) once a load
-/// has taken more than a second, with points/s and an ETA.
+/// has taken more than a second, with points/s and an ETA. The same counts go to a shared
+/// [`LoadProgress`](crate::cloud::progress::LoadProgress) that a window can show ([`Progress::shared`]).
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     shown: AtomicBool,
     enabled: bool,
+    shared: std::sync::Arc<crate::cloud::progress::LoadProgress>,
 }
 
 impl Progress {
     /// A bar over `total` points; `enabled: false` never draws.
     pub fn new(total: u64, enabled: bool) -> Progress {
+        Progress::with_shared(total, enabled, Default::default())
+    }
+
+    /// A bar that also counts into `shared` (a window's view of the load).
+    pub fn with_shared(total: u64, enabled: bool, shared: std::sync::Arc<crate::cloud::progress::LoadProgress>) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template("loading {prefix}{bar:40} {human_pos}/{human_len} points ({msg}, ETA {eta})")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        Progress { bar, start: Instant::now(), shown: AtomicBool::new(false), enabled }
+        shared.add_total(total);
+        Progress { bar, start: Instant::now(), shown: AtomicBool::new(false), enabled, shared }
     }
 
     /// Never draws.
@@ -218,8 +226,14 @@ impl Progress {
         Progress::new(0, false)
     }
 
+    /// The counters this bar writes to, for a window.
+    pub fn shared(&self) -> std::sync::Arc<crate::cloud::progress::LoadProgress> {
+        self.shared.clone()
+    }
+
     pub fn inc(&self, points: u64) {
         self.bar.inc(points);
+        self.shared.add_done(points);
         if !self.enabled {
             return;
         }
@@ -234,14 +248,17 @@ impl Progress {
     /// Grows the total (for files whose count is only known once opened).
     pub fn add_total(&self, points: u64) {
         self.bar.inc_length(points);
+        self.shared.add_total(points);
     }
 
     /// Names the file being loaded (shown before the bar).
     pub fn set_file(&self, name: String) {
+        self.shared.set_file(&name);
         self.bar.set_prefix(format!("{name} "));
     }
 
     pub fn finish(&self) {
+        self.shared.finish();
         self.bar.finish_and_clear();
     }
 }

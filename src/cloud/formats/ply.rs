@@ -762,6 +762,20 @@ impl ChunkSource for PlySource<'_> {
         matches!(self.body, Body::Fixed { .. })
     }
 
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        match &self.body {
+            Body::Fixed { records, size, count, .. } => {
+                let (r, at) = (record_range(job, *count), records.as_ptr() as usize - self.data.as_ptr() as usize);
+                Some(at + r.start * size..at + r.end * size)
+            }
+            Body::Lists { .. } => None,
+            Body::Ascii { chunks } => {
+                let at = chunks[job].text.as_ptr() as usize - self.data.as_ptr() as usize;
+                Some(at..at + chunks[job].text.len())
+            }
+        }
+    }
+
     fn columns(&self) -> Columns {
         Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
     }

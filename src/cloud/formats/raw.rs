@@ -63,6 +63,10 @@ impl ChunkSource for RawSource<'_> {
     fn exact_jobs(&self) -> bool {
         true
     }
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        let r = record_range(job, self.count);
+        Some(r.start * RECORD_BYTES..r.end * RECORD_BYTES)
+    }
     fn columns(&self) -> Columns {
         Columns::default()
     }

@@ -307,6 +307,11 @@ impl ChunkSource for TextSource<'_> {
         memchr::memchr_iter(b'\n', self.chunks[job].text).count() as u64 + 1
     }
 
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        let at = self.chunks[job].text.as_ptr() as usize - self.data.as_ptr() as usize;
+        Some(at..at + self.chunks[job].text.len())
+    }
+
     fn reserve_points(&self) -> u64 {
         // About as many as the first line's length says (each line is at least 6 bytes: "x y z\n").
         let data = &self.data[self.l.start..];
