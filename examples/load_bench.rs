@@ -4,14 +4,19 @@
 //! cache (the files are freshly written) and prints a table:
 //! - `decode`: the chunked decoders on all cores into a sink that only counts (what a backend's upload
 //!   receives, before it copies anything: the rate of [`pcv::cloud::stream`] itself);
+//! - `device stream`: what a device-only load runs ([`pcv::cloud::device::stream_files`]: decode,
+//!   color, hand over in order, release the mapped file's finished pages) into a counting sink — the
+//!   CUDA upload's host side without the copies;
 //! - `load`: `load_files_with`, a whole host cloud (16-byte points + intensity + classification);
 //! - CPU seconds per run (user + system, all threads: a rate per CPU-second is what a machine shared
-//!   with other work can still compare) and the peak resident memory of the run (VmHWM, reset before
-//!   each run through /proc/self/clear_refs).
+//!   with other work can still compare) and the peak anonymous memory of the run above what the
+//!   process held before (RssAnon sampled every 5 ms: heap, not the mapped files' pages).
 //!
 //! Usage: cargo run --release --example load_bench -- [--ply 100M] [--las 100M] [--laz 20M]
 //!        [--laz-format 3] [--runs 3] [--dir DIR] [--keep] [--threads N]
 //!        or: load_bench [--runs N] --file FILE...   (times existing files)
+//!        or: load_bench --write-las N FILE.las [--laz-format 0-3]   (only writes a synthetic LAS, in
+//!            parallel: files of billions of points)
 //!        or: load_bench [--runs N] --tile FILE.las --copies N [--dir DIR]   (a real LAS file's records
 //!            repeated N times side by side — x shifted by the file's width, GPS time by its span —
 //!            as LAS and LAZ: real data's statistics at a size worth timing)
@@ -183,6 +188,76 @@ fn tile(las_path: &Path, copies: u64, dir: &Path) -> PathBuf {
     path
 }
 
+/// Writes a LAS 1.2 file of `n` synthetic points in point format 0, 1, 2 or 3 directly — header by
+/// hand, records made and written in parallel batches — for files of billions of points (the `las`
+/// crate writes a point at a time). UTM coordinates at 1 mm.
+fn write_las_fast(path: &Path, n: u64, format: u8) {
+    use std::io::Write;
+    assert!(format <= 3, "--fast-las writes point formats 0-3");
+    assert!(n <= u32::MAX as u64, "LAS 1.2 counts fit 32 bits");
+    let origin = [512_000.0, 5_400_000.0, 300.0];
+    let len = pcv::cloud::formats::las::FORMAT_SIZES[format as usize] as usize;
+    let mut h = vec![0u8; 227];
+    h[..4].copy_from_slice(b"LASF");
+    h[24] = 1;
+    h[25] = 2;
+    h[26..36].copy_from_slice(b"load_bench");
+    h[94..96].copy_from_slice(&227u16.to_le_bytes());
+    h[96..100].copy_from_slice(&227u32.to_le_bytes());
+    h[104] = format;
+    h[105..107].copy_from_slice(&(len as u16).to_le_bytes());
+    h[107..111].copy_from_slice(&(n as u32).to_le_bytes());
+    for k in 0..3 {
+        h[131 + 8 * k..139 + 8 * k].copy_from_slice(&0.001f64.to_le_bytes());
+        h[155 + 8 * k..163 + 8 * k].copy_from_slice(&if k == 2 { 0.0f64 } else { origin[k] }.to_le_bytes());
+    }
+    // Bounds: the strip's extent (x within ±500 m, y from -500 m up by 0.5 m a line, z within ±40 m).
+    let lines = n.div_ceil(2000) as f64;
+    let b = [(origin[0] - 501.0, origin[0] + 501.0), (origin[1] - 501.0, origin[1] - 499.0 + lines * 0.5), (origin[2] - 40.0, origin[2] + 40.0)];
+    for k in 0..3 {
+        h[179 + 16 * k..187 + 16 * k].copy_from_slice(&b[k].1.to_le_bytes());
+        h[187 + 16 * k..195 + 16 * k].copy_from_slice(&b[k].0.to_le_bytes());
+    }
+    let mut w = std::io::BufWriter::with_capacity(1 << 24, std::fs::File::create(path).expect("create"));
+    w.write_all(&h).expect("header");
+    let batch = 1u64 << 22;
+    for start in (0..n).step_by(batch as usize) {
+        let end = (start + batch).min(n);
+        let mut buf = vec![0u8; (end - start) as usize * len];
+        buf.par_chunks_mut(len).enumerate().for_each(|(k, r)| {
+            let s = synth(start + k as u64, origin);
+            let q = |v: f64, o: f64| (((v - o) / 0.001).round() as i32).to_le_bytes();
+            r[0..4].copy_from_slice(&q(s.xyz[0], origin[0]));
+            r[4..8].copy_from_slice(&q(s.xyz[1], origin[1]));
+            r[8..12].copy_from_slice(&q(s.xyz[2], 0.0));
+            r[12..14].copy_from_slice(&s.intensity.to_le_bytes());
+            r[14] = s.returns.0 | s.returns.1 << 3;
+            r[15] = s.class;
+            r[16] = s.angle as u8;
+            r[18..20].copy_from_slice(&7u16.to_le_bytes());
+            let rgb_at = match format {
+                1 => {
+                    r[20..28].copy_from_slice(&s.gps.to_le_bytes());
+                    None
+                }
+                2 => Some(20),
+                3 => {
+                    r[20..28].copy_from_slice(&s.gps.to_le_bytes());
+                    Some(28)
+                }
+                _ => None,
+            };
+            if let Some(o) = rgb_at {
+                for c in 0..3 {
+                    r[o + 2 * c..o + 2 * c + 2].copy_from_slice(&s.rgb[c].to_le_bytes());
+                }
+            }
+        });
+        w.write_all(&buf).expect("records");
+    }
+    w.flush().expect("flush");
+}
+
 /// CPU time of this process so far (user + system, all threads), in seconds.
 fn cpu_s() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -191,6 +266,12 @@ fn cpu_s() -> f64 {
     let ticks = |k: usize| f.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // Fields 14 and 15 of the file (utime, stime) are 12 and 13 after the ')'.
     (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Anonymous resident memory now, in bytes (heap and other private memory; not the mapped files).
+fn rss_anon() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024
 }
 
 /// Peak resident memory since the last reset, in bytes.
@@ -211,7 +292,10 @@ fn load_average() -> String {
 struct Runs {
     rates: Vec<f64>,
     cpu: Vec<f64>,
+    /// Peak VmHWM growth (mapped file pages included).
     peak: u64,
+    /// Peak anonymous memory above what the process held before (sampled every 5 ms).
+    anon: u64,
 }
 
 impl Runs {
@@ -231,18 +315,46 @@ impl Runs {
 }
 
 fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
-    let mut out = Runs { rates: Vec::new(), cpu: Vec::new(), peak: 0 };
+    let mut out = Runs { rates: Vec::new(), cpu: Vec::new(), peak: 0, anon: 0 };
     for _ in 0..runs {
         reset_peak();
         let base = peak_rss();
-        let (t, c) = (Instant::now(), cpu_s());
-        let n = f();
-        let s = t.elapsed().as_secs_f64();
-        out.cpu.push(cpu_s() - c);
+        let base_anon = rss_anon();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let anon = std::sync::atomic::AtomicU64::new(base_anon);
+        let (n, s, c) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    anon.fetch_max(rss_anon(), std::sync::atomic::Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+            let (t, c) = (Instant::now(), cpu_s());
+            let n = f();
+            let r = (n, t.elapsed().as_secs_f64(), cpu_s() - c);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        out.cpu.push(c);
         out.rates.push(n as f64 / s);
         out.peak = out.peak.max(peak_rss().saturating_sub(base));
+        out.anon = out.anon.max(anon.into_inner().saturating_sub(base_anon));
     }
     out
+}
+
+/// The device-only stream ([`pcv::cloud::device::stream_files`], what the CUDA upload runs) into a sink
+/// that only counts: its rate and host memory without a GPU.
+fn device_stream(path: &Path) -> u64 {
+    let cap = pcv::cloud::device::Capacity { points: u64::MAX / 64, bytes_per_point: 40, free_bytes: u64::MAX, device: "none".into() };
+    let plan = pcv::cloud::device::plan(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }, &cap, None).expect("plan");
+    let mut n = 0u64;
+    pcv::cloud::device::stream_files(&plan, &mut |p| {
+        n += p.len() as u64;
+        Ok(())
+    })
+    .expect("stream");
+    n
 }
 
 /// Decodes `path` on all cores into a sink that only counts points.
@@ -268,7 +380,8 @@ fn full_load(path: &Path) -> u64 {
     c.points.len() as u64
 }
 
-/// `PCV_BENCH_ONLY=decode|load` runs one of the two (for profiling).
+/// `PCV_BENCH_ONLY=decode|device|load` runs one of the three (for profiling, or files too large for a host
+/// cloud); the other is then run once.
 fn only(what: &str) -> bool {
     std::env::var("PCV_BENCH_ONLY").map_or(true, |v| v == what)
 }
@@ -276,22 +389,26 @@ fn only(what: &str) -> bool {
 fn row(name: &str, path: &Path, runs: u32) {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let d = measure(if only("decode") { runs } else { 1 }, || decode_only(path));
+    let s = measure(if only("device") { runs } else { 1 }, || device_stream(path));
     let l = measure(if only("load") { runs } else { 1 }, || full_load(path));
-    let n = full_load(path);
+    let n = decode_only(path);
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
     println!(
-        "| {name} | {:.1}M | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} | {:.0} | {:.0} | {:.1} |",
+        "| {name} | {:.1}M | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.0} | {:.1} | {:.1} | {:.2} | {:.0} | {:.1} |",
         n as f64 / 1e6,
         size as f64 / 1e9,
         d.best() / 1e6,
         d.median() / 1e6,
         d.cpu_median(),
+        s.best() / 1e6,
+        mib(s.anon),
         l.best() / 1e6,
         l.median() / 1e6,
         l.cpu_median(),
-        d.peak as f64 / (1 << 20) as f64,
-        l.peak as f64 / (1 << 20) as f64,
-        l.peak as f64 / n.max(1) as f64,
+        mib(l.anon),
+        l.anon as f64 / n.max(1) as f64,
     );
+    let _ = (d.peak, s.peak, l.peak);
 }
 
 fn header(runs: u32) {
@@ -300,8 +417,8 @@ fn header(runs: u32) {
         rayon::current_num_threads(),
         load_average()
     );
-    println!("| file | points | GB | decode best M/s | decode median M/s | decode CPU s | load best M/s | load median M/s | load CPU s | decode peak MiB | load peak MiB | load peak B/point |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| file | points | GB | decode best M/s | decode median M/s | decode CPU s | device stream best M/s | device stream anon MiB | load best M/s | load median M/s | load CPU s | load anon MiB | load anon B/point |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 }
 
 fn main() {
@@ -310,6 +427,7 @@ fn main() {
     let mut dir = std::env::temp_dir();
     let mut files: Vec<PathBuf> = Vec::new();
     let (mut tile_from, mut copies): (Option<PathBuf>, u64) = (None, 100);
+    let mut fast_las: Option<(u64, PathBuf)> = None;
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
@@ -326,9 +444,19 @@ fn main() {
             }
             "--file" => files.push(PathBuf::from(val())),
             "--tile" => tile_from = Some(PathBuf::from(val())),
+            "--write-las" => {
+                let n = count(&val());
+                fast_las = Some((n, PathBuf::from(args.next().unwrap_or_else(|| panic!("--write-las N FILE")))));
+            }
             "--copies" => copies = count(&val()),
             other => panic!("unknown argument {other}"),
         }
+    }
+    if let Some((n, path)) = fast_las {
+        let t = Instant::now();
+        write_las_fast(&path, n, laz_format);
+        eprintln!("wrote {} ({n} points, point format {laz_format}) in {:.1} s", path.display(), t.elapsed().as_secs_f64());
+        return;
     }
     if let Some(src) = tile_from {
         let las_path = tile(&src, copies, &dir);
@@ -387,6 +515,9 @@ fn main() {
     // Written back to disk first, so the timed loads read a clean page cache.
     for (_, p) in &made {
         std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
+    }
+    if runs == 0 {
+        return; // only writing the files (with --keep)
     }
     header(runs);
     for (name, p) in &made {

@@ -539,6 +539,19 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("shows nothing"));
 }
 
+#[test]
+fn a_window_can_follow_a_load_through_shared_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let pts = points(150_000, UTM);
+    let p = write(dir.path(), "a.laz", &las(&pts, 2, 3, true, UTM, las_rgb16));
+    let shared = std::sync::Arc::new(pcv::cloud::progress::LoadProgress::new());
+    let c = pcv::cloud::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
+    let s = shared.snapshot();
+    assert_eq!((s.points_done, s.points_total, s.fraction, s.finished), (150_000, 150_000, 1.0, true));
+    assert!(s.points_per_s > 0.0 && s.text().contains("100%"), "{}", s.text());
+    assert_eq!(c.points.len(), 150_000);
+}
+
 fn capacity(points: u64) -> pcv::cloud::device::Capacity {
     pcv::cloud::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
 }

@@ -21,7 +21,7 @@ use super::formats::{DBounds, Format, FormatError, Progress};
 use super::load::{self, FileBytes, LoadError, LoadOptions};
 use super::point::Point;
 use super::progress::LoadProgress;
-use super::stream::{stream, Colors, Staging, StreamError};
+use super::stream::{stream_post, Colors, Staging, StreamError};
 use super::{Bounds, PointCloud};
 use glam::DVec3;
 use std::path::PathBuf;
@@ -283,28 +283,47 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
         let has_rgb = src.has_rgb();
         let first = sent;
         let mut colors = Colors::None;
-        let r = stream(&*src, &origin, &progress, &mut |st: &Staging| -> Result<(), String> {
+        // Recoloring runs in the decoding workers; the sink's thread only passes slots on (copying
+        // them only to thin them out for a subsample).
+        let recolor = |st: &mut Staging| {
+            let z_ramp = |z: (f32, f32), p: &mut Point| p.rgba = ramp_color(unit(p.pos[2], z.0, z.1));
+            match spec {
+                ColorSpec::Rgb { z } if !has_rgb || st.colorless => st.points.iter_mut().for_each(|p| z_ramp(z, p)),
+                ColorSpec::Rgb { .. } => {}
+                ColorSpec::Elevation { z } => st.points.iter_mut().for_each(|p| z_ramp(z, p)),
+                ColorSpec::Intensity { lo, hi } => {
+                    let inten = std::mem::take(&mut st.intensity);
+                    for (k, p) in st.points.iter_mut().enumerate() {
+                        let g = (unit(inten.get(k).copied().unwrap_or(0.0), lo, hi) * 255.0).round() as u8;
+                        p.rgba = [g, g, g, 255];
+                    }
+                    st.intensity = inten;
+                }
+                ColorSpec::Classification => {
+                    let cls = std::mem::take(&mut st.classification);
+                    for (k, p) in st.points.iter_mut().enumerate() {
+                        p.rgba = class_color(cls.get(k).copied().unwrap_or(0));
+                    }
+                    st.classification = cls;
+                }
+            }
+        };
+        let r = stream_post(&*src, &origin, &progress, &recolor, &mut |st: &Staging| -> Result<(), String> {
             if let Some(range) = src.job_bytes(st.job) {
                 bytes.release(range);
             }
-            buf.clear();
-            for (k, p) in st.points.iter().enumerate() {
-                let i = index + k as u64;
-                if keep < files.declared && (i + 1) * keep / files.declared == i * keep / files.declared {
-                    continue;
-                }
-                let rgba = match spec {
-                    ColorSpec::Rgb { z } if !has_rgb || st.colorless => ramp_color(unit(p.pos[2], z.0, z.1)),
-                    ColorSpec::Rgb { .. } => p.rgba,
-                    ColorSpec::Elevation { z } => ramp_color(unit(p.pos[2], z.0, z.1)),
-                    ColorSpec::Intensity { lo, hi } => {
-                        let g = (unit(st.intensity.get(k).copied().unwrap_or(0.0), lo, hi) * 255.0).round() as u8;
-                        [g, g, g, 255]
+            let pts: &[Point] = if keep < files.declared {
+                buf.clear();
+                for (k, p) in st.points.iter().enumerate() {
+                    let i = index + k as u64;
+                    if (i + 1) * keep / files.declared > i * keep / files.declared {
+                        buf.push(*p);
                     }
-                    ColorSpec::Classification => class_color(st.classification.get(k).copied().unwrap_or(0)),
-                };
-                buf.push(Point { pos: p.pos, rgba });
-            }
+                }
+                &buf
+            } else {
+                &st.points
+            };
             index += st.len() as u64;
             if first_time {
                 if cols.intensity {
@@ -318,11 +337,11 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
                     };
                 }
             }
-            sent += buf.len() as u64;
-            if buf.is_empty() {
+            sent += pts.len() as u64;
+            if pts.is_empty() {
                 return Ok(());
             }
-            sink(&buf)
+            sink(pts)
         });
         let stats = match r {
             Ok(s) => s,

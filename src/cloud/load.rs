@@ -17,6 +17,7 @@
 //! the file. Errors name the file and the byte or line.
 use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
 use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
+use super::progress::LoadProgress;
 use super::stream::ChunkSource;
 use super::PointCloud;
 use crate::cloud::point::Point;
@@ -254,6 +255,19 @@ pub fn decode_file(path: &Path, data: &[u8], format: Format, origin: DVec3, prog
 
 /// Loads and merges `paths` into one cloud.
 pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointCloud, LoadError> {
+    load_files_reporting(paths, opts, Default::default())
+}
+
+/// [`load_files_with`], counting the points decoded into `shared` as they are (for a window's
+/// progress bar: read it from another thread with [`LoadProgress::snapshot`]). The count restarts if
+/// the files must be decoded a second time around a better origin.
+pub fn load_files_reporting(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
+    let r = load_files_counted(paths, opts, shared.clone());
+    shared.finish();
+    r
+}
+
+fn load_files_counted(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::NoFiles);
     }
@@ -268,7 +282,7 @@ pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointClo
         .filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p)))
         .fold(DBounds::EMPTY, DBounds::union);
     let mut origin = choose_origin(&estimate_all);
-    let progress = Progress::new(0, opts.progress);
+    let progress = Progress::with_shared(0, opts.progress, shared);
     let mut files = decode_all(&opened, origin, &progress, opts)?;
     let bounds = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
     let exact = choose_origin(&bounds);

@@ -364,7 +364,7 @@ pub fn stream_with<E>(
     keep_f64: bool,
     sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
 ) -> Result<StreamStats, StreamError<E>> {
-    stream_placed(src, origin, progress, keep_f64, None, sink)
+    stream_placed(src, origin, progress, keep_f64, None, None, sink)
 }
 
 /// A destination the decoding workers copy each job's points into themselves (in parallel, so the
@@ -406,6 +406,15 @@ impl Placement {
     }
 }
 
+/// Work a decoding worker does on each slot after decoding it, before the sink sees it (recoloring:
+/// spread over the cores instead of the sink's one thread).
+pub type Post<'a> = &'a (dyn Fn(&mut Staging) + Sync);
+
+/// [`stream`], with `post` run on every slot by the worker that decoded it.
+pub fn stream_post<E>(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress, post: Post, sink: &mut dyn FnMut(&Staging) -> Result<(), E>) -> Result<StreamStats, StreamError<E>> {
+    stream_placed(src, origin, progress, false, None, Some(post), sink)
+}
+
 /// [`stream_with`], with the workers placing each job's points into `place` before the sink sees it.
 pub(crate) fn stream_placed<E>(
     src: &dyn ChunkSource,
@@ -413,6 +422,7 @@ pub(crate) fn stream_placed<E>(
     progress: &Progress,
     keep_f64: bool,
     place: Option<&Placement>,
+    post: Option<Post>,
     sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
 ) -> Result<StreamStats, StreamError<E>> {
     let jobs = src.jobs();
@@ -427,6 +437,9 @@ pub(crate) fn stream_placed<E>(
             src.decode(j, origin, &mut st).map_err(StreamError::Decode)?;
             if has_rgb {
                 st.note_uniform_color();
+            }
+            if let Some(f) = post {
+                f(&mut st);
             }
             if let Some(p) = place {
                 p.place(&st).map_err(StreamError::Decode)?;
@@ -485,6 +498,9 @@ pub(crate) fn stream_placed<E>(
                 };
                 if has_rgb && r.is_ok() {
                     st.note_uniform_color();
+                }
+                if let (Some(f), true) = (post, r.is_ok()) {
+                    f(&mut st);
                 }
                 let r = r.and_then(|()| place.map_or(Ok(()), |p| p.place(&st)));
                 let failed = r.is_err();
@@ -620,7 +636,7 @@ pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progres
                 first: first.clone(),
             };
             let mut colorless = Vec::new();
-            let stats = stream_placed(src, origin, progress, false, Some(&place), &mut |st: &Staging| -> Result<(), FormatError> {
+            let stats = stream_placed(src, origin, progress, false, Some(&place), None, &mut |st: &Staging| -> Result<(), FormatError> {
                 kept.push(st.len());
                 if st.colorless && !st.is_empty() {
                     colorless.push(first[st.job]..first[st.job] + st.len());

@@ -129,8 +129,13 @@ impl CudaRasterizer {
     /// The device's name, e.g. "NVIDIA H200".
     /// What this device can take for a streamed load: the points that fit its free memory with the
     /// upload's peak (the points, then preprocessing's sorted copy and the batched modes' buffers).
+    /// `PCV_DEVICE_BUDGET_MB` caps the free memory it counts (to try the refusal of clouds that do not
+    /// fit on a large device).
     pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
-        let (free_bytes, _) = mem_info(&self.ctx)?;
+        let (mut free_bytes, _) = mem_info(&self.ctx)?;
+        if let Some(mb) = std::env::var("PCV_DEVICE_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
+            free_bytes = free_bytes.min(mb << 20);
+        }
         let bytes_per_point = upload::PEAK_BYTES_PER_POINT;
         Ok(crate::cloud::device::Capacity {
             points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / bytes_per_point,
