@@ -590,6 +590,13 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert_eq!(device::finish(&mut cloud, true), None);
     assert_eq!(cloud.len(), 220_000);
     assert_eq!(cloud.bounds, host.bounds, "exact bounds after the first stream");
+    let sample = device::sample(&d);
+    // Every second point here (220 000 / 100 000 rounds down to 2): 110 000, all of them streamed ones.
+    assert_eq!(sample.len(), 110_000);
+    let streamed: std::collections::HashSet<[u32; 3]> = got.iter().map(|g| g.pos.map(f32::to_bits)).collect();
+    assert!(sample.iter().all(|p| streamed.contains(&p.pos.map(f32::to_bits))));
+    let (ds, hs) = (pcv::cloud::spacing::estimate(&cloud), pcv::cloud::spacing::estimate(&host));
+    assert!(ds > 0.0 && (ds / hs - 1.0).abs() < 0.2, "spacing from the sample {ds} vs the host points {hs}");
     let attrs = cloud.attributes.as_ref().unwrap();
     assert_eq!(attrs.sources.len(), 2);
     assert_eq!((attrs.sources[0].points.clone(), attrs.sources[1].points.clone()), (0..150_000, 150_000..220_000));

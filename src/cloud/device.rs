@@ -76,7 +76,13 @@ pub struct Streamed {
     pub has_rgb: bool,
     /// Every k-th intensity (at most about a million), for the intensity ramp's range.
     pub intensity_sample: Vec<f32>,
+    /// About [`SAMPLE_POINTS`] points evenly spaced through the files (for estimates that need a
+    /// few points, such as the point spacing).
+    pub sample: Vec<Point>,
 }
+
+/// Points kept in [`Streamed::sample`].
+pub const SAMPLE_POINTS: u64 = 100_000;
 
 /// Files a backend streams to the device itself (see the module doc).
 #[derive(Debug)]
@@ -267,6 +273,7 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
     let origin = files.origin.to_array();
     let keep = files.planned_points();
     let every = (files.declared / 1_000_000).max(1);
+    let sample_every = (keep / SAMPLE_POINTS).max(1) as usize;
     let mut seen = Streamed { bounds: DBounds::EMPTY, ..Default::default() };
     let mut index = 0u64; // over the declared points of every file, for the subsample
     let mut sent = 0u64;
@@ -329,6 +336,8 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
                 if cols.intensity {
                     seen.intensity_sample.extend(st.intensity.iter().step_by(every as usize).copied());
                 }
+                let skip = (sample_every - (sent as usize % sample_every)) % sample_every;
+                seen.sample.extend(pts.iter().skip(skip).step_by(sample_every).copied());
                 if has_rgb && !st.colorless && !st.is_empty() {
                     colors = match (colors, st.uniform_rgba) {
                         (Colors::None, Some(c)) => Colors::Uniform(c),
@@ -390,6 +399,11 @@ pub fn host_points(files: &DeviceFiles) -> Result<Vec<Point>, DeviceLoadError> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The first stream's sample of a device-only cloud's points (empty before it).
+pub fn sample(files: &DeviceFiles) -> Vec<Point> {
+    files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sample.clone())).unwrap_or_default()
 }
 
 /// The bounds of `cloud` in local coordinates (exact after [`finish`]).
