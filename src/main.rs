@@ -83,8 +83,7 @@ struct SourceArgs {
     /// Seed of the built-in scene: the same seed gives the same points on every backend.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Rasterizer: auto picks CUDA when a driver and a device exist, else the CPU.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
@@ -273,7 +272,7 @@ struct BenchArgs {
     points: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// Frame size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
@@ -306,7 +305,8 @@ struct BenchArgs {
     /// Also time the prototype's numba kernels on the same points and cameras (path to seed_numba_bench.py).
     #[arg(long)]
     peer: Option<PathBuf>,
-    /// Where the points for the peer are written (a RAM disk like /dev/shm is fastest).
+    /// Where the points for the peer are written (the temporary folder by default; a RAM disk like /dev/shm
+    /// is fastest).
     #[arg(long, default_value_os_t = std::env::temp_dir())]
     dump_dir: PathBuf,
     /// Keep the points written for the peer (raw 16-byte records, readable by pcv and the peer).
@@ -315,6 +315,10 @@ struct BenchArgs {
     /// Print each pose's clip_from_world (16 floats, column-major: the peer's --mvp).
     #[arg(long)]
     print_mvp: bool,
+    /// Time the whole frame in a real window instead (vsync off, panel on): GPU ms of each stage —
+    /// map, render passes, unmap, texture copy, blit, panel — from CUDA events and GL timestamps.
+    #[arg(long)]
+    window: bool,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -426,6 +430,7 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("pcv: error: {e:#}");
+        pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
 }
@@ -617,8 +622,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         print_mvp: a.print_mvp,
     };
     println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
-    println!("{}", pcv::bench::table_header());
     let seed = a.seed;
+    if a.window {
+        return bench_window(&a, r.as_mut(), &opts);
+    }
+    println!("{}", pcv::bench::table_header());
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
     let report = pcv::bench::run(
@@ -636,6 +644,34 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// `pcv bench --window`: each count uploaded, then every pose and mode timed in a window.
+fn bench_window(a: &BenchArgs, r: &mut dyn Rasterizer, opts: &pcv::bench::BenchOptions) -> Result<()> {
+    pcv::viewer::check_display()?;
+    let mut all = Vec::new();
+    let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, a.seed, a.color)?) };
+    println!("{}", pcv::bench::window::table_header());
+    for &n in &opts.point_counts {
+        let cloud = match &files {
+            None => scene::lazy(n, a.seed),
+            Some(c) => c.clone(),
+        };
+        r.upload(&cloud).context("uploading the points")?;
+        all.extend(pcv::bench::window::run(r, &cloud, opts, |res| println!("{}", pcv::bench::window::table_row(res)))?);
+    }
+    if let Some(p) = &a.json {
+        let v = serde_json::json!({
+            "date_utc": pcv::bench::utc_now(),
+            "commit": env!("PCV_GIT_COMMIT"),
+            "backend": r.name(),
+            "device": r.description(),
+            "window": all,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", p.display()))?;
         println!("wrote {}", p.display());
     }
     Ok(())

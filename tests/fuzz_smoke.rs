@@ -138,7 +138,7 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             2 => d.truncate(rng.random_range(0..len)),
             3 => {
                 let i = rng.random_range(0..=d.len());
-                let extra: Vec<u8> = (0..rng.random_range(1..32)).map(|_| rng.random()).collect();
+                let extra: Vec<u8> = (0..rng.random_range(1..32)).map(|_| rng.random::<u8>()).collect();
                 d.splice(i..i, extra);
             }
             4 => {

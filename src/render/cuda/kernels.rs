@@ -134,9 +134,9 @@ kernels! {
     /// As `depth`, and `color` holds `f.width * f.height` words.
     Color color = "color"::"pcv_color"(f: FrameUniforms, points: Ptr, num_points: u64, depth: Ptr, color: Ptr)
         grid per_item(num_points);
-    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`) and
-    /// `points` room for `s.num_points` points.
-    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr) grid per_item(s.num_points);
+    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`), `points` room
+    /// for `count` points, and `first + count <= s.num_points`.
+    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr, first: u64, count: u64) grid per_item(count);
     /// `vis` holds `f.width * f.height` u64 words.
     PackedClear packed_clear = "packed"::"pcv_packed_clear"(f: FrameUniforms, vis: Ptr) grid per_item(f.width as u64 * f.height as u64);
     /// `points` holds `num_points` points and `vis` `f.width * f.height` u64 words, both sides non-zero.
@@ -192,9 +192,9 @@ kernels! {
     RasterListQuant raster_list_quant = "culled"::"pcv_raster_list_quant"(
         f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
-    /// `depth` holds `width * height * stride` u32 words (stride 1 or 2) and `hzb` `h.total` words, `h`
-    /// being the pyramid of a `width × height` frame.
-    HzbTiles hzb_tiles = "hzb"::"pcv_hzb_tiles"(h: HzbParams, width: u32, height: u32, depth: Ptr, stride: u32, hzb: Ptr)
+    /// `words` holds `width * height` u64 words and `hzb` `h.total` words, `h` being the pyramid of a
+    /// `width × height` frame.
+    HzbTiles hzb_tiles = "hzb"::"pcv_hzb_tiles"(h: HzbParams, width: u32, height: u32, words: Ptr, hzb: Ptr)
         grid per_tile((width, height));
     /// `hzb` holds `h.total` words whose level 0 is built.
     HzbUp hzb_up = "hzb"::"pcv_hzb_up"(h: HzbParams, hzb: Ptr) grid single(());
@@ -203,6 +203,9 @@ kernels! {
     /// `depth` and `color` hold `u.width * u.height` u32 words, `out` as many u64 words (not overlapping).
     SplatRef splat_ref = "splat"::"pcv_splat_ref"(u: PostUniforms, depth: Ptr, color: Ptr, out: Ptr) grid per_tile((u.width, u.height));
     /// `depth` holds `u.width * u.height * stride` u32 words (stride 1 or 2) and `color`
-    /// `u.width * u.height` words.
-    Edl edl = "edl"::"pcv_edl"(u: PostUniforms, depth: Ptr, stride: u32, color: Ptr) grid per_item(u.width as u64 * u.height as u64);
+    /// `depth` and `color` hold `u.width * u.height` u32 words.
+    Edl edl = "edl"::"pcv_edl"(u: PostUniforms, depth: Ptr, color: Ptr) grid per_item(u.width as u64 * u.height as u64);
+    /// `words` holds `u.width * u.height` u64 words and `color` as many u32 words.
+    EdlWords edl_words = "edl"::"pcv_edl_words"(u: PostUniforms, words: Ptr, color: Ptr)
+        grid per_item(u.width as u64 * u.height as u64);
 }

@@ -38,7 +38,7 @@ use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::{counter, Batch, HzbParams, Point};
+use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
 use preprocess::DevicePrepared;
 use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
@@ -90,6 +90,8 @@ pub struct CudaRasterizer {
     counters: DeviceBuffer<u32>,
     /// Events around the passes of a frame.
     timer: PassTimer,
+    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept); 0 otherwise.
+    prepared_points: u64,
     last: Option<LastFrame>,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
@@ -118,6 +120,7 @@ impl CudaRasterizer {
             color: None,
             counters,
             timer,
+            prepared_points: 0,
             last: None,
             kernels,
             stream,
@@ -170,6 +173,26 @@ impl CudaRasterizer {
         &self.stream
     }
 
+    /// Makes the built-in scene `cloud` on the device and prepares it `chunk_points` points at a time
+    /// ([`preprocess::preprocess_scene_chunked`]): what `upload` does for scenes too large to keep as
+    /// 16-byte points; public so that tests can run it on small scenes. Only the batched modes draw it.
+    pub fn upload_scene_in_chunks(&mut self, cloud: &PointCloud, chunk_points: u64) -> Result<(), RenderError> {
+        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+            context: "scene upload".into(),
+            message: "only a built-in scene is made a chunk at a time".into(),
+        })?;
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.points = None;
+        self.prepared = Err("no points uploaded".into());
+        self.last = None;
+        let (prepared, ms) =
+            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, chunk_points)?;
+        self.prepared_points = spec.num_points;
+        self.prepared = Ok(prepared);
+        self.preprocess_ms = Some(ms);
+        Ok(())
+    }
+
     /// The uploaded points, copied back to the host.
     pub fn download_points(&self) -> Result<Vec<Point>, RenderError> {
         self.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
@@ -180,7 +203,7 @@ impl CudaRasterizer {
     pub fn depth_bits(&self) -> Result<Vec<u32>, RenderError> {
         match (self.last.map(|l| l.holds), &self.vis, &self.depth) {
             (Some(Final::VisColor | Final::VisIndex), Some(v), _) => {
-                Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect())
+                Ok(v.to_vec(&self.stream)?.into_iter().map(word_depth).collect())
             }
             (Some(Final::Depth), _, Some(d)) => d.to_vec(&self.stream),
             _ => Ok(Vec::new()),
@@ -290,8 +313,20 @@ impl Rasterizer for CudaRasterizer {
         self.points = None;
         self.prepared = Err("no points uploaded".into());
         self.preprocess_ms = None;
+        self.last = None;
+        self.prepared_points = 0;
+        // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
+        // prepared a chunk at a time (only the batched modes then draw it).
+        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
+            let (free_bytes, _) = context::mem_info(&self.ctx)?;
+            let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
+            if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
+                return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
+            }
+        }
         let mut bounds = cloud.bounds;
         let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            // Files streamed to the device: decoded on all cores, copied through pinned slots.
             let points = stream_upload::upload_files(&self.ctx, files)?;
             bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
             points
@@ -321,7 +356,17 @@ impl Rasterizer for CudaRasterizer {
         frame: &FrameParams,
         target: Target<'_>,
     ) -> Result<FrameStats, RenderError> {
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
+        let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
+            (Some(p), _) => (p.len() as u64, p.ptr()),
+            (None, n) if n > 0 => (n, 0),
+            _ => return Err(RenderError::NotUploaded),
+        };
+        if points_ptr == 0 && !frame.mode.uses_batches() {
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: format!("the {num_points} points were prepared a chunk at a time and kept only as positions and colours: use vis, culled or quant"),
+            });
+        }
         let n = frame.num_pixels();
         if target.len_px() != n {
             return Err(RenderError::TargetSize {
@@ -339,8 +384,6 @@ impl Rasterizer for CudaRasterizer {
                 ),
             });
         }
-        let num_points = points.len() as u64;
-        let points_ptr = points.ptr();
         let plan = frame.passes();
         if frame.mode.uses_batches() {
             self.prepared_or_err(frame.mode)?;
@@ -416,8 +459,9 @@ impl Rasterizer for CudaRasterizer {
         // buffer in Reference mode; `vis` in every other mode and after a splat; `vis_out` when the plan
         // splats). `n == width * height` is non-zero and below 2^32, so the kernels' u32 pixel counts do
         // not wrap, and every pixel a point pass computes is clamped into the frame. `points_ptr` holds
-        // `num_points` points (the uploaded buffer's own length). The preprocessing made, for the
-        // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position, one colour, one quantized word
+        // `num_points` points (the uploaded buffer's own length; the modes that read it were refused
+        // above when a chunked upload kept none). The preprocessing made, for the `num_points`
+        // (< 2^34 - 1) uploaded points, 3 floats of position, one colour, one quantized word
         // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them, so every
         // index a batched pass writes into `vis` is below the colours' length; `counters` holds 3 words.
         for &pass in &plan {
@@ -472,7 +516,7 @@ impl Rasterizer for CudaRasterizer {
                 }
                 Pass::Hzb => {
                     let (w, h) = (frame.width_px, frame.height_px);
-                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr + 4, 2, hzb_ptr) }?;
+                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr, hzb_ptr) }?;
                     unsafe { kernels::hzb_up(k, stream, hzb_params, hzb_ptr) }?;
                 }
                 Pass::Splat => {
@@ -494,10 +538,9 @@ impl Rasterizer for CudaRasterizer {
                     }
                     _ => unsafe { kernels::packed_resolve(k, stream, f, vis_ptr, color_ptr) }?,
                 },
-                // The visibility words' depth is their high half: the second u32 of each 8 bytes.
                 Pass::Edl => match holds {
-                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, 1, color_ptr) }?,
-                    _ => unsafe { kernels::edl(k, stream, u, vis_ptr + 4, 2, color_ptr) }?,
+                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, color_ptr) }?,
+                    _ => unsafe { kernels::edl_words(k, stream, u, vis_ptr, color_ptr) }?,
                 },
             }
             timer.mark(stream)?;
@@ -570,7 +613,7 @@ impl Rasterizer for CudaRasterizer {
                     Final::Depth => {
                         let mut row = vec![0u32; len];
                         depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                        Ok::<_, RenderError>(row.into_iter().map(|d| (d as u64) << 32).collect())
+                        Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
                     }
                     _ => {
                         let mut row = vec![0u64; len];
@@ -580,23 +623,25 @@ impl Rasterizer for CudaRasterizer {
                 }
             },
         )?;
-        let Some((pixel, word)) = nearest_in_window(&win) else {
+        let Some((pixel, w)) = nearest_in_window(&win) else {
             return Ok(None);
         };
-        let depth = f32::from_bits((word >> 32) as u32);
+        let depth = f32::from_bits(word_depth(w));
         if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
-            let index = word as u32 as usize;
+            let index = word_payload(w) as usize;
             if index < p.colors.len() {
-                let (mut pos, mut original) = ([0f32; 3], [0u32; 1]);
+                let mut pos = [0f32; 3];
                 p.positions.read_at(stream, 3 * index, &mut pos)?;
-                p.order.read_at(stream, index, &mut original)?;
+                let point_index = match &p.order {
+                    Some(order) => {
+                        let mut original = [0u32; 1];
+                        order.read_at(stream, index, &mut original)?;
+                        Some(original[0] as u64)
+                    }
+                    None => None,
+                };
                 let position = glam::Vec3::from(pos);
-                return Ok(Some(PickHit {
-                    pixel,
-                    position,
-                    point_index: Some(original[0] as u64),
-                    depth,
-                }));
+                return Ok(Some(PickHit { pixel, position, point_index, depth }));
             }
         }
         let position = unproject(
@@ -615,7 +660,7 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn num_points(&self) -> u64 {
-        self.points.as_ref().map_or(0, |p| p.len() as u64)
+        self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64)
     }
 
     fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {

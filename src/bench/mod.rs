@@ -16,6 +16,8 @@
 //! `--edl`: the post passes' times appear as their own passes) and compared with the reference mode
 //! of the same look. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
+pub mod window;
+
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
@@ -188,6 +190,8 @@ pub enum BenchError {
     Load(#[from] crate::cloud::load::LoadError),
     #[error("peer {script}: {message}")]
     Peer { script: String, message: String },
+    #[error("the windowed bench: {0}")]
+    Window(String),
 }
 
 /// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
@@ -257,11 +261,23 @@ pub fn run(
                     let reference = &mut references[li];
                     let mut pixels = vec![0u32; frame.num_pixels()];
                     let mut stats: Vec<FrameStats> = Vec::new();
+                    let mut unavailable = None;
                     for i in 0..opts.warmup_frames + opts.timed_frames {
-                        let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
-                        if i >= opts.warmup_frames {
-                            stats.push(s);
+                        match rasterizer.render(&frame, Target::Host(&mut pixels)) {
+                            Ok(s) if i >= opts.warmup_frames => stats.push(s),
+                            Ok(_) => {}
+                            // A mode this upload cannot draw (a scene prepared a chunk at a time keeps no
+                            // 16-byte points for reference and packed): say so and go on.
+                            Err(RenderError::ModeUnavailable { mode, reason }) => {
+                                unavailable = Some(format!("{n} points, {} {}: {mode} unavailable: {reason}", sc.name, look_label(look)));
+                                break;
+                            }
+                            Err(e) => return Err(e.into()),
                         }
+                    }
+                    if let Some(why) = unavailable {
+                        println!("skipped: {why}");
+                        continue;
                     }
                     let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
                     r.look = look_label(look);
@@ -393,7 +409,8 @@ fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &Bench
 
 fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &BenchOptions) -> Result<PeerResult, BenchError> {
     let err = |message: String| BenchError::Peer { script: script.display().to_string(), message };
-    let out = std::process::Command::new("python3")
+    let python = crate::platform::python_command();
+    let out = std::process::Command::new(&python)
         .arg(script)
         .arg("--points")
         .arg(points)
@@ -402,7 +419,7 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
         .args(["--width", &r.width.to_string(), "--height", &r.height.to_string()])
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
-        .map_err(|e| err(format!("could not start python3: {e}")))?;
+        .map_err(|e| err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy())))?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
     }
