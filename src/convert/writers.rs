@@ -13,7 +13,7 @@
 //!   otherwise; uchar or ushort colors by the same rule as text; float intensity; uchar classification;
 //! - LAS/LAZ from other formats: point format 0/2 (LAS 1.2) or 6/7 (LAS 1.4, with the WKT bit, when a
 //!   class is above 31 or there are more than 2^32 - 1 points), 16-bit colors, each axis at the finest
-//!   power-of-ten scale (at least 10^-9) for which the extent fits 31 bits, offset at the minimum
+//!   power-of-ten scale (at least 1 µm) for which the extent fits 31 bits, offset at the minimum
 //!   (floored); a coordinate that would not fit is an error naming the point.
 use super::ConvertError;
 use crate::cloud::formats::{Format, Progress};
@@ -267,12 +267,16 @@ fn write_text<W: Write>(w: &mut W, files: &[FileColumns], p: &Plan, csv: bool) -
     Ok(())
 }
 
-/// Scale and offset of one axis spanning `min..=max`: the finest power-of-ten scale (at least
-/// 10^-9) whose steps from the floored minimum reach the maximum within 31 bits.
+/// Power-of-ten scales, as literals: `10f64.powi(e)` is not correctly rounded everywhere (MinGW's
+/// gives 1.0000000000000008e-8), and the scale is written into the file.
+const SCALES: [f64; 19] = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12];
+
+/// Scale and offset of one axis spanning `min..=max`: the finest power-of-ten scale, at least 1 µm
+/// (finer than any scanner), whose steps from the floored minimum reach the maximum within 31 bits.
 pub fn axis_grid(min: f64, max: f64) -> Option<(f64, f64)> {
     let offset = if min.is_finite() { min.floor() } else { 0.0 };
     let extent = (max - offset).max(0.0);
-    (-9..=12).map(|e| 10f64.powi(e)).find(|s| extent / s < 2.0e9).map(|s| (s, offset))
+    SCALES.into_iter().find(|s| extent / s < 2.0e9).map(|s| (s, offset))
 }
 
 /// The date as LAS stores it: (day of the year, year).
@@ -497,7 +501,8 @@ mod tests {
     #[test]
     fn grids_fit_31_bits() {
         assert_eq!(axis_grid(512_000.25, 513_000.75), Some((1e-6, 512_000.0)));
-        assert_eq!(axis_grid(0.0, 0.15), Some((1e-9, 0.0)));
+        assert_eq!(axis_grid(0.0, 0.15), Some((1e-6, 0.0)));
+        assert_eq!(axis_grid(500_000.0, 500_010.0), Some((1e-6, 500_000.0)));
         assert_eq!(axis_grid(-5.5, 4e9), Some((10.0, -6.0)));
         let (lo, hi) = (today().0, today().1);
         assert!((1..=366).contains(&lo) && hi >= 2024);
