@@ -315,6 +315,13 @@ struct BenchArgs {
     /// Print each pose's clip_from_world (16 floats, column-major: the peer's --mvp).
     #[arg(long)]
     print_mvp: bool,
+    /// Draw the results as an SVG chart: frame ms against point count, a panel per pose, a line per mode
+    /// (and the prototype's, with --peer).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// With --plot: chart these saved --json reports instead of running (several are merged).
+    #[arg(long, num_args = 1.., requires = "plot")]
+    from: Vec<PathBuf>,
     /// Time the whole frame in a real window instead (vsync off, panel on): GPU ms of each stage —
     /// map, render passes, unmap, texture copy, blit, panel — from CUDA events and GL timestamps.
     #[arg(long)]
@@ -605,6 +612,21 @@ fn bench(a: BenchArgs) -> Result<()> {
     if a.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    if !a.from.is_empty() {
+        let mut results = Vec::new();
+        let mut title = String::from("pcv bench");
+        for f in &a.from {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let report: pcv::bench::BenchReport =
+                serde_json::from_str(&text).with_context(|| format!("{} is not a pcv bench --json report", f.display()))?;
+            title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            results.extend(report.results);
+        }
+        let plot = a.plot.as_ref().context("--from needs --plot")?;
+        pcv::bench::plot::plot(&results, &title, plot)?;
+        println!("wrote {}", plot.display());
+        return Ok(());
+    }
     let (mut r, _) = backend(a.backend)?;
     let opts = pcv::bench::BenchOptions {
         point_counts: if a.files.is_empty() { a.points.clone() } else { vec![0] },
@@ -644,6 +666,11 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &a.plot {
+        let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+        pcv::bench::plot::plot(&report.results, &title, p)?;
         println!("wrote {}", p.display());
     }
     Ok(())

@@ -16,6 +16,7 @@
 //! `--edl`: the post passes' times appear as their own passes) and compared with the reference mode
 //! of the same look. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
+pub mod plot;
 pub mod window;
 
 use crate::camera::{frame_pose, FlyCamera, Pose};
@@ -78,7 +79,7 @@ pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
 }
 
 /// Median and minimum of a series, in ms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub median_ms: f64,
     pub min_ms: f64,
@@ -97,7 +98,7 @@ impl Summary {
 }
 
 /// The prototype's time for the same frame.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeerResult {
     pub frame_ms_median: f64,
     pub frame_ms_min: f64,
@@ -107,11 +108,12 @@ pub struct PeerResult {
 }
 
 /// One scenario's measurements.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScenarioResult {
     pub points: u64,
     pub mode: RenderMode,
-    /// Point size and EDL, e.g. `1px`, `3px+edl`, `adaptive:8+edl`.
+    /// Point size and EDL, e.g. `1px`, `3px+edl`, `adaptive:8+edl` (reports older than the looks: `1px`).
+    #[serde(default = "plain_look")]
     pub look: String,
     pub pose: String,
     pub width: u32,
@@ -135,7 +137,7 @@ pub struct ScenarioResult {
 }
 
 /// A mode's frame against the reference mode's frame of the same pose.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImageCheck {
     /// Pixels whose depth differs from the reference's (0: the images differ only at exact depth ties;
     /// `None` for modes that keep no separate depth, such as packed).
@@ -145,7 +147,7 @@ pub struct ImageCheck {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchReport {
     pub date_utc: String,
     pub commit: String,
@@ -352,6 +354,10 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
         clip_from_world: m,
         peer: None,
     }
+}
+
+fn plain_look() -> String {
+    "1px".into()
 }
 
 /// A look as the table names it: point size, then `+edl` when EDL is on.

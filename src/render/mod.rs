@@ -64,7 +64,7 @@ pub enum RenderError {
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share
 /// one depth exactly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum RenderMode {
     /// The design's three passes: clear, depth (atomic min), color (depth equality).
     #[default]
@@ -133,7 +133,7 @@ impl RenderMode {
 
 /// How the batches of one frame went (the culled modes): outside the view, hidden (occlusion culling),
 /// drawn from quantized words, drawn at full precision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BatchCounts {
     pub culled: u32,
     pub occluded: u32,
