@@ -2,7 +2,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
-use pcv::cloud::attributes::{recolor, ColorMode};
+use pcv::cloud::attributes::{auto_color, recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
 use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
@@ -73,9 +73,10 @@ struct ConvertArgs {
 struct SourceArgs {
     /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default: the files' colors; intensity or elevation
+    /// when every point of the files has one color, as files written without colors do).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Points in the built-in scene (suffixes k, M, B: 10M = 10,000,000).
     #[arg(long, value_parser = parse_count, default_value = "10M")]
     points: u64,
@@ -84,6 +85,10 @@ struct SourceArgs {
     seed: u64,
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
+    /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
+    /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
+    #[arg(long, value_parser = parse_count)]
+    max_points: Option<u64>,
 }
 
 /// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive
@@ -261,9 +266,9 @@ struct RenderArgs {
 struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default as for the viewer).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Built-in scene sizes to time, comma separated (suffixes k, M, B).
     #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10M")]
     points: Vec<u64>,
@@ -358,17 +363,69 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: ColorMode) -> Result<PointCloud> {
+fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
     if files.is_empty() {
-        if color != ColorMode::Rgb {
-            bail!("--color {color}: the built-in scene has only its own colors");
+        if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
+            bail!("--color {c}: the built-in scene has only its own colors");
         }
         Ok(scene::lazy(points, seed))
     } else {
         let mut cloud = load::load_files(files)?;
-        recolor(&mut cloud, color)?;
+        match color {
+            Some(c) => recolor(&mut cloud, c)?,
+            None => {
+                if let Some(note) = auto_color(&mut cloud) {
+                    eprintln!("pcv: {note}");
+                }
+            }
+        }
         Ok(cloud)
     }
+}
+
+/// Host memory a file cloud may take on a backend that streams (the CUDA one); larger clouds go to
+/// the device only (`PCV_HOST_BUDGET_MB` changes it).
+fn host_budget_bytes() -> u64 {
+    std::env::var("PCV_HOST_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(512) << 20
+}
+
+/// Loads `s`'s files (or the built-in scene) for `r` and uploads them. On a streaming backend, a
+/// cloud that does not fit is refused before loading, and one larger than the host budget is streamed
+/// to the device without a host copy; elsewhere the host cloud is loaded (`--max-points`: a uniform
+/// subsample). Returns the cloud, uploaded.
+fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(&mut PointCloud)) -> Result<PointCloud> {
+    use pcv::cloud::device;
+    let capacity = match (s.files.is_empty(), r.as_cuda()) {
+        (false, Some(cuda)) => Some(cuda.point_capacity()?),
+        _ => None,
+    };
+    if let Some(cap) = capacity {
+        let opts = load::LoadOptions::default();
+        let plan = device::plan(&s.files, &opts, &cap, s.max_points)?;
+        if s.max_points.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
+            let mut cloud = device::cloud(plan);
+            r.upload(&cloud).context("streaming the points to the device")?;
+            let note = device::finish(&mut cloud, s.color.is_none());
+            if let Some(c) = s.color.filter(|c| *c != ColorMode::Rgb) {
+                device::set_color(&mut cloud, c).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(n) = &note {
+                eprintln!("pcv: {n}");
+            }
+            if note.is_some() || s.color.is_some_and(|c| c != ColorMode::Rgb) {
+                r.upload(&cloud).context("streaming the points to the device again, colored")?;
+            }
+            prepare(&mut cloud);
+            return Ok(cloud);
+        }
+    }
+    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    if let Some(k) = s.max_points.filter(|_| !s.files.is_empty()) {
+        load::keep_evenly(&mut cloud, k);
+    }
+    prepare(&mut cloud);
+    r.upload(&cloud).context("uploading the points")?;
+    Ok(cloud)
 }
 
 fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
@@ -411,14 +468,14 @@ fn view(a: ViewArgs) -> Result<()> {
         Some(p) => Some(pcv::input::script::InputScript::load(p)?),
         None => None,
     };
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let mut start = a.camera.start(a.size);
     if let Some(up) = path.as_ref().and_then(|p| p.up) {
         start.up = UpChoice::Axis(up);
     }
-    let (camera, up_reason) = pcv::viewer::prepare(&mut cloud, &start);
     let (mut r, note) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let (camera, up_reason) = prepared.context("the start camera")?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
         vsync: !a.no_vsync && a.frames.is_none(),
@@ -448,10 +505,10 @@ fn view(a: ViewArgs) -> Result<()> {
 
 fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
-    let (cam, _) = pcv::viewer::prepare(&mut cloud, &a.camera.start(a.size));
     let (mut r, _) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?;
+    let (cam, _) = prepared.context("the start camera")?;
     let look = a.look.look_for(&cloud);
     let spacing_m = pcv::cloud::spacing::estimate(&cloud);
     let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
@@ -477,12 +534,12 @@ fn record(a: RecordArgs) -> Result<()> {
         path.frame = frame;
     }
     let s = &a.source;
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
-    let (cam, _) = pcv::viewer::prepare(&mut cloud, &start);
     let (mut r, _) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let (cam, _) = prepared.context("the start camera")?;
     let opts = pcv::headless::RecordOptions {
         size_px: a.size,
         fps: a.fps,
@@ -693,7 +750,7 @@ fn info(a: InfoArgs) -> Result<()> {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let s = pcv::convert::convert(&a.inputs, &a.output, &load::LoadOptions::default())?;
-    eprintln!("pcv: wrote {} points to {} ({} bytes)", s.points, a.output.display(), s.bytes);
+    eprintln!("pcv: wrote {} points to {} ({} bytes; {})", s.points, a.output.display(), s.bytes, s.how);
     Ok(())
 }
 

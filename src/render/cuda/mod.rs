@@ -27,6 +27,7 @@ pub mod memory;
 pub mod modules;
 pub mod preprocess;
 pub mod timing;
+pub mod stream_upload;
 pub mod upload;
 
 pub use context::DeviceInfo;
@@ -39,7 +40,7 @@ use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer,
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
 use preprocess::DevicePrepared;
-use context::cuda_error;
+use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
 use modules::{KernelTable, Module};
@@ -129,6 +130,24 @@ impl CudaRasterizer {
     }
 
     /// The device's name, e.g. "NVIDIA H200".
+    /// What this device can take for a streamed load: the points that fit its free memory with the
+    /// upload's peak (the points, then preprocessing's sorted copy and the batched modes' buffers).
+    /// `PCV_DEVICE_BUDGET_MB` caps the free memory it counts (to try the refusal of clouds that do not
+    /// fit on a large device).
+    pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
+        let (mut free_bytes, _) = mem_info(&self.ctx)?;
+        if let Some(mb) = std::env::var("PCV_DEVICE_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
+            free_bytes = free_bytes.min(mb << 20);
+        }
+        let bytes_per_point = upload::PEAK_BYTES_PER_POINT;
+        Ok(crate::cloud::device::Capacity {
+            points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / bytes_per_point,
+            bytes_per_point,
+            free_bytes,
+            device: self.info.name.clone(),
+        })
+    }
+
     pub fn device_name(&self) -> String {
         self.info.name.clone()
     }
@@ -307,7 +326,13 @@ impl Rasterizer for CudaRasterizer {
                 return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
             }
         }
-        let points = if cloud.is_lazy_scene() {
+        let mut bounds = cloud.bounds;
+        let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            // Files streamed to the device: decoded on all cores, copied through pinned slots.
+            let points = stream_upload::upload_files(&self.ctx, files)?;
+            bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
+            points
+        } else if cloud.is_lazy_scene() {
             upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
         } else {
             upload::upload_host(&self.ctx, &self.stream, cloud)?
@@ -317,7 +342,7 @@ impl Rasterizer for CudaRasterizer {
             self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
             return Ok(());
         }
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &bounds)?;
         self.points = Some(done.points);
         self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
         self.prepared = done.prepared;

@@ -19,6 +19,9 @@ use std::sync::Arc;
 /// Device memory kept free after the points: frame buffers (a 4K frame's depth and color take 66 MB)
 /// and the driver's own needs.
 pub const RESERVE_BYTES: u64 = 256 << 20;
+/// Device bytes a point needs at the upload's peak: its 16 bytes, then preprocessing's sorted copy
+/// and index beside them (20) or the batched modes' positions, colors, words and index (24).
+pub const PEAK_BYTES_PER_POINT: u64 = 16 + 24;
 /// Bytes per host-to-device copy.
 pub const CHUNK_BYTES: usize = 64 << 20;
 /// Clouds from this many points get a progress bar.
