@@ -28,7 +28,8 @@ type Line = Vec<(u64, f64)>;
 
 /// The lines of each pose, in the poses' first-seen order.
 fn lines(results: &[ScenarioResult]) -> Vec<(String, BTreeMap<String, Line>)> {
-    let mut poses: Vec<(String, BTreeMap<String, BTreeMap<u64, f64>>)> = Vec::new();
+    type Points = BTreeMap<u64, f64>;
+    let mut poses: Vec<(String, BTreeMap<String, Points>)> = Vec::new();
     let sizes: std::collections::BTreeSet<(u32, u32)> = results.iter().map(|r| (r.width, r.height)).collect();
     for r in results.iter().filter(|r| r.frame.median_ms > 0.0) {
         let i = match poses.iter().position(|(p, _)| *p == r.pose) {

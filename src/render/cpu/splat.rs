@@ -126,7 +126,7 @@ mod tests {
                     return EMPTY;
                 }
                 let w_m = 0.5 + ((s >> 20) % 1000) as f32 * 0.05;
-                crate::render::gpu_data::word(depth_at(w_m), i as u64 as u64)
+                crate::render::gpu_data::word(depth_at(w_m), i as u64)
             })
             .collect()
     }
@@ -158,8 +158,8 @@ mod tests {
         assert_eq!(run(&u, &words), scatter(&u, &words));
         // One near point covers a wide disk; one far point stays a pixel.
         let mut one = vec![EMPTY; 64 * 48];
-        one[24 * 64 + 20] = crate::render::gpu_data::word(depth_at(0.6), 1 as u64);
-        one[24 * 64 + 50] = crate::render::gpu_data::word(depth_at(90.0), 2 as u64);
+        one[24 * 64 + 20] = crate::render::gpu_data::word(depth_at(0.6), 1);
+        one[24 * 64 + 50] = crate::render::gpu_data::word(depth_at(90.0), 2);
         let out = run(&u, &one);
         let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
         assert!(covered(1) > 20, "near point covers {} px", covered(1));
@@ -170,8 +170,8 @@ mod tests {
     fn nearest_wins_and_empty_pixels_keep_their_word() {
         let u = uniforms(PointSize::Fixed(3), 5, 5, 0.0);
         let mut words: Vec<u64> = (0..25).map(|i| crate::render::gpu_data::word(FAR_DEPTH_BITS, 1000 + i)).collect();
-        words[6] = crate::render::gpu_data::word(depth_at(5.0), 7 as u64); // (1, 1), farther
-        words[8] = crate::render::gpu_data::word(depth_at(2.0), 9 as u64); // (3, 1), nearer
+        words[6] = crate::render::gpu_data::word(depth_at(5.0), 7); // (1, 1), farther
+        words[8] = crate::render::gpu_data::word(depth_at(2.0), 9); // (3, 1), nearer
         let out = run(&u, &words);
         assert_eq!(out[7], words[8], "between the two, the nearer point wins");
         assert_eq!(out[5], words[6]);

@@ -134,7 +134,7 @@ pub const CHUNK_POINTS: u64 = 1 << 28;
 
 /// Whether `chunk_points` can be a chunk: a positive multiple of the batch size.
 pub fn check_chunk(chunk_points: u64) -> Result<(), RenderError> {
-    if chunk_points == 0 || chunk_points % BATCH_POINTS as u64 != 0 {
+    if chunk_points == 0 || !chunk_points.is_multiple_of(BATCH_POINTS as u64) {
         return Err(RenderError::Cuda {
             context: "scene upload".into(),
             message: format!("chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"),
@@ -166,7 +166,7 @@ pub fn preprocess_scene_chunked(
     bounds: &Bounds,
     chunk_points: u64,
 ) -> Result<(DevicePrepared, f64), RenderError> {
-    const _: () = assert!(CHUNK_POINTS % BATCH_POINTS as u64 == 0, "chunks hold whole batches");
+    const _: () = assert!(CHUNK_POINTS.is_multiple_of(BATCH_POINTS as u64), "chunks hold whole batches");
     check_chunk(chunk_points)?;
     let t = Instant::now();
     let n = spec.num_points;
