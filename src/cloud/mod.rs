@@ -9,6 +9,7 @@ pub mod attributes;
 pub mod device;
 pub mod formats;
 pub mod load;
+pub mod octree;
 pub mod order;
 pub mod point;
 pub mod progress;
