@@ -227,3 +227,24 @@ fn damaged_hierarchy_and_nodes_fail_cleanly() {
     let e = copc::open(dir.path().join("source.las").to_str().unwrap()).err().unwrap().to_string();
     assert!(e.contains("source.las: not a COPC file"), "{e}");
 }
+
+#[test]
+fn pcv_info_shows_the_octree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, pts) = source_las(dir.path(), 200_000);
+    let out = dir.path().join("out.copc.laz");
+    convert(&[src], &out);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(["info", "--json"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let levels = v[0]["octree"].as_array().unwrap();
+    assert!(levels.len() >= 2);
+    let total: u64 = levels.iter().map(|l| l["points"].as_u64().unwrap()).sum();
+    assert_eq!(total, pts.len() as u64);
+    assert_eq!(v[0]["points"].as_u64(), Some(pts.len() as u64));
+    let s0 = levels[0]["spacing"].as_f64().unwrap();
+    assert!((levels[1]["spacing"].as_f64().unwrap() / (s0 / 2.0) - 1.0).abs() < 1e-12);
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("info").arg(&out).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("COPC 1.0") && text.contains("octree      depth") && text.contains("level  1:"), "{text}");
+}
