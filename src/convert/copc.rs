@@ -176,6 +176,8 @@ struct Layout {
     record_len: usize,
     scale: [f64; 3],
     offset: [f64; 3],
+    /// Nodes with more points than this are split.
+    node_max: usize,
     /// The cube (in integer coordinates of the output's grid, as f64): min corner and edge.
     cube_min: [f64; 3],
     cube_size: f64,
@@ -213,6 +215,11 @@ fn qxyz(rec: &[u8]) -> [i32; 3] {
 
 /// Writes `inputs` as a COPC file at `out` (a temporary path the caller renames).
 pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcSummary, ConvertError> {
+    write_with(inputs, out, opts, NODE_MAX_POINTS)
+}
+
+/// [`write`], splitting nodes of more than `node_max_points` (small octrees for tests and fuzz seeds).
+pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_points: usize) -> Result<CopcSummary, ConvertError> {
     let t0 = std::time::Instant::now();
     let mut spill_tmp = Temp::new(out, "spill")?;
     let s = spill(inputs, &mut spill_tmp, opts)?;
@@ -236,7 +243,7 @@ pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcS
     // A cube a hair larger than the points, so the largest coordinate is inside it.
     let cube_size = if s.count == 0 { 1.0 } else { (extent * (1.0 + 1e-9)).max(scale[0].max(scale[1]).max(scale[2])) };
     let center: [f64; 3] = std::array::from_fn(|k| if s.count == 0 { 0.0 } else { (s.min[k] + s.max[k]) * 0.5 });
-    let lay = Layout { format, record_len, scale, offset, cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size };
+    let lay = Layout { format, record_len, scale, offset, node_max: node_max_points.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size };
     let mut depth_p = 0u32;
     while depth_p < MAX_PARTITION_DEPTH && s.count > CELL_TARGET_POINTS << (2 * depth_p) {
         depth_p += 1;
@@ -422,7 +429,7 @@ fn partition(spill: &mut Temp, cells: &mut Temp, s: &Spilled, lay: &Layout, dept
 /// records into `nodes` and returns `key`'s own records.
 fn build(lay: &Layout, key: NodeKey, recs: Vec<u8>, nodes: &mut Vec<(NodeKey, Vec<u8>)>) -> Vec<u8> {
     let n = recs.len() / lay.record_len;
-    if n <= NODE_MAX_POINTS || key.depth >= MAX_NODE_DEPTH {
+    if n <= lay.node_max || key.depth >= MAX_NODE_DEPTH {
         return recs;
     }
     let mut taken = HashSet::with_capacity(n.min(1 << 20));

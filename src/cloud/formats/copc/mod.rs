@@ -208,3 +208,14 @@ impl NodeSource for CopcFile {
         read::decode_node(&bytes, node, &self.header, &self.laz, self.layers, self.eight_bit, &self.octree, origin).map_err(err)
     }
 }
+
+/// Opens COPC bytes and reads every node (the fuzz target's and the fuzz smoke test's entry): the
+/// points read, or the first error. Never panics, whatever the bytes.
+pub fn read_all_nodes(data: Vec<u8>) -> Result<u64, String> {
+    let f = CopcFile::from_bytes("fuzz.copc.laz", data).map_err(|e| e.to_string())?;
+    let mut n = 0u64;
+    for node in &f.octree.nodes {
+        n += f.read_node(node, DVec3::ZERO).map_err(|e| e.to_string())?.points.len() as u64;
+    }
+    Ok(n)
+}
