@@ -144,6 +144,13 @@ fn over_http_reads_what_the_file_holds_and_caches_it() {
     let second = counts.requests.load(Ordering::SeqCst) - first;
     eprintln!("http: {} nodes; {first} requests the first time, {second} with the cache", local.octree().nodes.len());
     assert_eq!(second, 1, "a cached file must need only the opening request");
+    // `pcv info URL`: the octree from the hierarchy.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(["info", "--json", &url]).env("PCV_CACHE_DIR", &cache).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["points"].as_u64(), Some(40_000));
+    assert_eq!(v[0]["path"].as_str(), Some(url.as_str()));
+    assert!(v[0]["octree"].as_array().unwrap().len() >= 2);
 }
 
 #[test]
