@@ -45,8 +45,14 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
     let data = bytes.bytes();
     let format = load::detect(path, data)?;
     let pts = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pts"));
+    // COPC: the octree from the hierarchy; a file whose COPC parts are damaged is read as plain LAZ,
+    // with a note saying why.
+    let mut copc_note = None;
     if crate::cloud::formats::copc::sniff(data) {
-        return copc_report(path, data);
+        match copc_report(path, data) {
+            Ok(r) => return Ok(r),
+            Err(e) => copc_note = Some(format!("not readable as COPC, read as plain LAZ: {e}")),
+        }
     }
     let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
     let d = load::decode_file(path, data, format, origin, &Progress::hidden())?;
@@ -80,7 +86,7 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         bounds: (!d.bounds.is_empty()).then_some(d.bounds),
         intensity_range: intensity_range.filter(|r| r[0] <= r[1]),
         classes,
-        info: d.info,
+        info: FileInfo { notes: d.info.notes.iter().cloned().chain(copc_note).collect(), ..d.info },
         octree: None,
     })
 }

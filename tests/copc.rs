@@ -24,7 +24,7 @@ fn source_las(dir: &Path, n: usize) -> (PathBuf, Vec<Pt>) {
         // Spread over a tile (the sample points repeat every few dozen metres), on the 1 mm grid.
         let f = i as f64;
         p.xyz[0] = BASE[0] + ((f * 7.919) % 2000.0 * 1000.0).round() / 1000.0;
-        p.xyz[1] = BASE[1] + ((f * 3.141) % 1000.0 * 1000.0).round() / 1000.0;
+        p.xyz[1] = BASE[1] + ((f * 3.1337) % 1000.0 * 1000.0).round() / 1000.0;
         p.xyz[2] = BASE[2] + ((p.xyz[0] - BASE[0]) / 50.0).sin() * 10.0 + (i % 7) as f64 * 0.125;
     }
     let path = dir.join("source.las");
@@ -79,8 +79,7 @@ fn convert_then_read_back_every_point_once() {
         assert_eq!(e.xyz.len() as u64, n.point_count);
         let cube = n.key.cube_in(&o.cube);
         let rgb = e.rgb16.as_ref().unwrap();
-        for i in 0..e.xyz.len() {
-            let v = e.xyz[i];
+        for (i, &v) in e.xyz.iter().enumerate() {
             for k in 0..3 {
                 assert!(v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6, "{v:?} outside node {:?}'s cube", n.key);
             }
@@ -105,7 +104,7 @@ fn nodes_decode_as_the_laz_loader_does() {
     let (src, _) = source_las(dir.path(), 150_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
-    let cloud = pcv::cloud::load::load_files_with(&[out.clone()], &pcv::cloud::load::LoadOptions { progress: false, warnings: false }).unwrap();
+    let cloud = pcv::cloud::load::load_files_with(std::slice::from_ref(&out), &pcv::cloud::load::LoadOptions { progress: false, warnings: false }).unwrap();
     let a = cloud.attributes.as_ref().unwrap();
     let mut want: Vec<_> = (0..cloud.points.len())
         .map(|i| {
@@ -247,4 +246,19 @@ fn pcv_info_shows_the_octree() {
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("info").arg(&out).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("COPC 1.0") && text.contains("octree      depth") && text.contains("level  1:"), "{text}");
+}
+
+#[test]
+fn text_input_and_a_single_point_make_valid_copc() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("a.xyz");
+    std::fs::write(&src, "512001.25 5400002.5 301.125 10 20 30\n").unwrap();
+    let out = dir.path().join("a.copc.laz");
+    convert(&[src], &out);
+    let f = copc::open_copc(out.to_str().unwrap()).unwrap();
+    assert_eq!(f.octree().total_points(), 1);
+    let n = f.octree().nodes.iter().find(|n| n.point_count == 1).unwrap();
+    let e = f.read_node_exact(n).unwrap();
+    assert_eq!(e.xyz, vec![[512001.25, 5400002.5, 301.125]]);
+    assert_eq!(e.rgb16.unwrap(), vec![[10 * 257, 20 * 257, 30 * 257]]);
 }

@@ -191,6 +191,8 @@ fn copc_like_laz_with_variable_chunks_reads_as_plain_laz() {
     let dir = tempfile::tempdir().unwrap();
     let r = pcv::info::file_report(&write(dir.path(), "a.copc.laz", &bytes)).unwrap();
     assert!(r.info.variant.contains("COPC"), "{}", r.info.variant);
+    // Its COPC info VLR is zeros: not readable as COPC, so `pcv info` reads it as plain LAZ and says why.
+    assert!(r.info.notes.iter().any(|n| n.contains("not readable as COPC") && n.contains("half size")), "{:?}", r.info.notes);
 }
 
 #[test]

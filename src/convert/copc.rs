@@ -222,7 +222,14 @@ pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcS
 pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_points: usize) -> Result<CopcSummary, ConvertError> {
     let t0 = std::time::Instant::now();
     let mut spill_tmp = Temp::new(out, "spill")?;
+    let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
+    let phase = |what: &str| {
+        if phases {
+            eprintln!("pcv convert: {what} at {:.2} s", t0.elapsed().as_secs_f64());
+        }
+    };
     let s = spill(inputs, &mut spill_tmp, opts)?;
+    phase("spilled");
     let (format, record_len) = if s.rgb { (7u8, 36usize) } else { (6, 30) };
     // The grid: the inputs' own when they share one and the extent fits it, else the LAS writer's.
     let mut scale = [0.001; 3];
@@ -253,6 +260,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let mut part_tmp = Temp::new(out, "cells")?;
     let blocks = partition(&mut spill_tmp, &mut part_tmp, &s, &lay, depth_p)?;
     drop(spill_tmp);
+    phase("partitioned");
 
     // Pass 3: the output's header and VLRs first (rewritten at the end), then the nodes.
     let laz_vlr = laz::LazVlrBuilder::default()
@@ -300,6 +308,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         })
         .collect::<Result<_, _>>()?;
     drop(part_tmp);
+    phase("cells built and written");
     // Levels above the partition, bottom-up.
     let mut level: BTreeMap<NodeKey, Vec<u8>> = tops.into_iter().collect();
     let mut upper: Vec<(NodeKey, Vec<u8>)> = Vec::new();
@@ -335,6 +344,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         return Err(io_out(e));
     }
     progress.finish();
+    phase("upper levels written");
     let summary = finish(sink, &lay, &s, center, cube_size, data_offset, &laz_vlr, laz_data, out)?;
     Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), ..summary })
 }
@@ -509,7 +519,7 @@ fn finish(
             k = p;
         }
     }
-    if s.count > 0 && listed.insert(NodeKey::ROOT) {
+    if listed.insert(NodeKey::ROOT) {
         missing.push((NodeKey::ROOT, 0, 0, 0));
     }
     sink.entries.extend(missing);
