@@ -421,6 +421,7 @@ fn view(a: ViewArgs) -> Result<()> {
         path,
         script,
         trace: a.trace.clone(),
+        feed: None,
     };
     let summary = pcv::viewer::run(&cloud, r.as_mut(), opts, note)?;
     if let Some(why) = &summary.interop_fallback {

@@ -22,6 +22,7 @@
 //! Every kernel has a CPU twin of the same name in `render/cpu/`; `tests/cuda_vs_cpu.rs` checks the
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
+pub mod external;
 pub mod kernels;
 pub mod memory;
 pub mod modules;
@@ -90,6 +91,8 @@ pub struct CudaRasterizer {
     /// Events around the passes of a frame.
     timer: PassTimer,
     last: Option<LastFrame>,
+    /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
+    external: external::ExternalState,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -118,6 +121,7 @@ impl CudaRasterizer {
             counters,
             timer,
             last: None,
+            external: Default::default(),
             kernels,
             stream,
             ctx,
@@ -269,6 +273,7 @@ impl Rasterizer for CudaRasterizer {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         // Free the old points first, so that their memory counts as free for the new ones.
         self.points = None;
+        self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
         self.preprocess_ms = None;
         let points = if cloud.is_lazy_scene() {
@@ -297,6 +302,9 @@ impl Rasterizer for CudaRasterizer {
         frame: &FrameParams,
         target: Target<'_>,
     ) -> Result<FrameStats, RenderError> {
+        if self.external.shown.is_some() {
+            return self.render_shown(frame, target);
+        }
         let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
         let n = frame.num_pixels();
         if target.len_px() != n {
@@ -591,7 +599,10 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn num_points(&self) -> u64 {
-        self.points.as_ref().map_or(0, |p| p.len() as u64)
+        match self.shown_external() {
+            Some(e) => e.num_points(),
+            None => self.points.as_ref().map_or(0, |p| p.len() as u64),
+        }
     }
 
     fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {
