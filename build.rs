@@ -8,6 +8,15 @@
 //!
 //! `OUT_DIR/kernels.rs` lists them (`KERNELS`) with `include_str!`/`include_bytes!`. With no nvcc, the
 //! list is empty, the crate builds CPU-only, and a cargo warning says so.
+//!
+//! Build scripts run on the build machine, so the nvcc is the host's: a Linux build for Windows
+//! (`scripts/build-windows.sh`, target `x86_64-pc-windows-gnu`) embeds the PTX and fatbins of the Linux
+//! nvcc, which are the same files a Windows nvcc makes (they hold device code only). On a Windows host
+//! the names are `nvcc.exe` (`%CUDA_PATH%\bin`, or PyPI's in `.tools\cuda\nvidia\cu13\bin`), and nvcc
+//! needs MSVC's `cl.exe` as its host compiler: when `cl.exe` is not on `PATH` (a plain console rather
+//! than a Developer Command Prompt) it is looked up in the Visual Studio installation the way the `cc`
+//! crate finds it, and passed with `-ccbin` and its environment (`INCLUDE`, `LIB`, `PATH`). Paths are
+//! passed as single arguments, so folders with spaces (`C:\Program Files\...`) need no quoting.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,7 +61,23 @@ fn main() {
     }
     let cu: Vec<&PathBuf> = sources.iter().filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
 
-    let nvcc = find_nvcc(&manifest);
+    let mut nvcc = find_nvcc(&manifest);
+    // On a Windows host nvcc compiles nothing without MSVC's cl.exe.
+    let host_compiler = match &nvcc {
+        Some(found) if cfg!(windows) => match msvc_host_compiler() {
+            Ok(h) => h,
+            Err(why) => {
+                println!(
+                    "cargo:warning=pcv: {} was found, but {why}: building CPU-only; install Visual Studio (Build \
+                     Tools) with \"Desktop development with C++\", or build from a Developer Command Prompt",
+                    found.display()
+                );
+                nvcc = None;
+                None
+            }
+        },
+        _ => None,
+    };
     let mut entries = String::new();
     let mut nvcc_version = String::new();
     match &nvcc {
@@ -74,7 +99,7 @@ fn main() {
                 let name = src.file_stem().unwrap().to_str().unwrap().to_string();
                 let ptx = kdir.join(format!("{name}.ptx"));
                 let fatbin = kdir.join(format!("{name}.fatbin"));
-                run_nvcc(nvcc, &kernel_dir, src, &["-ptx", "-arch=compute_80"], &ptx);
+                run_nvcc(nvcc, host_compiler.as_ref(), &kernel_dir, src, &["-ptx", "-arch=compute_80"], &ptx);
                 let mut gencode: Vec<String> = ARCHS
                     .iter()
                     .map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"))
@@ -82,7 +107,7 @@ fn main() {
                 gencode.push("-gencode=arch=compute_80,code=compute_80".into());
                 let mut args: Vec<&str> = vec!["-fatbin"];
                 args.extend(gencode.iter().map(|s| s.as_str()));
-                run_nvcc(nvcc, &kernel_dir, src, &args, &fatbin);
+                run_nvcc(nvcc, host_compiler.as_ref(), &kernel_dir, src, &args, &fatbin);
                 check_ptx_version(&ptx);
                 entries.push_str(&format!(
                     "    KernelImage {{ name: {name:?}, ptx: include_str!({:?}), fatbin: include_bytes!({:?}) }},\n",
@@ -122,8 +147,36 @@ fn find_nvcc(manifest: &Path) -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
-fn run_nvcc(nvcc: &Path, include: &Path, src: &Path, mode: &[&str], out: &Path) {
-    let output = Command::new(nvcc)
+/// MSVC's cl.exe for nvcc on a Windows host: `None` when it is on `PATH` already (nvcc finds it there),
+/// else its folder (for `-ccbin`) and the environment it needs, as the `cc` crate finds them.
+fn msvc_host_compiler() -> Result<Option<HostCompiler>, String> {
+    if let Some(path) = std::env::var_os("PATH") {
+        if std::env::split_paths(&path).any(|d| d.join("cl.exe").is_file()) {
+            return Ok(None);
+        }
+    }
+    let tool = cc::windows_registry::find_tool("x86_64", "cl.exe")
+        .ok_or_else(|| "MSVC's cl.exe, which nvcc needs as its host compiler, was not found".to_string())?;
+    let dir =
+        tool.path().parent().map(Path::to_path_buf).ok_or_else(|| format!("{} has no folder", tool.path().display()))?;
+    let env = tool.get_envs().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    Ok(Some(HostCompiler { dir, env }))
+}
+
+/// A host compiler nvcc does not find by itself.
+struct HostCompiler {
+    /// The folder holding cl.exe (nvcc's `-ccbin`).
+    dir: PathBuf,
+    /// Variables cl.exe needs (INCLUDE, LIB, PATH).
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+}
+
+fn run_nvcc(nvcc: &Path, host: Option<&HostCompiler>, include: &Path, src: &Path, mode: &[&str], out: &Path) {
+    let mut cmd = Command::new(nvcc);
+    if let Some(h) = host {
+        cmd.arg("-ccbin").arg(&h.dir).envs(h.env.iter().map(|(k, v)| (k, v)));
+    }
+    let output = cmd
         .args(mode)
         .args(["-O3", "-std=c++17", "-I"])
         .arg(include)

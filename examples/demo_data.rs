@@ -61,9 +61,11 @@ impl Builder {
                 has_rgb: rgb,
                 has_intensity: intensity,
                 has_classification: class,
+                uniform_rgb: None,
             }],
             mode: ColorMode::Rgb,
             loaded_rgba: None,
+            color_note: None,
         }));
         c
     }

@@ -1,21 +1,33 @@
-//! Load-rate bench: writes its own files — binary PLY (float xyz + uchar rgb), LAS (point format 2:
-//! xyz, intensity, classification, rgb) and LAZ (the same, compressed) — of synthetic lidar-like points
-//! in UTM-sized coordinates, then times `pcv`'s loader on each (the files are freshly written, so they
-//! are read from the page cache) and prints points/s.
+//! Load-rate bench: writes its own files — binary PLY (float xyz + uchar rgb), LAS and LAZ (point
+//! format 3 by default: xyz, intensity, returns, classification, scan angle, GPS time, 16-bit rgb) —
+//! of synthetic lidar-like points in UTM coordinates, then times pcv's loaders on each from the page
+//! cache (the files are freshly written) and prints a table:
+//! - `decode`: the chunked decoders on all cores into a sink that only counts (what a backend's upload
+//!   receives, before it copies anything: the rate of [`pcv::cloud::stream`] itself);
+//! - `device stream`: what a device-only load runs ([`pcv::cloud::device::stream_files`]: decode,
+//!   color, hand over in order, release the mapped file's finished pages) into a counting sink — the
+//!   CUDA upload's host side without the copies;
+//! - `load`: `load_files_with`, a whole host cloud (16-byte points + intensity + classification);
+//! - CPU seconds per run (user + system, all threads: a rate per CPU-second is what a machine shared
+//!   with other work can still compare) and the peak anonymous memory of the run above what the
+//!   process held before (RssAnon sampled every 5 ms: heap, not the mapped files' pages).
 //!
 //! Usage: cargo run --release --example load_bench -- [--ply 100M] [--las 100M] [--laz 20M]
-//!        [--runs 3] [--dir DIR] [--keep]
-//!        or: load_bench [--runs N] --file FILE   (times loading an existing file)
+//!        [--laz-format 3] [--runs 3] [--dir DIR] [--keep] [--threads N]
+//!        or: load_bench [--runs N] --file FILE...   (times existing files)
+//!        or: load_bench --write-las N FILE.las [--laz-format 0-3]   (only writes a synthetic LAS, in
+//!            parallel: files of billions of points)
+//!        or: load_bench [--runs N] --tile FILE.las --copies N [--dir DIR]   (a real LAS file's records
+//!            repeated N times side by side — x shifted by the file's width, GPS time by its span —
+//!            as LAS and LAZ: real data's statistics at a size worth timing)
 //! A count of 0 skips that format. Files go to DIR (default: the system temp dir) and are deleted
 //! after their runs unless --keep.
-use glam::DVec3;
-use pcv::cloud::attributes::{Attributes, SourceSpan};
-use pcv::cloud::load::{load_files_with, LoadOptions};
-use pcv::cloud::PointCloud;
-use pcv::render::gpu_data::Point;
+use pcv::cloud::formats::{FormatError, Progress};
+use pcv::cloud::load::{self, load_files_with, FileBytes, LoadOptions};
+use pcv::cloud::stream::{stream, Staging, StreamError};
+use pcv::convert::writers::FileColumns;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 fn count(s: &str) -> u64 {
@@ -28,103 +40,490 @@ fn count(s: &str) -> u64 {
     (d.parse::<f64>().unwrap_or_else(|_| panic!("bad count '{s}'")) * m) as u64
 }
 
-/// An airborne-lidar-like strip around `origin`: scan lines of 2000 points 0.5 m apart across a 1 km
-/// swath, lines 0.5 m apart, over smooth terrain with some buildings, with smooth colors and
-/// intensities plus a little noise — ordered and correlated like real scans, so LAZ compresses it
-/// about as well as real data (random points would compress badly and decode slowly).
-fn synthetic(n: u64, origin: DVec3, attributes: bool) -> PointCloud {
-    let terrain = |x: f32, y: f32| 20.0 * (x * 0.01).sin() * (y * 0.013).cos();
-    let building = |x: f32, y: f32| ((x + 1000.0) % 80.0 < 30.0 && (y + 1000.0) % 60.0 < 25.0) as u8 as f32 * 9.0;
-    let points: Vec<Point> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let h = pcv::render::cpu::rng::mix64(i ^ 0x1234_5678);
-            let noise = |shift: u32| ((h >> shift) & 0xff) as f32 / 255.0 - 0.5;
-            let (line, k) = (i / 2000, i % 2000);
-            let x = k as f32 * 0.5 - 500.0 + noise(0) * 0.1;
-            let y = line as f32 * 0.5 - 500.0 + noise(8) * 0.1;
-            let z = terrain(x, y) + building(x, y) + noise(16) * 0.05;
-            let c = |f: f32| (128.0 + 100.0 * f + noise(24) * 8.0).clamp(0.0, 255.0) as u8;
-            Point::new([x, y, z], [c((x * 0.02).sin()), c((y * 0.03).cos()), c((z * 0.1).sin()), 255])
-        })
-        .collect();
-    let mut cloud = PointCloud::from_points(points, origin, "synthetic");
-    if attributes {
-        let intensity: Vec<f32> =
-            cloud.points.par_iter().enumerate().map(|(i, p)| (300.0 + p.pos[2] * 10.0 + (pcv::render::cpu::rng::mix64(i as u64) & 0x1f) as f32).round()).collect();
-        let classification: Vec<u8> = cloud.points.par_iter().map(|p| if building(p.pos[0], p.pos[1]) > 0.0 { 6 } else { 2 }).collect();
-        cloud.attributes = Some(Arc::new(Attributes {
-            intensity: Some(intensity),
-            classification: Some(classification),
-            has_rgb: true,
-            sources: vec![SourceSpan { label: "synthetic".into(), format: pcv::cloud::formats::Format::Raw, points: 0..n, has_rgb: true, has_intensity: true, has_classification: true }],
-            ..Default::default()
-        }));
-    }
-    cloud
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
 }
 
-fn bench(name: &str, path: &Path, n: u64, runs: u32) {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut rates = Vec::new();
-    for r in 0..runs {
-        let t = Instant::now();
-        let cloud = load_files_with(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }).expect("load");
-        let s = t.elapsed().as_secs_f64();
-        assert!(n == 0 || cloud.points.len() as u64 == n);
-        let n = cloud.points.len() as u64;
-        let rate = n as f64 / s;
-        println!("  {name} run {}: {:.3} s, {:.1} M points/s ({:.2} GB/s of file)", r + 1, s, rate / 1e6, size as f64 / s / 1e9);
-        rates.push(rate);
-        drop(cloud);
+/// One synthetic point.
+#[derive(Clone, Copy)]
+struct Synth {
+    xyz: [f64; 3],
+    rgb: [u16; 3],
+    intensity: u16,
+    class: u8,
+    returns: (u8, u8),
+    gps: f64,
+    angle: i8,
+}
+
+/// An airborne-lidar-like strip around `origin`: scan lines of 2000 points 0.5 m apart across a 1 km
+/// swath, lines 0.5 m apart, over smooth terrain with some buildings, on a 1 mm grid, smooth colors
+/// and intensities plus a little noise — ordered and correlated like real scans, so LAZ compresses it
+/// about as well as real data (random points would compress badly and decode slowly).
+fn synth(i: u64, origin: [f64; 3]) -> Synth {
+    let h = mix(i ^ 0x1234_5678);
+    let noise = |shift: u32| ((h >> shift) & 0xff) as f64 / 255.0 - 0.5;
+    let (line, k) = (i / 2000, i % 2000);
+    let x = k as f64 * 0.5 - 500.0 + noise(0) * 0.1;
+    let y = line as f64 * 0.5 - 500.0 + noise(8) * 0.1;
+    let building = ((x + 1000.0) % 80.0 < 30.0 && (y + 1000.0) % 60.0 < 25.0) as u8 as f64 * 9.0;
+    let z = 20.0 * (x * 0.01).sin() * (y * 0.013).cos() + building + noise(16) * 0.05;
+    let c = |f: f64| ((128.0 + 100.0 * f + noise(24) * 8.0).clamp(0.0, 255.0) * 257.0) as u16;
+    let q = |v: f64| (v * 1000.0).round() / 1000.0;
+    let n = 1 + (h >> 40) as u8 % 3;
+    Synth {
+        xyz: [q(origin[0] + x), q(origin[1] + y), q(origin[2] + z)],
+        rgb: [c((x * 0.02).sin()), c((y * 0.03).cos()), c((z * 0.1).sin())],
+        intensity: (300.0 + z * 10.0 + (h >> 48 & 0x1f) as f64).round() as u16,
+        class: if building > 0.0 { 6 } else { 2 },
+        returns: (1 + (h >> 44) as u8 % n, n),
+        gps: 3.0e8 + i as f64 * 2.5e-6,
+        angle: (k as i64 * 40 / 2000 - 20) as i8,
     }
-    rates.sort_by(f64::total_cmp);
+}
+
+/// Writes a binary PLY (float xyz near 0, uchar rgb) of `n` synthetic points.
+fn write_ply(path: &Path, n: u64) {
+    let cols = FileColumns {
+        path: path.into(),
+        xyz: (0..n).into_par_iter().map(|i| synth(i, [0.0; 3]).xyz.map(|v| v as f32 as f64)).collect(),
+        rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3]).rgb.map(|c| c / 257 * 257)).collect()),
+        precision: Some(pcv::cloud::stream::Precision::F32),
+        ..Default::default()
+    };
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    pcv::convert::writers::write(&[cols], pcv::convert::OutFormat::Ply, &mut w).expect("write PLY");
+    std::io::Write::flush(&mut w).expect("flush");
+}
+
+/// Writes a LAS of point `format` with the `las` crate, in UTM coordinates at 1 mm.
+fn write_las(path: &Path, n: u64, format: u8) {
+    let origin = [512_000.0, 5_400_000.0, 300.0];
+    let mut b = las::Builder::from(if format >= 6 { (1, 4) } else { (1, 2) });
+    b.point_format = las::point::Format::new(format).expect("format");
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(origin[0]), y: t(origin[1]), z: t(0.0) };
+    let f = b.point_format;
+    let mut w = las::Writer::from_path(path, b.into_header().expect("header")).expect("writer");
+    let batch = 1 << 20;
+    for start in (0..n).step_by(batch) {
+        let pts: Vec<las::Point> = (start..(start + batch as u64).min(n))
+            .into_par_iter()
+            .map(|i| {
+                let s = synth(i, origin);
+                las::Point {
+                    x: s.xyz[0],
+                    y: s.xyz[1],
+                    z: s.xyz[2],
+                    intensity: s.intensity,
+                    return_number: s.returns.0,
+                    number_of_returns: s.returns.1,
+                    classification: las::point::Classification::new(s.class).expect("class"),
+                    scan_angle: s.angle as f32,
+                    point_source_id: 7,
+                    gps_time: f.has_gps_time.then_some(s.gps),
+                    color: f.has_color.then_some(las::Color { red: s.rgb[0], green: s.rgb[1], blue: s.rgb[2] }),
+                    nir: f.has_nir.then_some(s.rgb[0] / 2),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        for p in pts {
+            w.write_point(p).expect("point");
+        }
+    }
+    w.close().expect("close");
+}
+
+/// A LAS file whose records are `las`'s repeated `copies` times, each copy moved along x by the
+/// file's width and in GPS time by its span; counts and bounds updated. Returns its path.
+fn tile(las_path: &Path, copies: u64, dir: &Path) -> PathBuf {
+    let src = std::fs::read(las_path).expect("read the LAS to tile");
+    let h = pcv::cloud::formats::las::parse_header(&src).expect("a LAS file");
+    assert!(!h.compressed, "--tile takes an uncompressed LAS (pcv convert it first)");
+    let (off, len, n) = (h.data_offset as usize, h.record_len as usize, h.count as usize);
+    let records = &src[off..off + n * len];
+    let width = ((h.max[0] - h.min[0]) / h.scale[0]).ceil() as i64 + 1;
+    let gps_at = match h.format {
+        1 | 3 | 4 | 5 => Some(20),
+        6..=10 => Some(22),
+        _ => None,
+    };
+    let span = gps_at.map_or(0.0, |g| {
+        let t: Vec<f64> = records.chunks(len).map(|r| f64::from_le_bytes(r[g..g + 8].try_into().unwrap())).collect();
+        t.iter().cloned().fold(f64::MIN, f64::max) - t.iter().cloned().fold(f64::MAX, f64::min) + 1.0
+    });
+    let mut out = src[..off].to_vec();
+    let total = n as u64 * copies;
+    for k in 0..copies {
+        let mut part = records.to_vec();
+        for r in part.chunks_mut(len) {
+            let x = i32::from_le_bytes(r[0..4].try_into().unwrap()) as i64 + k as i64 * width;
+            r[0..4].copy_from_slice(&(x as i32).to_le_bytes());
+            if let Some(g) = gps_at {
+                let t = f64::from_le_bytes(r[g..g + 8].try_into().unwrap()) + k as f64 * span;
+                r[g..g + 8].copy_from_slice(&t.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&part);
+    }
+    if h.format < 6 {
+        out[107..111].copy_from_slice(&(total as u32).to_le_bytes());
+        out[111..131].fill(0);
+    }
+    if h.version.1 >= 4 && h.header_size >= 375 {
+        out[247..255].copy_from_slice(&total.to_le_bytes());
+        out[255..375].fill(0);
+        out[235..247].fill(0); // no EVLRs
+    }
+    let max_x = h.max[0] + (copies - 1) as f64 * width as f64 * h.scale[0];
+    out[179..187].copy_from_slice(&max_x.to_le_bytes());
+    let name = las_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let path = dir.join(format!("pcv-load-bench-{name}-x{copies}.las"));
+    std::fs::write(&path, out).expect("write the tiled LAS");
+    path
+}
+
+/// Writes a LAS 1.2 file of `n` synthetic points in point format 0, 1, 2 or 3 directly — header by
+/// hand, records made and written in parallel batches — for files of billions of points (the `las`
+/// crate writes a point at a time). UTM coordinates at 1 mm.
+fn write_las_fast(path: &Path, n: u64, format: u8) {
+    use std::io::Write;
+    assert!(format <= 3, "--fast-las writes point formats 0-3");
+    assert!(n <= u32::MAX as u64, "LAS 1.2 counts fit 32 bits");
+    let origin = [512_000.0, 5_400_000.0, 300.0];
+    let len = pcv::cloud::formats::las::FORMAT_SIZES[format as usize] as usize;
+    let mut h = vec![0u8; 227];
+    h[..4].copy_from_slice(b"LASF");
+    h[24] = 1;
+    h[25] = 2;
+    h[26..36].copy_from_slice(b"load_bench");
+    h[94..96].copy_from_slice(&227u16.to_le_bytes());
+    h[96..100].copy_from_slice(&227u32.to_le_bytes());
+    h[104] = format;
+    h[105..107].copy_from_slice(&(len as u16).to_le_bytes());
+    h[107..111].copy_from_slice(&(n as u32).to_le_bytes());
+    for k in 0..3 {
+        h[131 + 8 * k..139 + 8 * k].copy_from_slice(&0.001f64.to_le_bytes());
+        h[155 + 8 * k..163 + 8 * k].copy_from_slice(&if k == 2 { 0.0f64 } else { origin[k] }.to_le_bytes());
+    }
+    // Bounds: the strip's extent (x within ±500 m, y from -500 m up by 0.5 m a line, z within ±40 m).
+    let lines = n.div_ceil(2000) as f64;
+    let b = [(origin[0] - 501.0, origin[0] + 501.0), (origin[1] - 501.0, origin[1] - 499.0 + lines * 0.5), (origin[2] - 40.0, origin[2] + 40.0)];
+    for k in 0..3 {
+        h[179 + 16 * k..187 + 16 * k].copy_from_slice(&b[k].1.to_le_bytes());
+        h[187 + 16 * k..195 + 16 * k].copy_from_slice(&b[k].0.to_le_bytes());
+    }
+    let mut w = std::io::BufWriter::with_capacity(1 << 24, std::fs::File::create(path).expect("create"));
+    w.write_all(&h).expect("header");
+    let batch = 1u64 << 22;
+    for start in (0..n).step_by(batch as usize) {
+        let end = (start + batch).min(n);
+        let mut buf = vec![0u8; (end - start) as usize * len];
+        buf.par_chunks_mut(len).enumerate().for_each(|(k, r)| {
+            let s = synth(start + k as u64, origin);
+            let q = |v: f64, o: f64| (((v - o) / 0.001).round() as i32).to_le_bytes();
+            r[0..4].copy_from_slice(&q(s.xyz[0], origin[0]));
+            r[4..8].copy_from_slice(&q(s.xyz[1], origin[1]));
+            r[8..12].copy_from_slice(&q(s.xyz[2], 0.0));
+            r[12..14].copy_from_slice(&s.intensity.to_le_bytes());
+            r[14] = s.returns.0 | s.returns.1 << 3;
+            r[15] = s.class;
+            r[16] = s.angle as u8;
+            r[18..20].copy_from_slice(&7u16.to_le_bytes());
+            let rgb_at = match format {
+                1 => {
+                    r[20..28].copy_from_slice(&s.gps.to_le_bytes());
+                    None
+                }
+                2 => Some(20),
+                3 => {
+                    r[20..28].copy_from_slice(&s.gps.to_le_bytes());
+                    Some(28)
+                }
+                _ => None,
+            };
+            if let Some(o) = rgb_at {
+                for c in 0..3 {
+                    r[o + 2 * c..o + 2 * c + 2].copy_from_slice(&s.rgb[c].to_le_bytes());
+                }
+            }
+        });
+        w.write_all(&buf).expect("records");
+    }
+    w.flush().expect("flush");
+}
+
+/// CPU time of this process so far (user + system, all threads), in seconds.
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |k: usize| f.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of the file (utime, stime) are 12 and 13 after the ')'.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Anonymous resident memory now, in bytes (heap and other private memory; not the mapped files).
+fn rss_anon() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024
+}
+
+/// Peak resident memory since the last reset, in bytes.
+fn peak_rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+}
+
+/// One measured way of reading a file.
+struct Runs {
+    rates: Vec<f64>,
+    cpu: Vec<f64>,
+    /// Peak VmHWM growth (mapped file pages included).
+    peak: u64,
+    /// Peak anonymous memory above what the process held before (sampled every 5 ms).
+    anon: u64,
+}
+
+impl Runs {
+    fn best(&self) -> f64 {
+        self.rates.iter().cloned().fold(0.0, f64::max)
+    }
+    fn median(&self) -> f64 {
+        let mut r = self.rates.clone();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
+    fn cpu_median(&self) -> f64 {
+        let mut r = self.cpu.clone();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
+}
+
+fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
+    let mut out = Runs { rates: Vec::new(), cpu: Vec::new(), peak: 0, anon: 0 };
+    for _ in 0..runs {
+        reset_peak();
+        let base = peak_rss();
+        let base_anon = rss_anon();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let anon = std::sync::atomic::AtomicU64::new(base_anon);
+        let (n, s, c) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    anon.fetch_max(rss_anon(), std::sync::atomic::Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+            let (t, c) = (Instant::now(), cpu_s());
+            let n = f();
+            let r = (n, t.elapsed().as_secs_f64(), cpu_s() - c);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        out.cpu.push(c);
+        out.rates.push(n as f64 / s);
+        out.peak = out.peak.max(peak_rss().saturating_sub(base));
+        out.anon = out.anon.max(anon.into_inner().saturating_sub(base_anon));
+    }
+    out
+}
+
+/// The device-only stream ([`pcv::cloud::device::stream_files`], what the CUDA upload runs) into a sink
+/// that only counts: its rate and host memory without a GPU.
+fn device_stream(path: &Path) -> u64 {
+    let cap = pcv::cloud::device::Capacity { points: u64::MAX / 64, bytes_per_point: 40, free_bytes: u64::MAX, device: "none".into() };
+    let plan = pcv::cloud::device::plan(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }, &cap, None).expect("plan");
+    let mut n = 0u64;
+    pcv::cloud::device::stream_files(&plan, &mut |p| {
+        n += p.len() as u64;
+        Ok(())
+    })
+    .expect("stream");
+    n
+}
+
+/// Decodes `path` on all cores into a sink that only counts points.
+fn decode_only(path: &Path) -> u64 {
+    let bytes = FileBytes::open(path).expect("open");
+    let format = load::detect(path, bytes.bytes()).expect("detect");
+    let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).expect("open source");
+    let origin = src.estimate().map(|b| load::choose_origin(&b).to_array()).unwrap_or([0.0; 3]);
+    let mut n = 0u64;
+    stream(&*src, &origin, &Progress::hidden(), &mut |st: &Staging| -> Result<(), FormatError> {
+        n += st.len() as u64;
+        Ok(())
+    })
+    .map_err(|e| match e {
+        StreamError::Decode(e) | StreamError::Sink(e) => e,
+    })
+    .expect("decode");
+    n
+}
+
+fn full_load(path: &Path) -> u64 {
+    let c = load_files_with(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }).expect("load");
+    c.points.len() as u64
+}
+
+/// `PCV_BENCH_ONLY=decode|device|load` runs one of the three (for profiling, or files too large for a host
+/// cloud); the other is then run once.
+fn only(what: &str) -> bool {
+    std::env::var("PCV_BENCH_ONLY").map_or(true, |v| v == what)
+}
+
+fn row(name: &str, path: &Path, runs: u32) {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let d = measure(if only("decode") { runs } else { 1 }, || decode_only(path));
+    let s = measure(if only("device") { runs } else { 1 }, || device_stream(path));
+    let l = measure(if only("load") { runs } else { 1 }, || full_load(path));
+    let n = decode_only(path);
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
     println!(
-        "{name}: {:.2} GB file: best {:.1} M points/s, median {:.1} M points/s",
+        "| {name} | {:.1}M | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.0} | {:.1} | {:.1} | {:.2} | {:.0} | {:.1} |",
+        n as f64 / 1e6,
         size as f64 / 1e9,
-        rates[rates.len() - 1] / 1e6,
-        rates[rates.len() / 2] / 1e6
+        d.best() / 1e6,
+        d.median() / 1e6,
+        d.cpu_median(),
+        s.best() / 1e6,
+        mib(s.anon),
+        l.best() / 1e6,
+        l.median() / 1e6,
+        l.cpu_median(),
+        mib(l.anon),
+        l.anon as f64 / n.max(1) as f64,
     );
+    let _ = (d.peak, s.peak, l.peak);
+}
+
+fn header(runs: u32) {
+    println!(
+        "pcv load bench: {} threads, {runs} runs each, load average before: {} (1, 5, 15 min)",
+        rayon::current_num_threads(),
+        load_average()
+    );
+    println!("| file | points | GB | decode best M/s | decode median M/s | decode CPU s | device stream best M/s | device stream anon MiB | load best M/s | load median M/s | load CPU s | load anon MiB | load anon B/point |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut ply, mut las, mut laz, mut runs, mut keep) = (100_000_000u64, 100_000_000u64, 20_000_000u64, 3u32, false);
+    let (mut ply, mut las, mut laz, mut runs, mut keep, mut laz_format) = (100_000_000u64, 100_000_000u64, 20_000_000u64, 3u32, false, 3u8);
     let mut dir = std::env::temp_dir();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let (mut tile_from, mut copies): (Option<PathBuf>, u64) = (None, 100);
+    let mut fast_las: Option<(u64, PathBuf)> = None;
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
             "--ply" => ply = count(&val()),
             "--las" => las = count(&val()),
             "--laz" => laz = count(&val()),
+            "--laz-format" => laz_format = val().parse().expect("point format"),
             "--runs" => runs = val().parse().expect("runs"),
             "--dir" => dir = PathBuf::from(val()),
             "--keep" => keep = true,
-            "--file" => {
-                let p = PathBuf::from(val());
-                return bench(&p.display().to_string(), &p, 0, runs);
+            "--threads" => {
+                let n: usize = val().parse().expect("threads");
+                rayon::ThreadPoolBuilder::new().num_threads(n).build_global().expect("threads");
             }
+            "--file" => files.push(PathBuf::from(val())),
+            "--tile" => tile_from = Some(PathBuf::from(val())),
+            "--write-las" => {
+                let n = count(&val());
+                fast_las = Some((n, PathBuf::from(args.next().unwrap_or_else(|| panic!("--write-las N FILE")))));
+            }
+            "--copies" => copies = count(&val()),
             other => panic!("unknown argument {other}"),
         }
     }
-    println!("pcv load bench: {} threads, files in {}", rayon::current_num_threads(), dir.display());
-    let utm = DVec3::new(512_000.0, 5_400_000.0, 300.0);
-    for (name, n, ext, origin, attributes) in [("binary PLY", ply, "ply", DVec3::ZERO, false), ("LAS", las, "las", utm, true), ("LAZ", laz, "laz", utm, true)] {
+    if let Some((n, path)) = fast_las {
+        let t = Instant::now();
+        write_las_fast(&path, n, laz_format);
+        eprintln!("wrote {} ({n} points, point format {laz_format}) in {:.1} s", path.display(), t.elapsed().as_secs_f64());
+        return;
+    }
+    if let Some(src) = tile_from {
+        let las_path = tile(&src, copies, &dir);
+        let laz_path = las_path.with_extension("laz");
+        pcv::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions { progress: false, warnings: false }).expect("LAZ");
+        for p in [&las_path, &laz_path] {
+            std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
+        }
+        header(runs);
+        for p in [&las_path, &laz_path] {
+            let n = full_load(p);
+            let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let name = format!("{} ({copies} copies, {:.2} B/point)", p.file_name().unwrap_or_default().to_string_lossy(), size as f64 / n as f64);
+            row(&name, p, runs);
+            if !keep {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        return;
+    }
+    if !files.is_empty() {
+        header(runs);
+        for f in &files {
+            row(&f.display().to_string(), f, runs);
+        }
+        return;
+    }
+    let mut made = Vec::new();
+    if ply > 0 {
+        let p = dir.join(format!("pcv-load-bench-{ply}.ply"));
+        let t = Instant::now();
+        write_ply(&p, ply);
+        eprintln!("wrote {} ({:.1} s)", p.display(), t.elapsed().as_secs_f64());
+        made.push((format!("binary PLY (float xyz, uchar rgb, {} B/point)", 15), p));
+    }
+    let formats = [(las, "las"), (laz, "laz")];
+    for (n, ext) in formats {
         if n == 0 {
             continue;
         }
-        let path = dir.join(format!("pcv-load-bench-{n}.{ext}"));
         let t = Instant::now();
-        {
-            let cloud = synthetic(n, origin, attributes);
-            pcv::convert::write_cloud(&cloud, &path).expect("write");
-        }
-        // Written back to disk first, so the timed loads read a clean page cache.
-        std::fs::File::open(&path).and_then(|f| f.sync_all()).expect("sync");
-        println!("wrote {} ({:.1} s)", path.display(), t.elapsed().as_secs_f64());
-        bench(name, &path, n, runs);
+        let las_path = dir.join(format!("pcv-load-bench-{n}-f{laz_format}{}.las", if ext == "laz" { "-src" } else { "" }));
+        write_las(&las_path, n, laz_format);
+        let p = if ext == "laz" {
+            let laz_path = dir.join(format!("pcv-load-bench-{n}-f{laz_format}.laz"));
+            pcv::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions { progress: false, warnings: false }).expect("LAZ");
+            let _ = std::fs::remove_file(&las_path);
+            laz_path
+        } else {
+            las_path
+        };
+        eprintln!("wrote {} ({:.1} s)", p.display(), t.elapsed().as_secs_f64());
+        let rec = pcv::cloud::formats::las::FORMAT_SIZES[laz_format as usize];
+        made.push((format!("{} (point format {laz_format}, {rec} B/point)", ext.to_uppercase()), p));
+    }
+    // Written back to disk first, so the timed loads read a clean page cache.
+    for (_, p) in &made {
+        std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
+    }
+    if runs == 0 {
+        return; // only writing the files (with --keep)
+    }
+    header(runs);
+    for (name, p) in &made {
+        row(name, p, runs);
         if !keep {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(p);
         }
     }
 }

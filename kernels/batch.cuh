@@ -126,45 +126,6 @@ __device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const
     return d_low > __uint_as_float(hmax);
 }
 
-// The batch's screen rectangle in pixels, r = {x0, y0, width, height}: its box's corners' pixels widened
-// by one pixel for rounding, clipped to the frame; width 0 when a corner lies behind the camera (no
-// bound) or the rectangle misses the frame.
-__device__ __forceinline__ void pcv_batch_rect(const FrameUniforms& f, const Batch& b, int* r) {
-    const float* m = f.screen_from_world;
-    float xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-    r[0] = r[1] = r[2] = r[3] = 0;
-    for (int c = 0; c < 8; ++c) {
-        float sw = pcv_corner_row(m, 3, b, c);
-        if (!(sw > 0.0f)) return;
-        float inv_w = __frcp_rn(sw);
-        float sx = __fmul_rn(pcv_corner_row(m, 0, b, c), inv_w);
-        float sy = __fmul_rn(pcv_corner_row(m, 1, b, c), inv_w);
-        xmin = fminf(xmin, sx); xmax = fmaxf(xmax, sx);
-        ymin = fminf(ymin, sy); ymax = fmaxf(ymax, sy);
-    }
-    float x0 = fmaxf(__fadd_rn(floorf(xmin), -1.0f), 0.0f), x1 = fminf(__fadd_rn(floorf(xmax), 1.0f), (float)(f.width - 1));
-    float y0 = fmaxf(__fadd_rn(floorf(ymin), -1.0f), 0.0f), y1 = fminf(__fadd_rn(floorf(ymax), 1.0f), (float)(f.height - 1));
-    if (!(x0 <= x1 && y0 <= y1)) return;
-    r[0] = (int)x0; r[1] = (int)y0; r[2] = (int)x1 - (int)x0 + 1; r[3] = (int)y1 - (int)y0 + 1;
-}
-
-// How much nearer than its decoded point a point of a batch that pcv_batch_quantized_ok accepts can be:
-// the decode moves it by d (|d_k| as there), which moves its depth (row 2 over row 3, at most 1) by at
-// most sum_k (|r2_k| + |r3_k|) |d_k| / w_min, plus the rounding of both depths (pcv_depth_rounding).
-__device__ __forceinline__ float pcv_batch_depth_slack(const FrameUniforms& f, const Batch& b) {
-    const float* m = f.screen_from_world;
-    float w_min = m[15], ez = 0.0f;
-    for (int k = 0; k < 3; ++k) {
-        float r3 = m[4 * k + 3];
-        w_min = __fadd_rn(w_min, fminf(__fmul_rn(r3, b.min[k]), __fmul_rn(r3, b.max[k])));
-        float mag = fmaxf(fabsf(b.min[k]), fabsf(b.max[k]));
-        float d = __fadd_rn(__fmul_rn(b.scale[k], 0.5001f), __fmul_rn(mag, 2.384185791015625e-7f));  // 2^-22
-        ez = __fadd_rn(ez, __fmul_rn(__fadd_rn(fabsf(m[4 * k + 2]), fabsf(r3)), d));
-    }
-    float w_safe = __fmul_rn(w_min, 0.99f);
-    return __fadd_rn(__fdiv_rn(ez, w_safe), pcv_depth_rounding(f, b, w_safe));
-}
-
 // Decodes coordinate k of a quantized word (x in bits 0-9, y in 10-19, z in 20-29).
 __device__ __forceinline__ float pcv_dequantize(const Batch& b, uint32_t word, int k) {
     uint32_t q = (word >> (10 * k)) & 1023u;

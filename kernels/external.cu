@@ -16,8 +16,6 @@
 #include "project.cuh"
 #include "post.cuh"
 
-#define PCV_EMPTY_INDEX 0xffffffffu
-
 // Colour formats of pcv_ext_resolve (ColorKind in src/render/external.rs).
 #define PCV_COLOR_CONSTANT 0u  // no array: every point has `constant`
 #define PCV_COLOR_RGBA32 1u    // one RGBA8 word a point, r in the low byte
@@ -38,7 +36,7 @@ __device__ __forceinline__ uint32_t pcv_unit_to_u8(float v) {
 
 // The RGBA8 colour of point `i`.
 __device__ __forceinline__ uint32_t pcv_ext_color(const char* colors, int64_t row, int64_t col, uint32_t kind,
-                                                  uint32_t constant, uint32_t i) {
+                                                  uint32_t constant, uint64_t i) {
     const char* p = colors + (int64_t)i * row;
     switch (kind) {
         case PCV_COLOR_RGBA32: return __ldg((const uint32_t*)p);
@@ -68,7 +66,7 @@ extern "C" __global__ void pcv_vis_strided(FrameUniforms f, const char* __restri
         float x = pcv_ext_f32(p), y = pcv_ext_f32(p + col), z = pcv_ext_f32(p + 2 * col);
         uint32_t px, py, d;
         if (!pcv_project(f, x, y, z, &px, &py, &d)) continue;
-        unsigned long long v = ((unsigned long long)d << 32) | (uint32_t)i;
+        unsigned long long v = PCV_WORD(d, i);
         unsigned long long* cell = vis + (size_t)py * f.width + px;
         if (v < *cell) atomicMin(cell, v);
     }
@@ -80,8 +78,8 @@ extern "C" __global__ void pcv_ext_resolve(FrameUniforms f, const unsigned long 
                                            uint32_t constant, uint32_t* __restrict__ color) {
     uint32_t n = f.width * f.height;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint32_t idx = (uint32_t)vis[i];
-        color[i] = idx == PCV_EMPTY_INDEX ? pcv_background(f, i / f.width)
+        unsigned long long idx = PCV_WORD_PAYLOAD(vis[i]);
+        color[i] = idx == PCV_EMPTY_PAYLOAD ? pcv_background(f, i / f.width)
                                           : pcv_ext_color(colors, row, col, kind, constant, idx);
     }
 }
@@ -146,10 +144,12 @@ extern "C" __global__ void pcv_ext_bounds(uint64_t num_points, const char* __res
     }
 }
 
-// The depth of each pixel (float bits in [0, 1]; 1 where no point landed) into `out`: word
-// `i * stride` of `depth` (stride 2 with offset 4 bytes reads a visibility buffer's high halves).
-extern "C" __global__ void pcv_depth_out(uint64_t num_pixels, const uint32_t* __restrict__ depth, uint32_t stride,
+// The depth of each pixel (float bits in [0, 1]; 1 where no point landed) into `out`: from a 32-bit
+// depth buffer (`words` 0, the reference's) or from a visibility buffer's 64-bit words (`words` 1).
+extern "C" __global__ void pcv_depth_out(uint64_t num_pixels, const void* __restrict__ depth, uint32_t words,
                                          uint32_t* __restrict__ out) {
     uint64_t grid = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < num_pixels; i += grid) out[i] = depth[i * stride];
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < num_pixels; i += grid) {
+        out[i] = words ? PCV_WORD_DEPTH(static_cast<const unsigned long long*>(depth)[i]) : static_cast<const uint32_t*>(depth)[i];
+    }
 }

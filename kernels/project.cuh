@@ -14,19 +14,6 @@ __device__ __forceinline__ float pcv_row(const float* m, int r, float x, float y
     return __fmaf_rn(m[8 + r], z, __fmaf_rn(m[4 + r], y, __fmaf_rn(m[r], x, m[12 + r])));
 }
 
-// A point's pixel coordinates and depth, without the view's bounds: false only behind the camera.
-__device__ __forceinline__ bool pcv_project_unclipped(const FrameUniforms& f, float x, float y, float z, float* sx, float* sy,
-                                                      float* d) {
-    const float* m = f.screen_from_world;
-    float w = pcv_row(m, 3, x, y, z);
-    if (!(w > 0.0f)) return false;
-    float inv_w = __frcp_rn(w);
-    *sx = __fmul_rn(pcv_row(m, 0, x, y, z), inv_w);
-    *sy = __fmul_rn(pcv_row(m, 1, x, y, z), inv_w);
-    *d = __fmul_rn(pcv_row(m, 2, x, y, z), inv_w);
-    return true;
-}
-
 // Projects a point. Keeps it when it lies in front of the camera (w > 0) and its pixel coordinates
 // fall inside the viewport (0 <= x < width, 0 <= y < height) with a depth strictly between 0 and 1
 // (the near and far planes); NaN and infinities fail these tests. Writes the pixel (the coordinates'

@@ -1,5 +1,7 @@
 // The built-in scene: the prototype's ten cylinders, point i of which depends only on the seed and i
 // (rng.cuh), so the GPU makes the same points, bit for bit, as the CPU twin src/render/cpu/scene.rs.
+// A launch makes points first .. first + count of the scene into points[0 .. count] (clouds too large
+// to hold as 16-byte points are made a chunk at a time).
 // Every float operation is a round-to-nearest intrinsic in the twin's order (no FMA contraction).
 #include "shared.h"
 #include "rng.cuh"
@@ -18,9 +20,11 @@ __device__ __forceinline__ uint8_t pcv_channel(float base, float u) {
     return (uint8_t)roundf(__fmul_rn(255.0f, c));
 }
 
-extern "C" __global__ void pcv_scene(SceneParams s, const Cylinder* __restrict__ cylinders, Point* __restrict__ points) {
+extern "C" __global__ void pcv_scene(SceneParams s, const Cylinder* __restrict__ cylinders, Point* __restrict__ points,
+                                     uint64_t first, uint64_t count) {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.num_points; i += stride) {
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < count; k += stride) {
+        const uint64_t i = first + k;
         const Cylinder& c = cylinders[(i * s.num_cylinders) / s.num_points];
         float u = pcv_uniform(s.seed, i, 0);
         float v = __fadd_rn(__fmul_rn(2.0f, pcv_uniform(s.seed, i, 1)), -1.0f);
@@ -34,6 +38,6 @@ extern "C" __global__ void pcv_scene(SceneParams s, const Cylinder* __restrict__
         p.rgba[1] = pcv_channel(c.color[1], pcv_uniform(s.seed, i, 3));
         p.rgba[2] = pcv_channel(c.color[2], pcv_uniform(s.seed, i, 4));
         p.rgba[3] = 255;
-        points[i] = p;
+        points[k] = p;
     }
 }

@@ -61,6 +61,17 @@ struct GridParams {
     uint64_t num_points;
 };
 
+// The 64-bit words of the visibility buffers: depth bits << PCV_DEPTH_SHIFT | payload (a point index or
+// a colour). A depth in [0, 1] is a float below 2.0, whose bits fit in 30, so 34 bits are left for the
+// payload: point indices up to 2^34 - 2 (17 billion points; 2^34 - 1 marks an empty pixel). The words
+// order like (depth, payload), so an atomic min keeps the nearest point, ties to the smaller payload.
+#define PCV_DEPTH_SHIFT 34
+#define PCV_PAYLOAD_MASK ((1ull << PCV_DEPTH_SHIFT) - 1ull)
+#define PCV_EMPTY_PAYLOAD PCV_PAYLOAD_MASK
+#define PCV_WORD(depth_bits, payload) (((unsigned long long)(depth_bits) << PCV_DEPTH_SHIFT) | (unsigned long long)(payload))
+#define PCV_WORD_DEPTH(w) ((uint32_t)((w) >> PCV_DEPTH_SHIFT))
+#define PCV_WORD_PAYLOAD(w) ((w) & PCV_PAYLOAD_MASK)
+
 // The post passes' parameters (kernels/splat.cu, kernels/edl.cu; helpers in post.cuh).
 #define PCV_SPLAT_MAX_RADIUS 8u
 struct PostUniforms {

@@ -1,6 +1,6 @@
 // Point size as a post pass: each pixel takes the nearest point whose disk covers it, among the points
 // the raster pass left visible within a window of radius R around it. The visibility buffer holds one
-// 64-bit word a pixel, depth bits << 32 | payload (a colour or a point index), so "nearest" is an
+// 64-bit word a pixel, PCV_WORD(depth bits, payload: a colour or a point index), so "nearest" is an
 // integer min, exact and independent of thread order; a pixel no covering point reaches keeps its own
 // word (the background's). A point at pixel q covers pixel p when |p - q| <= diameter / 2, the diameter
 // being either fixed (`splat_diameter_px`, a disk of N pixels) or adaptive: the cloud's point spacing
@@ -33,10 +33,10 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
             unsigned long long w = ~0ull;  // outside the frame: never covers anything
             if (x >= 0 && y >= 0 && x < (int)u.width && y < (int)u.height) {
                 size_t i = (size_t)y * u.width + x;
-                w = REF ? (((unsigned long long)depth[i] << 32) | color[i]) : vis[i];
+                w = REF ? PCV_WORD(depth[i], color[i]) : vis[i];
             }
             words[k] = w;
-            uint32_t d = (uint32_t)(w >> 32);
+            uint32_t d = PCV_WORD_DEPTH(w);
             float dm = 0.0f;
             if (u.splat_diameter_px == 0 && d < PCV_FAR_DEPTH_BITS) {
                 dm = __fdiv_rn(u.adaptive_px_at_1m, pcv_view_distance(u, d));
@@ -52,7 +52,7 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
             for (int dx = -r; dx <= r; ++dx) {
                 int k = (ly + r + dy) * side + (lx + r + dx);
                 unsigned long long w = words[k];
-                if ((uint32_t)(w >> 32) >= PCV_FAR_DEPTH_BITS) continue;  // empty, or outside the frame
+                if (PCV_WORD_DEPTH(w) >= PCV_FAR_DEPTH_BITS) continue;  // empty, or outside the frame
                 int q = 4 * (dx * dx + dy * dy);
                 bool covers = u.splat_diameter_px != 0 ? q <= n2 : (q == 0 || (float)q <= diam2[k]);
                 if (covers && w < best) best = w;

@@ -2,6 +2,8 @@
 # Installs whatever is missing (scripts/setup.sh), then runs every test: unit tests, the CPU rasterizer
 # properties, golden images, the CLI, the window under Xvfb + Mesa, the PTX checks, and the CUDA-vs-CPU
 # tests (which skip, saying why, on machines without a GPU).
+# Then the Windows smoke test (scripts/test-windows.sh: pcv.exe cross-built, run under wine and compared with
+# the Linux binary) when no extra arguments narrow the run, or PCV_WINDOWS=1; PCV_WINDOWS=0 leaves it out.
 # Usage: scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +17,12 @@ trap 'rm -f "$log"' EXIT
 set +e
 cargo test --locked "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+if [ "${PCV_WINDOWS:-}" = 1 ] || { [ "${PCV_WINDOWS:-}" != 0 ] && [ $# -eq 0 ]; }; then
+  "$root/scripts/test-windows.sh" 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+else
+  echo "test.sh: the Windows smoke test was left out (cargo arguments given or PCV_WINDOWS=0)"
+fi
 set -e
 # One closing line over every test binary: "tests: N passed, N failed, N skipped" (skipped = ignored).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) g += $(i-1) } }

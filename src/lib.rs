@@ -12,7 +12,8 @@
 //! - [`viewer`]: the viewer's entry point and options;
 //! - [`headless`]: frames with no window (`pcv render`, `pcv record`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
-//! - [`image_io`]: PNG in and out.
+//! - [`image_io`]: PNG in and out;
+//! - [`platform`]: what differs between Linux and Windows (the CUDA driver's library, advice in messages).
 pub mod app;
 pub mod bench;
 pub mod camera;
@@ -23,6 +24,7 @@ pub mod headless;
 pub mod image_io;
 pub mod info;
 pub mod input;
+pub mod platform;
 pub mod render;
 pub mod ui;
 pub mod viewer;

@@ -2,7 +2,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
-use pcv::cloud::attributes::{recolor, ColorMode};
+use pcv::cloud::attributes::{auto_color, recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
 use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
@@ -73,18 +73,22 @@ struct ConvertArgs {
 struct SourceArgs {
     /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default: the files' colors; intensity or elevation
+    /// when every point of the files has one color, as files written without colors do).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Points in the built-in scene (suffixes k, M, B: 10M = 10,000,000).
     #[arg(long, value_parser = parse_count, default_value = "10M")]
     points: u64,
     /// Seed of the built-in scene: the same seed gives the same points on every backend.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Rasterizer: auto picks CUDA when a driver and a device exist, else the CPU.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
+    /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
+    /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
+    #[arg(long, value_parser = parse_count)]
+    max_points: Option<u64>,
 }
 
 /// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive
@@ -160,10 +164,12 @@ struct ViewArgs {
     /// Leave the overlay out (of the window and of --screenshot).
     #[arg(long)]
     no_overlay: bool,
-    /// Render mode to start with (M cycles): reference = the design's three passes; vis = one pass of
-    /// 64-bit atomic min on depth and point index, the fastest mode whose image equals the reference's
-    /// except at exact depth ties.
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    /// Render mode to start with (M cycles): culled (the default) = the visibility buffer drawn from the
+    /// batches that can show (frustum and occlusion culling), the fastest mode whose image equals the
+    /// reference's except at exact depth ties; quant = culled reading 4-byte coordinates where they
+    /// move no point by more than half a pixel; vis = every point, no culling; reference = the design's
+    /// three passes.
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
     /// Do not wait for the display's refresh (vsync is on for interactive use, off for --frames runs).
     #[arg(long)]
@@ -230,7 +236,7 @@ struct RecordArgs {
     #[arg(long, value_parser = parse_up, allow_hyphen_values = true, default_value = "auto")]
     up: UpChoice,
     /// Render mode (see `pcv --help`).
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
     /// PNG frames only, even when ffmpeg is on PATH.
     #[arg(long)]
@@ -252,7 +258,7 @@ struct RenderArgs {
     #[arg(short, long)]
     output: PathBuf,
     /// Render mode (see `pcv --help`).
-    #[arg(long, value_enum, default_value_t = RenderMode::Vis)]
+    #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     mode: RenderMode,
 }
 
@@ -260,15 +266,15 @@ struct RenderArgs {
 struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     files: Vec<PathBuf>,
-    /// How loaded files' points are colored.
-    #[arg(long, value_enum, default_value_t = ColorMode::Rgb)]
-    color: ColorMode,
+    /// How loaded files' points are colored (default as for the viewer).
+    #[arg(long, value_enum)]
+    color: Option<ColorMode>,
     /// Built-in scene sizes to time, comma separated (suffixes k, M, B).
     #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10M")]
     points: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// Frame size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
@@ -301,7 +307,8 @@ struct BenchArgs {
     /// Also time the prototype's numba kernels on the same points and cameras (path to seed_numba_bench.py).
     #[arg(long)]
     peer: Option<PathBuf>,
-    /// Where the points for the peer are written (a RAM disk like /dev/shm is fastest).
+    /// Where the points for the peer are written (the temporary folder by default; a RAM disk like /dev/shm
+    /// is fastest).
     #[arg(long, default_value_os_t = std::env::temp_dir())]
     dump_dir: PathBuf,
     /// Keep the points written for the peer (raw 16-byte records, readable by pcv and the peer).
@@ -310,6 +317,17 @@ struct BenchArgs {
     /// Print each pose's clip_from_world (16 floats, column-major: the peer's --mvp).
     #[arg(long)]
     print_mvp: bool,
+    /// Draw the results as an SVG chart: frame ms against point count, a panel per pose, a line per mode
+    /// (and the prototype's, with --peer).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// With --plot: chart these saved --json reports instead of running (several are merged).
+    #[arg(long, num_args = 1.., requires = "plot")]
+    from: Vec<PathBuf>,
+    /// Time the whole frame in a real window instead (vsync off, panel on): GPU ms of each stage —
+    /// map, render passes, unmap, texture copy, blit, panel — from CUDA events and GL timestamps.
+    #[arg(long)]
+    window: bool,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -345,17 +363,69 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: ColorMode) -> Result<PointCloud> {
+fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
     if files.is_empty() {
-        if color != ColorMode::Rgb {
-            bail!("--color {color}: the built-in scene has only its own colors");
+        if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
+            bail!("--color {c}: the built-in scene has only its own colors");
         }
         Ok(scene::lazy(points, seed))
     } else {
         let mut cloud = load::load_files(files)?;
-        recolor(&mut cloud, color)?;
+        match color {
+            Some(c) => recolor(&mut cloud, c)?,
+            None => {
+                if let Some(note) = auto_color(&mut cloud) {
+                    eprintln!("pcv: {note}");
+                }
+            }
+        }
         Ok(cloud)
     }
+}
+
+/// Host memory a file cloud may take on a backend that streams (the CUDA one); larger clouds go to
+/// the device only (`PCV_HOST_BUDGET_MB` changes it).
+fn host_budget_bytes() -> u64 {
+    std::env::var("PCV_HOST_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(512) << 20
+}
+
+/// Loads `s`'s files (or the built-in scene) for `r` and uploads them. On a streaming backend, a
+/// cloud that does not fit is refused before loading, and one larger than the host budget is streamed
+/// to the device without a host copy; elsewhere the host cloud is loaded (`--max-points`: a uniform
+/// subsample). Returns the cloud, uploaded.
+fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(&mut PointCloud)) -> Result<PointCloud> {
+    use pcv::cloud::device;
+    let capacity = match (s.files.is_empty(), r.as_cuda()) {
+        (false, Some(cuda)) => Some(cuda.point_capacity()?),
+        _ => None,
+    };
+    if let Some(cap) = capacity {
+        let opts = load::LoadOptions::default();
+        let plan = device::plan(&s.files, &opts, &cap, s.max_points)?;
+        if s.max_points.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
+            let mut cloud = device::cloud(plan);
+            r.upload(&cloud).context("streaming the points to the device")?;
+            let note = device::finish(&mut cloud, s.color.is_none());
+            if let Some(c) = s.color.filter(|c| *c != ColorMode::Rgb) {
+                device::set_color(&mut cloud, c).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(n) = &note {
+                eprintln!("pcv: {n}");
+            }
+            if note.is_some() || s.color.is_some_and(|c| c != ColorMode::Rgb) {
+                r.upload(&cloud).context("streaming the points to the device again, colored")?;
+            }
+            prepare(&mut cloud);
+            return Ok(cloud);
+        }
+    }
+    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    if let Some(k) = s.max_points.filter(|_| !s.files.is_empty()) {
+        load::keep_evenly(&mut cloud, k);
+    }
+    prepare(&mut cloud);
+    r.upload(&cloud).context("uploading the points")?;
+    Ok(cloud)
 }
 
 fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
@@ -369,6 +439,7 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("pcv: error: {e:#}");
+        pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
 }
@@ -397,14 +468,14 @@ fn view(a: ViewArgs) -> Result<()> {
         Some(p) => Some(pcv::input::script::InputScript::load(p)?),
         None => None,
     };
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let mut start = a.camera.start(a.size);
     if let Some(up) = path.as_ref().and_then(|p| p.up) {
         start.up = UpChoice::Axis(up);
     }
-    let (camera, up_reason) = pcv::viewer::prepare(&mut cloud, &start);
     let (mut r, note) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let (camera, up_reason) = prepared.context("the start camera")?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
         vsync: !a.no_vsync && a.frames.is_none(),
@@ -435,10 +506,10 @@ fn view(a: ViewArgs) -> Result<()> {
 
 fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
-    let (cam, _) = pcv::viewer::prepare(&mut cloud, &a.camera.start(a.size));
     let (mut r, _) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?;
+    let (cam, _) = prepared.context("the start camera")?;
     let look = a.look.look_for(&cloud);
     let spacing_m = pcv::cloud::spacing::estimate(&cloud);
     let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
@@ -464,12 +535,12 @@ fn record(a: RecordArgs) -> Result<()> {
         path.frame = frame;
     }
     let s = &a.source;
-    let mut cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
     let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
-    let (cam, _) = pcv::viewer::prepare(&mut cloud, &start);
     let (mut r, _) = backend(s.backend)?;
-    r.upload(&cloud).context("uploading the points")?;
+    let mut prepared = None;
+    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let (cam, _) = prepared.context("the start camera")?;
     let opts = pcv::headless::RecordOptions {
         size_px: a.size,
         fps: a.fps,
@@ -544,6 +615,21 @@ fn bench(a: BenchArgs) -> Result<()> {
     if a.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    if !a.from.is_empty() {
+        let mut results = Vec::new();
+        let mut title = String::from("pcv bench");
+        for f in &a.from {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let report: pcv::bench::BenchReport =
+                serde_json::from_str(&text).with_context(|| format!("{} is not a pcv bench --json report", f.display()))?;
+            title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            results.extend(report.results);
+        }
+        let plot = a.plot.as_ref().context("--from needs --plot")?;
+        pcv::bench::plot::plot(&results, &title, plot)?;
+        println!("wrote {}", plot.display());
+        return Ok(());
+    }
     let (mut r, _) = backend(a.backend)?;
     let opts = pcv::bench::BenchOptions {
         point_counts: if a.files.is_empty() { a.points.clone() } else { vec![0] },
@@ -561,8 +647,11 @@ fn bench(a: BenchArgs) -> Result<()> {
         print_mvp: a.print_mvp,
     };
     println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
-    println!("{}", pcv::bench::table_header());
     let seed = a.seed;
+    if a.window {
+        return bench_window(&a, r.as_mut(), &opts);
+    }
+    println!("{}", pcv::bench::table_header());
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
     let report = pcv::bench::run(
@@ -580,6 +669,39 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &a.plot {
+        let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+        pcv::bench::plot::plot(&report.results, &title, p)?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// `pcv bench --window`: each count uploaded, then every pose and mode timed in a window.
+fn bench_window(a: &BenchArgs, r: &mut dyn Rasterizer, opts: &pcv::bench::BenchOptions) -> Result<()> {
+    pcv::viewer::check_display()?;
+    let mut all = Vec::new();
+    let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, a.seed, a.color)?) };
+    println!("{}", pcv::bench::window::table_header());
+    for &n in &opts.point_counts {
+        let cloud = match &files {
+            None => scene::lazy(n, a.seed),
+            Some(c) => c.clone(),
+        };
+        r.upload(&cloud).context("uploading the points")?;
+        all.extend(pcv::bench::window::run(r, &cloud, opts, |res| println!("{}", pcv::bench::window::table_row(res)))?);
+    }
+    if let Some(p) = &a.json {
+        let v = serde_json::json!({
+            "date_utc": pcv::bench::utc_now(),
+            "commit": env!("PCV_GIT_COMMIT"),
+            "backend": r.name(),
+            "device": r.description(),
+            "window": all,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", p.display()))?;
         println!("wrote {}", p.display());
     }
     Ok(())
@@ -629,7 +751,7 @@ fn info(a: InfoArgs) -> Result<()> {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let s = pcv::convert::convert(&a.inputs, &a.output, &load::LoadOptions::default())?;
-    eprintln!("pcv: wrote {} points to {} ({} bytes)", s.points, a.output.display(), s.bytes);
+    eprintln!("pcv: wrote {} points to {} ({} bytes; {})", s.points, a.output.display(), s.bytes, s.how);
     Ok(())
 }
 

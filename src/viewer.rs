@@ -65,7 +65,7 @@ impl ViewerOptions {
             camera,
             up_reason: reason.0,
             controller: None,
-            mode: RenderMode::Vis,
+            mode: RenderMode::Culled,
             look: crate::render::look::Look::for_cloud(cloud.scene.is_some(), &Default::default()),
             spacing_m: crate::cloud::spacing::estimate(cloud),
             continuous: false,
@@ -88,6 +88,10 @@ pub struct ViewerSummary {
     /// On the CUDA backend: why frames went through host memory instead of CUDA-GL interop (`None`:
     /// interop worked, or the backend is the CPU).
     pub interop_fallback: Option<String>,
+    /// The median GPU time of each stage of a frame over the frames that rendered the points (all but
+    /// the first; see [`crate::ui::FrameInfo::gpu_stages`]), in the frame's order; empty where the GPU
+    /// times could not be taken.
+    pub gpu_stages_ms: Vec<(String, f64)>,
 }
 
 /// Errors from the viewer.

@@ -1,13 +1,16 @@
 //! A bounded fuzz run for CI: every parser gets thousands of random and mutated inputs (fixed seed,
 //! about two seconds per format), must never panic, and must never make an allocation out of proportion
-//! with its input (a lying header must not reserve gigabytes). Every file in `fuzz/regressions/` (the
-//! inputs that once crashed a cargo-fuzz target) is replayed first.
+//! with its input (a lying header must not reserve gigabytes: at most 64 bytes per input byte, or
+//! 16 MiB). Every file in `fuzz/regressions/` (inputs that once crashed a cargo-fuzz target, and the
+//! damaged files of `samples::damaged`, named `*.error`, which must be refused) is replayed first.
+//! Every E57 error must name a byte of the file.
 //!
 //! `PCV_FUZZ_SECS=N` changes the time per format; `PCV_WRITE_FUZZ_CORPUS=1` also writes the seed
-//! files to `fuzz/corpus/<target>/` for cargo-fuzz.
+//! files to `fuzz/corpus/<target>/` for cargo-fuzz; `PCV_WRITE_REGRESSIONS=1` writes the damaged
+//! files to `fuzz/regressions/<target>/<name>.error`.
 mod samples;
 
-use pcv::cloud::formats::{Format, Progress, ReadOptions};
+use pcv::cloud::formats::{Format, FormatError, Progress, ReadOptions};
 use pcv::cloud::load::decode_bytes;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -17,15 +20,24 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Counts the largest single allocation made while an input is decoded.
+/// Counts the largest single allocation made while an input is decoded, and the peak of the bytes
+/// allocated at once.
 struct Largest;
 
 static LARGEST: AtomicUsize = AtomicUsize::new(0);
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 
-// SAFETY: every call is forwarded to the system allocator unchanged; only a size is recorded.
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only sizes are recorded.
 unsafe impl GlobalAlloc for Largest {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        grew(l.size());
         if l.size() > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
             std::process::abort();
         }
@@ -33,16 +45,20 @@ unsafe impl GlobalAlloc for Largest {
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        grew(l.size());
         if l.size() > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
             std::process::abort();
         }
         unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         LARGEST.fetch_max(new, Ordering::Relaxed);
+        grew(new);
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
         if new > 100 << 20 && std::env::var_os("PCV_ABORT_ON_BIG_ALLOC").is_some() {
             std::process::abort();
         }
@@ -122,7 +138,7 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             2 => d.truncate(rng.random_range(0..len)),
             3 => {
                 let i = rng.random_range(0..=d.len());
-                let extra: Vec<u8> = (0..rng.random_range(1..32)).map(|_| rng.random()).collect();
+                let extra: Vec<u8> = (0..rng.random_range(1..32)).map(|_| rng.random::<u8>()).collect();
                 d.splice(i..i, extra);
             }
             4 => {
@@ -176,40 +192,81 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
     d
 }
 
-/// Decodes `data`; fails the test on a panic or an allocation larger than the input allows.
-fn feed(target: &str, format: Format, pts: bool, data: &[u8], what: &str) {
+/// Bytes a parser may allocate at once per byte of input (beyond 16 MiB).
+const ALLOC_PER_INPUT_BYTE: usize = 64;
+
+/// Decodes `data`; fails the test on a panic, an allocation larger than the input allows, or an E57
+/// error that names no byte. Returns the decoder's error, if any.
+fn feed(target: &str, format: Format, pts: bool, data: &[u8], what: &str) -> Option<FormatError> {
     let progress = Progress::hidden();
     let opts = ReadOptions { origin: Default::default(), progress: &progress };
     LARGEST.store(0, Ordering::Relaxed);
-    let r = std::panic::catch_unwind(|| {
-        let _ = decode_bytes(data, format, pts, &opts);
-    });
+    let r = std::panic::catch_unwind(|| decode_bytes(data, format, pts, &opts).err());
     let largest = LARGEST.load(Ordering::Relaxed);
-    let limit = (data.len() * 2048).max(16 << 20);
-    if r.is_err() || largest > limit {
+    let limit = (data.len() * ALLOC_PER_INPUT_BYTE).max(16 << 20);
+    let unplaced = match &r {
+        Ok(Some(e)) if format == Format::E57 && !matches!(e, FormatError::AtByte { .. }) => Some(e.to_string()),
+        _ => None,
+    };
+    if r.is_err() || largest > limit || unplaced.is_some() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-failures");
         let _ = std::fs::create_dir_all(&dir);
         let file = dir.join(format!("{target}-{}", data.len()));
         let _ = std::fs::write(&file, data);
-        panic!(
-            "{target}: {what}: {} (input saved to {})",
-            if r.is_err() { "the parser panicked".to_string() } else { format!("an allocation of {largest} bytes for a {}-byte input", data.len()) },
-            file.display()
-        );
+        let why = if r.is_err() {
+            "the parser panicked".to_string()
+        } else if let Some(e) = unplaced {
+            format!("an E57 error that names no byte: {e}")
+        } else {
+            format!("an allocation of {largest} bytes for a {}-byte input", data.len())
+        };
+        panic!("{target}: {what}: {why} (input saved to {})", file.display());
+    }
+    r.ok().flatten()
+}
+
+/// The LAZ files that lie about their count (a 120 MB file declaring 2^32 - 1 points aborted
+/// allocating 64 GiB; a 0.6 MB one declaring 36 M peaked at 1.2 GB), at a smaller scale: a LAZ of
+/// 140 000 points (3 chunks) declaring 2^32 - 1, 1 000 000 (past the chunk table) and 149 999 (within
+/// the last chunk's room), refused with a peak of live memory below 64 bytes per file byte + 16 MiB.
+fn lying_laz_counts_allocate_little() {
+    let pts = points(140_000, [500_000.0, 4_000_000.0, 100.0]);
+    let good = las(&pts, 2, 3, true, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257);
+    for count in [u32::MAX, 1_000_000, 149_999] {
+        let mut lie = good.clone();
+        lie[107..111].copy_from_slice(&count.to_le_bytes());
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let err = feed("las", Format::Laz, false, &lie, &format!("a LAZ declaring {count} points"));
+        let peak = PEAK.load(Ordering::Relaxed) - base;
+        eprintln!("fuzz smoke: {}-byte LAZ declaring {count} points: peak {peak} bytes, {:?}", lie.len(), err.as_ref().map(|e| e.to_string()));
+        assert!(err.is_some(), "a LAZ declaring {count} points loaded");
+        assert!(peak <= lie.len() * ALLOC_PER_INPUT_BYTE + (16 << 20), "a LAZ declaring {count} points: peak {peak} bytes");
     }
 }
 
 #[test]
 fn every_parser_survives_random_and_mutated_input() {
-    let secs: f64 = std::env::var("PCV_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if std::env::var("PCV_WRITE_REGRESSIONS").is_ok_and(|v| v == "1") {
+        for (target, name, bytes, _) in damaged() {
+            let dir = root.join("fuzz/regressions").join(target);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("{name}.error")), bytes).unwrap();
+        }
+    }
+    lying_laz_counts_allocate_little();
+    let secs: f64 = std::env::var("PCV_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let mut total = 0usize;
     for (k, (target, format, pts)) in TARGETS.iter().enumerate() {
         // Regressions first.
         if let Ok(entries) = std::fs::read_dir(root.join("fuzz/regressions").join(target)) {
             for e in entries.flatten() {
                 let data = std::fs::read(e.path()).unwrap();
-                feed(target, *format, *pts, &data, &format!("regression {}", e.path().display()));
+                let err = feed(target, *format, *pts, &data, &format!("regression {}", e.path().display()));
+                if e.path().extension().is_some_and(|x| x == "error") {
+                    assert!(err.is_some(), "{}: a damaged file that must be refused decoded without an error", e.path().display());
+                }
                 total += 1;
             }
         }

@@ -442,6 +442,228 @@ fn bad_input_is_a_clear_error_naming_the_file_and_place() {
     assert!(matches!(e, LoadError::Io { .. }) && e.to_string().contains("x.ply"));
 }
 
+#[test]
+fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
+    // 200 000 points (4 jobs of 64 Ki records), every 997th one NaN or infinite, in the fast PLY
+    // layouts (x, y, z then r, g, b; and another order), raw records and LAS; each checked exactly.
+    let n = 200_000usize;
+    let bad = |i: usize| i % 997 == 5;
+    let xyz = |i: usize| -> [f64; 3] { [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125] };
+    let rgb = |i: usize| -> [u8; 3] { [(i * 7) as u8, (i * 13) as u8, (i * 29) as u8] };
+    let expect: Vec<([f64; 3], [u8; 3])> = (0..n).filter(|&i| !bad(i)).map(|i| (xyz(i), rgb(i))).collect();
+    let value = |i: usize, k: usize| if bad(i) { if k == 1 { f64::NAN } else { f64::INFINITY } } else { xyz(i)[k] };
+    for order in [["x", "y", "z", "red", "green", "blue"], ["red", "x", "green", "y", "blue", "z"]] {
+        let props: Vec<(&str, &str)> = order.iter().map(|&p| (p, if p.len() == 1 { "float" } else { "uchar" })).collect();
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                order
+                    .iter()
+                    .map(|&p| match p {
+                        "x" => value(i, 0),
+                        "y" => value(i, 1),
+                        "z" => value(i, 2),
+                        "red" => rgb(i)[0] as f64,
+                        "green" => rgb(i)[1] as f64,
+                        _ => rgb(i)[2] as f64,
+                    })
+                    .collect()
+            })
+            .collect();
+        let c = load_one("fast.ply", &ply(PlyEnc::Le, &props, &rows, false, 0));
+        assert_eq!(c.points.len(), expect.len(), "{order:?}");
+        for (i, (p, (x, col))) in c.points.iter().zip(&expect).enumerate() {
+            let s = c.to_source(glam::Vec3::from_array(p.pos));
+            assert!((0..3).all(|k| (s[k] - x[k]).abs() < 1e-5), "{order:?}: point {i}: {s} vs {x:?}");
+            assert_eq!(&p.rgba[..3], col, "{order:?}: color {i}");
+        }
+    }
+    let raw: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let mut r = Vec::with_capacity(16);
+            (0..3).for_each(|k| r.extend_from_slice(&(value(i, k) as f32).to_le_bytes()));
+            r.extend_from_slice(&[rgb(i)[0], rgb(i)[1], rgb(i)[2], 255]);
+            r
+        })
+        .collect();
+    let c = load_one("fast.bin", &raw);
+    assert_eq!(c.points.len(), expect.len());
+    assert!(c.points.iter().zip(&expect).all(|(p, (x, col))| p.pos == x.map(|v| v as f32) && p.rgba[..3] == col[..]));
+    // LAS over several jobs (positions, intensity, classes in order).
+    let pts = points(150_000, UTM);
+    check("LAS, 3 jobs", &load_one("many.las", &las(&pts, 2, 3, false, UTM, las_rgb16)), &pts, ALL);
+}
+
+#[test]
+fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
+    use pcv::cloud::attributes::{auto_color, current_mode};
+    let pts = points(150_000, UTM);
+    let zero = las(&pts, 2, 3, false, UTM, |_| 0);
+    let mut c = load_one("zero.las", &zero);
+    assert!(c.points.iter().all(|p| p.rgba == [0, 0, 0, 255]));
+    let note = auto_color(&mut c).expect("a note");
+    assert!(note.contains("zero.las") && note.contains("0,0,0") && note.contains("intensity") && note.contains("--color rgb"), "{note}");
+    assert_eq!(current_mode(&c), ColorMode::Intensity);
+    assert_eq!(c.attributes.as_ref().unwrap().color_note.as_deref(), Some(note.as_str()));
+    assert!(c.points.iter().any(|p| p.rgba != [0, 0, 0, 255]), "still black");
+    // --color rgb: the file's own (zero) colors.
+    recolor(&mut c, ColorMode::Rgb).unwrap();
+    assert!(c.points.iter().all(|p| p.rgba == [0, 0, 0, 255]));
+    // One gray for every point and an intensity that does not vary: elevation.
+    let flat: Vec<Pt> = pts.iter().map(|p| Pt { intensity: 7, ..*p }).collect();
+    let mut c = load_one("gray.las", &las(&flat, 2, 3, true, UTM, |_| 200 * 257));
+    let note = auto_color(&mut c).expect("a note");
+    assert!(note.contains("200,200,200") && note.contains("elevation"), "{note}");
+    assert_eq!(current_mode(&c), ColorMode::Elevation);
+    // Real colors, or one point of another color in the last job of a uniform file: nothing changes.
+    let mut c = load_one("real.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
+    assert_eq!(auto_color(&mut c), None);
+    assert_eq!(current_mode(&c), ColorMode::Rgb);
+    let mut one = las(&pts, 2, 3, false, UTM, |_| 0);
+    let (off, len) = (u32::from_le_bytes(one[96..100].try_into().unwrap()) as usize, 34);
+    let last = off + (pts.len() - 1) * len;
+    one[last + 28] = 0xff;
+    one[last + 29] = 0xff;
+    assert_eq!(auto_color(&mut load_one("one.las", &one)), None);
+    // Two uniform files: both named by count; a uniform file with a colored one: kept.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, r) = (write(dir.path(), "a.las", &zero), write(dir.path(), "b.laz", &las(&pts, 2, 3, true, UTM, |_| 0)), write(dir.path(), "r.las", &las(&pts, 2, 3, false, UTM, las_rgb16)));
+    let mut c = load_files_with(&[a.clone(), b], &opts()).unwrap();
+    assert!(auto_color(&mut c).unwrap().contains("2 files"));
+    let mut c = load_files_with(&[a.clone(), r], &opts()).unwrap();
+    assert_eq!(auto_color(&mut c), None);
+    // The CLI says it on stderr, unless --color rgb asks for the file's colors.
+    let png = dir.path().join("z.png");
+    let o = pcv(&["render", a.to_str().unwrap(), "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stderr).contains("shows nothing"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pcv(&["render", a.to_str().unwrap(), "--color", "rgb", "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("shows nothing"));
+}
+
+#[test]
+fn a_window_can_follow_a_load_through_shared_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let pts = points(150_000, UTM);
+    let p = write(dir.path(), "a.laz", &las(&pts, 2, 3, true, UTM, las_rgb16));
+    let shared = std::sync::Arc::new(pcv::cloud::progress::LoadProgress::new());
+    let c = pcv::cloud::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
+    let s = shared.snapshot();
+    assert_eq!((s.points_done, s.points_total, s.fraction, s.finished), (150_000, 150_000, 1.0, true));
+    assert!(s.points_per_s > 0.0 && s.text().contains("100%"), "{}", s.text());
+    assert_eq!(c.points.len(), 150_000);
+}
+
+fn capacity(points: u64) -> pcv::cloud::device::Capacity {
+    pcv::cloud::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
+}
+
+#[test]
+fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
+    use pcv::cloud::device::{self, ColorSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let a = points(150_000, UTM);
+    let b = points(70_000, [UTM[0] + 300.0, UTM[1], UTM[2]]);
+    let pa = write(dir.path(), "a.las", &las(&a, 2, 3, false, UTM, las_rgb16));
+    let pb = write(dir.path(), "b.laz", &las(&b, 4, 6, true, UTM, las_rgb16));
+    let files = vec![pa.clone(), pb.clone()];
+    let host = load_files_with(&files, &opts()).unwrap();
+    // Streamed: the same points as the host load, in the same order, relative to the same origin.
+    let plan = device::plan(&files, &opts(), &capacity(1_000_000), None).unwrap();
+    assert_eq!((plan.declared, plan.planned_points()), (220_000, 220_000));
+    let mut cloud = device::cloud(plan);
+    assert!(cloud.is_device_only() && cloud.is_lazy_scene() && cloud.points.is_empty());
+    let d = cloud.device.clone().unwrap();
+    let mut got = Vec::new();
+    let sent = device::stream_files(&d, &mut |p| {
+        got.extend_from_slice(p);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(sent, 220_000);
+    assert_eq!(cloud.origin, host.origin);
+    // b has no colors: the elevation ramp over the planned z range (the host load uses the exact one).
+    for (i, (g, h)) in got.iter().zip(host.points.iter()).enumerate() {
+        assert_eq!(g.pos, h.pos, "point {i}");
+        if i < 150_000 {
+            assert_eq!(g.rgba, h.rgba, "color {i}");
+        }
+    }
+    assert_eq!(device::finish(&mut cloud, true), None);
+    assert_eq!(cloud.len(), 220_000);
+    assert_eq!(cloud.bounds, host.bounds, "exact bounds after the first stream");
+    let sample = device::sample(&d);
+    // Every second point here (220 000 / 100 000 rounds down to 2): 110 000, all of them streamed ones.
+    assert_eq!(sample.len(), 110_000);
+    let streamed: std::collections::HashSet<[u32; 3]> = got.iter().map(|g| g.pos.map(f32::to_bits)).collect();
+    assert!(sample.iter().all(|p| streamed.contains(&p.pos.map(f32::to_bits))));
+    let (ds, hs) = (pcv::cloud::spacing::estimate(&cloud), pcv::cloud::spacing::estimate(&host));
+    assert!(ds > 0.0 && (ds / hs - 1.0).abs() < 0.2, "spacing from the sample {ds} vs the host points {hs}");
+    let attrs = cloud.attributes.as_ref().unwrap();
+    assert_eq!(attrs.sources.len(), 2);
+    assert_eq!((attrs.sources[0].points.clone(), attrs.sources[1].points.clone()), (0..150_000, 150_000..220_000));
+    assert!(attrs.sources[0].has_rgb && !attrs.sources[1].has_rgb);
+    // Another color mode streams again, colored from each slot's columns.
+    device::set_color(&mut cloud, ColorMode::Classification).unwrap();
+    let again = cloud.host_points(false);
+    assert!(again.iter().zip(a.iter().chain(&b)).all(|(p, q)| p.rgba == class_color(q.class)));
+    assert!(device::set_color(&mut cloud, ColorMode::Intensity).is_ok());
+    // A subsample of 10 000: exactly that many, spread over both files, in order.
+    let plan = device::plan(&files, &opts(), &capacity(1_000_000), Some(10_000)).unwrap();
+    let cloud = device::cloud(plan);
+    let sub = cloud.host_points(false);
+    assert_eq!(sub.len(), 10_000);
+    let from_b = sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
+    assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
+    let mut keep = host.clone();
+    pcv::cloud::load::keep_evenly(&mut keep, 10_000);
+    assert_eq!(keep.points.iter().map(|p| p.pos).collect::<Vec<_>>(), sub.iter().map(|p| p.pos).collect::<Vec<_>>(), "host and device subsamples agree");
+    let spans = &keep.attributes.as_ref().unwrap().sources;
+    assert_eq!(spans[0].points.end, spans[1].points.start);
+    assert_eq!(spans[1].points.end, 10_000);
+    assert_eq!(keep.attributes.as_ref().unwrap().intensity.as_ref().unwrap().len(), 10_000);
+    // More points than fit: refused before decoding, saying what fits and how to load it.
+    let e = device::plan(&files, &opts(), &capacity(100_000), None).unwrap_err().to_string();
+    assert!(e.contains("220000 points") && e.contains("100000 points fit") && e.contains("--max-points 100000") && e.contains("a test device"), "{e}");
+    assert!(device::plan(&files, &opts(), &capacity(100_000), Some(100_000)).is_ok());
+    // Colors that carry nothing: the automatic choice, noted, for the next stream.
+    let pz = write(dir.path(), "z.las", &las(&a, 2, 3, false, UTM, |_| 0));
+    let mut cloud = device::cloud(device::plan(std::slice::from_ref(&pz), &opts(), &capacity(1_000_000), None).unwrap());
+    let _ = cloud.host_points(false);
+    let note = device::finish(&mut cloud, true).expect("a note");
+    assert!(note.contains("z.las") && note.contains("intensity"), "{note}");
+    assert!(matches!(cloud.device.as_ref().unwrap().color(), ColorSpec::Intensity { .. }));
+    assert!(cloud.host_points(false).iter().any(|p| p.rgba != [0, 0, 0, 255]));
+}
+
+#[test]
+fn damaged_files_fail_cleanly_naming_the_place() {
+    for (target, name, bytes, want) in damaged() {
+        let file = match target {
+            "las" => format!("{name}.laz"),
+            "text" => format!("{name}.xyz"),
+            other => format!("{name}.{other}"),
+        };
+        let e = load_err(&file, &bytes);
+        assert!(e.contains(&file) && e.contains(want), "{file}: the error should name '{want}': {e}");
+        assert!(e.contains("byte ") || e.contains("line "), "{file}: the error names no place: {e}");
+    }
+    // The good files they were made from load.
+    let pts = points(100, [0.0; 3]);
+    let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
+    for enc in [PlyEnc::Le, PlyEnc::Ascii] {
+        for faces_first in [false, true] {
+            let c = load_one("ok.ply", &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4));
+            assert_eq!(c.points.len(), 100);
+        }
+    }
+    // A LAZ count beyond what the fixed-size chunks hold is refused from the chunk table, before any
+    // decoding (60000 > 1 chunk of at most 50000 points).
+    let laz = las(&pts, 2, 3, true, [0.0; 3], las_rgb16);
+    let mut lie = laz.clone();
+    lie[107..111].copy_from_slice(&60_000u32.to_le_bytes());
+    let e = load_err("lie.laz", &lie);
+    assert!(e.contains("byte 107") && e.contains("60000") && e.contains("1 chunks of at most 50000"), "{e}");
+}
+
 fn pcv(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
 }

@@ -7,20 +7,25 @@
 //! register the GL buffer (the GL driver is not NVIDIA's: Mesa, a remote X server), the CUDA backend
 //! renders into host memory and takes the CPU backend's path, and the panel says why. The pixel buffer
 //! keeps the last rendered frame, so the panel can be redrawn over it without rendering the points
-//! again. Fields drop in declaration order: the registration is released before the buffer it names
-//! is deleted.
+//! again. On the CUDA backend, events around the map and the unmap time them on the GPU
+//! ([`Surface::cuda_stages`]). Fields drop in declaration order: the registration is released before
+//! the buffer it names is deleted.
 use crate::display::blit::PixelSurface;
 use crate::display::interop::GlBufferRegistration;
-use crate::render::{FrameParams, FrameStats, Rasterizer, RenderError, Target, CLEAR_COLOR};
+use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, Target, CLEAR_COLOR};
 use crate::viewer::ViewerError;
 use std::rc::Rc;
 
 /// The pixel surface of the current size.
 pub struct Surface {
+    /// CUDA events around mapping and unmapping the pixel buffer (interop only).
+    events: Option<[cudarc::driver::CudaEvent; 4]>,
     registration: Option<GlBufferRegistration>,
     pub pixels: PixelSurface,
     /// The CPU backend's frame (empty on the CUDA backend).
     host_px: Vec<u32>,
+    /// The last render's CUDA-side stage times: mapping and unmapping the pixel buffer.
+    pub cuda_stages: Vec<PassTime>,
 }
 
 impl Surface {
@@ -42,7 +47,17 @@ impl Surface {
             _ => (None, None),
         };
         let host_px = if registration.is_some() { Vec::new() } else { vec![CLEAR_COLOR; pixels.num_pixels()] };
-        Ok((Surface { registration, pixels, host_px }, interop_error))
+        let events = match (&registration, rasterizer.as_cuda()) {
+            (Some(_), Some(cuda)) => {
+                let make = || cuda.context().new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
+                match (make(), make(), make(), make()) {
+                    (Ok(a), Ok(b), Ok(c), Ok(d)) => Some([a, b, c, d]),
+                    _ => None, // no stage times, the frames still go through
+                }
+            }
+            _ => None,
+        };
+        Ok((Surface { events, registration, pixels, host_px, cuda_stages: Vec::new() }, interop_error))
     }
 
     pub fn uses_interop(&self) -> bool {
@@ -53,15 +68,35 @@ impl Surface {
     pub fn render(&mut self, rasterizer: &mut dyn Rasterizer, frame: &FrameParams) -> Result<FrameStats, ViewerError> {
         match &mut self.registration {
             Some(registration) => {
+                let stream = rasterizer.as_cuda().map(|c| c.stream().clone());
+                let mark = |k: usize| {
+                    if let (Some(ev), Some(s)) = (&self.events, &stream) {
+                        let _ = ev[k].record(s);
+                    }
+                };
+                mark(0);
                 let mapped = registration.map().map_err(ViewerError::Interop)?;
+                mark(1);
                 let needed_bytes = frame.num_pixels() * 4;
                 if mapped.size_bytes() < needed_bytes {
                     return Err(ViewerError::MappedSize { got_bytes: mapped.size_bytes(), needed_bytes });
                 }
                 let target = Target::Device { ptr: mapped.device_ptr(), len_px: frame.num_pixels() };
                 let stats = rasterizer.render(frame, target)?;
+                mark(2);
                 // Unmap before GL reads the buffer.
                 drop(mapped);
+                mark(3);
+                self.cuda_stages.clear();
+                if let Some(ev) = &self.events {
+                    if ev[3].synchronize().is_ok() {
+                        for (name, a, b) in [("map", 0, 1), ("unmap", 2, 3)] {
+                            if let Ok(ms) = ev[a].elapsed_ms(&ev[b]) {
+                                self.cuda_stages.push(PassTime { name, ms: ms as f64 });
+                            }
+                        }
+                    }
+                }
                 Ok(stats)
             }
             None => {

@@ -198,7 +198,9 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
             sources,
             mode: ColorMode::Rgb,
             loaded_rgba: None,
+            color_note: None,
         })),
+        device: None,
     }
 }
 
@@ -217,7 +219,7 @@ mod tests {
         c.attributes = Some(Arc::new(Attributes {
             intensity: intensity.then(|| xs.iter().map(|x| x * 10.0).collect()),
             has_rgb: true,
-            sources: vec![SourceSpan { label: label.into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: intensity, has_classification: false }],
+            sources: vec![SourceSpan { label: label.into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: intensity, has_classification: false, uniform_rgb: None }],
             ..Default::default()
         }));
         c

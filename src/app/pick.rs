@@ -258,11 +258,12 @@ mod tests {
             classification: Some(vec![2, 6]),
             has_rgb: true,
             sources: vec![
-                SourceSpan { label: "a.ply".into(), format: Format::Ply, points: 0..1, has_rgb: true, has_intensity: false, has_classification: false },
-                SourceSpan { label: "b.las".into(), format: Format::Las, points: 1..2, has_rgb: false, has_intensity: true, has_classification: true },
+                SourceSpan { label: "a.ply".into(), format: Format::Ply, points: 0..1, has_rgb: true, has_intensity: false, has_classification: false, uniform_rgb: None },
+                SourceSpan { label: "b.las".into(), format: Format::Las, points: 1..2, has_rgb: false, has_intensity: true, has_classification: true, uniform_rgb: None },
             ],
             mode: ColorMode::Rgb,
             loaded_rgba: None,
+            color_note: None,
         }));
         c
     }

@@ -29,7 +29,8 @@ use crate::cloud::PointCloud;
 use crate::display::blit::read_default_framebuffer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
-use crate::render::{FrameStats, Rasterizer};
+use crate::display::gl_timer::GlStageTimer;
+use crate::render::{FrameStats, PassTime, Rasterizer};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use crate::viewer::{ViewerError, ViewerOptions, ViewerSummary};
 use glam::Vec2;
@@ -51,7 +52,7 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     if opts.frames == Some(0) {
         return match opts.screenshot {
             Some(_) => Err(ViewerError::NoScreenshot { reason: "zero frames were asked for" }),
-            None => Ok(ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None }),
+            None => Ok(ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None, gpu_stages_ms: Vec::new() }),
         };
     }
     // Declaration order is drop order reversed: the surface (CUDA registration, GL objects) and the
@@ -96,6 +97,11 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     let mut keymap = Keymap::default();
     let mut frame_times = FrameTimes::default();
     let mut stats = FrameStats::default();
+    // GPU times of the whole frame: CUDA events around map and unmap (the surface), the passes' own
+    // events, GL timestamps around upload, texture copy, blit and panel.
+    let mut gl_timer = GlStageTimer::new(window.gl().clone());
+    let mut gpu_stages: Vec<PassTime> = Vec::new();
+    let mut stage_samples = StageSamples::default();
     let mut frames_shown: u64 = 0;
     let mut first_frame_ms = 0.0;
     let mut sum_frame_ms_after_first = 0.0;
@@ -256,6 +262,12 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         let Some(current) = surface.as_mut() else { continue };
         let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
         let render_points = need.redraw_scene || continuous || last || !rendered;
+        // The GL stages' first timestamp: on the host path before the frame is uploaded into the pixel
+        // buffer; with interop after CUDA's unmap, so that the wait GL makes for CUDA's work (the unmap's
+        // synchronization) falls before it, not into the texture copy.
+        if !current.uses_interop() {
+            gl_timer.begin_frame();
+        }
         if render_points {
             let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(state.mode).with_look(state.look).with_spacing(state.spacing_m);
             stats = current.render(rasterizer, &frame)?;
@@ -263,8 +275,17 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             if let Some(f) = &feed {
                 f.rendered();
             }
+            if !current.uses_interop() {
+                gl_timer.mark("upload");
+            }
         }
-        current.pixels.blit_to_default_framebuffer()?;
+        if current.uses_interop() {
+            gl_timer.begin_frame();
+        }
+        current.pixels.copy_to_texture()?;
+        gl_timer.mark("texture");
+        current.pixels.blit()?;
+        gl_timer.mark("blit");
         let screenshot = need.screenshot.take();
         if screenshot == Some(false) || (screenshot.is_some() && overlay.is_none()) {
             save_screenshot(&mut state, &window, fb_w, fb_h)?;
@@ -281,9 +302,20 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
                 pixel_path: &pixels_how,
                 gl_renderer: window.gl_renderer(),
                 clip_from_world,
+                gpu_stages: &gpu_stages,
             };
             let dt = last_shown.map_or(1.0 / 60.0, |t| t.elapsed().as_secs_f32().min(MAX_DT_S));
             ui_actions = ov.draw(&window, dt, &state, &info)?;
+            gl_timer.mark("panel");
+        }
+        gl_timer.end_frame();
+        if render_points {
+            // This frame's CUDA stages and passes with the newest GL stages that have arrived (a frame
+            // or two old: the panel shows them next frame).
+            gpu_stages = whole_frame_stages(&current.cuda_stages, &stats, gl_timer.latest());
+            if frames_shown > 0 {
+                stage_samples.push(&gpu_stages);
+            }
         }
         if screenshot == Some(true) && overlay.is_some() {
             save_screenshot(&mut state, &window, fb_w, fb_h)?;
@@ -333,7 +365,7 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         1 => first_frame_ms,
         n => sum_frame_ms_after_first / (n - 1) as f64,
     };
-    Ok(ViewerSummary { frames: frames_shown, mean_frame_ms, interop_fallback })
+    Ok(ViewerSummary { frames: frames_shown, mean_frame_ms, interop_fallback, gpu_stages_ms: stage_samples.medians() })
 }
 
 /// Saves what the back buffer holds now as `./pcv-<time>.png` and says where.
@@ -407,4 +439,35 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "panel": s.ui.panel,
         "messages": s.messages.list.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
     })
+}
+
+/// A frame's GPU stages in order: the CUDA map, the render passes (their total), the CUDA unmap, then
+/// the GL stages (upload, texture, blit, panel).
+fn whole_frame_stages(cuda: &[PassTime], stats: &FrameStats, gl: &[PassTime]) -> Vec<PassTime> {
+    let mut out: Vec<PassTime> = cuda.iter().filter(|p| p.name == "map").cloned().collect();
+    out.push(PassTime { name: "passes", ms: stats.total_ms });
+    out.extend(cuda.iter().filter(|p| p.name == "unmap").cloned());
+    out.extend(gl.iter().cloned());
+    out
+}
+
+/// Each stage's times over a run, for the summary's medians.
+#[derive(Default)]
+struct StageSamples {
+    stages: Vec<(&'static str, Vec<f64>)>,
+}
+
+impl StageSamples {
+    fn push(&mut self, stages: &[PassTime]) {
+        for p in stages {
+            match self.stages.iter_mut().find(|(n, _)| *n == p.name) {
+                Some((_, v)) => v.push(p.ms),
+                None => self.stages.push((p.name, vec![p.ms])),
+            }
+        }
+    }
+
+    fn medians(&self) -> Vec<(String, f64)> {
+        self.stages.iter().map(|(n, v)| (n.to_string(), crate::bench::Summary::of(v).median_ms)).collect()
+    }
 }

@@ -475,7 +475,7 @@ mod tests {
         cloud.attributes = Some(Arc::new(Attributes {
             intensity: Some((0..n).map(|i| i as f32).collect()),
             has_rgb: true,
-            sources: vec![SourceSpan { label: "t.ply".into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: true, has_classification: false }],
+            sources: vec![SourceSpan { label: "t.ply".into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: true, has_classification: false, uniform_rgb: None }],
             ..Default::default()
         }));
         let (cam, reason) = Camera::start(&cloud, &Default::default());

@@ -429,6 +429,7 @@ mod tests {
                 has_rgb: false,
                 has_intensity: false,
                 has_classification: false,
+                uniform_rgb: None,
             }],
             ..Default::default()
         }));

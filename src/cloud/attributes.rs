@@ -63,6 +63,8 @@ pub struct SourceSpan {
     pub has_rgb: bool,
     pub has_intensity: bool,
     pub has_classification: bool,
+    /// For a file with colors: the one color all its points have, when they all have the same.
+    pub uniform_rgb: Option<[u8; 3]>,
 }
 
 /// What the files held besides positions and colors, one entry per point (index-aligned with
@@ -82,6 +84,8 @@ pub struct Attributes {
     /// The colors the points were loaded with (file RGB, elevation ramp where a file had none), kept
     /// once another mode replaced them.
     pub loaded_rgba: Option<Vec<[u8; 4]>>,
+    /// Why the colors shown are not the files' own (set by [`auto_color`]); for the window and stderr.
+    pub color_note: Option<String>,
 }
 
 impl Attributes {
@@ -170,6 +174,33 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
     }
     attrs.mode = mode;
     Ok(())
+}
+
+/// Chooses the color mode for a loaded cloud when the user asked for none: the files' own colors,
+/// unless every file with colors has one color for all its points (writers without colors fill the
+/// RGB fields with zeros) — then intensity where it varies, else elevation — and says why in
+/// [`Attributes::color_note`] (also returned, for stderr). `--color rgb` skips this and shows them.
+pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
+    let a = cloud.attributes.as_deref()?;
+    let colored: Vec<&SourceSpan> = a.sources.iter().filter(|s| s.has_rgb && s.points.start < s.points.end).collect();
+    if colored.is_empty() || colored.iter().any(|s| s.uniform_rgb.is_none()) {
+        return None;
+    }
+    let intensity_varies = a.intensity.as_ref().is_some_and(|v| v.first().is_some_and(|f| v.par_iter().any(|x| x != f)));
+    let mode = if intensity_varies { ColorMode::Intensity } else { ColorMode::Elevation };
+    let what = match colored.as_slice() {
+        [one] => {
+            let c = one.uniform_rgb.unwrap_or_default();
+            format!("{}: every point's color is {},{},{}", one.label, c[0], c[1], c[2])
+        }
+        many => format!("{} files: each has one color for all its points", many.len()),
+    };
+    let note = format!("{what}, which shows nothing; coloring by {mode} instead (--color rgb shows the file's colors)");
+    recolor(cloud, mode).ok()?;
+    if let Some(a) = cloud.attributes.as_mut() {
+        Arc::make_mut(a).color_note = Some(note.clone());
+    }
+    Some(note)
 }
 
 /// `v` mapped to 0..=1 over `lo..=hi` (0.5 for an empty range, 0 for NaN).
@@ -352,6 +383,7 @@ mod tests {
             has_rgb: false,
             has_intensity: false,
             has_classification: false,
+            uniform_rgb: None,
         }];
         recolor(&mut c, ColorMode::Elevation).unwrap();
         assert_eq!(c.points[0].rgba, ramp_color(0.0));

@@ -17,6 +17,8 @@
 //! the file. Errors name the file and the byte or line.
 use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
 use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
+use super::progress::LoadProgress;
+use super::stream::ChunkSource;
 use super::PointCloud;
 use crate::cloud::point::Point;
 use glam::DVec3;
@@ -44,6 +46,8 @@ pub enum LoadError {
     Panicked { path: PathBuf, format: Format, message: String },
     #[error("no files given")]
     NoFiles,
+    #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
+    DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
 
 const EXTENSIONS_TEXT: &str = ".ply .las .laz .pcd .e57 .xyz .txt .csv .asc .pts .bin .pcv";
@@ -115,6 +119,18 @@ pub fn decode_bytes(data: &[u8], format: Format, pts: bool, opts: &ReadOptions) 
     }
 }
 
+/// Opens `data` as `format` for chunked decoding (`pts`: text in Leica PTS order).
+pub fn open_source(data: &[u8], format: Format, pts: bool) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
+    Ok(match format {
+        Format::Ply => Box::new(formats::ply::open(data)?),
+        Format::Las | Format::Laz => Box::new(formats::las::open(data)?),
+        Format::Pcd => Box::new(formats::pcd::open(data)?),
+        Format::E57 => Box::new(formats::e57::open(data)?),
+        Format::Text => Box::new(formats::text::open(data, pts)?),
+        Format::Raw => Box::new(formats::raw::open(data)?),
+    })
+}
+
 /// A cheap estimate of a file's bounds, for choosing the origin before decoding.
 pub fn estimate(data: &[u8], format: Format, pts: bool) -> Option<DBounds> {
     match format {
@@ -157,6 +173,27 @@ impl FileBytes {
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }
+
+    /// Lets the mapping drop the pages wholly inside `range` (they stay in the page cache; a later read
+    /// maps them again): a streaming load's resident memory then stays bounded by the part of the
+    /// file in flight, not the whole file.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let start = range.start.div_ceil(PAGE) * PAGE;
+            let end = range.end.min(map.len()) / PAGE * PAGE;
+            if end > start {
+                // SAFETY: the mapping is private, read-only and never written, so it holds no private
+                // changes: dropping its pages only makes later reads fetch the same file bytes again
+                // (the usual caveat of mapping files — another process truncating the file — applies
+                // as it does to every read of the map).
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
 }
 
 /// How to load.
@@ -196,7 +233,8 @@ pub fn choose_origin(b: &DBounds) -> DVec3 {
     }
 }
 
-fn is_pts(path: &Path) -> bool {
+/// Whether `path` names a Leica PTS file (text in `x y z intensity r g b` order).
+pub fn is_pts(path: &Path) -> bool {
     extension(path) == "pts"
 }
 
@@ -217,6 +255,19 @@ pub fn decode_file(path: &Path, data: &[u8], format: Format, origin: DVec3, prog
 
 /// Loads and merges `paths` into one cloud.
 pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointCloud, LoadError> {
+    load_files_reporting(paths, opts, Default::default())
+}
+
+/// [`load_files_with`], counting the points decoded into `shared` as they are (for a window's
+/// progress bar: read it from another thread with [`LoadProgress::snapshot`]). The count restarts if
+/// the files must be decoded a second time around a better origin.
+pub fn load_files_reporting(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
+    let r = load_files_counted(paths, opts, shared.clone());
+    shared.finish();
+    r
+}
+
+fn load_files_counted(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::NoFiles);
     }
@@ -231,7 +282,7 @@ pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointClo
         .filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p)))
         .fold(DBounds::EMPTY, DBounds::union);
     let mut origin = choose_origin(&estimate_all);
-    let progress = Progress::new(0, opts.progress);
+    let progress = Progress::with_shared(0, opts.progress, shared);
     let mut files = decode_all(&opened, origin, &progress, opts)?;
     let bounds = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
     let exact = choose_origin(&bounds);
@@ -307,6 +358,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             has_rgb: f.decoded.has_rgb,
             has_intensity: f.decoded.intensity.is_some(),
             has_classification: f.decoded.classification.is_some(),
+            uniform_rgb: f.decoded.uniform_rgb,
         });
         if f.decoded.has_rgb {
             colorless.extend(f.decoded.colorless.iter().map(|r| r.start + at..r.end + at));
@@ -320,12 +372,9 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         let d = std::mem::take(&mut files[0].decoded);
         (d.points, d.intensity, d.classification)
     } else {
-        let mut points = formats::zeroed_points(total);
-        let mut at = 0;
+        let mut points = Vec::with_capacity(total);
         for f in &files {
-            let n = f.decoded.points.len();
-            points[at..at + n].par_chunks_mut(1 << 16).zip(f.decoded.points.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
-            at += n;
+            points.extend_from_slice(&f.decoded.points);
         }
         let join = |get: &dyn Fn(&Decoded) -> Option<&[f32]>| -> Vec<f32> {
             let mut v = Vec::with_capacity(total);
@@ -368,7 +417,41 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             sources,
             mode: ColorMode::Rgb,
             loaded_rgba: None,
+            color_note: None,
         })),
+        device: None,
+    }
+}
+
+/// Keeps `k` of the cloud's points, evenly spaced through the files' order (point `i` of `n` stays
+/// when `floor((i + 1)·k/n) > floor(i·k/n)`), with their intensity and classification; the files'
+/// spans shrink with them. For scans and tiles, whose points come in scan or tile order, that is a
+/// subsample spread over the whole cloud. Nothing happens when the cloud has `k` points or fewer.
+pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
+    let n = cloud.points.len() as u64;
+    if k >= n {
+        return;
+    }
+    let kept = |i: u64| (i + 1) * k / n > i * k / n;
+    let pick = |len: usize| (0..len as u64).filter(|&i| kept(i)).map(|i| i as usize);
+    let points: Vec<Point> = pick(cloud.points.len()).map(|i| cloud.points[i]).collect();
+    cloud.points = Arc::new(points);
+    if let Some(a) = cloud.attributes.as_mut() {
+        let a = Arc::make_mut(a);
+        if let Some(v) = a.intensity.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        if let Some(v) = a.classification.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        if let Some(v) = a.loaded_rgba.as_mut() {
+            *v = pick(v.len()).map(|i| v[i]).collect();
+        }
+        // The points of file spans `a..b` that stay: those before `b` minus those before `a`.
+        let before = |i: u64| i * k / n;
+        for s in &mut a.sources {
+            s.points = before(s.points.start)..before(s.points.end);
+        }
     }
 }
 

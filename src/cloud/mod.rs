@@ -6,12 +6,16 @@
 //! its origin at 0; files ([`load`], [`formats`]) are recentred on their common center, and carry their
 //! intensity and classification in [`attributes`], which also recolors the points.
 pub mod attributes;
+pub mod device;
 pub mod formats;
 pub mod load;
+pub mod octree;
 pub mod order;
 pub mod point;
+pub mod progress;
 pub mod scene;
 pub mod spacing;
+pub mod stream;
 
 pub use point::Point;
 use glam::{DVec3, Vec3};
@@ -93,6 +97,9 @@ pub struct PointCloud {
     /// What loaded files held besides positions and colors (intensity, classification, per-file
     /// spans) and the color mode shown; `None` for the built-in scene and clouds made in code.
     pub attributes: Option<Arc<attributes::Attributes>>,
+    /// For files streamed to a device ([`device`]): where the points come from; `points` is then empty
+    /// and the backend decodes the files into its own memory.
+    pub device: Option<Arc<device::DeviceFiles>>,
 }
 
 /// The built-in scene's size and seed.
@@ -105,11 +112,15 @@ pub struct SceneSpec {
 impl PointCloud {
     pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
         let bounds = Bounds::of_points(&points);
-        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None, attributes: None }
+        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None, attributes: None, device: None }
     }
 
-    /// Number of points, also for a lazy scene whose points are not made yet.
+    /// Number of points, also for a lazy scene whose points are not made yet and for files streamed to
+    /// a device (the points streamed, or planned before the first upload).
     pub fn len(&self) -> u64 {
+        if let Some(d) = self.device.as_ref().filter(|_| self.points.is_empty()) {
+            return d.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.points)).unwrap_or_else(|| d.planned_points());
+        }
         match self.scene {
             Some(s) if self.points.is_empty() => s.num_points,
             _ => self.points.len() as u64,
@@ -121,12 +132,25 @@ impl PointCloud {
     }
 
     /// True for a built-in scene whose points have not been made on the host.
+    ///
+    /// Also true for files streamed to a device ([`PointCloud::is_device_only`]): neither has host
+    /// points, so what needs them (layers, recoloring on the host, the percentile framing box) treats
+    /// both alike.
     pub fn is_lazy_scene(&self) -> bool {
-        self.scene.is_some_and(|s| s.num_points > 0) && self.points.is_empty()
+        (self.scene.is_some_and(|s| s.num_points > 0) || self.device.is_some()) && self.points.is_empty()
     }
 
-    /// The host points, made on the CPU first if this is a lazy scene.
+    /// True for files whose points a backend streams into its own memory ([`device`]): no host copy.
+    pub fn is_device_only(&self) -> bool {
+        self.device.is_some() && self.points.is_empty()
+    }
+
+    /// The host points, made on the CPU first if this is a lazy scene, or decoded from the files of a
+    /// device-only cloud (empty if they cannot be read any more: the error was reported at loading).
     pub fn host_points(&self, show_progress: bool) -> Arc<Vec<Point>> {
+        if let Some(d) = self.device.as_ref().filter(|_| self.points.is_empty()) {
+            return Arc::new(device::host_points(d).unwrap_or_default());
+        }
         match self.scene {
             Some(s) if self.is_lazy_scene() => scene::generate(s.num_points, s.seed, show_progress).points,
             _ => self.points.clone(),

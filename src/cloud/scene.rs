@@ -120,6 +120,7 @@ pub fn lazy(num_points: u64, seed: u64) -> PointCloud {
         label: label(num_points, seed),
         scene: Some(SceneSpec { num_points, seed }),
         attributes: None,
+        device: None,
     }
 }
 

@@ -6,7 +6,8 @@
 //! framebuffer object with the texture as its color attachment. A frame is written into the PBO either
 //! from host memory ([`PixelSurface::upload_host`], `glBufferSubData`; the CPU backend) or by CUDA
 //! through a mapping of the PBO (the CUDA backend; the PBO's name is [`PixelSurface::pbo_name`]).
-//! [`PixelSurface::blit_to_default_framebuffer`] then runs `glTexSubImage2D` with the PBO bound as
+//! [`PixelSurface::blit_to_default_framebuffer`] (= [`PixelSurface::copy_to_texture`] then
+//! [`PixelSurface::blit`], apart so that their GPU times can be taken) runs `glTexSubImage2D` with the PBO bound as
 //! `GL_PIXEL_UNPACK_BUFFER` (a GPU-side copy, no host round trip) and `glBlitFramebuffer` from the FBO
 //! to the default framebuffer, 1:1 and `GL_NEAREST`, so the window shows exactly the rasterizer's
 //! pixels. The words are RGBA8 with r in the low byte, i.e. the bytes R, G, B, A: `GL_RGBA` /
@@ -164,12 +165,17 @@ impl PixelSurface {
     /// PBO → texture → default framebuffer, 1:1 at the bottom-left corner. The PBO must not be mapped by
     /// CUDA at this point (drop the mapping first).
     pub fn blit_to_default_framebuffer(&self) -> Result<(), BlitError> {
+        self.copy_to_texture()?;
+        self.blit()
+    }
+
+    /// PBO → texture (a GPU-side copy). The PBO must not be mapped by CUDA.
+    pub fn copy_to_texture(&self) -> Result<(), BlitError> {
         let gl = &self.gl;
         let (w, h) = (self.width_px as i32, self.height_px as i32);
-        // SAFETY: the context is current and all three objects are live. With the PBO bound to
+        // SAFETY: the context is current and the PBO and texture are live. With the PBO bound to
         // PIXEL_UNPACK_BUFFER, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the PBO, which
-        // is exactly its size; rows are 4·w bytes, a multiple of the unpack alignment 4. A scissor test
-        // would clip the blit, so it is switched off first.
+        // is exactly its size; rows are 4·w bytes, a multiple of the unpack alignment 4.
         unsafe {
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
@@ -188,7 +194,18 @@ impl PixelSurface {
             );
             gl.bind_texture(glow::TEXTURE_2D, None);
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+        }
+        check_gl_error(gl, "copying the frame to the texture")
+    }
 
+    /// Texture → default framebuffer, 1:1 at the bottom-left corner.
+    pub fn blit(&self) -> Result<(), BlitError> {
+        let gl = &self.gl;
+        let (w, h) = (self.width_px as i32, self.height_px as i32);
+        // SAFETY: the context is current and the FBO (with the texture attached) is live; the blit copies
+        // the w × h texture 1:1 to the same rectangle of the default framebuffer. A scissor test would
+        // clip it, so it is switched off first.
+        unsafe {
             gl.disable(glow::SCISSOR_TEST);
             gl.disable(glow::FRAMEBUFFER_SRGB);
             gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.fbo));

@@ -40,7 +40,10 @@ fn register_buffer_fn() -> Result<RegisterBufferFn, RenderError> {
         }
     })
     .clone()
-    .map_err(|e| RenderError::Cuda { context: "looking up cuGraphicsGLRegisterBuffer in libcuda".into(), message: e })
+    .map_err(|e| RenderError::Cuda {
+        context: format!("looking up cuGraphicsGLRegisterBuffer in {}", crate::platform::CUDA_DRIVER_LIBRARY),
+        message: e,
+    })
 }
 
 /// A GL buffer registered with CUDA (write-discard); unregistered on drop.

@@ -5,11 +5,12 @@
 //! on the CPU backend; on the CUDA backend directly, through [`interop`]'s registration and mapping of
 //! that buffer), then the buffer is copied to a texture on the GPU and blitted 1:1 to the window.
 //! The panel ([`crate::ui`]) draws on top with imgui, fed by [`platform`]'s GLFW input glue. The loop
-//! that ties them together is [`crate::app::run`].
+//! that ties them together is [`crate::app::run`]; [`gl_timer`] times its GL stages on the GPU.
 //!
 //! Everything GL here runs on the thread that opened the window, whose context stays current; GL objects
 //! must be dropped before the [`window::Window`] (and a CUDA registration before the buffer it names).
 pub mod blit;
+pub mod gl_timer;
 pub mod interop;
 pub mod platform;
 pub mod window;

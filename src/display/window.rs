@@ -1,4 +1,4 @@
-//! The window: GLFW (X11) with an OpenGL 3.3 core context, and the glow function table for it.
+//! The window: GLFW (X11 on Linux, Win32 on Windows) with an OpenGL 3.3 core context, and the glow function table for it.
 //!
 //! How it works: [`Window::open`] initializes GLFW with an error callback that keeps GLFW's last
 //! message (so "X11: The DISPLAY environment variable is missing" reaches the user), asks for a 3.3
@@ -28,9 +28,8 @@ pub struct WindowOptions {
     pub vsync: bool,
 }
 
-/// The advice every "no window" error carries.
-pub const NO_DISPLAY_ADVICE: &str = "use `pcv render ... -o image.png` to render without a window (headless), \
-or run the viewer on a virtual display: `xvfb-run -a pcv ...`";
+/// The advice every "no window" error carries (per system: `xvfb-run` on Linux, OpenGL 3.3 on Windows).
+pub const NO_DISPLAY_ADVICE: &str = crate::platform::NO_DISPLAY_ADVICE;
 
 /// Errors opening the window.
 #[derive(Debug, thiserror::Error)]

@@ -23,8 +23,8 @@ use super::cpu::external::{HostColors, Strided};
 /// The colour of every point when no colours are given: opaque white (RGBA8, r in the low byte).
 pub const DEFAULT_COLOR: u32 = 0xffff_ffff;
 
-/// The most points one frame indexes (the visibility buffer's index 0xffffffff marks an empty pixel).
-pub const MAX_POINTS: u64 = u32::MAX as u64 - 1;
+/// The most points one frame indexes (a visibility word's payload 2^34 - 1 marks an empty pixel).
+pub const MAX_POINTS: u64 = crate::render::gpu_data::EMPTY_PAYLOAD - 1;
 
 /// An element type as numpy's array interface spells it: a kind (`f` float, `u` unsigned, `i` signed,
 /// `b` boolean, ...) and a size in bytes.

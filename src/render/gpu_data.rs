@@ -78,6 +78,33 @@ pub struct GridParams {
     pub num_points: u64,
 }
 
+/// How far the depth bits sit up in a visibility word (`PCV_DEPTH_SHIFT`): a depth in [0, 1] is a
+/// float below 2.0, whose bits fit in 30, which leaves 34 bits of payload — point indices up to
+/// 2^34 − 2 (17 billion points) or a colour. The words order like (depth, payload).
+pub const DEPTH_SHIFT: u32 = 34;
+/// The payload bits of a visibility word (`PCV_PAYLOAD_MASK`).
+pub const PAYLOAD_MASK: u64 = (1 << DEPTH_SHIFT) - 1;
+/// The payload of a pixel no point reached (`PCV_EMPTY_PAYLOAD`).
+pub const EMPTY_PAYLOAD: u64 = PAYLOAD_MASK;
+
+/// A visibility word (`PCV_WORD`).
+#[inline(always)]
+pub const fn word(depth_bits: u32, payload: u64) -> u64 {
+    (depth_bits as u64) << DEPTH_SHIFT | payload
+}
+
+/// A visibility word's depth bits (`PCV_WORD_DEPTH`).
+#[inline(always)]
+pub const fn word_depth(w: u64) -> u32 {
+    (w >> DEPTH_SHIFT) as u32
+}
+
+/// A visibility word's payload (`PCV_WORD_PAYLOAD`).
+#[inline(always)]
+pub const fn word_payload(w: u64) -> u64 {
+    w & PAYLOAD_MASK
+}
+
 /// The post passes' parameters (`kernels/splat.cu`, `kernels/edl.cu`), made by
 /// [`crate::render::look::Look::post_uniforms`].
 #[repr(C)]

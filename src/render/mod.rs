@@ -9,7 +9,7 @@
 //! one depth exactly and either may win.
 //!
 //! The other [`RenderMode`]s arrange the passes differently for speed: a 64-bit visibility buffer
-//! (depth << 32 | color or point index) filled in one pass and resolved in another, over points that
+//! (depth bits and a colour or point index, `gpu_data::word`) filled in one pass and resolved in another, over points that
 //! the upload sorted spatially and cut into batches with a bounding box each (`kernels/preprocess.cu`),
 //! with per-batch frustum culling, warp-level merging of points that hit one pixel, and 10-bit
 //! quantized coordinates where they are precise enough. Each gives the reference's image except at
@@ -49,7 +49,7 @@ pub enum RenderError {
     PtxRejected { kernel: String, message: String },
     #[error("out of GPU memory: {needed_bytes} bytes needed for {points} points, {free_bytes} free; about {fit_points} points would fit")]
     OutOfMemory { points: u64, needed_bytes: u64, free_bytes: u64, fit_points: u64 },
-    #[error("this build has no CUDA kernels (built without nvcc): rebuild after scripts/setup.sh, or use --backend cpu")]
+    #[error("this build has no CUDA kernels (built without nvcc): {remedy}", remedy = crate::platform::NO_KERNELS_REMEDY)]
     NoKernels,
     #[error("CUDA error in {context}: {message}")]
     Cuda { context: String, message: String },
@@ -68,14 +68,14 @@ pub enum RenderError {
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share
 /// one depth exactly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum RenderMode {
     /// The design's three passes: clear, depth (atomic min), color (depth equality).
     #[default]
     Reference,
-    /// One pass of 64-bit atomic min on (depth << 32 | color), then a resolve; ties go to the smaller color.
+    /// One pass of 64-bit atomic min on (depth, color) words, then a resolve; ties go to the smaller color.
     Packed,
-    /// Visibility buffer: 64-bit atomic min on (depth << 32 | point index) reading 12-byte positions of
+    /// Visibility buffer: 64-bit atomic min on (depth, point index) words reading 12-byte positions of
     /// the sorted points, then a resolve that reads colors of visible points only; ties go to the
     /// smaller index.
     Vis,
@@ -118,7 +118,7 @@ impl RenderMode {
     }
 
     /// Whether the mode reads the preprocessed (sorted, split, batched) points and a visibility buffer
-    /// of (depth << 32 | point index).
+    /// of (depth, point index) words.
     pub fn uses_batches(self) -> bool {
         matches!(self, RenderMode::Vis | RenderMode::Culled | RenderMode::Quant)
     }
@@ -137,7 +137,7 @@ impl RenderMode {
 
 /// How the batches of one frame went (the culled modes): outside the view, hidden (occlusion culling),
 /// drawn from quantized words, drawn at full precision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BatchCounts {
     pub culled: u32,
     pub occluded: u32,

@@ -49,12 +49,12 @@ impl Window {
     }
 }
 
-/// The picked word: its pixel and the word (depth bits << 32 | payload).
+/// The picked word: its pixel and the word ([`crate::render::gpu_data::word`]: depth bits, payload).
 pub fn nearest_in_window(w: &Window) -> Option<((u32, u32), u64)> {
     let c = (w.side / 2) as i64;
     let mut best: Option<(i64, u64, (u32, u32))> = None;
     for (k, &word) in w.words.iter().enumerate() {
-        if (word >> 32) as u32 >= FAR_DEPTH_BITS {
+        if crate::render::gpu_data::word_depth(word) >= FAR_DEPTH_BITS {
             continue;
         }
         let (dx, dy) = ((k % w.side) as i64 - c, (k / w.side) as i64 - c);
@@ -95,8 +95,9 @@ mod tests {
 
     #[test]
     fn nearest_on_screen_then_in_depth() {
-        let far = (FAR_DEPTH_BITS as u64) << 32;
-        let near = |d: f32, p: u32| (d.to_bits() as u64) << 32 | p as u64;
+        use crate::render::gpu_data::word;
+        let far = word(FAR_DEPTH_BITS, 0);
+        let near = |d: f32, p: u64| word(d.to_bits(), p);
         let mut words = vec![far; 9];
         words[0] = near(0.1, 7); // corner: farther on screen, nearer in depth
         words[5] = near(0.5, 8); // right of the centre

@@ -3,7 +3,7 @@
 //! How it works: a frame is a raster stage that depends on the mode, then the post passes the look
 //! asks for. The raster stage leaves its result in one of two shapes:
 //! - `reference`: a 32-bit depth buffer and the colours, written straight into the target;
-//! - every other mode: a 64-bit visibility buffer, depth bits << 32 | payload, where the payload is the
+//! - every other mode: a 64-bit visibility buffer of words (depth bits, payload: `gpu_data::word`), where the payload is the
 //!   colour (`packed`) or the winning point's index (`vis`, `culled`, `quant`).
 //!
 //! [`Pass::Splat`] (point size) turns either shape into a fresh visibility buffer (the reference's
@@ -26,9 +26,9 @@ pub enum Pass {
     Depth,
     /// The reference's colour pass (depth equality).
     Color,
-    /// 64-bit atomic min of depth << 32 | colour.
+    /// 64-bit atomic min of (depth, colour) words.
     Packed,
-    /// 64-bit atomic min of depth << 32 | point index over the sorted 12-byte positions.
+    /// 64-bit atomic min of (depth, point index) words over the sorted 12-byte positions.
     Vis,
     /// [`Pass::Vis`] where each point writes its whole disk (point size by scatter).
     VisDisk,

@@ -61,6 +61,9 @@ pub struct FrameInfo<'a> {
     pub gl_renderer: &'a str,
     /// The camera of the frame shown (the marks are projected with it).
     pub clip_from_world: Mat4,
+    /// GPU times of the whole frame's stages (CUDA events and GL timestamp queries): map, passes,
+    /// unmap, upload, texture, blit, panel; empty where they cannot be taken.
+    pub gpu_stages: &'a [crate::render::PassTime],
 }
 
 /// Which panel section is open (one at a time keeps the panel small).

@@ -451,6 +451,11 @@ fn performance(ui: &imgui::Ui, info: &FrameInfo<'_>) {
         let passes: Vec<String> = info.stats.passes.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
         ui.text_wrapped(format!("passes (ms): {}", passes.join(" | ")));
     }
+    if !info.gpu_stages.is_empty() {
+        let total: f64 = info.gpu_stages.iter().map(|p| p.ms).sum();
+        let stages: Vec<String> = info.gpu_stages.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
+        ui.text_wrapped(format!("GPU frame {total:.2} ms: {}", stages.join(" | ")));
+    }
     let frame_ms = if t.fps() > 0.0 { t.smoothed_ms() } else { t.last_ms() };
     let points_per_s = if frame_ms > 0.0 { info.points as f64 / (frame_ms * 1e-3) } else { 0.0 };
     ui.text(format!("points {}   {}points/s", group_thousands(info.points), si(points_per_s)));

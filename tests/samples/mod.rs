@@ -391,3 +391,68 @@ pub fn copc_like(pts: &[Pt], base: [f64; 3], sizes: &[usize]) -> Vec<u8> {
     }
     out.into_inner()
 }
+
+/// Replaces the first `element NAME N` line's count in a PLY header.
+pub fn ply_with_count(bytes: &[u8], element: &str, count: u64) -> Vec<u8> {
+    let end = bytes.windows(10).position(|w| w == b"end_header").expect("header") + 10;
+    let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    let key = format!("element {element} ");
+    let at = head.find(&key).expect("element") + key.len();
+    let stop = at + head[at..].find('\n').expect("line end");
+    let head = format!("{}{count}{}", &head[..at], &head[stop..]);
+    [head.as_bytes(), &bytes[end..]].concat()
+}
+
+/// Damaged files, each a case the loaders must refuse with an error naming the place: (fuzz target,
+/// file name, bytes, what the error must contain). Written to `fuzz/regressions/<target>/` by
+/// `PCV_WRITE_REGRESSIONS=1 cargo test --test fuzz_smoke`, and checked by the loader tests.
+pub fn damaged() -> Vec<(&'static str, String, Vec<u8>, &'static str)> {
+    let pts = points(100, [0.0; 3]);
+    let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
+    let xyz = [("x", "float"), ("y", "float"), ("z", "float")];
+    let mut out = Vec::new();
+    // LAZ: a header count far beyond what the chunk table holds (2^32 - 1; the 120 MB file
+    // tried to allocate 64 GiB), and one within 2048 bytes per file byte but beyond the chunk's data.
+    let laz = las(&pts, 2, 3, true, [0.0; 3], |c| c as u16 * 257);
+    let mut lie = laz.clone();
+    lie[107..111].copy_from_slice(&u32::MAX.to_le_bytes());
+    out.push(("las", "laz-count-lie-u32-max".to_string(), lie, "byte 107"));
+    let mut lie = laz.clone();
+    lie[107..111].copy_from_slice(&60_000u32.to_le_bytes());
+    out.push(("las", "laz-count-lie-beyond-the-chunks".to_string(), lie, "chunk table"));
+    let mut lie = laz.clone();
+    lie[107..111].copy_from_slice(&40_000u32.to_le_bytes());
+    out.push(("las", "laz-count-lie-within-a-chunk".to_string(), lie, "LAZ chunk 0"));
+    // LAS 1.4: the 64-bit count lies.
+    let mut lie = las(&pts, 4, 7, true, [0.0; 3], |c| c as u16 * 257);
+    lie[247..255].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    out.push(("las", "laz-count-lie-64-bit".to_string(), lie, "byte 247"));
+    for (enc, tag) in [(PlyEnc::Le, "binary"), (PlyEnc::Ascii, "ascii")] {
+        let good = ply(enc, &xyz, &rows, false, 4);
+        // `element vertex` one higher than the file holds: it would read face data as a vertex.
+        out.push(("ply", format!("vertex-count-one-high-{tag}"), ply_with_count(&good, "vertex", 101), "face"));
+        // Truncated inside the faces.
+        let cut = if enc == PlyEnc::Ascii { good.len() - 6 } else { good.len() - 5 };
+        out.push(("ply", format!("faces-truncated-{tag}"), good[..cut].to_vec(), "face"));
+        // A face list longer than the file.
+        out.push(("ply", format!("faces-one-too-many-{tag}"), ply_with_count(&good, "face", 5), "face"));
+        // Faces before the vertices, one too many: the vertices would start inside the faces.
+        let first = ply(enc, &xyz, &rows, true, 4);
+        out.push(("ply", format!("faces-first-count-high-{tag}"), ply_with_count(&first, "face", 6), "face"));
+    }
+    // Text: two lines run together (6 numbers in a file of 3 columns).
+    out.push(("text", "merged-lines".to_string(), b"1 2 3\n4 5 6\n7 8 9 10 11 12\n13 14 15\n".to_vec(), "line 3"));
+    out.push(("text", "short-line".to_string(), b"1,2,3,4\n5,6,7,8\n9,10,11\n".to_vec(), "line 3"));
+    // PCD ascii: a line with more values than the fields take.
+    let pcd_text = b"VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6 7\n";
+    out.push(("pcd", "ascii-line-too-long".to_string(), pcd_text.to_vec(), "line 11"));
+    // E57: a page of the scan's data damaged (its checksum no longer matches), and the same with the
+    // checksum made right (the damage reaches the point decoder), and a file cut short.
+    let (good, _) = e57(&pts[..20], [0.0; 3]);
+    let mut bad = good.clone();
+    let at = 1024 + 100;
+    bad[at] ^= 0x5a;
+    out.push(("e57", "page-checksum".to_string(), bad, "byte 1024"));
+    out.push(("e57", "cut-short".to_string(), good[..good.len() - 1024].to_vec(), "byte 16"));
+    out
+}

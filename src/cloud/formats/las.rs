@@ -17,13 +17,11 @@
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
-use super::{
-    decode_fixed, fill_chunk, finish_chunks, sample_bounds, sample_indices, split_columns, zeroed_points, ChunkStats, Columns,
-    DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec,
-};
+use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError, ReadOptions, Rec};
+use crate::cloud::point::Point;
+use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use laz::laszip::ChunkTableEntry;
-use rayon::prelude::*;
-use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Record sizes of point formats 0–10.
 pub const FORMAT_SIZES: [u16; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
@@ -43,6 +41,8 @@ pub struct Header {
     pub compressed: bool,
     pub record_len: u16,
     pub count: u64,
+    /// The byte offset `count` was read from (107, the legacy count, or 247 in LAS 1.4).
+    pub count_at: usize,
     pub scale: [f64; 3],
     pub offset: [f64; 3],
     pub min: [f64; 3],
@@ -117,13 +117,13 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         ));
     }
     let legacy = u32le(data, 107) as u64;
-    let count = if version.1 >= 4 && header_size >= 255 {
+    let (count, count_at) = if version.1 >= 4 && header_size >= 255 {
         match u64le(data, 247) {
-            0 => legacy,
-            n => n,
+            0 => (legacy, 107),
+            n => (n, 247),
         }
     } else {
-        legacy
+        (legacy, 107)
     };
     let v3 = |o: usize| [f64le(data, o), f64le(data, o + 8), f64le(data, o + 16)];
     let scale = v3(131);
@@ -150,6 +150,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         compressed,
         record_len,
         count,
+        count_at,
         scale,
         offset,
         min,
@@ -212,11 +213,12 @@ fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + Sync + Copy
             rgba: [0, 0, 0, 255],
             intensity: u16le(rec, 12) as f32,
             class: rec[l.class_byte] & l.class_mask,
-            aux: 0,
+            ..Default::default()
         };
         if let Some(o) = l.rgb {
             let v = [u16le(rec, o), u16le(rec, o + 2), u16le(rec, o + 4)];
             r.aux = v[0].max(v[1]).max(v[2]);
+            r.rgb16 = Some(v);
             r.rgba = if eight_bit { [v[0] as u8, v[1] as u8, v[2] as u8, 255] } else { [(v[0] >> 8) as u8, (v[1] >> 8) as u8, (v[2] >> 8) as u8, 255] };
         }
         r
@@ -295,22 +297,9 @@ pub fn estimate(data: &[u8]) -> Option<DBounds> {
 
 /// Reads a LAS or LAZ file.
 pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
-    let h = parse_header(data)?;
-    let vl = vlrs(data, &h)?;
-    let cols = Columns { intensity: true, classification: true };
-    let has_rgb = layout(h.format).rgb.is_some();
-    opts.progress.add_total(h.count.min(data.len() as u64 * MAX_LAZ_RATIO));
-    let (fx, eight_bit) = if h.compressed { read_laz(data, &h, &vl, cols, opts)? } else { read_las(data, &h, cols, opts)? };
-    Ok(Decoded {
-        points: fx.points,
-        intensity: fx.intensity,
-        classification: fx.classification,
-        has_rgb,
-        bounds: fx.bounds,
-        nonfinite: fx.nonfinite,
-        info: info(&h, &vl, has_rgb.then_some(eight_bit)),
-        ..Default::default()
-    })
+    let src = open(data)?;
+    opts.progress.add_total(src.total_points());
+    crate::cloud::stream::collect(&src, &opts.origin.to_array(), opts.progress)
 }
 
 /// Whether colors are 8-bit values in 16-bit fields, judged from `max`, the largest component seen
@@ -319,7 +308,60 @@ fn looks_8bit(max: u16) -> bool {
     max > 0 && max <= 255
 }
 
-fn read_las(data: &[u8], h: &Header, cols: Columns, opts: &ReadOptions) -> Result<(super::FixedOut, bool), FormatError> {
+/// One LAZ chunk: where its bytes are and how many points it holds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chunk {
+    pub byte: usize,
+    pub bytes: usize,
+    pub points: usize,
+}
+
+/// The point records of a LAS file, or the chunks of a LAZ file.
+enum Body<'a> {
+    Las { records: &'a [u8], count: usize },
+    Laz { vlr: Box<laz::LazVlr>, chunks: Vec<Chunk>, layers: Option<usize> },
+}
+
+/// An opened LAS or LAZ file (see [`ChunkSource`]). Jobs are 64 Ki records of a LAS file or one chunk
+/// of a LAZ file.
+pub struct LasSource<'a> {
+    data: &'a [u8],
+    h: Header,
+    vlrs: Vec<Vlr>,
+    body: Body<'a>,
+    has_rgb: bool,
+    /// Colors are 8-bit values in 16-bit fields (guessed at opening, checked by `finish`).
+    eight_bit: AtomicBool,
+}
+
+/// Opens a LAS or LAZ file: header, VLRs, and for LAZ the LASzip VLR and the chunk table, all checked
+/// against the file's size.
+pub fn open(data: &[u8]) -> Result<LasSource<'_>, FormatError> {
+    let h = parse_header(data)?;
+    let vl = vlrs(data, &h)?;
+    let has_rgb = layout(h.format).rgb.is_some();
+    let body = if h.compressed { open_laz(data, &h, &vl)? } else { open_las(data, &h)? };
+    let src = LasSource { data, h, vlrs: vl, body, has_rgb, eight_bit: AtomicBool::new(false) };
+    if has_rgb {
+        // The first records (LAS) or the first chunk (LAZ) decide; `finish` checks the whole file.
+        let max = match &src.body {
+            Body::Las { records, count } => {
+                let (f, stride) = (record_fn(&src.h, false), src.h.record_len as usize);
+                sample_indices(*count, 4096).map(|k| f(&records[k * stride..(k + 1) * stride]).aux).max().unwrap_or(0)
+            }
+            Body::Laz { chunks, .. } if !chunks.is_empty() => {
+                let mut st = Staging::default();
+                src.decode(0, &[0.0; 3], &mut st)?;
+                st.aux_max
+            }
+            Body::Laz { .. } => 0,
+        };
+        src.eight_bit.store(looks_8bit(max), Ordering::Relaxed);
+    }
+    Ok(src)
+}
+
+fn open_las<'a>(data: &'a [u8], h: &Header) -> Result<Body<'a>, FormatError> {
     let start = h.data_offset as usize;
     let stride = h.record_len as usize;
     let avail = (data.len() - start) as u64;
@@ -330,47 +372,11 @@ fn read_las(data: &[u8], h: &Header, cols: Columns, opts: &ReadOptions) -> Resul
             format!("the header declares {} points of {stride} bytes ({need} bytes), but only {avail} bytes follow the point data offset", h.count),
         ));
     }
-    let body = &data[start..];
-    let n = h.count as usize;
-    let mut eight_bit = false;
-    if layout(h.format).rgb.is_some() {
-        let f = record_fn(h, false);
-        let max = sample_indices(n, 4096).map(|k| f(&body[k * stride..(k + 1) * stride]).aux).max().unwrap_or(0);
-        eight_bit = looks_8bit(max);
-    }
-    let mut fx = decode_fixed(body, stride, n, cols, opts, record_fn(h, eight_bit));
-    if layout(h.format).rgb.is_some() && looks_8bit(fx.aux_max) != eight_bit {
-        eight_bit = !eight_bit;
-        recolor_las(body, stride, n, &mut fx, record_fn(h, eight_bit));
-    }
-    Ok((fx, eight_bit))
+    let count = h.count as usize;
+    Ok(Body::Las { records: &data[start..start + count * stride], count })
 }
 
-/// Decodes the colors again after a wrong 8-bit guess (positions and attributes are unchanged).
-fn recolor_las(body: &[u8], stride: usize, n: usize, fx: &mut super::FixedOut, f: impl Fn(&[u8]) -> Rec + Sync) {
-    if fx.nonfinite > 0 {
-        // Dropped points shift the indices; LAS coordinates are finite by construction (i32 × finite
-        // scale + finite offset), so this cannot happen — but stay correct if it did.
-        let kept: Vec<Rec> = body[..n * stride].chunks_exact(stride).map(&f).filter(|r| r.xyz.iter().all(|v| v.is_finite())).collect();
-        fx.points.iter_mut().zip(kept).for_each(|(p, r)| p.rgba = r.rgba);
-        return;
-    }
-    fx.points.par_iter_mut().zip(body[..n * stride].par_chunks_exact(stride)).for_each(|(p, rec)| p.rgba = f(rec).rgba);
-}
-
-thread_local! {
-    static LAZ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// One LAZ chunk: where its bytes are and how many points it holds.
-#[derive(Clone, Copy, Debug)]
-struct Chunk {
-    byte: usize,
-    bytes: usize,
-    points: usize,
-}
-
-fn read_laz(data: &[u8], h: &Header, vl: &[Vlr], cols: Columns, opts: &ReadOptions) -> Result<(super::FixedOut, bool), FormatError> {
+fn open_laz<'a>(data: &'a [u8], h: &Header, vl: &[Vlr]) -> Result<Body<'a>, FormatError> {
     let lz = vl
         .iter()
         .find(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
@@ -383,77 +389,291 @@ fn read_laz(data: &[u8], h: &Header, vl: &[Vlr], cols: Columns, opts: &ReadOptio
             format!("the LASzip VLR describes {items_size}-byte points but the header says {}", h.record_len),
         ));
     }
+    if vlr.items().is_empty() {
+        return Err(FormatError::at_byte(lz.data.start, "the LASzip VLR lists no point items"));
+    }
     if h.count as u128 * h.record_len as u128 > data.len() as u128 * MAX_LAZ_RATIO as u128 {
         return Err(FormatError::at_byte(
-            107,
+            h.count_at,
             format!("the header declares {} points of {} bytes, more than a {}-byte LAZ file can hold", h.count, h.record_len, data.len()),
         ));
     }
     let layers = layer_count(vlr.items());
     let chunks = chunk_table(data, h, &vlr)?;
+    Ok(Body::Laz { vlr: Box::new(vlr), chunks, layers })
+}
+
+impl LasSource<'_> {
+    /// The points the header declares (LAZ: as its chunk table confirms).
+    pub fn total_points(&self) -> u64 {
+        self.h.count
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.h
+    }
+
+    /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
+    /// chunk's bytes actually hold, whatever count its entry declares.
+    fn decode_laz(&self, k: usize, vlr: &laz::LazVlr, chunks: &[Chunk], layers: Option<usize>, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        let selection = laz::DecompressionSelection(
+            laz::DecompressionSelection::XY_RETURNS_CHANNEL
+                | laz::DecompressionSelection::Z
+                | laz::DecompressionSelection::CLASSIFICATION
+                | laz::DecompressionSelection::INTENSITY
+                | laz::DecompressionSelection::RGB,
+        );
+        let mut scratch = std::mem::take(&mut out.scratch);
+        let stride = self.h.record_len as usize;
+        let eight_bit = self.eight_bit.load(Ordering::Relaxed);
+        let r = laz_chunk_pieces(self.data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |piece| {
+            push_las_records(out, piece, &self.h, eight_bit, origin)
+        });
+        out.scratch = scratch;
+        r
+    }
+}
+
+/// Whether `scale × any i32 + offset` is finite on every axis (then no record's coordinate can be
+/// infinite, and the fast path need not check).
+pub(crate) fn always_finite(h: &Header) -> bool {
+    (0..3).all(|k| (h.scale[k].abs() * 2_147_483_648.0 + h.offset[k].abs()).is_finite())
+}
+
+/// Appends the points of `src`'s LAS records (of `h`'s format; `eight_bit`: 8-bit colors in 16-bit
+/// fields) to `out`. The fast path, for every file whose coordinates cannot overflow: one loop per
+/// layout with the fields at fixed offsets, the bounds kept as integer minima and maxima (scale and
+/// offset are monotonic, so they give the f64 bounds exactly), no per-point checks.
+pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_bit: bool, origin: &[f64; 3]) {
     let stride = h.record_len as usize;
-    let selection = laz::DecompressionSelection(
-        laz::DecompressionSelection::XY_RETURNS_CHANNEL
-            | laz::DecompressionSelection::Z
-            | laz::DecompressionSelection::CLASSIFICATION
-            | laz::DecompressionSelection::INTENSITY
-            | laz::DecompressionSelection::RGB,
-    );
-    let decompress = |k: usize, c: &Chunk, buf: &mut Vec<u8>| -> Result<(), FormatError> {
-        if let Some(layers) = layers {
-            check_layers(&data[c.byte..c.byte + c.bytes], stride, layers).map_err(|m| FormatError::at_byte(c.byte, format!("LAZ chunk {k}: {m}")))?;
+    if out.keep_f64 || !always_finite(h) || !(out.cols.intensity && out.cols.classification) {
+        return out.push_records(src, stride, &record_fn(h, eight_bit), origin);
+    }
+    let l = layout(h.format);
+    let p = LasFast { stride, rgb: l.rgb.unwrap_or(0), class_byte: l.class_byte, class_mask: l.class_mask, scale: h.scale, offset: h.offset, origin: *origin };
+    match (l.rgb.is_some(), eight_bit) {
+        (true, false) => p.run::<true, false>(src, out),
+        (true, true) => p.run::<true, true>(src, out),
+        (false, _) => p.run::<false, false>(src, out),
+    }
+}
+
+/// The fixed layout of one file's records, for [`push_las_records`].
+struct LasFast {
+    stride: usize,
+    rgb: usize,
+    class_byte: usize,
+    class_mask: u8,
+    scale: [f64; 3],
+    offset: [f64; 3],
+    origin: [f64; 3],
+}
+
+impl LasFast {
+    /// Runs the loop compiled for AVX2 where the CPU has it (the release build targets baseline
+    /// x86-64), else the baseline one.
+    fn run<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), all `run_avx2` asks for.
+            return unsafe { self.run_avx2::<RGB, EIGHT>(src, out) };
         }
-        buf.clear();
-        buf.resize(c.points * stride, 0);
-        let entry = ChunkTableEntry { point_count: c.points as u64, byte_count: c.bytes as u64 };
-        super::catch_quietly(|| laz::par_decompress_selective(&data[c.byte..c.byte + c.bytes], buf, &vlr, &[entry], selection))
-            .map_err(|m| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {} is corrupt (the decoder failed: {m})", chunks.len())))?
-            .map_err(|e| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {e}", chunks.len())))
-    };
-    let has_rgb = layout(h.format).rgb.is_some();
-    let mut eight_bit = false;
-    if has_rgb {
-        if let Some(c) = chunks.first() {
-            let mut buf = Vec::new();
-            decompress(0, c, &mut buf)?;
-            let f = record_fn(h, false);
-            eight_bit = looks_8bit(buf.chunks_exact(stride).map(|r| f(r).aux).max().unwrap_or(0));
+        self.run_in::<RGB, EIGHT>(src, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        self.run_in::<RGB, EIGHT>(src, out)
+    }
+
+    #[inline(always)]
+    fn run_in<const RGB: bool, const EIGHT: bool>(&self, src: &[u8], out: &mut Staging) {
+        let n = src.len() / self.stride;
+        let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
+        let mut aux = 0u16;
+        let (s, o, org) = (self.scale, self.offset, self.origin);
+        {
+            let (pts, inten, cls) = out.spare(n);
+            // Every field read below ends within the format's record (checked once per job).
+            let needed = 14.max(self.class_byte + 1).max(if RGB { self.rgb + 6 } else { 0 });
+            for (k, rec) in src.chunks_exact(self.stride).take(n).enumerate() {
+                let f = Fields::new(rec, needed);
+                // SAFETY (every `get` below): the offsets are the format's fields, all under `needed`.
+                let i = |at: usize| i32::from_le_bytes(unsafe { f.get::<4>(at) });
+                let xyz = [i(0), i(4), i(8)];
+                for a in 0..3 {
+                    lo[a] = lo[a].min(xyz[a]);
+                    hi[a] = hi[a].max(xyz[a]);
+                }
+                // (Written out: `[0, 1, 2].map(..)` is not inlined here and costs a call per point.)
+                let pos = [
+                    ((xyz[0] as f64 * s[0] + o[0]) - org[0]) as f32,
+                    ((xyz[1] as f64 * s[1] + o[1]) - org[1]) as f32,
+                    ((xyz[2] as f64 * s[2] + o[2]) - org[2]) as f32,
+                ];
+                let mut rgba = [0, 0, 0, 255];
+                if RGB {
+                    let c: [u8; 6] = unsafe { f.get::<6>(self.rgb) };
+                    let v = [u16::from_le_bytes([c[0], c[1]]), u16::from_le_bytes([c[2], c[3]]), u16::from_le_bytes([c[4], c[5]])];
+                    aux = aux.max(v[0]).max(v[1]).max(v[2]);
+                    rgba = if EIGHT { [c[0], c[2], c[4], 255] } else { [c[1], c[3], c[5], 255] };
+                }
+                pts[k].write(Point { pos, rgba });
+                inten[k].write(u16::from_le_bytes(unsafe { f.get::<2>(12) }) as f32);
+                cls[k].write(unsafe { f.get::<1>(self.class_byte) }[0] & self.class_mask);
+            }
+        }
+        // SAFETY: every one of the `n` spare points, intensities and classes was written above (the
+        // source decodes both columns: checked by the caller).
+        unsafe { out.commit(n) };
+        if n > 0 {
+            let mut b = DBounds::EMPTY;
+            for a in 0..3 {
+                let (x, y) = (lo[a] as f64 * s[a] + o[a], hi[a] as f64 * s[a] + o[a]);
+                b.min[a] = x.min(y);
+                b.max[a] = x.max(y);
+            }
+            out.bounds = DBounds::union(out.bounds, b);
+        }
+        out.aux_max = out.aux_max.max(aux);
+    }
+}
+
+/// Decompresses LAZ chunk `k` (of `chunks`, in `data`) a piece of at most [`LAZ_PIECE_POINTS`] points at a
+/// time into `scratch`, and hands each piece's records to `piece`. Errors name the chunk, its byte and
+/// the point where its data ended; a decoder panic on corrupt data becomes such an error.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn laz_chunk_pieces(
+    data: &[u8],
+    stride: usize,
+    vlr: &laz::LazVlr,
+    chunks: &[Chunk],
+    layers: Option<usize>,
+    k: usize,
+    selection: laz::DecompressionSelection,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), FormatError> {
+    use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor};
+    let c = chunks[k];
+    let bytes = &data[c.byte..c.byte + c.bytes];
+    let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
+    if let Some(layers) = layers {
+        check_layers(bytes, stride, layers).map_err(at)?;
+    }
+    let r = super::catch_quietly(|| -> Result<(), FormatError> {
+        let cursor = std::io::Cursor::new(bytes);
+        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version() {
+            1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
+            _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
+        };
+        dec.set_fields_from(vlr.items()).map_err(|e| at(e.to_string()))?;
+        dec.set_selection(selection);
+        let mut done = 0usize;
+        while done < c.points {
+            let n = (c.points - done).min(LAZ_PIECE_POINTS);
+            scratch.clear();
+            scratch.resize(n * stride, 0);
+            for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
+                dec.decompress_next(rec)
+                    .map_err(|e| at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", done + i, c.points)))?;
+            }
+            piece(scratch);
+            done += n;
+        }
+        Ok(())
+    });
+    r.map_err(|m| at(format!("corrupt (the decoder failed: {m})")))?
+}
+
+/// Points a LAZ chunk is decompressed in at a time.
+pub(crate) const LAZ_PIECE_POINTS: usize = 1 << 14;
+
+impl ChunkSource for LasSource<'_> {
+    fn jobs(&self) -> usize {
+        match &self.body {
+            Body::Las { count, .. } => record_jobs(*count),
+            Body::Laz { chunks, .. } => chunks.len(),
         }
     }
-    let run = |eight_bit: bool| -> Result<super::FixedOut, FormatError> {
-        let total: usize = chunks.iter().map(|c| c.points).sum();
-        let mut points = zeroed_points(total);
-        let mut intensity = if cols.intensity { vec![0f32; total] } else { Vec::new() };
-        let mut classes = if cols.classification { vec![0u8; total] } else { Vec::new() };
-        let f = record_fn(h, eight_bit);
-        let origin = opts.origin.to_array();
-        let jobs = split_columns(&mut points, &mut intensity, &mut classes, chunks.iter().map(|c| c.points));
-        let stats: Vec<ChunkStats> = jobs
-            .into_par_iter()
-            .zip(chunks.par_iter().enumerate())
-            .map(|((start, pts, inten, cls), (k, c))| {
-                LAZ_BUF.with(|b| {
-                    let mut buf = b.borrow_mut();
-                    decompress(k, c, &mut buf)?;
-                    let s = fill_chunk(&buf, stride, &f, &origin, start, pts, inten, cls);
-                    opts.progress.inc(c.points as u64);
-                    Ok(s)
-                })
-            })
-            .collect::<Result<_, FormatError>>()?;
-        Ok(finish_chunks(points, intensity, classes, cols, &stats))
-    };
-    let mut fx = run(eight_bit)?;
-    if has_rgb && looks_8bit(fx.aux_max) != eight_bit {
-        eight_bit = !eight_bit;
-        fx = run(eight_bit)?;
+
+    fn job_points(&self, job: usize) -> u64 {
+        match &self.body {
+            Body::Las { count, .. } => record_range(job, *count).len() as u64,
+            Body::Laz { chunks, .. } => chunks[job].points as u64,
+        }
     }
-    Ok((fx, eight_bit))
+
+    fn reserve_points(&self) -> u64 {
+        match &self.body {
+            Body::Las { count, .. } => *count as u64,
+            // A LAZ point takes at least a few bits; real files hold 2–5 points per kilobyte... per
+            // byte of file at most a few. Beyond this the vectors grow as the chunks decode.
+            Body::Laz { .. } => self.h.count.min(self.data.len() as u64),
+        }
+    }
+
+    fn exact_jobs(&self) -> bool {
+        matches!(self.body, Body::Las { .. })
+    }
+
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        Some(match &self.body {
+            Body::Las { count, .. } => {
+                let (r, stride, at) = (record_range(job, *count), self.h.record_len as usize, self.h.data_offset as usize);
+                at + r.start * stride..at + r.end * stride
+            }
+            Body::Laz { chunks, .. } => chunks[job].byte..chunks[job].byte + chunks[job].bytes,
+        })
+    }
+
+    fn columns(&self) -> Columns {
+        Columns { intensity: true, classification: true }
+    }
+
+    fn has_rgb(&self) -> bool {
+        self.has_rgb
+    }
+
+    fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        match &self.body {
+            Body::Las { records, count } => {
+                let stride = self.h.record_len as usize;
+                let r = record_range(job, *count);
+                push_las_records(out, &records[r.start * stride..r.end * stride], &self.h, self.eight_bit.load(Ordering::Relaxed), origin);
+                Ok(())
+            }
+            Body::Laz { vlr, chunks, layers } => self.decode_laz(job, vlr, chunks, *layers, origin, out),
+        }
+    }
+
+    fn finish(&self, stats: &StreamStats) -> Result<Verdict, FormatError> {
+        let guess = self.eight_bit.load(Ordering::Relaxed);
+        if self.has_rgb && looks_8bit(stats.aux_max) != guess {
+            // The first records looked 8-bit (or 16-bit) but the rest did not: decode the colors again.
+            self.eight_bit.store(!guess, Ordering::Relaxed);
+            return Ok(Verdict::Again);
+        }
+        Ok(Verdict::Done)
+    }
+
+    fn info(&self) -> FileInfo {
+        info(&self.h, &self.vlrs, self.has_rgb.then_some(self.eight_bit.load(Ordering::Relaxed)))
+    }
+
+    fn estimate(&self) -> Option<DBounds> {
+        estimate(self.data)
+    }
+
+    fn precision(&self) -> Precision {
+        Precision::Scaled(self.h.scale)
+    }
 }
 
 /// How many layer sizes a chunk of the layered (LAS 1.4, formats 6–10) compression starts with, or
 /// `None` for the point-wise compression.
-fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
+pub(crate) fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
     use laz::LazItemType as T;
     let mut n = 0;
     for it in items {
@@ -485,7 +705,7 @@ fn check_layers(chunk: &[u8], record_len: usize, layers: usize) -> Result<(), St
 
 /// Reads and checks the chunk table: every chunk's bytes inside the point data, the points adding up
 /// to the header's count.
-fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>, FormatError> {
+pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>, FormatError> {
     let start = h.data_offset as usize;
     if h.count == 0 {
         return Ok(Vec::new());
@@ -520,6 +740,20 @@ fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>,
     for (k, e) in entries.iter().enumerate() {
         let last = k + 1 == entries.len();
         let points = if vlr.uses_variable_size_chunks() || !last { e.point_count } else { left };
+        if !vlr.uses_variable_size_chunks() && last && points > vlr.chunk_size() as u64 {
+            // Fixed-size chunks hold `chunk_size` points each, the last one at most that: a header
+            // count beyond it is a lie (decoding the last chunk would fail only after allocating it).
+            let most = entries.len() as u64 * vlr.chunk_size() as u64;
+            return Err(FormatError::at_byte(
+                h.count_at,
+                format!(
+                    "the header declares {} points, but the LAZ chunk table's {} chunks of at most {} points hold at most {most}",
+                    h.count,
+                    entries.len(),
+                    vlr.chunk_size()
+                ),
+            ));
+        }
         if points > left || (!vlr.uses_variable_size_chunks() && points == 0) {
             return Err(FormatError::at_byte(
                 table_at,
@@ -535,7 +769,7 @@ fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<Vec<Chunk>,
     }
     if left != 0 {
         return Err(FormatError::at_byte(
-            table_at,
+            h.count_at,
             format!("the LAZ chunks hold {} points but the header declares {}", h.count - left, h.count),
         ));
     }

@@ -1,18 +1,16 @@
 //! The point file formats, and what their decoders share.
 //!
-//! How it works: every decoder reads a whole file from one byte slice (the file memory-mapped, or a
-//! buffer in tests and fuzzing) and returns a [`Decoded`]: 16-byte [`Point`]s whose f32 positions are
-//! the file's f64 coordinates minus an origin chosen by the caller, the optional intensity and
-//! classification columns, the exact f64 bounds of the points in the file's own coordinates, and a
-//! [`FileInfo`] for `pcv info`. Points with a NaN or infinite coordinate are dropped and counted.
-//!
-//! Two helpers do the heavy lifting. [`decode_fixed`] handles formats whose points are fixed-size
-//! records (binary PLY, LAS, binary PCD, raw): it splits the records into chunks of 64 Ki, decodes the
-//! chunks on all cores (rayon) straight into the output vectors, and closes the gaps that dropped
-//! points leave. [`text_chunks`] splits text into line-aligned chunks of about 4 MiB, counts their lines
-//! in parallel (so every error can name its line), and hands each chunk to a parser on its own core.
-//! Each decoder first checks the counts its header claims against the bytes that follow it, so a lying
-//! header is an error, never a huge allocation.
+//! How it works: every format opens a whole file from one byte slice (the file memory-mapped, or a
+//! buffer in tests and fuzzing) as a [`ChunkSource`](crate::cloud::stream::ChunkSource): its header is
+//! parsed and every count and offset in it checked against the bytes that follow, before anything is
+//! allocated, and its points are split into jobs that decode independently — 64 Ki fixed-size records
+//! (binary PLY, LAS, binary PCD, raw), one LAZ chunk, or a line-aligned piece of about 4 MiB of text
+//! ([`text_chunks`] numbers the pieces' first lines in parallel, so every error can name its line).
+//! [`crate::cloud::stream`] runs the jobs on all cores. A decoded point is a 16-byte [`Point`] whose
+//! f32 position is the file's f64 coordinates minus an origin chosen by the caller, with optional
+//! intensity and classification columns and the exact f64 bounds of the points in the file's own
+//! coordinates; [`FileInfo`] is what `pcv info` says. Points with a NaN or infinite coordinate are
+//! dropped and counted. Each format's `read` decodes a whole file into one [`Decoded`].
 pub mod e57;
 pub mod las;
 pub mod pcd;
@@ -182,6 +180,9 @@ pub struct Decoded {
     /// Points without a color of their own in a file that has colors (E57 scans without color);
     /// the loader paints them, and every point of files without `has_rgb`, with the elevation ramp.
     pub colorless: Vec<std::ops::Range<usize>>,
+    /// For a file with colors: the one color all its points have, when they all have the same (a
+    /// writer that had no colors filled the fields with zeros, or one value).
+    pub uniform_rgb: Option<[u8; 3]>,
     pub info: FileInfo,
 }
 
@@ -193,23 +194,31 @@ pub struct ReadOptions<'a> {
 }
 
 /// A progress bar for long loads: hidden at first, drawn on stderr (when it is a terminal) once a load
-/// has taken more than a second, with points/s and an ETA.
+/// has taken more than a second, with points/s and an ETA. The same counts go to a shared
+/// [`LoadProgress`](crate::cloud::progress::LoadProgress) that a window can show ([`Progress::shared`]).
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     shown: AtomicBool,
     enabled: bool,
+    shared: std::sync::Arc<crate::cloud::progress::LoadProgress>,
 }
 
 impl Progress {
     /// A bar over `total` points; `enabled: false` never draws.
     pub fn new(total: u64, enabled: bool) -> Progress {
+        Progress::with_shared(total, enabled, Default::default())
+    }
+
+    /// A bar that also counts into `shared` (a window's view of the load).
+    pub fn with_shared(total: u64, enabled: bool, shared: std::sync::Arc<crate::cloud::progress::LoadProgress>) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template("loading {prefix}{bar:40} {human_pos}/{human_len} points ({msg}, ETA {eta})")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        Progress { bar, start: Instant::now(), shown: AtomicBool::new(false), enabled }
+        shared.add_total(total);
+        Progress { bar, start: Instant::now(), shown: AtomicBool::new(false), enabled, shared }
     }
 
     /// Never draws.
@@ -217,8 +226,14 @@ impl Progress {
         Progress::new(0, false)
     }
 
+    /// The counters this bar writes to, for a window.
+    pub fn shared(&self) -> std::sync::Arc<crate::cloud::progress::LoadProgress> {
+        self.shared.clone()
+    }
+
     pub fn inc(&self, points: u64) {
         self.bar.inc(points);
+        self.shared.add_done(points);
         if !self.enabled {
             return;
         }
@@ -233,37 +248,18 @@ impl Progress {
     /// Grows the total (for files whose count is only known once opened).
     pub fn add_total(&self, points: u64) {
         self.bar.inc_length(points);
+        self.shared.add_total(points);
     }
 
     /// Names the file being loaded (shown before the bar).
     pub fn set_file(&self, name: String) {
+        self.shared.set_file(&name);
         self.bar.set_prefix(format!("{name} "));
     }
 
     pub fn finish(&self) {
+        self.shared.finish();
         self.bar.finish_and_clear();
-    }
-}
-
-/// A vector of `n` zeroed points, allocated zeroed: the pages are mapped (and zeroed by the kernel) on
-/// first write, by the threads that decode into them. (Huge pages were tried: `MADV_HUGEPAGE` made the
-/// first load of a process 2–5× slower while the kernel compacted memory.)
-pub fn zeroed_points(n: usize) -> Vec<Point> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let Ok(layout) = std::alloc::Layout::array::<Point>(n) else {
-        return vec![Point::default(); n]; // unreachable for any n a file can hold; this aborts cleanly
-    };
-    // SAFETY: `layout` has a non-zero size; a null return is handled; the memory is zeroed and all-zero
-    // bytes are a valid `Point` (it is `Pod`); the Vec takes ownership with the same layout (align 4,
-    // capacity n), so it is freed with the layout it was allocated with.
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout) as *mut Point;
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Vec::from_raw_parts(ptr, n, n)
     }
 }
 
@@ -296,9 +292,9 @@ pub fn catch_quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     r.map_err(|p| panic_message(&*p))
 }
 
-/// One decoded record of a fixed-size-record format.
+/// One decoded record of a fixed-size-record format (what a format's record function returns).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Rec {
+pub struct Rec {
     pub xyz: [f64; 3],
     pub rgba: [u8; 4],
     pub intensity: f32,
@@ -306,168 +302,37 @@ pub(crate) struct Rec {
     /// A per-format value whose maximum over the file is returned (LAS: the largest color component,
     /// to tell 8-bit colors stored in 16-bit fields).
     pub aux: u16,
+    /// The color at 16 bits where the file stores more than 8 (LAS, 16-bit PLY, ...); else `rgba` × 257.
+    pub rgb16: Option<[u16; 3]>,
+}
+
+impl Rec {
+    /// The color at 16 bits.
+    #[inline]
+    pub fn rgb16(&self) -> [u16; 3] {
+        self.rgb16.unwrap_or([self.rgba[0] as u16 * 257, self.rgba[1] as u16 * 257, self.rgba[2] as u16 * 257])
+    }
 }
 
 /// Which columns a decoder fills.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Columns {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
     pub intensity: bool,
     pub classification: bool,
 }
 
-/// Output of [`decode_fixed`].
-pub(crate) struct FixedOut {
-    pub points: Vec<Point>,
-    pub intensity: Option<Vec<f32>>,
-    pub classification: Option<Vec<u8>>,
-    pub bounds: DBounds,
-    pub nonfinite: u64,
-    pub aux_max: u16,
+/// Records per fixed-record job.
+pub(crate) const JOB_RECORDS: usize = 1 << 16;
+
+/// The jobs of `count` fixed-size records: `JOB_RECORDS` each, the last one shorter.
+pub(crate) fn record_jobs(count: usize) -> usize {
+    count.div_ceil(JOB_RECORDS)
 }
 
-/// Records per parallel chunk.
-const CHUNK_RECORDS: usize = 1 << 16;
-
-/// What one chunk of records gave.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ChunkStats {
-    /// Index of the chunk's first output slot.
-    pub start: usize,
-    /// Points kept (written to the first `kept` slots).
-    pub kept: usize,
-    pub bounds: DBounds,
-    pub nonfinite: u64,
-    pub aux: u16,
-}
-
-/// Decodes the records in `src` (`stride` bytes each) with `f` into the output slices, which hold one
-/// slot per record (the intensity and classification slices may be empty: not wanted).
-#[inline]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fill_chunk<F>(src: &[u8], stride: usize, f: &F, origin: &[f64; 3], start: usize, pts: &mut [Point], inten: &mut [f32], cls: &mut [u8]) -> ChunkStats
-where
-    F: Fn(&[u8]) -> Rec,
-{
-    let mut b = DBounds::EMPTY;
-    let mut kept = 0usize;
-    let mut nonfinite = 0u64;
-    let mut aux = 0u16;
-    for rec in src.chunks_exact(stride).take(pts.len()) {
-        let r = f(rec);
-        aux = aux.max(r.aux);
-        if !(r.xyz[0].is_finite() && r.xyz[1].is_finite() && r.xyz[2].is_finite()) {
-            nonfinite += 1;
-            continue;
-        }
-        b.include(r.xyz);
-        pts[kept] = Point {
-            pos: [(r.xyz[0] - origin[0]) as f32, (r.xyz[1] - origin[1]) as f32, (r.xyz[2] - origin[2]) as f32],
-            rgba: r.rgba,
-        };
-        if let Some(v) = inten.get_mut(kept) {
-            *v = r.intensity;
-        }
-        if let Some(v) = cls.get_mut(kept) {
-            *v = r.class;
-        }
-        kept += 1;
-    }
-    ChunkStats { start, kept, bounds: b, nonfinite, aux }
-}
-
-/// One chunk's output: its first slot and its pieces of the point, intensity and classification columns.
-pub(crate) type ChunkOut<'a> = (usize, &'a mut [Point], &'a mut [f32], &'a mut [u8]);
-
-/// Splits the output columns into consecutive mutable pieces of `sizes` slots (empty columns give
-/// empty pieces).
-pub(crate) fn split_columns<'a>(
-    points: &'a mut [Point],
-    intensity: &'a mut [f32],
-    classes: &'a mut [u8],
-    sizes: impl Iterator<Item = usize>,
-) -> Vec<ChunkOut<'a>> {
-    let (mut p, mut i, mut c) = (points, intensity, classes);
-    let mut start = 0;
-    let mut out = Vec::new();
-    for n in sizes {
-        let (np, ni, nc) = (n.min(p.len()), n.min(i.len()), n.min(c.len()));
-        let (ph, pt) = std::mem::take(&mut p).split_at_mut(np);
-        let (ih, it) = std::mem::take(&mut i).split_at_mut(ni);
-        let (ch, ct) = std::mem::take(&mut c).split_at_mut(nc);
-        out.push((start, ph, ih, ch));
-        (p, i, c) = (pt, it, ct);
-        start += n;
-    }
-    out
-}
-
-/// Decodes `count` records of `stride` bytes from the start of `body` (which the caller has checked
-/// holds them) with `f`, on all cores.
-pub(crate) fn decode_fixed<F>(body: &[u8], stride: usize, count: usize, cols: Columns, opts: &ReadOptions, f: F) -> FixedOut
-where
-    F: Fn(&[u8]) -> Rec + Sync,
-{
-    let mut points = zeroed_points(count);
-    let mut intensity = if cols.intensity { vec![0f32; count] } else { Vec::new() };
-    let mut classes = if cols.classification { vec![0u8; count] } else { Vec::new() };
-    let records = &body[..count * stride];
-    let origin = opts.origin.to_array();
-    let sizes = (0..count.div_ceil(CHUNK_RECORDS)).map(|k| CHUNK_RECORDS.min(count - k * CHUNK_RECORDS));
-    let jobs = split_columns(&mut points, &mut intensity, &mut classes, sizes);
-    let stats: Vec<ChunkStats> = jobs
-        .into_par_iter()
-        .map(|(start, pts, inten, cls)| {
-            let src = &records[start * stride..(start + pts.len()) * stride];
-            let s = fill_chunk(src, stride, &f, &origin, start, pts, inten, cls);
-            opts.progress.inc(pts.len() as u64);
-            s
-        })
-        .collect();
-    finish_chunks(points, intensity, classes, cols, &stats)
-}
-
-/// Joins chunk statistics and closes the gaps that dropped points left.
-pub(crate) fn finish_chunks(
-    mut points: Vec<Point>,
-    mut intensity: Vec<f32>,
-    mut classes: Vec<u8>,
-    cols: Columns,
-    stats: &[ChunkStats],
-) -> FixedOut {
-    let bounds = stats.iter().fold(DBounds::EMPTY, |a, r| DBounds::union(a, r.bounds));
-    let nonfinite: u64 = stats.iter().map(|r| r.nonfinite).sum();
-    let aux_max = stats.iter().map(|r| r.aux).max().unwrap_or(0);
-    let total: usize = stats.iter().map(|r| r.kept).sum();
-    if total < points.len() {
-        compact(&mut points, stats);
-        compact(&mut intensity, stats);
-        compact(&mut classes, stats);
-        points.truncate(total);
-        intensity.truncate(if cols.intensity { total } else { 0 });
-        classes.truncate(if cols.classification { total } else { 0 });
-    }
-    FixedOut {
-        points,
-        intensity: cols.intensity.then_some(intensity),
-        classification: cols.classification.then_some(classes),
-        bounds,
-        nonfinite,
-        aux_max,
-    }
-}
-
-/// Moves each chunk's kept entries down to follow the previous chunk's.
-fn compact<T: Copy>(v: &mut [T], stats: &[ChunkStats]) {
-    if v.is_empty() {
-        return;
-    }
-    let mut dst = 0;
-    for s in stats {
-        if s.start != dst {
-            v.copy_within(s.start..s.start + s.kept, dst);
-        }
-        dst += s.kept;
-    }
+/// The record range of fixed-record job `job` of `count` records.
+pub(crate) fn record_range(job: usize, count: usize) -> std::ops::Range<usize> {
+    let start = (job * JOB_RECORDS).min(count);
+    start..(start + JOB_RECORDS).min(count)
 }
 
 /// A line-aligned piece of a text file.
@@ -506,67 +371,6 @@ pub(crate) fn text_chunks(data: &[u8], first_line: u64, target: usize) -> Vec<Te
         .collect()
 }
 
-/// Per-point output of the text parsers, concatenated from their chunks.
-#[derive(Default)]
-pub(crate) struct Gathered {
-    pub points: Vec<Point>,
-    pub intensity: Vec<f32>,
-    pub classification: Vec<u8>,
-    pub bounds: DBounds,
-    pub nonfinite: u64,
-}
-
-impl Gathered {
-    pub fn new() -> Self {
-        Gathered { bounds: DBounds::EMPTY, ..Default::default() }
-    }
-
-    /// Adds a point (dropping it, counted, when a coordinate is not finite).
-    #[inline]
-    pub fn push(&mut self, xyz: [f64; 3], rgba: [u8; 4], intensity: Option<f32>, class: Option<u8>, origin: &[f64; 3]) {
-        if !(xyz[0].is_finite() && xyz[1].is_finite() && xyz[2].is_finite()) {
-            self.nonfinite += 1;
-            return;
-        }
-        self.bounds.include(xyz);
-        self.points.push(Point {
-            pos: [(xyz[0] - origin[0]) as f32, (xyz[1] - origin[1]) as f32, (xyz[2] - origin[2]) as f32],
-            rgba,
-        });
-        if let Some(i) = intensity {
-            self.intensity.push(i);
-        }
-        if let Some(c) = class {
-            self.classification.push(c);
-        }
-    }
-
-    /// Joins chunk outputs in order (one allocation per column).
-    pub fn concat(parts: Vec<Gathered>) -> Gathered {
-        if parts.len() == 1 {
-            return parts.into_iter().next().unwrap_or_default();
-        }
-        let n: usize = parts.iter().map(|p| p.points.len()).sum();
-        let ni: usize = parts.iter().map(|p| p.intensity.len()).sum();
-        let nc: usize = parts.iter().map(|p| p.classification.len()).sum();
-        let mut out = Gathered {
-            points: Vec::with_capacity(n),
-            intensity: Vec::with_capacity(ni),
-            classification: Vec::with_capacity(nc),
-            bounds: DBounds::EMPTY,
-            nonfinite: 0,
-        };
-        for p in parts {
-            out.points.extend_from_slice(&p.points);
-            out.intensity.extend_from_slice(&p.intensity);
-            out.classification.extend_from_slice(&p.classification);
-            out.bounds = DBounds::union(out.bounds, p.bounds);
-            out.nonfinite += p.nonfinite;
-        }
-        out
-    }
-}
-
 /// Little-endian and big-endian field readers over a record (offsets are checked by the caller's
 /// layout, so the slices are in range).
 #[inline(always)]
@@ -574,6 +378,34 @@ pub(crate) fn bytes<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
     let mut a = [0u8; N];
     a.copy_from_slice(&b[off..off + N]);
     a
+}
+
+/// A record whose fields are read at offsets its length was checked against once (the hot loops of
+/// the fixed-record formats read whole words, not byte by byte with a bounds check each).
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    rec: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    /// Wraps `rec`, which must hold at least `needed` bytes: every read below stays under `needed`.
+    #[inline(always)]
+    pub fn new(rec: &'a [u8], needed: usize) -> Fields<'a> {
+        assert!(rec.len() >= needed, "record of {} bytes, fields up to byte {needed}", rec.len());
+        Fields { rec }
+    }
+
+    /// `N` bytes at `at`.
+    ///
+    /// # Safety
+    /// `at + N` must not exceed the `needed` length [`Fields::new`] checked.
+    #[inline(always)]
+    pub unsafe fn get<const N: usize>(self, at: usize) -> [u8; N] {
+        debug_assert!(at + N <= self.rec.len());
+        // SAFETY: the caller keeps `at + N` within the length checked in `new`; `[u8; N]` has
+        // alignment 1, so an unaligned read is fine.
+        unsafe { (self.rec.as_ptr().add(at) as *const [u8; N]).read_unaligned() }
+    }
 }
 
 /// Scalar types of binary formats (PLY's and PCD's).
@@ -638,6 +470,21 @@ impl Scalar {
             Scalar::U32 | Scalar::I32 => (self.read(b, off, le) as u64 >> 24) as u8,
             Scalar::U64 | Scalar::I64 => (self.read(b, off, le) as u64 >> 56) as u8,
             Scalar::F32 | Scalar::F64 => color_from_unit(self.read(b, off, le)),
+        }
+    }
+}
+
+impl Scalar {
+    /// Reads a color channel as 0..=65535: 8-bit integers × 257, 16-bit as they are, wider ones shifted,
+    /// floats taken as 0..1.
+    #[inline(always)]
+    pub fn read_color16(self, b: &[u8], off: usize, le: bool) -> u16 {
+        match self {
+            Scalar::U8 | Scalar::I8 => b[off] as u16 * 257,
+            Scalar::U16 | Scalar::I16 => self.read(b, off, le) as u16,
+            Scalar::U32 | Scalar::I32 => (self.read(b, off, le) as u64 >> 16) as u16,
+            Scalar::U64 | Scalar::I64 => (self.read(b, off, le) as u64 >> 48) as u16,
+            Scalar::F32 | Scalar::F64 => (self.read(b, off, le) * 65535.0).round().clamp(0.0, 65535.0) as u16,
         }
     }
 }

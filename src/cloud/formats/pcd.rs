@@ -6,15 +6,16 @@
 //! from `rgb` or `rgba` (one 32-bit word, stored as a float's bits (TYPE F, PCL's habit) or as a u32,
 //! 0x00RRGGBB) or from separate `r`/`g`/`b` fields; intensity from `intensity`; classification from
 //! `classification`. Padding (`_`) and other fields are skipped. `binary` records are fixed-size and are
-//! decoded in parallel from the memory-mapped file; `binary_compressed` data is LZF-decompressed (its
+//! decoded in jobs of 64 Ki from the memory-mapped file; `binary_compressed` data is LZF-decompressed (its
 //! declared sizes checked against the point count and LZF's maximum ratio first), then transposed from
 //! its field-by-field layout into records and decoded the same way; ascii lines are parsed in parallel
-//! chunks. NaN points (the holes of organized clouds) are dropped and counted. The `VIEWPOINT` (the
+//! chunks, each line holding exactly the values the fields take. NaN points (the holes of organized clouds) are dropped and counted. The `VIEWPOINT` (the
 //! sensor pose) is reported, not applied, as PCL does.
 use super::{
-    decode_fixed, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, Gathered,
-    ReadOptions, Rec, Scalar,
+    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError,
+    ReadOptions, Rec, Scalar, TextChunk,
 };
+use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use rayon::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,11 +306,34 @@ fn column_starts(h: &Header) -> Vec<usize> {
 
 /// Reads the file.
 pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
+    let src = open(data)?;
+    opts.progress.add_total(src.h.points.min(data.len() as u64 * LZF_MAX_RATIO));
+    crate::cloud::stream::collect(&src, &opts.origin.to_array(), opts.progress)
+}
+
+/// How the records are read.
+enum Body<'a> {
+    /// `binary`: the records in the file.
+    Binary(&'a [u8]),
+    /// `binary_compressed`: the records decompressed at opening (LZF, at most 88 times the file).
+    Decompressed(Vec<u8>),
+    /// `ascii`: line-aligned pieces.
+    Ascii(Vec<TextChunk<'a>>),
+}
+
+/// An opened PCD file (see [`ChunkSource`]).
+pub struct PcdSource<'a> {
+    data: &'a [u8],
+    h: Header,
+    roles: Roles,
+    body: Body<'a>,
+}
+
+/// Opens a PCD file: the header, its counts checked against the data that follows.
+pub fn open(data: &[u8]) -> Result<PcdSource<'_>, FormatError> {
     let h = parse_header(data)?;
-    let r = roles(&h)?;
-    let cols = Columns { intensity: r.intensity.is_some(), classification: r.class.is_some() };
-    opts.progress.add_total(h.points.min(data.len() as u64 * 88));
-    let mut d = match h.data {
+    let roles = roles(&h)?;
+    let body = match h.data {
         DataKind::Binary => {
             let avail = (data.len() - h.body) as u128;
             let need = h.points as u128 * h.record_size as u128;
@@ -319,28 +343,142 @@ pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
                     format!("the header declares {} points of {} bytes ({need} bytes), but only {avail} bytes follow it", h.points, h.record_size),
                 ));
             }
-            fixed(&data[h.body..], &h, &r, cols, opts)
+            Body::Binary(&data[h.body..h.body + need as usize])
         }
-        DataKind::BinaryCompressed => {
-            let records = decompress(data, &h)?;
-            fixed(&records, &h, &r, cols, opts)
+        DataKind::BinaryCompressed => Body::Decompressed(decompress(data, &h)?),
+        DataKind::Ascii => {
+            let start = h.body;
+            if h.points > (data.len() - start) as u64 / 2 + 1 {
+                return Err(FormatError::at_line(
+                    h.lines + 1,
+                    format!("the header declares {} points, more than the {} bytes after it can hold", h.points, data.len() - start),
+                ));
+            }
+            Body::Ascii(text_chunks(&data[start..], h.lines + 1, 4 << 20))
         }
-        DataKind::Ascii => read_ascii(data, &h, &r, cols, opts)?,
     };
-    d.has_rgb = r.packed.is_some() || r.rgb.is_some();
-    d.info = info(&h, &r);
-    Ok(d)
+    Ok(PcdSource { data, h, roles, body })
 }
 
-fn fixed(body: &[u8], h: &Header, r: &Roles, cols: Columns, opts: &ReadOptions) -> Decoded {
-    let fx = decode_fixed(body, h.record_size, h.points as usize, cols, opts, record_fn(h, r));
-    Decoded {
-        points: fx.points,
-        intensity: fx.intensity,
-        classification: fx.classification,
-        bounds: fx.bounds,
-        nonfinite: fx.nonfinite,
-        ..Default::default()
+impl PcdSource<'_> {
+    fn decode_ascii(&self, c: &TextChunk, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        let (h, r) = (&self.h, &self.roles);
+        let col = column_starts(h);
+        let width: usize = h.fields.iter().map(|f| f.count).sum();
+        let text = std::str::from_utf8(c.text).map_err(|_| FormatError::at_line(c.first_line, "not UTF-8 text"))?;
+        let mut vals: Vec<&str> = Vec::with_capacity(width);
+        for (k, line) in text.split('\n').enumerate() {
+            let line_no = c.first_line + k as u64;
+            vals.clear();
+            vals.extend(line.split_ascii_whitespace());
+            if vals.is_empty() {
+                continue;
+            }
+            if vals.len() != width {
+                return Err(FormatError::at_line(line_no, format!("{} values, the header's fields take {width}", vals.len())));
+            }
+            let num = |i: usize| -> Result<f64, FormatError> {
+                let t = vals[col[i]];
+                t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name)))
+            };
+            let xyz = [num(r.xyz[0])?, num(r.xyz[1])?, num(r.xyz[2])?];
+            let mut rgba = [0, 0, 0, 255];
+            if let Some(i) = r.packed {
+                let t = vals[col[i]];
+                let w = if h.fields[i].ty == Scalar::F32 {
+                    t.parse::<f32>().map(f32::to_bits).ok()
+                } else {
+                    t.parse::<u32>().ok().or_else(|| t.parse::<f64>().ok().map(|v| v as u32))
+                }
+                .ok_or_else(|| FormatError::at_line(line_no, format!("'{t}' is not a packed color")))?;
+                rgba = [(w >> 16) as u8, (w >> 8) as u8, w as u8, 255];
+            }
+            if let Some(c) = r.rgb {
+                for k in 0..3 {
+                    let v = num(c[k])?;
+                    rgba[k] = match h.fields[c[k]].ty {
+                        Scalar::F32 | Scalar::F64 => super::color_from_unit(v),
+                        Scalar::U16 | Scalar::I16 => (v.clamp(0.0, 65535.0) as u32 >> 8) as u8,
+                        _ => v.clamp(0.0, 255.0) as u8,
+                    };
+                }
+            }
+            let inten = r.intensity.map(num).transpose()?.map(|v| v as f32).unwrap_or(0.0);
+            let class = r.class.map(num).transpose()?.map(|v| v as u8).unwrap_or(0);
+            out.push(xyz, rgba, inten, class, origin);
+        }
+        Ok(())
+    }
+}
+
+impl ChunkSource for PcdSource<'_> {
+    fn jobs(&self) -> usize {
+        match &self.body {
+            Body::Binary(_) | Body::Decompressed(_) => record_jobs(self.h.points as usize),
+            Body::Ascii(chunks) => chunks.len(),
+        }
+    }
+
+    fn job_points(&self, job: usize) -> u64 {
+        match &self.body {
+            Body::Binary(_) | Body::Decompressed(_) => record_range(job, self.h.points as usize).len() as u64,
+            Body::Ascii(chunks) => memchr::memchr_iter(b'\n', chunks[job].text).count() as u64 + 1,
+        }
+    }
+
+    fn reserve_points(&self) -> u64 {
+        // Checked against the data at opening.
+        self.h.points
+    }
+
+    fn exact_jobs(&self) -> bool {
+        !matches!(self.body, Body::Ascii(_))
+    }
+
+    fn columns(&self) -> Columns {
+        Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
+    }
+
+    fn has_rgb(&self) -> bool {
+        self.roles.packed.is_some() || self.roles.rgb.is_some()
+    }
+
+    fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        let records: &[u8] = match &self.body {
+            Body::Binary(b) => b,
+            Body::Decompressed(b) => b,
+            Body::Ascii(chunks) => return self.decode_ascii(&chunks[job], origin, out),
+        };
+        let (rs, r) = (self.h.record_size, record_range(job, self.h.points as usize));
+        out.push_records(&records[r.start * rs..r.end * rs], rs, &record_fn(&self.h, &self.roles), origin);
+        Ok(())
+    }
+
+    fn finish(&self, stats: &StreamStats) -> Result<Verdict, FormatError> {
+        let lines = stats.kept + stats.nonfinite;
+        if matches!(self.body, Body::Ascii(_)) && lines != self.h.points {
+            return Err(FormatError::at_line(
+                self.h.lines + 1 + lines,
+                format!("the header declares {} points but {lines} point lines follow", self.h.points),
+            ));
+        }
+        Ok(Verdict::Done)
+    }
+
+    fn info(&self) -> FileInfo {
+        info(&self.h, &self.roles)
+    }
+
+    fn estimate(&self) -> Option<DBounds> {
+        estimate(self.data)
+    }
+
+    fn precision(&self) -> Precision {
+        if self.roles.xyz.iter().all(|&i| matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)) {
+            Precision::F32
+        } else {
+            Precision::F64
+        }
     }
 }
 
@@ -441,79 +579,6 @@ pub fn lzf_decompress(input: &[u8], out_len: usize) -> Result<Vec<u8>, (usize, S
         return Err((input.len(), format!("LZF data expands to {} bytes, not the declared {out_len}", out.len())));
     }
     Ok(out)
-}
-
-fn read_ascii(data: &[u8], h: &Header, r: &Roles, cols: Columns, opts: &ReadOptions) -> Result<Decoded, FormatError> {
-    let start = h.body;
-    if h.points > (data.len() - start) as u64 / 2 + 1 {
-        return Err(FormatError::at_line(
-            h.lines + 1,
-            format!("the header declares {} points, more than the {} bytes after it can hold", h.points, data.len() - start),
-        ));
-    }
-    let col = column_starts(h);
-    let width: usize = h.fields.iter().map(|f| f.count).sum();
-    let origin = opts.origin.to_array();
-    let chunks = text_chunks(&data[start..], h.lines + 1, 4 << 20);
-    let parts = chunks
-        .par_iter()
-        .map(|c| {
-            let mut g = Gathered::new();
-            let text = std::str::from_utf8(c.text).map_err(|_| FormatError::at_line(c.first_line, "not UTF-8 text"))?;
-            let mut vals: Vec<&str> = Vec::with_capacity(width);
-            for (k, line) in text.split('\n').enumerate() {
-                let line_no = c.first_line + k as u64;
-                vals.clear();
-                vals.extend(line.split_ascii_whitespace());
-                if vals.is_empty() {
-                    continue;
-                }
-                if vals.len() < width {
-                    return Err(FormatError::at_line(line_no, format!("{} values, the header's fields need {width}", vals.len())));
-                }
-                let num = |i: usize| -> Result<f64, FormatError> {
-                    let t = vals[col[i]];
-                    t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name)))
-                };
-                let xyz = [num(r.xyz[0])?, num(r.xyz[1])?, num(r.xyz[2])?];
-                let mut rgba = [0, 0, 0, 255];
-                if let Some(i) = r.packed {
-                    let t = vals[col[i]];
-                    let w = if h.fields[i].ty == Scalar::F32 {
-                        t.parse::<f32>().map(f32::to_bits).ok()
-                    } else {
-                        t.parse::<u32>().ok().or_else(|| t.parse::<f64>().ok().map(|v| v as u32))
-                    }
-                    .ok_or_else(|| FormatError::at_line(line_no, format!("'{t}' is not a packed color")))?;
-                    rgba = [(w >> 16) as u8, (w >> 8) as u8, w as u8, 255];
-                }
-                if let Some(c) = r.rgb {
-                    for k in 0..3 {
-                        let v = num(c[k])?;
-                        rgba[k] = match h.fields[c[k]].ty {
-                            Scalar::F32 | Scalar::F64 => super::color_from_unit(v),
-                            Scalar::U16 | Scalar::I16 => (v.clamp(0.0, 65535.0) as u32 >> 8) as u8,
-                            _ => v.clamp(0.0, 255.0) as u8,
-                        };
-                    }
-                }
-                let inten = r.intensity.map(num).transpose()?.map(|v| v as f32);
-                let class = r.class.map(num).transpose()?.map(|v| v as u8);
-                g.push(xyz, rgba, inten, class, &origin);
-            }
-            opts.progress.inc(g.points.len() as u64 + g.nonfinite);
-            Ok(g)
-        })
-        .collect::<Result<Vec<_>, FormatError>>()?;
-    let g = Gathered::concat(parts);
-    let lines = g.points.len() as u64 + g.nonfinite;
-    if lines != h.points {
-        return Err(FormatError::at_line(
-            h.lines + 1 + lines,
-            format!("the header declares {} points but {lines} point lines follow", h.points),
-        ));
-    }
-    Ok(super::ply::gathered(g, cols))
 }
 
 #[cfg(test)]

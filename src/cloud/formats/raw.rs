@@ -6,7 +6,8 @@
 //! every fixed-record format: positions go through f64 so the loader's origin applies to them too
 //! (with origin 0, the usual case for these local-coordinate files, the positions are copied exactly);
 //! NaN or infinite positions are dropped. The colors, alpha included, are kept as stored.
-use super::{decode_fixed, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
+use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
+use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
 pub const RECORD_BYTES: usize = 16;
 
@@ -26,27 +27,69 @@ pub fn estimate(data: &[u8]) -> Option<DBounds> {
     sample_bounds(sample_indices(n, 1024).map(|k| rec(&data[k * RECORD_BYTES..(k + 1) * RECORD_BYTES]).xyz))
 }
 
-pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
+/// Opens a raw file: its size must be a whole number of records.
+pub fn open(data: &[u8]) -> Result<RawSource<'_>, FormatError> {
     if let Some(offset) = partial_record(data.len() as u64) {
         return Err(FormatError::at_byte(
             offset as usize,
             format!("size {} bytes is not a multiple of the 16-byte record; the partial record starts here", data.len()),
         ));
     }
-    let n = data.len() / RECORD_BYTES;
-    opts.progress.add_total(n as u64);
-    let fx = decode_fixed(data, RECORD_BYTES, n, Columns::default(), opts, rec);
-    Ok(Decoded {
-        points: fx.points,
-        has_rgb: true,
-        bounds: fx.bounds,
-        nonfinite: fx.nonfinite,
-        info: FileInfo {
+    Ok(RawSource { data, count: data.len() / RECORD_BYTES })
+}
+
+pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
+    let src = open(data)?;
+    opts.progress.add_total(src.count as u64);
+    crate::cloud::stream::collect(&src, &opts.origin.to_array(), opts.progress)
+}
+
+/// An opened raw file: jobs of 64 Ki records.
+pub struct RawSource<'a> {
+    data: &'a [u8],
+    count: usize,
+}
+
+impl ChunkSource for RawSource<'_> {
+    fn jobs(&self) -> usize {
+        record_jobs(self.count)
+    }
+    fn job_points(&self, job: usize) -> u64 {
+        record_range(job, self.count).len() as u64
+    }
+    fn reserve_points(&self) -> u64 {
+        self.count as u64
+    }
+    fn exact_jobs(&self) -> bool {
+        true
+    }
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        let r = record_range(job, self.count);
+        Some(r.start * RECORD_BYTES..r.end * RECORD_BYTES)
+    }
+    fn columns(&self) -> Columns {
+        Columns::default()
+    }
+    fn has_rgb(&self) -> bool {
+        true
+    }
+    fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        let r = record_range(job, self.count);
+        out.push_records(&self.data[r.start * RECORD_BYTES..r.end * RECORD_BYTES], RECORD_BYTES, &rec, origin);
+        Ok(())
+    }
+    fn info(&self) -> FileInfo {
+        FileInfo {
             variant: "raw 16-byte records (x, y, z f32; r, g, b, a u8)".into(),
-            declared_points: Some(n as u64),
+            declared_points: Some(self.count as u64),
             attributes: vec!["xyz (f32)".into(), "rgba (u8)".into()],
             ..Default::default()
-        },
-        ..Default::default()
-    })
+        }
+    }
+    fn estimate(&self) -> Option<DBounds> {
+        estimate(self.data)
+    }
+    fn precision(&self) -> Precision {
+        Precision::F32
+    }
 }

@@ -10,10 +10,11 @@
 //! b` in PTS files and wherever columns 5–7 look like colors and column 4 does not; more columns: `x y
 //! z` then `r g b` when they look like colors (others are skipped). Colors are 0–255 integers, 0–1
 //! floats or 16-bit integers, judged from the first 256 data lines. The data is then split into
-//! line-aligned chunks parsed on all cores; any line that is not numbers in the expected columns is an
-//! error naming its line.
-use super::{color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, Gathered, ReadOptions};
-use rayon::prelude::*;
+//! line-aligned chunks parsed on all cores; every data line must hold as many values as the first one
+//! (a line of 6 numbers in a file of 3 is two lines run together, not a point), and any line that is
+//! not numbers in the expected columns is an error naming its line.
+use super::{color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec, TextChunk};
+use crate::cloud::stream::{ChunkSource, Staging};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sep {
@@ -242,6 +243,12 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
         .max()
         .unwrap_or(2)
         + 1;
+    if l.min_cols > l.columns {
+        return Err(FormatError::at_line(
+            first_line,
+            format!("{} values, but the header's names need {} columns", l.columns, l.min_cols),
+        ));
+    }
     Ok(l)
 }
 
@@ -271,112 +278,160 @@ pub fn sniff(data: &[u8]) -> bool {
 
 /// Reads the file; `pts`: the file is Leica PTS (count lines, `x y z intensity r g b`).
 pub fn read(data: &[u8], pts: bool, opts: &ReadOptions) -> Result<Decoded, FormatError> {
+    let src = open(data, pts)?;
+    opts.progress.add_total(src.reserve_points());
+    crate::cloud::stream::collect(&src, &opts.origin.to_array(), opts.progress)
+}
+
+/// An opened text file (see [`ChunkSource`]): its layout, and line-aligned pieces of about 4 MiB.
+pub struct TextSource<'a> {
+    data: &'a [u8],
+    pts: bool,
+    l: Layout,
+    chunks: Vec<TextChunk<'a>>,
+}
+
+/// Opens a text file: the first lines decide the layout.
+pub fn open(data: &[u8], pts: bool) -> Result<TextSource<'_>, FormatError> {
     let l = layout(data, pts)?;
-    let origin = opts.origin.to_array();
-    let cols = Columns { intensity: l.intensity.is_some(), classification: l.class.is_some() };
-    let first_len = data[l.start..].iter().position(|&c| c == b'\n').unwrap_or(data.len() - l.start) + 1;
-    opts.progress.add_total(((data.len() - l.start) / first_len) as u64);
     let chunks = text_chunks(&data[l.start..], l.first_line, 4 << 20);
-    let parts = chunks
-        .par_iter()
-        .map(|c| {
-            let mut g = Gathered::new();
-            let text = std::str::from_utf8(c.text).map_err(|e| {
-                FormatError::at_line(c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64, "not text (invalid UTF-8)")
-            })?;
-            let mut vals: Vec<&str> = Vec::with_capacity(l.columns.max(8));
-            for (k, line) in text.split('\n').enumerate() {
-                let line_no = c.first_line + k as u64;
-                let line = line.trim();
-                if line.is_empty() || is_comment(line) {
-                    continue;
-                }
-                vals.clear();
-                split_into(line, l.sep, &mut vals);
-                if vals.len() == 1 && count_line(line).is_some() {
-                    continue; // a PTS count line (one per scan)
-                }
-                if vals.len() < l.min_cols {
-                    return Err(FormatError::at_line(line_no, format!("{} values, the layout needs {}", vals.len(), l.min_cols)));
-                }
-                let num = |i: usize| -> Result<f64, FormatError> {
-                    let t = vals[i];
-                    t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
-                };
-                let xyz = [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?];
-                let mut rgba = [0, 0, 0, 255];
-                if let Some((c, scale)) = l.rgb {
-                    for k in 0..3 {
-                        let v = num(c[k])?;
-                        rgba[k] = match scale {
-                            ColorScale::Byte => v.round().clamp(0.0, 255.0) as u8,
-                            ColorScale::Unit => color_from_unit(v),
-                            ColorScale::Word => (v.clamp(0.0, 65535.0) as u32 >> 8) as u8,
-                        };
-                    }
-                }
-                let inten = l.intensity.map(num).transpose()?.map(|v| v as f32);
-                let class = l.class.map(num).transpose()?.map(|v| v.clamp(0.0, 255.0) as u8);
-                g.push(xyz, rgba, inten, class, &origin);
+    Ok(TextSource { data, pts, l, chunks })
+}
+
+impl ChunkSource for TextSource<'_> {
+    fn jobs(&self) -> usize {
+        self.chunks.len()
+    }
+
+    fn job_points(&self, job: usize) -> u64 {
+        memchr::memchr_iter(b'\n', self.chunks[job].text).count() as u64 + 1
+    }
+
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        let at = self.chunks[job].text.as_ptr() as usize - self.data.as_ptr() as usize;
+        Some(at..at + self.chunks[job].text.len())
+    }
+
+    fn reserve_points(&self) -> u64 {
+        // About as many as the first line's length says (each line is at least 6 bytes: "x y z\n").
+        let data = &self.data[self.l.start..];
+        let first_len = data.iter().position(|&c| c == b'\n').unwrap_or(data.len()) + 1;
+        (data.len() / first_len.max(6)) as u64
+    }
+
+    fn columns(&self) -> Columns {
+        Columns { intensity: self.l.intensity.is_some(), classification: self.l.class.is_some() }
+    }
+
+    fn has_rgb(&self) -> bool {
+        self.l.rgb.is_some()
+    }
+
+    fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+        let (c, l) = (&self.chunks[job], &self.l);
+        let text = std::str::from_utf8(c.text).map_err(|e| {
+            FormatError::at_line(c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64, "not text (invalid UTF-8)")
+        })?;
+        let mut vals: Vec<&str> = Vec::with_capacity(l.columns.max(8));
+        for (k, line) in text.split('\n').enumerate() {
+            let line_no = c.first_line + k as u64;
+            let line = line.trim();
+            if line.is_empty() || is_comment(line) {
+                continue;
             }
-            opts.progress.inc(g.points.len() as u64 + g.nonfinite);
-            Ok(g)
-        })
-        .collect::<Result<Vec<_>, FormatError>>()?;
-    let mut d = super::ply::gathered(Gathered::concat(parts), cols);
-    d.has_rgb = l.rgb.is_some();
-    let sep = match l.sep {
-        Sep::Comma => "comma",
-        Sep::Semicolon => "semicolon",
-        Sep::Space => "whitespace",
-    };
-    let col_name = |i: usize| -> String {
-        if let Some(n) = l.names.as_ref().and_then(|n| n.get(i)) {
-            return n.clone();
-        }
-        if l.xyz.contains(&i) {
-            ["x", "y", "z"][l.xyz.iter().position(|&c| c == i).unwrap_or(0)].into()
-        } else if let Some(k) = l.rgb.and_then(|c| c.0.iter().position(|&c| c == i)) {
-            ["r", "g", "b"][k].into()
-        } else if l.intensity == Some(i) {
-            "intensity".into()
-        } else if l.class == Some(i) {
-            "classification".into()
-        } else {
-            "(skipped)".into()
-        }
-    };
-    let mut attributes = vec!["xyz".to_string()];
-    if let Some((_, s)) = l.rgb {
-        attributes.push(format!(
-            "rgb ({})",
-            match s {
-                ColorScale::Byte => "0-255",
-                ColorScale::Unit => "0-1",
-                ColorScale::Word => "0-65535",
+            vals.clear();
+            split_into(line, l.sep, &mut vals);
+            if vals.len() == 1 && count_line(line).is_some() {
+                continue; // a PTS count line (one per scan)
             }
-        ));
+            if vals.len() != l.columns {
+                return Err(FormatError::at_line(
+                    line_no,
+                    format!("{} values, but the file's lines have {} (line {} has)", vals.len(), l.columns, l.first_line),
+                ));
+            }
+            let num = |i: usize| -> Result<f64, FormatError> {
+                let t = vals[i];
+                t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
+            };
+            let mut r = Rec { xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?], rgba: [0, 0, 0, 255], ..Default::default() };
+            if let Some((c, scale)) = l.rgb {
+                let mut wide = [0u16; 3];
+                for k in 0..3 {
+                    let v = num(c[k])?;
+                    (r.rgba[k], wide[k]) = match scale {
+                        ColorScale::Byte => (v.round().clamp(0.0, 255.0) as u8, v.round().clamp(0.0, 255.0) as u16 * 257),
+                        ColorScale::Unit => (color_from_unit(v), (v * 65535.0).round().clamp(0.0, 65535.0) as u16),
+                        ColorScale::Word => ((v.clamp(0.0, 65535.0) as u32 >> 8) as u8, v.round().clamp(0.0, 65535.0) as u16),
+                    };
+                }
+                r.rgb16 = Some(wide);
+            }
+            r.intensity = l.intensity.map(num).transpose()?.map(|v| v as f32).unwrap_or(0.0);
+            r.class = l.class.map(num).transpose()?.map(|v| v.clamp(0.0, 255.0) as u8).unwrap_or(0);
+            out.push_rec(&r, origin);
+        }
+        Ok(())
     }
-    if l.intensity.is_some() {
-        attributes.push("intensity".into());
+
+    fn info(&self) -> FileInfo {
+        let (l, pts) = (&self.l, self.pts);
+        let sep = match l.sep {
+            Sep::Comma => "comma",
+            Sep::Semicolon => "semicolon",
+            Sep::Space => "whitespace",
+        };
+        let col_name = |i: usize| -> String {
+            if let Some(n) = l.names.as_ref().and_then(|n| n.get(i)) {
+                return n.clone();
+            }
+            if l.xyz.contains(&i) {
+                ["x", "y", "z"][l.xyz.iter().position(|&c| c == i).unwrap_or(0)].into()
+            } else if let Some(k) = l.rgb.and_then(|c| c.0.iter().position(|&c| c == i)) {
+                ["r", "g", "b"][k].into()
+            } else if l.intensity == Some(i) {
+                "intensity".into()
+            } else if l.class == Some(i) {
+                "classification".into()
+            } else {
+                "(skipped)".into()
+            }
+        };
+        let mut attributes = vec!["xyz".to_string()];
+        if let Some((_, s)) = l.rgb {
+            attributes.push(format!(
+                "rgb ({})",
+                match s {
+                    ColorScale::Byte => "0-255",
+                    ColorScale::Unit => "0-1",
+                    ColorScale::Word => "0-65535",
+                }
+            ));
+        }
+        if l.intensity.is_some() {
+            attributes.push("intensity".into());
+        }
+        if l.class.is_some() {
+            attributes.push("classification".into());
+        }
+        let used = |i: usize| l.xyz.contains(&i) || l.rgb.is_some_and(|c| c.0.contains(&i)) || l.intensity == Some(i) || l.class == Some(i);
+        FileInfo {
+            variant: format!(
+                "{}{sep}-separated, columns: {}",
+                if pts { "PTS, " } else { "" },
+                (0..l.columns).map(col_name).collect::<Vec<_>>().join(" ")
+            ),
+            declared_points: l.declared,
+            attributes,
+            skipped: (0..l.columns).filter(|&i| !used(i)).map(|i| format!("column {}", i + 1)).collect(),
+            header_bounds: None,
+            notes: if l.first_line > 1 { vec![format!("data starts on line {}", l.first_line)] } else { vec![] },
+        }
     }
-    if l.class.is_some() {
-        attributes.push("classification".into());
+
+    fn estimate(&self) -> Option<DBounds> {
+        estimate(self.data, self.pts)
     }
-    let used = |i: usize| l.xyz.contains(&i) || l.rgb.is_some_and(|c| c.0.contains(&i)) || l.intensity == Some(i) || l.class == Some(i);
-    d.info = FileInfo {
-        variant: format!(
-            "{}{sep}-separated, columns: {}",
-            if pts { "PTS, " } else { "" },
-            (0..l.columns).map(col_name).collect::<Vec<_>>().join(" ")
-        ),
-        declared_points: l.declared,
-        attributes,
-        skipped: (0..l.columns).filter(|&i| !used(i)).map(|i| format!("column {}", i + 1)).collect(),
-        header_bounds: None,
-        notes: if l.first_line > 1 { vec![format!("data starts on line {}", l.first_line)] } else { vec![] },
-    };
-    Ok(d)
 }
 
 #[cfg(test)]
@@ -410,7 +465,7 @@ mod tests {
         let e = rd("1 2 3\n4 5 6\n7 x 9\n", false).unwrap_err();
         assert_eq!(e, FormatError::at_line(3, "'x' is not a number (column 2)"));
         let e = rd("1 2 3\n4 5\n", false).unwrap_err();
-        assert_eq!(e, FormatError::at_line(2, "2 values, the layout needs 3"));
+        assert_eq!(e, FormatError::at_line(2, "2 values, but the file's lines have 3 (line 1 has)"));
         assert!(rd("hello\nworld\n", false).is_err());
         let d = rd("1 2 3\nnan 0 0\n4 5 inf\n", false).unwrap();
         assert_eq!((d.points.len(), d.nonfinite), (1, 2));

@@ -69,12 +69,12 @@ with_fma! {
         match words {
             Some(words) => {
                 for (j, &w) in words.iter().enumerate() {
-                    vis_point(f, dequantize_pos(batch, w), (first + j) as u32, vis);
+                    vis_point(f, dequantize_pos(batch, w), (first + j) as u64, vis);
                 }
             }
             None => {
                 for (j, &p) in positions.iter().enumerate() {
-                    vis_point(f, p, (first + j) as u32, vis);
+                    vis_point(f, p, (first + j) as u64, vis);
                 }
             }
         }
@@ -83,10 +83,8 @@ with_fma! {
 
 /// Draws the batches of `list` (the kernel's `pcv_raster_list`, or with `draw_quantized`
 /// `pcv_raster_list_quant`: each batch drawn from its 10-bit words where [`batch_quantized_ok`]
-/// allows). Returns how many batches that bound accepted (counted as quantized: the kernel's exact mode
-/// tests their points with the words and reads full precision only for points that may win, which
-/// leaves the same buffer as drawing them at full precision, as this twin does) and how many it did
-/// not.
+/// allows). Returns how many batches that bound accepts (counted as quantized in both modes, as the
+/// kernels count them; only the quant mode reads their words) and how many it does not.
 pub fn raster_list(
     f: &FrameUniforms,
     batches: &[Batch],

@@ -11,7 +11,7 @@ use super::simd::with_fma;
 use super::vis::vis_point;
 use crate::cloud::{Bounds, Point};
 use crate::render::external::ColorKind;
-use crate::render::gpu_data::FrameUniforms;
+use crate::render::gpu_data::{word_depth, word_payload, FrameUniforms};
 use glam::Vec3;
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
@@ -99,7 +99,7 @@ pub fn ext_color(c: &HostColors, i: u64) -> u32 {
 /// The `vis` pass over strided positions (`pcv_vis_strided`).
 pub fn vis_strided(f: &FrameUniforms, positions: &Strided, num_points: u64, vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    assert!(num_points < super::vis::EMPTY_INDEX as u64, "point indices must fit below 2^32 - 1");
+    assert!(num_points < super::vis::EMPTY_INDEX, "point indices must fit below 2^34 - 1");
     let chunks = num_points.div_ceil(CHUNK_POINTS as u64);
     (0..chunks).into_par_iter().for_each(|c| {
         let start = c * CHUNK_POINTS as u64;
@@ -110,7 +110,7 @@ pub fn vis_strided(f: &FrameUniforms, positions: &Strided, num_points: u64, vis:
 with_fma! {
     fn vis_strided_chunk(f: &FrameUniforms, positions: &Strided, start: u64, end: u64, vis: &[AtomicU64]) {
         for i in start..end {
-            vis_point(f, positions.position(i), i as u32, vis);
+            vis_point(f, positions.position(i), i, vis);
         }
     }
 }
@@ -122,8 +122,8 @@ pub fn ext_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &HostColors, co
     color.par_chunks_mut(w).zip(vis.par_chunks(w)).enumerate().for_each(|(y, (crow, vrow))| {
         let bg = super::post::background(f, y as u32);
         for (c, v) in crow.iter_mut().zip(vrow) {
-            let idx = v.load(std::sync::atomic::Ordering::Relaxed) as u32;
-            *c = if idx == super::vis::EMPTY_INDEX { bg } else { ext_color(colors, idx as u64) };
+            let idx = word_payload(v.load(std::sync::atomic::Ordering::Relaxed));
+            *c = if idx == super::vis::EMPTY_INDEX { bg } else { ext_color(colors, idx) };
         }
     });
 }
@@ -182,9 +182,9 @@ pub fn bounds_from_keys(k: &[u32; 6]) -> Bounds {
     }
 }
 
-/// Word `i * stride` of `depth` into `out[i]` (`pcv_depth_out`).
-pub fn depth_out(depth: &[u32], stride: usize, out: &mut [u32]) {
-    out.par_iter_mut().enumerate().for_each(|(i, o)| *o = depth[i * stride]);
+/// The depth bits of each visibility word into `out` (`pcv_depth_out` on a visibility buffer).
+pub fn depth_out(vis: &[AtomicU64], out: &mut [u32]) {
+    out.par_iter_mut().zip(vis).for_each(|(o, v)| *o = word_depth(v.load(std::sync::atomic::Ordering::Relaxed)));
 }
 
 /// The cloud's 16-byte records of host arrays: positions and each point's colour as the resolve reads it.

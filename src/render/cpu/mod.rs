@@ -29,7 +29,7 @@ pub mod vis;
 use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::render::gpu_data::HzbParams;
+use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use glam::Mat4;
@@ -109,10 +109,10 @@ impl CpuRasterizer {
     /// The batched modes' data for the uploaded points (made on first use).
     pub fn prepared(&mut self) -> Result<Arc<preprocess::Prepared>, RenderError> {
         let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
-        if points.len() >= vis::EMPTY_INDEX as usize {
+        if points.len() as u64 >= vis::EMPTY_INDEX {
             return Err(RenderError::ModeUnavailable {
                 mode: "batched",
-                reason: format!("{} points: the visibility buffer indexes fewer than 2^32 - 1", points.len()),
+                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", points.len()),
             });
         }
         if self.prepared.is_none() {
@@ -215,7 +215,7 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Hzb => {
                     self.hzb.resize(hzb_params.total as usize, 0);
                     let vis = &self.vis;
-                    let depth = |i: usize| (vis[i].load(Ordering::Relaxed) >> 32) as u32;
+                    let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
                     hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
                 }
                 Pass::Draw2 => {
@@ -248,7 +248,7 @@ impl Rasterizer for CpuRasterizer {
                         edl::edl(&u, |i| depth[i].load(Ordering::Relaxed), color);
                     } else {
                         let vis = &self.vis;
-                        edl::edl(&u, |i| (vis[i].load(Ordering::Relaxed) >> 32) as u32, color);
+                        edl::edl(&u, |i| word_depth(vis[i].load(Ordering::Relaxed)), color);
                     }
                 }
             }
@@ -275,17 +275,17 @@ impl Rasterizer for CpuRasterizer {
             let at = y as usize * w + x as usize;
             Ok::<_, RenderError>(match last.holds {
                 Final::Depth => {
-                    self.depth[at..at + len].iter().map(|d| (d.load(Ordering::Relaxed) as u64) << 32).collect()
+                    self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
                 }
                 _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
             })
         })?;
-        let Some((pixel, word)) = nearest_in_window(&win) else {
+        let Some((pixel, w)) = nearest_in_window(&win) else {
             return Ok(None);
         };
-        let depth = f32::from_bits((word >> 32) as u32);
+        let depth = f32::from_bits(word_depth(w));
         if last.holds == Final::VisIndex {
-            let index = word as u32 as usize;
+            let index = word_payload(w) as usize;
             let p = self.prepared.as_ref().and_then(|p| p.positions.get(index).copied());
             if let Some(pos) = p {
                 let original = self.order.as_ref().map_or(index as u64, |o| o[index] as u64);

@@ -1,18 +1,18 @@
 //! Packed single pass, the CPU twin of `kernels/packed.cu`: one 64-bit atomic min per point of
-//! (depth bits << 32 | RGBA8) into a visibility buffer, then a resolve that keeps the low 32 bits. The
+//! the word (depth bits, RGBA8) into a visibility buffer, then a resolve that keeps the low 32 bits. The
 //! nearest point wins as in the three-pass reference; at an exact depth tie the smaller color word wins.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::project::{project_batch, BATCH, DROPPED};
 use super::simd::with_fma;
-use crate::render::gpu_data::{FrameUniforms, Point};
+use crate::render::gpu_data::{word, word_payload, FrameUniforms, Point};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
     let w = f.width.max(1) as usize;
     vis.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-        let v = (FAR_DEPTH_BITS as u64) << 32 | super::post::background(f, y as u32) as u64;
+        let v = word(FAR_DEPTH_BITS, super::post::background(f, y as u32) as u64);
         row.iter_mut().for_each(|c| *c.get_mut() = v);
     });
 }
@@ -29,7 +29,7 @@ with_fma! {
             project_batch(f, batch, &mut index, &mut bits);
             for ((&i, &d), p) in index.iter().zip(&bits).zip(batch) {
                 if i != DROPPED {
-                    let v = (d as u64) << 32 | p.color_word() as u64;
+                    let v = word(d, p.color_word() as u64);
                     let cell = &vis[i as usize];
                     if v < cell.load(Ordering::Relaxed) {
                         cell.fetch_min(v, Ordering::Relaxed);
@@ -42,5 +42,5 @@ with_fma! {
 
 pub fn packed_resolve(vis: &[AtomicU64], color: &mut [u32]) {
     assert_eq!(vis.len(), color.len(), "buffer sizes");
-    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| *c = v.load(Ordering::Relaxed) as u32);
+    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| *c = word_payload(v.load(Ordering::Relaxed)) as u32);
 }

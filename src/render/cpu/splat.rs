@@ -1,12 +1,12 @@
 //! Point size as a post pass, the CPU twin of `kernels/splat.cu`: each pixel takes the nearest point
 //! whose disk covers it among the visible points within the window radius, as an integer min of 64-bit
-//! visibility words (depth bits << 32 | payload), or keeps its own word where no point covers it.
+//! visibility words ([`word`]: depth bits, payload), or keeps its own word where no point covers it.
 //!
 //! A point at pixel q covers pixel p when 4 · |p − q|² ≤ N² for a fixed size N, or (adaptive) when
 //! p = q or 4 · |p − q|² ≤ diameter², diameter = `adaptive_px_at_1m` / view distance — the kernel's
 //! float operations, in its order, so both backends pick the same word.
 use super::post::{view_distance, FAR_DEPTH_BITS};
-use crate::render::gpu_data::{PostUniforms, SPLAT_MAX_RADIUS};
+use crate::render::gpu_data::{word_depth, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,7 +21,7 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
         (0..w * h)
             .into_par_iter()
             .map(|i| {
-                let d = (word(i) >> 32) as u32;
+                let d = word_depth(word(i));
                 let dm = if d < FAR_DEPTH_BITS { u.adaptive_px_at_1m / view_distance(u, d) } else { 0.0 };
                 dm * dm
             })
@@ -44,7 +44,7 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
                     }
                     let k = ny as usize * w + nx as usize;
                     let v = word(k);
-                    if (v >> 32) as u32 >= FAR_DEPTH_BITS {
+                    if word_depth(v) >= FAR_DEPTH_BITS {
                         continue;
                     }
                     let q = 4 * (dx * dx + dy * dy);
@@ -59,9 +59,9 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
     });
 }
 
-/// The reference mode's separate buffers as visibility words (depth bits << 32 | colour).
+/// The reference mode's separate buffers as visibility words (depth bits, colour).
 pub fn reference_word(depth: &[std::sync::atomic::AtomicU32], color: &[u32], i: usize) -> u64 {
-    (depth[i].load(Ordering::Relaxed) as u64) << 32 | color[i] as u64
+    crate::render::gpu_data::word(depth[i].load(Ordering::Relaxed), color[i] as u64)
 }
 
 #[cfg(test)]
@@ -69,7 +69,7 @@ mod tests {
     use super::*;
     use crate::render::look::{Look, PointSize};
 
-    const EMPTY: u64 = (FAR_DEPTH_BITS as u64) << 32 | 0xffff_ffff;
+    const EMPTY: u64 = crate::render::gpu_data::word(FAR_DEPTH_BITS, 0xffff_ffff);
 
     fn uniforms(size: PointSize, w: u32, h: u32, spacing_m: f32) -> PostUniforms {
         let look = Look { point_size: size, ..Look::PLAIN };
@@ -89,11 +89,11 @@ mod tests {
         let mut best = vec![u64::MAX; words.len()];
         let r = u.splat_radius_px as i32;
         for (q, &v) in words.iter().enumerate() {
-            if (v >> 32) as u32 >= FAR_DEPTH_BITS {
+            if word_depth(v) >= FAR_DEPTH_BITS {
                 continue;
             }
             let diam = if u.splat_diameter_px == 0 {
-                u.adaptive_px_at_1m / super::super::post::view_distance(u, (v >> 32) as u32)
+                u.adaptive_px_at_1m / super::super::post::view_distance(u, word_depth(v))
             } else {
                 u.splat_diameter_px as f32
             };
@@ -126,7 +126,7 @@ mod tests {
                     return EMPTY;
                 }
                 let w_m = 0.5 + ((s >> 20) % 1000) as f32 * 0.05;
-                (depth_at(w_m) as u64) << 32 | i as u64
+                crate::render::gpu_data::word(depth_at(w_m), i as u64)
             })
             .collect()
     }
@@ -158,8 +158,8 @@ mod tests {
         assert_eq!(run(&u, &words), scatter(&u, &words));
         // One near point covers a wide disk; one far point stays a pixel.
         let mut one = vec![EMPTY; 64 * 48];
-        one[24 * 64 + 20] = (depth_at(0.6) as u64) << 32 | 1;
-        one[24 * 64 + 50] = (depth_at(90.0) as u64) << 32 | 2;
+        one[24 * 64 + 20] = crate::render::gpu_data::word(depth_at(0.6), 1);
+        one[24 * 64 + 50] = crate::render::gpu_data::word(depth_at(90.0), 2);
         let out = run(&u, &one);
         let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
         assert!(covered(1) > 20, "near point covers {} px", covered(1));
@@ -169,9 +169,9 @@ mod tests {
     #[test]
     fn nearest_wins_and_empty_pixels_keep_their_word() {
         let u = uniforms(PointSize::Fixed(3), 5, 5, 0.0);
-        let mut words: Vec<u64> = (0..25).map(|i| (FAR_DEPTH_BITS as u64) << 32 | (1000 + i)).collect();
-        words[6] = (depth_at(5.0) as u64) << 32 | 7; // (1, 1), farther
-        words[8] = (depth_at(2.0) as u64) << 32 | 9; // (3, 1), nearer
+        let mut words: Vec<u64> = (0..25).map(|i| crate::render::gpu_data::word(FAR_DEPTH_BITS, 1000 + i)).collect();
+        words[6] = crate::render::gpu_data::word(depth_at(5.0), 7); // (1, 1), farther
+        words[8] = crate::render::gpu_data::word(depth_at(2.0), 9); // (3, 1), nearer
         let out = run(&u, &words);
         assert_eq!(out[7], words[8], "between the two, the nearer point wins");
         assert_eq!(out[5], words[6]);

@@ -1,5 +1,5 @@
-//! Visibility-buffer mode, the CPU twin of `kernels/vis.cu`: one 64-bit atomic min per point of
-//! (depth bits << 32 | point index), reading positions only, then a resolve that reads the color of
+//! Visibility-buffer mode, the CPU twin of `kernels/vis.cu`: one 64-bit atomic min per point of the word
+//! (depth bits, point index) ([`word`]), reading positions only, then a resolve that reads the color of
 //! each pixel's visible point. The nearest point wins; at an exact depth tie the smaller index wins,
 //! so the result does not depend on the order the threads run in. [`vis_disk`] is the same pass with
 //! point size: each point writes its whole disk (the other way to point size than the splat post pass).
@@ -8,23 +8,23 @@ use super::depth::CHUNK_POINTS;
 use super::project::project;
 use super::post::view_distance;
 use super::simd::with_fma;
-use crate::render::gpu_data::{FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
+use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The index that marks a pixel no point reached.
-pub const EMPTY_INDEX: u32 = u32::MAX;
+/// The payload that marks a pixel no point reached.
+pub use crate::render::gpu_data::EMPTY_PAYLOAD as EMPTY_INDEX;
 
 pub fn vis_clear(vis: &mut [AtomicU64]) {
-    let v = (FAR_DEPTH_BITS as u64) << 32 | EMPTY_INDEX as u64;
+    let v = word(FAR_DEPTH_BITS, EMPTY_INDEX);
     vis.par_iter_mut().for_each(|c| *c.get_mut() = v);
 }
 
 /// The atomic min of one projected point (with the early depth test).
 #[inline(always)]
-pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u32, vis: &[AtomicU64]) {
+pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u64, vis: &[AtomicU64]) {
     if let Some(p) = project(f, pos) {
-        let v = (p.depth_bits as u64) << 32 | index as u64;
+        let v = word(p.depth_bits, index);
         let cell = &vis[p.index(f.width)];
         if v < cell.load(Ordering::Relaxed) {
             cell.fetch_min(v, Ordering::Relaxed);
@@ -34,14 +34,14 @@ pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u32, vis: &[AtomicU64]
 
 pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
+    assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
     positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_chunk(f, chunk, c * CHUNK_POINTS, vis));
 }
 
 with_fma! {
     fn vis_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], base: usize, vis: &[AtomicU64]) {
         for (j, &p) in chunk.iter().enumerate() {
-            vis_point(f, p, (base + j) as u32, vis);
+            vis_point(f, p, (base + j) as u64, vis);
         }
     }
 }
@@ -52,7 +52,7 @@ pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: 
     color.par_chunks_mut(w).zip(vis.par_chunks(w)).enumerate().for_each(|(y, (crow, vrow))| {
         let bg = super::post::background(f, y as u32);
         for (c, v) in crow.iter_mut().zip(vrow) {
-            let idx = v.load(Ordering::Relaxed) as u32;
+            let idx = word_payload(v.load(Ordering::Relaxed));
             *c = if idx == EMPTY_INDEX { bg } else { colors[idx as usize] };
         }
     });
@@ -63,7 +63,7 @@ pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: 
 /// coverage rule ([`super::splat`]).
 pub fn vis_disk(f: &FrameUniforms, u: &PostUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    assert!(positions.len() < EMPTY_INDEX as usize, "point indices must fit below 2^32 - 1");
+    assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
     positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_disk_chunk(f, u, chunk, c * CHUNK_POINTS, vis));
 }
 
@@ -73,7 +73,7 @@ with_fma! {
         let n2 = (u.splat_diameter_px * u.splat_diameter_px) as i32;
         for (j, &pos) in chunk.iter().enumerate() {
             let Some(p) = project(f, pos) else { continue };
-            let v = (p.depth_bits as u64) << 32 | (base + j) as u64;
+            let v = word(p.depth_bits, (base + j) as u64);
             let dm2 = if u.splat_diameter_px == 0 && p.depth_bits < FAR_DEPTH_BITS {
                 let dm = u.adaptive_px_at_1m / view_distance(u, p.depth_bits);
                 dm * dm
@@ -106,5 +106,5 @@ with_fma! {
 
 /// The depth bits of a visibility buffer (the high 32 bits of each word).
 pub fn vis_depth_bits(vis: &[AtomicU64]) -> Vec<u32> {
-    vis.iter().map(|v| (v.load(Ordering::Relaxed) >> 32) as u32).collect()
+    vis.iter().map(|v| word_depth(v.load(Ordering::Relaxed))).collect()
 }

@@ -1,6 +1,7 @@
 //! The driver, the device and the context: everything that can fail before a kernel exists.
 //!
-//! How it works: [`open`] asks, in order, whether libcuda can be loaded at all
+//! How it works: [`open`] asks, in order, whether the driver's library (libcuda.so.1, nvcuda.dll on
+//! Windows: [`platform::CUDA_DRIVER_LIBRARY`]) can be loaded at all
 //! (`cudarc::driver::sys::is_culib_present`, which must come first: every other cudarc call panics
 //! without the library), whether `cuInit` succeeds, whether a device exists, and then retains device
 //! 0's primary context through cudarc's [`CudaContext`]. Each failure becomes the [`RenderError`] that
@@ -9,6 +10,7 @@
 //!
 //! [`cuda_error`] turns a driver error into [`RenderError::Cuda`] with the driver's name for it
 //! (`CUDA_ERROR_OUT_OF_MEMORY`) and its description.
+use crate::platform;
 use crate::render::RenderError;
 use cudarc::driver::result::DriverError;
 use cudarc::driver::{sys, CudaContext};
@@ -70,20 +72,21 @@ pub fn driver_version() -> Result<i32, RenderError> {
     Ok(v)
 }
 
-/// Whether libcuda can be loaded, as cudarc would load it.
+/// Whether the driver's library (libcuda / nvcuda.dll) can be loaded, as cudarc would load it.
 pub fn driver_present() -> bool {
-    // SAFETY: is_culib_present only tries `dlopen` on cudarc's candidate names and drops what it opened.
+    // SAFETY: is_culib_present only tries to load cudarc's candidate names (dlopen, or LoadLibraryExW on
+    // Windows) and drops what it opened.
     unsafe { sys::is_culib_present() }
 }
 
 /// Opens device 0: checks driver, device count and context, in that order.
 pub fn open() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
     if !driver_present() {
-        return Err(RenderError::NoDriver(
-            "libcuda.so (the NVIDIA driver's CUDA library) could not be loaded; install the NVIDIA driver, \
-             or put the directory holding libcuda.so.1 on LD_LIBRARY_PATH"
-                .into(),
-        ));
+        return Err(RenderError::NoDriver(format!(
+            "{} (the NVIDIA driver's CUDA library) could not be loaded; {}",
+            platform::CUDA_DRIVER_LIBRARY,
+            platform::CUDA_DRIVER_REMEDY
+        )));
     }
     match std::panic::catch_unwind(open_unchecked) {
         Ok(r) => r,
@@ -93,7 +96,7 @@ pub fn open() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
                 .cloned()
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(RenderError::NoDriver(format!("libcuda loaded, but using it failed: {what}")))
+            Err(RenderError::NoDriver(format!("{} loaded, but using it failed: {what}", platform::CUDA_DRIVER_LIBRARY)))
         }
     }
 }

@@ -203,7 +203,7 @@ impl CudaRasterizer {
         // frame_buffer, or a Device target checked above); `vis` and `vis_out` hold `n` u64 words; the
         // positions and colours are covered by this function's contract (`packed_ptr` is either the
         // caller's positions or the packed buffer of 3 floats a point made above), `num_points` is below
-        // 2^32 - 1 (ExternalPoints::new checks it), so every index in `vis` is a point of the arrays.
+        // 2^34 - 1 (ExternalPoints::new checks it), so every index in `vis` is a point of the arrays.
         for &pass in &plan {
             match pass {
                 Pass::Clear => unsafe { kernels::vis_clear(k, stream, f, vis_ptr) }?,
@@ -221,7 +221,7 @@ impl CudaRasterizer {
                     let a = &c.array;
                     kernels::ext_resolve(k, stream, f, vis_ptr, a.ptr, a.row_bytes, a.col_bytes, c.kind as u32, c.constant, color_ptr)
                 }?,
-                Pass::Edl => unsafe { kernels::edl(k, stream, u, vis_ptr + 4, 2, color_ptr) }?,
+                Pass::Edl => unsafe { kernels::edl_words(k, stream, u, vis_ptr, color_ptr) }?,
                 other => {
                     return Err(RenderError::ModeUnavailable { mode: "vis", reason: format!("pass {} on arrays", other.name()) })
                 }
@@ -287,15 +287,15 @@ impl CudaRasterizer {
             return Err(RenderError::TargetSize { got: len_px, width: last.width_px, height: last.height_px });
         }
         self.check_device_target(out, len_px)?;
-        let (src, stride) = match (last.holds, &self.vis, &self.depth) {
-            (Final::Depth, _, Some(d)) => (d.ptr(), 1),
-            (Final::VisColor | Final::VisIndex, Some(v), _) => (v.ptr() + 4, 2),
+        let (src, words) = match (last.holds, &self.vis, &self.depth) {
+            (Final::Depth, _, Some(d)) => (d.ptr(), 0),
+            (Final::VisColor | Final::VisIndex, Some(v), _) => (v.ptr(), 1),
             _ => return Err(RenderError::NotUploaded),
         };
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        // SAFETY: the last frame's buffer holds `n` words (depth) or `n` u64 words (visibility), read at
-        // `stride`; `out` holds `len_px == n` words (checked against its allocation above).
-        unsafe { kernels::depth_out(&self.kernels, &self.stream, n as u64, src, stride, out) }?;
+        // SAFETY: the last frame's buffer holds `n` u32 words (depth, `words` 0) or `n` u64 words
+        // (visibility, `words` 1); `out` holds `len_px == n` words (checked against its allocation above).
+        unsafe { kernels::depth_out(&self.kernels, &self.stream, n as u64, src, words, out) }?;
         self.stream.synchronize().map_err(cuda_error("pcv_depth_out"))
     }
 }

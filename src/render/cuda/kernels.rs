@@ -134,9 +134,9 @@ kernels! {
     /// As `depth`, and `color` holds `f.width * f.height` words.
     Color color = "color"::"pcv_color"(f: FrameUniforms, points: Ptr, num_points: u64, depth: Ptr, color: Ptr)
         grid per_item(num_points);
-    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`) and
-    /// `points` room for `s.num_points` points.
-    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr) grid per_item(s.num_points);
+    /// `cylinders` holds `s.num_cylinders` cylinders (at least one when `s.num_points > 0`), `points` room
+    /// for `count` points, and `first + count <= s.num_points`.
+    Scene scene = "scene"::"pcv_scene"(s: SceneParams, cylinders: Ptr, points: Ptr, first: u64, count: u64) grid per_item(count);
     /// `vis` holds `f.width * f.height` u64 words.
     PackedClear packed_clear = "packed"::"pcv_packed_clear"(f: FrameUniforms, vis: Ptr) grid per_item(f.width as u64 * f.height as u64);
     /// `points` holds `num_points` points and `vis` `f.width * f.height` u64 words, both sides non-zero.
@@ -192,9 +192,9 @@ kernels! {
     RasterListQuant raster_list_quant = "culled"::"pcv_raster_list_quant"(
         f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
-    /// `depth` holds `width * height * stride` u32 words (stride 1 or 2) and `hzb` `h.total` words, `h`
-    /// being the pyramid of a `width × height` frame.
-    HzbTiles hzb_tiles = "hzb"::"pcv_hzb_tiles"(h: HzbParams, width: u32, height: u32, depth: Ptr, stride: u32, hzb: Ptr)
+    /// `words` holds `width * height` u64 words and `hzb` `h.total` words, `h` being the pyramid of a
+    /// `width × height` frame.
+    HzbTiles hzb_tiles = "hzb"::"pcv_hzb_tiles"(h: HzbParams, width: u32, height: u32, words: Ptr, hzb: Ptr)
         grid per_tile((width, height));
     /// `hzb` holds `h.total` words whose level 0 is built.
     HzbUp hzb_up = "hzb"::"pcv_hzb_up"(h: HzbParams, hzb: Ptr) grid single(());
@@ -202,16 +202,18 @@ kernels! {
     Splat splat = "splat"::"pcv_splat"(u: PostUniforms, vis: Ptr, out: Ptr) grid per_tile((u.width, u.height));
     /// `depth` and `color` hold `u.width * u.height` u32 words, `out` as many u64 words (not overlapping).
     SplatRef splat_ref = "splat"::"pcv_splat_ref"(u: PostUniforms, depth: Ptr, color: Ptr, out: Ptr) grid per_tile((u.width, u.height));
-    /// `depth` holds `u.width * u.height * stride` u32 words (stride 1 or 2) and `color`
-    /// `u.width * u.height` words.
-    Edl edl = "edl"::"pcv_edl"(u: PostUniforms, depth: Ptr, stride: u32, color: Ptr) grid per_item(u.width as u64 * u.height as u64);
+    /// `depth` and `color` hold `u.width * u.height` u32 words.
+    Edl edl = "edl"::"pcv_edl"(u: PostUniforms, depth: Ptr, color: Ptr) grid per_item(u.width as u64 * u.height as u64);
+    /// `words` holds `u.width * u.height` u64 words and `color` as many u32 words.
+    EdlWords edl_words = "edl"::"pcv_edl_words"(u: PostUniforms, words: Ptr, color: Ptr)
+        grid per_item(u.width as u64 * u.height as u64);
     /// Point `i < num_points`'s coordinates are the f32 at `positions + i * row + k * col`, k < 3, all inside
-    /// readable device memory (4-byte aligned), with `num_points < 2^32 - 1`; `vis` holds `f.width * f.height`
+    /// readable device memory (4-byte aligned), with `num_points < 2^34 - 1`; `vis` holds `f.width * f.height`
     /// u64 words.
     VisStrided vis_strided = "external"::"pcv_vis_strided"(f: FrameUniforms, positions: Ptr, row: i64, col: i64, num_points: u64, vis: Ptr)
         grid per_item(num_points);
     /// `vis` and `color` hold `f.width * f.height` words each; for every index `i` in `vis` other than
-    /// 0xffffffff, colour `i` of format `kind` (`PCV_COLOR_*`) at `colors + i * row (+ c * col)` is readable
+    /// the empty payload, colour `i` of format `kind` (`PCV_COLOR_*`) at `colors + i * row (+ c * col)` is readable
     /// (nothing is read for `kind` 0, the constant).
     ExtResolve ext_resolve = "external"::"pcv_ext_resolve"(
         f: FrameUniforms, vis: Ptr, colors: Ptr, row: i64, col: i64, kind: u32, constant: u32, color: Ptr
@@ -222,6 +224,6 @@ kernels! {
     /// As `vis_strided` for `positions`, and `keys` holds 6 words. The kernel reduces over exactly 256 threads.
     ExtBounds ext_bounds = "external"::"pcv_ext_bounds"(num_points: u64, positions: Ptr, row: i64, col: i64, keys: Ptr)
         grid per_item(num_points);
-    /// `depth` holds `num_pixels * stride` words (from its pointer) and `out` `num_pixels` words.
-    DepthOut depth_out = "external"::"pcv_depth_out"(num_pixels: u64, depth: Ptr, stride: u32, out: Ptr) grid per_item(num_pixels);
+    /// `depth` holds `num_pixels` u32 words (`words` 0) or u64 words (`words` 1) and `out` `num_pixels` u32 words.
+    DepthOut depth_out = "external"::"pcv_depth_out"(num_pixels: u64, depth: Ptr, words: u32, out: Ptr) grid per_item(num_pixels);
 }

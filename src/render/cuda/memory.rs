@@ -52,6 +52,11 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
         self.len == 0
     }
 
+    /// Keeps the first `len` elements (the allocation stays as it is until the buffer drops).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     pub fn num_bytes(&self) -> u64 {
         (self.len * std::mem::size_of::<T>()) as u64
     }

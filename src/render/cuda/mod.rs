@@ -28,6 +28,7 @@ pub mod memory;
 pub mod modules;
 pub mod preprocess;
 pub mod timing;
+pub mod stream_upload;
 pub mod upload;
 
 pub use context::DeviceInfo;
@@ -38,9 +39,9 @@ use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::{counter, Batch, HzbParams, Point};
+use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
 use preprocess::DevicePrepared;
-use context::cuda_error;
+use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
 use modules::{KernelTable, Module};
@@ -90,6 +91,8 @@ pub struct CudaRasterizer {
     counters: DeviceBuffer<u32>,
     /// Events around the passes of a frame.
     timer: PassTimer,
+    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept); 0 otherwise.
+    prepared_points: u64,
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
@@ -120,6 +123,7 @@ impl CudaRasterizer {
             color: None,
             counters,
             timer,
+            prepared_points: 0,
             last: None,
             external: Default::default(),
             kernels,
@@ -130,6 +134,24 @@ impl CudaRasterizer {
     }
 
     /// The device's name, e.g. "NVIDIA H200".
+    /// What this device can take for a streamed load: the points that fit its free memory with the
+    /// upload's peak (the points, then preprocessing's sorted copy and the batched modes' buffers).
+    /// `PCV_DEVICE_BUDGET_MB` caps the free memory it counts (to try the refusal of clouds that do not
+    /// fit on a large device).
+    pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
+        let (mut free_bytes, _) = mem_info(&self.ctx)?;
+        if let Some(mb) = std::env::var("PCV_DEVICE_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
+            free_bytes = free_bytes.min(mb << 20);
+        }
+        let bytes_per_point = upload::PEAK_BYTES_PER_POINT;
+        Ok(crate::cloud::device::Capacity {
+            points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / bytes_per_point,
+            bytes_per_point,
+            free_bytes,
+            device: self.info.name.clone(),
+        })
+    }
+
     pub fn device_name(&self) -> String {
         self.info.name.clone()
     }
@@ -155,6 +177,29 @@ impl CudaRasterizer {
         &self.stream
     }
 
+    /// Makes the built-in scene `cloud` on the device and prepares it `chunk_points` points at a time
+    /// ([`preprocess::preprocess_scene_chunked`]): what `upload` does for scenes too large to keep as
+    /// 16-byte points; public so that tests can run it on small scenes. Only the batched modes draw it.
+    pub fn upload_scene_in_chunks(&mut self, cloud: &PointCloud, chunk_points: u64) -> Result<(), RenderError> {
+        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+            context: "scene upload".into(),
+            message: "only a built-in scene is made a chunk at a time".into(),
+        })?;
+        // A bad request leaves what is uploaded as it was.
+        preprocess::check_chunk(chunk_points)?;
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.points = None;
+        self.external.shown = None;
+        self.prepared = Err("no points uploaded".into());
+        self.last = None;
+        let (prepared, ms) =
+            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, chunk_points)?;
+        self.prepared_points = spec.num_points;
+        self.prepared = Ok(prepared);
+        self.preprocess_ms = Some(ms);
+        Ok(())
+    }
+
     /// The uploaded points, copied back to the host.
     pub fn download_points(&self) -> Result<Vec<Point>, RenderError> {
         self.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
@@ -165,7 +210,7 @@ impl CudaRasterizer {
     pub fn depth_bits(&self) -> Result<Vec<u32>, RenderError> {
         match (self.last.map(|l| l.holds), &self.vis, &self.depth) {
             (Some(Final::VisColor | Final::VisIndex), Some(v), _) => {
-                Ok(v.to_vec(&self.stream)?.into_iter().map(|w| (w >> 32) as u32).collect())
+                Ok(v.to_vec(&self.stream)?.into_iter().map(word_depth).collect())
             }
             (Some(Final::Depth), _, Some(d)) => d.to_vec(&self.stream),
             _ => Ok(Vec::new()),
@@ -276,7 +321,24 @@ impl Rasterizer for CudaRasterizer {
         self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
         self.preprocess_ms = None;
-        let points = if cloud.is_lazy_scene() {
+        self.last = None;
+        self.prepared_points = 0;
+        // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
+        // prepared a chunk at a time (only the batched modes then draw it).
+        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
+            let (free_bytes, _) = context::mem_info(&self.ctx)?;
+            let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
+            if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
+                return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
+            }
+        }
+        let mut bounds = cloud.bounds;
+        let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            // Files streamed to the device: decoded on all cores, copied through pinned slots.
+            let points = stream_upload::upload_files(&self.ctx, files)?;
+            bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
+            points
+        } else if cloud.is_lazy_scene() {
             upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
         } else {
             upload::upload_host(&self.ctx, &self.stream, cloud)?
@@ -286,7 +348,7 @@ impl Rasterizer for CudaRasterizer {
             self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
             return Ok(());
         }
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &bounds)?;
         self.points = Some(done.points);
         self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
         self.prepared = done.prepared;
@@ -305,7 +367,17 @@ impl Rasterizer for CudaRasterizer {
         if self.external.shown.is_some() {
             return self.render_shown(frame, target);
         }
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
+        let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
+            (Some(p), _) => (p.len() as u64, p.ptr()),
+            (None, n) if n > 0 => (n, 0),
+            _ => return Err(RenderError::NotUploaded),
+        };
+        if points_ptr == 0 && !frame.mode.uses_batches() {
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: format!("the {num_points} points were prepared a chunk at a time and kept only as positions and colours: use vis, culled or quant"),
+            });
+        }
         let n = frame.num_pixels();
         if target.len_px() != n {
             return Err(RenderError::TargetSize {
@@ -323,8 +395,6 @@ impl Rasterizer for CudaRasterizer {
                 ),
             });
         }
-        let num_points = points.len() as u64;
-        let points_ptr = points.ptr();
         let plan = frame.passes();
         if frame.mode.uses_batches() {
             self.prepared_or_err(frame.mode)?;
@@ -400,8 +470,9 @@ impl Rasterizer for CudaRasterizer {
         // buffer in Reference mode; `vis` in every other mode and after a splat; `vis_out` when the plan
         // splats). `n == width * height` is non-zero and below 2^32, so the kernels' u32 pixel counts do
         // not wrap, and every pixel a point pass computes is clamped into the frame. `points_ptr` holds
-        // `num_points` points (the uploaded buffer's own length). The preprocessing made, for the
-        // `num_points` (< 2^32 - 1) uploaded points, 3 floats of position, one colour, one quantized word
+        // `num_points` points (the uploaded buffer's own length; the modes that read it were refused
+        // above when a chunked upload kept none). The preprocessing made, for the `num_points`
+        // (< 2^34 - 1) uploaded points, 3 floats of position, one colour, one quantized word
         // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them, so every
         // index a batched pass writes into `vis` is below the colours' length; `counters` holds 3 words.
         for &pass in &plan {
@@ -456,7 +527,7 @@ impl Rasterizer for CudaRasterizer {
                 }
                 Pass::Hzb => {
                     let (w, h) = (frame.width_px, frame.height_px);
-                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr + 4, 2, hzb_ptr) }?;
+                    unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr, hzb_ptr) }?;
                     unsafe { kernels::hzb_up(k, stream, hzb_params, hzb_ptr) }?;
                 }
                 Pass::Splat => {
@@ -478,10 +549,9 @@ impl Rasterizer for CudaRasterizer {
                     }
                     _ => unsafe { kernels::packed_resolve(k, stream, f, vis_ptr, color_ptr) }?,
                 },
-                // The visibility words' depth is their high half: the second u32 of each 8 bytes.
                 Pass::Edl => match holds {
-                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, 1, color_ptr) }?,
-                    _ => unsafe { kernels::edl(k, stream, u, vis_ptr + 4, 2, color_ptr) }?,
+                    Final::Depth => unsafe { kernels::edl(k, stream, u, depth_ptr, color_ptr) }?,
+                    _ => unsafe { kernels::edl_words(k, stream, u, vis_ptr, color_ptr) }?,
                 },
             }
             timer.mark(stream)?;
@@ -554,7 +624,7 @@ impl Rasterizer for CudaRasterizer {
                     Final::Depth => {
                         let mut row = vec![0u32; len];
                         depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                        Ok::<_, RenderError>(row.into_iter().map(|d| (d as u64) << 32).collect())
+                        Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
                     }
                     _ => {
                         let mut row = vec![0u64; len];
@@ -564,23 +634,25 @@ impl Rasterizer for CudaRasterizer {
                 }
             },
         )?;
-        let Some((pixel, word)) = nearest_in_window(&win) else {
+        let Some((pixel, w)) = nearest_in_window(&win) else {
             return Ok(None);
         };
-        let depth = f32::from_bits((word >> 32) as u32);
+        let depth = f32::from_bits(word_depth(w));
         if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
-            let index = word as u32 as usize;
+            let index = word_payload(w) as usize;
             if index < p.colors.len() {
-                let (mut pos, mut original) = ([0f32; 3], [0u32; 1]);
+                let mut pos = [0f32; 3];
                 p.positions.read_at(stream, 3 * index, &mut pos)?;
-                p.order.read_at(stream, index, &mut original)?;
+                let point_index = match &p.order {
+                    Some(order) => {
+                        let mut original = [0u32; 1];
+                        order.read_at(stream, index, &mut original)?;
+                        Some(original[0] as u64)
+                    }
+                    None => None,
+                };
                 let position = glam::Vec3::from(pos);
-                return Ok(Some(PickHit {
-                    pixel,
-                    position,
-                    point_index: Some(original[0] as u64),
-                    depth,
-                }));
+                return Ok(Some(PickHit { pixel, position, point_index, depth }));
             }
         }
         let position = unproject(
@@ -601,7 +673,7 @@ impl Rasterizer for CudaRasterizer {
     fn num_points(&self) -> u64 {
         match self.shown_external() {
             Some(e) => e.num_points(),
-            None => self.points.as_ref().map_or(0, |p| p.len() as u64),
+            None => self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64),
         }
     }
 

@@ -17,7 +17,7 @@ use super::modules::KernelTable;
 use super::upload::RESERVE_BYTES;
 use crate::cloud::Bounds;
 use crate::render::cpu;
-use crate::render::gpu_data::{Batch, Point, BATCH_POINTS};
+use crate::render::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
 use crate::render::RenderError;
 use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::Arc;
@@ -32,8 +32,9 @@ pub struct DevicePrepared {
     pub batches: DeviceBuffer<Batch>,
     /// 3 × 10-bit coordinates of every point in its batch's box.
     pub quant: DeviceBuffer<u32>,
-    /// `order[i]`: the index, in the uploaded cloud, of sorted point i (for picking).
-    pub order: DeviceBuffer<u32>,
+    /// `order[i]`: the index, in the uploaded cloud, of sorted point i (for picking); `None` when the
+    /// points were prepared a chunk at a time ([`preprocess_scene_chunked`]).
+    pub order: Option<DeviceBuffer<u32>>,
     /// The culled modes: one byte a batch, whether it was visible last frame (0 at upload).
     pub visible: DeviceBuffer<u8>,
     /// The culled modes: room for a list of every batch.
@@ -123,7 +124,124 @@ pub fn preprocess(
     stream.synchronize().map_err(cuda_error("preprocessing (split, batch bounds, quantize)"))?;
     Ok(Preprocessed {
         points: sorted,
-        prepared: Ok(DevicePrepared { positions, colors, batches, quant, order, visible, list }),
+        prepared: Ok(DevicePrepared { positions, colors, batches, quant, order: Some(order), visible, list }),
         elapsed_ms: t.elapsed().as_secs_f64() * 1e3,
     })
+}
+
+/// Points a chunk of [`preprocess_scene_chunked`] (a multiple of the batch size).
+pub const CHUNK_POINTS: u64 = 1 << 28;
+
+/// Whether `chunk_points` can be a chunk: a positive multiple of the batch size.
+pub fn check_chunk(chunk_points: u64) -> Result<(), RenderError> {
+    if chunk_points == 0 || !chunk_points.is_multiple_of(BATCH_POINTS as u64) {
+        return Err(RenderError::Cuda {
+            context: "scene upload".into(),
+            message: format!("chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"),
+        });
+    }
+    Ok(())
+}
+
+/// Device bytes the chunked preparation of `n` points needs: 20 a point kept (positions, colours,
+/// quantized words), and for one chunk its 16-byte points twice (made and sorted) and their order.
+pub fn chunked_bytes(n: u64) -> u64 {
+    let c = n.min(CHUNK_POINTS);
+    20 * n + 36 * c + (4 << 24) + RESERVE_BYTES
+}
+
+/// Makes the built-in scene `spec` and its batched modes' buffers a chunk of [`CHUNK_POINTS`] at a time,
+/// for scenes too large to hold as 16-byte points beside them (past about 3 billion points on a
+/// 141 GB device; 17 billion is the visibility words' limit). Each chunk is made by the scene kernel,
+/// bucket-sorted on the whole scene's grid like [`preprocess`], and split straight into its place in
+/// the positions, colours, batches and quantized words; its 16-byte points are then dropped. Batches
+/// never straddle chunks (a chunk is a whole number of batches). What is lost: the 16-byte points (the
+/// reference and packed modes read them) and the sorted-to-uploaded `order` (picking still finds the
+/// point and its position, not its index in the scene).
+pub fn preprocess_scene_chunked(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    table: &KernelTable,
+    spec: crate::cloud::SceneSpec,
+    bounds: &Bounds,
+    chunk_points: u64,
+) -> Result<(DevicePrepared, f64), RenderError> {
+    const _: () = assert!(CHUNK_POINTS.is_multiple_of(BATCH_POINTS as u64), "chunks hold whole batches");
+    check_chunk(chunk_points)?;
+    let t = Instant::now();
+    let n = spec.num_points;
+    // Memory first: a scene past the index limit is also far past any device's memory, and that is what
+    // the user can act on (a smaller --points).
+    let (free_bytes, _) = mem_info(ctx)?;
+    let need = chunked_bytes(n).max(20 * n + 36 * n.min(chunk_points) + RESERVE_BYTES);
+    if need > free_bytes {
+        let per = 20 + 36 * n.min(chunk_points) / n.max(1);
+        return Err(RenderError::OutOfMemory { points: n, needed_bytes: need, free_bytes, fit_points: free_bytes / per });
+    }
+    if n == 0 || n >= crate::render::gpu_data::EMPTY_PAYLOAD {
+        return Err(RenderError::Cuda {
+            context: "scene upload".into(),
+            message: format!("{n} points: the visibility buffer indexes between 1 and 2^34 - 2"),
+        });
+    }
+    let g = cpu::preprocess::grid_params(bounds, n);
+    let buckets = 1usize << (3 * g.bits);
+    let num_batches = n.div_ceil(BATCH_POINTS as u64);
+    let positions = DeviceBuffer::<f32>::alloc(ctx, 3 * n as usize, "the positions")?;
+    let colors = DeviceBuffer::<u32>::alloc(ctx, n as usize, "the colors")?;
+    let batches = DeviceBuffer::<Batch>::alloc(ctx, num_batches as usize, "the batches")?;
+    let quant = DeviceBuffer::<u32>::alloc(ctx, n as usize, "the quantized coordinates")?;
+    let maker = super::upload::SceneMaker::new(ctx, stream, spec)?;
+    let c = n.min(chunk_points);
+    let made = DeviceBuffer::<Point>::alloc(ctx, c as usize, "a chunk of the scene")?;
+    let sorted = DeviceBuffer::<Point>::alloc(ctx, c as usize, "a sorted chunk")?;
+    let order = DeviceBuffer::<u32>::alloc(ctx, c as usize, "a sorted chunk's order")?;
+    let mut hist = DeviceBuffer::<u32>::alloc(ctx, buckets, "the bucket counts")?;
+    let mut first = 0u64;
+    while first < n {
+        let len = (n - first).min(chunk_points);
+        let gc = GridParams { num_points: len, ..g };
+        // SAFETY: `made` holds `c >= len` points.
+        unsafe { maker.make(table, stream, first, len, made.ptr()) }?;
+        hist.zero(stream)?;
+        // SAFETY: `made` holds `len == gc.num_points` points; `hist` holds 2^(3 * gc.bits) words.
+        unsafe { kernels::cell_hist(table, stream, gc, made.ptr(), hist.ptr()) }?;
+        let mut counts = hist.to_vec(stream)?;
+        let mut sum = 0u64;
+        for v in counts.iter_mut() {
+            let k = *v as u64;
+            *v = sum as u32;
+            sum += k;
+        }
+        if sum != len {
+            return Err(RenderError::Cuda {
+                context: "pcv_cell_hist".into(),
+                message: format!("the bucket counts of a chunk add up to {sum}, not {len} points"),
+            });
+        }
+        hist.write_at(stream, 0, &counts)?;
+        // SAFETY: `made` and `sorted` hold `len` points each and `order` `len` words; `hist` holds the
+        // exclusive scan of these points' counts (summing to `len`), so every slot is below `len`.
+        unsafe { kernels::cell_scatter(table, stream, gc, made.ptr(), hist.ptr(), sorted.ptr(), order.ptr()) }?;
+        let (pos, col) = (positions.ptr() + 12 * first, colors.ptr() + 4 * first);
+        let (bat, q) = (batches.ptr() + std::mem::size_of::<Batch>() as u64 * (first / BATCH_POINTS as u64), quant.ptr() + 4 * first);
+        let nb = len.div_ceil(BATCH_POINTS as u64) as u32;
+        // SAFETY: points first .. first + len of the scene: `sorted` holds `len` points; from the
+        // offsets above `positions` holds 3 * len floats, `colors` and `quant` len words and `batches`
+        // ceil(len / BATCH_POINTS) batches (first is a multiple of BATCH_POINTS, so the chunk's batches
+        // are batches first / BATCH_POINTS onwards, all inside the allocations of n points).
+        unsafe {
+            kernels::split(table, stream, len, sorted.ptr(), pos, col)?;
+            kernels::batch_bounds(table, stream, len, pos, bat, nb)?;
+            kernels::quantize(table, stream, len, pos, bat, q)?;
+        }
+        first += len;
+    }
+    stream.synchronize().map_err(cuda_error("preprocessing the scene a chunk at a time"))?;
+    drop((made, sorted, order, hist, maker));
+    let mut visible = DeviceBuffer::<u8>::alloc(ctx, num_batches as usize, "the batches' visibility")?;
+    visible.zero(stream)?;
+    let list = DeviceBuffer::<u32>::alloc(ctx, num_batches as usize, "the list of batches to draw")?;
+    let prepared = DevicePrepared { positions, colors, batches, quant, order: None, visible, list };
+    Ok((prepared, t.elapsed().as_secs_f64() * 1e3))
 }

@@ -19,6 +19,9 @@ use std::sync::Arc;
 /// Device memory kept free after the points: frame buffers (a 4K frame's depth and color take 66 MB)
 /// and the driver's own needs.
 pub const RESERVE_BYTES: u64 = 256 << 20;
+/// Device bytes a point needs at the upload's peak: its 16 bytes, then preprocessing's sorted copy
+/// and index beside them (20) or the batched modes' positions, colors, words and index (24).
+pub const PEAK_BYTES_PER_POINT: u64 = 16 + 24;
 /// Bytes per host-to-device copy.
 pub const CHUNK_BYTES: usize = 64 << 20;
 /// Clouds from this many points get a progress bar.
@@ -65,21 +68,50 @@ pub fn generate_scene(
     if spec.num_points == 0 {
         return Ok(points);
     }
-    let cyl = scene::cylinders(spec.seed);
-    let params = scene::params(spec.num_points, spec.seed);
-    let mut cylinders = DeviceBuffer::<Cylinder>::alloc(ctx, cyl.len(), "the scene's cylinders")?;
-    cylinders.write_at(stream, 0, &cyl)?;
-    if params.num_cylinders as usize != cylinders.len() || cylinders.is_empty() {
-        return Err(RenderError::Cuda {
-            context: "scene upload".into(),
-            message: format!("{} cylinders for a scene that expects {}", cylinders.len(), params.num_cylinders),
-        });
-    }
-    // SAFETY: `cylinders` holds exactly `params.num_cylinders` (> 0) cylinders (checked above) and `points`
-    // was allocated for `spec.num_points == params.num_points` points; both live past the synchronize.
-    unsafe { super::kernels::scene(kernels, stream, params, cylinders.ptr(), points.ptr()) }?;
+    let maker = SceneMaker::new(ctx, stream, spec)?;
+    // SAFETY: `points` was allocated for all `spec.num_points` points of the scene.
+    unsafe { maker.make(kernels, stream, 0, spec.num_points, points.ptr()) }?;
     stream.synchronize().map_err(cuda_error("pcv_scene"))?;
     Ok(points)
+}
+
+/// The built-in scene's cylinders on the device, to make its points from, whole or a chunk at a time.
+pub struct SceneMaker {
+    cylinders: DeviceBuffer<Cylinder>,
+    params: crate::render::gpu_data::SceneParams,
+}
+
+impl SceneMaker {
+    pub fn new(ctx: &Arc<CudaContext>, stream: &CudaStream, spec: crate::cloud::SceneSpec) -> Result<SceneMaker, RenderError> {
+        let cyl = scene::cylinders(spec.seed);
+        let params = scene::params(spec.num_points, spec.seed);
+        let mut cylinders = DeviceBuffer::<Cylinder>::alloc(ctx, cyl.len(), "the scene's cylinders")?;
+        cylinders.write_at(stream, 0, &cyl)?;
+        if params.num_cylinders as usize != cylinders.len() || cylinders.is_empty() {
+            return Err(RenderError::Cuda {
+                context: "scene upload".into(),
+                message: format!("{} cylinders for a scene that expects {}", cylinders.len(), params.num_cylinders),
+            });
+        }
+        Ok(SceneMaker { cylinders, params })
+    }
+
+    /// Enqueues the making of points `first .. first + count` of the scene into `dst`.
+    ///
+    /// # Safety
+    /// `dst` must hold room for `count` points.
+    pub unsafe fn make(&self, kernels: &KernelTable, stream: &CudaStream, first: u64, count: u64, dst: u64) -> Result<(), RenderError> {
+        if first.checked_add(count).is_none_or(|end| end > self.params.num_points) {
+            return Err(RenderError::Cuda {
+                context: "scene upload".into(),
+                message: format!("points {first}..+{count} of a scene of {}", self.params.num_points),
+            });
+        }
+        // SAFETY: `cylinders` holds exactly `params.num_cylinders` (> 0) cylinders (checked in `new`),
+        // `first + count` is within the scene (checked above) and `dst` holds `count` points (this
+        // function's contract).
+        unsafe { super::kernels::scene(kernels, stream, self.params, self.cylinders.ptr(), dst, first, count) }
+    }
 }
 
 /// Copies the host points of `cloud` to the device.

@@ -16,6 +16,9 @@
 //! `--edl`: the post passes' times appear as their own passes) and compared with the reference mode
 //! of the same look. With `--peer`, the points and each pose's `clip_from_world` go to the prototype's numba kernels
 //! (`seed_numba_bench.py`) so that both render the very same frame, and the report shows the ratio.
+pub mod plot;
+pub mod window;
+
 use crate::camera::{frame_pose, FlyCamera, Pose};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
@@ -76,7 +79,7 @@ pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
 }
 
 /// Median and minimum of a series, in ms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub median_ms: f64,
     pub min_ms: f64,
@@ -95,7 +98,7 @@ impl Summary {
 }
 
 /// The prototype's time for the same frame.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeerResult {
     pub frame_ms_median: f64,
     pub frame_ms_min: f64,
@@ -105,11 +108,12 @@ pub struct PeerResult {
 }
 
 /// One scenario's measurements.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScenarioResult {
     pub points: u64,
     pub mode: RenderMode,
-    /// Point size and EDL, e.g. `1px`, `3px+edl`, `adaptive:8+edl`.
+    /// Point size and EDL, e.g. `1px`, `3px+edl`, `adaptive:8+edl` (reports older than the looks: `1px`).
+    #[serde(default = "plain_look")]
     pub look: String,
     pub pose: String,
     pub width: u32,
@@ -133,7 +137,7 @@ pub struct ScenarioResult {
 }
 
 /// A mode's frame against the reference mode's frame of the same pose.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImageCheck {
     /// Pixels whose depth differs from the reference's (0: the images differ only at exact depth ties;
     /// `None` for modes that keep no separate depth, such as packed).
@@ -143,7 +147,7 @@ pub struct ImageCheck {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchReport {
     pub date_utc: String,
     pub commit: String,
@@ -188,6 +192,8 @@ pub enum BenchError {
     Load(#[from] crate::cloud::load::LoadError),
     #[error("peer {script}: {message}")]
     Peer { script: String, message: String },
+    #[error("the windowed bench: {0}")]
+    Window(String),
 }
 
 /// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
@@ -257,11 +263,23 @@ pub fn run(
                     let reference = &mut references[li];
                     let mut pixels = vec![0u32; frame.num_pixels()];
                     let mut stats: Vec<FrameStats> = Vec::new();
+                    let mut unavailable = None;
                     for i in 0..opts.warmup_frames + opts.timed_frames {
-                        let s = rasterizer.render(&frame, Target::Host(&mut pixels))?;
-                        if i >= opts.warmup_frames {
-                            stats.push(s);
+                        match rasterizer.render(&frame, Target::Host(&mut pixels)) {
+                            Ok(s) if i >= opts.warmup_frames => stats.push(s),
+                            Ok(_) => {}
+                            // A mode this upload cannot draw (a scene prepared a chunk at a time keeps no
+                            // 16-byte points for reference and packed): say so and go on.
+                            Err(RenderError::ModeUnavailable { mode, reason }) => {
+                                unavailable = Some(format!("{n} points, {} {}: {mode} unavailable: {reason}", sc.name, look_label(look)));
+                                break;
+                            }
+                            Err(e) => return Err(e.into()),
                         }
+                    }
+                    if let Some(why) = unavailable {
+                        println!("skipped: {why}");
+                        continue;
                     }
                     let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
                     r.look = look_label(look);
@@ -338,6 +356,10 @@ fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &
     }
 }
 
+fn plain_look() -> String {
+    "1px".into()
+}
+
 /// A look as the table names it: point size, then `+edl` when EDL is on.
 pub fn look_label(look: &Look) -> String {
     let size = match look.point_size {
@@ -393,7 +415,8 @@ fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &Bench
 
 fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &BenchOptions) -> Result<PeerResult, BenchError> {
     let err = |message: String| BenchError::Peer { script: script.display().to_string(), message };
-    let out = std::process::Command::new("python3")
+    let python = crate::platform::python_command();
+    let out = std::process::Command::new(&python)
         .arg(script)
         .arg("--points")
         .arg(points)
@@ -402,7 +425,7 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
         .args(["--width", &r.width.to_string(), "--height", &r.height.to_string()])
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
-        .map_err(|e| err(format!("could not start python3: {e}")))?;
+        .map_err(|e| err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy())))?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
     }

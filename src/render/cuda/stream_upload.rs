@@ -1,0 +1,167 @@
+//! Streaming files to the device: decoding and the host-to-device copies overlap, and host memory
+//! stays bounded (a few pinned slots and the decoders' staging) whatever the file size.
+//!
+//! How it works: the device buffer is allocated for the points the files declare (checked against
+//! free memory first, as every upload is). [`crate::cloud::device::stream_files`] decodes the files on
+//! all cores and hands their points over in file order; they are copied into one of [`SLOTS`] pinned
+//! (page-locked) host buffers of [`SLOT_POINTS`] points, and a full slot is sent with an asynchronous
+//! `cuMemcpyHtoDAsync` on a copy stream of its own, followed by an event. Before a slot is filled again
+//! its event is waited on, so the copy engine drains slot `k` while the decoders fill slot `k + 1`.
+//! Pinned memory lets the copy run at the link's speed without the driver staging it again. At the
+//! end the copy stream is synchronized and the buffer's length set to the points that arrived (files
+//! may drop non-finite points, and text files declare lines, not points).
+use super::context::cuda_error;
+use super::memory::DeviceBuffer;
+use super::upload::alloc_points;
+use crate::cloud::device::{stream_files, DeviceFiles, DeviceLoadError};
+use crate::render::gpu_data::Point;
+use crate::render::RenderError;
+use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
+use std::sync::Arc;
+
+/// Pinned staging buffers.
+pub const SLOTS: usize = 4;
+/// Points per pinned buffer (16 MiB).
+pub const SLOT_POINTS: usize = 1 << 20;
+
+/// A page-locked host buffer of `cap` points; freed on drop.
+struct Pinned {
+    ptr: *mut Point,
+    cap: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl Pinned {
+    fn new(ctx: &Arc<CudaContext>, cap: usize) -> Result<Pinned, RenderError> {
+        ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        let bytes = cap * std::mem::size_of::<Point>();
+        // SAFETY: the context is current; the returned buffer is owned by this value alone and freed
+        // once, in Drop; it is only read through slices of the points written into it.
+        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_error(format!("cuMemHostAlloc of {bytes} bytes")))? as *mut Point;
+        Ok(Pinned { ptr, cap, ctx: ctx.clone() })
+    }
+
+    /// The first `len` points (written before).
+    ///
+    /// # Safety
+    /// The first `len <= cap` points must have been written.
+    unsafe fn filled(&self, len: usize) -> &[Point] {
+        // SAFETY: the caller wrote `len <= cap` points from `ptr`, a live allocation of `cap` points.
+        unsafe { std::slice::from_raw_parts(self.ptr, len) }
+    }
+
+    /// Copies `src` to points `at..at + src.len()` (within `cap`).
+    fn write(&mut self, at: usize, src: &[Point]) {
+        assert!(at + src.len() <= self.cap, "pinned slot overflow");
+        // SAFETY: the range is inside the allocation (asserted); `src` is host memory of another
+        // allocation; no copy reading this slot is in flight (the caller waited for its event).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) };
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        self.ctx.record_err(self.ctx.bind_to_thread());
+        // SAFETY: `ptr` came from cuMemHostAlloc and is freed once; every copy reading it was waited on
+        // (the upload synchronizes its copy stream before the slots drop).
+        self.ctx.record_err(unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) });
+    }
+}
+
+/// One staging slot: its buffer, the points in it, and the event that marks its last copy done.
+struct Slot {
+    host: Pinned,
+    len: usize,
+    sent: CudaEvent,
+    in_flight: bool,
+}
+
+/// The copy side of a streaming upload.
+struct Uploader<'a> {
+    dst: &'a mut DeviceBuffer<Point>,
+    copy: Arc<CudaStream>,
+    slots: Vec<Slot>,
+    current: usize,
+    /// Points sent or in the current slot.
+    at: usize,
+}
+
+impl Uploader<'_> {
+    fn push(&mut self, mut pts: &[Point]) -> Result<(), RenderError> {
+        while !pts.is_empty() {
+            let slot = &mut self.slots[self.current];
+            if slot.in_flight {
+                slot.sent.synchronize().map_err(cuda_error("cuEventSynchronize on a staging slot"))?;
+                slot.in_flight = false;
+            }
+            let n = pts.len().min(SLOT_POINTS - slot.len);
+            slot.host.write(slot.len, &pts[..n]);
+            slot.len += n;
+            pts = &pts[n..];
+            if slot.len == SLOT_POINTS {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the current slot's points and moves to the next slot.
+    fn flush(&mut self) -> Result<(), RenderError> {
+        let slot = &mut self.slots[self.current];
+        if slot.len == 0 {
+            return Ok(());
+        }
+        if self.at + slot.len > self.dst.len() {
+            return Err(RenderError::Cuda {
+                context: "streaming upload".into(),
+                message: format!("the files gave more than the {} points they declared", self.dst.len()),
+            });
+        }
+        let dst = self.dst.ptr() + (self.at * std::mem::size_of::<Point>()) as u64;
+        // SAFETY: `at + len <= dst.len()` (checked above): the destination range is inside the live
+        // buffer; the source is the slot's first `len` written points, in pinned memory that stays
+        // untouched until `sent` (recorded right after on the same stream) has completed; the copy
+        // stream belongs to the buffer's context.
+        unsafe { result::memcpy_htod_async(dst, slot.host.filled(slot.len), self.copy.cu_stream()) }
+            .map_err(cuda_error("cuMemcpyHtoDAsync from a staging slot"))?;
+        slot.sent.record(&self.copy).map_err(cuda_error("cuEventRecord after a staging copy"))?;
+        slot.in_flight = true;
+        self.at += slot.len;
+        slot.len = 0;
+        self.current = (self.current + 1) % self.slots.len();
+        Ok(())
+    }
+}
+
+/// Decodes `files` into a new device buffer (see the module doc). Returns the buffer, holding exactly
+/// the points that arrived.
+pub fn upload_files(ctx: &Arc<CudaContext>, files: &DeviceFiles) -> Result<DeviceBuffer<Point>, RenderError> {
+    let mut dst = alloc_points(ctx, files.planned_points())?;
+    let copy = ctx.new_stream().map_err(cuda_error("cuStreamCreate for the upload copies"))?;
+    let slots = (0..SLOTS)
+        .map(|_| {
+            Ok(Slot {
+                host: Pinned::new(ctx, SLOT_POINTS)?,
+                len: 0,
+                sent: ctx.new_event(None).map_err(cuda_error("cuEventCreate"))?,
+                in_flight: false,
+            })
+        })
+        .collect::<Result<Vec<_>, RenderError>>()?;
+    let mut up = Uploader { dst: &mut dst, copy: copy.clone(), slots, current: 0, at: 0 };
+    let r = stream_files(files, &mut |pts| up.push(pts).map_err(|e| e.to_string()));
+    let flushed = up.flush();
+    // Every copy must finish before the slots are freed, whatever happened.
+    let synced = copy.synchronize().map_err(cuda_error("cuStreamSynchronize after the upload copies"));
+    let arrived = up.at;
+    drop(up);
+    match r {
+        Ok(_) => {}
+        Err(DeviceLoadError::Load(e)) => return Err(RenderError::Cuda { context: "streaming the files".into(), message: e.to_string() }),
+        Err(DeviceLoadError::Sink(m)) => return Err(RenderError::Cuda { context: "streaming upload".into(), message: m }),
+    }
+    flushed?;
+    synced?;
+    dst.truncate(arrived);
+    Ok(dst)
+}
