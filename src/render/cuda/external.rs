@@ -91,12 +91,7 @@ impl CudaRasterizer {
 
     /// Checks that both arrays are device memory of this context's device, inside their allocations.
     pub fn check_external(&self, p: &ExternalPoints) -> Result<(), RenderError> {
-        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        check_array(self.ctx.ordinal(), "points", &p.positions)?;
-        if p.colors.kind != crate::render::external::ColorKind::Constant {
-            check_array(self.ctx.ordinal(), "colors", &p.colors.array)?;
-        }
-        Ok(())
+        check_points(&self.ctx, p)
     }
 
     /// The box of the finite points (`pcv_ext_bounds`).
@@ -298,6 +293,16 @@ impl CudaRasterizer {
         unsafe { kernels::depth_out(&self.kernels, &self.stream, n as u64, src, words, out) }?;
         self.stream.synchronize().map_err(cuda_error("pcv_depth_out"))
     }
+}
+
+/// Checks that both arrays of `p` are device memory of `ctx`'s device, inside their allocations.
+pub fn check_points(ctx: &CudaContext, p: &ExternalPoints) -> Result<(), RenderError> {
+    ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+    check_array(ctx.ordinal(), "points", &p.positions)?;
+    if p.colors.kind != crate::render::external::ColorKind::Constant {
+        check_array(ctx.ordinal(), "colors", &p.colors.array)?;
+    }
+    Ok(())
 }
 
 /// Checks one array's device and extent.
