@@ -230,7 +230,9 @@ fn render_device(
         backend::with_cuda(move |r| {
             r.check_external(&ext)?;
             for s in waits {
-                r.wait_for_stream(s)?;
+                // SAFETY: `s` is a producer's `__cuda_array_interface__` stream (1, 2 or a live CUstream of
+                // the primary context, which is pcv's), as version 3 of the protocol defines it.
+                unsafe { r.wait_for_stream(s) }?;
             }
             let bounds = if Camera::needs_bounds(cam.as_ref()) {
                 // SAFETY: the arrays are device memory of this context (checked just above), kept alive
@@ -310,7 +312,7 @@ fn render_host(
                 let _ = r.upload(&empty);
                 drawn.map(|(px, s)| (px, s, d))
             })
-            .map_err(|why| RenderError::NoDevice(why))??
+            .map_err(RenderError::NoDevice)??
         } else {
             backend::with_cpu(|r| {
                 let drawn = draw(r);

@@ -14,14 +14,14 @@
 //!   like a loaded file. `update(..., wait=True)` returns once a frame with the new points is drawn.
 //! - The GIL is released whenever Python's thread waits for the window; the window's thread never
 //!   takes it (references it drops are released by PyO3 the next time Python runs).
-//! - Closing the window (its close button, Esc... as in `pcv`) ends the loop and the thread: `update`
-//!   then returns `False` and does nothing, `is_open` is `False`, and `show` opens a new window. `close()`
-//!   closes it from Python; at interpreter exit open windows are closed.
+//! - Closing the window (its close button: the window manager's WM_DELETE_WINDOW) ends the loop and the
+//!   thread: `update` then returns `False` and does nothing, `is_open` is `False`, and `show` opens a new
+//!   window. `close()` closes it from Python; at interpreter exit open windows are closed.
 use crate::arrays::Place;
 use crate::backend::Choice;
 use crate::camera::{Camera, Kind as CameraKind};
 use crate::{check_size, host_cloud, options, read_points, render_error, Error, Options};
-use cudarc::driver::CudaContext;
+use cudarc::driver::{CudaContext, CudaStream};
 use pcv::app::feed::{Phase, PointFeed, PointSet};
 use pcv::camera::Camera as LibCamera;
 use pcv::cloud::PointCloud;
@@ -56,7 +56,7 @@ struct Config {
 
 /// What the window's thread tells `show` once its rasterizer exists.
 enum Ready {
-    Cuda { stream: u64, ctx: Arc<CudaContext> },
+    Cuda { stream: Arc<CudaStream>, ctx: Arc<CudaContext> },
     Cpu,
     Failed(String),
 }
@@ -65,7 +65,9 @@ struct Running {
     feed: Arc<PointFeed>,
     thread: Option<JoinHandle<()>>,
     /// The window's CUDA stream and context (CUDA backend).
-    cuda: Option<(u64, Arc<CudaContext>)>,
+    /// Holding the stream keeps it alive (cudarc destroys it with its last reference) even if the window's
+    /// thread ends while Python enqueues a wait on it.
+    cuda: Option<(Arc<CudaStream>, Arc<CudaContext>)>,
 }
 
 /// A window that shows points from Python and follows their updates (see the module doc).
@@ -85,7 +87,7 @@ struct Owners(#[allow(dead_code)] Vec<Py<PyAny>>);
 impl Viewer {
     /// Reads `points`/`colors` for the running window: a set to send.
     fn point_set(&self, py: Python<'_>, r: &Running, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<PointSet> {
-        let stream = r.cuda.as_ref().map(|c| c.0);
+        let stream = r.cuda.as_ref().map(|c| c.0.cu_stream() as usize as u64);
         let no_cuda = || "the window renders on the CPU backend (no CUDA here)".to_string();
         let (p, c, ext) = read_points(points, colors, stream, &no_cuda)?;
         match (p.place, &r.cuda) {
@@ -96,11 +98,14 @@ impl Viewer {
                     return Err(PyValueError::new_err("point_size: adaptive sizes of device arrays need spacing= (pcv.Viewer(spacing=...))"));
                 }
                 let waits: Vec<u64> = [p.wait_stream, c.as_ref().and_then(|c| c.wait_stream)].into_iter().flatten().collect();
-                let (ctx, window_stream) = (ctx.clone(), *window_stream);
+                let (ctx, window_stream) = (ctx.clone(), window_stream.clone());
                 py.detach(|| {
                     check_points(&ctx, &ext)?;
                     for w in waits {
-                        order_after(&ctx, stream_from_number(window_stream), stream_from_number(w))?;
+                        // SAFETY: the window's stream is alive (`Running` holds a reference to it); `w` is a
+                        // producer's `__cuda_array_interface__` stream (1, 2 or a live CUstream of the primary
+                        // context, the window's), as the protocol defines it.
+                        unsafe { order_after(&ctx, window_stream.cu_stream(), stream_from_number(w)) }?;
                     }
                     Ok::<_, pcv::render::RenderError>(())
                 })
@@ -327,7 +332,7 @@ fn window_thread(
         }
     };
     let _ = ready.send(match r.as_cuda() {
-        Some(c) => Ready::Cuda { stream: c.stream_number(), ctx: c.context().clone() },
+        Some(c) => Ready::Cuda { stream: c.stream().clone(), ctx: c.context().clone() },
         None => Ready::Cpu,
     });
     let Ok(set) = first.recv() else {

@@ -62,6 +62,8 @@ def test_cupy_inputs_every_layout():
     same(gpu_image(dpos, col4), ref, "cupy u8 (N,4)")
     same(gpu_image(dpos, col4.view(cp.uint32).reshape(-1)), ref, "cupy packed u32")
     same(gpu_image(dpos, dcol.astype(cp.float32) / 255), ref, "cupy float colours")
+    look = dict(edl=True, point_size=3, background="gradient")
+    same(gpu_image(dpos, dcol, **look), cpu_image(pos, col, **look), "cupy, EDL and 3-pixel points")
 
 
 class CaiOnly:

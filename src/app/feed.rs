@@ -111,10 +111,10 @@ impl PointFeed {
 
     /// Sends `set` (replacing one not taken yet, which is returned so the caller can drop it where it
     /// should). Returns the set's number, or the set itself when the window has closed.
-    pub fn send(&self, set: PointSet) -> Result<(u64, Option<PointSet>), PointSet> {
+    pub fn send(&self, set: PointSet) -> Result<(u64, Option<PointSet>), Box<PointSet>> {
         let mut s = self.lock();
         if matches!(s.phase, Phase::Closed(_)) {
-            return Err(set);
+            return Err(Box::new(set));
         }
         s.sent += 1;
         let n = s.sent;
@@ -253,7 +253,7 @@ pub fn apply(state: &mut AppState, rasterizer: &mut dyn Rasterizer, set: PointSe
         }
         PointSet::Device { points, keepalive } => {
             let n = points.num_points();
-            let cuda = rasterizer.as_cuda().ok_or_else(|| RenderError::UnsupportedTarget { backend: "cpu", target: "device array" })?;
+            let cuda = rasterizer.as_cuda().ok_or(RenderError::UnsupportedTarget { backend: "cpu", target: "device array" })?;
             // SAFETY: PointSet::device's contract, which its maker promised, is show_external's.
             let bounds = unsafe { cuda.show_external(points, keepalive) }?;
             let mut c = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, format!("{n} points from Python (device arrays)"));

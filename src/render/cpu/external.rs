@@ -69,7 +69,7 @@ pub struct HostColors<'a> {
 #[inline(always)]
 pub fn unit_to_u8(v: f32) -> u32 {
     let d = (v as f64 * 255.0).round();
-    if !(d > 0.0) {
+    if d.is_nan() || d <= 0.0 {
         0
     } else if d >= 255.0 {
         255

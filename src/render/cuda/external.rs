@@ -55,7 +55,10 @@ pub fn stream_from_number(number: u64) -> sys::CUstream {
 }
 
 /// Makes `consumer` wait, on the device, for the work enqueued on `producer` so far.
-pub fn order_after(ctx: &CudaContext, consumer: sys::CUstream, producer: sys::CUstream) -> Result<(), RenderError> {
+///
+/// # Safety
+/// Both streams are live streams of `ctx` (or the legacy / per-thread default stream handles 1 and 2).
+pub unsafe fn order_after(ctx: &CudaContext, consumer: sys::CUstream, producer: sys::CUstream) -> Result<(), RenderError> {
     if consumer == producer {
         return Ok(());
     }
@@ -85,8 +88,13 @@ impl CudaRasterizer {
     }
 
     /// Makes this rasterizer's stream wait for the work enqueued on the producer's stream `number`.
-    pub fn wait_for_stream(&self, number: u64) -> Result<(), RenderError> {
-        order_after(&self.ctx, self.stream.cu_stream(), stream_from_number(number))
+    ///
+    /// # Safety
+    /// `number` is 1, 2 or a live `CUstream` of this rasterizer's context (what `__cuda_array_interface__`
+    /// promises of its `stream`).
+    pub unsafe fn wait_for_stream(&self, number: u64) -> Result<(), RenderError> {
+        // SAFETY: this rasterizer's stream is live; the producer's is the caller's promise.
+        unsafe { order_after(&self.ctx, self.stream.cu_stream(), stream_from_number(number)) }
     }
 
     /// Checks that both arrays are device memory of this context's device, inside their allocations.
