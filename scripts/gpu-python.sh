@@ -29,8 +29,11 @@ log="$OUT/pytest.log"
   echo "== $(date -u) on $(hostname)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
   python3 --version
-  python3 -m pip install --no-index --no-deps --target "$site" .gpu/py/pcv-*.whl 2>&1 | tail -2
-  python3 -c "import pytest" 2>/dev/null || python3 -m pip install --no-index --no-deps --target "$site" .gpu/py/wheels/*.whl 2>&1 | tail -1
+  # A wheel is a zip: without pip, unpacking it into the site folder installs it as well.
+  python3 -m pip install --no-index --no-deps --target "$site" .gpu/py/pcv-*.whl 2>&1 | tail -2 \
+    || for w in .gpu/py/pcv-*.whl; do python3 -m zipfile -e "$w" "$site"; done
+  python3 -c "import pytest" 2>/dev/null || python3 -m pip install --no-index --no-deps --target "$site" .gpu/py/wheels/*.whl 2>&1 | tail -1 \
+    || for w in .gpu/py/wheels/*.whl; do python3 -m zipfile -e "$w" "$site"; done
 } >"$log" 2>&1
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 python3 -c "import pcv, sys; print('pcv', pcv.__version__, pcv.__file__); print(pcv.backends())" >>"$log" 2>&1

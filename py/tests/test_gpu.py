@@ -206,3 +206,27 @@ def test_a_producer_stream_is_finished_before_pcv_reads(route):
             assert arg.__cuda_array_interface__.get("stream") not in (None, 1, 2), "cupy exported no side stream"
         f = gpu_image(arg, dcol)
     same(f, ref, f"{route}: producer on a side stream")
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="no DISPLAY (the window test runs under Xvfb)")
+def test_viewer_updates_device_arrays_in_place():
+    """A window on the CUDA backend takes CuPy arrays where they are: ten updates of 5M points allocate
+    no device memory (the arrays are drawn in place), and closing it ends the updates."""
+    cp = lib("cupy")
+    n = 5_000_000
+    rng = cp.random.default_rng(2)
+    pos = rng.uniform(-4, 4, size=(n, 3), dtype=cp.float32)
+    col = rng.integers(0, 256, size=(n, 3), dtype=cp.uint8)
+    v = pcv.Viewer(size=(640, 360), backend="cuda", vsync=False)
+    v.show(pos, col)
+    assert v.is_open
+    assert v.update(pos, col, wait=True)
+    free0 = free_device_bytes()
+    for k in range(10):
+        pos[:, 2] += 0.01
+        assert v.update(pos, col, wait=True) is True
+    used = free0 - free_device_bytes()
+    print(f"\nten Viewer.update calls of {n} points took {used / 2**20:.1f} MiB of device memory")
+    assert used < 4 * 2**20, f"updates took {used} bytes of device memory"
+    v.close()
+    assert not v.is_open and v.update(pos, col) is False
