@@ -161,7 +161,7 @@ def test_no_copies_of_large_inputs():
     n = 20_000_000
     rng = cp.random.default_rng(1)
     dpos = rng.uniform(-4, 4, size=(n, 3), dtype=cp.float32)
-    dcol = rng.integers(0, 256, size=(n, 3), dtype=cp.uint8)
+    dcol = rng.integers(0, 256, size=(n, 3), dtype=cp.int32).astype(cp.uint8)
     cp.cuda.Device().synchronize()
     f = gpu_image(dpos, dcol)  # warm-up: kernels loaded, internal buffers sized
     del f
@@ -216,7 +216,7 @@ def test_viewer_updates_device_arrays_in_place():
     n = 5_000_000
     rng = cp.random.default_rng(2)
     pos = rng.uniform(-4, 4, size=(n, 3), dtype=cp.float32)
-    col = rng.integers(0, 256, size=(n, 3), dtype=cp.uint8)
+    col = rng.integers(0, 256, size=(n, 3), dtype=cp.int32).astype(cp.uint8)
     v = pcv.Viewer(size=(640, 360), backend="cuda", vsync=False)
     v.show(pos, col)
     assert v.is_open
