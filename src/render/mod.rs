@@ -26,6 +26,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod gpu_data;
 pub mod look;
+pub mod multi;
 pub mod pick;
 pub mod plan;
 
@@ -58,6 +59,9 @@ pub enum RenderError {
     UnsupportedTarget { backend: &'static str, target: &'static str },
     #[error("no points uploaded")]
     NotUploaded,
+    /// NCCL (more than one GPU) missing or failing.
+    #[error("NCCL: {0}")]
+    Nccl(String),
     #[error("render mode {mode} is unavailable: {reason}")]
     ModeUnavailable { mode: &'static str, reason: String },
 }

@@ -208,4 +208,12 @@ kernels! {
     /// `words` holds `u.width * u.height` u64 words and `color` as many u32 words.
     EdlWords edl_words = "edl"::"pcv_edl_words"(u: PostUniforms, words: Ptr, color: Ptr)
         grid per_item(u.width as u64 * u.height as u64);
+    /// `words` holds `n` u64 words.
+    WordsOffset words_offset = "composite"::"pcv_words_offset"(n: u64, words: Ptr, first: u64) grid per_item(n);
+    /// `dst` and `src` hold `n` u64 words each.
+    WordsMin words_min = "composite"::"pcv_words_min"(n: u64, dst: Ptr, src: Ptr) grid per_item(n);
+    /// `vis` and `out` hold `f.width * f.height` u64 words each and `colors` `count` words.
+    WordsGather words_gather = "composite"::"pcv_words_gather"(
+        f: FrameUniforms, vis: Ptr, colors: Ptr, first: u64, count: u64, init: u32, out: Ptr
+    ) grid per_item(f.width as u64 * f.height as u64);
 }
