@@ -62,9 +62,7 @@ const _: () = assert!(std::mem::size_of::<ncclUniqueId>() == 128, "ncclUniqueId 
 impl Nccl {
     /// "2.28.3".
     pub fn version_string(&self) -> String {
-        let v = self.version;
-        let (major, minor, patch) = if v >= 10000 { (v / 10000, (v % 10000) / 100, v % 100) } else { (v / 1000, (v % 1000) / 100, v % 100) };
-        format!("{major}.{minor}.{patch}")
+        version_text(self.version)
     }
 
     fn check(&self, what: &str, r: NcclResult) -> Result<(), RenderError> {
@@ -81,6 +79,12 @@ impl Nccl {
         };
         Err(RenderError::Nccl(format!("{what} failed with NCCL error {r} ({text})")))
     }
+}
+
+/// NCCL's version code as text: 22803 → "2.28.3" (codes from 2.9 on), 2708 → "2.7.8" (before).
+pub fn version_text(v: i32) -> String {
+    let (major, minor, patch) = if v >= 10000 { (v / 10000, (v % 10000) / 100, v % 100) } else { (v / 1000, (v % 1000) / 100, v % 100) };
+    format!("{major}.{minor}.{patch}")
 }
 
 /// The places [`library`] tries, in order (files that exist or names for the loader).
@@ -327,6 +331,28 @@ mod tests {
     fn candidates_start_with_the_env_var_and_the_soname() {
         let c = candidates();
         assert!(c.iter().any(|p| p == Path::new(NCCL_SONAME)), "{c:?}");
-        assert!(c.iter().any(|p| p.ends_with("nvidia/nccl/lib/libnccl.so.2") || p.ends_with("lib64/libnccl.so.2")), "{c:?}");
+        assert!(c.iter().any(|p| p.ends_with("lib64/libnccl.so.2")), "{c:?}");
+    }
+
+    #[test]
+    fn a_missing_library_names_what_was_searched() {
+        // Only this test sets the variable; `load` (not the cached `library`) reads it afresh.
+        std::env::set_var(NCCL_ENV, "/nonexistent/pcv-test/libnccl.so.2");
+        let r = load();
+        std::env::remove_var(NCCL_ENV);
+        match r {
+            Err(e) => {
+                assert!(e.contains("/nonexistent/pcv-test/libnccl.so.2 (absent)"), "{e}");
+                assert!(e.contains(NCCL_ENV) && e.contains("nvidia-nccl-cu13"), "{e}");
+            }
+            // A machine with NCCL installed finds it elsewhere on the list.
+            Ok(n) => assert!(n.version >= 20000, "NCCL {} from {}", n.version, n.path),
+        }
+    }
+
+    #[test]
+    fn version_codes_read_as_text() {
+        assert_eq!(version_text(22803), "2.28.3");
+        assert_eq!(version_text(2708), "2.7.8");
     }
 }
