@@ -176,3 +176,70 @@ fn reference_mode_is_refused_not_a_panic() {
     let e = multi.render(&frame, Target::Host(&mut img)).expect_err("reference must be refused");
     assert!(e.to_string().contains("reference"), "{e}");
 }
+
+#[test]
+fn composite_kernels_match_their_cpu_twins() {
+    use pcv::render::cpu::composite::{words_gather, words_min, words_offset};
+    use pcv::render::cuda::kernels;
+    use pcv::render::cuda::memory::DeviceBuffer;
+    use pcv::render::gpu_data::{word, EMPTY_PAYLOAD};
+    let cuda = match CudaRasterizer::new() {
+        Ok(c) => c,
+        Err(e) if !require() => return eprintln!("kernels: skipping, CUDA backend unavailable: {e}"),
+        Err(e) => panic!("kernels: PCV_REQUIRE_CUDA=1 but CUDA is unavailable: {e}"),
+    };
+    let (w, h) = (97u32, 61u32);
+    let n = (w * h) as usize;
+    let frame = FrameParams::new(glam::Mat4::IDENTITY, w, h)
+        .with_look(Look { background: Background::parse("gradient").expect("background"), ..Look::PLAIN });
+    let f = frame.uniforms();
+    // Words of every kind: empty, indices in and out of a share's range, at several depths.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let a: Vec<u64> = (0..n)
+        .map(|i| if i % 7 == 0 { word(0x3f80_0000, EMPTY_PAYLOAD) } else { word((next() % 0x3f80_0000) as u32, next() % 5000) })
+        .collect();
+    let b: Vec<u64> = (0..n).map(|_| word((next() % 0x3f80_0000) as u32, next() % 5000)).collect();
+    let colors: Vec<u32> = (0..1000).map(|_| next() as u32).collect();
+    let (ctx, stream, table) = (cuda.context(), cuda.stream(), cuda.kernel_table());
+    let upload = |v: &[u64]| {
+        let mut d = DeviceBuffer::<u64>::alloc(ctx, v.len(), "test words").expect("alloc");
+        d.write_at(stream, 0, v).expect("write");
+        d
+    };
+    let (da, db) = (upload(&a), upload(&b));
+    let mut dc = DeviceBuffer::<u32>::alloc(ctx, colors.len(), "test colours").expect("alloc");
+    dc.write_at(stream, 0, &colors).expect("write");
+    let dout = upload(&vec![7u64; n]);
+    // SAFETY: every buffer holds the `n` words (or 1000 colours) the launches read and write.
+    unsafe {
+        kernels::words_offset(table, stream, n as u64, da.ptr(), 123).expect("offset");
+        kernels::words_min(table, stream, n as u64, da.ptr(), db.ptr()).expect("min");
+        kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 1, dout.ptr()).expect("gather");
+    }
+    let (mut ca, mut cout) = (a.clone(), vec![7u64; n]);
+    words_offset(&mut ca, 123);
+    words_min(&mut ca, &b);
+    words_gather(&f, &ca, &colors, 2000, true, &mut cout);
+    assert!(da.to_vec(stream).expect("read") == ca, "offset + min differ from the twins");
+    let got = dout.to_vec(stream).expect("read");
+    let owned = cout.iter().filter(|&&x| x != u64::MAX && word_depth_of(x) < 0x3f80_0000).count();
+    assert!(owned > 100, "the test should own some pixels ({owned})");
+    assert!(got == cout, "gather differs from its twin");
+    // Without init the pixels another share won keep what was there.
+    let dkeep = upload(&vec![7u64; n]);
+    // SAFETY: as above.
+    unsafe { kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 0, dkeep.ptr()) }.expect("gather");
+    let mut ckeep = vec![7u64; n];
+    words_gather(&f, &ca, &colors, 2000, false, &mut ckeep);
+    assert!(dkeep.to_vec(stream).expect("read") == ckeep, "gather without init differs from its twin");
+}
+
+fn word_depth_of(w: u64) -> u32 {
+    pcv::render::gpu_data::word_depth(w)
+}
