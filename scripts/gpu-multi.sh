@@ -64,6 +64,19 @@ sum=$out/summary.log
   echo "PCV_NCCL_LIBRARY=${PCV_NCCL_LIBRARY:-unset} NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
 } > "$sum" 2>&1
 
+echo "== 0. NCCL smoke: pcv render --gpus 2 at 10M points ($(elapsed))" | tee -a "$sum"
+# A machine with no network may need NCCL's bootstrap on loopback, a small /dev/shm NCCL's shared-memory
+# transport off: each fallback is tried only when the plain run fails, and kept for the rest.
+smoke() { timeout 60 $pcv render --backend cuda --gpus 2 --points 10M --size 640x360 -o /tmp/smoke.png >> "$sum" 2>&1; }
+if ! smoke; then
+  export NCCL_SOCKET_IFNAME=lo; echo "retrying with NCCL_SOCKET_IFNAME=lo" | tee -a "$sum"
+  if ! smoke; then
+    export NCCL_SHM_DISABLE=1; echo "retrying with NCCL_SHM_DISABLE=1 too" | tee -a "$sum"
+    smoke || { export NCCL_DEBUG=INFO; smoke; echo "NCCL smoke failed (NCCL_DEBUG=INFO above)" | tee -a "$sum"; }
+  fi
+fi
+tail -2 "$sum"
+
 echo "== 1. multi_gpu, one GPU, two shares ($(elapsed))" | tee -a "$sum"
 PCV_TEST_GPUS=1 timeout 150 $dir/multi_gpu --test-threads=1 --nocapture > "$out/tests.log" 2>&1
 echo "exit $?" >> "$out/tests.log"
