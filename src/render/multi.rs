@@ -279,7 +279,7 @@ impl MultiRasterizer {
         unsafe { self.comms.all_reduce_min_u64(&bufs, n) }?;
         let root_words = bufs[root].recv;
         let mut gathers = Vec::with_capacity(self.devices.len());
-        for d in 0..self.devices.len() {
+        for (d, rank) in bufs.iter().enumerate() {
             let ctx = self.lead(d).gpu.context().clone();
             let dev = &mut self.devices[d];
             if dev.gathered.as_ref().is_none_or(|g| g.len() != n) {
@@ -298,7 +298,7 @@ impl MultiRasterizer {
                 // SAFETY: the lead's buffer and `gathered` hold `n` words, `colors` `count` words, all on
                 // this device; the gather reads colours only for indices first .. first + count.
                 unsafe {
-                    kernels::words_gather(table, stream, f, bufs[d].recv, colors, s.range.start, count, (k == 0) as u32, gathered)
+                    kernels::words_gather(table, stream, f, rank.recv, colors, s.range.start, count, (k == 0) as u32, gathered)
                 }?;
             }
             gathers.push(RankBuffers { send: gathered, recv: if d == root { root_words } else { gathered }, stream: stream.cu_stream() });
