@@ -99,6 +99,10 @@ fn compare_cloud(test: &str, host: &PointCloud, upload: &PointCloud) {
         },
     ];
     let mut frames = 0;
+    // Per pose and mode, the 1-px look's differing pixels (every one a checked tie): with 3-px points a
+    // tied pixel can change the colour of the 3 × 3 pixels its point covers, and nothing else can
+    // differ (the depths are identical, so EDL shades alike).
+    let mut ties_1px: HashMap<(String, &str), usize> = HashMap::new();
     for sc in scenarios(host) {
         let cam = FlyCamera::start_for(host, Some(sc.pose));
         for (li, look) in looks.iter().enumerate() {
@@ -142,8 +146,14 @@ fn compare_cloud(test: &str, host: &PointCloud, upload: &PointCloud) {
                     assert!(covered_multi * 10 >= covered_single * 9, "{label}: {covered_multi} px vs {covered_single}");
                 } else if li == 0 {
                     assert_eq!(tie_px, differing.len(), "{label}: a colour differs where no two points tie");
+                    ties_1px.insert((sc.name.to_string(), mode.name()), tie_px);
                 } else {
-                    assert!(differing.len() * 100 <= frame.num_pixels(), "{label}: {} pixels differ", differing.len());
+                    let tied = ties_1px.get(&(sc.name.to_string(), mode.name())).copied().unwrap_or(0);
+                    assert!(
+                        differing.len() <= 9 * tied,
+                        "{label}: {} pixels differ, more than the 3 x 3 footprints of the 1-px look's {tied} tied pixels",
+                        differing.len()
+                    );
                 }
                 frames += 1;
             }
