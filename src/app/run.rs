@@ -30,7 +30,7 @@ use crate::display::blit::read_default_framebuffer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
 use crate::display::gl_timer::GlStageTimer;
-use crate::render::{FrameStats, PassTime, Rasterizer};
+use crate::render::{FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use crate::viewer::{ViewerError, ViewerOptions, ViewerSummary};
 use glam::Vec2;
@@ -60,6 +60,11 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
     let mut window = Window::open(&WindowOptions { size_px: opts.size_px, title: format!("pcv - {}", cloud.label), vsync: opts.vsync })?;
     let mut overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
     let mut surface: Option<Surface> = None;
+    // Points sent from another thread (the Python module): this loop wakes for them (src/app/feed.rs).
+    let feed = opts.feed.clone();
+    if let Some(f) = &feed {
+        f.attach(window.thread_safe_glfw());
+    }
 
     let controller = opts.controller.unwrap_or(if cloud.scene.is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
@@ -120,7 +125,8 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         let scripted = opts.frames.is_some() || script.as_ref().is_some_and(|s| s.pending());
         let continuous = opts.continuous || scripted;
         let held = keymap.held();
-        let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving();
+        let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving()
+            || feed.as_ref().is_some_and(|f| f.pending());
         if !busy {
             let wait = match state.messages.next_expiry() {
                 Some(t) => t.saturating_duration_since(Instant::now()).as_secs_f64().min(IDLE_WAIT_S),
@@ -188,6 +194,9 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             need.merge(update::tick(&mut state, &held, dt_s, &mut ctx));
             picker.error
         };
+        if let Some(f) = &feed {
+            need.merge(super::feed::poll(f, &mut state, rasterizer));
+        }
         if let Some(e) = pick_error {
             state.messages.error(format!("picking failed: {e}"));
         }
@@ -261,8 +270,23 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         }
         if render_points {
             let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(state.mode).with_look(state.look).with_spacing(state.spacing_m);
-            stats = current.render(rasterizer, &frame)?;
+            stats = match current.render(rasterizer, &frame) {
+                // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
+                // chunk at a time): say why and go back to the default mode instead of closing the window.
+                Err(ViewerError::Render(e @ RenderError::ModeUnavailable { .. }))
+                    if state.mode != RenderMode::Culled =>
+                {
+                    state.messages.error(format!("{e}; showing culled"));
+                    state.mode = RenderMode::Culled;
+                    need.redraw_scene = true;
+                    continue;
+                }
+                r => r?,
+            };
             rendered = true;
+            if let Some(f) = &feed {
+                f.rendered();
+            }
             if !current.uses_interop() {
                 gl_timer.mark("upload");
             }

@@ -23,9 +23,11 @@
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
 pub mod cpu;
+pub mod external;
 pub mod cuda;
 pub mod gpu_data;
 pub mod look;
+pub mod multi;
 pub mod pick;
 pub mod plan;
 
@@ -58,8 +60,14 @@ pub enum RenderError {
     UnsupportedTarget { backend: &'static str, target: &'static str },
     #[error("no points uploaded")]
     NotUploaded,
+    /// NCCL (more than one GPU) missing or failing.
+    #[error("NCCL: {0}")]
+    Nccl(String),
     #[error("render mode {mode} is unavailable: {reason}")]
     ModeUnavailable { mode: &'static str, reason: String },
+    /// An array handed to the renderer (`render::external`) that it cannot read: names the argument.
+    #[error("{arg}: {message}")]
+    Argument { arg: &'static str, message: String },
 }
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share

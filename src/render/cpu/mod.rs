@@ -11,9 +11,11 @@
 pub mod batch;
 pub mod clear;
 pub mod color;
+pub mod composite;
 pub mod culled;
 pub mod depth;
 pub mod edl;
+pub mod external;
 pub mod hzb;
 pub mod packed;
 pub mod post;
