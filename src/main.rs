@@ -89,6 +89,14 @@ struct SourceArgs {
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
     #[arg(long, value_parser = parse_count)]
     max_points: Option<u64>,
+    /// Level of detail: draw the cloud from an octree, a node at a time, under a point budget (the
+    /// built-in scene and files get an octree built in memory).
+    #[arg(long)]
+    lod: bool,
+    /// Points drawn at most with level of detail (implies --lod; suffixes k, M, B). Default: half the
+    /// free GPU memory at 20 bytes a point, at most 200M; 4M on the CPU backend.
+    #[arg(long, value_parser = parse_count)]
+    point_budget: Option<u64>,
 }
 
 /// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive
@@ -241,6 +249,11 @@ struct RecordArgs {
     /// PNG frames only, even when ffmpeg is on PATH.
     #[arg(long)]
     no_video: bool,
+    /// Measure instead of recording: fly the path in real time as fast as frames come, and write time
+    /// to first frame, frame-time percentiles, time to a complete view after the stop and device memory
+    /// as JSON to this file (the output directory gets refining.png and complete.png).
+    #[arg(long)]
+    measure: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -399,10 +412,22 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
         (false, Some(cuda)) => Some(cuda.point_capacity()?),
         _ => None,
     };
+    let mut subsample = s.max_points;
     if let Some(cap) = capacity {
         let opts = load::LoadOptions::default();
-        let plan = device::plan(&s.files, &opts, &cap, s.max_points)?;
-        if s.max_points.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
+        let plan = match device::plan(&s.files, &opts, &cap, s.max_points) {
+            // Too large for the GPU: show what fits, and say how to see it all.
+            Err(load::LoadError::DoesNotFit { files, points, fit_points, device, .. }) if s.max_points.is_none() && fit_points > 0 => {
+                eprintln!(
+                    "pcv: {files}: {points} points do not fit {device}; showing a uniform subsample of {fit_points}. To see every point, convert to COPC and stream it with level of detail: pcv convert {} -o cloud.copc.laz, then pcv cloud.copc.laz",
+                    s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+                );
+                subsample = Some(fit_points);
+                device::plan(&s.files, &opts, &cap, Some(fit_points))?
+            }
+            other => other?,
+        };
+        if subsample.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
             let mut cloud = device::cloud(plan);
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, s.color.is_none());
@@ -426,6 +451,34 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
     prepare(&mut cloud);
     r.upload(&cloud).context("uploading the points")?;
     Ok(cloud)
+}
+
+/// The level-of-detail scene `s` asks for (`--lod`, `--point-budget`), attached to `r`; `None` when it
+/// asks for none.
+fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::LodScene>> {
+    use pcv::lod::{memory::MemorySource, LodOptions, LodScene};
+    if !(s.lod || s.point_budget.is_some()) {
+        return Ok(None);
+    }
+    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
+    eprintln!("pcv: building an octree of {} points in memory", cloud.len());
+    let src = MemorySource::build(&cloud, pcv::lod::memory::DEFAULT_ROOT_POINTS);
+    drop(cloud);
+    let sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = vec![std::sync::Arc::new(src)];
+    let (budget, how) = match s.point_budget {
+        Some(b) => (b, "--point-budget".to_string()),
+        None => pcv::lod::default_point_budget(r),
+    };
+    let mut lod = LodScene::open(sources, LodOptions::with_budget(budget))?;
+    lod.attach(r).context("making the GPU node pool")?;
+    eprintln!(
+        "pcv: level of detail: {} points in {} tile(s), budget {budget} points ({how}), pool of {} slots ({:.2} GB)",
+        lod.total_points(),
+        lod.tiles(),
+        lod.slots(),
+        lod.slots() as f64 * 4096.0 * 20.0 / 1e9
+    );
+    Ok(Some(lod))
 }
 
 fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
@@ -474,7 +527,15 @@ fn view(a: ViewArgs) -> Result<()> {
     }
     let (mut r, note) = backend(s.backend)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let mut lod = open_lod(s, r.as_mut())?;
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &start));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?,
+    };
     let (camera, up_reason) = prepared.context("the start camera")?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
@@ -493,7 +554,10 @@ fn view(a: ViewArgs) -> Result<()> {
         script,
         trace: a.trace.clone(),
     };
-    let summary = pcv::viewer::run(&cloud, r.as_mut(), opts, note)?;
+    let summary = match lod.as_mut() {
+        Some(l) => pcv::viewer::run_lod(&cloud, r.as_mut(), opts, note, l)?,
+        None => pcv::viewer::run(&cloud, r.as_mut(), opts, note)?,
+    };
     if let Some(why) = &summary.interop_fallback {
         eprintln!("pcv: frames went through host memory: {why}");
     }
@@ -507,11 +571,38 @@ fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
     let (mut r, _) = backend(s.backend)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?;
+    let mut lod = open_lod(s, r.as_mut())?;
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &a.camera.start(a.size)));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?,
+    };
     let (cam, _) = prepared.context("the start camera")?;
     let look = a.look.look_for(&cloud);
-    let spacing_m = pcv::cloud::spacing::estimate(&cloud);
-    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
+    let mut spacing_m = pcv::cloud::spacing::estimate(&cloud);
+    let mut mode = a.mode;
+    if let Some(l) = lod.as_mut() {
+        // The view as complete as the budget allows (a minute at most).
+        mode = pcv::lod::LodScene::mode_for(a.mode);
+        let frame = cam.frame_params(a.size.0, a.size.1).with_mode(mode);
+        let t = std::time::Instant::now();
+        loop {
+            let st = l.update(r.as_mut(), &frame, cam.pose.eye)?;
+            spacing_m = st.spacing_m;
+            if (st.complete && st.loading == 0) || t.elapsed().as_secs() >= 60 {
+                eprintln!("pcv: level of detail: {} of {} selected nodes drawn ({} points) after {:.2} s", st.drawn_nodes, st.selected_nodes, st.drawn_points, t.elapsed().as_secs_f64());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        for e in l.errors() {
+            eprintln!("pcv: level of detail: {e}");
+        }
+    }
+    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, mode, &look, spacing_m)?;
     frame.write_png(&a.output)?;
     eprintln!(
         "pcv: rendered {} points at {}x{} with {} in {:.2} ms -> {}",
@@ -538,8 +629,41 @@ fn record(a: RecordArgs) -> Result<()> {
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
     let (mut r, _) = backend(s.backend)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let opened_at = std::time::Instant::now();
+    let mut lod = open_lod(s, r.as_mut())?;
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &start));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?,
+    };
     let (cam, _) = prepared.context("the start camera")?;
+    if let Some(json) = &a.measure {
+        std::fs::create_dir_all(&a.output).with_context(|| format!("making {}", a.output.display()))?;
+        let fo = pcv::lod::flight::FlightOptions {
+            size_px: a.size,
+            mode: a.mode,
+            look: a.look.look_for(&cloud),
+            spacing_m: pcv::cloud::spacing::estimate(&cloud),
+            settle_timeout_s: 60.0,
+            refining_png: Some(a.output.join("refining.png")),
+            complete_png: Some(a.output.join("complete.png")),
+        };
+        let report = pcv::lod::flight::fly(r.as_mut(), lod.as_mut(), &cam, cloud.origin, &path, &fo, opened_at)?;
+        println!("{}", pcv::lod::flight::summary(&report));
+        let mut v = serde_json::to_value(&report)?;
+        v["date_utc"] = serde_json::json!(pcv::bench::utc_now());
+        v["commit"] = serde_json::json!(env!("PCV_GIT_COMMIT"));
+        v["device"] = serde_json::json!(r.description());
+        std::fs::write(json, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", json.display()))?;
+        eprintln!("pcv: wrote {}", json.display());
+        return Ok(());
+    }
+    if lod.is_some() {
+        bail!("pcv record with level of detail measures flights (--measure FILE.json); for PNG frames of a streamed scene, use the window's --path");
+    }
     let opts = pcv::headless::RecordOptions {
         size_px: a.size,
         fps: a.fps,

@@ -10,7 +10,9 @@
 //! words ([`crate::render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
 //! when the render thread is behind, which bounds the host memory held by loaded nodes. The render
-//! thread takes what has arrived ([`Loader::try_take`]) without waiting.
+//! thread takes what has arrived ([`Loader::try_take`]) without waiting. The preprocessing's parallel
+//! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
+//! pool (the CPU backend renders there).
 use super::select::NodeId;
 use crate::cloud::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
 use crate::render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
@@ -78,10 +80,11 @@ impl Loader {
             points_read: AtomicU64::new(0),
         });
         let (tx, rx) = sync_channel(CHANNEL_NODES);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("pcv-lod-prep-{i}")).build().ok().map(Arc::new);
         let threads = (0..threads.max(1))
             .filter_map(|i| {
-                let (shared, tx) = (shared.clone(), tx.clone());
-                std::thread::Builder::new().name(format!("pcv-lod-{i}")).spawn(move || worker(&shared, &tx)).ok()
+                let (shared, tx, pool) = (shared.clone(), tx.clone(), pool.clone());
+                std::thread::Builder::new().name(format!("pcv-lod-{i}")).spawn(move || worker(&shared, &tx, pool.as_deref())).ok()
             })
             .collect();
         Loader { shared, rx: Some(rx), threads }
@@ -133,7 +136,7 @@ impl Drop for Loader {
     }
 }
 
-fn worker(shared: &Shared, tx: &SyncSender<Loaded>) {
+fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadPool>) {
     loop {
         let req = {
             let Ok(mut q) = shared.queue.lock() else { return };
@@ -152,7 +155,10 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>) {
                 };
             }
         };
-        let loaded = load(&req);
+        let loaded = match pool {
+            Some(p) => p.install(|| load(&req)),
+            None => load(&req),
+        };
         if let Ok(p) = &loaded.result {
             shared.nodes_read.fetch_add(1, Ordering::Relaxed);
             shared.points_read.fetch_add(p.positions.len() as u64, Ordering::Relaxed);
