@@ -456,6 +456,12 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
 /// The level-of-detail scene `s` asks for (`--lod`, `--point-budget`), attached to `r`; `None` when it
 /// asks for none.
 fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::LodScene>> {
+    Ok(open_lod_timed(s, r)?.map(|(l, _)| l))
+}
+
+/// [`open_lod`], with the time its sources were open (before the scene and its pool were made: what
+/// a COPC file's first frame counts from; an octree built in memory is not counted).
+fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv::lod::LodScene, std::time::Instant)>> {
     use pcv::lod::{memory::MemorySource, LodOptions, LodScene};
     if !(s.lod || s.point_budget.is_some()) {
         return Ok(None);
@@ -465,6 +471,7 @@ fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::L
     let src = MemorySource::build(&cloud, pcv::lod::memory::DEFAULT_ROOT_POINTS);
     drop(cloud);
     let sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = vec![std::sync::Arc::new(src)];
+    let opened_at = std::time::Instant::now();
     let (budget, how) = match s.point_budget {
         Some(b) => (b, "--point-budget".to_string()),
         None => pcv::lod::default_point_budget(r),
@@ -478,7 +485,7 @@ fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::L
         lod.slots(),
         lod.slots() as f64 * 4096.0 * 20.0 / 1e9
     );
-    Ok(Some(lod))
+    Ok(Some((lod, opened_at)))
 }
 
 fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
@@ -629,8 +636,14 @@ fn record(a: RecordArgs) -> Result<()> {
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
     let (mut r, _) = backend(s.backend)?;
     let mut prepared = None;
-    let opened_at = std::time::Instant::now();
-    let mut lod = open_lod(s, r.as_mut())?;
+    let mut opened_at = std::time::Instant::now();
+    let mut lod = match open_lod_timed(s, r.as_mut())? {
+        Some((l, t)) => {
+            opened_at = t;
+            Some(l)
+        }
+        None => None,
+    };
     let cloud = match &lod {
         Some(l) => {
             let mut c = l.placeholder_cloud();

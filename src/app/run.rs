@@ -242,6 +242,24 @@ pub fn run_scene(
             window.set_should_close(true);
         }
 
+        // Level of detail: this frame's selection, loads and uploads; a new batch table is drawn.
+        if let Some(l) = lod.as_deref_mut().filter(|_| fb_w > 0 && fb_h > 0) {
+            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(LodScene::mode_for(state.mode));
+            match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {
+                Ok(st) => {
+                    if st.changed {
+                        need.redraw_scene = true;
+                    }
+                    if st.spacing_m > 0.0 {
+                        state.spacing_m = st.spacing_m;
+                    }
+                }
+                Err(e) => state.messages.error(format!("level of detail: {e}")),
+            }
+            if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
+                state.messages.error(format!("level of detail: {e}"));
+            }
+        }
         let closing = window.should_close();
         if closing && opts.screenshot.is_none() {
             break;
@@ -271,24 +289,6 @@ pub fn run_scene(
             pixels_how = pixel_path(&made, interop_fallback.as_deref());
             surface = Some(made);
             need.redraw_scene = true;
-        }
-        // Level of detail: this frame's selection, loads and uploads; a new batch table is drawn.
-        if let Some(l) = lod.as_deref_mut() {
-            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(LodScene::mode_for(state.mode));
-            match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {
-                Ok(st) => {
-                    if st.changed {
-                        need.redraw_scene = true;
-                    }
-                    if st.spacing_m > 0.0 {
-                        state.spacing_m = st.spacing_m;
-                    }
-                }
-                Err(e) => state.messages.error(format!("level of detail: {e}")),
-            }
-            if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
-                state.messages.error(format!("level of detail: {e}"));
-            }
         }
         let Some(current) = surface.as_mut() else { continue };
         let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);

@@ -54,9 +54,18 @@ pub struct LodOptions {
 }
 
 impl LodOptions {
+    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame, a loader thread a
+    /// core up to 8. `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for
+    /// measurements).
     pub fn with_budget(point_budget: u64) -> LodOptions {
+        let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        LodOptions { point_budget, target_spacing_px: 1.0, upload_ms_per_frame: 4.0, threads }
+        LodOptions {
+            point_budget,
+            target_spacing_px: env("PCV_LOD_SPACING_PX").unwrap_or(1.0) as f32,
+            upload_ms_per_frame: env("PCV_LOD_UPLOAD_MS").unwrap_or(4.0),
+            threads: env("PCV_LOD_THREADS").map_or(threads, |t| (t as usize).max(1)),
+        }
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Hierarchy {
     index: HashMap<NodeKey, u32>,
     children: Vec<Vec<u32>>,
     root: Option<u32>,
+    /// Each node's cube in local coordinates (min, max), computed once.
+    boxes: Vec<(Vec3, Vec3)>,
 }
 
 impl Hierarchy {
@@ -48,7 +50,15 @@ impl Hierarchy {
             }
         }
         let root = index.get(&NodeKey::ROOT).copied();
-        Hierarchy { octree, origin, index, children, root }
+        let boxes = octree
+            .nodes
+            .iter()
+            .map(|n| {
+                let c: Cube = n.key.cube_in(&octree.cube);
+                ((c.min - origin).as_vec3(), (c.max() - origin).as_vec3())
+            })
+            .collect();
+        Hierarchy { octree, origin, index, children, root, boxes }
     }
 
     pub fn node(&self, i: u32) -> &OctreeNode {
@@ -72,8 +82,7 @@ impl Hierarchy {
 
     /// Node `i`'s cube in the scene's local coordinates: (min, max).
     pub fn local_box(&self, i: u32) -> (Vec3, Vec3) {
-        let c: Cube = self.node(i).key.cube_in(&self.octree.cube);
-        ((c.min - self.origin).as_vec3(), (c.max() - self.origin).as_vec3())
+        self.boxes[i as usize]
     }
 
     /// Node `i`'s point spacing (the octree's units, metres for projected lidar).
