@@ -28,7 +28,7 @@ pub struct SlotRuns {
 
 impl SlotRuns {
     pub fn new(capacity: u32) -> SlotRuns {
-        SlotRuns { free: if capacity > 0 { vec![0..capacity] } else { Vec::new() }, capacity }
+        SlotRuns { free: if capacity > 0 { Vec::from([0..capacity]) } else { Vec::new() }, capacity }
     }
 
     pub fn capacity(&self) -> u32 {
@@ -54,7 +54,7 @@ impl SlotRuns {
             } else {
                 self.free[i].start += n;
             }
-            return Some(vec![r.start..r.start + n]);
+            return Some(Vec::from([r.start..r.start + n]));
         }
         let mut out = Vec::new();
         let mut left = n;
@@ -274,7 +274,7 @@ mod tests {
         let a = r.alloc(3).unwrap();
         let b = r.alloc(3).unwrap();
         let c = r.alloc(3).unwrap();
-        assert_eq!((a, b.clone(), c), (vec![0..3], vec![3..6], vec![6..9]));
+        assert_eq!((a, b.clone(), c), ([0..3].to_vec(), [3..6].to_vec(), [6..9].to_vec()));
         r.release(&b);
         assert_eq!(r.free_slots(), 4);
         // 4 slots: no run of 4, so the 3 of the hole and the last one.
@@ -282,7 +282,7 @@ mod tests {
         assert!(r.alloc(1).is_none());
         r.release(&[0..3, 3..6, 6..9, 9..10]);
         assert_eq!(r.free_slots(), 10);
-        assert_eq!(r.alloc(10).unwrap(), vec![0..10], "released runs merge");
+        assert_eq!(r.alloc(10).unwrap(), [0..10].to_vec(), "released runs merge");
     }
 
     #[test]
