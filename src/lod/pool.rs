@@ -28,7 +28,7 @@ pub struct SlotRuns {
 
 impl SlotRuns {
     pub fn new(capacity: u32) -> SlotRuns {
-        SlotRuns { free: if capacity > 0 { Vec::from([0..capacity]) } else { Vec::new() }, capacity }
+        SlotRuns { free: if capacity > 0 { std::iter::once(0..capacity).collect() } else { Vec::new() }, capacity }
     }
 
     pub fn capacity(&self) -> u32 {
@@ -54,7 +54,7 @@ impl SlotRuns {
             } else {
                 self.free[i].start += n;
             }
-            return Some(Vec::from([r.start..r.start + n]));
+            return Some(std::iter::once(r.start..r.start + n).collect());
         }
         let mut out = Vec::new();
         let mut left = n;
@@ -264,6 +264,10 @@ mod tests {
         Batch { num_points: n, ..EMPTY_BATCH }
     }
 
+    fn runs(r: &[(u32, u32)]) -> Vec<Range<u32>> {
+        r.iter().map(|&(a, b)| a..b).collect()
+    }
+
     fn id(node: u32) -> NodeId {
         NodeId { tile: 0, node }
     }
@@ -274,15 +278,15 @@ mod tests {
         let a = r.alloc(3).unwrap();
         let b = r.alloc(3).unwrap();
         let c = r.alloc(3).unwrap();
-        assert_eq!((a, b.clone(), c), ([0..3].to_vec(), [3..6].to_vec(), [6..9].to_vec()));
+        assert_eq!((a, b.clone(), c), (runs(&[(0, 3)]), runs(&[(3, 6)]), runs(&[(6, 9)])));
         r.release(&b);
         assert_eq!(r.free_slots(), 4);
         // 4 slots: no run of 4, so the 3 of the hole and the last one.
-        assert_eq!(r.alloc(4).unwrap(), vec![3..6, 9..10]);
+        assert_eq!(r.alloc(4).unwrap(), runs(&[(3, 6), (9, 10)]));
         assert!(r.alloc(1).is_none());
         r.release(&[0..3, 3..6, 6..9, 9..10]);
         assert_eq!(r.free_slots(), 10);
-        assert_eq!(r.alloc(10).unwrap(), [0..10].to_vec(), "released runs merge");
+        assert_eq!(r.alloc(10).unwrap(), runs(&[(0, 10)]), "released runs merge");
     }
 
     #[test]
