@@ -62,6 +62,17 @@ fn main() {
     let cu: Vec<&PathBuf> = sources.iter().filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
 
     let mut nvcc = find_nvcc(&manifest);
+    // Rebuild when the toolkit changes or appears: watch the nvcc found; without one, watch `.tools`
+    // (scripts/setup.sh installs PyPI's nvcc into .tools/cuda after a first, CPU-only build). Where
+    // `.tools` does not exist yet, setup.sh touches this file after installing (cargo reruns a build
+    // script whenever a watched path is missing, so a missing `.tools` is not watched).
+    match &nvcc {
+        Some(found) => println!("cargo:rerun-if-changed={}", found.display()),
+        None if manifest.join(".tools").is_dir() => {
+            println!("cargo:rerun-if-changed={}", manifest.join(".tools").display())
+        }
+        None => {}
+    }
     // On a Windows host nvcc compiles nothing without MSVC's cl.exe.
     let host_compiler = match &nvcc {
         Some(found) if cfg!(windows) => match msvc_host_compiler() {

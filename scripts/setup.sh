@@ -42,4 +42,6 @@ if [ "${PCV_NO_NVCC:-0}" != 1 ] && [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ]
   "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check --target "$root/.tools/cuda" \
     "nvidia-cuda-nvcc==13.0.*" "nvidia-nvvm==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" \
     || echo "setup: warning: could not install nvcc from PyPI; pcv will build CPU-only" >&2
+  # A build made before this one is CPU-only: make cargo rerun build.rs, which now finds nvcc.
+  if [ -x "$root/.tools/cuda/nvidia/cu13/bin/nvcc" ]; then touch "$root/build.rs"; fi
 fi

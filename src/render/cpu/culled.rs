@@ -10,7 +10,8 @@
 //! not change the buffer (an atomic min, ties to the smaller point index) nor the counts.
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_pos};
 use super::simd::with_fma;
-use super::vis::vis_point;
+use super::project::BATCH;
+use super::vis::vis_points;
 use crate::render::gpu_data::{Batch, FrameUniforms, HzbParams, BATCH_POINTS};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
@@ -68,15 +69,15 @@ with_fma! {
     fn raster_batch(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
         match words {
             Some(words) => {
-                for (j, &w) in words.iter().enumerate() {
-                    vis_point(f, dequantize_pos(batch, w), (first + j) as u64, vis);
+                let mut pos = [[0f32; 3]; BATCH];
+                for (k, group) in words.chunks(BATCH).enumerate() {
+                    for (p, &w) in pos.iter_mut().zip(group) {
+                        *p = dequantize_pos(batch, w);
+                    }
+                    vis_points(f, &pos[..group.len()], (first + k * BATCH) as u64, vis);
                 }
             }
-            None => {
-                for (j, &p) in positions.iter().enumerate() {
-                    vis_point(f, p, (first + j) as u64, vis);
-                }
-            }
+            None => vis_points(f, positions, first as u64, vis),
         }
     }
 }

@@ -72,10 +72,28 @@ pub fn project_batch(
     index: &mut [u32; BATCH],
     depth_bits: &mut [u32; BATCH],
 ) {
+    project_lanes(f, points, |p| p.pos, index, depth_bits)
+}
+
+/// [`project_batch`] over bare positions (the visibility modes' 12-byte layout).
+#[inline(always)]
+pub fn project_batch_xyz(f: &FrameUniforms, positions: &[[f32; 3]], index: &mut [u32; BATCH], depth_bits: &mut [u32; BATCH]) {
+    project_lanes(f, positions, |p| *p, index, depth_bits)
+}
+
+/// The branch-free loop of [`project_batch`], over any record that holds a position.
+#[inline(always)]
+fn project_lanes<P>(
+    f: &FrameUniforms,
+    points: &[P],
+    pos: impl Fn(&P) -> [f32; 3],
+    index: &mut [u32; BATCH],
+    depth_bits: &mut [u32; BATCH],
+) {
     let m = &f.screen_from_world;
     let (w_px, h_px) = (f.width as f32, f.height as f32);
     for ((p, idx), dep) in points.iter().zip(index.iter_mut()).zip(depth_bits.iter_mut()) {
-        let [x, y, z] = p.pos;
+        let [x, y, z] = pos(p);
         let w = row(m, 3, x, y, z);
         let inv_w = 1.0 / w;
         let sx = row(m, 0, x, y, z) * inv_w;

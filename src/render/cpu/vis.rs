@@ -5,7 +5,7 @@
 //! point size: each point writes its whole disk (the other way to point size than the splat post pass).
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::project::project;
+use super::project::{project, project_batch_xyz, BATCH, DROPPED};
 use super::post::view_distance;
 use super::simd::with_fma;
 use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
@@ -32,6 +32,28 @@ pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u64, vis: &[AtomicU64]
     }
 }
 
+/// [`vis_point`] for many points: projected [`BATCH`] at a time by the vectorized loop
+/// ([`project_batch_xyz`], the same bits as [`project`]), then the atomic mins one by one. Point
+/// `positions[j]` has index `first + j`.
+#[inline(always)]
+pub fn vis_points(f: &FrameUniforms, positions: &[[f32; 3]], first: u64, vis: &[AtomicU64]) {
+    let mut index = [0u32; BATCH];
+    let mut bits = [0u32; BATCH];
+    for (k, group) in positions.chunks(BATCH).enumerate() {
+        project_batch_xyz(f, group, &mut index, &mut bits);
+        let base = first + (k * BATCH) as u64;
+        for (j, (&i, &d)) in index.iter().zip(&bits).take(group.len()).enumerate() {
+            if i != DROPPED {
+                let v = word(d, base + j as u64);
+                let cell = &vis[i as usize];
+                if v < cell.load(Ordering::Relaxed) {
+                    cell.fetch_min(v, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
 pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
@@ -40,9 +62,7 @@ pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
 
 with_fma! {
     fn vis_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], base: usize, vis: &[AtomicU64]) {
-        for (j, &p) in chunk.iter().enumerate() {
-            vis_point(f, p, (base + j) as u64, vis);
-        }
+        vis_points(f, chunk, base as u64, vis);
     }
 }
 

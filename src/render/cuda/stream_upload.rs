@@ -50,12 +50,22 @@ impl Pinned {
         unsafe { std::slice::from_raw_parts(self.ptr, len) }
     }
 
-    /// Copies `src` to points `at..at + src.len()` (within `cap`).
+    /// Copies `src` to points `at..at + src.len()` (within `cap`), large copies on rayon's threads: one
+    /// thread copied about 6 GB/s into pinned memory, which held the 1B-point LAS stream to 386 M
+    /// points/s on the H200 machine while its 16 cores decoded at 669 M/s.
     fn write(&mut self, at: usize, src: &[Point]) {
+        use rayon::prelude::*;
+        const PIECE: usize = 1 << 16;
         assert!(at + src.len() <= self.cap, "pinned slot overflow");
-        // SAFETY: the range is inside the allocation (asserted); `src` is host memory of another
-        // allocation; no copy reading this slot is in flight (the caller waited for its event).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) };
+        // Addresses cross threads as integers (raw pointers are not Send).
+        let dst = self.ptr as usize + at * std::mem::size_of::<Point>();
+        src.par_chunks(PIECE).enumerate().with_min_len(2).for_each(|(k, piece)| {
+            // SAFETY: piece k goes to points at + k·PIECE .. + piece.len(), inside the allocation (the
+            // whole range was asserted above) and disjoint from every other piece's; `src` is host memory
+            // of another allocation; no copy reading this slot is in flight (the caller waited for its
+            // event), and `&mut self` keeps other writers out until every piece is done.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), (dst as *mut Point).add(k * PIECE), piece.len()) };
+        });
     }
 }
 
