@@ -466,11 +466,34 @@ fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv:
     if !(s.lod || s.point_budget.is_some()) {
         return Ok(None);
     }
-    let cloud = load_cloud(&s.files, s.points, s.seed, s.color)?;
-    eprintln!("pcv: building an octree of {} points in memory", cloud.len());
-    let src = MemorySource::build(&cloud, pcv::lod::memory::DEFAULT_ROOT_POINTS);
-    drop(cloud);
-    let sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = vec![std::sync::Arc::new(src)];
+    // Each file (a directory: each point file in it) is a tile of one scene.
+    let mut files = Vec::new();
+    for f in &s.files {
+        if f.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(f)
+                .with_context(|| format!("reading the directory {}", f.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+                    p.is_file() && load::SUPPORTED_EXTENSIONS.iter().any(|(e, _)| *e == ext)
+                })
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                bail!("{}: no point files in this directory", f.display());
+            }
+            files.extend(inside);
+        } else {
+            files.push(f.clone());
+        }
+    }
+    let groups: Vec<Vec<PathBuf>> = if files.is_empty() { vec![Vec::new()] } else { files.iter().map(|f| vec![f.clone()]).collect() };
+    let mut sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = Vec::new();
+    for g in &groups {
+        let cloud = load_cloud(g, s.points, s.seed, s.color)?;
+        eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
+        sources.push(std::sync::Arc::new(MemorySource::build(&cloud, pcv::lod::memory::DEFAULT_ROOT_POINTS)));
+    }
     let opened_at = std::time::Instant::now();
     let (budget, how) = match s.point_budget {
         Some(b) => (b, "--point-budget".to_string()),

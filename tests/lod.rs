@@ -182,3 +182,71 @@ fn a_budget_below_the_root_is_refused_and_other_modes_draw_culled() {
     let err = r.render(&frame, Target::Host(&mut px)).unwrap_err().to_string();
     assert!(err.contains("culled or quant"), "{err}");
 }
+
+fn pcv_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
+}
+
+/// Writes a tile of a wavy surface as x y z text, `n × n` points from (x0, y0), in far-away coordinates.
+fn write_tile(path: &std::path::Path, x0: f64, y0: f64, n: usize) {
+    let mut s = String::new();
+    for i in 0..n {
+        for j in 0..n {
+            let (x, y) = (x0 + i as f64 * 0.25, y0 + j as f64 * 0.25);
+            s.push_str(&format!("{x:.3} {y:.3} {:.3}\n", 120.0 + (x * 0.1).sin() * 3.0 + (y * 0.07).cos() * 2.0));
+        }
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiles = dir.path().join("tiles");
+    std::fs::create_dir(&tiles).unwrap();
+    write_tile(&tiles.join("a.xyz"), 500_000.0, 4_000_000.0, 300);
+    write_tile(&tiles.join("b.xyz"), 500_075.0, 4_000_000.0, 300);
+    std::fs::write(tiles.join("notes.md"), "not a point file").unwrap();
+    let png = dir.path().join("lod.png");
+    let out = pcv_cli(&["render", "--backend", "cpu", "--point-budget", "100k", "--size", "200x150", "-o", png.to_str().unwrap(), tiles.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("180000 points in 2 tile(s), budget 100000 points (--point-budget)"), "{err}");
+    assert!(err.contains("selected nodes drawn"), "{err}");
+    let img = pcv::image_io::Frame::read_png(&png).unwrap();
+    let bg = img.pixels[0];
+    assert!(img.pixels.iter().filter(|&&c| c != bg).count() > 2000, "the tiles show");
+    // An empty directory is an error naming it.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = pcv_cli(&["render", "--backend", "cpu", "--lod", "-o", png.to_str().unwrap(), empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no point files in this directory") && err.contains("empty"), "{err}");
+}
+
+#[test]
+fn record_measure_reports_a_streamed_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("path.json");
+    std::fs::write(&path, r#"{"frame": "file", "keyframes": [{"t": 0, "camera": "-3,0,0,0,0"}, {"t": 0.5, "camera": "-1,0,0.1,10,-5"}]}"#).unwrap();
+    let json = dir.path().join("m.json");
+    let out_dir = dir.path().join("frames");
+    let out = pcv_cli(&[
+        "record", "--backend", "cpu", "--lod", "--points", "300k", "--point-budget", "100k", "--size", "160x90", "--path",
+        path.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--measure", json.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["streamed"], true);
+    assert_eq!(v["point_budget"], 100_000);
+    assert_eq!(v["scene_points"], 300_000);
+    assert!(v["flight"]["frames"].as_u64().unwrap() >= 1);
+    assert!(v["first_frame_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["mean_drawn_points"].as_f64().unwrap() <= 100_000.0);
+    assert!(v["complete_after_stop_ms"].is_number(), "{v}");
+    assert!(out_dir.join("refining.png").exists() && out_dir.join("complete.png").exists());
+    // Without --measure, a streamed scene cannot be recorded as PNG frames: a clear error.
+    let out = pcv_cli(&["record", "--backend", "cpu", "--lod", "--points", "10k", "--path", path.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--measure"));
+}
