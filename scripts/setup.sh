@@ -45,3 +45,11 @@ if [ "${PCV_NO_NVCC:-0}" != 1 ] && [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ]
   # A build made before this one is CPU-only: make cargo rerun build.rs, which now finds nvcc.
   if [ -x "$root/.tools/cuda/nvidia/cu13/bin/nvcc" ]; then touch "$root/build.rs"; fi
 fi
+
+# laspy with lazrs, in .tools/venv: the independent COPC reader of tests/copc.rs (skipped without it).
+if [ "${PCV_NO_LASPY:-0}" != 1 ] && ! "$root/.tools/venv/bin/python" -c "import laspy, lazrs" >/dev/null 2>&1; then
+  echo "setup: installing laspy[lazrs] from PyPI into .tools/venv (tests/copc.rs)"
+  [ -x "$root/.tools/venv/bin/pip" ] || python3 -m venv "$root/.tools/venv"
+  "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check "laspy[lazrs]" \
+    || echo "setup: warning: could not install laspy[lazrs]; tests/copc.rs skips its laspy check" >&2
+fi

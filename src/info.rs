@@ -30,6 +30,10 @@ pub struct FileReport {
     pub classes: Vec<(u8, u64)>,
     #[serde(flatten)]
     pub info: FileInfo,
+    /// For COPC files: the octree, level by level (the points are then counted from the hierarchy and
+    /// the bounds are the header's: nothing is decoded, so this is quick for files of any size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub octree: Option<Vec<crate::cloud::formats::copc::Level>>,
 }
 
 /// Reads `path` and reports on it.
@@ -38,6 +42,9 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
     let data = bytes.bytes();
     let format = load::detect(path, data)?;
     let pts = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pts"));
+    if crate::cloud::formats::copc::sniff(data) {
+        return copc_report(path, data);
+    }
     let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
     let d = load::decode_file(path, data, format, origin, &Progress::hidden())?;
     let intensity_range = d.intensity.as_ref().map(|v| {
@@ -71,6 +78,40 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         intensity_range: intensity_range.filter(|r| r[0] <= r[1]),
         classes,
         info: d.info,
+        octree: None,
+    })
+}
+
+/// A COPC file's report: header, VLRs and hierarchy only.
+fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
+    use crate::cloud::formats::copc::CopcFile;
+    use crate::cloud::octree::NodeSource;
+    let fail = |e: String| LoadError::Format { path: path.into(), format: Format::Laz, source: crate::cloud::formats::FormatError::Invalid(e) };
+    let src = crate::cloud::formats::las::open(data).map_err(|source| LoadError::Format { path: path.into(), format: Format::Laz, source })?;
+    let f = CopcFile::open(std::sync::Arc::new(crate::cloud::formats::copc::FileSource::open(path).map_err(|e| fail(e.to_string()))?)).map_err(|e| {
+        let m = e.to_string();
+        let prefix = format!("{}: ", path.display());
+        fail(m.strip_prefix(&prefix).unwrap_or(&m).to_string())
+    })?;
+    let h = f.header();
+    let mut info = crate::cloud::stream::ChunkSource::info(&src);
+    info.variant = info.variant.replace(", COPC (read as plain LAZ)", ", COPC 1.0");
+    let c = f.info();
+    info.notes.push(format!(
+        "COPC cube: center {} {} {}, half size {}, root spacing {}; hierarchy at byte {} ({} bytes)",
+        num(c.center[0]), num(c.center[1]), num(c.center[2]), num(c.halfsize), num(c.spacing), c.root_hier_offset, c.root_hier_size
+    ));
+    Ok(FileReport {
+        path: path.display().to_string(),
+        format: Format::Laz,
+        file_bytes: data.len() as u64,
+        points: f.octree().total_points(),
+        dropped: 0,
+        bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty()),
+        intensity_range: None,
+        classes: Vec::new(),
+        info,
+        octree: Some(f.levels()),
     })
 }
 
@@ -123,6 +164,19 @@ impl FileReport {
         }
         for n in &self.info.notes {
             line("note", n.clone());
+        }
+        if let Some(levels) = &self.octree {
+            let nodes: u64 = levels.iter().map(|l| l.nodes).sum();
+            line("octree", format!("depth {}, {nodes} nodes (points counted from the hierarchy; not decoded)", levels.len().saturating_sub(1)));
+            for l in levels {
+                line(
+                    "",
+                    format!(
+                        "level {:>2}: {:>7} nodes ({} with points), {:>12} points, {:>12} bytes, spacing {}",
+                        l.depth, l.nodes, l.nodes_with_points, l.points, l.bytes, num(l.spacing)
+                    ),
+                );
+            }
         }
         s
     }

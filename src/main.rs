@@ -64,7 +64,7 @@ struct ConvertArgs {
     /// Input point files, merged into one cloud.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Output file; its extension picks the format: .ply .las .laz .xyz .txt .csv .bin
+    /// Output file; its extension picks the format: .ply .las .laz .copc.laz .xyz .txt .csv .bin
     #[arg(short, long)]
     output: PathBuf,
 }
@@ -909,8 +909,17 @@ fn info(a: InfoArgs) -> Result<()> {
 }
 
 fn convert(a: ConvertArgs) -> Result<()> {
+    let t0 = std::time::Instant::now();
     let s = pcv::convert::convert(&a.inputs, &a.output, &load::LoadOptions::default())?;
-    eprintln!("pcv: wrote {} points to {} ({} bytes; {})", s.points, a.output.display(), s.bytes, s.how);
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "pcv: wrote {} points to {} ({} bytes; {}) in {secs:.2} s ({:.2} M points/s)",
+        s.points,
+        a.output.display(),
+        s.bytes,
+        s.how,
+        s.points as f64 / secs.max(1e-9) / 1e6
+    );
     Ok(())
 }
 

@@ -299,3 +299,120 @@ fn every_parser_survives_random_and_mutated_input() {
     }
     assert!(total >= 6000);
 }
+
+/// A small COPC file of several levels (2000 points, nodes of at most 100), written by `pcv convert`.
+fn copc_seed() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("s.las");
+    let mut pts = points(2000, [500_000.0, 4_000_000.0, 100.0]);
+    for (i, p) in pts.iter_mut().enumerate() {
+        p.xyz[0] = 500_000.0 + (i as f64 * 7.125) % 200.0;
+        p.xyz[1] = 4_000_000.0 + (i as f64 * 3.25) % 100.0;
+    }
+    std::fs::write(&src, las(&pts, 2, 3, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257)).unwrap();
+    let out = dir.path().join("s.copc.laz");
+    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+    pcv::convert::copc::write_with(&[src], &out, &opts, 100).unwrap();
+    std::fs::read(out).unwrap()
+}
+
+/// Damaged hierarchies that must be refused: (name, bytes).
+fn copc_damaged(seed: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let f = pcv::cloud::formats::copc::CopcFile::from_bytes("seed", seed.to_vec()).unwrap();
+    let (page, size) = (f.info().root_hier_offset as usize, f.info().root_hier_size as usize);
+    let with = |at: usize, bytes: &[u8]| {
+        let mut d = seed.to_vec();
+        d[at..at + bytes.len()].copy_from_slice(bytes);
+        d
+    };
+    vec![
+        ("depth-out-of-range".into(), with(page + 32, &99i32.to_le_bytes())),
+        ("key-outside-the-octree".into(), with(page + 36, &5i32.to_le_bytes())),
+        ("chunk-past-the-end".into(), with(page + 16, &(seed.len() as u64).to_le_bytes())),
+        ("page-loop".into(), with(page + 16, &[(page as u64).to_le_bytes().as_slice(), &(size as i32).to_le_bytes(), &(-1i32).to_le_bytes()].concat())),
+        ("page-cut".into(), seed[..page + size / 2].to_vec()),
+        ("count-lie".into(), with(page + 28, &i32::MAX.to_le_bytes())),
+    ]
+}
+
+/// Feeds COPC bytes to the reader: no panic, no allocation out of proportion. Returns its error.
+fn feed_copc(data: &[u8], what: &str) -> Option<String> {
+    LARGEST.store(0, Ordering::Relaxed);
+    let r = std::panic::catch_unwind(|| pcv::cloud::formats::copc::read_all_nodes(data.to_vec()).err());
+    let largest = LARGEST.load(Ordering::Relaxed);
+    let limit = (data.len() * ALLOC_PER_INPUT_BYTE).max(16 << 20);
+    if r.is_err() || largest > limit {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-failures");
+        let _ = std::fs::create_dir_all(&dir);
+        let file = dir.join(format!("copc-{}", data.len()));
+        let _ = std::fs::write(&file, data);
+        panic!("copc: {what}: {} (input saved to {})", if r.is_err() { "the reader panicked".into() } else { format!("an allocation of {largest} bytes") }, file.display());
+    }
+    r.ok().flatten()
+}
+
+#[test]
+fn copc_reader_survives_damaged_hierarchies_and_nodes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seed = copc_seed();
+    assert!(feed_copc(&seed, "seed").is_none(), "the seed must read");
+    let dir = root.join("fuzz/regressions/copc");
+    if std::env::var("PCV_WRITE_REGRESSIONS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in copc_damaged(&seed) {
+            std::fs::write(dir.join(format!("{name}.error")), bytes).unwrap();
+        }
+    }
+    if std::env::var("PCV_WRITE_FUZZ_CORPUS").is_ok_and(|v| v == "1") {
+        let c = root.join("fuzz/corpus/copc");
+        std::fs::create_dir_all(&c).unwrap();
+        std::fs::write(c.join("seed-0"), &seed).unwrap();
+    }
+    let mut replayed = 0;
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let data = std::fs::read(e.path()).unwrap();
+        let err = feed_copc(&data, &format!("regression {}", e.path().display()));
+        if e.path().extension().is_some_and(|x| x == "error") {
+            let err = err.unwrap_or_else(|| panic!("{}: a damaged file that must be refused read without an error", e.path().display()));
+            assert!(err.starts_with("fuzz.copc.laz: "), "{err}");
+        }
+        replayed += 1;
+    }
+    for (name, bytes) in copc_damaged(&seed) {
+        let err = feed_copc(&bytes, &name).unwrap_or_else(|| panic!("{name}: read without an error"));
+        assert!(err.starts_with("fuzz.copc.laz: "), "{name}: {err}");
+    }
+    // Mutations, half of them aimed at the hierarchy page (the file's last bytes).
+    let f = pcv::cloud::formats::copc::CopcFile::from_bytes("seed", seed.clone()).unwrap();
+    let page = f.info().root_hier_offset as usize;
+    let secs: f64 = std::env::var("PCV_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let mut rng = StdRng::seed_from_u64(0xc09c);
+    let start = Instant::now();
+    let mut n = 0;
+    let seeds = [seed.clone()];
+    while n < 200_000 && (n < 300 || start.elapsed() < Duration::from_secs_f64(secs)) {
+        let input = if n % 2 == 0 {
+            let mut d = seed.clone();
+            for _ in 0..rng.random_range(1..6) {
+                let i = rng.random_range(page..d.len());
+                match rng.random_range(0..3) {
+                    0 => d[i] ^= 1 << rng.random_range(0..8),
+                    1 => d[i] = [0u8, 0xff, 0x7f, 0x80, 1][rng.random_range(0..5)],
+                    _ => {
+                        let v: i32 = [-1, 0, 1, 2, 31, 32, i32::MAX, i32::MIN][rng.random_range(0..8)];
+                        let at = page + (i - page) / 4 * 4;
+                        if at + 4 <= d.len() {
+                            d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                }
+            }
+            d
+        } else {
+            mutate(&mut rng, &seeds)
+        };
+        feed_copc(&input, &format!("mutation {n}"));
+        n += 1;
+    }
+    eprintln!("fuzz smoke: copc: {replayed} regressions, {n} inputs in {:.1} s", start.elapsed().as_secs_f64());
+}

@@ -15,6 +15,7 @@
 //! The output is written to a temporary file next to it (`.NAME.pcv-partial-PID`) that is renamed
 //! over `OUT` only when everything was written, so a failed convert leaves a previous `OUT` as it
 //! was; `-o` naming one of the inputs is refused before anything is read.
+pub mod copc;
 pub mod las_copy;
 pub mod writers;
 
@@ -34,6 +35,8 @@ pub enum OutFormat {
     /// Comma-separated text with a header line.
     Csv,
     Raw,
+    /// COPC 1.0 (`.copc.laz`): LAZ whose chunks are the nodes of an octree ([`copc`]).
+    Copc,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +49,7 @@ pub enum ConvertError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("writing: {0}")]
     Write(String),
-    #[error("{path}: cannot write format '{ext}' (pcv writes .ply .las .laz .xyz .txt .asc .csv .bin .pcv)")]
+    #[error("{path}: cannot write format '{ext}' (pcv writes .ply .las .laz .copc.laz .xyz .txt .asc .csv .bin .pcv)")]
     UnsupportedOutput { path: PathBuf, ext: String },
     #[error("LAZ compression: {0}")]
     Laz(String),
@@ -63,6 +66,10 @@ pub enum ConvertError {
 /// The output format for `path`'s extension.
 pub fn out_format(path: &Path) -> Result<OutFormat, ConvertError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let name = path.file_name().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    if name.ends_with(".copc.laz") {
+        return Ok(OutFormat::Copc);
+    }
     Ok(match ext.as_str() {
         "ply" => OutFormat::Ply,
         "las" => OutFormat::Las,
@@ -140,6 +147,12 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
     }
     let partial = Partial::new(output);
     let io_out = |source| ConvertError::Io { path: output.into(), source };
+    if format == OutFormat::Copc {
+        let s = copc::write(inputs, &partial.tmp, opts)?;
+        partial.commit()?;
+        let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
+        return Ok(ConvertSummary { points: s.points, bytes, format, how: "COPC: exact values in an octree of LAZ chunks" });
+    }
     let (points, how) = {
         let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);

@@ -152,7 +152,7 @@ pub fn write<W: Write + Seek + Send + Sync>(files: &[FileColumns], format: super
         OutFormat::Xyz => write_text(w, files, &p, false).map_err(io)?,
         OutFormat::Csv => write_text(w, files, &p, true).map_err(io)?,
         OutFormat::Las | OutFormat::Laz => write_las(w, files, &p, format == OutFormat::Laz)?,
-        OutFormat::Raw => return Err(ConvertError::Write("raw records are written from the loaded cloud".into())),
+        OutFormat::Raw | OutFormat::Copc => return Err(ConvertError::Write("raw records and COPC are not written from columns in memory".into())),
     }
     Ok(files.iter().map(|f| f.len() as u64).sum())
 }
@@ -280,7 +280,7 @@ pub fn axis_grid(min: f64, max: f64) -> Option<(f64, f64)> {
 }
 
 /// The date as LAS stores it: (day of the year, year).
-fn today() -> (u16, u16) {
+pub(crate) fn today() -> (u16, u16) {
     let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0) as i64;
     // Civil-from-days (Howard Hinnant's algorithm), then the day of the year.
     let z = days + 719_468;

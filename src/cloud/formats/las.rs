@@ -182,13 +182,13 @@ pub fn vlrs(data: &[u8], h: &Header) -> Result<Vec<Vlr>, FormatError> {
 
 /// Where a format keeps its fields.
 #[derive(Clone, Copy, Debug)]
-struct Layout {
-    rgb: Option<usize>,
-    class_byte: usize,
-    class_mask: u8,
+pub(crate) struct Layout {
+    pub rgb: Option<usize>,
+    pub class_byte: usize,
+    pub class_mask: u8,
 }
 
-fn layout(format: u8) -> Layout {
+pub(crate) fn layout(format: u8) -> Layout {
     let rgb = match format {
         2 => Some(20),
         3 | 5 => Some(28),
@@ -203,7 +203,7 @@ fn layout(format: u8) -> Layout {
 }
 
 /// The record decoder for `h`'s format; `eight_bit`: colors are 8-bit values in 16-bit fields.
-fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + Sync + Copy {
+pub(crate) fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + Sync + Copy {
     let (scale, offset) = (h.scale, h.offset);
     let l = layout(h.format);
     move |rec: &[u8]| {
@@ -304,7 +304,7 @@ pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
 
 /// Whether colors are 8-bit values in 16-bit fields, judged from `max`, the largest component seen
 /// (all-zero colors count as 16-bit).
-fn looks_8bit(max: u16) -> bool {
+pub(crate) fn looks_8bit(max: u16) -> bool {
     max > 0 && max <= 255
 }
 

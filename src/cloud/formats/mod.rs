@@ -11,6 +11,7 @@
 //! intensity and classification columns and the exact f64 bounds of the points in the file's own
 //! coordinates; [`FileInfo`] is what `pcv info` says. Points with a NaN or infinite coordinate are
 //! dropped and counted. Each format's `read` decodes a whole file into one [`Decoded`].
+pub mod copc;
 pub mod e57;
 pub mod las;
 pub mod pcd;
