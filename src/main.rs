@@ -453,8 +453,18 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
     Ok(cloud)
 }
 
-/// The level-of-detail scene `s` asks for (`--lod`, `--point-budget`), attached to `r`; `None` when it
-/// asks for none.
+/// Whether `p` is a COPC file (its COPC info VLR, or an `http(s)://` URL, which pcv reads as COPC).
+fn is_copc(p: &std::path::Path) -> bool {
+    let t = p.to_string_lossy();
+    if t.starts_with("http://") || t.starts_with("https://") {
+        return true;
+    }
+    let mut head = [0u8; 375 + 54];
+    std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && pcv::cloud::formats::copc::sniff(&head)
+}
+
+/// The level-of-detail scene `s` asks for (COPC files or URLs, a directory, `--lod`, `--point-budget`),
+/// attached to `r`; `None` when it asks for none.
 fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::LodScene>> {
     Ok(open_lod_timed(s, r)?.map(|(l, _)| l))
 }
@@ -463,7 +473,8 @@ fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::L
 /// a COPC file's first frame counts from; an octree built in memory is not counted).
 fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv::lod::LodScene, std::time::Instant)>> {
     use pcv::lod::{memory::MemorySource, LodOptions, LodScene};
-    if !(s.lod || s.point_budget.is_some()) {
+    let named_copc = s.files.iter().any(|f| f.is_dir() || is_copc(f));
+    if !(s.lod || s.point_budget.is_some() || named_copc) {
         return Ok(None);
     }
     // Each file (a directory: each point file in it) is a tile of one scene.
@@ -487,8 +498,17 @@ fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv:
             files.push(f.clone());
         }
     }
-    let groups: Vec<Vec<PathBuf>> = if files.is_empty() { vec![Vec::new()] } else { files.iter().map(|f| vec![f.clone()]).collect() };
+    if !(s.lod || s.point_budget.is_some() || files.iter().any(|f| is_copc(f))) {
+        return Ok(None);
+    }
     let mut sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = Vec::new();
+    // COPC files (and URLs) stream their own octrees; other files get one built in memory.
+    let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| is_copc(f));
+    for f in &copc {
+        let name = f.to_string_lossy();
+        sources.push(pcv::cloud::formats::copc::open(&name)?);
+    }
+    let groups: Vec<Vec<PathBuf>> = if other.is_empty() && copc.is_empty() { vec![Vec::new()] } else { other.iter().map(|f| vec![f.clone()]).collect() };
     for g in &groups {
         let cloud = load_cloud(g, s.points, s.seed, s.color)?;
         eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);

@@ -250,3 +250,41 @@ fn record_measure_reports_a_streamed_flight() {
     let out = pcv_cli(&["record", "--backend", "cpu", "--lod", "--points", "10k", "--path", path.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--measure"));
 }
+
+#[test]
+fn copc_tiles_stream_through_the_same_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let (xyz_a, xyz_b) = (dir.path().join("a.xyz"), dir.path().join("b.xyz"));
+    write_tile(&xyz_a, 500_000.0, 4_000_000.0, 250);
+    write_tile(&xyz_b, 500_062.5, 4_000_000.0, 250);
+    let mut sources: Vec<Arc<dyn NodeSource>> = Vec::new();
+    for (xyz, name) in [(&xyz_a, "a.copc.laz"), (&xyz_b, "b.copc.laz")] {
+        let copc = dir.path().join(name);
+        let out = pcv_cli(&["convert", xyz.to_str().unwrap(), "-o", copc.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        sources.push(pcv::cloud::formats::copc::open(copc.to_str().unwrap()).unwrap());
+    }
+    let mut lod = LodScene::open(sources, opts(1_000_000)).unwrap();
+    assert_eq!(lod.total_points(), 125_000);
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+    let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    assert_eq!(lod.status().drawn_points, 125_000, "{:?}", lod.status());
+    assert!(lod.errors().is_empty(), "{:?}", lod.errors());
+    // The same files loaded whole, as plain LAZ, and drawn resident: the same pixels covered.
+    let cloud = pcv::cloud::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")]).unwrap();
+    let pts = recentred(&cloud.points, cloud.origin, lod.origin());
+    let mut resident = CpuRasterizer::new();
+    resident.upload(&PointCloud::from_points(pts, lod.origin(), "resident")).unwrap();
+    let (want_depth, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
+    let got = images.last().unwrap();
+    let far = want_depth[0];
+    let covered_want = want_depth.iter().filter(|&&d| d != far).count();
+    let covered_got = r.depth_bits().iter().filter(|&&d| d != far).count();
+    assert!(covered_want > 5000, "{covered_want}");
+    assert!(covered_want < want_depth.len(), "the corner pixel is background");
+    let diff = covered_want.abs_diff(covered_got);
+    assert!(diff * 100 <= covered_want, "streamed covers {covered_got} pixels, resident {covered_want}");
+    assert_eq!(got.len(), frame.num_pixels());
+}
