@@ -115,6 +115,8 @@ pub struct NodePool {
     table_changed: bool,
     /// Nodes evicted since the pool was made.
     pub evictions: u64,
+    /// Bumped by every insert and eviction (a drawn set over an unchanged pool gives the same table).
+    pub version: u64,
 }
 
 /// A batch of no points (an unused slot).
@@ -128,6 +130,7 @@ impl NodePool {
             table: vec![EMPTY_BATCH; capacity as usize],
             table_changed: true,
             evictions: 0,
+            version: 0,
         }
     }
 
@@ -199,6 +202,7 @@ impl NodePool {
             }
             self.runs.release(&r.runs);
             self.evictions += 1;
+            self.version += 1;
             self.table_changed = true;
         }
     }
@@ -207,6 +211,7 @@ impl NodePool {
     pub fn insert(&mut self, id: NodeId, key: NodeKey, batches: Vec<Batch>, frame: u64) -> Option<&Resident> {
         let runs = self.runs.alloc(batches.len() as u32)?;
         let points = batches.iter().map(|b| b.num_points as u64).sum();
+        self.version += 1;
         self.nodes.insert(id, Resident { key, runs, batches, points, last_used_frame: frame });
         self.nodes.get(&id)
     }

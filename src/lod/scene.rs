@@ -136,6 +136,8 @@ pub struct LodScene {
     status: LodStatus,
     attached: bool,
     label: String,
+    /// The drawn set and pool version the batch table was last made for.
+    last_drawn: (HashSet<NodeId>, u64),
 }
 
 impl LodScene {
@@ -188,6 +190,7 @@ impl LodScene {
             status: LodStatus::default(),
             attached: false,
             label,
+            last_drawn: (HashSet::new(), u64::MAX),
         })
     }
 
@@ -196,6 +199,7 @@ impl LodScene {
         r.reserve_slots(self.pool.capacity())?;
         self.pool = NodePool::new(self.pool.capacity());
         self.arrived.clear();
+        self.last_drawn = (HashSet::new(), u64::MAX);
         self.attached = true;
         Ok(())
     }
@@ -353,7 +357,10 @@ impl LodScene {
                 leaf_spacing += pts as f64 * h.spacing_m(id.node);
             }
         }
-        self.pool.set_drawn(&drawn);
+        if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn {
+            self.pool.set_drawn(&drawn);
+            self.last_drawn = (drawn.clone(), self.pool.version);
+        }
         let changed = match self.pool.take_table() {
             Some(t) => {
                 r.set_slot_batches(t)?;
