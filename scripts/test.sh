@@ -2,8 +2,9 @@
 # Installs whatever is missing (scripts/setup.sh), then runs every test: unit tests, the CPU rasterizer
 # properties, golden images, the CLI, the window under Xvfb + Mesa, the PTX checks, and the CUDA-vs-CPU
 # tests (which skip, saying why, on machines without a GPU).
-# Then the Windows smoke test (scripts/test-windows.sh: pcv.exe cross-built, run under wine and compared with
-# the Linux binary) when no extra arguments narrow the run, or PCV_WINDOWS=1; PCV_WINDOWS=0 leaves it out.
+# Then the Python module's tests (scripts/test-python.sh: its wheel, pytest) and the Windows smoke test
+# (scripts/test-windows.sh: pcv.exe cross-built, run under wine and compared with the Linux binary) when no
+# extra arguments narrow the run, or PCV_PYTHON_TESTS=1 / PCV_WINDOWS=1; =0 leaves either out.
 # Usage: scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,13 @@ trap 'rm -f "$log"' EXIT
 set +e
 cargo test --locked "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# The Python module (py/): its wheel built once, pytest on the numpy path (scripts/test-python.sh).
+if [ "${PCV_PYTHON_TESTS:-}" = 1 ] || { [ "${PCV_PYTHON_TESTS:-}" != 0 ] && [ $# -eq 0 ]; }; then
+  "$root/scripts/test-python.sh" 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+else
+  echo "test.sh: the Python tests were left out (cargo arguments given or PCV_PYTHON_TESTS=0)"
+fi
 if [ "${PCV_WINDOWS:-}" = 1 ] || { [ "${PCV_WINDOWS:-}" != 0 ] && [ $# -eq 0 ]; }; then
   "$root/scripts/test-windows.sh" 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1

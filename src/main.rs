@@ -603,6 +603,7 @@ fn view(a: ViewArgs) -> Result<()> {
         path,
         script,
         trace: a.trace.clone(),
+        feed: None,
     };
     let summary = match lod.as_mut() {
         Some(l) => pcv::viewer::run_lod(&cloud, r.as_mut(), opts, note, l)?,

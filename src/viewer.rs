@@ -48,6 +48,8 @@ pub struct ViewerOptions {
     pub script: Option<InputScript>,
     /// Write one JSON line per frame drawn: pose, picked point, measurement (`--trace`).
     pub trace: Option<std::path::PathBuf>,
+    /// Points sent from another thread while the window runs (the Python module's `Viewer.update`).
+    pub feed: Option<std::sync::Arc<crate::app::feed::PointFeed>>,
 }
 
 impl ViewerOptions {
@@ -70,6 +72,7 @@ impl ViewerOptions {
             path: None,
             script: None,
             trace: None,
+            feed: None,
         }
     }
 }

@@ -6,8 +6,9 @@
 //! into the window's pixel buffer and the panel ([`crate::ui`]) draws over them. [`layers`] keeps the
 //! files shown and [`loading`] loads dropped ones in the background; [`pick`] describes picked points
 //! in the files' own terms; [`capture`] names screenshots and prints poses; [`messages`] are what the
-//! panel reports.
+//! panel reports; [`feed`] takes points sent from another thread (the Python module's window).
 pub mod capture;
+pub mod feed;
 pub mod frame;
 pub mod layers;
 pub mod loading;

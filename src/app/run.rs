@@ -76,6 +76,11 @@ pub fn run_scene(
     let mut window = Window::open(&WindowOptions { size_px: opts.size_px, title: format!("pcv - {}", cloud.label), vsync: opts.vsync })?;
     let mut overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
     let mut surface: Option<Surface> = None;
+    // Points sent from another thread (the Python module): this loop wakes for them (src/app/feed.rs).
+    let feed = opts.feed.clone();
+    if let Some(f) = &feed {
+        f.attach(window.thread_safe_glfw());
+    }
 
     let controller = opts.controller.unwrap_or(if cloud.scene.is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
@@ -137,7 +142,9 @@ pub fn run_scene(
         let continuous = opts.continuous || scripted;
         let held = keymap.held();
         let refining = lod.as_deref().is_some_and(|l| !l.status().complete || l.status().loading > 0);
-        let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving() || refining;
+        let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving()
+            || feed.as_ref().is_some_and(|f| f.pending())
+            || refining;
         if !busy {
             let wait = match state.messages.next_expiry() {
                 Some(t) => t.saturating_duration_since(Instant::now()).as_secs_f64().min(IDLE_WAIT_S),
@@ -207,6 +214,9 @@ pub fn run_scene(
             need.merge(update::tick(&mut state, &held, dt_s, &mut ctx));
             picker.error
         };
+        if let Some(f) = &feed {
+            need.merge(super::feed::poll(f, &mut state, rasterizer));
+        }
         if let Some(e) = pick_error {
             state.messages.error(format!("picking failed: {e}"));
         }
@@ -304,6 +314,9 @@ pub fn run_scene(
             let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(mode).with_look(state.look).with_spacing(state.spacing_m);
             stats = current.render(rasterizer, &frame)?;
             rendered = true;
+            if let Some(f) = &feed {
+                f.rendered();
+            }
             if !current.uses_interop() {
                 gl_timer.mark("upload");
             }

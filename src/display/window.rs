@@ -207,6 +207,12 @@ impl Window {
         self.glfw.get_time()
     }
 
+    /// A handle other threads may use to wake this window's event wait (`post_empty_event`); GLFW stays
+    /// initialized while it lives.
+    pub fn thread_safe_glfw(&mut self) -> glfw::ThreadSafeGlfw {
+        glfw::ThreadSafeGlfw::from(&mut self.glfw)
+    }
+
     /// Shows the back buffer.
     pub fn swap_buffers(&mut self) {
         self.window.swap_buffers();

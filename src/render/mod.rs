@@ -23,6 +23,7 @@
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
 pub mod cpu;
+pub mod external;
 pub mod cuda;
 pub mod gpu_data;
 pub mod look;
@@ -60,6 +61,9 @@ pub enum RenderError {
     NotUploaded,
     #[error("render mode {mode} is unavailable: {reason}")]
     ModeUnavailable { mode: &'static str, reason: String },
+    /// An array handed to the renderer (`render::external`) that it cannot read: names the argument.
+    #[error("{arg}: {message}")]
+    Argument { arg: &'static str, message: String },
 }
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share

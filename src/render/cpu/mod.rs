@@ -14,6 +14,7 @@ pub mod color;
 pub mod culled;
 pub mod depth;
 pub mod edl;
+pub mod external;
 pub mod hzb;
 pub mod packed;
 pub mod post;

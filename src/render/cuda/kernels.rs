@@ -202,10 +202,28 @@ kernels! {
     Splat splat = "splat"::"pcv_splat"(u: PostUniforms, vis: Ptr, out: Ptr) grid per_tile((u.width, u.height));
     /// `depth` and `color` hold `u.width * u.height` u32 words, `out` as many u64 words (not overlapping).
     SplatRef splat_ref = "splat"::"pcv_splat_ref"(u: PostUniforms, depth: Ptr, color: Ptr, out: Ptr) grid per_tile((u.width, u.height));
-    /// `depth` holds `u.width * u.height * stride` u32 words (stride 1 or 2) and `color`
     /// `depth` and `color` hold `u.width * u.height` u32 words.
     Edl edl = "edl"::"pcv_edl"(u: PostUniforms, depth: Ptr, color: Ptr) grid per_item(u.width as u64 * u.height as u64);
     /// `words` holds `u.width * u.height` u64 words and `color` as many u32 words.
     EdlWords edl_words = "edl"::"pcv_edl_words"(u: PostUniforms, words: Ptr, color: Ptr)
         grid per_item(u.width as u64 * u.height as u64);
+    /// Point `i < num_points`'s coordinates are the f32 at `positions + i * row + k * col`, k < 3, all inside
+    /// readable device memory (4-byte aligned), with `num_points < 2^34 - 1`; `vis` holds `f.width * f.height`
+    /// u64 words.
+    VisStrided vis_strided = "external"::"pcv_vis_strided"(f: FrameUniforms, positions: Ptr, row: i64, col: i64, num_points: u64, vis: Ptr)
+        grid per_item(num_points);
+    /// `vis` and `color` hold `f.width * f.height` words each; for every index `i` in `vis` other than
+    /// the empty payload, colour `i` of format `kind` (`PCV_COLOR_*`) at `colors + i * row (+ c * col)` is readable
+    /// (nothing is read for `kind` 0, the constant).
+    ExtResolve ext_resolve = "external"::"pcv_ext_resolve"(
+        f: FrameUniforms, vis: Ptr, colors: Ptr, row: i64, col: i64, kind: u32, constant: u32, color: Ptr
+    ) grid per_item(f.width as u64 * f.height as u64);
+    /// As `vis_strided` for `positions`, and `packed` holds `3 * num_points` floats.
+    PackPositions pack_positions = "external"::"pcv_pack_positions"(num_points: u64, positions: Ptr, row: i64, col: i64, packed: Ptr)
+        grid per_item(num_points);
+    /// As `vis_strided` for `positions`, and `keys` holds 6 words. The kernel reduces over exactly 256 threads.
+    ExtBounds ext_bounds = "external"::"pcv_ext_bounds"(num_points: u64, positions: Ptr, row: i64, col: i64, keys: Ptr)
+        grid per_item(num_points);
+    /// `depth` holds `num_pixels` u32 words (`words` 0) or u64 words (`words` 1) and `out` `num_pixels` u32 words.
+    DepthOut depth_out = "external"::"pcv_depth_out"(num_pixels: u64, depth: Ptr, words: u32, out: Ptr) grid per_item(num_pixels);
 }

@@ -22,6 +22,7 @@
 //! Every kernel has a CPU twin of the same name in `render/cpu/`; `tests/cuda_vs_cpu.rs` checks the
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
+pub mod external;
 pub mod kernels;
 pub mod memory;
 pub mod modules;
@@ -96,6 +97,8 @@ pub struct CudaRasterizer {
     /// For a level-of-detail pool ([`Rasterizer::reserve_slots`]): the points its batch table draws.
     pool_points: Option<u64>,
     last: Option<LastFrame>,
+    /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
+    external: external::ExternalState,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -126,6 +129,7 @@ impl CudaRasterizer {
             prepared_points: 0,
             pool_points: None,
             last: None,
+            external: Default::default(),
             kernels,
             stream,
             ctx,
@@ -189,6 +193,7 @@ impl CudaRasterizer {
         preprocess::check_chunk(chunk_points)?;
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.points = None;
+        self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
         self.last = None;
         self.pool_points = None;
@@ -318,6 +323,7 @@ impl Rasterizer for CudaRasterizer {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         // Free the old points first, so that their memory counts as free for the new ones.
         self.points = None;
+        self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
         self.preprocess_ms = None;
         self.last = None;
@@ -364,6 +370,9 @@ impl Rasterizer for CudaRasterizer {
         frame: &FrameParams,
         target: Target<'_>,
     ) -> Result<FrameStats, RenderError> {
+        if self.external.shown.is_some() {
+            return self.render_shown(frame, target);
+        }
         let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
             (Some(p), _) => (p.len() as u64, p.ptr()),
             (None, n) if n > 0 => (n, 0),
@@ -675,7 +684,10 @@ impl Rasterizer for CudaRasterizer {
         if let Some(n) = self.pool_points {
             return n;
         }
-        self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64)
+        match self.shown_external() {
+            Some(e) => e.num_points(),
+            None => self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64),
+        }
     }
 
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
@@ -685,6 +697,7 @@ impl Rasterizer for CudaRasterizer {
         self.preprocess_ms = None;
         self.last = None;
         self.pool_points = None;
+        self.external.shown = None;
         let n = slots as u64 * crate::render::gpu_data::BATCH_POINTS as u64;
         let (free_bytes, _) = mem_info(&self.ctx)?;
         let needed_bytes = 20 * n + 45 * slots as u64 + upload::RESERVE_BYTES;
