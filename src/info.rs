@@ -38,6 +38,9 @@ pub struct FileReport {
 
 /// Reads `path` and reports on it.
 pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
+    if let Some(url) = path.to_str().filter(|s| crate::cloud::formats::copc::http::is_url(s)) {
+        return url_report(url);
+    }
     let bytes = FileBytes::open(path)?;
     let data = bytes.bytes();
     let format = load::detect(path, data)?;
@@ -79,6 +82,42 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         classes,
         info: d.info,
         octree: None,
+    })
+}
+
+/// A COPC file on an HTTP(S) server: header, VLRs and hierarchy, read with range requests.
+fn url_report(url: &str) -> Result<FileReport, LoadError> {
+    use crate::cloud::octree::NodeSource;
+    let f = crate::cloud::formats::copc::open_copc(url)
+        .map_err(|e| LoadError::Format { path: url.into(), format: Format::Laz, source: crate::cloud::formats::FormatError::Invalid(e.to_string().trim_start_matches(&format!("{url}: ")).to_string()) })?;
+    let h = f.header();
+    let c = f.info();
+    let info = FileInfo {
+        variant: format!("LAZ {}.{}, point format {} ({}-byte records), COPC 1.0, over HTTP", h.version.0, h.version.1, h.format, h.record_len),
+        declared_points: Some(h.count),
+        attributes: Vec::new(),
+        skipped: Vec::new(),
+        header_bounds: None,
+        notes: vec![
+            format!("scale {} {} {}", h.scale[0], h.scale[1], h.scale[2]),
+            format!("offset {} {} {}", h.offset[0], h.offset[1], h.offset[2]),
+            format!(
+                "COPC cube: center {} {} {}, half size {}, root spacing {}; hierarchy at byte {} ({} bytes)",
+                num(c.center[0]), num(c.center[1]), num(c.center[2]), num(c.halfsize), num(c.spacing), c.root_hier_offset, c.root_hier_size
+            ),
+        ],
+    };
+    Ok(FileReport {
+        path: url.to_string(),
+        format: Format::Laz,
+        file_bytes: f.file_len(),
+        points: f.octree().total_points(),
+        dropped: 0,
+        bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty()),
+        intensity_range: None,
+        classes: Vec::new(),
+        info,
+        octree: Some(f.levels()),
     })
 }
 

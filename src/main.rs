@@ -51,7 +51,7 @@ struct DiffArgs {
 
 #[derive(Args, Debug)]
 struct InfoArgs {
-    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin).
+    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin), or COPC URLs (http:// or https://).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON (an array, one object per file) instead of text.

@@ -9,8 +9,11 @@
 //! classification and colors are exactly what loading the file as LAZ gives. Whether the 16-bit RGB
 //! fields hold 8-bit values is decided once, from the root node (a sample of the whole file); points of
 //! formats without RGB get the elevation ramp over the octree's z range (the header's bounds).
+//!
+//! [`open`] takes a path or an `http://` / `https://` URL ([`http`]: range requests, retries, a cache).
 pub mod bytes;
 pub mod hierarchy;
+pub mod http;
 pub mod read;
 
 pub use bytes::{ByteSource, FileSource, MemSource};
@@ -55,8 +58,16 @@ pub fn open(path_or_url: &str) -> Result<Arc<dyn NodeSource>, CopcError> {
 
 /// Opens a COPC file by path or `http(s)://` URL, as the concrete type.
 pub fn open_copc(path_or_url: &str) -> Result<CopcFile, CopcError> {
-    let src: Arc<dyn ByteSource> =
-        Arc::new(FileSource::open(std::path::Path::new(path_or_url)).map_err(|e| CopcError::Open { name: path_or_url.into(), what: e.to_string() })?);
+    open_with(path_or_url, &http::HttpOptions::default())
+}
+
+/// [`open_copc`] with the HTTP options (retries, cache) for URLs.
+pub fn open_with(path_or_url: &str, http_opts: &http::HttpOptions) -> Result<CopcFile, CopcError> {
+    let src: Arc<dyn ByteSource> = if http::is_url(path_or_url) {
+        Arc::new(http::HttpSource::open(path_or_url, http_opts).map_err(|what| CopcError::Open { name: path_or_url.into(), what })?)
+    } else {
+        Arc::new(FileSource::open(std::path::Path::new(path_or_url)).map_err(|e| CopcError::Open { name: path_or_url.into(), what: e.to_string() })?)
+    };
     CopcFile::open(src)
 }
 
