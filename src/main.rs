@@ -5,6 +5,7 @@ use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv::cloud::attributes::{auto_color, recolor, ColorMode};
 use pcv::cloud::{load, scene, PointCloud};
 use pcv::render::look::{Background, Look, LookOverrides, PointSize, SplatMethod};
+use pcv::render::multi::{Gpus, MultiRasterizer};
 use pcv::render::{make_rasterizer, BackendChoice, Rasterizer, RenderMode};
 use std::path::PathBuf;
 
@@ -97,6 +98,12 @@ struct SourceArgs {
     /// free GPU memory at 20 bytes a point, at most 200M; 4M on the CPU backend.
     #[arg(long, value_parser = parse_count)]
     point_budget: Option<u64>,
+    /// GPUs to split the cloud across (N or all): each renders its share, NCCL composites them.
+    #[arg(long, value_parser = Gpus::parse, default_value = "1")]
+    gpus: Gpus,
+    /// Shares of the cloud per GPU, composited like GPUs (to try the composite on one GPU).
+    #[arg(long, default_value_t = 1)]
+    gpu_shares: usize,
 }
 
 /// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive
@@ -289,6 +296,12 @@ struct BenchArgs {
     seed: u64,
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
     backend: BackendChoice,
+    /// GPU counts to time, comma separated (N or all): each count runs every scenario (e.g. 1,2).
+    #[arg(long, value_delimiter = ',', value_parser = Gpus::parse, default_value = "1")]
+    gpus: Vec<Gpus>,
+    /// Shares of the cloud per GPU (see `pcv --help`).
+    #[arg(long, default_value_t = 1)]
+    gpu_shares: usize,
     /// Frame size in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1920x1080")]
     size: (u32, u32),
@@ -408,7 +421,9 @@ fn host_budget_bytes() -> u64 {
 /// subsample). Returns the cloud, uploaded.
 fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(&mut PointCloud)) -> Result<PointCloud> {
     use pcv::cloud::device;
-    let capacity = match (s.files.is_empty(), r.as_cuda()) {
+    // Several GPUs take host clouds (split in Morton order); streaming files to them is not done yet.
+    let one_gpu = r.name() != pcv::render::multi::NAME;
+    let capacity = match (s.files.is_empty() || !one_gpu, r.as_cuda()) {
         (false, Some(cuda)) => Some(cuda.point_capacity()?),
         _ => None,
     };
@@ -539,6 +554,25 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
     Ok((r, note))
 }
 
+/// The backend for `gpus` GPUs with `shares` shares each: the one-GPU backends for one share on one
+/// GPU, else the multi-GPU one (CUDA and NCCL; never the CPU).
+fn backend_gpus(choice: BackendChoice, gpus: Gpus, shares: usize) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
+    let n = gpus.resolve();
+    if shares == 0 {
+        bail!("--gpu-shares must be at least 1");
+    }
+    if (n == 1 || (n == 0 && gpus == Gpus::All && choice != BackendChoice::Cuda)) && shares == 1 {
+        return backend(choice);
+    }
+    if choice == BackendChoice::Cpu {
+        bail!("--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only");
+    }
+    let r = MultiRasterizer::new(n.max(1), shares)
+        .with_context(|| format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1)))?;
+    eprintln!("pcv: {}", r.description());
+    Ok((Box::new(r), None))
+}
+
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("pcv: error: {e:#}");
@@ -575,7 +609,7 @@ fn view(a: ViewArgs) -> Result<()> {
     if let Some(up) = path.as_ref().and_then(|p| p.up) {
         start.up = UpChoice::Axis(up);
     }
-    let (mut r, note) = backend(s.backend)?;
+    let (mut r, note) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
     let mut lod = open_lod(s, r.as_mut())?;
     let cloud = match &lod {
@@ -620,7 +654,7 @@ fn view(a: ViewArgs) -> Result<()> {
 
 fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
-    let (mut r, _) = backend(s.backend)?;
+    let (mut r, _) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
     let mut lod = open_lod(s, r.as_mut())?;
     let cloud = match &lod {
@@ -678,7 +712,7 @@ fn record(a: RecordArgs) -> Result<()> {
     let s = &a.source;
     let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
-    let (mut r, _) = backend(s.backend)?;
+    let (mut r, _) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
     let mut opened_at = std::time::Instant::now();
     let mut lod = match open_lod_timed(s, r.as_mut())? {
@@ -810,7 +844,6 @@ fn bench(a: BenchArgs) -> Result<()> {
         println!("wrote {}", plot.display());
         return Ok(());
     }
-    let (mut r, _) = backend(a.backend)?;
     let opts = pcv::bench::BenchOptions {
         point_counts: if a.files.is_empty() { a.points.clone() } else { vec![0] },
         seed: a.seed,
@@ -826,35 +859,47 @@ fn bench(a: BenchArgs) -> Result<()> {
         keep_dump: a.keep_dump,
         print_mvp: a.print_mvp,
     };
-    println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
     let seed = a.seed;
-    if a.window {
-        return bench_window(&a, r.as_mut(), &opts);
-    }
-    println!("{}", pcv::bench::table_header());
     // Files are loaded (and colored) once, before the rasterizer is timed.
-    let files = if a.files.is_empty() { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
-    let report = pcv::bench::run(
-        r.as_mut(),
-        &opts,
-        &mut |n| match &files {
-            None => Ok(scene::lazy(n, seed)),
-            Some(cloud) => Ok(cloud.clone()),
-        },
-        |res| println!("{}", pcv::bench::table_row(res)),
-    )?;
-    for (n, ms) in &report.upload_ms {
-        println!("upload/generate {n} points: {ms:.1} ms");
-    }
-    if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
-        println!("wrote {}", p.display());
-    }
-    if let Some(p) = &a.plot {
-        let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
-        pcv::bench::plot::plot(&report.results, &title, p)?;
-        println!("wrote {}", p.display());
+    let files = if a.files.is_empty() || a.window { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
+    for (gi, &gpus) in a.gpus.iter().enumerate() {
+        let (mut r, _) = backend_gpus(a.backend, gpus, a.gpu_shares)?;
+        println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
+        if a.window {
+            return bench_window(&a, r.as_mut(), &opts);
+        }
+        println!("{}", pcv::bench::table_header());
+        let report = pcv::bench::run(
+            r.as_mut(),
+            &opts,
+            &mut |n| match &files {
+                None => Ok(scene::lazy(n, seed)),
+                Some(cloud) => Ok(cloud.clone()),
+            },
+            |res| println!("{}", pcv::bench::table_row(res)),
+        )?;
+        for (n, ms) in &report.upload_ms {
+            println!("upload/generate {n} points: {ms:.1} ms");
+        }
+        // One report per GPU count: FILE.json, or FILE-gpusN.json when several counts are timed.
+        let suffixed = |p: &PathBuf| match (a.gpus.len() > 1, p.file_stem(), p.extension()) {
+            (true, Some(stem), Some(ext)) => {
+                p.with_file_name(format!("{}-gpus{}.{}", stem.to_string_lossy(), gpus.resolve(), ext.to_string_lossy()))
+            }
+            _ => p.clone(),
+        };
+        if let Some(p) = a.json.as_ref().map(suffixed) {
+            let text = serde_json::to_string_pretty(&report)?;
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+            println!("wrote {}", p.display());
+        }
+        if let Some(p) = a.plot.as_ref().filter(|_| gi == 0) {
+            let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            pcv::bench::plot::plot(&report.results, &title, p)?;
+            println!("wrote {}", p.display());
+        }
+        // The devices go back before the next count opens them.
+        drop(r);
     }
     Ok(())
 }

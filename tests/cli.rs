@@ -118,3 +118,25 @@ fn bench_prints_a_table_and_writes_json() {
     }
     assert_eq!(v["backend"], "cpu");
 }
+
+#[test]
+fn more_gpus_than_the_machine_has_is_a_clear_error_not_a_panic() {
+    // No machine has 64 GPUs: without CUDA the driver is missing, with it the count is short, and
+    // --backend cpu is refused before either. Each exits 1 with a message naming --gpus.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.png");
+    for args in [
+        &["render", "--gpus", "64", "--points", "10k", "-o", out.to_str().unwrap()][..],
+        &["render", "--gpus", "2", "--backend", "cpu", "--points", "10k", "-o", out.to_str().unwrap()][..],
+        &["bench", "--gpus", "64,1", "--points", "10k", "--size", "32x18", "--frames", "1", "--warmup", "0", "--backend", "cuda"][..],
+    ] {
+        let o = pcv(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains("--gpus"), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+    assert!(!out.exists(), "no image for a refused run");
+    let o = pcv(&["render", "--gpus", "0", "-o", out.to_str().unwrap()]);
+    assert!(stderr(&o).contains("not a GPU count"), "{}", stderr(&o));
+}

@@ -31,7 +31,8 @@ def main():
     img = torch.from_dlpack(frame)  # (720, 1280, 4) uint8 on the GPU, no copy
     assert img.data_ptr() == frame.ptr
     print(f"{n} points: {frame.stats['total_ms']:.2f} ms of kernels; frame {tuple(img.shape)} at {img.data_ptr():#x} (the kernels' buffer)")
-    chw = img.flip(0).permute(2, 0, 1).contiguous()  # top row first, channels first: torch's image layout
+    # Top row first, channels first, RGB (torchvision's PNG writer takes 1 or 3 channels, not RGBA).
+    chw = img.flip(0).permute(2, 0, 1)[:3].contiguous()
     try:
         from torchvision.io import write_png
 

@@ -31,7 +31,7 @@ use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
 use crate::display::gl_timer::GlStageTimer;
 use crate::lod::LodScene;
-use crate::render::{FrameStats, PassTime, Rasterizer};
+use crate::render::{FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use crate::viewer::{ViewerError, ViewerOptions, ViewerSummary};
 use glam::Vec2;
@@ -312,7 +312,19 @@ pub fn run_scene(
         if render_points {
             let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
             let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(mode).with_look(state.look).with_spacing(state.spacing_m);
-            stats = current.render(rasterizer, &frame)?;
+            stats = match current.render(rasterizer, &frame) {
+                // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
+                // chunk at a time): say why and go back to the default mode instead of closing the window.
+                Err(ViewerError::Render(e @ RenderError::ModeUnavailable { .. }))
+                    if state.mode != RenderMode::Culled =>
+                {
+                    state.messages.error(format!("{e}; showing culled"));
+                    state.mode = RenderMode::Culled;
+                    need.redraw_scene = true;
+                    continue;
+                }
+                r => r?,
+            };
             rendered = true;
             if let Some(f) = &feed {
                 f.rendered();

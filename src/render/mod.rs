@@ -27,6 +27,7 @@ pub mod external;
 pub mod cuda;
 pub mod gpu_data;
 pub mod look;
+pub mod multi;
 pub mod pick;
 pub mod plan;
 
@@ -59,6 +60,9 @@ pub enum RenderError {
     UnsupportedTarget { backend: &'static str, target: &'static str },
     #[error("no points uploaded")]
     NotUploaded,
+    /// NCCL (more than one GPU) missing or failing.
+    #[error("NCCL: {0}")]
+    Nccl(String),
     #[error("render mode {mode} is unavailable: {reason}")]
     ModeUnavailable { mode: &'static str, reason: String },
     /// An array handed to the renderer (`render::external`) that it cannot read: names the argument.

@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod clear;
 pub mod color;
+pub mod composite;
 pub mod culled;
 pub mod depth;
 pub mod edl;

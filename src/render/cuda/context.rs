@@ -81,6 +81,26 @@ pub fn driver_present() -> bool {
 
 /// Opens device 0: checks driver, device count and context, in that order.
 pub fn open() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
+    open_device(0)
+}
+
+/// How many CUDA devices the driver sees (0 without a driver or a device; never panics).
+pub fn device_count() -> usize {
+    if !driver_present() {
+        return 0;
+    }
+    std::panic::catch_unwind(|| {
+        driver_version().ok()?;
+        cudarc::driver::result::init().ok()?;
+        CudaContext::device_count().ok()
+    })
+    .ok()
+    .flatten()
+    .map_or(0, |n| n.max(0) as usize)
+}
+
+/// Opens device `ordinal` as [`open`] opens device 0.
+pub fn open_device(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
     if !driver_present() {
         return Err(RenderError::NoDriver(format!(
             "{} (the NVIDIA driver's CUDA library) could not be loaded; {}",
@@ -88,7 +108,7 @@ pub fn open() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
             platform::CUDA_DRIVER_REMEDY
         )));
     }
-    match std::panic::catch_unwind(open_unchecked) {
+    match std::panic::catch_unwind(|| open_unchecked(ordinal)) {
         Ok(r) => r,
         Err(payload) => {
             let what = payload
@@ -101,7 +121,7 @@ pub fn open() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
     }
 }
 
-fn open_unchecked() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
+fn open_unchecked(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
     let driver_version = driver_version()?;
     if let Err(e) = cudarc::driver::result::init() {
         let msg = describe_driver_error(e);
@@ -120,8 +140,11 @@ fn open_unchecked() -> Result<(Arc<CudaContext>, DeviceInfo), RenderError> {
             version_string(driver_version)
         )));
     }
-    let ctx = CudaContext::new(0).map_err(|e| {
-        RenderError::NoDevice(format!("could not create a context on device 0: {}", describe_driver_error(e)))
+    if ordinal >= count as usize {
+        return Err(RenderError::NoDevice(format!("device {ordinal} asked for; the driver sees {count} CUDA device(s)")));
+    }
+    let ctx = CudaContext::new(ordinal).map_err(|e| {
+        RenderError::NoDevice(format!("could not create a context on device {ordinal}: {}", describe_driver_error(e)))
     })?;
     let name = ctx.name().map_err(cuda_error("cuDeviceGetName"))?;
     let compute_capability = ctx.compute_capability().map_err(cuda_error("cuDeviceGetAttribute"))?;

@@ -226,4 +226,12 @@ kernels! {
         grid per_item(num_points);
     /// `depth` holds `num_pixels` u32 words (`words` 0) or u64 words (`words` 1) and `out` `num_pixels` u32 words.
     DepthOut depth_out = "external"::"pcv_depth_out"(num_pixels: u64, depth: Ptr, words: u32, out: Ptr) grid per_item(num_pixels);
+    /// `words` holds `n` u64 words.
+    WordsOffset words_offset = "composite"::"pcv_words_offset"(n: u64, words: Ptr, first: u64) grid per_item(n);
+    /// `dst` and `src` hold `n` u64 words each.
+    WordsMin words_min = "composite"::"pcv_words_min"(n: u64, dst: Ptr, src: Ptr) grid per_item(n);
+    /// `vis` and `out` hold `f.width * f.height` u64 words each and `colors` `count` words.
+    WordsGather words_gather = "composite"::"pcv_words_gather"(
+        f: FrameUniforms, vis: Ptr, colors: Ptr, first: u64, count: u64, init: u32, out: Ptr
+    ) grid per_item(f.width as u64 * f.height as u64);
 }

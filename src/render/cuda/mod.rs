@@ -26,6 +26,7 @@ pub mod external;
 pub mod kernels;
 pub mod memory;
 pub mod modules;
+pub mod nccl;
 pub mod preprocess;
 pub mod timing;
 pub mod stream_upload;
@@ -109,7 +110,12 @@ impl CudaRasterizer {
     /// Opens device 0 and loads the kernels. Errors: [`RenderError::NoDriver`], [`RenderError::NoDevice`],
     /// [`RenderError::NoKernels`], [`RenderError::PtxRejected`], [`RenderError::Cuda`].
     pub fn new() -> Result<Self, RenderError> {
-        let (ctx, info) = context::open()?;
+        Self::new_on(0)
+    }
+
+    /// As [`CudaRasterizer::new`], on device `ordinal` (the multi-GPU backend makes one per device).
+    pub fn new_on(ordinal: usize) -> Result<Self, RenderError> {
+        let (ctx, info) = context::open_device(ordinal)?;
         let kernels = KernelTable::load(&ctx, &info)?;
         let stream = ctx.new_stream().map_err(cuda_error("cuStreamCreate"))?;
         let timer = PassTimer::new(&ctx, MAX_PASSES)?;
@@ -198,7 +204,7 @@ impl CudaRasterizer {
         self.last = None;
         self.pool_points = None;
         let (prepared, ms) =
-            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, chunk_points)?;
+            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, 0..spec.num_points, chunk_points)?;
         self.prepared_points = spec.num_points;
         self.prepared = Ok(prepared);
         self.preprocess_ms = Some(ms);
@@ -308,20 +314,37 @@ impl CudaRasterizer {
         }
         Ok(())
     }
-}
 
-impl Rasterizer for CudaRasterizer {
-    fn name(&self) -> &'static str {
-        "cuda"
+    /// The visibility buffer of the last frame (or stage): `width * height` u64 words, if allocated.
+    pub fn words_ptr(&self) -> Option<u64> {
+        self.vis.as_ref().map(|v| v.ptr())
     }
 
-    fn description(&self) -> String {
-        self.info.describe()
+    /// The prepared points' colours (device address, count), for the composite's gather.
+    pub fn colors(&self) -> Option<(u64, u64)> {
+        self.prepared.as_ref().ok().map(|p| (p.colors.ptr(), p.colors.len() as u64))
     }
 
-    fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
+    /// The loaded kernels (the multi-GPU backend launches the composite's kernels with them).
+    pub fn kernel_table(&self) -> &KernelTable {
+        &self.kernels
+    }
+
+    /// Makes points `first .. first + count` of the built-in scene `cloud` on this device and prepares
+    /// them (sorted within the share, on the whole scene's grid): whole, keeping the 16-byte points, when
+    /// they fit beside the batched buffers, else a chunk at a time. One rank's share of `--gpus`.
+    pub fn upload_scene_share(&mut self, cloud: &PointCloud, first: u64, count: u64) -> Result<(), RenderError> {
+        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+            context: "scene upload".into(),
+            message: "only a built-in scene is made a share at a time".into(),
+        })?;
+        if first.checked_add(count).is_none_or(|end| end > spec.num_points) || count == 0 {
+            return Err(RenderError::Cuda {
+                context: "scene upload".into(),
+                message: format!("share {first}..+{count} of a scene of {} points", spec.num_points),
+            });
+        }
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        // Free the old points first, so that their memory counts as free for the new ones.
         self.points = None;
         self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
@@ -329,50 +352,28 @@ impl Rasterizer for CudaRasterizer {
         self.last = None;
         self.prepared_points = 0;
         self.pool_points = None;
-        // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
-        // prepared a chunk at a time (only the batched modes then draw it).
-        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
-            let (free_bytes, _) = context::mem_info(&self.ctx)?;
-            let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
-            if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
-                return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
-            }
-        }
-        let mut bounds = cloud.bounds;
-        let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
-            // Files streamed to the device: decoded on all cores, copied through pinned slots.
-            let points = stream_upload::upload_files(&self.ctx, files)?;
-            bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
-            points
-        } else if cloud.is_lazy_scene() {
-            upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
-        } else {
-            upload::upload_host(&self.ctx, &self.stream, cloud)?
-        };
-        if !self.preprocess_on {
-            self.points = Some(points);
-            self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
+        let (free_bytes, _) = context::mem_info(&self.ctx)?;
+        if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
+            let (prepared, ms) = preprocess::preprocess_scene_chunked(
+                &self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, first..first + count, preprocess::CHUNK_POINTS,
+            )?;
+            self.prepared_points = count;
+            self.prepared = Ok(prepared);
+            self.preprocess_ms = Some(ms);
             return Ok(());
         }
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &bounds)?;
+        let points = upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
         self.points = Some(done.points);
         self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
         self.prepared = done.prepared;
         Ok(())
     }
 
-    fn preprocess_ms(&self) -> Option<f64> {
-        self.preprocess_ms
-    }
-
-    fn render(
-        &mut self,
-        frame: &FrameParams,
-        target: Target<'_>,
-    ) -> Result<FrameStats, RenderError> {
-        if self.external.shown.is_some() {
-            return self.render_shown(frame, target);
-        }
+    /// Runs `stage` of a frame: the whole frame into `target`, or only its raster passes (the words
+    /// stay in the visibility buffer, [`CudaRasterizer::words_ptr`]), or only its post passes (splat,
+    /// resolve, EDL) on colour words someone else wrote into that buffer (the multi-GPU composite).
+    pub fn render_stage(&mut self, frame: &FrameParams, target: Option<Target<'_>>, stage: Stage) -> Result<FrameStats, RenderError> {
         let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
             (Some(p), _) => (p.len() as u64, p.ptr()),
             (None, n) if n > 0 => (n, 0),
@@ -385,11 +386,19 @@ impl Rasterizer for CudaRasterizer {
             });
         }
         let n = frame.num_pixels();
-        if target.len_px() != n {
-            return Err(RenderError::TargetSize {
-                got: target.len_px(),
-                width: frame.width_px,
-                height: frame.height_px,
+        match &target {
+            Some(t) if t.len_px() != n => {
+                return Err(RenderError::TargetSize { got: t.len_px(), width: frame.width_px, height: frame.height_px });
+            }
+            None if stage != Stage::Raster => {
+                return Err(RenderError::Cuda { context: "render".into(), message: "no target for the frame's colours".into() });
+            }
+            _ => {}
+        }
+        if stage != Stage::Whole && frame.mode == RenderMode::Reference {
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: "frames split across GPUs are composited as 64-bit words, and the reference mode keeps a 32-bit depth buffer: use packed, vis, culled or quant".into(),
             });
         }
         if n > u32::MAX as usize {
@@ -401,8 +410,8 @@ impl Rasterizer for CudaRasterizer {
                 ),
             });
         }
-        let plan = frame.passes();
-        if frame.mode.uses_batches() {
+        let plan = stage.select(&frame.passes());
+        if frame.mode.uses_batches() && stage != Stage::Post {
             self.prepared_or_err(frame.mode)?;
         }
         if self.pool_points.is_some() && !frame.mode.culls() {
@@ -426,17 +435,19 @@ impl Rasterizer for CudaRasterizer {
                 batches: None,
             });
         }
-        if let Target::Device { ptr, len_px } = target {
-            self.check_device_target(ptr, len_px)?;
+        if let Some(Target::Device { ptr, len_px }) = &target {
+            self.check_device_target(*ptr, *len_px)?;
         }
         self.ctx
             .bind_to_thread()
             .map_err(cuda_error("cuCtxSetCurrent"))?;
         let color_ptr = match &target {
-            Target::Device { ptr, .. } => *ptr,
-            Target::Host(_) => {
+            Some(Target::Device { ptr, .. }) => *ptr,
+            Some(Target::Host(_)) => {
                 Self::frame_buffer(&mut self.color, &self.ctx, n, "the color buffer")?
             }
+            // The raster stage writes no colours (the reference mode, which would, was refused above).
+            None => 0,
         };
         let splats = plan.contains(&Pass::Splat);
         let depth_ptr = match frame.mode {
@@ -459,6 +470,7 @@ impl Rasterizer for CudaRasterizer {
             false => 0,
         };
         let mut holds = match frame.mode {
+            _ if stage == Stage::Post => Final::VisColor,
             RenderMode::Reference => Final::Depth,
             RenderMode::Packed => Final::VisColor,
             _ => Final::VisIndex,
@@ -568,7 +580,7 @@ impl Rasterizer for CudaRasterizer {
         }
         let names: Vec<&'static str> = plan.iter().map(|p| p.name()).collect();
         let (passes, total_ms) = timer.finish(&names)?;
-        let batches = if frame.mode.culls() {
+        let batches = if frame.mode.culls() && stage != Stage::Post {
             let mut c = [0u32; counter::COUNT];
             self.counters.read_at(stream, 0, &mut c)?;
             Some(BatchCounts {
@@ -586,7 +598,7 @@ impl Rasterizer for CudaRasterizer {
             height_px: frame.height_px,
             holds,
         });
-        if let Target::Host(buf) = target {
+        if let Some(Target::Host(buf)) = target {
             let color = self.color.as_ref().ok_or_else(|| RenderError::Cuda {
                 context: "render".into(),
                 message: "internal color buffer missing".into(),
@@ -599,6 +611,97 @@ impl Rasterizer for CudaRasterizer {
             points: stats_points,
             batches,
         })
+    }
+
+}
+
+/// Which passes of a frame [`CudaRasterizer::render_stage`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Every pass.
+    Whole,
+    /// The passes up to the visibility words (clear and raster; no splat, resolve or EDL).
+    Raster,
+    /// The post passes (splat, resolve, EDL) on colour words already in the visibility buffer.
+    Post,
+}
+
+impl Stage {
+    /// The passes of `plan` this stage runs.
+    pub fn select(self, plan: &[Pass]) -> Vec<Pass> {
+        let post = |p: &Pass| matches!(p, Pass::Splat | Pass::Resolve | Pass::Edl);
+        match self {
+            Stage::Whole => plan.to_vec(),
+            Stage::Raster => plan.iter().copied().filter(|p| !post(p)).collect(),
+            Stage::Post => plan.iter().copied().filter(post).collect(),
+        }
+    }
+}
+
+impl Rasterizer for CudaRasterizer {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn description(&self) -> String {
+        self.info.describe()
+    }
+
+    fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        // Free the old points first, so that their memory counts as free for the new ones.
+        self.points = None;
+        self.external.shown = None;
+        self.prepared = Err("no points uploaded".into());
+        self.preprocess_ms = None;
+        self.last = None;
+        self.prepared_points = 0;
+        self.pool_points = None;
+        // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
+        // prepared a chunk at a time (only the batched modes then draw it).
+        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
+            let (free_bytes, _) = context::mem_info(&self.ctx)?;
+            let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
+            if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
+                return self.upload_scene_in_chunks(cloud, preprocess::CHUNK_POINTS);
+            }
+        }
+        let mut bounds = cloud.bounds;
+        let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            // Files streamed to the device: decoded on all cores, copied through pinned slots.
+            let points = stream_upload::upload_files(&self.ctx, files)?;
+            bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
+            points
+        } else if cloud.is_lazy_scene() {
+            upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
+        } else {
+            upload::upload_host(&self.ctx, &self.stream, cloud)?
+        };
+        if !self.preprocess_on {
+            self.points = Some(points);
+            self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
+            return Ok(());
+        }
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &bounds)?;
+        self.points = Some(done.points);
+        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
+        self.prepared = done.prepared;
+        Ok(())
+    }
+
+    fn preprocess_ms(&self) -> Option<f64> {
+        self.preprocess_ms
+    }
+
+    fn render(
+        &mut self,
+        frame: &FrameParams,
+        target: Target<'_>,
+    ) -> Result<FrameStats, RenderError> {
+        if self.external.shown.is_some() {
+            return self.render_shown(frame, target);
+        }
+        self.render_stage(frame, Some(target), Stage::Whole)
     }
 
     fn pick(

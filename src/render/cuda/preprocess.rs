@@ -157,19 +157,27 @@ pub fn chunked_bytes(n: u64) -> u64 {
 /// the positions, colours, batches and quantized words; its 16-byte points are then dropped. Batches
 /// never straddle chunks (a chunk is a whole number of batches). What is lost: the 16-byte points (the
 /// reference and packed modes read them) and the sorted-to-uploaded `order` (picking still finds the
-/// point and its position, not its index in the scene).
+/// point and its position, not its index in the scene). `range` picks the points of the scene made
+/// (the whole scene, or one GPU's share of it: `--gpus`); they are indexed from 0 here.
 pub fn preprocess_scene_chunked(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     table: &KernelTable,
     spec: crate::cloud::SceneSpec,
     bounds: &Bounds,
+    range: std::ops::Range<u64>,
     chunk_points: u64,
 ) -> Result<(DevicePrepared, f64), RenderError> {
     const _: () = assert!(CHUNK_POINTS.is_multiple_of(BATCH_POINTS as u64), "chunks hold whole batches");
     check_chunk(chunk_points)?;
     let t = Instant::now();
-    let n = spec.num_points;
+    if range.end > spec.num_points || range.start > range.end {
+        return Err(RenderError::Cuda {
+            context: "scene upload".into(),
+            message: format!("points {}..{} of a scene of {}", range.start, range.end, spec.num_points),
+        });
+    }
+    let n = range.end - range.start;
     // Memory first: a scene past the index limit is also far past any device's memory, and that is what
     // the user can act on (a smaller --points).
     let (free_bytes, _) = mem_info(ctx)?;
@@ -202,7 +210,7 @@ pub fn preprocess_scene_chunked(
         let len = (n - first).min(chunk_points);
         let gc = GridParams { num_points: len, ..g };
         // SAFETY: `made` holds `c >= len` points.
-        unsafe { maker.make(table, stream, first, len, made.ptr()) }?;
+        unsafe { maker.make(table, stream, range.start + first, len, made.ptr()) }?;
         hist.zero(stream)?;
         // SAFETY: `made` holds `len == gc.num_points` points; `hist` holds 2^(3 * gc.bits) words.
         unsafe { kernels::cell_hist(table, stream, gc, made.ptr(), hist.ptr()) }?;

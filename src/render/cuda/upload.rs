@@ -75,6 +75,26 @@ pub fn generate_scene(
     Ok(points)
 }
 
+/// Makes points `first .. first + count` of the built-in scene `spec` on the device (one GPU's share).
+pub fn generate_scene_range(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    kernels: &KernelTable,
+    spec: crate::cloud::SceneSpec,
+    first: u64,
+    count: u64,
+) -> Result<DeviceBuffer<Point>, RenderError> {
+    let points = alloc_points(ctx, count)?;
+    if count == 0 {
+        return Ok(points);
+    }
+    let maker = SceneMaker::new(ctx, stream, spec)?;
+    // SAFETY: `points` was allocated for `count` points (`make` checks the range against the scene).
+    unsafe { maker.make(kernels, stream, first, count, points.ptr()) }?;
+    stream.synchronize().map_err(cuda_error("pcv_scene"))?;
+    Ok(points)
+}
+
 /// The built-in scene's cylinders on the device, to make its points from, whole or a chunk at a time.
 pub struct SceneMaker {
     cylinders: DeviceBuffer<Cylinder>,
