@@ -5,6 +5,7 @@
 //! - [`info`], [`convert`]: `pcv info` and `pcv convert`;
 //! - [`camera`]: the camera (pose, up axis, lens), framing, the fly and orbit controllers, paths;
 //! - [`render`]: the [`render::Rasterizer`] trait, the CPU backend and the CUDA backend;
+//! - [`lod`]: level of detail: octrees streamed under a point budget (node selection, loader, pool);
 //! - [`display`]: the window, the PBO → texture → blit path, CUDA-GL interop, imgui's GLFW glue;
 //! - [`input`]: window events → actions (keymap, input scripts);
 //! - [`app`]: the interactive loop (actions → state → frame), layers, picking, captures;
@@ -24,6 +25,7 @@ pub mod headless;
 pub mod image_io;
 pub mod info;
 pub mod input;
+pub mod lod;
 pub mod platform;
 pub mod render;
 pub mod ui;

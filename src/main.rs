@@ -90,6 +90,14 @@ struct SourceArgs {
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
     #[arg(long, value_parser = parse_count)]
     max_points: Option<u64>,
+    /// Level of detail: draw the cloud from an octree, a node at a time, under a point budget (the
+    /// built-in scene and files get an octree built in memory).
+    #[arg(long)]
+    lod: bool,
+    /// Points drawn at most with level of detail (implies --lod; suffixes k, M, B). Default: half the
+    /// free GPU memory at 20 bytes a point, at most 200M; 4M on the CPU backend.
+    #[arg(long, value_parser = parse_count)]
+    point_budget: Option<u64>,
     /// GPUs to split the cloud across (N or all): each renders its share, NCCL composites them.
     #[arg(long, value_parser = Gpus::parse, default_value = "1")]
     gpus: Gpus,
@@ -248,6 +256,11 @@ struct RecordArgs {
     /// PNG frames only, even when ffmpeg is on PATH.
     #[arg(long)]
     no_video: bool,
+    /// Measure instead of recording: fly the path in real time as fast as frames come, and write time
+    /// to first frame, frame-time percentiles, time to a complete view after the stop and device memory
+    /// as JSON to this file (the output directory gets refining.png and complete.png).
+    #[arg(long)]
+    measure: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -414,10 +427,22 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
         (false, Some(cuda)) => Some(cuda.point_capacity()?),
         _ => None,
     };
+    let mut subsample = s.max_points;
     if let Some(cap) = capacity {
         let opts = load::LoadOptions::default();
-        let plan = device::plan(&s.files, &opts, &cap, s.max_points)?;
-        if s.max_points.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
+        let plan = match device::plan(&s.files, &opts, &cap, s.max_points) {
+            // Too large for the GPU: show what fits, and say how to see it all.
+            Err(load::LoadError::DoesNotFit { files, points, fit_points, device, .. }) if s.max_points.is_none() && fit_points > 0 => {
+                eprintln!(
+                    "pcv: {files}: {points} points do not fit {device}; showing a uniform subsample of {fit_points}. To see every point, convert to COPC and stream it with level of detail: pcv convert {} -o cloud.copc.laz, then pcv cloud.copc.laz",
+                    s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+                );
+                subsample = Some(fit_points);
+                device::plan(&s.files, &opts, &cap, Some(fit_points))?
+            }
+            other => other?,
+        };
+        if subsample.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
             let mut cloud = device::cloud(plan);
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, s.color.is_none());
@@ -441,6 +466,84 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
     prepare(&mut cloud);
     r.upload(&cloud).context("uploading the points")?;
     Ok(cloud)
+}
+
+/// Whether `p` is a COPC file (its COPC info VLR, or an `http(s)://` URL, which pcv reads as COPC).
+fn is_copc(p: &std::path::Path) -> bool {
+    let t = p.to_string_lossy();
+    if t.starts_with("http://") || t.starts_with("https://") {
+        return true;
+    }
+    let mut head = [0u8; 375 + 54];
+    std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && pcv::cloud::formats::copc::sniff(&head)
+}
+
+/// The level-of-detail scene `s` asks for (COPC files or URLs, a directory, `--lod`, `--point-budget`),
+/// attached to `r`; `None` when it asks for none.
+fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::LodScene>> {
+    Ok(open_lod_timed(s, r)?.map(|(l, _)| l))
+}
+
+/// [`open_lod`], with the time its sources were open (before the scene and its pool were made: what
+/// a COPC file's first frame counts from; an octree built in memory is not counted).
+fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv::lod::LodScene, std::time::Instant)>> {
+    use pcv::lod::{memory::MemorySource, LodOptions, LodScene};
+    let named_copc = s.files.iter().any(|f| f.is_dir() || is_copc(f));
+    if !(s.lod || s.point_budget.is_some() || named_copc) {
+        return Ok(None);
+    }
+    // Each file (a directory: each point file in it) is a tile of one scene.
+    let mut files = Vec::new();
+    for f in &s.files {
+        if f.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(f)
+                .with_context(|| format!("reading the directory {}", f.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+                    p.is_file() && load::SUPPORTED_EXTENSIONS.iter().any(|(e, _)| *e == ext)
+                })
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                bail!("{}: no point files in this directory", f.display());
+            }
+            files.extend(inside);
+        } else {
+            files.push(f.clone());
+        }
+    }
+    if !(s.lod || s.point_budget.is_some() || files.iter().any(|f| is_copc(f))) {
+        return Ok(None);
+    }
+    let mut sources: Vec<std::sync::Arc<dyn pcv::cloud::octree::NodeSource>> = Vec::new();
+    // COPC files (and URLs) stream their own octrees; other files get one built in memory.
+    let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| is_copc(f));
+    for f in &copc {
+        let name = f.to_string_lossy();
+        sources.push(pcv::cloud::formats::copc::open(&name)?);
+    }
+    let groups: Vec<Vec<PathBuf>> = if other.is_empty() && copc.is_empty() { vec![Vec::new()] } else { other.iter().map(|f| vec![f.clone()]).collect() };
+    for g in &groups {
+        let cloud = load_cloud(g, s.points, s.seed, s.color)?;
+        eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
+        sources.push(std::sync::Arc::new(MemorySource::build(&cloud, pcv::lod::memory::DEFAULT_ROOT_POINTS)));
+    }
+    let opened_at = std::time::Instant::now();
+    let (budget, how) = match s.point_budget {
+        Some(b) => (b, "--point-budget".to_string()),
+        None => pcv::lod::default_point_budget(r),
+    };
+    let mut lod = LodScene::open(sources, LodOptions::with_budget(budget))?;
+    lod.attach(r).context("making the GPU node pool")?;
+    eprintln!(
+        "pcv: level of detail: {} points in {} tile(s), budget {budget} points ({how}), pool of {} slots ({:.2} GB)",
+        lod.total_points(),
+        lod.tiles(),
+        lod.slots(),
+        lod.slots() as f64 * 4096.0 * 20.0 / 1e9
+    );
+    Ok(Some((lod, opened_at)))
 }
 
 fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
@@ -508,7 +611,15 @@ fn view(a: ViewArgs) -> Result<()> {
     }
     let (mut r, note) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let mut lod = open_lod(s, r.as_mut())?;
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &start));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?,
+    };
     let (camera, up_reason) = prepared.context("the start camera")?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
@@ -528,7 +639,10 @@ fn view(a: ViewArgs) -> Result<()> {
         trace: a.trace.clone(),
         feed: None,
     };
-    let summary = pcv::viewer::run(&cloud, r.as_mut(), opts, note)?;
+    let summary = match lod.as_mut() {
+        Some(l) => pcv::viewer::run_lod(&cloud, r.as_mut(), opts, note, l)?,
+        None => pcv::viewer::run(&cloud, r.as_mut(), opts, note)?,
+    };
     if let Some(why) = &summary.interop_fallback {
         eprintln!("pcv: frames went through host memory: {why}");
     }
@@ -542,11 +656,38 @@ fn render(a: RenderArgs) -> Result<()> {
     let s = &a.source;
     let (mut r, _) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?;
+    let mut lod = open_lod(s, r.as_mut())?;
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &a.camera.start(a.size)));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?,
+    };
     let (cam, _) = prepared.context("the start camera")?;
     let look = a.look.look_for(&cloud);
-    let spacing_m = pcv::cloud::spacing::estimate(&cloud);
-    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, a.mode, &look, spacing_m)?;
+    let mut spacing_m = pcv::cloud::spacing::estimate(&cloud);
+    let mut mode = a.mode;
+    if let Some(l) = lod.as_mut() {
+        // The view as complete as the budget allows (a minute at most).
+        mode = pcv::lod::LodScene::mode_for(a.mode);
+        let frame = cam.frame_params(a.size.0, a.size.1).with_mode(mode);
+        let t = std::time::Instant::now();
+        loop {
+            let st = l.update(r.as_mut(), &frame, cam.pose.eye)?;
+            spacing_m = st.spacing_m;
+            if (st.complete && st.loading == 0) || t.elapsed().as_secs() >= 60 {
+                eprintln!("pcv: level of detail: {} of {} selected nodes drawn ({} points) after {:.2} s", st.drawn_nodes, st.selected_nodes, st.drawn_points, t.elapsed().as_secs_f64());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        for e in l.errors() {
+            eprintln!("pcv: level of detail: {e}");
+        }
+    }
+    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, mode, &look, spacing_m)?;
     frame.write_png(&a.output)?;
     eprintln!(
         "pcv: rendered {} points at {}x{} with {} in {:.2} ms -> {}",
@@ -573,8 +714,47 @@ fn record(a: RecordArgs) -> Result<()> {
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
     let (mut r, _) = backend_gpus(s.backend, s.gpus, s.gpu_shares)?;
     let mut prepared = None;
-    let cloud = load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?;
+    let mut opened_at = std::time::Instant::now();
+    let mut lod = match open_lod_timed(s, r.as_mut())? {
+        Some((l, t)) => {
+            opened_at = t;
+            Some(l)
+        }
+        None => None,
+    };
+    let cloud = match &lod {
+        Some(l) => {
+            let mut c = l.placeholder_cloud();
+            prepared = Some(pcv::viewer::prepare(&mut c, &start));
+            c
+        }
+        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &start)))?,
+    };
     let (cam, _) = prepared.context("the start camera")?;
+    if let Some(json) = &a.measure {
+        std::fs::create_dir_all(&a.output).with_context(|| format!("making {}", a.output.display()))?;
+        let fo = pcv::lod::flight::FlightOptions {
+            size_px: a.size,
+            mode: a.mode,
+            look: a.look.look_for(&cloud),
+            spacing_m: pcv::cloud::spacing::estimate(&cloud),
+            settle_timeout_s: 60.0,
+            refining_png: Some(a.output.join("refining.png")),
+            complete_png: Some(a.output.join("complete.png")),
+        };
+        let report = pcv::lod::flight::fly(r.as_mut(), lod.as_mut(), &cam, cloud.origin, &path, &fo, opened_at)?;
+        println!("{}", pcv::lod::flight::summary(&report));
+        let mut v = serde_json::to_value(&report)?;
+        v["date_utc"] = serde_json::json!(pcv::bench::utc_now());
+        v["commit"] = serde_json::json!(env!("PCV_GIT_COMMIT"));
+        v["device"] = serde_json::json!(r.description());
+        std::fs::write(json, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", json.display()))?;
+        eprintln!("pcv: wrote {}", json.display());
+        return Ok(());
+    }
+    if lod.is_some() {
+        bail!("pcv record with level of detail measures flights (--measure FILE.json); for PNG frames of a streamed scene, use the window's --path");
+    }
     let opts = pcv::headless::RecordOptions {
         size_px: a.size,
         fps: a.fps,

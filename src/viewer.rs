@@ -146,3 +146,15 @@ pub fn run(
 ) -> Result<ViewerSummary, ViewerError> {
     crate::app::run::run(cloud, rasterizer, opts, backend_note)
 }
+
+/// Runs the viewer on a level-of-detail scene attached to `rasterizer` (see [`crate::lod`]); `cloud`
+/// is its [`crate::lod::LodScene::placeholder_cloud`], prepared like any other.
+pub fn run_lod(
+    cloud: &PointCloud,
+    rasterizer: &mut dyn Rasterizer,
+    opts: ViewerOptions,
+    backend_note: Option<String>,
+    lod: &mut crate::lod::LodScene,
+) -> Result<ViewerSummary, ViewerError> {
+    crate::app::run::run_scene(cloud, rasterizer, opts, backend_note, Some(lod))
+}

@@ -30,6 +30,7 @@ use crate::display::blit::read_default_framebuffer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
 use crate::display::gl_timer::GlStageTimer;
+use crate::lod::LodScene;
 use crate::render::{FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use crate::viewer::{ViewerError, ViewerOptions, ViewerSummary};
@@ -46,9 +47,24 @@ const IDLE_WAIT_S: f64 = 0.5;
 const LOADING_WAIT_S: f64 = 0.05;
 /// How long a minimized window sleeps between checks.
 const MINIMIZED_WAIT_S: f64 = 0.1;
+/// How long the loop waits for input while a level-of-detail scene loads nodes and nothing else moves.
+const LOD_WAIT_S: f64 = 0.005;
 
 /// Runs the viewer (see [`crate::viewer::run`]).
 pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOptions, backend_note: Option<String>) -> Result<ViewerSummary, ViewerError> {
+    run_scene(cloud, rasterizer, opts, backend_note, None)
+}
+
+/// Runs the viewer, on a level-of-detail scene when `lod` is given (attached to `rasterizer`; `cloud`
+/// is then its [`LodScene::placeholder_cloud`]): each turn updates its selection and uploads before
+/// drawing, draws again when its batch table changed, and keeps turning while it refines.
+pub fn run_scene(
+    cloud: &PointCloud,
+    rasterizer: &mut dyn Rasterizer,
+    opts: ViewerOptions,
+    backend_note: Option<String>,
+    mut lod: Option<&mut LodScene>,
+) -> Result<ViewerSummary, ViewerError> {
     if opts.frames == Some(0) {
         return match opts.screenshot {
             Some(_) => Err(ViewerError::NoScreenshot { reason: "zero frames were asked for" }),
@@ -125,8 +141,10 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         let scripted = opts.frames.is_some() || script.as_ref().is_some_and(|s| s.pending());
         let continuous = opts.continuous || scripted;
         let held = keymap.held();
+        let refining = lod.as_deref().is_some_and(|l| !l.status().complete || l.status().loading > 0);
         let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving()
-            || feed.as_ref().is_some_and(|f| f.pending());
+            || feed.as_ref().is_some_and(|f| f.pending())
+            || refining;
         if !busy {
             let wait = match state.messages.next_expiry() {
                 Some(t) => t.saturating_duration_since(Instant::now()).as_secs_f64().min(IDLE_WAIT_S),
@@ -138,6 +156,8 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             waited = true;
         } else if state.loader.is_some() && !need.redraw() && !continuous && !held.is_moving() {
             window.wait_events_timeout(LOADING_WAIT_S);
+        } else if refining && !need.redraw() && !continuous && !held.is_moving() && !state.animating() {
+            window.wait_events_timeout(LOD_WAIT_S);
         }
         let turn_start = Instant::now();
         let events = window.poll_events();
@@ -218,7 +238,10 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
         if std::mem::take(&mut need.save_bookmarks) {
             save_bookmarks(&mut state);
         }
-        if std::mem::take(&mut need.reupload) {
+        let reupload = std::mem::take(&mut need.reupload);
+        if reupload && lod.is_some() {
+            state.messages.info("level of detail: the streamed nodes keep their colours");
+        } else if reupload {
             match rasterizer.upload(&state.layers.uploaded()) {
                 Ok(()) => window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
                 Err(e) => state.messages.error(format!("uploading the points failed: {e}")),
@@ -229,6 +252,24 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             window.set_should_close(true);
         }
 
+        // Level of detail: this frame's selection, loads and uploads; a new batch table is drawn.
+        if let Some(l) = lod.as_deref_mut().filter(|_| fb_w > 0 && fb_h > 0) {
+            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(LodScene::mode_for(state.mode));
+            match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {
+                Ok(st) => {
+                    if st.changed {
+                        need.redraw_scene = true;
+                    }
+                    if st.spacing_m > 0.0 {
+                        state.spacing_m = st.spacing_m;
+                    }
+                }
+                Err(e) => state.messages.error(format!("level of detail: {e}")),
+            }
+            if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
+                state.messages.error(format!("level of detail: {e}"));
+            }
+        }
         let closing = window.should_close();
         if closing && opts.screenshot.is_none() {
             break;
@@ -269,7 +310,8 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             gl_timer.begin_frame();
         }
         if render_points {
-            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(state.mode).with_look(state.look).with_spacing(state.spacing_m);
+            let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
+            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(mode).with_look(state.look).with_spacing(state.spacing_m);
             stats = match current.render(rasterizer, &frame) {
                 // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
                 // chunk at a time): say why and go back to the default mode instead of closing the window.
@@ -338,7 +380,15 @@ pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOpti
             }
         }
         if let Some(t) = trace.as_mut() {
-            let line = trace_line(&state, frames_shown, render_points, rasterizer.num_points());
+            let mut line = trace_line(&state, frames_shown, render_points, rasterizer.num_points());
+            if let Some(l) = lod.as_deref() {
+                let st = l.status();
+                line["lod"] = serde_json::json!({
+                    "complete": st.complete, "selected_nodes": st.selected_nodes, "drawn_nodes": st.drawn_nodes,
+                    "drawn_points": st.drawn_points, "resident_points": st.resident_points, "loading": st.loading,
+                    "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
+                });
+            }
             writeln!(t, "{line}").and_then(|_| t.flush()).map_err(|source| ViewerError::Trace {
                 path: opts.trace.clone().unwrap_or_default(),
                 source,

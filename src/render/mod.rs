@@ -321,6 +321,28 @@ pub struct PickHit {
     pub depth: f32,
 }
 
+/// Level of detail's node pool ([`crate::lod`]): points for a run of consecutive batch slots, from
+/// `first_slot` on, slot `first_slot + k` holding points `k * BATCH_POINTS ..` of the slices (the last
+/// slot may be partly filled). The batches' boxes come separately ([`Rasterizer::set_slot_batches`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotWrite<'a> {
+    pub first_slot: u32,
+    pub positions: &'a [[f32; 3]],
+    pub colors: &'a [u32],
+    pub quant: &'a [u32],
+}
+
+impl SlotWrite<'_> {
+    /// Slots the write covers.
+    pub fn num_slots(&self) -> u32 {
+        self.positions.len().div_ceil(gpu_data::BATCH_POINTS as usize) as u32
+    }
+}
+
+fn no_pool(backend: &str) -> RenderError {
+    RenderError::ModeUnavailable { mode: "level of detail", reason: format!("the {backend} backend has no node pool") }
+}
+
 /// A point rasterizer: the CPU backend and the CUDA backend implement it.
 pub trait Rasterizer {
     /// Short name for the overlay and reports: "cpu" or "cuda".
@@ -346,6 +368,42 @@ pub trait Rasterizer {
     fn as_cuda(&mut self) -> Option<&mut cuda::CudaRasterizer> {
         None
     }
+    /// Level of detail: replaces the uploaded points by a pool of `slots` empty batch slots of
+    /// `BATCH_POINTS` points each (positions, colours, quantized words; 20 bytes a point), drawn by the
+    /// culled modes from the batch table [`Rasterizer::set_slot_batches`] sets.
+    fn reserve_slots(&mut self, _slots: u32) -> Result<(), RenderError> {
+        Err(no_pool(self.name()))
+    }
+    /// Fills runs of the pool's slots.
+    fn write_slots(&mut self, _writes: &[SlotWrite<'_>]) -> Result<(), RenderError> {
+        Err(no_pool(self.name()))
+    }
+    /// Sets the pool's batch table: one batch per slot, zero points for a slot not drawn.
+    fn set_slot_batches(&mut self, _batches: &[gpu_data::Batch]) -> Result<(), RenderError> {
+        Err(no_pool(self.name()))
+    }
+    /// Device memory in use on the whole device now, in bytes (`None` where there is no device).
+    fn device_memory_used_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Checks a pool write against a pool of `slots` slots.
+pub fn check_slot_write(w: &SlotWrite<'_>, slots: u32) -> Result<(), RenderError> {
+    let n = w.positions.len();
+    let end = w.first_slot as u64 + w.num_slots() as u64;
+    if w.colors.len() != n || w.quant.len() != n || end > slots as u64 {
+        return Err(RenderError::ModeUnavailable {
+            mode: "level of detail",
+            reason: format!(
+                "a write of {n} positions, {} colours and {} words into slots {}..{end} of a pool of {slots}",
+                w.colors.len(),
+                w.quant.len(),
+                w.first_slot
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Which backend to use.

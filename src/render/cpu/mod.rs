@@ -75,6 +75,9 @@ pub struct CpuRasterizer {
     /// The culled modes' depth pyramid.
     hzb: Vec<u32>,
     last: Option<LastFrame>,
+    /// Whether `prepared` is a level-of-detail node pool ([`Rasterizer::reserve_slots`]): its slots are
+    /// written in place and only the culled modes draw it.
+    pool: bool,
 }
 
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
@@ -105,6 +108,15 @@ impl CpuRasterizer {
         self.prepared = None;
         self.preprocess_ms = None;
         self.last = None;
+        self.pool = false;
+    }
+
+    /// The pool's arrays, writable (copied only if a frame still holds them).
+    fn pool_mut(&mut self) -> Result<&mut preprocess::Prepared, RenderError> {
+        match (&mut self.prepared, self.pool) {
+            (Some(p), true) => Ok(Arc::make_mut(p)),
+            _ => Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+        }
     }
 
     /// The batched modes' data for the uploaded points (made on first use).
@@ -151,11 +163,58 @@ impl Rasterizer for CpuRasterizer {
         self.prepared = None;
         self.preprocess_ms = None;
         self.last = None;
+        self.pool = false;
         Ok(())
     }
 
     fn num_points(&self) -> u64 {
-        self.points.as_ref().map_or(0, |p| p.len() as u64)
+        match (&self.prepared, self.pool) {
+            (Some(p), true) => p.batches.iter().map(|b| b.num_points as u64).sum(),
+            _ => self.points.as_ref().map_or(0, |p| p.len() as u64),
+        }
+    }
+
+    fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
+        let n = slots as usize * crate::render::gpu_data::BATCH_POINTS as usize;
+        self.points = Some(Arc::new(Vec::new()));
+        self.order = None;
+        self.prepared = Some(Arc::new(preprocess::Prepared {
+            positions: vec![[0.0; 3]; n],
+            colors: vec![0; n],
+            batches: vec![crate::lod::pool::EMPTY_BATCH; slots as usize],
+            quant: vec![0; n],
+        }));
+        self.visible = vec![0; slots as usize];
+        self.preprocess_ms = None;
+        self.last = None;
+        self.pool = true;
+        Ok(())
+    }
+
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+        let p = self.pool_mut()?;
+        let per = crate::render::gpu_data::BATCH_POINTS as usize;
+        for w in writes {
+            super::check_slot_write(w, p.batches.len() as u32)?;
+            let at = w.first_slot as usize * per;
+            let n = w.positions.len();
+            p.positions[at..at + n].copy_from_slice(w.positions);
+            p.colors[at..at + n].copy_from_slice(w.colors);
+            p.quant[at..at + n].copy_from_slice(w.quant);
+        }
+        Ok(())
+    }
+
+    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch]) -> Result<(), RenderError> {
+        let p = self.pool_mut()?;
+        if batches.len() != p.batches.len() {
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
+            });
+        }
+        p.batches.copy_from_slice(batches);
+        Ok(())
     }
 
     fn preprocess_ms(&self) -> Option<f64> {
@@ -163,6 +222,10 @@ impl Rasterizer for CpuRasterizer {
     }
 
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
+        if self.pool && !frame.mode.culls() {
+            return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
+        }
+        let drawn_points = self.num_points();
         let prepared = if frame.mode.uses_batches() { Some(self.prepared()?) } else { None };
         let points = self.points.clone().ok_or(RenderError::NotUploaded)?;
         let Target::Host(color) = target else {
@@ -261,7 +324,7 @@ impl Rasterizer for CpuRasterizer {
             height_px: frame.height_px,
             holds,
         });
-        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: points.len() as u64, batches })
+        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: drawn_points, batches })
     }
 
     fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {

@@ -263,6 +263,7 @@ impl CudaRasterizer {
         self.prepared = Err("the points are borrowed arrays (shown from Python), not an upload".into());
         self.preprocess_ms = None;
         self.last = None;
+        self.pool_points = None; // a level-of-detail pool goes too
         self.external.shown = Some(Shown { points: p, _keepalive: keepalive });
         Ok(bounds)
     }

@@ -92,8 +92,11 @@ pub struct CudaRasterizer {
     counters: DeviceBuffer<u32>,
     /// Events around the passes of a frame.
     timer: PassTimer,
-    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept); 0 otherwise.
+    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept), or the room of a
+    /// level-of-detail pool; 0 otherwise.
     prepared_points: u64,
+    /// For a level-of-detail pool ([`Rasterizer::reserve_slots`]): the points its batch table draws.
+    pool_points: Option<u64>,
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
@@ -130,6 +133,7 @@ impl CudaRasterizer {
             counters,
             timer,
             prepared_points: 0,
+            pool_points: None,
             last: None,
             external: Default::default(),
             kernels,
@@ -198,6 +202,7 @@ impl CudaRasterizer {
         self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
         self.last = None;
+        self.pool_points = None;
         let (prepared, ms) =
             preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, 0..spec.num_points, chunk_points)?;
         self.prepared_points = spec.num_points;
@@ -346,6 +351,7 @@ impl CudaRasterizer {
         self.preprocess_ms = None;
         self.last = None;
         self.prepared_points = 0;
+        self.pool_points = None;
         let (free_bytes, _) = context::mem_info(&self.ctx)?;
         if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
             let (prepared, ms) = preprocess::preprocess_scene_chunked(
@@ -408,6 +414,10 @@ impl CudaRasterizer {
         if frame.mode.uses_batches() && stage != Stage::Post {
             self.prepared_or_err(frame.mode)?;
         }
+        if self.pool_points.is_some() && !frame.mode.culls() {
+            return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
+        }
+        let stats_points = self.pool_points.unwrap_or(num_points);
         if n == 0 {
             // Nothing to draw into (a minimized window): no launch can touch a pixel.
             let passes = plan
@@ -421,7 +431,7 @@ impl CudaRasterizer {
             return Ok(FrameStats {
                 passes,
                 total_ms: 0.0,
-                points: num_points,
+                points: stats_points,
                 batches: None,
             });
         }
@@ -598,7 +608,7 @@ impl CudaRasterizer {
         Ok(FrameStats {
             passes,
             total_ms,
-            points: num_points,
+            points: stats_points,
             batches,
         })
     }
@@ -646,6 +656,7 @@ impl Rasterizer for CudaRasterizer {
         self.preprocess_ms = None;
         self.last = None;
         self.prepared_points = 0;
+        self.pool_points = None;
         // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
         // prepared a chunk at a time (only the batched modes then draw it).
         if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
@@ -773,10 +784,84 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn num_points(&self) -> u64 {
+        if let Some(n) = self.pool_points {
+            return n;
+        }
         match self.shown_external() {
             Some(e) => e.num_points(),
             None => self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64),
         }
+    }
+
+    fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.points = None;
+        self.prepared = Err("no points uploaded".into());
+        self.preprocess_ms = None;
+        self.last = None;
+        self.pool_points = None;
+        self.external.shown = None;
+        let n = slots as u64 * crate::render::gpu_data::BATCH_POINTS as u64;
+        let (free_bytes, _) = mem_info(&self.ctx)?;
+        let needed_bytes = 20 * n + 45 * slots as u64 + upload::RESERVE_BYTES;
+        if needed_bytes > free_bytes {
+            return Err(RenderError::OutOfMemory {
+                points: n,
+                needed_bytes,
+                free_bytes,
+                fit_points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / 20,
+            });
+        }
+        let positions = DeviceBuffer::<f32>::alloc(&self.ctx, 3 * n as usize, "the node pool's positions")?;
+        let colors = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's colours")?;
+        let mut batches = DeviceBuffer::<Batch>::alloc(&self.ctx, slots as usize, "the node pool's batches")?;
+        batches.write_at(&self.stream, 0, &vec![crate::lod::pool::EMPTY_BATCH; slots as usize])?;
+        let quant = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's quantized words")?;
+        let mut visible = DeviceBuffer::<u8>::alloc(&self.ctx, slots as usize, "the node pool's visibility")?;
+        visible.zero(&self.stream)?;
+        let list = DeviceBuffer::<u32>::alloc(&self.ctx, slots as usize, "the node pool's list of batches")?;
+        self.prepared = Ok(DevicePrepared { positions, colors, batches, quant, order: None, visible, list });
+        self.prepared_points = n;
+        self.pool_points = Some(0);
+        Ok(())
+    }
+
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+        let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        if self.pool_points.is_none() {
+            return Err(no_pool());
+        }
+        let p = self.prepared.as_mut().map_err(|_| no_pool())?;
+        let per = crate::render::gpu_data::BATCH_POINTS as usize;
+        for w in writes {
+            super::check_slot_write(w, p.num_batches())?;
+            let at = w.first_slot as usize * per;
+            p.positions.write_at(&self.stream, 3 * at, bytemuck::cast_slice(w.positions))?;
+            p.colors.write_at(&self.stream, at, w.colors)?;
+            p.quant.write_at(&self.stream, at, w.quant)?;
+        }
+        Ok(())
+    }
+
+    fn set_slot_batches(&mut self, batches: &[Batch]) -> Result<(), RenderError> {
+        let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        if self.pool_points.is_none() {
+            return Err(no_pool());
+        }
+        let p = self.prepared.as_mut().map_err(|_| no_pool())?;
+        if batches.len() != p.batches.len() {
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
+            });
+        }
+        p.batches.write_at(&self.stream, 0, batches)?;
+        self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
+        Ok(())
+    }
+
+    fn device_memory_used_bytes(&self) -> Option<u64> {
+        mem_info(&self.ctx).ok().map(|(free, total)| total.saturating_sub(free))
     }
 
     fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {

@@ -1,0 +1,188 @@
+//! Background loading: nodes are read, decoded and cut into batches on worker threads, so a frame
+//! never waits on I/O.
+//!
+//! How it works: the frame's selection hands the loader the nodes it wants that are not resident, in
+//! priority order ([`Loader::want`]); that list replaces the previous one, so nodes the camera has left
+//! behind are never read. Each of the worker threads takes the first wanted node no other worker is
+//! reading, reads it through its [`NodeSource`] (a COPC file's LAZ chunk, an HTTP range, memory),
+//! sorts its points spatially inside the node (the preprocessing's Morton buckets over the node's own
+//! bounds, so its batches get tight boxes) and makes positions, colours, batch boxes and quantized
+//! words ([`crate::render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
+//! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
+//! when the render thread is behind, which bounds the host memory held by loaded nodes. The render
+//! thread takes what has arrived ([`Loader::try_take`]) without waiting. The preprocessing's parallel
+//! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
+//! pool (the CPU backend renders there).
+use super::select::NodeId;
+use crate::cloud::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
+use crate::render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
+use glam::DVec3;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Loaded nodes waiting for the render thread, at most.
+pub const CHANNEL_NODES: usize = 16;
+
+/// One node to load.
+#[derive(Clone)]
+pub struct Request {
+    pub id: NodeId,
+    pub node: OctreeNode,
+    pub source: Arc<dyn NodeSource>,
+    /// The scene's common origin, in the tile's coordinates.
+    pub origin: DVec3,
+}
+
+/// A node read and cut into batches.
+pub struct Loaded {
+    pub id: NodeId,
+    pub key: NodeKey,
+    pub result: Result<Prepared, NodeError>,
+    /// Time spent reading and decoding, and preparing the batches.
+    pub read_ms: f64,
+    pub prepare_ms: f64,
+}
+
+#[derive(Default)]
+struct Queue {
+    wanted: Vec<Request>,
+    in_flight: HashSet<NodeId>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    stop: AtomicBool,
+    /// Nodes and points read so far.
+    nodes_read: AtomicU64,
+    points_read: AtomicU64,
+}
+
+/// The worker threads and the channel their nodes come back on.
+pub struct Loader {
+    shared: Arc<Shared>,
+    rx: Option<Receiver<Loaded>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Loader {
+    /// Starts `threads` workers (at least one).
+    pub fn new(threads: usize) -> Loader {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+            stop: AtomicBool::new(false),
+            nodes_read: AtomicU64::new(0),
+            points_read: AtomicU64::new(0),
+        });
+        let (tx, rx) = sync_channel(CHANNEL_NODES);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("pcv-lod-prep-{i}")).build().ok().map(Arc::new);
+        let threads = (0..threads.max(1))
+            .filter_map(|i| {
+                let (shared, tx, pool) = (shared.clone(), tx.clone(), pool.clone());
+                std::thread::Builder::new().name(format!("pcv-lod-{i}")).spawn(move || worker(&shared, &tx, pool.as_deref())).ok()
+            })
+            .collect();
+        Loader { shared, rx: Some(rx), threads }
+    }
+
+    /// Workers that started.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Replaces the wanted nodes (in priority order, highest first).
+    pub fn want(&self, requests: Vec<Request>) {
+        if let Ok(mut q) = self.shared.queue.lock() {
+            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id)).collect();
+        }
+        self.shared.wake.notify_all();
+    }
+
+    /// Whether `id` is being read now.
+    pub fn in_flight(&self, id: &NodeId) -> bool {
+        self.shared.queue.lock().map(|q| q.in_flight.contains(id)).unwrap_or(false)
+    }
+
+    /// Nodes wanted or being read.
+    pub fn pending(&self) -> usize {
+        self.shared.queue.lock().map(|q| q.wanted.len() + q.in_flight.len()).unwrap_or(0)
+    }
+
+    /// A node that has arrived, if any (never waits).
+    pub fn try_take(&self) -> Option<Loaded> {
+        self.rx.as_ref()?.try_recv().ok()
+    }
+
+    /// Nodes and points read since the loader started.
+    pub fn read_counts(&self) -> (u64, u64) {
+        (self.shared.nodes_read.load(Ordering::Relaxed), self.shared.points_read.load(Ordering::Relaxed))
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_all();
+        // A worker blocked on a full channel wakes with an error once the receiver is gone.
+        drop(self.rx.take());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadPool>) {
+    loop {
+        let req = {
+            let Ok(mut q) = shared.queue.lock() else { return };
+            loop {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if !q.wanted.is_empty() {
+                    let r = q.wanted.remove(0);
+                    q.in_flight.insert(r.id);
+                    break r;
+                }
+                q = match shared.wake.wait(q) {
+                    Ok(q) => q,
+                    Err(_) => return,
+                };
+            }
+        };
+        let loaded = match pool {
+            Some(p) => p.install(|| load(&req)),
+            None => load(&req),
+        };
+        if let Ok(p) = &loaded.result {
+            shared.nodes_read.fetch_add(1, Ordering::Relaxed);
+            shared.points_read.fetch_add(p.positions.len() as u64, Ordering::Relaxed);
+        }
+        let sent = tx.send(loaded);
+        if let Ok(mut q) = shared.queue.lock() {
+            q.in_flight.remove(&req.id);
+        }
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads one node and cuts it into batches (see the module doc).
+pub fn load(req: &Request) -> Loaded {
+    let t = Instant::now();
+    let read = req.source.read_node(&req.node, req.origin);
+    let read_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let result = read.map(|np| {
+        let pts: Vec<_> = np.points.into_iter().filter(|p| p.pos.iter().all(|v| v.is_finite())).collect();
+        let g = grid_params(&crate::cloud::Bounds::of_points(&pts), pts.len() as u64);
+        prepare(&sort_by_cells(&g, &pts))
+    });
+    Loaded { id: req.id, key: req.node.key, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }
+}

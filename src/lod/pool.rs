@@ -1,0 +1,347 @@
+//! The node pool: fixed batch slots on the device (or the host, for the CPU backend), which nodes hold
+//! which, and which go when room is needed.
+//!
+//! How it works: the rasterizer holds `capacity` slots of [`BATCH_POINTS`] points each (positions,
+//! colours, quantized words) and one [`Batch`] per slot (`Rasterizer::reserve_slots`). A node's points,
+//! cut into batches, take as many slots as it has batches; [`SlotRuns`] hands them out as runs of
+//! consecutive slots (first fit, else gathered from several free runs), so a node's upload is one copy
+//! per run. A resident node remembers the last frame it was selected in. When a node needs slots that
+//! are not free, [`NodePool::make_room`] evicts the least recently used resident node that is not
+//! selected this frame, together with its resident descendants (a child is useless without its
+//! parent, and selection never wants one without the other), until the room is there or nothing
+//! evictable is left. The batch table the rasterizer draws from is the host's mirror
+//! ([`NodePool::table`]): slots of nodes not drawn this frame have zero points, so the culled modes'
+//! frustum and occlusion passes skip nothing they should draw and draw nothing they should not.
+use super::select::NodeId;
+use crate::cloud::octree::NodeKey;
+use crate::render::gpu_data::{Batch, BATCH_POINTS};
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+/// Free slots as runs of consecutive slots.
+#[derive(Clone, Debug)]
+pub struct SlotRuns {
+    /// Free runs, sorted by start, never adjacent (merged).
+    free: Vec<Range<u32>>,
+    capacity: u32,
+}
+
+impl SlotRuns {
+    pub fn new(capacity: u32) -> SlotRuns {
+        SlotRuns { free: if capacity > 0 { std::iter::once(0..capacity).collect() } else { Vec::new() }, capacity }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    pub fn free_slots(&self) -> u32 {
+        self.free.iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// `n` slots: one run where one fits (first fit), else pieces of several; `None` when fewer are free.
+    pub fn alloc(&mut self, n: u32) -> Option<Vec<Range<u32>>> {
+        if n == 0 {
+            return Some(Vec::new());
+        }
+        if self.free_slots() < n {
+            return None;
+        }
+        if let Some(i) = self.free.iter().position(|r| r.end - r.start >= n) {
+            let r = self.free[i].clone();
+            if r.end - r.start == n {
+                self.free.remove(i);
+            } else {
+                self.free[i].start += n;
+            }
+            return Some(std::iter::once(r.start..r.start + n).collect());
+        }
+        let mut out = Vec::new();
+        let mut left = n;
+        while left > 0 {
+            let r = self.free.remove(0);
+            let take = (r.end - r.start).min(left);
+            out.push(r.start..r.start + take);
+            if take < r.end - r.start {
+                self.free.insert(0, r.start + take..r.end);
+            }
+            left -= take;
+        }
+        Some(out)
+    }
+
+    /// Gives `runs` back.
+    pub fn release(&mut self, runs: &[Range<u32>]) {
+        for r in runs.iter().filter(|r| r.start < r.end) {
+            let at = self.free.partition_point(|f| f.start < r.start);
+            self.free.insert(at, r.clone());
+        }
+        let mut merged: Vec<Range<u32>> = Vec::with_capacity(self.free.len());
+        for r in self.free.drain(..) {
+            match merged.last_mut() {
+                Some(last) if last.end >= r.start => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        self.free = merged;
+    }
+}
+
+/// A node on the device.
+#[derive(Clone, Debug)]
+pub struct Resident {
+    pub key: NodeKey,
+    pub runs: Vec<Range<u32>>,
+    /// One batch per slot, in the order of the runs' slots.
+    pub batches: Vec<Batch>,
+    pub points: u64,
+    pub last_used_frame: u64,
+}
+
+impl Resident {
+    /// The node's slots, in order.
+    pub fn slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs.iter().flat_map(|r| r.clone())
+    }
+}
+
+/// Which nodes the slots hold (see the module doc).
+#[derive(Clone, Debug)]
+pub struct NodePool {
+    runs: SlotRuns,
+    nodes: HashMap<NodeId, Resident>,
+    /// The batch table: one batch per slot, zero points where nothing is drawn.
+    table: Vec<Batch>,
+    table_changed: bool,
+    /// Nodes evicted since the pool was made.
+    pub evictions: u64,
+    /// Bumped by every insert and eviction (a drawn set over an unchanged pool gives the same table).
+    pub version: u64,
+}
+
+/// A batch of no points (an unused slot).
+pub const EMPTY_BATCH: Batch = Batch { min: [0.0; 3], max: [0.0; 3], scale: [0.0; 3], num_points: 0 };
+
+impl NodePool {
+    pub fn new(capacity: u32) -> NodePool {
+        NodePool {
+            runs: SlotRuns::new(capacity),
+            nodes: HashMap::new(),
+            table: vec![EMPTY_BATCH; capacity as usize],
+            table_changed: true,
+            evictions: 0,
+            version: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.runs.capacity()
+    }
+
+    pub fn free_slots(&self) -> u32 {
+        self.runs.free_slots()
+    }
+
+    pub fn get(&self, id: &NodeId) -> Option<&Resident> {
+        self.nodes.get(id)
+    }
+
+    pub fn contains(&self, id: &NodeId) -> bool {
+        self.nodes.contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Points of every resident node.
+    pub fn resident_points(&self) -> u64 {
+        self.nodes.values().map(|r| r.points).sum()
+    }
+
+    /// Marks `id` as used in `frame`.
+    pub fn touch(&mut self, id: &NodeId, frame: u64) {
+        if let Some(r) = self.nodes.get_mut(id) {
+            r.last_used_frame = r.last_used_frame.max(frame);
+        }
+    }
+
+    /// Frees slots until `slots` are free, evicting least recently used nodes not in `keep` with their
+    /// descendants. Returns whether there is room now.
+    pub fn make_room(&mut self, slots: u32, keep: &HashSet<NodeId>) -> bool {
+        while self.runs.free_slots() < slots {
+            let victim = self
+                .nodes
+                .iter()
+                .filter(|(id, _)| !keep.contains(id))
+                .min_by_key(|(id, r)| (r.last_used_frame, std::cmp::Reverse(r.key.depth), **id))
+                .map(|(id, r)| (*id, r.key));
+            let Some((id, key)) = victim else { return false };
+            let gone: Vec<NodeId> = self
+                .nodes
+                .iter()
+                .filter(|(other, r)| other.tile == id.tile && is_descendant_or_self(&r.key, &key) && !keep.contains(other))
+                .map(|(other, _)| *other)
+                .collect();
+            for g in gone {
+                self.evict(&g);
+            }
+        }
+        true
+    }
+
+    /// Removes `id` and frees its slots.
+    pub fn evict(&mut self, id: &NodeId) {
+        if let Some(r) = self.nodes.remove(id) {
+            for s in r.slots() {
+                self.table[s as usize] = EMPTY_BATCH;
+            }
+            self.runs.release(&r.runs);
+            self.evictions += 1;
+            self.version += 1;
+            self.table_changed = true;
+        }
+    }
+
+    /// Slots for a node of `batches` batches (room made first with [`Self::make_room`]); `None` if not free.
+    pub fn insert(&mut self, id: NodeId, key: NodeKey, batches: Vec<Batch>, frame: u64) -> Option<&Resident> {
+        let runs = self.runs.alloc(batches.len() as u32)?;
+        let points = batches.iter().map(|b| b.num_points as u64).sum();
+        self.version += 1;
+        self.nodes.insert(id, Resident { key, runs, batches, points, last_used_frame: frame });
+        self.nodes.get(&id)
+    }
+
+    /// Sets the batch table to draw exactly `drawn` (resident nodes; others are ignored). Returns
+    /// whether the table differs from the last one returned by [`Self::take_table`].
+    pub fn set_drawn(&mut self, drawn: &HashSet<NodeId>) {
+        let mut table = vec![EMPTY_BATCH; self.table.len()];
+        for (id, r) in &self.nodes {
+            if drawn.contains(id) {
+                for (s, b) in r.slots().zip(&r.batches) {
+                    table[s as usize] = *b;
+                }
+            }
+        }
+        if table != self.table {
+            self.table = table;
+            self.table_changed = true;
+        }
+    }
+
+    /// The batch table when it changed since the last call.
+    pub fn take_table(&mut self) -> Option<&[Batch]> {
+        std::mem::take(&mut self.table_changed).then_some(&self.table[..])
+    }
+
+    /// The batch table as it is.
+    pub fn table(&self) -> &[Batch] {
+        &self.table
+    }
+}
+
+/// Whether `k` is `anc` or lies under it.
+pub fn is_descendant_or_self(k: &NodeKey, anc: &NodeKey) -> bool {
+    if k.depth < anc.depth {
+        return false;
+    }
+    let s = k.depth - anc.depth;
+    if s >= 32 {
+        return anc.depth == 0 && anc.x == 0 && anc.y == 0 && anc.z == 0;
+    }
+    (k.x >> s, k.y >> s, k.z >> s) == (anc.x, anc.y, anc.z)
+}
+
+/// Points a pool of `slots` slots can hold at most.
+pub fn slot_points(slots: u32) -> u64 {
+    slots as u64 * BATCH_POINTS as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(n: u32) -> Batch {
+        Batch { num_points: n, ..EMPTY_BATCH }
+    }
+
+    fn runs(r: &[(u32, u32)]) -> Vec<Range<u32>> {
+        r.iter().map(|&(a, b)| a..b).collect()
+    }
+
+    fn id(node: u32) -> NodeId {
+        NodeId { tile: 0, node }
+    }
+
+    #[test]
+    fn runs_allocate_first_fit_then_gather() {
+        let mut r = SlotRuns::new(10);
+        let a = r.alloc(3).unwrap();
+        let b = r.alloc(3).unwrap();
+        let c = r.alloc(3).unwrap();
+        assert_eq!((a, b.clone(), c), (runs(&[(0, 3)]), runs(&[(3, 6)]), runs(&[(6, 9)])));
+        r.release(&b);
+        assert_eq!(r.free_slots(), 4);
+        // 4 slots: no run of 4, so the 3 of the hole and the last one.
+        assert_eq!(r.alloc(4).unwrap(), runs(&[(3, 6), (9, 10)]));
+        assert!(r.alloc(1).is_none());
+        r.release(&[0..3, 3..6, 6..9, 9..10]);
+        assert_eq!(r.free_slots(), 10);
+        assert_eq!(r.alloc(10).unwrap(), runs(&[(0, 10)]), "released runs merge");
+    }
+
+    #[test]
+    fn least_recently_used_goes_first_with_its_descendants() {
+        let mut p = NodePool::new(6);
+        let root = NodeKey::ROOT;
+        let child = root.children()[3];
+        let grandchild = child.children()[1];
+        let other = root.children()[5];
+        p.insert(id(0), root, vec![batch(10)], 1).unwrap();
+        p.insert(id(1), child, vec![batch(10), batch(5)], 2).unwrap();
+        p.insert(id(2), grandchild, vec![batch(7)], 3).unwrap();
+        p.insert(id(3), other, vec![batch(1)], 4).unwrap();
+        assert_eq!(p.free_slots(), 1);
+        // Root and `other` are selected now: the oldest of the rest is the child, which takes its
+        // grandchild with it even though the grandchild was used later.
+        let keep: HashSet<NodeId> = [id(0), id(3)].into();
+        assert!(p.make_room(3, &keep));
+        assert!(!p.contains(&id(1)) && !p.contains(&id(2)));
+        assert!(p.contains(&id(0)) && p.contains(&id(3)));
+        assert_eq!((p.free_slots(), p.evictions), (4, 2));
+        // Nothing evictable is left beyond the kept nodes.
+        assert!(!p.make_room(6, &keep));
+        assert!(p.make_room(5, &[id(0)].into()), "the unkept `other` goes");
+        assert_eq!(p.resident_points(), 10);
+    }
+
+    #[test]
+    fn the_table_draws_only_what_is_drawn() {
+        let mut p = NodePool::new(4);
+        p.insert(id(0), NodeKey::ROOT, vec![batch(4096), batch(3)], 1).unwrap();
+        p.insert(id(1), NodeKey::ROOT.children()[0], vec![batch(9)], 1).unwrap();
+        p.set_drawn(&[id(0)].into());
+        let t = p.take_table().unwrap().to_vec();
+        assert_eq!(t.iter().map(|b| b.num_points).collect::<Vec<_>>(), vec![4096, 3, 0, 0]);
+        p.set_drawn(&[id(0)].into());
+        assert!(p.take_table().is_none(), "unchanged");
+        p.set_drawn(&[id(0), id(1)].into());
+        assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).sum::<u32>(), 4108);
+        p.evict(&id(0));
+        assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).collect::<Vec<_>>(), vec![0, 0, 9, 0]);
+    }
+
+    #[test]
+    fn descendants() {
+        let k = NodeKey::new(2, 3, 1, 2);
+        assert!(is_descendant_or_self(&k, &k));
+        assert!(is_descendant_or_self(&k.children()[5].children()[2], &k));
+        assert!(is_descendant_or_self(&k, &NodeKey::ROOT));
+        assert!(!is_descendant_or_self(&NodeKey::new(2, 2, 1, 2).children()[0], &k));
+        assert!(!is_descendant_or_self(&NodeKey::ROOT, &k));
+    }
+}

@@ -1,0 +1,388 @@
+//! A level-of-detail scene: one or many octrees (tiles) drawn as one cloud, streamed under a point
+//! budget.
+//!
+//! How it works: [`LodScene::open`] takes the tiles' [`NodeSource`]s and puts them in one scene whose
+//! common origin (f64) is the centre of all their points' bounds, so every tile's points are f32
+//! offsets from one place, as loaded files are. Each frame, [`LodScene::update`]:
+//! 1. selects the nodes of every tile at once ([`select`]) under the point budget and the pool's
+//!    slots;
+//! 2. tells the loader which selected nodes are missing, best first ([`Loader::want`]);
+//! 3. takes the nodes the loader finished and writes them into free slots of the rasterizer's pool
+//!    (evicting least recently used nodes that are not selected, with their descendants), for at most
+//!    `upload_ms_per_frame` — a slice of the frame, so a frame never waits for the disk or the network;
+//! 4. draws the selected nodes that are resident and whose parent is drawn: while refining, the coarse
+//!    nodes already there cover the view and children appear over them (COPC nodes add detail to their
+//!    parents, so nothing is taken away and no hole opens); the batch table goes to the rasterizer only
+//!    when it changed.
+//!
+//! The frame's point spacing (adaptive point sizes) is that of the drawn nodes that have no drawn
+//! child, weighted by their points: coarse levels get large points and look closed; it falls as the
+//! view refines.
+use super::loader::{Loaded, Loader, Request};
+use super::pool::NodePool;
+use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
+use crate::camera::lens::FOV_Y_RAD;
+use crate::cloud::octree::NodeSource;
+use crate::cloud::{Bounds, PointCloud};
+use crate::render::gpu_data::BATCH_POINTS;
+use crate::render::{FrameParams, Rasterizer, RenderError, RenderMode, SlotWrite};
+use glam::{DVec3, Vec3};
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The default budget on the CUDA backend: half the free device memory at 20 bytes a point (the pool's
+/// positions, colours and quantized words), at most this many points.
+pub const MAX_DEFAULT_BUDGET_CUDA: u64 = 200_000_000;
+/// The default budget on the CPU backend (it draws about this many points at interactive rates on a
+/// few cores).
+pub const DEFAULT_BUDGET_CPU: u64 = 4_000_000;
+/// Pool slots per slot the budget's points fill (the rest caches nodes).
+pub const SLOTS_PER_BUDGET_SLOT: f64 = 1.25;
+
+/// How the scene streams.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodOptions {
+    /// Points drawn at most.
+    pub point_budget: u64,
+    /// Refine a node while its points are more than this many pixels apart on screen.
+    pub target_spacing_px: f32,
+    /// Time a frame may spend writing loaded nodes into the pool, at most (one node at least).
+    pub upload_ms_per_frame: f64,
+    /// Loader threads.
+    pub threads: usize,
+}
+
+impl LodOptions {
+    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame, a loader thread a
+    /// core up to 8. `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for
+    /// measurements).
+    pub fn with_budget(point_budget: u64) -> LodOptions {
+        let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        LodOptions {
+            point_budget,
+            target_spacing_px: env("PCV_LOD_SPACING_PX").unwrap_or(1.0) as f32,
+            upload_ms_per_frame: env("PCV_LOD_UPLOAD_MS").unwrap_or(4.0),
+            threads: env("PCV_LOD_THREADS").map_or(threads, |t| (t as usize).max(1)),
+        }
+    }
+}
+
+/// The default point budget for `r` and how it was chosen.
+pub fn default_point_budget(r: &mut dyn Rasterizer) -> (u64, String) {
+    if let Some(cuda) = r.as_cuda() {
+        if let Ok(cap) = cuda.point_capacity() {
+            let half = cap.free_bytes / 2 / 20;
+            let budget = half.min(MAX_DEFAULT_BUDGET_CUDA);
+            return (budget, format!("half of the {:.1} GB free on {} at 20 bytes a point, at most {}M", cap.free_bytes as f64 / 1e9, cap.device, MAX_DEFAULT_BUDGET_CUDA / 1_000_000));
+        }
+    }
+    (DEFAULT_BUDGET_CPU, format!("the {} backend's default, {}M", r.name(), DEFAULT_BUDGET_CPU / 1_000_000))
+}
+
+/// Errors opening a scene.
+#[derive(Debug, thiserror::Error)]
+pub enum LodError {
+    #[error("no tiles to show")]
+    NoTiles,
+    #[error("{name}: its octree has no points")]
+    EmptyTile { name: String },
+    #[error("a point budget of {budget} points is too small: {name}'s root node alone holds {root}")]
+    BudgetTooSmall { budget: u64, root: u64, name: String },
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// What one update did and where the scene stands.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LodStatus {
+    /// The batch table changed: the frame must be rendered again.
+    pub changed: bool,
+    /// Every selected node is drawn: the view is as detailed as the budget allows.
+    pub complete: bool,
+    pub selected_nodes: usize,
+    pub selected_points: u64,
+    pub drawn_nodes: usize,
+    pub drawn_points: u64,
+    pub resident_points: u64,
+    /// Nodes written into the pool this update, and their points.
+    pub uploaded_nodes: usize,
+    pub uploaded_points: u64,
+    /// Nodes wanted or being read.
+    pub loading: usize,
+    /// Whether the budget stopped the selection.
+    pub budget_hit: bool,
+    /// The drawn leaves' point spacing (see the module doc).
+    pub spacing_m: f32,
+    pub evictions: u64,
+}
+
+/// See the module doc.
+pub struct LodScene {
+    tiles: Vec<Arc<dyn NodeSource>>,
+    hierarchies: Vec<Hierarchy>,
+    origin: DVec3,
+    bounds: Bounds,
+    opts: LodOptions,
+    pool: NodePool,
+    loader: Loader,
+    /// Loaded nodes not written yet (the last update's slice ran out).
+    arrived: VecDeque<Loaded>,
+    failed: HashSet<NodeId>,
+    errors: Vec<String>,
+    frame: u64,
+    selection: Selection,
+    status: LodStatus,
+    attached: bool,
+    label: String,
+    /// The drawn set and pool version the batch table was last made for.
+    last_drawn: (HashSet<NodeId>, u64),
+}
+
+impl LodScene {
+    /// A scene of `sources` (see the module doc). The rasterizer's pool is made by [`Self::attach`].
+    pub fn open(sources: Vec<Arc<dyn NodeSource>>, opts: LodOptions) -> Result<LodScene, LodError> {
+        if sources.is_empty() {
+            return Err(LodError::NoTiles);
+        }
+        let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+        for s in &sources {
+            let o = s.octree();
+            if o.total_points() == 0 {
+                return Err(LodError::EmptyTile { name: s.name() });
+            }
+            lo = lo.min(o.points_min);
+            hi = hi.max(o.points_max);
+        }
+        let origin = (lo + hi) * 0.5;
+        let hierarchies: Vec<Hierarchy> = sources.iter().map(|s| Hierarchy::new(s.octree().clone(), origin)).collect();
+        for (h, s) in hierarchies.iter().zip(&sources) {
+            let root = h.find(crate::cloud::octree::NodeKey::ROOT).map_or(0, |i| h.node(i).point_count);
+            if root > opts.point_budget {
+                return Err(LodError::BudgetTooSmall { budget: opts.point_budget, root, name: s.name() });
+            }
+        }
+        let tiles = sources;
+        let bounds = Bounds { min: (lo - origin).as_vec3(), max: (hi - origin).as_vec3() };
+        // Nodes' last batches are partly filled: the pool gets the slots the budget's points take at the
+        // tiles' own fill, and a quarter more to cache nodes the camera may come back to.
+        let (all_slots, all_points) = hierarchies.iter().flat_map(|h| &h.octree.nodes).fold((0u64, 0u64), |(s, p), n| (s + slots_for(n.point_count), p + n.point_count));
+        let fill = (all_slots as f64 * BATCH_POINTS as f64 / all_points.max(1) as f64).max(1.0);
+        let slots = ((slots_for(opts.point_budget) as f64 * fill * SLOTS_PER_BUDGET_SLOT).ceil() as u64 + 8).min(u32::MAX as u64 / 2) as u32;
+        let label = match tiles.len() {
+            1 => tiles[0].name(),
+            n => format!("{n} tiles"),
+        };
+        Ok(LodScene {
+            tiles,
+            hierarchies,
+            origin,
+            bounds,
+            opts,
+            pool: NodePool::new(slots),
+            loader: Loader::new(opts.threads),
+            arrived: VecDeque::new(),
+            failed: HashSet::new(),
+            errors: Vec::new(),
+            frame: 0,
+            selection: Selection::default(),
+            status: LodStatus::default(),
+            attached: false,
+            label,
+            last_drawn: (HashSet::new(), u64::MAX),
+        })
+    }
+
+    /// Makes the rasterizer's node pool (replacing its points).
+    pub fn attach(&mut self, r: &mut dyn Rasterizer) -> Result<(), RenderError> {
+        r.reserve_slots(self.pool.capacity())?;
+        self.pool = NodePool::new(self.pool.capacity());
+        self.arrived.clear();
+        self.last_drawn = (HashSet::new(), u64::MAX);
+        self.attached = true;
+        Ok(())
+    }
+
+    /// The common origin (f64, the tiles' coordinates).
+    pub fn origin(&self) -> DVec3 {
+        self.origin
+    }
+
+    /// The bounds of every tile's points, in local coordinates.
+    pub fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    pub fn options(&self) -> &LodOptions {
+        &self.opts
+    }
+
+    pub fn slots(&self) -> u32 {
+        self.pool.capacity()
+    }
+
+    /// Points in every tile.
+    pub fn total_points(&self) -> u64 {
+        self.hierarchies.iter().map(|h| h.octree.total_points()).sum()
+    }
+
+    pub fn tiles(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// What the window and the camera need of the scene: a cloud with no points of its own, the
+    /// scene's bounds, origin and name.
+    pub fn placeholder_cloud(&self) -> PointCloud {
+        PointCloud {
+            points: Default::default(),
+            bounds: self.bounds,
+            origin: self.origin,
+            label: format!("{} (level of detail, {} points, budget {})", self.label, self.total_points(), self.opts.point_budget),
+            scene: None,
+            attributes: None,
+            device: None,
+        }
+    }
+
+    /// The mode a frame of this scene is drawn in: the culled modes draw the pool; others become `culled`.
+    pub fn mode_for(mode: RenderMode) -> RenderMode {
+        if mode.culls() {
+            mode
+        } else {
+            RenderMode::Culled
+        }
+    }
+
+    /// Node read errors so far (each node once).
+    pub fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    pub fn status(&self) -> &LodStatus {
+        &self.status
+    }
+
+    /// The last selection.
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
+    /// One frame's selection, loads and uploads (see the module doc); `frame` is the frame about to be
+    /// drawn and `eye` the camera's position in local coordinates.
+    pub fn update(&mut self, r: &mut dyn Rasterizer, frame: &FrameParams, eye: Vec3) -> Result<&LodStatus, RenderError> {
+        if !self.attached {
+            self.attach(r)?;
+        }
+        self.frame += 1;
+        let view = SelectView::new(frame, eye, FOV_Y_RAD);
+        let opts = SelectOptions {
+            point_budget: self.opts.point_budget,
+            slot_budget: self.pool.capacity() as u64,
+            target_spacing_px: self.opts.target_spacing_px,
+        };
+        self.selection = select(&self.hierarchies, &view, &opts);
+        let keep: HashSet<NodeId> = self.selection.nodes.iter().map(|s| s.id).collect();
+        let mut wanted = Vec::new();
+        for s in &self.selection.nodes {
+            self.pool.touch(&s.id, self.frame);
+            let h = &self.hierarchies[s.id.tile as usize];
+            let node = *h.node(s.id.node);
+            if self.pool.contains(&s.id) || self.failed.contains(&s.id) {
+                continue;
+            }
+            if node.point_count == 0 {
+                self.pool.insert(s.id, node.key, Vec::new(), self.frame);
+                continue;
+            }
+            wanted.push(Request { id: s.id, node, source: self.tiles[s.id.tile as usize].clone(), origin: self.origin });
+        }
+        self.loader.want(wanted);
+        // Write what has arrived, for a slice of the frame.
+        let started = Instant::now();
+        let (mut uploaded_nodes, mut uploaded_points) = (0usize, 0u64);
+        while uploaded_nodes == 0 || started.elapsed().as_secs_f64() * 1e3 < self.opts.upload_ms_per_frame {
+            let Some(l) = self.arrived.pop_front().or_else(|| self.loader.try_take()) else { break };
+            if self.pool.contains(&l.id) {
+                continue;
+            }
+            let p = match l.result {
+                Ok(p) => p,
+                Err(e) => {
+                    self.failed.insert(l.id);
+                    self.errors.push(e.to_string());
+                    continue;
+                }
+            };
+            let need = p.batches.len() as u32;
+            let room = if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
+            if !room {
+                continue;
+            }
+            let Some(res) = self.pool.insert(l.id, l.key, p.batches.clone(), self.frame) else { continue };
+            let per = BATCH_POINTS as usize;
+            let mut writes = Vec::with_capacity(res.runs.len());
+            let mut at = 0usize;
+            for run in &res.runs {
+                let n = ((run.end - run.start) as usize * per).min(p.positions.len() - at);
+                writes.push(SlotWrite {
+                    first_slot: run.start,
+                    positions: &p.positions[at..at + n],
+                    colors: &p.colors[at..at + n],
+                    quant: &p.quant[at..at + n],
+                });
+                at += n;
+            }
+            r.write_slots(&writes)?;
+            uploaded_nodes += 1;
+            uploaded_points += p.positions.len() as u64;
+        }
+        // Draw the selected nodes that are resident and whose parent is drawn (parents come first).
+        let mut drawn = HashSet::new();
+        let (mut drawn_points, mut leaf_weight, mut leaf_spacing) = (0u64, 0f64, 0f64);
+        for s in &self.selection.nodes {
+            let h = &self.hierarchies[s.id.tile as usize];
+            let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
+            if parent_ok && self.pool.contains(&s.id) {
+                drawn.insert(s.id);
+            }
+        }
+        for id in &drawn {
+            let h = &self.hierarchies[id.tile as usize];
+            let pts = self.pool.get(id).map_or(0, |r| r.points);
+            drawn_points += pts;
+            let leaf = !h.children(id.node).iter().any(|c| drawn.contains(&NodeId { tile: id.tile, node: *c }));
+            if leaf && pts > 0 {
+                leaf_weight += pts as f64;
+                leaf_spacing += pts as f64 * h.spacing_m(id.node);
+            }
+        }
+        if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn {
+            self.pool.set_drawn(&drawn);
+            self.last_drawn = (drawn.clone(), self.pool.version);
+        }
+        let changed = match self.pool.take_table() {
+            Some(t) => {
+                r.set_slot_batches(t)?;
+                true
+            }
+            None => false,
+        };
+        self.status = LodStatus {
+            changed,
+            complete: drawn.len() + self.failed.iter().filter(|f| keep.contains(f)).count() >= self.selection.nodes.len(),
+            selected_nodes: self.selection.nodes.len(),
+            selected_points: self.selection.points,
+            drawn_nodes: drawn.len(),
+            drawn_points,
+            resident_points: self.pool.resident_points(),
+            uploaded_nodes,
+            uploaded_points,
+            loading: self.loader.pending() + self.arrived.len(),
+            budget_hit: self.selection.budget_hit,
+            spacing_m: if leaf_weight > 0.0 { (leaf_spacing / leaf_weight) as f32 } else { 0.0 },
+            evictions: self.pool.evictions,
+        };
+        Ok(&self.status)
+    }
+}

@@ -1,0 +1,290 @@
+//! Level of detail on the CPU backend: a streamed scene under a tiny budget draws, once the view is
+//! complete, exactly what the whole cloud resident draws; refining never opens holes; tiles with one
+//! common origin join one scene.
+use glam::{DVec3, Vec3};
+use pcv::camera::{Camera, Pose};
+use pcv::cloud::octree::NodeSource;
+use pcv::cloud::{scene, Point, PointCloud};
+use pcv::lod::memory::MemorySource;
+use pcv::lod::{LodOptions, LodScene};
+use pcv::render::cpu::CpuRasterizer;
+use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use std::sync::Arc;
+
+const W: u32 = 320;
+const H: u32 = 240;
+
+fn opts(budget: u64) -> LodOptions {
+    // Finest level everywhere in view (never stop refining), unlimited upload slices.
+    LodOptions { point_budget: budget, target_spacing_px: 0.0, upload_ms_per_frame: 1e9, threads: 2 }
+}
+
+/// The cloud's points moved to `origin` as the sources move them (f64 sum, rounded once).
+fn recentred(points: &[Point], from: DVec3, to: DVec3) -> Vec<Point> {
+    let shift = from - to;
+    points
+        .iter()
+        .map(|p| {
+            let q = DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64) + shift;
+            Point::new(q.as_vec3().to_array(), p.rgba)
+        })
+        .collect()
+}
+
+/// Updates until the view is complete (or a limit of updates), rendering each frame; returns the
+/// frames' images.
+fn refine(lod: &mut LodScene, r: &mut dyn Rasterizer, frame: &FrameParams, eye: Vec3) -> Vec<Vec<u32>> {
+    let mut images = Vec::new();
+    for _ in 0..2000 {
+        let st = lod.update(r, frame, eye).unwrap().clone();
+        assert!(st.drawn_points <= lod.options().point_budget, "{st:?}");
+        let mut px = vec![0u32; frame.num_pixels()];
+        r.render(frame, Target::Host(&mut px)).unwrap();
+        images.push(px);
+        if st.complete && st.loading == 0 {
+            return images;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("the view never completed: {:?}", lod.status());
+}
+
+fn depth_and_colors(r: &mut CpuRasterizer, frame: &FrameParams) -> (Vec<u32>, Vec<u32>) {
+    let mut px = vec![0u32; frame.num_pixels()];
+    r.render(frame, Target::Host(&mut px)).unwrap();
+    (r.depth_bits(), px)
+}
+
+#[test]
+fn eviction_under_a_tiny_budget_draws_the_resident_image() {
+    let cloud = scene::generate(300_000, 11, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000));
+    let whole_slots: u64 = src.octree().nodes.iter().map(|n| pcv::lod::select::slots_for(n.point_count)).sum();
+    let budget = 110_000;
+    let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(budget)).unwrap();
+    assert!((lod.slots() as u64) < whole_slots * 2 / 3, "the pool ({} slots) cannot hold the cloud ({whole_slots})", lod.slots());
+    let resident_pts = recentred(&cloud.points, cloud.origin, lod.origin());
+    let resident_cloud = PointCloud::from_points(resident_pts, lod.origin(), "resident");
+    let mut resident = CpuRasterizer::new();
+    resident.upload(&resident_cloud).unwrap();
+    let mut r = CpuRasterizer::new();
+    let mut cam = Camera::for_cloud(lod.bounds(), false);
+    let mut compared = 0;
+    for k in 0..8 {
+        let yaw = k as f32 * 0.8;
+        let dir = Vec3::new(yaw.cos(), yaw.sin(), -0.2);
+        let eye = lod.bounds().center() - dir * lod.bounds().radius() * 0.1;
+        cam.pose = Pose { eye, yaw_rad: yaw, pitch_rad: -0.2 };
+        let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+        refine(&mut lod, &mut r, &frame, eye);
+        println!("pose {k}: {:?}", lod.status());
+        if lod.status().budget_hit {
+            continue;
+        }
+        compared += 1;
+        let (want_depth, want_px) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
+        let (got_depth, got_px) = depth_and_colors(&mut r, &frame);
+        assert_eq!(got_depth, want_depth, "pose {k}: depth differs from the resident cloud's");
+        // Colours may differ only where two points share the pixel's depth exactly (either may win):
+        // the colour drawn must be that of a point at that pixel and depth.
+        let f = frame.uniforms();
+        let mut tied: std::collections::HashMap<usize, Vec<u32>> = Default::default();
+        for p in resident_cloud.points.iter() {
+            if let Some(q) = pcv::render::cpu::project::project(&f, p.pos) {
+                let i = q.index(W);
+                if q.depth_bits == want_depth[i] {
+                    tied.entry(i).or_default().push(p.color_word());
+                }
+            }
+        }
+        let differ: Vec<usize> = (0..got_px.len()).filter(|&i| got_px[i] != want_px[i]).collect();
+        for &i in &differ {
+            let at = tied.get(&i).cloned().unwrap_or_default();
+            assert!(at.len() >= 2 && at.contains(&got_px[i]), "pose {k}: pixel {i} differs without a depth tie ({at:?})");
+        }
+        assert!(want_px.iter().filter(|&&c| c != want_px[0]).count() > 500, "pose {k} shows points");
+    }
+    let st = lod.status().clone();
+    println!("compared {compared} poses; {st:?}");
+    assert!(compared >= 3, "only {compared} poses fit the budget");
+    assert!(st.evictions > 0, "the tiny pool evicted nothing: {st:?}");
+    assert!(lod.errors().is_empty());
+}
+
+#[test]
+fn refining_opens_no_holes_and_starts_coarse() {
+    let cloud = scene::generate(200_000, 3, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000));
+    let mut lod = LodScene::open(vec![src as Arc<dyn NodeSource>], LodOptions { upload_ms_per_frame: 0.0, ..opts(150_000) }).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+    let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    let background = images[0][0];
+    let covered = |img: &Vec<u32>| img.iter().map(|&c| c != background).collect::<Vec<bool>>();
+    let mut frames_with_points = 0;
+    for pair in images.windows(2) {
+        let (a, b) = (covered(&pair[0]), covered(&pair[1]));
+        let lost = a.iter().zip(&b).filter(|(x, y)| **x && !**y).count();
+        assert_eq!(lost, 0, "a pixel drawn in one frame is empty in the next");
+        frames_with_points += a.iter().any(|&x| x) as usize;
+    }
+    assert!(images.len() >= 3, "one node a frame: several frames to refine ({})", images.len());
+    let first = images.iter().position(|i| covered(i).iter().any(|&x| x)).unwrap();
+    let n = |i: usize| covered(&images[i]).iter().filter(|&&x| x).count();
+    assert!(n(first) < n(images.len() - 1), "the first frame with points is coarser than the complete one");
+    assert!(frames_with_points >= 2);
+}
+
+#[test]
+fn tiles_share_one_origin_and_one_selection() {
+    let cloud = scene::generate(150_000, 5, false);
+    let cx = cloud.bounds.center().x;
+    let (a, b): (Vec<Point>, Vec<Point>) = cloud.points.iter().partition(|p| p.pos[0] < cx);
+    // Tiles in far-away coordinates, as projected lidar tiles are.
+    let far = DVec3::new(500_000.0, 4_000_000.0, 0.0);
+    let (ta, tb) = (recentred(&a, far, far), recentred(&b, far, far));
+    let sa = Arc::new(MemorySource::build_points(&ta, far, "west", 2_000)) as Arc<dyn NodeSource>;
+    let sb = Arc::new(MemorySource::build_points(&tb, far, "east", 2_000)) as Arc<dyn NodeSource>;
+    let mut lod = LodScene::open(vec![sa, sb], opts(1_000_000)).unwrap();
+    assert_eq!(lod.tiles(), 2);
+    assert!((lod.origin() - far - cloud.bounds.center().as_dvec3()).abs().max_element() < 1.0, "{}", lod.origin());
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+    refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    assert!(!lod.status().budget_hit);
+    let tiles: std::collections::HashSet<u32> = lod.selection().nodes.iter().map(|s| s.id.tile).collect();
+    assert_eq!(tiles.len(), 2, "both tiles are in the one selection");
+    assert_eq!(lod.status().drawn_points, 150_000, "every point of both tiles is drawn");
+    let all: Vec<Point> = ta.iter().chain(&tb).copied().collect();
+    let mut resident = CpuRasterizer::new();
+    resident.upload(&PointCloud::from_points(recentred(&all, far, lod.origin()), lod.origin(), "both")).unwrap();
+    let (want_depth, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
+    let (got_depth, _) = depth_and_colors(&mut r, &frame);
+    assert_eq!(got_depth, want_depth);
+}
+
+#[test]
+fn a_budget_below_the_root_is_refused_and_other_modes_draw_culled() {
+    let cloud = scene::generate(50_000, 2, false);
+    let src = Arc::new(MemorySource::build(&cloud, 10_000)) as Arc<dyn NodeSource>;
+    let e = LodScene::open(vec![src.clone()], opts(10)).err().unwrap().to_string();
+    assert!(e.contains("too small") && e.contains("octree in memory"), "{e}");
+    assert_eq!(LodScene::mode_for(RenderMode::Vis), RenderMode::Culled);
+    assert_eq!(LodScene::mode_for(RenderMode::Quant), RenderMode::Quant);
+    let mut lod = LodScene::open(vec![src], opts(50_000)).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Vis);
+    lod.update(&mut r, &frame, cam.pose.eye).unwrap();
+    let mut px = vec![0u32; frame.num_pixels()];
+    let err = r.render(&frame, Target::Host(&mut px)).unwrap_err().to_string();
+    assert!(err.contains("culled or quant"), "{err}");
+}
+
+fn pcv_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
+}
+
+/// Writes a tile of a wavy surface as x y z text, `n × n` points from (x0, y0), in far-away coordinates.
+fn write_tile(path: &std::path::Path, x0: f64, y0: f64, n: usize) {
+    let mut s = String::new();
+    for i in 0..n {
+        for j in 0..n {
+            let (x, y) = (x0 + i as f64 * 0.25, y0 + j as f64 * 0.25);
+            s.push_str(&format!("{x:.3} {y:.3} {:.3}\n", 120.0 + (x * 0.1).sin() * 3.0 + (y * 0.07).cos() * 2.0));
+        }
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiles = dir.path().join("tiles");
+    std::fs::create_dir(&tiles).unwrap();
+    write_tile(&tiles.join("a.xyz"), 500_000.0, 4_000_000.0, 300);
+    write_tile(&tiles.join("b.xyz"), 500_075.0, 4_000_000.0, 300);
+    std::fs::write(tiles.join("notes.md"), "not a point file").unwrap();
+    let png = dir.path().join("lod.png");
+    let out = pcv_cli(&["render", "--backend", "cpu", "--point-budget", "100k", "--size", "200x150", "-o", png.to_str().unwrap(), tiles.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("180000 points in 2 tile(s), budget 100000 points (--point-budget)"), "{err}");
+    assert!(err.contains("selected nodes drawn"), "{err}");
+    let img = pcv::image_io::Frame::read_png(&png).unwrap();
+    let bg = img.pixels[0];
+    assert!(img.pixels.iter().filter(|&&c| c != bg).count() > 2000, "the tiles show");
+    // An empty directory is an error naming it.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = pcv_cli(&["render", "--backend", "cpu", "--lod", "-o", png.to_str().unwrap(), empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no point files in this directory") && err.contains("empty"), "{err}");
+}
+
+#[test]
+fn record_measure_reports_a_streamed_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("path.json");
+    std::fs::write(&path, r#"{"frame": "file", "keyframes": [{"t": 0, "camera": "-3,0,0,0,0"}, {"t": 0.5, "camera": "-1,0,0.1,10,-5"}]}"#).unwrap();
+    let json = dir.path().join("m.json");
+    let out_dir = dir.path().join("frames");
+    let out = pcv_cli(&[
+        "record", "--backend", "cpu", "--lod", "--points", "300k", "--point-budget", "100k", "--size", "160x90", "--path",
+        path.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--measure", json.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["streamed"], true);
+    assert_eq!(v["point_budget"], 100_000);
+    assert_eq!(v["scene_points"], 300_000);
+    assert!(v["flight"]["frames"].as_u64().unwrap() >= 1);
+    assert!(v["first_frame_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["mean_drawn_points"].as_f64().unwrap() <= 100_000.0);
+    assert!(v["complete_after_stop_ms"].is_number(), "{v}");
+    assert!(out_dir.join("refining.png").exists() && out_dir.join("complete.png").exists());
+    // Without --measure, a streamed scene cannot be recorded as PNG frames: a clear error.
+    let out = pcv_cli(&["record", "--backend", "cpu", "--lod", "--points", "10k", "--path", path.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--measure"));
+}
+
+#[test]
+fn copc_tiles_stream_through_the_same_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let (xyz_a, xyz_b) = (dir.path().join("a.xyz"), dir.path().join("b.xyz"));
+    write_tile(&xyz_a, 500_000.0, 4_000_000.0, 250);
+    write_tile(&xyz_b, 500_062.5, 4_000_000.0, 250);
+    let mut sources: Vec<Arc<dyn NodeSource>> = Vec::new();
+    for (xyz, name) in [(&xyz_a, "a.copc.laz"), (&xyz_b, "b.copc.laz")] {
+        let copc = dir.path().join(name);
+        let out = pcv_cli(&["convert", xyz.to_str().unwrap(), "-o", copc.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        sources.push(pcv::cloud::formats::copc::open(copc.to_str().unwrap()).unwrap());
+    }
+    let mut lod = LodScene::open(sources, opts(1_000_000)).unwrap();
+    assert_eq!(lod.total_points(), 125_000);
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+    let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    assert_eq!(lod.status().drawn_points, 125_000, "{:?}", lod.status());
+    assert!(lod.errors().is_empty(), "{:?}", lod.errors());
+    // The same files loaded whole, as plain LAZ, and drawn resident: the same pixels covered.
+    let cloud = pcv::cloud::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")]).unwrap();
+    let pts = recentred(&cloud.points, cloud.origin, lod.origin());
+    let mut resident = CpuRasterizer::new();
+    resident.upload(&PointCloud::from_points(pts, lod.origin(), "resident")).unwrap();
+    let (want_depth, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
+    let got = images.last().unwrap();
+    let far = want_depth[0];
+    let covered_want = want_depth.iter().filter(|&&d| d != far).count();
+    let covered_got = r.depth_bits().iter().filter(|&&d| d != far).count();
+    assert!(covered_want > 5000, "{covered_want}");
+    assert!(covered_want < want_depth.len(), "the corner pixel is background");
+    let diff = covered_want.abs_diff(covered_got);
+    assert!(diff * 100 <= covered_want, "streamed covers {covered_got} pixels, resident {covered_want}");
+    assert_eq!(got.len(), frame.num_pixels());
+}
