@@ -129,6 +129,15 @@ pub(crate) fn read_points(
     Ok((p, c, ext))
 }
 
+/// With `PCV_PY_TRACE=1`, prints how long a phase of a call took since `t` (stderr): where the time
+/// between Python's call and the kernels goes.
+pub(crate) fn trace_phase(what: &str, t: std::time::Instant) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("PCV_PY_TRACE").is_some_and(|v| v == "1")) {
+        eprintln!("pcv trace: {what}: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
 /// Host arrays as the library's points (a copy into 16-byte records: the CPU backend's input).
 pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
     // SAFETY: the arrays are host memory (their producers said so: numpy's interface or a CPU DLPack
@@ -164,6 +173,7 @@ fn render<'py>(
     backend: &str,
     out: Option<Bound<'py, Frame>>,
 ) -> PyResult<Py<PyAny>> {
+    let t0 = std::time::Instant::now();
     let (w, h) = check_size(size)?;
     let choice = Choice::parse(backend).map_err(PyValueError::new_err)?;
     let opts = options(mode, point_size, edl, background, spacing, Look::PLAIN)?;
@@ -177,6 +187,7 @@ fn render<'py>(
         _ => format!("pcv has no CUDA backend here: {}", backend::cuda_stream().err().unwrap_or_default()),
     };
     let (p, c, ext) = read_points(points, colors, stream, &no_cuda)?;
+    trace_phase("arguments and arrays read", t0);
     let result = match p.place {
         Place::Device => render_device(py, &p, c.as_ref(), &ext, cam.as_ref(), (w, h), &opts, depth, out),
         Place::Host => {
@@ -188,6 +199,7 @@ fn render<'py>(
     };
     // The arrays' owners (`p`, `c`) lived until the frame was rendered.
     drop((p, c));
+    trace_phase("whole call", t0);
     result
 }
 
@@ -248,7 +260,9 @@ fn render_device(
                 None => Arc::new(DeviceBuffer::<u32>::alloc(r.context(), n, "a frame")?),
             };
             // SAFETY: as above; the target is the frame's own buffer of `n` words.
+            let t = std::time::Instant::now();
             let stats = unsafe { r.render_external(&ext, &frame, Target::Device { ptr: buffer.ptr(), len_px: n }) }?;
+            trace_phase("render_external", t);
             let depth = match depth {
                 true => {
                     let d = DeviceBuffer::<u32>::alloc(r.context(), n, "a depth frame")?;
