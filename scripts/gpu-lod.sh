@@ -45,15 +45,18 @@ bin=.gpu/lod/pcv
 export PCV_REQUIRE_CUDA=1
 points=${PCV_LOD_POINTS:-1B}; budget=${PCV_LOD_BUDGET:-100M}
 # In the files' coordinates (the built-in scene's are its local ones, origin 0; a streamed scene is recentred,
-# so "local" would differ between the two runs). The prototype starts at (-3, 0, 0).
-path=.gpu/lod/path.json
-cat > "$path" <<'EOF'
+# so "local" would differ between the two runs). The prototype starts at (-3, 0, 0); the flight ends
+# inside the cylinders looking at them (the first version ended looking out at empty space).
+# PCV_LOD_PATH: another path (e.g. over a COPC's own coordinates); PCV_LOD_RESIDENT: the resident run's
+# source instead of the built-in scene (e.g. the file the COPC was converted from).
+path=${PCV_LOD_PATH:-.gpu/lod/path.json}
+[ -n "${PCV_LOD_PATH:-}" ] || cat > "$path" <<'EOF'
 {"frame": "file", "keyframes": [
   {"t": 0, "camera": "-3,0,0,0,0"},
   {"t": 3, "camera": "-1.2,0,0.1,0,-3"},
-  {"t": 6, "camera": "-0.3,0.3,0.1,45,-8"},
-  {"t": 8, "camera": "0.4,0.6,0.0,110,-5"},
-  {"t": 10, "camera": "0.5,0.7,0.0,150,-5"}
+  {"t": 6, "camera": "-0.3,0.3,0.1,-30,-8"},
+  {"t": 8, "camera": "0.4,0.6,0.0,-80,-5"},
+  {"t": 10, "camera": "0.5,0.7,0.0,-110,-5"}
 ]}
 EOF
 look=(--point-size adaptive --edl --background gradient)
@@ -69,8 +72,9 @@ t0=$(date +%s%N)
 timeout 300 "$bin" record "${src[@]}" --point-budget "$budget" "${common[@]}" -o "$out/frames" --measure "$out/streamed.json" >>"$out/streamed.log" 2>&1
 echo "== streamed: exit $? after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$out/streamed.log"
 mv "$out/frames/refining.png" "$out/frames/complete.png" "$out/" 2>/dev/null; rm -rf "$out/frames"
-echo "== resident: --points $points" | tee "$out/resident.log"
-timeout 120 "$bin" record --points "$points" "${common[@]}" -o /tmp/pcv-resident --measure "$out/resident.json" >>"$out/resident.log" 2>&1
+if [ -n "${PCV_LOD_RESIDENT:-}" ]; then resident=("$PCV_LOD_RESIDENT"); else resident=(--points "$points"); fi
+echo "== resident: ${resident[*]}" | tee "$out/resident.log"
+timeout 120 "$bin" record "${resident[@]}" "${common[@]}" -o /tmp/pcv-resident --measure "$out/resident.json" >>"$out/resident.log" 2>&1
 echo "== resident: exit $?" | tee -a "$out/resident.log"
 python3 - "$out" <<'PY' > "$out/table.md"
 import json, os, sys
