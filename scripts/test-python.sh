@@ -20,8 +20,10 @@ rm -rf "$wheels"
 echo "test-python: building the wheel (maturin build --profile dev)"
 "$venv/bin/maturin" build --quiet --profile dev -m py/Cargo.toml -o "$wheels" --compatibility linux >/dev/null
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$wheels"/pcv-*.whl
-[ -x "$root/target/debug/pcv" ] || cargo build --quiet --bin pcv
-export PCV_BIN="$root/target/debug/pcv" PCV_REQUIRE_CLI=1
+# Where cargo puts the binary (CARGO_TARGET_DIR when set).
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+[ -x "$target_dir/debug/pcv" ] || cargo build --quiet --bin pcv
+export PCV_BIN="$target_dir/debug/pcv" PCV_REQUIRE_CLI=1
 export LIBGL_ALWAYS_SOFTWARE="${LIBGL_ALWAYS_SOFTWARE:-1}"
 junit=$(mktemp --suffix=.xml)
 trap 'rm -f "$junit"' EXIT
