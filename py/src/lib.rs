@@ -197,6 +197,7 @@ fn render<'py>(
             render_host(py, &ext, cam.as_ref(), (w, h), &opts, depth, choice)
         }
     };
+    trace_phase("frame object made", t0);
     // The arrays' owners (`p`, `c`) lived until the frame was rendered.
     drop((p, c));
     trace_phase("whole call", t0);
@@ -238,9 +239,13 @@ fn render_device(
     };
     let waits: Vec<u64> = [p.wait_stream, c.and_then(|c| c.wait_stream)].into_iter().flatten().collect();
     let (ext, cam, mode, look, spacing) = (*ext, cam.cloned(), opts.mode, opts.look, opts.spacing_m.unwrap_or(0.0));
+    let t_call = std::time::Instant::now();
     let rendered = py.detach(move || {
+        trace_phase("to the backend thread (GIL released)", t_call);
         backend::with_cuda(move |r| {
+            trace_phase("backend locked", t_call);
             r.check_external(&ext)?;
+            trace_phase("arrays checked", t_call);
             for s in waits {
                 // SAFETY: `s` is a producer's `__cuda_array_interface__` stream (1, 2 or a live CUstream of
                 // the primary context, which is pcv's), as version 3 of the protocol defines it.
@@ -261,6 +266,7 @@ fn render_device(
             };
             // SAFETY: as above; the target is the frame's own buffer of `n` words.
             let t = std::time::Instant::now();
+            trace_phase("frame set up", t_call);
             let stats = unsafe { r.render_external(&ext, &frame, Target::Device { ptr: buffer.ptr(), len_px: n }) }?;
             trace_phase("render_external", t);
             let depth = match depth {
@@ -274,6 +280,7 @@ fn render_device(
             Ok::<_, RenderError>((buffer, depth, stats, r.stream().clone(), r.context().ordinal() as i32))
         })
     });
+    trace_phase("back with the GIL", t_call);
     let (buffer, depth_buffer, stats, stream, device) = rendered.map_err(Error::new_err)?.map_err(render_error)?;
     let color = Frame { buffer, width: w, height: h, kind: Kind::Color, device, stats: Some(stats), stream: stream.clone() };
     let color = match out {
