@@ -198,17 +198,26 @@ impl CudaRasterizer {
         // A bad request leaves what is uploaded as it was.
         preprocess::check_chunk(chunk_points)?;
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        self.points = None;
-        self.external.shown = None;
-        self.prepared = Err("no points uploaded".into());
-        self.last = None;
-        self.pool_points = None;
+        self.forget_upload();
         let (prepared, ms) =
             preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, 0..spec.num_points, chunk_points)?;
         self.prepared_points = spec.num_points;
         self.prepared = Ok(prepared);
         self.preprocess_ms = Some(ms);
         Ok(())
+    }
+
+    /// Forgets whatever was uploaded (points, prepared buffers, shown Python arrays, a node pool, the
+    /// last frame), freeing it first so that its memory counts as free for what comes next. Every upload
+    /// path starts here, then sets what it made.
+    fn forget_upload(&mut self) {
+        self.points = None;
+        self.external.shown = None;
+        self.prepared = Err("no points uploaded".into());
+        self.preprocess_ms = None;
+        self.last = None;
+        self.prepared_points = 0;
+        self.pool_points = None;
     }
 
     /// The uploaded points, copied back to the host.
@@ -345,13 +354,7 @@ impl CudaRasterizer {
             });
         }
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        self.points = None;
-        self.external.shown = None;
-        self.prepared = Err("no points uploaded".into());
-        self.preprocess_ms = None;
-        self.last = None;
-        self.prepared_points = 0;
-        self.pool_points = None;
+        self.forget_upload();
         let (free_bytes, _) = context::mem_info(&self.ctx)?;
         if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
             let (prepared, ms) = preprocess::preprocess_scene_chunked(
@@ -650,13 +653,7 @@ impl Rasterizer for CudaRasterizer {
     fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         // Free the old points first, so that their memory counts as free for the new ones.
-        self.points = None;
-        self.external.shown = None;
-        self.prepared = Err("no points uploaded".into());
-        self.preprocess_ms = None;
-        self.last = None;
-        self.prepared_points = 0;
-        self.pool_points = None;
+        self.forget_upload();
         // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
         // prepared a chunk at a time (only the batched modes then draw it).
         if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
@@ -795,12 +792,7 @@ impl Rasterizer for CudaRasterizer {
 
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        self.points = None;
-        self.prepared = Err("no points uploaded".into());
-        self.preprocess_ms = None;
-        self.last = None;
-        self.pool_points = None;
-        self.external.shown = None;
+        self.forget_upload();
         let n = slots as u64 * crate::render::gpu_data::BATCH_POINTS as u64;
         let (free_bytes, _) = mem_info(&self.ctx)?;
         let needed_bytes = 20 * n + 45 * slots as u64 + upload::RESERVE_BYTES;
