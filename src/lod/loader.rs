@@ -60,6 +60,20 @@ struct Shared {
     /// Nodes and points read so far.
     nodes_read: AtomicU64,
     points_read: AtomicU64,
+    /// Worker time (all workers, ns) spent reading and preparing nodes, and blocked handing them over
+    /// (the channel full: the render thread is behind).
+    busy_ns: AtomicU64,
+    blocked_ns: AtomicU64,
+}
+
+/// What the workers did since the loader started (see [`Loader::counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LoaderCounters {
+    pub nodes_read: u64,
+    pub points_read: u64,
+    /// Seconds of worker time reading and preparing, and blocked on a full channel (summed over workers).
+    pub busy_s: f64,
+    pub blocked_s: f64,
 }
 
 /// The worker threads and the channel their nodes come back on.
@@ -78,6 +92,8 @@ impl Loader {
             stop: AtomicBool::new(false),
             nodes_read: AtomicU64::new(0),
             points_read: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
+            blocked_ns: AtomicU64::new(0),
         });
         let (tx, rx) = sync_channel(CHANNEL_NODES);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("pcv-lod-prep-{i}")).build().ok().map(Arc::new);
@@ -122,6 +138,17 @@ impl Loader {
     pub fn read_counts(&self) -> (u64, u64) {
         (self.shared.nodes_read.load(Ordering::Relaxed), self.shared.points_read.load(Ordering::Relaxed))
     }
+
+    /// Nodes and points read, worker time busy and blocked, since the loader started.
+    pub fn counters(&self) -> LoaderCounters {
+        let s = &self.shared;
+        LoaderCounters {
+            nodes_read: s.nodes_read.load(Ordering::Relaxed),
+            points_read: s.points_read.load(Ordering::Relaxed),
+            busy_s: s.busy_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+            blocked_s: s.blocked_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+        }
+    }
 }
 
 impl Drop for Loader {
@@ -155,15 +182,19 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadP
                 };
             }
         };
+        let t = Instant::now();
         let loaded = match pool {
             Some(p) => p.install(|| load(&req)),
             None => load(&req),
         };
+        shared.busy_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if let Ok(p) = &loaded.result {
             shared.nodes_read.fetch_add(1, Ordering::Relaxed);
             shared.points_read.fetch_add(p.positions.len() as u64, Ordering::Relaxed);
         }
+        let t = Instant::now();
         let sent = tx.send(loaded);
+        shared.blocked_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if let Ok(mut q) = shared.queue.lock() {
             q.in_flight.remove(&req.id);
         }

@@ -9,8 +9,13 @@
 //! 2. tells the loader which selected nodes are missing, best first ([`Loader::want`]);
 //! 3. takes the nodes the loader finished and writes them into free slots of the rasterizer's pool
 //!    (evicting least recently used nodes that are not selected, with their descendants), for at most
-//!    `upload_ms_per_frame` — a slice of the frame, so a frame never waits for the disk or the network;
-//! 4. draws the selected nodes that are resident and whose parent is drawn: while refining, the coarse
+//!    `upload_ms_per_frame` of the frame's host time, so a frame never waits for the disk or the
+//!    network. On CUDA a write only stages the points in pinned memory and enqueues their copy on a
+//!    copy stream (`render/cuda/slot_upload.rs`): the slice is the staging's memcpy, and the copy runs
+//!    beside the frames. Each write has a fence; a node is drawn only once the rasterizer says its
+//!    fence is complete ([`Rasterizer::slot_writes_done`], polled), and the batch table tells the
+//!    rasterizer the last fence it draws so the frame orders itself after those copies on the device;
+//! 4. draws the selected nodes that are resident, copied, and whose parent is drawn: while refining, the coarse
 //!    nodes already there cover the view and children appear over them (COPC nodes add detail to their
 //!    parents, so nothing is taken away and no hole opens); the batch table goes to the rasterizer only
 //!    when it changed.
@@ -47,19 +52,19 @@ pub struct LodOptions {
     pub point_budget: u64,
     /// Refine a node while its points are more than this many pixels apart on screen.
     pub target_spacing_px: f32,
-    /// Time a frame may spend writing loaded nodes into the pool, at most (one node at least).
+    /// Host time a frame may spend writing loaded nodes into the pool, at most (one node at least).
     pub upload_ms_per_frame: f64,
-    /// Loader threads.
+    /// Loader threads (reading, decoding and cutting nodes into batches).
     pub threads: usize,
 }
 
 impl LodOptions {
-    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame, a loader thread a
-    /// core up to 8. `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for
-    /// measurements).
+    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame (host time: on CUDA the
+    /// staging of the copies), a loader thread a core but one (the render thread's; at least one).
+    /// `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for measurements).
     pub fn with_budget(point_budget: u64) -> LodOptions {
         let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let threads = default_loader_threads(std::thread::available_parallelism().map_or(2, |n| n.get()));
         LodOptions {
             point_budget,
             target_spacing_px: env("PCV_LOD_SPACING_PX").unwrap_or(1.0) as f32,
@@ -67,6 +72,13 @@ impl LodOptions {
             threads: env("PCV_LOD_THREADS").map_or(threads, |t| (t as usize).max(1)),
         }
     }
+}
+
+/// Loader threads on a machine of `cores` cores: all but the render thread's, at least one. Decoding
+/// (one LAZ chunk a node, one thread a node) is what the view waits for after a stop on the H200
+/// machine; more threads than cores would only slow the render thread.
+pub fn default_loader_threads(cores: usize) -> usize {
+    cores.saturating_sub(1).max(1)
 }
 
 /// The default point budget for `r` and how it was chosen.
@@ -116,6 +128,16 @@ pub struct LodStatus {
     /// The drawn leaves' point spacing (see the module doc).
     pub spacing_m: f32,
     pub evictions: u64,
+    /// Selected nodes not drawn yet (missing, being read, or copying), and their points.
+    pub missing_nodes: usize,
+    pub missing_points: u64,
+    /// Nodes written into the pool whose copies are not complete yet (CUDA's copy stream).
+    pub in_transit: usize,
+    /// The upload slice ended this update's writes with loaded nodes still waiting.
+    pub slice_ran_out: bool,
+    /// Host time writing nodes into the pool, this update and since the scene opened (ms).
+    pub upload_ms: f64,
+    pub upload_ms_total: f64,
 }
 
 /// See the module doc.
@@ -138,6 +160,7 @@ pub struct LodScene {
     label: String,
     /// The drawn set and pool version the batch table was last made for.
     last_drawn: (HashSet<NodeId>, u64),
+    upload_ms_total: f64,
 }
 
 impl LodScene {
@@ -191,6 +214,7 @@ impl LodScene {
             attached: false,
             label,
             last_drawn: (HashSet::new(), u64::MAX),
+            upload_ms_total: 0.0,
         })
     }
 
@@ -252,6 +276,11 @@ impl LodScene {
         } else {
             RenderMode::Culled
         }
+    }
+
+    /// What the loader's threads did so far.
+    pub fn loader_counters(&self) -> super::loader::LoaderCounters {
+        self.loader.counters()
     }
 
     /// Node read errors so far (each node once).
@@ -333,19 +362,45 @@ impl LodScene {
                 });
                 at += n;
             }
-            r.write_slots(&writes)?;
+            let fence = r.write_slots(&writes)?;
+            self.pool.set_fence(&l.id, fence);
             uploaded_nodes += 1;
             uploaded_points += p.positions.len() as u64;
         }
-        // Draw the selected nodes that are resident and whose parent is drawn (parents come first).
+        let upload_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.upload_ms_total += upload_ms;
+        // Whether the slice, not the loader, ended the writes: a loaded node is still waiting (kept for
+        // the next update).
+        if self.arrived.is_empty() {
+            if let Some(l) = self.loader.try_take() {
+                self.arrived.push_back(l);
+            }
+        }
+        let slice_ran_out = !self.arrived.is_empty();
+        // Draw the selected nodes that are resident, copied, and whose parent is drawn (parents come
+        // first). Nodes whose copies are still running wait: the frame never draws a slot before its
+        // points are there, and never waits for them.
+        let done = r.slot_writes_done()?;
         let mut drawn = HashSet::new();
+        let (mut in_transit, mut after_write) = (0usize, 0u64);
+        let (mut missing_nodes, mut missing_points) = (0usize, 0u64);
         let (mut drawn_points, mut leaf_weight, mut leaf_spacing) = (0u64, 0f64, 0f64);
         for s in &self.selection.nodes {
             let h = &self.hierarchies[s.id.tile as usize];
             let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
-            if parent_ok && self.pool.contains(&s.id) {
-                drawn.insert(s.id);
+            match self.pool.get(&s.id) {
+                Some(res) if res.fence <= done => {
+                    if parent_ok {
+                        drawn.insert(s.id);
+                        after_write = after_write.max(res.fence);
+                        continue;
+                    }
+                }
+                Some(_) => in_transit += 1,
+                None => {}
             }
+            missing_nodes += 1;
+            missing_points += h.node(s.id.node).point_count;
         }
         for id in &drawn {
             let h = &self.hierarchies[id.tile as usize];
@@ -363,7 +418,7 @@ impl LodScene {
         }
         let changed = match self.pool.take_table() {
             Some(t) => {
-                r.set_slot_batches(t)?;
+                r.set_slot_batches(t, after_write)?;
                 true
             }
             None => false,
@@ -378,10 +433,16 @@ impl LodScene {
             resident_points: self.pool.resident_points(),
             uploaded_nodes,
             uploaded_points,
-            loading: self.loader.pending() + self.arrived.len(),
+            loading: self.loader.pending() + self.arrived.len() + in_transit,
             budget_hit: self.selection.budget_hit,
             spacing_m: if leaf_weight > 0.0 { (leaf_spacing / leaf_weight) as f32 } else { 0.0 },
             evictions: self.pool.evictions,
+            missing_nodes,
+            missing_points,
+            in_transit,
+            slice_ran_out,
+            upload_ms,
+            upload_ms_total: self.upload_ms_total,
         };
         Ok(&self.status)
     }

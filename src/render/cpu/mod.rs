@@ -191,7 +191,7 @@ impl Rasterizer for CpuRasterizer {
         Ok(())
     }
 
-    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
         let p = self.pool_mut()?;
         let per = crate::render::gpu_data::BATCH_POINTS as usize;
         for w in writes {
@@ -202,10 +202,11 @@ impl Rasterizer for CpuRasterizer {
             p.colors[at..at + n].copy_from_slice(w.colors);
             p.quant[at..at + n].copy_from_slice(w.quant);
         }
-        Ok(())
+        // Copied before returning: nothing to wait for.
+        Ok(0)
     }
 
-    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch]) -> Result<(), RenderError> {
+    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
         let p = self.pool_mut()?;
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {

@@ -28,6 +28,7 @@ pub mod memory;
 pub mod modules;
 pub mod nccl;
 pub mod preprocess;
+pub mod slot_upload;
 pub mod timing;
 pub mod stream_upload;
 pub mod upload;
@@ -100,6 +101,8 @@ pub struct CudaRasterizer {
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
+    /// The node pool's copies: a copy stream and pinned staging (`slot_upload.rs`).
+    slot_upload: slot_upload::SlotUploader,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -136,6 +139,7 @@ impl CudaRasterizer {
             pool_points: None,
             last: None,
             external: Default::default(),
+            slot_upload: slot_upload::SlotUploader::new(&ctx),
             kernels,
             stream,
             ctx,
@@ -211,6 +215,8 @@ impl CudaRasterizer {
     /// last frame), freeing it first so that its memory counts as free for what comes next. Every upload
     /// path starts here, then sets what it made.
     fn forget_upload(&mut self) {
+        // A node pool's copies may still write into its buffers: they finish before the buffers go.
+        self.slot_upload.finish();
         self.points = None;
         self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
@@ -818,24 +824,20 @@ impl Rasterizer for CudaRasterizer {
         Ok(())
     }
 
-    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
         let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
-        let p = self.prepared.as_mut().map_err(|_| no_pool())?;
-        let per = crate::render::gpu_data::BATCH_POINTS as usize;
-        for w in writes {
-            super::check_slot_write(w, p.num_batches())?;
-            let at = w.first_slot as usize * per;
-            p.positions.write_at(&self.stream, 3 * at, bytemuck::cast_slice(w.positions))?;
-            p.colors.write_at(&self.stream, at, w.colors)?;
-            p.quant.write_at(&self.stream, at, w.quant)?;
-        }
-        Ok(())
+        let p = self.prepared.as_ref().map_err(|_| no_pool())?;
+        self.slot_upload.write(&self.stream, p, writes)
     }
 
-    fn set_slot_batches(&mut self, batches: &[Batch]) -> Result<(), RenderError> {
+    fn slot_writes_done(&mut self) -> Result<u64, RenderError> {
+        self.slot_upload.done()
+    }
+
+    fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
         let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
@@ -847,6 +849,8 @@ impl Rasterizer for CudaRasterizer {
                 reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
             });
         }
+        // The frames drawn with this table run after the copies of the slots it draws.
+        self.slot_upload.order_after(&self.stream, after_write)?;
         p.batches.write_at(&self.stream, 0, batches)?;
         self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
         Ok(())
@@ -863,7 +867,8 @@ impl Rasterizer for CudaRasterizer {
 
 impl Drop for CudaRasterizer {
     fn drop(&mut self) {
-        // Let in-flight work finish before the buffers it uses are freed.
+        // Let in-flight work finish before the buffers it uses are freed (the node pool's copies too).
         self.ctx.record_err(self.stream.synchronize());
+        self.slot_upload.finish();
     }
 }
