@@ -124,6 +124,8 @@ pub struct StopReport {
     pub nodes_read: u64,
     pub points_read: u64,
     pub points_uploaded: u64,
+    /// Nodes read and thrown away (no longer wanted, or read twice).
+    pub nodes_discarded: u64,
     /// Host time writing nodes into the pool (ms), and the longest one frame spent.
     pub upload_ms: f64,
     pub upload_ms_max: f64,
@@ -223,6 +225,10 @@ impl Flyer<'_> {
             if let Some(st) = &f.status {
                 if stop.frames == 0 {
                     (stop.missing_nodes, stop.missing_points) = (st.missing_nodes, st.missing_points);
+                    stop.nodes_discarded = st.discarded_nodes;
+                }
+                if f.complete || t.elapsed().as_secs_f64() > timeout_s {
+                    stop.nodes_discarded = st.discarded_nodes - stop.nodes_discarded;
                 }
                 stop.frames += 1;
                 stop.frames_slice_ran_out += st.slice_ran_out as usize;
@@ -341,7 +347,7 @@ pub fn summary(r: &FlightReport) -> String {
     let gb = |b: Option<u64>| b.map_or("-".to_string(), |b| format!("{:.2} GB", b as f64 / 1e9));
     let stop = match &r.after_stop {
         Some(s) => format!(
-            "\n  after the stop: {} nodes ({:.1}M points) missing; {} frames ({} with the upload slice run out, {} with copies running); {} nodes ({:.1}M points) read, {:.1}M uploaded in {:.0} ms of host time (at most {:.1} ms a frame); {} loader threads busy {:.0}%, blocked {:.0}%, {:.2}M points/s a thread\n  limited by: {}",
+            "\n  after the stop: {} nodes ({:.1}M points) missing; {} frames ({} with the upload slice run out, {} with copies running); {} nodes ({:.1}M points) read ({} thrown away), {:.1}M uploaded in {:.0} ms of host time (at most {:.1} ms a frame); {} loader threads busy {:.0}%, blocked {:.0}%, {:.2}M points/s a thread\n  limited by: {}",
             s.missing_nodes,
             s.missing_points as f64 / 1e6,
             s.frames,
@@ -349,6 +355,7 @@ pub fn summary(r: &FlightReport) -> String {
             s.frames_copies_running,
             s.nodes_read,
             s.points_read as f64 / 1e6,
+            s.nodes_discarded,
             s.points_uploaded as f64 / 1e6,
             s.upload_ms,
             s.upload_ms_max,
@@ -399,5 +406,17 @@ mod tests {
         assert_eq!((p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms, p.frames), (50.0, 90.0, 99.0, 100.0, 100));
         assert_eq!(Percentiles::of(&[3.0]).p99_ms, 3.0);
         assert_eq!(Percentiles::of(&[]).frames, 0);
+    }
+
+    #[test]
+    fn the_stop_names_what_limited_it() {
+        let base = StopReport { missing_nodes: 40, frames: 100, ..Default::default() };
+        let judge = |s: StopReport| s.judge();
+        assert!(judge(StopReport { missing_nodes: 0, ..base.clone() }).starts_with("nothing"));
+        assert!(judge(StopReport { loader_blocked: 0.5, loader_busy: 0.4, ..base.clone() }).starts_with("the render thread's uploads"));
+        assert!(judge(StopReport { frames_slice_ran_out: 60, loader_busy: 0.9, ..base.clone() }).starts_with("the render thread's uploads"));
+        let d = judge(StopReport { loader_busy: 0.95, points_per_s_per_thread: 2.5e6, ..base.clone() });
+        assert!(d.starts_with("decoding") && d.contains("95%") && d.contains("2.50M"), "{d}");
+        assert!(judge(StopReport { loader_busy: 0.2, ..base }).starts_with("reads' latency"));
     }
 }

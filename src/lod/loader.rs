@@ -9,7 +9,8 @@
 //! bounds, so its batches get tight boxes) and makes positions, colours, batch boxes and quantized
 //! words ([`crate::render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
-//! when the render thread is behind, which bounds the host memory held by loaded nodes. The render
+//! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
+//! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
 //! thread takes what has arrived ([`Loader::try_take`]) without waiting. The preprocessing's parallel
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
@@ -51,6 +52,9 @@ pub struct Loaded {
 struct Queue {
     wanted: Vec<Request>,
     in_flight: HashSet<NodeId>,
+    /// Loaded and handed over, not yet taken by the render thread: not wanted again (a node waiting in
+    /// the channel while the render thread's slice runs out was read a second time before).
+    ready: HashSet<NodeId>,
 }
 
 struct Shared {
@@ -114,7 +118,7 @@ impl Loader {
     /// Replaces the wanted nodes (in priority order, highest first).
     pub fn want(&self, requests: Vec<Request>) {
         if let Ok(mut q) = self.shared.queue.lock() {
-            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id)).collect();
+            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id)).collect();
         }
         self.shared.wake.notify_all();
     }
@@ -124,14 +128,18 @@ impl Loader {
         self.shared.queue.lock().map(|q| q.in_flight.contains(id)).unwrap_or(false)
     }
 
-    /// Nodes wanted or being read.
+    /// Nodes wanted, being read, or read and not taken yet.
     pub fn pending(&self) -> usize {
-        self.shared.queue.lock().map(|q| q.wanted.len() + q.in_flight.len()).unwrap_or(0)
+        self.shared.queue.lock().map(|q| q.wanted.len() + q.in_flight.len() + q.ready.len()).unwrap_or(0)
     }
 
     /// A node that has arrived, if any (never waits).
     pub fn try_take(&self) -> Option<Loaded> {
-        self.rx.as_ref()?.try_recv().ok()
+        let l = self.rx.as_ref()?.try_recv().ok()?;
+        if let Ok(mut q) = self.shared.queue.lock() {
+            q.ready.remove(&l.id);
+        }
+        Some(l)
     }
 
     /// Nodes and points read since the loader started.
@@ -192,12 +200,14 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadP
             shared.nodes_read.fetch_add(1, Ordering::Relaxed);
             shared.points_read.fetch_add(p.positions.len() as u64, Ordering::Relaxed);
         }
+        // Ready before it is sent: the render thread may take it (and clear the mark) at once.
+        if let Ok(mut q) = shared.queue.lock() {
+            q.in_flight.remove(&req.id);
+            q.ready.insert(req.id);
+        }
         let t = Instant::now();
         let sent = tx.send(loaded);
         shared.blocked_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        if let Ok(mut q) = shared.queue.lock() {
-            q.in_flight.remove(&req.id);
-        }
         if sent.is_err() {
             return;
         }

@@ -138,6 +138,9 @@ pub struct LodStatus {
     /// Host time writing nodes into the pool, this update and since the scene opened (ms).
     pub upload_ms: f64,
     pub upload_ms_total: f64,
+    /// Loaded nodes thrown away since the scene opened: already resident, or no room for a node the
+    /// selection no longer wants (decoding spent for nothing).
+    pub discarded_nodes: u64,
 }
 
 /// See the module doc.
@@ -161,6 +164,7 @@ pub struct LodScene {
     /// The drawn set and pool version the batch table was last made for.
     last_drawn: (HashSet<NodeId>, u64),
     upload_ms_total: f64,
+    discarded: u64,
 }
 
 impl LodScene {
@@ -215,6 +219,7 @@ impl LodScene {
             label,
             last_drawn: (HashSet::new(), u64::MAX),
             upload_ms_total: 0.0,
+            discarded: 0,
         })
     }
 
@@ -317,7 +322,7 @@ impl LodScene {
             self.pool.touch(&s.id, self.frame);
             let h = &self.hierarchies[s.id.tile as usize];
             let node = *h.node(s.id.node);
-            if self.pool.contains(&s.id) || self.failed.contains(&s.id) {
+            if self.pool.contains(&s.id) || self.failed.contains(&s.id) || self.arrived.iter().any(|l| l.id == s.id) {
                 continue;
             }
             if node.point_count == 0 {
@@ -333,6 +338,7 @@ impl LodScene {
         while uploaded_nodes == 0 || started.elapsed().as_secs_f64() * 1e3 < self.opts.upload_ms_per_frame {
             let Some(l) = self.arrived.pop_front().or_else(|| self.loader.try_take()) else { break };
             if self.pool.contains(&l.id) {
+                self.discarded += 1;
                 continue;
             }
             let p = match l.result {
@@ -346,6 +352,7 @@ impl LodScene {
             let need = p.batches.len() as u32;
             let room = if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
             if !room {
+                self.discarded += 1;
                 continue;
             }
             let Some(res) = self.pool.insert(l.id, l.key, p.batches.clone(), self.frame) else { continue };
@@ -443,7 +450,18 @@ impl LodScene {
             slice_ran_out,
             upload_ms,
             upload_ms_total: self.upload_ms_total,
+            discarded_nodes: self.discarded,
         };
         Ok(&self.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loader_threads_leave_the_render_thread_a_core() {
+        assert_eq!([1, 2, 3, 16, 32].map(default_loader_threads), [1, 1, 2, 15, 31]);
     }
 }
