@@ -86,7 +86,7 @@ fi
 if [ -n "$http" ] && [ -n "${PCV_LOD_COPC:-}" ]; then
   # The same flight through a URL: a range server on the loopback address over the COPC's folder.
   portfile=$(mktemp -u /tmp/pcv-range-port.XXXXXX)
-  python3 scripts/range-server.py "$(dirname "$PCV_LOD_COPC")" --port-file "$portfile" > "$out/http.log" 2>&1 &
+  python3 "$root/scripts/range-server.py" "$(dirname "$PCV_LOD_COPC")" --port-file "$portfile" > "$out/http.log" 2>&1 &
   server=$!
   for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.1; done
   if [ -s "$portfile" ]; then
@@ -121,11 +121,11 @@ s, r, h = load("streamed.json"), load("resident.json"), load("http.json")
 gb = lambda b: "-" if b is None else f"{b / 1e9:.2f} GB"
 print("| run | points | budget | first frame ms | start complete ms | p50 ms | p90 ms | p99 ms | max ms | update p99 ms | complete after stop ms | device memory before / peak | drawn (mean) |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
-for name, x in (("streamed", s), ("streamed over HTTP", h), ("resident", r)):
-    if name == "streamed over HTTP" and not os.path.exists(os.path.join(out, "http.log")):
+for name, log, x in (("streamed", "streamed", s), ("streamed over HTTP", "http", h), ("resident", "resident", r)):
+    if not os.path.exists(os.path.join(out, log + ".log")):
         continue
     if not x:
-        print(f"| {name} | failed (see {name}.log) |||||||||||||")
+        print(f"| {name} | failed (see {log}.log) |||||||||||||")
         continue
     f = x["flight"]
     print(f"| {name} | {x['scene_points']:,} | {x['point_budget']:,} | {x['first_frame_ms']:.0f} | {x['start_complete_ms']:.0f} | {f['p50_ms']:.2f} | {f['p90_ms']:.2f} | {f['p99_ms']:.2f} | {f['max_ms']:.2f} | {x['flight_update']['p99_ms']:.2f} | {x['complete_after_stop_ms'] if x['complete_after_stop_ms'] is None else round(x['complete_after_stop_ms'])} | {gb(x['device_memory_start_bytes'])} / {gb(x['device_memory_peak_bytes'])} | {x['mean_drawn_points'] / 1e6:.1f}M |")
