@@ -366,6 +366,9 @@ impl Rasterizer for DeferredCopies {
         }
         self.inner.set_slot_batches(batches, after_write)
     }
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), pcv::render::RenderError> {
+        self.inner.set_slot_spacing(spacing_m)
+    }
 }
 
 #[test]
@@ -405,4 +408,37 @@ fn a_slot_is_never_drawn_before_its_copy_is_done() {
     let mut px = vec![0u32; frame.num_pixels()];
     r.inner.render(&frame, Target::Host(&mut px)).unwrap();
     assert_eq!(r.inner.depth_bits(), want_depth, "the deferred copies' complete view differs");
+}
+
+#[test]
+fn coarse_nodes_get_the_larger_point_size() {
+    // A camera close to one side: the near side refines, the far side stays coarse.
+    let cloud = scene::generate(200_000, 4, false);
+    let src = Arc::new(MemorySource::build(&cloud, 2_000));
+    let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], LodOptions { target_spacing_px: 2.0, ..opts(200_000) }).unwrap();
+    let mut r = CpuRasterizer::new();
+    let mut cam = Camera::for_cloud(lod.bounds(), false);
+    let b = lod.bounds();
+    let eye = Vec3::new(b.min.x + 0.05 * (b.max.x - b.min.x), b.center().y, b.center().z);
+    cam.pose = Pose { eye, yaw_rad: 0.0, pitch_rad: 0.0 };
+    let look = pcv::render::look::Look { point_size: pcv::render::look::PointSize::Adaptive { max_px: 16 }, ..pcv::render::look::Look::PLAIN };
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled).with_look(look);
+    refine(&mut lod, &mut r, &frame, eye);
+    let drawn: Vec<f32> = lod.slot_spacing().iter().copied().filter(|&s| s > 0.0).collect();
+    let (lo, hi) = drawn.iter().fold((f32::MAX, 0f32), |(a, b), &s| (a.min(s), b.max(s)));
+    let root = src.octree().spacing_at_m(0) as f32;
+    println!("{} slots drawn, spacing {lo} .. {hi} m (root {root} m); {:?}", drawn.len(), lod.status());
+    assert!(hi >= lo * 3.9, "coarse and fine slots differ by at least two levels: {lo} .. {hi}");
+    assert!(hi <= root && lo > 0.0);
+    // The finest drawn leaves' weighted spacing (the frame-wide one) lies between them.
+    assert!(lod.status().spacing_m >= lo && lod.status().spacing_m <= hi);
+    // Per-slot sizes close more of the frame than the frame-wide spacing applied to every point (the
+    // coarse far side grows), and never less than 1-pixel points.
+    let mut per_slot = vec![0u32; frame.num_pixels()];
+    r.render(&frame, Target::Host(&mut per_slot)).unwrap();
+    let covered = |px: &[u32]| px.iter().filter(|&&c| c != px[0]).count();
+    let mut ones = vec![0u32; frame.num_pixels()];
+    r.render(&frame.with_look(pcv::render::look::Look::PLAIN), Target::Host(&mut ones)).unwrap();
+    println!("covered: {} px per slot, {} px at 1 px", covered(&per_slot), covered(&ones));
+    assert!(covered(&per_slot) > covered(&ones));
 }

@@ -20,9 +20,12 @@
 //!    parents, so nothing is taken away and no hole opens); the batch table goes to the rasterizer only
 //!    when it changed.
 //!
-//! The frame's point spacing (adaptive point sizes) is that of the drawn nodes that have no drawn
-//! child, weighted by their points: coarse levels get large points and look closed; it falls as the
-//! view refines.
+//! Point size per node: adaptive point sizes use a spacing per pool slot ([`Rasterizer::set_slot_spacing`],
+//! set with the batch table), so each point is sized by where it lies ([`effective_depth`]): a batch
+//! of a node whose box lies wholly in drawn children takes the spacing of the deepest level drawn there
+//! (its points interleave with theirs), any other the node's own, so coarse areas get large points and
+//! look closed while refined ones stay sharp. [`LodStatus::spacing_m`] (the drawn leaves' spacing
+//! weighted by their points) remains the frame's one spacing, for rasterizers without per-slot spacing.
 use super::loader::{Loaded, Loader, Request};
 use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
@@ -143,6 +146,37 @@ pub struct LodStatus {
     pub discarded_nodes: u64,
 }
 
+/// The depth whose spacing a batch of node `node` (box `lo`..`hi`, local coordinates) of tile `tile`
+/// is drawn with, when `drawn` is drawn: the node's own depth unless every octant of the node the box
+/// touches is a drawn child, else the smallest of those children's effective depths over the box's part
+/// in them (the coarsest level drawn everywhere under the box). Touching is closed (a box on an octant's
+/// face touches both sides), so a batch is never made finer than all its surroundings.
+pub fn effective_depth(h: &Hierarchy, tile: u32, node: u32, lo: Vec3, hi: Vec3, drawn: &HashSet<NodeId>) -> u32 {
+    let key = h.node(node).key;
+    let (nlo, nhi) = h.local_box(node);
+    let mid = (nlo + nhi) * 0.5;
+    let halves = |axis: usize| [lo[axis] <= mid[axis], hi[axis] >= mid[axis]];
+    let (hx, hy, hz) = (halves(0), halves(1), halves(2));
+    let mut depth = u32::MAX;
+    for (dx, dy, dz) in (0..8u32).map(|o| (o & 1, (o >> 1) & 1, o >> 2)) {
+        if !(hx[dx as usize] && hy[dy as usize] && hz[dz as usize]) {
+            continue;
+        }
+        let child = crate::cloud::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
+        let Some(c) = h.find(child).filter(|&c| drawn.contains(&NodeId { tile, node: c })) else {
+            return key.depth;
+        };
+        let (clo, chi) = h.local_box(c);
+        let (blo, bhi) = (lo.max(clo), hi.min(chi));
+        depth = depth.min(effective_depth(h, tile, c, blo, bhi.max(blo), drawn));
+    }
+    if depth == u32::MAX {
+        key.depth
+    } else {
+        depth
+    }
+}
+
 /// See the module doc.
 pub struct LodScene {
     tiles: Vec<Arc<dyn NodeSource>>,
@@ -165,6 +199,8 @@ pub struct LodScene {
     last_drawn: (HashSet<NodeId>, u64),
     upload_ms_total: f64,
     discarded: u64,
+    /// Each slot's spacing for adaptive point sizes (see the module doc), sent with the table.
+    slot_spacing: Vec<f32>,
 }
 
 impl LodScene {
@@ -220,6 +256,7 @@ impl LodScene {
             last_drawn: (HashSet::new(), u64::MAX),
             upload_ms_total: 0.0,
             discarded: 0,
+            slot_spacing: Vec::new(),
         })
     }
 
@@ -300,6 +337,24 @@ impl LodScene {
     /// The last selection.
     pub fn selection(&self) -> &Selection {
         &self.selection
+    }
+
+    /// Each slot's spacing when `drawn` is drawn (0 for slots not drawn; see the module doc).
+    fn spacing_per_slot(&self, drawn: &HashSet<NodeId>) -> Vec<f32> {
+        let mut out = vec![0f32; self.pool.capacity() as usize];
+        for id in drawn {
+            let (Some(res), h) = (self.pool.get(id), &self.hierarchies[id.tile as usize]) else { continue };
+            for (slot, b) in res.slots().zip(&res.batches) {
+                let depth = effective_depth(h, id.tile, id.node, Vec3::from(b.min), Vec3::from(b.max), drawn);
+                out[slot as usize] = h.octree.spacing_at_m(depth) as f32;
+            }
+        }
+        out
+    }
+
+    /// The spacing each slot is drawn with now (see the module doc).
+    pub fn slot_spacing(&self) -> &[f32] {
+        &self.slot_spacing
     }
 
     /// One frame's selection, loads and uploads (see the module doc); `frame` is the frame about to be
@@ -421,11 +476,13 @@ impl LodScene {
         }
         if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn {
             self.pool.set_drawn(&drawn);
+            self.slot_spacing = self.spacing_per_slot(&drawn);
             self.last_drawn = (drawn.clone(), self.pool.version);
         }
         let changed = match self.pool.take_table() {
             Some(t) => {
                 r.set_slot_batches(t, after_write)?;
+                r.set_slot_spacing(&self.slot_spacing)?;
                 true
             }
             None => false,
@@ -459,6 +516,44 @@ impl LodScene {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::cloud::octree::{Cube, NodeKey, Octree, OctreeNode};
+
+    /// A full octree over [0, 64)³ to `depth`.
+    fn full(depth: u32) -> Hierarchy {
+        let mut nodes = Vec::new();
+        for d in 0..=depth {
+            let n = 1u32 << d;
+            for (x, y, z) in (0..n * n * n).map(|i| (i % n, (i / n) % n, i / (n * n))) {
+                nodes.push(OctreeNode { key: NodeKey::new(d, x, y, z), point_count: 10, byte_offset: 0, byte_size: 0 });
+            }
+        }
+        let octree = Octree { cube: Cube { min: DVec3::ZERO, size: 64.0 }, root_spacing_m: 1.0, points_min: DVec3::ZERO, points_max: DVec3::splat(64.0), nodes };
+        Hierarchy::new(octree, DVec3::ZERO)
+    }
+
+    #[test]
+    fn a_batch_takes_the_coarsest_level_drawn_under_it() {
+        let h = full(2);
+        let id = |k: NodeKey| NodeId { tile: 0, node: h.find(k).unwrap() };
+        let root = h.find(NodeKey::ROOT).unwrap();
+        let c0 = NodeKey::new(1, 0, 0, 0);
+        let mut drawn: HashSet<NodeId> = [id(NodeKey::ROOT), id(c0)].into();
+        let v = |a: f32, b: f32| (Vec3::splat(a), Vec3::splat(b));
+        let depth = |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn);
+        // Inside the drawn child 0: its depth; reaching into the undrawn child 7: the root's.
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 1);
+        assert_eq!(depth(v(1.0, 40.0), &drawn), 0);
+        // Child 0 refined fully: a box inside it takes depth 2, also across its own octants' faces.
+        drawn.extend(c0.children().map(id));
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 2);
+        assert_eq!(depth(v(10.0, 20.0), &drawn), 2);
+        // One grandchild missing under the box: the child's depth there.
+        drawn.remove(&id(c0.children()[7]));
+        assert_eq!(depth(v(10.0, 20.0), &drawn), 1);
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 2);
+        assert!(h.octree.spacing_at_m(0) > h.octree.spacing_at_m(2), "coarser levels are spaced wider");
+    }
 
     #[test]
     fn loader_threads_leave_the_render_thread_a_core() {

@@ -392,6 +392,11 @@ pub trait Rasterizer {
     fn set_slot_batches(&mut self, _batches: &[gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
         Err(no_pool(self.name()))
     }
+    /// Sets the pool's point spacing per slot (metres; its node's): adaptive point sizes then size each
+    /// point by its own batch's spacing instead of the frame's one spacing.
+    fn set_slot_spacing(&mut self, _spacing_m: &[f32]) -> Result<(), RenderError> {
+        Err(no_pool(self.name()))
+    }
     /// Device memory in use on the whole device now, in bytes (`None` where there is no device).
     fn device_memory_used_bytes(&self) -> Option<u64> {
         None

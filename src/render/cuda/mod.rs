@@ -98,6 +98,8 @@ pub struct CudaRasterizer {
     prepared_points: u64,
     /// For a level-of-detail pool ([`Rasterizer::reserve_slots`]): the points its batch table draws.
     pool_points: Option<u64>,
+    /// The pool's point spacing per slot (adaptive point sizes per node), once set.
+    slot_spacing: Option<DeviceBuffer<f32>>,
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
@@ -137,6 +139,7 @@ impl CudaRasterizer {
             timer,
             prepared_points: 0,
             pool_points: None,
+            slot_spacing: None,
             last: None,
             external: Default::default(),
             slot_upload: slot_upload::SlotUploader::new(&ctx),
@@ -224,6 +227,7 @@ impl CudaRasterizer {
         self.last = None;
         self.prepared_points = 0;
         self.pool_points = None;
+        self.slot_spacing = None;
     }
 
     /// The uploaded points, copied back to the host.
@@ -484,7 +488,18 @@ impl CudaRasterizer {
             RenderMode::Packed => Final::VisColor,
             _ => Final::VisIndex,
         };
-        let (f, u) = (frame.uniforms(), frame.post_uniforms());
+        // A pool with a spacing per slot sizes adaptive points by their node's spacing: the uniforms carry
+        // pixels per metre of spacing, the splat multiplies by the point's batch's (kernels/splat.cu).
+        let batch_spacing = match (&self.slot_spacing, holds) {
+            (Some(b), Final::VisIndex) if self.pool_points.is_some() => Some((b.ptr(), b.len() as u32)),
+            _ => None,
+        };
+        let f = frame.uniforms();
+        let u = match batch_spacing {
+            Some(_) => frame.with_spacing(1.0).post_uniforms(),
+            None => frame.post_uniforms(),
+        };
+        let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
         let prep = self.prepared.as_ref().ok();
         let no_prep = || RenderError::ModeUnavailable {
@@ -568,7 +583,9 @@ impl CudaRasterizer {
                         }?;
                         holds = Final::VisColor;
                     } else {
-                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr) }?;
+                        // `spacing_ptr` is 0 or holds `spacing_batches` floats, one per pool slot, and in
+                        // VisIndex the payloads are indices into the pool (checked against the count).
+                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches) }?;
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
@@ -853,6 +870,26 @@ impl Rasterizer for CudaRasterizer {
         self.slot_upload.order_after(&self.stream, after_write)?;
         p.batches.write_at(&self.stream, 0, batches)?;
         self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
+        Ok(())
+    }
+
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
+        let slots = match (&self.prepared, self.pool_points) {
+            (Ok(p), Some(_)) => p.batches.len(),
+            _ => return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+        };
+        if spacing_m.len() != slots {
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()),
+            });
+        }
+        if self.slot_spacing.is_none() {
+            self.slot_spacing = Some(DeviceBuffer::alloc(&self.ctx, slots, "the node pool's spacings")?);
+        }
+        if let Some(b) = &mut self.slot_spacing {
+            b.write_at(&self.stream, 0, spacing_m)?;
+        }
         Ok(())
     }
 
