@@ -12,7 +12,9 @@
 //!   returns the same point, index and position on both backends;
 //! - a level-of-detail pool filled on the copy stream (`slot_upload.rs`), drawn every frame while copies
 //!   run: no frame draws a point the complete view does not (no slot drawn before its copy), and the
-//!   complete view's depth equals the CPU backend's;
+//!   complete view's depth equals the CPU backend's; adaptive point sizes with a spacing per pool slot
+//!   (the splat reads it through each point's batch) equal the CPU twin's image bit for bit, drawn right
+//!   after the write (the render stream waits for the copy on the device);
 //! - the error paths: no driver, not uploaded, wrong target sizes, bad device pointers, a cloud too large
 //!   for the device, PTX newer than the driver.
 use glam::Vec3;
@@ -524,6 +526,50 @@ fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
         }
         println!("{name}: {} frames to complete, {frames_in_transit} with copies running; depth equals the CPU's", depths.len());
     }
+}
+
+#[test]
+fn a_pool_with_a_spacing_per_slot_splats_like_the_cpu_twin() {
+    use pcv::render::cpu::preprocess::{grid_params, prepare, sort_by_cells};
+    use pcv::render::look::{Look, PointSize};
+    use pcv::render::SlotWrite;
+    let Some(mut cuda) = cuda_or_skip("slot spacing") else { return };
+    let cloud = scene::generate(300_000, 4, false);
+    let pts = cloud.points.to_vec();
+    let p = prepare(&sort_by_cells(&grid_params(&Bounds::of_points(&pts), pts.len() as u64), &pts));
+    let slots = p.batches.len() as u32;
+    // Four spacings, batch by batch: neighbouring batches are drawn at different sizes.
+    let spacing: Vec<f32> = (0..slots).map(|b| 0.004 * (1 + b % 4) as f32).collect();
+    let mut cpu = CpuRasterizer::new();
+    for r in [&mut cuda as &mut dyn Rasterizer, &mut cpu] {
+        r.reserve_slots(slots).expect("pool");
+        let w = SlotWrite { first_slot: 0, positions: &p.positions, colors: &p.colors, quant: &p.quant };
+        let fence = r.write_slots(&[w]).expect("write");
+        // Drawn at once: the table orders the frame after the copy (CUDA), no host wait.
+        r.set_slot_batches(&p.batches, fence).expect("table");
+        r.set_slot_spacing(&spacing).expect("spacing");
+    }
+    let look = Look { point_size: PointSize::Adaptive { max_px: 16 }, ..Look::PLAIN };
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, true);
+    for (name, pose) in &poses(4)[..3] {
+        camera.pose = *pose;
+        for mode in [RenderMode::Culled, RenderMode::Quant] {
+            let frame = FrameParams::new(camera.clip_from_world(640, 360), 640, 360).with_mode(mode).with_look(look).with_spacing(0.5);
+            let n = frame.num_pixels();
+            let (mut a, mut b) = (vec![0u32; n], vec![0u32; n]);
+            cuda.render(&frame, Target::Host(&mut a)).expect("cuda render");
+            cpu.render(&frame, Target::Host(&mut b)).expect("cpu render");
+            if let Some((i, x, y)) = first_mismatch(&cuda.depth_bits().expect("depth"), &cpu.depth_bits()) {
+                panic!("{name} {}: depth differs at pixel {i}: cuda {x:#x}, cpu {y:#x}", mode.name());
+            }
+            if let Some((i, x, y)) = first_mismatch(&a, &b) {
+                panic!("{name} {}: colour differs at pixel {i}: cuda {x:#x}, cpu {y:#x}", mode.name());
+            }
+            let drawn = b.iter().filter(|&&c| c != b[0]).count();
+            println!("{name} {}: identical, {drawn} pixels differ from the corner's", mode.name());
+        }
+    }
+    assert!(cuda.slot_writes_done().expect("done") >= 1);
 }
 
 #[test]
