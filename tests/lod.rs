@@ -442,3 +442,74 @@ fn coarse_nodes_get_the_larger_point_size() {
     println!("covered: {} px per slot, {} px at 1 px", covered(&per_slot), covered(&ones));
     assert!(covered(&per_slot) > covered(&ones));
 }
+
+/// `copc` with its one hierarchy page split as other writers page it: a root page holding the root's
+/// entry and, for each node of depth 1, a pointer (count -1) to a child page with that node's subtree,
+/// the child pages appended at the end of the file and the info VLR's root page size patched.
+fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
+    use pcv::cloud::formats::copc::hierarchy::{entry_bytes, ENTRY_LEN};
+    use pcv::cloud::octree::NodeKey;
+    let i32at = |b: &[u8], o: usize| i32::from_le_bytes(std::array::from_fn(|k| b[o + k]));
+    let entries: Vec<(NodeKey, u64, i32, i32)> = copc[page..page + size]
+        .chunks_exact(ENTRY_LEN)
+        .map(|e| {
+            let key = NodeKey::new(i32at(e, 0) as u32, i32at(e, 4) as u32, i32at(e, 8) as u32, i32at(e, 12) as u32);
+            (key, u64::from_le_bytes(std::array::from_fn(|k| e[16 + k])), i32at(e, 24), i32at(e, 28))
+        })
+        .collect();
+    let under = |k: &NodeKey, a: &NodeKey| k.depth >= a.depth && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth)) == (a.x, a.y, a.z);
+    let mut out = copc.to_vec();
+    let mut root_page = Vec::new();
+    for (key, off, bytes, count) in &entries {
+        if key.depth == 0 {
+            root_page.extend_from_slice(&entry_bytes(*key, *off, *bytes, *count));
+        } else if key.depth == 1 {
+            let child: Vec<u8> = entries.iter().filter(|(k, ..)| under(k, key)).flat_map(|(k, o, b, c)| entry_bytes(*k, *o, *b, *c)).collect();
+            root_page.extend_from_slice(&entry_bytes(*key, out.len() as u64, child.len() as i32, -1));
+            out.extend_from_slice(&child);
+        }
+    }
+    assert!(root_page.len() < size, "a smaller root page: {} of {size} bytes, depths {:?}", root_page.len(), entries.iter().map(|e| e.0.depth).collect::<Vec<_>>());
+    out[page..page + root_page.len()].copy_from_slice(&root_page);
+    // The info VLR holds the root page's offset then its size (u64 each): patch the size.
+    let mut pattern = (page as u64).to_le_bytes().to_vec();
+    pattern.extend_from_slice(&(size as u64).to_le_bytes());
+    let at = out.windows(16).position(|w| w == pattern).expect("the info VLR's root page fields") + 8;
+    out[at..at + 8].copy_from_slice(&(root_page.len() as u64).to_le_bytes());
+    out
+}
+
+#[test]
+fn a_hierarchy_in_child_pages_streams_like_one_page() {
+    use pcv::cloud::formats::copc::CopcFile;
+    let dir = tempfile::tempdir().unwrap();
+    let (xyz, copc) = (dir.path().join("t.xyz"), dir.path().join("t.copc.laz"));
+    write_tile(&xyz, 500_000.0, 4_000_000.0, 1100);
+    let out = pcv_cli(&["convert", xyz.to_str().unwrap(), "-o", copc.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let one = std::fs::read(&copc).unwrap();
+    let single = CopcFile::from_bytes("one.copc.laz", one.clone()).unwrap();
+    let (page, size) = (single.info().root_hier_offset as usize, single.info().root_hier_size as usize);
+    let two = paged(&one, page, size);
+    let multi = CopcFile::from_bytes("paged.copc.laz", two).unwrap();
+    assert!((multi.info().root_hier_size as usize) < size, "the root page holds pointers now");
+    let nodes = |f: &CopcFile| {
+        let mut v: Vec<_> = f.octree().nodes.iter().map(|n| (n.key.depth, n.key.x, n.key.y, n.key.z, n.point_count, n.byte_offset, n.byte_size)).collect();
+        v.sort_unstable();
+        v
+    };
+    assert!(single.octree().nodes.iter().any(|n| n.key.depth >= 2), "a hierarchy deeper than the pages");
+    assert_eq!(nodes(&multi), nodes(&single), "the paged hierarchy lists the same nodes");
+    // Streamed, both draw the same complete view.
+    let mut depths = Vec::new();
+    for f in [single, multi] {
+        let mut lod = LodScene::open(vec![Arc::new(f) as Arc<dyn NodeSource>], opts(2_000_000)).unwrap();
+        let mut r = CpuRasterizer::new();
+        let cam = Camera::for_cloud(lod.bounds(), false);
+        let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+        refine(&mut lod, &mut r, &frame, cam.pose.eye);
+        assert_eq!(lod.status().drawn_points, 1_210_000, "{:?}", lod.status());
+        depths.push(r.depth_bits());
+    }
+    assert_eq!(depths[0], depths[1]);
+}
