@@ -42,6 +42,10 @@ if [ "${1:-}" = "--prepare" ]; then
   mkdir -p .gpu/lod
   install -m 755 target/release/pcv .gpu/lod/pcv
   strip .gpu/lod/pcv 2>/dev/null || true
+  # The CUDA-vs-CPU tests (the pool's copy stream, per-slot point sizes), for scripts/gpu-lod-copc.sh.
+  test_bin=$(PCV_REQUIRE_KERNELS=1 cargo test --release --no-run --test cuda_vs_cpu --message-format=json 2>/dev/null \
+    | python3 -c 'import sys, json; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("executable")]' | tail -1)
+  [ -n "$test_bin" ] && install -m 755 "$test_bin" .gpu/lod/cuda_vs_cpu && strip .gpu/lod/cuda_vs_cpu 2>/dev/null || true
   du -sh .gpu/lod
   echo 'device run: kind nvidia-h200, carry [".gpu/lod"], timeout_s 420, command: bash scripts/gpu-lod.sh'
   exit 0

@@ -289,13 +289,16 @@ fn copc_tiles_stream_through_the_same_scene() {
     assert_eq!(got.len(), frame.num_pixels());
 }
 
+/// A run of a pool write kept until it lands: first slot, positions, colours, words.
+type Run = (u32, Vec<[f32; 3]>, Vec<u32>, Vec<u32>);
+
 /// A rasterizer whose pool writes land only when the test completes them, one at a time, as CUDA's
 /// copy stream may finish them frames later; it records every batch table that would draw a slot
 /// whose write is not complete (or that names a fence below a slot's write).
 struct DeferredCopies {
     inner: CpuRasterizer,
-    /// Writes made and not landed: fence, and (first slot, positions, colours, words) per run.
-    pending: std::collections::VecDeque<(u64, Vec<(u32, Vec<[f32; 3]>, Vec<u32>, Vec<u32>)>)>,
+    /// Writes made and not landed: fence, and its runs.
+    pending: std::collections::VecDeque<(u64, Vec<Run>)>,
     next_fence: u64,
     done_fence: u64,
     /// The fence of the write that filled each slot (0: never written).

@@ -451,15 +451,13 @@ impl LodScene {
             let h = &self.hierarchies[s.id.tile as usize];
             let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
             match self.pool.get(&s.id) {
-                Some(res) if res.fence <= done => {
-                    if parent_ok {
-                        drawn.insert(s.id);
-                        after_write = after_write.max(res.fence);
-                        continue;
-                    }
+                Some(res) if res.fence <= done && parent_ok => {
+                    drawn.insert(s.id);
+                    after_write = after_write.max(res.fence);
+                    continue;
                 }
-                Some(_) => in_transit += 1,
-                None => {}
+                Some(res) if res.fence > done => in_transit += 1,
+                _ => {}
             }
             missing_nodes += 1;
             missing_points += h.node(s.id.node).point_count;
