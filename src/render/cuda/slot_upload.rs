@@ -142,6 +142,9 @@ impl SlotUploader {
         for w in writes {
             crate::render::check_slot_write(w, p.num_batches())?;
         }
+        // The copies below are raw driver calls: this rasterizer's context must be current (several
+        // GPUs' rasterizers share one thread).
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.ready()?;
         let copy = self.copy.clone().ok_or_else(|| RenderError::Cuda { context: "node pool upload".into(), message: "no copy stream".into() })?;
         if let Some(mark) = &self.render_mark {
