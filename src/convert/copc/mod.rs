@@ -1,40 +1,59 @@
 //! `pcv convert IN... -o OUT.copc.laz`: a COPC 1.0 file from any input, in bounded memory.
 //!
-//! How it works, in three passes over data on disk:
-//! 1. **Spill.** Every input is decoded with its exact values (as the LAS writer's: f64 coordinates,
-//!    16-bit colors, intensity, classification) on all cores and appended to a temporary file of 33-byte
-//!    records, while the bounds, the count and the inputs' grids are gathered. Memory: the decoder's
-//!    staging slots.
-//! 2. **Partition.** The scale and offset are chosen as the LAS writer chooses them (the inputs' own
-//!    scale and the first input's offset when every input is LAS/LAZ on one scale, else the finest
-//!    power-of-ten scale that fits), the cube is the bounds' bounding cube, and the records are
-//!    quantized into LAS 1.4 point records (format 6, or 7 with colors) and sorted into the cells of the
-//!    octree at a partition depth P (each cell about 2 M points for a surface: 4^P cells), as blocks of
-//!    64 KiB appended to a second temporary file. Memory: one block per cell.
-//! 3. **Build.** Cells are processed in parallel (rayon), each in memory: from its cell at depth P down,
-//!    a node of more than [`NODE_MAX_POINTS`] keeps the first point of each cell of a 128³ grid over its
-//!    cube (the node's spacing: the cube's edge / 128) and hands the rest to its eight children; smaller
-//!    nodes keep all. Every node below depth P is compressed (one LAZ chunk each, layered LAS 1.4
+//! How it works, in passes over data on disk:
+//! 1. **Plan.** LAS and LAZ inputs (COPC included) are opened for their headers only: the count (a LAZ
+//!    count checked against its chunk table), the bounds, the grid and the point format. Other formats
+//!    have no header to trust and are **spilled** ([`spill`]): decoded once into a temporary file of
+//!    33-byte records while their exact bounds are gathered. The output's point format is 6, 7 (RGB) or
+//!    8 (RGB and NIR), whichever keeps every input's fields; its grid is the inputs' own when every input
+//!    is LAS/LAZ on one scale (the first input's offset), else the finest power-of-ten scale that fits
+//!    the extent (as the LAS writer chooses); the cube is the bounds' bounding cube, two grid steps
+//!    larger on each side.
+//! 2. **Partition** ([`partition`]). Every input is read again where it is (LAS/LAZ directly, others from
+//!    the spill) on all cores; each record becomes an output record — coordinates on the output grid,
+//!    intensity, returns, flags, classification, scan angle, user data, point source ID, GPS time, RGB
+//!    and NIR moved to their LAS 1.4 places (formats 0–5: the scan angle rank becomes 0.006° steps) —
+//!    and goes to its cell of the octree at a partition depth P (each cell about 2 M points for a
+//!    surface: 4^P cells), in 64 KiB blocks appended to a temporary cells file. The pass measures the
+//!    exact bounds; when the headers' bounds were wrong (a point outside the cube, or off the 32-bit
+//!    grid), the pass runs again with the measured ones.
+//! 3. **Build.** Cells are processed in parallel (rayon), each in memory (its blocks are then punched out
+//!    of the cells file, so the temporary disk shrinks as the output grows): from its cell at depth P
+//!    down, a node of more than [`NODE_MAX_POINTS`] keeps the first point of each cell of a 128³ grid over
+//!    its cube (the node's spacing: the cube's edge / 128) and hands the rest to its eight children;
+//!    smaller nodes keep all. Every node below depth P is compressed (one LAZ chunk each, layered LAS 1.4
 //!    compression, nodes in parallel) and appended to the output as soon as its cell is done. The cells'
-//!    own nodes then feed the levels above P bottom-up: a parent takes, from its children's points, the
-//!    first of each cell of its own grid (so each level is again a spacing-subsample, and every point
-//!    stays in exactly one node); those nodes are compressed last.
+//!    own nodes then feed the levels above P bottom-up, parents in parallel: a parent takes, from its
+//!    children's points, the first of each cell of its own grid (so each level is again a
+//!    spacing-subsample, and every point stays in exactly one node); those nodes are compressed last.
+//!
+//! Determinism: the records of a cell are in the inputs' order whatever the number of threads, so every
+//! node holds the same points in the same order on every run; only the order of the nodes' chunks in
+//! the file depends on which cell finished first.
+//!
+//! Temporary disk: the spill (33 B a point, non-LAS inputs only) and the cells file (the output's record
+//! length, 30–38 B a point), both next to the output (inputs larger than RAM are larger than /tmp too),
+//! removed when done or on error. Memory: the decoders' staging slots, a 64 KiB buffer per cell while
+//! partitioning, then one cell's points per core while building (about 2 M points × the record length,
+//! a few times over for a surface; more for cells of denser data), and the cells' top nodes.
 //!
 //! The output has the COPC info VLR first (center, half size, the root's spacing, the hierarchy's
-//! offset), the LASzip VLR (variable-size chunks), the nodes' chunks after the chunk-table offset, the
-//! LAZ chunk table (so plain LAZ readers read it too), and one hierarchy page as an EVLR (user "copc",
-//! record 1000) listing every node, with empty ancestors (count 0) so that every node's parent is
-//! listed. The temporary files are next to the output (inputs larger than RAM are larger than /tmp too)
-//! and removed when done or on error.
-use super::ConvertError;
+//! offset, the GPS time range), the LASzip VLR (variable-size chunks), the nodes' chunks after the
+//! chunk-table offset, the LAZ chunk table (so plain LAZ readers read it too), and one hierarchy page as
+//! an EVLR (user "copc", record 1000) listing every node, with empty ancestors (count 0) so that every
+//! node's parent is listed. The header counts points by return.
+mod partition;
+mod spill;
+
+use super::{las_copy, ConvertError};
 use crate::cloud::formats::copc::hierarchy::{entry_bytes, CopcInfo, ENTRY_LEN};
-use crate::cloud::formats::{las as lasfmt, Progress};
-use crate::cloud::load::{self, FileBytes, LoadOptions};
+use crate::cloud::formats::{DBounds, Progress};
+use crate::cloud::load::{FileBytes, LoadOptions};
 use crate::cloud::octree::NodeKey;
-use crate::cloud::stream::{stream_with, Staging, StreamError, Verdict};
+use partition::{format_fields, Planned, Tally};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -48,10 +67,6 @@ const CELL_TARGET_POINTS: u64 = 2_000_000;
 const MAX_PARTITION_DEPTH: u32 = 6;
 /// Nodes are not split below this depth (a pile of identical points stays in one node).
 const MAX_NODE_DEPTH: u32 = 24;
-/// Bytes of a spilled record: f64 × 3, rgb u16 × 3, intensity u16, class u8.
-const SPILL_LEN: usize = 33;
-/// Bytes buffered per partition cell before they go to disk.
-const BLOCK_BYTES: usize = 64 << 10;
 
 /// What [`write`] wrote.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +75,8 @@ pub struct CopcSummary {
     pub nodes: u64,
     pub max_depth: u32,
     pub seconds: f64,
+    /// The most bytes the temporary files held at once (their allocated size on disk).
+    pub temp_bytes_peak: u64,
 }
 
 /// A temporary file removed when dropped.
@@ -79,94 +96,26 @@ impl Temp {
     fn io(&self) -> impl Fn(std::io::Error) -> ConvertError + '_ {
         |source| ConvertError::Io { path: self.path.clone(), source }
     }
+
+    /// The bytes the file takes on disk (its allocated blocks; punched holes take none).
+    fn disk_bytes(&self) -> u64 {
+        let Ok(m) = self.file.metadata() else { return 0 };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            m.blocks() * 512
+        }
+        #[cfg(not(unix))]
+        {
+            m.len()
+        }
+    }
 }
 
 impl Drop for Temp {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-/// Pass 1's result.
-struct Spilled {
-    count: u64,
-    min: [f64; 3],
-    max: [f64; 3],
-    rgb: bool,
-    /// Every input is LAS/LAZ on one scale: (scale, the first input's offset).
-    las_grid: Option<([f64; 3], [f64; 3])>,
-}
-
-fn spill(inputs: &[PathBuf], tmp: &mut Temp, opts: &LoadOptions) -> Result<Spilled, ConvertError> {
-    let progress = Progress::new(0, opts.progress);
-    let mut s = Spilled { count: 0, min: [f64::INFINITY; 3], max: [f64::NEG_INFINITY; 3], rgb: false, las_grid: None };
-    let mut grids: Vec<Option<([f64; 3], [f64; 3])>> = Vec::new();
-    let io_tmp = |source| ConvertError::Io { path: tmp.path.clone(), source };
-    let mut w = BufWriter::with_capacity(4 << 20, tmp.file.try_clone().map_err(io_tmp)?);
-    for path in inputs {
-        let bytes = FileBytes::open(path)?;
-        let data = bytes.bytes();
-        let format = load::detect(path, data)?;
-        let input = |source| ConvertError::Input { path: path.clone(), source };
-        grids.push(if lasfmt::sniff(data) { lasfmt::parse_header(data).ok().map(|h| (h.scale, h.offset)) } else { None });
-        if opts.progress && inputs.len() > 1 {
-            progress.set_file(path.display().to_string());
-        }
-        let src = load::open_source(data, format, load::is_pts(path)).map_err(input)?;
-        progress.add_total(src.reserve_points());
-        s.rgb |= src.has_rgb();
-        let start = w.stream_position().map_err(io_tmp)?;
-        loop {
-            let (mut count, mut lo, mut hi) = (0u64, s.min, s.max);
-            let mut buf = Vec::new();
-            let stats = stream_with(&*src, &[0.0; 3], &progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
-                if st.first_nonfinite.is_some() {
-                    return Ok(()); // reported below, with its index in the file
-                }
-                buf.clear();
-                buf.reserve(st.len() * SPILL_LEN);
-                for i in 0..st.len() {
-                    let v = st.xyz64[i];
-                    for k in 0..3 {
-                        lo[k] = lo[k].min(v[k]);
-                        hi[k] = hi[k].max(v[k]);
-                        buf.extend_from_slice(&v[k].to_le_bytes());
-                    }
-                    let c = if st.colorless { [0; 3] } else { st.rgb16[i] };
-                    c.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
-                    let inten = st.intensity.get(i).map_or(0, |t| t.round().clamp(0.0, 65535.0) as u16);
-                    buf.extend_from_slice(&inten.to_le_bytes());
-                    buf.push(st.classification.get(i).copied().unwrap_or(0));
-                }
-                count += st.len() as u64;
-                w.write_all(&buf).map_err(|source| ConvertError::Io { path: tmp.path.clone(), source })
-            })
-            .map_err(|e| match e {
-                StreamError::Decode(source) => input(source),
-                StreamError::Sink(e) => e,
-            })?;
-            if let Some(point) = stats.first_nonfinite {
-                return Err(ConvertError::NonFinite { path: path.clone(), point });
-            }
-            if src.finish(&stats).map_err(input)? == Verdict::Done {
-                s.count += count;
-                s.min = lo;
-                s.max = hi;
-                break;
-            }
-            // The decoder decodes again (8-bit colors guessed wrong): overwrite this input's records.
-            w.seek(SeekFrom::Start(start)).map_err(io_tmp)?;
-        }
-        let end = w.stream_position().map_err(io_tmp)?;
-        w.flush().map_err(io_tmp)?;
-        tmp.file.set_len(end).map_err(io_tmp)?;
-    }
-    w.flush().map_err(io_tmp)?;
-    progress.finish();
-    if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) {
-        s.las_grid = grids[0];
-    }
-    Ok(s)
 }
 
 /// The output's point layout and grid.
@@ -207,6 +156,47 @@ impl Layout {
         let r: [f64; 3] = std::array::from_fn(|k| ((v[k] - self.offset[k]) / self.scale[k]).round());
         r.iter().all(|x| x.abs() < 2_147_483_647.0).then(|| r.map(|x| x as i32))
     }
+
+    /// Whether the points of `b` (input coordinates) lie in the cube with a grid step to spare, so that
+    /// on the output grid (at most half a step away) they are inside it.
+    fn holds(&self, b: &DBounds) -> bool {
+        let step = self.scale[0].max(self.scale[1]).max(self.scale[2]);
+        b.is_empty() || (0..3).all(|k| b.min[k] >= self.cube_min[k] + step && b.max[k] <= self.cube_min[k] + self.cube_size - step)
+    }
+
+    /// The layout for `count` points in `bounds`: the grid (`las_grid`, the inputs' own, when the
+    /// extent fits it; else the LAS writer's), the cube two grid steps larger than the bounds on
+    /// each side.
+    fn new(bounds: &DBounds, count: u64, las_grid: Option<([f64; 3], [f64; 3])>, format: u8, node_max: usize) -> Result<Layout, ConvertError> {
+        let mut scale = [0.001; 3];
+        let mut offset = [0.0; 3];
+        let known = count > 0 && !bounds.is_empty();
+        if known {
+            for k in 0..3 {
+                let (lo, hi) = (bounds.min[k], bounds.max[k]);
+                let own = las_grid.filter(|(sc, of)| ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9);
+                let (sc, of) = match own {
+                    Some((sc, of)) => (sc[k], of[k]),
+                    None => super::writers::axis_grid(lo, hi).ok_or_else(|| ConvertError::Write(format!("the extent {lo}..{hi} does not fit LAS's 32-bit coordinates")))?,
+                };
+                scale[k] = sc;
+                offset[k] = of;
+            }
+        } else if let Some((sc, of)) = las_grid {
+            (scale, offset) = (sc, of);
+        }
+        let step = scale[0].max(scale[1]).max(scale[2]);
+        let extent = if known { (0..3).map(|k| bounds.max[k] - bounds.min[k]).fold(0.0f64, f64::max) } else { 1.0 };
+        // A cube a hair larger than the points plus two grid steps on each side.
+        let cube_size = extent * (1.0 + 1e-9) + 4.0 * step;
+        let center: [f64; 3] = std::array::from_fn(|k| if known { (bounds.min[k] + bounds.max[k]) * 0.5 } else { offset[k] });
+        let record_len = partition::record_len(format);
+        Ok(Layout { format, record_len, scale, offset, node_max: node_max.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size })
+    }
+
+    fn center(&self) -> [f64; 3] {
+        std::array::from_fn(|k| self.cube_min[k] + self.cube_size * 0.5)
+    }
 }
 
 fn qxyz(rec: &[u8]) -> [i32; 3] {
@@ -219,48 +209,97 @@ pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcS
 }
 
 /// [`write`], splitting nodes of more than `node_max_points` (small octrees for tests and fuzz seeds).
+/// `PCV_COPC_PHASES=1` prints each pass's end time and the temporary files' peak on stderr.
 pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_points: usize) -> Result<CopcSummary, ConvertError> {
     let t0 = std::time::Instant::now();
-    let mut spill_tmp = Temp::new(out, "spill")?;
     let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
     let phase = |what: &str| {
         if phases {
             eprintln!("pcv convert: {what} at {:.2} s", t0.elapsed().as_secs_f64());
         }
     };
-    let s = spill(inputs, &mut spill_tmp, opts)?;
-    phase("spilled");
-    let (format, record_len) = if s.rgb { (7u8, 36usize) } else { (6, 30) };
-    // The grid: the inputs' own when they share one and the extent fits it, else the LAS writer's.
-    let mut scale = [0.001; 3];
-    let mut offset = [0.0; 3];
-    for k in 0..3 {
-        if s.count > 0 {
-            let own = s.las_grid.filter(|(sc, of)| ((s.min[k] - of[k]) / sc[k]).abs() < 2.0e9 && ((s.max[k] - of[k]) / sc[k]).abs() < 2.0e9);
-            let (sc, of) = match own {
-                Some((sc, of)) => (sc[k], of[k]),
-                None => super::writers::axis_grid(s.min[k], s.max[k])
-                    .ok_or_else(|| ConvertError::Write(format!("the extent {}..{} does not fit LAS's 32-bit coordinates", s.min[k], s.max[k])))?,
-            };
-            scale[k] = sc;
-            offset[k] = of;
+    // Pass 1: the LAS/LAZ inputs' headers; the other inputs spilled.
+    let mut plan = Vec::with_capacity(inputs.len());
+    let mut to_spill = Vec::new();
+    let (mut count, mut bounds, mut rgb, mut nir, mut tolerant) = (0u64, DBounds::EMPTY, false, false, false);
+    let mut grids = Vec::with_capacity(inputs.len());
+    let mut global_gps_bit = None;
+    for path in inputs {
+        let bytes = FileBytes::open(path)?;
+        if las_copy::is_las(bytes.bytes()) {
+            let input = las_copy::open(path, bytes.bytes())?;
+            let h = input.header();
+            count += h.count;
+            let b = DBounds { min: h.min, max: h.max };
+            if h.count > 0 {
+                tolerant = true;
+                if !b.is_empty() && b.min.iter().chain(&b.max).all(|v| v.is_finite()) {
+                    bounds = DBounds::union(bounds, b);
+                }
+            }
+            let (_, r, n) = format_fields(h.format);
+            (rgb, nir) = (rgb | r, nir | n);
+            grids.push(Some((h.scale, h.offset)));
+            // The first LAS input says what its GPS times are (week seconds or adjusted standard).
+            global_gps_bit.get_or_insert(u16::from_le_bytes([bytes.bytes()[6], bytes.bytes()[7]]) & 1);
+            plan.push(Planned::Las { path: path.clone() });
+        } else {
+            grids.push(None);
+            to_spill.push(path.clone());
+            plan.push(Planned::Spill { path: path.clone(), start: 0, count: 0 });
         }
     }
-    let extent = (0..3).map(|k| s.max[k] - s.min[k]).fold(0.0f64, f64::max);
-    // A cube a hair larger than the points, so the largest coordinate is inside it.
-    let cube_size = if s.count == 0 { 1.0 } else { (extent * (1.0 + 1e-9)).max(scale[0].max(scale[1]).max(scale[2])) };
-    let center: [f64; 3] = std::array::from_fn(|k| if s.count == 0 { 0.0 } else { (s.min[k] + s.max[k]) * 0.5 });
-    let lay = Layout { format, record_len, scale, offset, node_max: node_max_points.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size };
+    let mut temp_peak = 0u64;
+    let mut spill_tmp = None;
+    if !to_spill.is_empty() {
+        let mut t = Temp::new(out, "spill")?;
+        let progress = Progress::new(0, opts.progress);
+        let s = spill::spill(&to_spill, &mut t, opts, &progress)?;
+        progress.finish();
+        let mut ranges = s.ranges.into_iter();
+        for p in &mut plan {
+            if let Planned::Spill { start, count: c, .. } = p {
+                (*start, *c) = ranges.next().unwrap_or((0, 0));
+                count += *c;
+            }
+        }
+        bounds = DBounds::union(bounds, s.bounds);
+        rgb |= s.rgb;
+        temp_peak = t.disk_bytes();
+        spill_tmp = Some(t);
+        phase("spilled the inputs that are not LAS/LAZ");
+    }
+    let format = if nir { 8u8 } else if rgb { 7 } else { 6 };
+    let las_grid = if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) { grids[0] } else { None };
+    let mut lay = Layout::new(&bounds, count, las_grid, format, node_max_points)?;
     let mut depth_p = 0u32;
-    while depth_p < MAX_PARTITION_DEPTH && s.count > CELL_TARGET_POINTS << (2 * depth_p) {
+    while depth_p < MAX_PARTITION_DEPTH && count > CELL_TARGET_POINTS << (2 * depth_p) {
         depth_p += 1;
     }
 
-    // Pass 2: quantize and partition.
-    let mut part_tmp = Temp::new(out, "cells")?;
-    let blocks = partition(&mut spill_tmp, &mut part_tmp, &s, &lay, depth_p)?;
-    drop(spill_tmp);
+    // Pass 2: every point, as an output record, into its cell.
+    let cells_tmp = Temp::new(out, "cells")?;
+    let partition = |lay: &Layout, tolerant: bool, what: &str| {
+        let progress = Progress::new(count, opts.progress);
+        progress.set_file(what.into());
+        let r = partition::partition(&plan, spill_tmp.as_ref(), &cells_tmp, lay, depth_p, tolerant, &progress);
+        progress.finish();
+        r
+    };
+    let mut parted = partition(&lay, tolerant, "partitioning")?;
     phase("partitioned");
+    if tolerant && (parted.tally.misfits > 0 || !lay.holds(&parted.bounds)) {
+        // A header's bounds were wrong: again, with the bounds measured.
+        if opts.warnings {
+            eprintln!("pcv convert: the points lie outside their files' header bounds; partitioning again with the measured bounds");
+        }
+        lay = Layout::new(&parted.bounds, count, las_grid, format, node_max_points)?;
+        parted = partition(&lay, false, "partitioning again (the headers' bounds were wrong)")?;
+        phase("partitioned again");
+    }
+    temp_peak = temp_peak.max(cells_tmp.disk_bytes() + spill_tmp.as_ref().map_or(0, |t| t.disk_bytes()));
+    drop(spill_tmp);
+    let (n, tally) = (parted.tally.points, parted.tally);
 
     // Pass 3: the output's header and VLRs first (rewritten at the end), then the nodes.
     let laz_vlr = laz::LazVlrBuilder::default()
@@ -283,21 +322,23 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         c.compress_many(recs).and_then(|_| c.done()).map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
         Ok(c.into_inner().into_inner())
     };
-    let progress = Progress::new(s.count, opts.progress);
+    let progress = Progress::new(n, opts.progress);
     progress.set_file("building the octree".into());
-    let cells: Vec<(u32, Vec<(u64, u32)>)> = blocks.into_iter().collect();
-    let tops: Vec<(NodeKey, Vec<u8>)> = cells
+    let lay = &lay;
+    let tops: Vec<(NodeKey, Vec<u8>)> = parted
+        .blocks
         .into_par_iter()
         .map(|(cell, blocks)| -> Result<(NodeKey, Vec<u8>), ConvertError> {
-            let mut data = Vec::with_capacity(blocks.iter().map(|b| b.1 as usize).sum());
-            for (at, len) in blocks {
-                let mut b = vec![0u8; len as usize];
-                read_exact_at(&part_tmp.file, &mut b, at).map_err(part_tmp.io())?;
-                data.extend_from_slice(&b);
+            let mut data = vec![0u8; blocks.iter().map(|b| b.1 as usize).sum()];
+            let mut at = 0;
+            for &(from, len) in &blocks {
+                read_exact_at(&cells_tmp.file, &mut data[at..at + len as usize], from).map_err(cells_tmp.io())?;
+                at += len as usize;
             }
+            partition::release_blocks(&cells_tmp, &blocks);
             let key = cell_key(cell, depth_p);
             let mut nodes = Vec::new();
-            let top = build(&lay, key, data, &mut nodes);
+            let top = build(lay, key, data, &mut nodes);
             let done: Vec<(NodeKey, usize, Vec<u8>)> = nodes
                 .into_par_iter()
                 .map(|(k, recs)| compress(k, &recs).map(|c| (k, recs.len() / lay.record_len, c)))
@@ -307,30 +348,44 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             Ok((key, top))
         })
         .collect::<Result<_, _>>()?;
-    drop(part_tmp);
+    drop(cells_tmp);
     phase("cells built and written");
-    // Levels above the partition, bottom-up.
+    // Levels above the partition, bottom-up; the parents of a level in parallel.
     let mut level: BTreeMap<NodeKey, Vec<u8>> = tops.into_iter().collect();
     let mut upper: Vec<(NodeKey, Vec<u8>)> = Vec::new();
-    for d in (0..depth_p).rev() {
-        let mut parents: BTreeMap<NodeKey, Vec<u8>> = BTreeMap::new();
-        let mut taken: HashMap<NodeKey, HashSet<u32>> = HashMap::new();
+    for _ in 0..depth_p {
+        let mut families: BTreeMap<NodeKey, Vec<(NodeKey, Vec<u8>)>> = BTreeMap::new();
         for (key, recs) in std::mem::take(&mut level) {
-            let Some(parent) = key.parent() else { continue };
-            debug_assert_eq!(parent.depth, d);
-            let cells = taken.entry(parent).or_default();
-            let pr = parents.entry(parent).or_default();
-            let mut keep = Vec::with_capacity(recs.len());
-            for rec in recs.chunks_exact(lay.record_len) {
-                if cells.insert(lay.grid_cell(qxyz(rec), parent)) {
-                    pr.extend_from_slice(rec);
-                } else {
-                    keep.extend_from_slice(rec);
-                }
+            if let Some(parent) = key.parent() {
+                families.entry(parent).or_default().push((key, recs));
             }
-            upper.push((key, keep));
         }
-        level = parents;
+        let sampled: Vec<(NodeKey, Vec<u8>, Vec<(NodeKey, Vec<u8>)>)> = families
+            .into_par_iter()
+            .map(|(parent, children)| {
+                let mut taken = GridSet::new();
+                let mut pr = Vec::new();
+                let kept = children
+                    .into_iter()
+                    .map(|(key, recs)| {
+                        let mut keep = Vec::with_capacity(recs.len());
+                        for rec in recs.chunks_exact(lay.record_len) {
+                            if taken.insert(lay.grid_cell(qxyz(rec), parent)) {
+                                pr.extend_from_slice(rec);
+                            } else {
+                                keep.extend_from_slice(rec);
+                            }
+                        }
+                        (key, keep)
+                    })
+                    .collect();
+                (parent, pr, kept)
+            })
+            .collect();
+        for (parent, pr, kept) in sampled {
+            upper.extend(kept);
+            level.insert(parent, pr);
+        }
     }
     upper.extend(level);
     let done: Vec<(NodeKey, usize, Vec<u8>)> = upper
@@ -345,8 +400,39 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     }
     progress.finish();
     phase("upper levels written");
-    let summary = finish(sink, &lay, &s, center, cube_size, data_offset, &laz_vlr, laz_data, out)?;
-    Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), ..summary })
+    let stats = Stats { points: n, bounds: parted.bounds, tally, gps_bit: global_gps_bit.unwrap_or(0) };
+    let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, out)?;
+    if phases {
+        eprintln!("pcv convert: temporary files peaked at {:.2} GB ({:.1} B a point)", temp_peak as f64 / 1e9, temp_peak as f64 / n.max(1) as f64);
+    }
+    Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), temp_bytes_peak: temp_peak, ..summary })
+}
+
+/// What the header says about the points.
+struct Stats {
+    points: u64,
+    bounds: DBounds,
+    tally: Tally,
+    /// Global encoding bit 0 (adjusted standard GPS time).
+    gps_bit: u16,
+}
+
+/// Which cells of a node's `GRID³` sampling grid are taken (a bit each: 256 KiB).
+struct GridSet(Vec<u64>);
+
+impl GridSet {
+    fn new() -> GridSet {
+        GridSet(vec![0u64; (GRID * GRID * GRID / 64) as usize])
+    }
+
+    /// Marks `cell`; whether it was free.
+    #[inline]
+    fn insert(&mut self, cell: u32) -> bool {
+        let (w, b) = ((cell / 64) as usize, 1u64 << (cell % 64));
+        let free = self.0[w] & b == 0;
+        self.0[w] |= b;
+        free
+    }
 }
 
 /// The partition cell `cell` (x, y, z interleaved as x + n·(y + n·z)) at `depth` as a key.
@@ -373,68 +459,6 @@ fn read_exact_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<
         Ok(())
     }
 }
-
-/// Pass 2: spilled records → quantized point records, in blocks per partition cell. Returns each
-/// cell's blocks (offset, bytes) in the cells file.
-fn partition(spill: &mut Temp, cells: &mut Temp, s: &Spilled, lay: &Layout, depth: u32) -> Result<BTreeMap<u32, Vec<(u64, u32)>>, ConvertError> {
-    spill.file.seek(SeekFrom::Start(0)).map_err(spill.io())?;
-    let mut r = std::io::BufReader::with_capacity(4 << 20, &spill.file);
-    let mut w = BufWriter::with_capacity(4 << 20, &cells.file);
-    let mut at = 0u64;
-    let mut bufs: HashMap<u32, Vec<u8>> = HashMap::new();
-    let mut blocks: BTreeMap<u32, Vec<(u64, u32)>> = BTreeMap::new();
-    let n = 1u32 << depth;
-    let batch = 1usize << 18;
-    let mut raw = vec![0u8; batch * SPILL_LEN];
-    let mut left = s.count;
-    let mut index = 0u64;
-    while left > 0 {
-        let m = (left as usize).min(batch);
-        r.read_exact(&mut raw[..m * SPILL_LEN]).map_err(spill.io())?;
-        // Quantize in parallel, then sort into the cells' buffers.
-        let recs: Vec<(u32, [u8; 36])> = raw[..m * SPILL_LEN]
-            .par_chunks_exact(SPILL_LEN)
-            .enumerate()
-            .map(|(i, sp)| {
-                let v: [f64; 3] = std::array::from_fn(|k| f64::from_le_bytes(std::array::from_fn(|b| sp[8 * k + b])));
-                let q = lay.quantize(v).ok_or(i)?;
-                let mut rec = [0u8; 36];
-                for k in 0..3 {
-                    rec[4 * k..4 * k + 4].copy_from_slice(&q[k].to_le_bytes());
-                }
-                rec[12..14].copy_from_slice(&sp[30..32]); // intensity
-                rec[14] = 0x11; // return 1 of 1
-                rec[16] = sp[32]; // classification
-                rec[30..36].copy_from_slice(&sp[24..30]); // rgb (format 7)
-                let c = lay.cell(q, depth);
-                Ok(((c[2] * n + c[1]) * n + c[0], rec))
-            })
-            .collect::<Result<_, usize>>()
-            .map_err(|i| ConvertError::Write(format!("point {} does not fit LAS's 32-bit coordinates at scale {:?}", index + i as u64, lay.scale)))?;
-        for (cell, rec) in recs {
-            let b = bufs.entry(cell).or_insert_with(|| Vec::with_capacity(BLOCK_BYTES));
-            b.extend_from_slice(&rec[..lay.record_len]);
-            if b.len() + lay.record_len > BLOCK_BYTES {
-                w.write_all(b).map_err(cells.io())?;
-                blocks.entry(cell).or_default().push((at, b.len() as u32));
-                at += b.len() as u64;
-                b.clear();
-            }
-        }
-        left -= m as u64;
-        index += m as u64;
-    }
-    for (cell, b) in bufs {
-        if !b.is_empty() {
-            w.write_all(&b).map_err(cells.io())?;
-            blocks.entry(cell).or_default().push((at, b.len() as u32));
-            at += b.len() as u64;
-        }
-    }
-    w.flush().map_err(cells.io())?;
-    Ok(blocks)
-}
-
 /// Builds the subtree of `key` from `recs` (point records): pushes every node below `key` with its
 /// records into `nodes` and returns `key`'s own records.
 fn build(lay: &Layout, key: NodeKey, recs: Vec<u8>, nodes: &mut Vec<(NodeKey, Vec<u8>)>) -> Vec<u8> {
@@ -442,7 +466,7 @@ fn build(lay: &Layout, key: NodeKey, recs: Vec<u8>, nodes: &mut Vec<(NodeKey, Ve
     if n <= lay.node_max || key.depth >= MAX_NODE_DEPTH {
         return recs;
     }
-    let mut taken = HashSet::with_capacity(n.min(1 << 20));
+    let mut taken = GridSet::new();
     let mut own = Vec::new();
     let mut kids: [Vec<u8>; 8] = Default::default();
     for rec in recs.chunks_exact(lay.record_len) {
@@ -498,9 +522,7 @@ impl NodeSink {
 fn finish(
     mut sink: NodeSink,
     lay: &Layout,
-    s: &Spilled,
-    center: [f64; 3],
-    cube_size: f64,
+    s: &Stats,
     data_offset: u64,
     laz_vlr: &laz::LazVlr,
     laz_data: Vec<u8>,
@@ -545,22 +567,22 @@ fn finish(
     sink.w.write_all(&page).map_err(io)?;
     let page_at = evlr_at + 60;
     let info = CopcInfo {
-        center,
-        halfsize: cube_size * 0.5,
-        spacing: cube_size / GRID as f64,
+        center: lay.center(),
+        halfsize: lay.cube_size * 0.5,
+        spacing: lay.cube_size / GRID as f64,
         root_hier_offset: page_at,
         root_hier_size: page.len() as u64,
-        gpstime_min: 0.0,
-        gpstime_max: 0.0,
+        gpstime_min: if s.tally.gps_min <= s.tally.gps_max { s.tally.gps_min } else { 0.0 },
+        gpstime_max: if s.tally.gps_min <= s.tally.gps_max { s.tally.gps_max } else { 0.0 },
     };
     // Header.
-    let n = s.count;
-    let (qlo, qhi) = (lay.quantize(s.min).unwrap_or([0; 3]), lay.quantize(s.max).unwrap_or([0; 3]));
+    let n = s.points;
+    let (qlo, qhi) = (lay.quantize(s.bounds.min).unwrap_or([0; 3]), lay.quantize(s.bounds.max).unwrap_or([0; 3]));
     let real = |k: usize, v: i32| if n == 0 { 0.0 } else { v as f64 * lay.scale[k] + lay.offset[k] };
     let mut h = Vec::with_capacity(375);
     h.extend_from_slice(b"LASF");
     h.extend_from_slice(&0u16.to_le_bytes()); // file source id
-    h.extend_from_slice(&(1u16 << 4).to_le_bytes()); // WKT bit, required for formats 6-10
+    h.extend_from_slice(&((1u16 << 4) | s.gps_bit).to_le_bytes()); // WKT bit, required for formats 6-10
     h.extend_from_slice(&[0u8; 16]); // GUID
     h.extend_from_slice(&[1, 4]);
     h.extend_from_slice(&padded::<32>("pcv"));
@@ -585,8 +607,7 @@ fn finish(
     h.extend_from_slice(&evlr_at.to_le_bytes());
     h.extend_from_slice(&1u32.to_le_bytes());
     h.extend_from_slice(&n.to_le_bytes());
-    h.extend_from_slice(&n.to_le_bytes()); // all first returns
-    h.extend_from_slice(&[0u8; 14 * 8]);
+    s.tally.by_return.iter().for_each(|v| h.extend_from_slice(&v.to_le_bytes()));
     debug_assert_eq!(h.len(), 375);
     let mut vlrs = Vec::new();
     vlr_header(&mut vlrs, "copc", 1, 160, "COPC info");
@@ -601,7 +622,7 @@ fn finish(
     file.write_all(&(table_at as i64).to_le_bytes()).map_err(io)?;
     file.sync_all().map_err(io)?;
     let max_depth = sink.entries.iter().map(|e| e.0.depth).max().unwrap_or(0);
-    Ok(CopcSummary { points: n, nodes: sink.entries.len() as u64, max_depth, seconds: 0.0 })
+    Ok(CopcSummary { points: n, nodes: sink.entries.len() as u64, max_depth, seconds: 0.0, temp_bytes_peak: 0 })
 }
 
 fn padded<const N: usize>(s: &str) -> [u8; N] {
