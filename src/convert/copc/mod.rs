@@ -55,6 +55,7 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// A node with more points than this is split: it keeps a grid sample and hands the rest down.
@@ -152,6 +153,16 @@ impl Layout {
         (l(c[0], bx) * GRID + l(c[1], by)) * GRID + l(c[2], bz)
     }
 
+    /// [`Layout::grid_cell`], and the child of `key` that `q` falls in (its cell at depth + 1 is its
+    /// grid cell at depth + 7 over 64, exactly: the scalings are by powers of two).
+    #[inline]
+    fn grid_cell_and_child(&self, q: [i32; 3], key: NodeKey) -> (u32, usize) {
+        let c = self.cell(q, key.depth + 7); // GRID = 2^7
+        let l = |v: u32, b: u32| v.saturating_sub(b << 7).min(GRID - 1);
+        let (x, y, z) = (l(c[0], key.x), l(c[1], key.y), l(c[2], key.z));
+        ((x * GRID + y) * GRID + z, ((x >> 6) + 2 * (y >> 6) + 4 * (z >> 6)) as usize)
+    }
+
     fn quantize(&self, v: [f64; 3]) -> Option<[i32; 3]> {
         let r: [f64; 3] = std::array::from_fn(|k| ((v[k] - self.offset[k]) / self.scale[k]).round());
         r.iter().all(|x| x.abs() < 2_147_483_647.0).then(|| r.map(|x| x as i32))
@@ -215,7 +226,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
     let phase = |what: &str| {
         if phases {
-            eprintln!("pcv convert: {what} at {:.2} s", t0.elapsed().as_secs_f64());
+            eprintln!("pcv convert: {what} at {:.2} s (CPU {:.2} s)", t0.elapsed().as_secs_f64(), cpu_seconds());
         }
     };
     // Pass 1: the LAS/LAZ inputs' headers; the other inputs spilled.
@@ -315,12 +326,13 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let mut w = BufWriter::with_capacity(4 << 20, file);
     w.write_all(&vec![0u8; data_offset as usize + 8]).map_err(io_out)?;
     let sink = Mutex::new(NodeSink { w, at: data_offset + 8, entries: Vec::new(), error: None });
+    // Thread time spent compressing and building, for PCV_COPC_PHASES.
+    let (compress_ns, build_ns) = (AtomicU64::new(0), AtomicU64::new(0));
     let compress = |key: NodeKey, recs: &[u8]| -> Result<Vec<u8>, ConvertError> {
-        use laz::record::{LayeredPointRecordCompressor, RecordCompressor};
-        let mut c = LayeredPointRecordCompressor::new(std::io::Cursor::new(Vec::with_capacity(recs.len() / 4)));
-        c.set_fields_from(laz_vlr.items()).map_err(|e| ConvertError::Laz(e.to_string()))?;
-        c.compress_many(recs).and_then(|_| c.done()).map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
-        Ok(c.into_inner().into_inner())
+        let t = std::time::Instant::now();
+        let r = compress_node(&laz_vlr, key, recs);
+        compress_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
     };
     let progress = Progress::new(n, opts.progress);
     progress.set_file("building the octree".into());
@@ -338,7 +350,9 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             partition::release_blocks(&cells_tmp, &blocks);
             let key = cell_key(cell, depth_p);
             let mut nodes = Vec::new();
+            let t = std::time::Instant::now();
             let top = build(lay, key, data, &mut nodes);
+            build_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
             let done: Vec<(NodeKey, usize, Vec<u8>)> = nodes
                 .into_par_iter()
                 .map(|(k, recs)| compress(k, &recs).map(|c| (k, recs.len() / lay.record_len, c)))
@@ -403,9 +417,35 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let stats = Stats { points: n, bounds: parted.bounds, tally, gps_bit: global_gps_bit.unwrap_or(0) };
     let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, out)?;
     if phases {
+        let s = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 * 1e-9;
+        eprintln!("pcv convert: thread time: sampling the cells' subtrees {:.2} s, LAZ compression {:.2} s", s(&build_ns), s(&compress_ns));
         eprintln!("pcv convert: temporary files peaked at {:.2} GB ({:.1} B a point)", temp_peak as f64 / 1e9, temp_peak as f64 / n.max(1) as f64);
     }
     Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), temp_bytes_peak: temp_peak, ..summary })
+}
+
+/// One node's records as one LAZ chunk (layered LAS 1.4 compression).
+fn compress_node(laz_vlr: &laz::LazVlr, key: NodeKey, recs: &[u8]) -> Result<Vec<u8>, ConvertError> {
+    use laz::record::{LayeredPointRecordCompressor, RecordCompressor};
+    let mut c = LayeredPointRecordCompressor::new(std::io::Cursor::new(Vec::with_capacity(recs.len() / 4)));
+    c.set_fields_from(laz_vlr.items()).map_err(|e| ConvertError::Laz(e.to_string()))?;
+    c.compress_many(recs).and_then(|_| c.done()).map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
+    Ok(c.into_inner().into_inner())
+}
+
+/// The process's CPU time so far (user + system), for `PCV_COPC_PHASES` (0 where unknown).
+fn cpu_seconds() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: rusage is plain data (integers and timevals): all zeros is a valid value.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage only writes into the struct we pass, which lives for the call.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+            return t(u.ru_utime) + t(u.ru_stime);
+        }
+    }
+    0.0
 }
 
 /// What the header says about the points.
@@ -466,21 +506,24 @@ fn build(lay: &Layout, key: NodeKey, recs: Vec<u8>, nodes: &mut Vec<(NodeKey, Ve
     if n <= lay.node_max || key.depth >= MAX_NODE_DEPTH {
         return recs;
     }
+    // Where each record goes (8: this node, else the child), then each group copied once into a
+    // vector of its exact size.
     let mut taken = GridSet::new();
-    let mut own = Vec::new();
-    let mut kids: [Vec<u8>; 8] = Default::default();
+    let mut tags = Vec::with_capacity(n);
+    let mut counts = [0usize; 9];
     for rec in recs.chunks_exact(lay.record_len) {
-        let q = qxyz(rec);
-        if taken.insert(lay.grid_cell(q, key)) {
-            own.extend_from_slice(rec);
-        } else {
-            let c = lay.cell(q, key.depth + 1);
-            let i = c[0].saturating_sub(2 * key.x).min(1) + 2 * c[1].saturating_sub(2 * key.y).min(1) + 4 * c[2].saturating_sub(2 * key.z).min(1);
-            kids[i.min(7) as usize].extend_from_slice(rec);
-        }
+        let (cell, child) = lay.grid_cell_and_child(qxyz(rec), key);
+        let t = if taken.insert(cell) { 8 } else { child };
+        counts[t] += 1;
+        tags.push(t as u8);
+    }
+    let mut groups: [Vec<u8>; 9] = std::array::from_fn(|i| Vec::with_capacity(counts[i] * lay.record_len));
+    for (rec, &t) in recs.chunks_exact(lay.record_len).zip(&tags) {
+        groups[t as usize].extend_from_slice(rec);
     }
     drop(recs);
-    for (i, k) in kids.into_iter().enumerate() {
+    let own = std::mem::take(&mut groups[8]);
+    for (i, k) in groups.into_iter().take(8).enumerate() {
         if !k.is_empty() {
             let child = key.children()[i];
             let mine = build(lay, child, k, nodes);

@@ -9,9 +9,10 @@
 //! coordinates re-expressed on the output's grid, every LAS field moved to its place in the 1.4 layout),
 //! finds each one's cell, and sorts them by cell (a counting sort, stable: a cell's records keep their
 //! input order). The calling thread takes the jobs in input order and appends each cell's run to that
-//! cell's buffer; a full buffer (64 KiB of whole records) goes to the cells file as one block padded
-//! to 64 KiB, so that the build pass can punch the blocks it has read out of the file (the temporary
-//! disk then shrinks as the output grows). The order of the records in a cell is therefore the inputs'
+//! cell's buffer; a full buffer (64 KiB of whole records) is handed to a few writer threads that write
+//! it as one block at its own 64 KiB-aligned place in the cells file (the padding left as a hole), so
+//! that the build pass can punch the blocks it has read out of the file (the temporary disk then
+//! shrinks as the output grows) and the one sorting thread only copies. The order of the records in a cell is therefore the inputs'
 //! order, whatever the number of threads: the octree built from it is the same on every run.
 //!
 //! Memory: the stream's staging slots (2 per core + 1, each one job's input and output records, a few
@@ -30,7 +31,7 @@ use crate::cloud::load::FileBytes;
 use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
 use crate::convert::{las_copy, ConvertError};
 use std::cell::RefCell;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::sync::Mutex;
 use std::path::PathBuf;
 
 /// Bytes of a cell block in the cells file (whole records, padded to this).
@@ -556,6 +557,8 @@ pub(super) struct Parted {
 }
 
 /// The output records of every input, sorted into the cells at `depth` in `cells` (emptied first).
+/// The calling thread hands each cell's full 64 KiB buffer to a few writer threads, which write it at
+/// the block's place (`pwrite`: the file's blocks are 64 KiB apart, the padding left as holes).
 pub(super) fn partition(
     plan: &[Planned],
     spill: Option<&Temp>,
@@ -566,91 +569,136 @@ pub(super) fn partition(
     progress: &Progress,
 ) -> Result<Parted, ConvertError> {
     cells.file.set_len(0).map_err(cells.io())?;
-    (&cells.file).seek(SeekFrom::Start(0)).map_err(cells.io())?;
     let side = 1usize << depth;
-    let block_recs = BLOCK_BYTES / lay.record_len;
+    let n = lay.record_len;
+    let block_recs = BLOCK_BYTES / n;
     let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); side * side * side];
     let mut blocks: Vec<Vec<(u64, u32)>> = vec![Vec::new(); side * side * side];
-    let mut w = BufWriter::with_capacity(8 << 20, &cells.file);
     let mut at = 0u64;
-    let padding = vec![0u8; BLOCK_BYTES];
     let mut bounds = DBounds::EMPTY;
     let mut tally = Tally::default();
-    // Appends one block to the cells file, padded to BLOCK_BYTES.
-    let mut put = |w: &mut BufWriter<&std::fs::File>, cell: usize, b: &[u8], blocks: &mut Vec<Vec<(u64, u32)>>| -> Result<(), ConvertError> {
-        w.write_all(b).map_err(cells.io())?;
-        w.write_all(&padding[..BLOCK_BYTES - b.len()]).map_err(cells.io())?;
-        blocks[cell].push((at, b.len() as u32));
-        at += BLOCK_BYTES as u64;
-        Ok(())
-    };
-    for p in plan {
-        let (path, bytes) = match p {
-            Planned::Las { path } => (path, Some(FileBytes::open(path)?)),
-            Planned::Spill { path, .. } => (path, None),
-        };
-        if plan.len() > 1 {
-            progress.set_file(path.display().to_string());
+    // Full buffers on their way to the writers, and emptied ones on their way back.
+    let (to_write, queue) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(64);
+    let queue = Mutex::new(queue);
+    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+    let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let writers = (rayon::current_num_threads() / 4).clamp(1, 4);
+    let result = std::thread::scope(|scope| -> Result<(), ConvertError> {
+        // Owned here: however this closure returns, the queue's sender is dropped and the writers stop
+        // before the scope waits for them.
+        let to_write = to_write;
+        for _ in 0..writers {
+            let (queue, spare, write_error) = (&queue, &spare, &write_error);
+            scope.spawn(move || loop {
+                let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                let Ok((block_at, mut b)) = job else { return };
+                if let Err(e) = write_all_at(&cells.file, &b, block_at) {
+                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
+                b.clear();
+                spare.lock().unwrap_or_else(|p| p.into_inner()).push(b);
+            });
         }
-        let input = |source| ConvertError::Input { path: path.clone(), source };
-        let las;
-        let spilled;
-        let src: &dyn ChunkSource = match p {
-            Planned::Las { .. } => {
-                let b = bytes.as_ref().ok_or_else(|| ConvertError::Write("internal: a LAS input not opened".into()))?;
-                las = LasJobs::new(las_copy::open(path, b.bytes())?, lay, depth, tolerant);
-                &las
-            }
-            Planned::Spill { start, count, .. } => {
-                let s = spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
-                spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count, lay, depth, tolerant };
-                &spilled
-            }
+        let mut send = |cell: usize, b: Vec<u8>, blocks: &mut Vec<Vec<(u64, u32)>>| -> Result<(), ConvertError> {
+            blocks[cell].push((at, b.len() as u32));
+            to_write.send((at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))?;
+            at += BLOCK_BYTES as u64;
+            Ok(())
         };
-        let r = stream(src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
-            let (recs, runs, t) = parse_job(&st.scratch);
-            let n = lay.record_len;
-            let mut from = 0usize;
-            for (cell, k) in runs {
-                let c = cell as usize;
-                let mut run = &recs[from * n..(from + k) * n];
-                from += k;
-                while !run.is_empty() {
-                    let b = &mut bufs[c];
-                    if b.capacity() == 0 {
-                        b.reserve_exact(block_recs * n);
-                    }
-                    let take = (block_recs - b.len() / n).min(run.len() / n);
-                    b.extend_from_slice(&run[..take * n]);
-                    run = &run[take * n..];
-                    if b.len() == block_recs * n {
-                        put(&mut w, c, b, &mut blocks)?;
-                        bufs[c].clear();
+        for p in plan {
+            let (path, bytes) = match p {
+                Planned::Las { path } => (path, Some(FileBytes::open(path)?)),
+                Planned::Spill { path, .. } => (path, None),
+            };
+            if plan.len() > 1 {
+                progress.set_file(path.display().to_string());
+            }
+            let input = |source| ConvertError::Input { path: path.clone(), source };
+            let las;
+            let spilled;
+            let src: &dyn ChunkSource = match p {
+                Planned::Las { .. } => {
+                    let b = bytes.as_ref().ok_or_else(|| ConvertError::Write("internal: a LAS input not opened".into()))?;
+                    las = LasJobs::new(las_copy::open(path, b.bytes())?, lay, depth, tolerant);
+                    &las
+                }
+                Planned::Spill { start, count, .. } => {
+                    let s = spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
+                    spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count, lay, depth, tolerant };
+                    &spilled
+                }
+            };
+            let r = stream(src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
+                let (recs, runs, t) = parse_job(&st.scratch);
+                let mut from = 0usize;
+                for (cell, k) in runs {
+                    let c = cell as usize;
+                    let mut run = &recs[from * n..(from + k) * n];
+                    from += k;
+                    while !run.is_empty() {
+                        let b = &mut bufs[c];
+                        if b.capacity() == 0 {
+                            *b = spare.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
+                            b.reserve_exact(block_recs * n);
+                        }
+                        let take = (block_recs - b.len() / n).min(run.len() / n);
+                        b.extend_from_slice(&run[..take * n]);
+                        run = &run[take * n..];
+                        if b.len() == block_recs * n {
+                            let full = std::mem::take(b);
+                            send(c, full, &mut blocks)?;
+                        }
                     }
                 }
+                bounds = DBounds::union(bounds, st.bounds);
+                tally.add(&t);
+                progress.inc(t.points + t.misfits);
+                if let (Some(b), Some(range)) = (&bytes, src.job_bytes(st.job)) {
+                    b.release(range);
+                }
+                if let Some(e) = write_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    return Err(cells.io()(e));
+                }
+                Ok(())
+            });
+            match r {
+                Ok(_) => {}
+                Err(StreamError::Decode(source)) => return Err(input(source)),
+                Err(StreamError::Sink(e)) => return Err(e),
             }
-            bounds = DBounds::union(bounds, st.bounds);
-            tally.add(&t);
-            progress.inc(t.points + t.misfits);
-            if let (Some(b), Some(range)) = (&bytes, src.job_bytes(st.job)) {
-                b.release(range);
+        }
+        for (c, b) in bufs.iter_mut().enumerate() {
+            if !b.is_empty() {
+                send(c, std::mem::take(b), &mut blocks)?;
             }
-            Ok(())
-        });
-        match r {
-            Ok(_) => {}
-            Err(StreamError::Decode(source)) => return Err(input(source)),
-            Err(StreamError::Sink(e)) => return Err(e),
         }
+        Ok(())
+    });
+    result?;
+    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(cells.io()(e));
     }
-    for (c, b) in bufs.iter().enumerate() {
-        if !b.is_empty() {
-            put(&mut w, c, b, &mut blocks)?;
-        }
-    }
-    w.flush().map_err(cells.io())?;
     let blocks = blocks.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u32, b)).collect();
     Ok(Parted { blocks, bounds, tally })
+}
+
+/// Positioned write of all of `buf`.
+fn write_all_at(f: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(f, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < buf.len() {
+            match std::os::windows::fs::FileExt::seek_write(f, &buf[done..], at + done as u64)? {
+                0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Frees the disk space of `blocks` in the cells file once they were read (Linux: punched out of the
