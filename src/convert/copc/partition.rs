@@ -16,7 +16,8 @@
 //! order, whatever the number of threads: the octree built from it is the same on every run.
 //!
 //! Memory: the stream's staging slots (2 per core + 1, each one job's input and output records, a few
-//! MiB) and one 64 KiB buffer per non-empty cell (at most 4096 cells of a surface).
+//! MiB), one 64 KiB buffer per non-empty cell (at most 4096 cells of a surface) and at most 64 full
+//! buffers queued for the writers.
 //!
 //! The job also gathers what the header and the layout need: the exact bounds of the input
 //! coordinates, the points by return number and the GPS time range. A point whose coordinates do not
