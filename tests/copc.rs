@@ -277,13 +277,13 @@ fn rich_point(i: usize, base: [f64; 3], legacy: bool) -> las::Point {
         intensity: (i * 7919 % 65536) as u16,
         return_number: ret,
         number_of_returns: ret + (i % 3) as u8,
-        scan_direction: if i % 2 == 0 { ScanDirection::LeftToRight } else { ScanDirection::RightToLeft },
-        is_edge_of_flight_line: i % 7 == 0,
+        scan_direction: if i.is_multiple_of(2) { ScanDirection::LeftToRight } else { ScanDirection::RightToLeft },
+        is_edge_of_flight_line: i.is_multiple_of(7),
         classification: Classification::new(if legacy { class.min(31) } else { class }).unwrap(),
-        is_synthetic: i % 3 == 0,
-        is_key_point: i % 5 == 0,
-        is_withheld: i % 11 == 0,
-        is_overlap: !legacy && i % 13 == 0,
+        is_synthetic: i.is_multiple_of(3),
+        is_key_point: i.is_multiple_of(5),
+        is_withheld: i.is_multiple_of(11),
+        is_overlap: !legacy && i.is_multiple_of(13),
         scanner_channel: if legacy { 0 } else { (i % 4) as u8 },
         scan_angle: if legacy { (i % 181) as f32 - 90.0 } else { ((i % 30001) as f32 - 15000.0) * 0.006 },
         user_data: (i % 256) as u8,
@@ -402,8 +402,11 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
     assert_eq!((f.info().gpstime_min, f.info().gpstime_max), (lo, hi));
 }
 
-/// Every node's key, count and exact records (in order) of a COPC file.
-fn nodes_of(path: &Path) -> Vec<(NodeKey, u64, Vec<[u64; 3]>, Vec<u16>)> {
+/// A node's key, count, and its points' exact coordinates (as bits) and intensities, in order.
+type NodeRecords = (NodeKey, u64, Vec<[u64; 3]>, Vec<u16>);
+
+/// Every node of a COPC file.
+fn nodes_of(path: &Path) -> Vec<NodeRecords> {
     let f = copc::open_copc(path.to_str().unwrap()).unwrap();
     let mut v: Vec<_> = f
         .octree()

@@ -374,7 +374,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
                 families.entry(parent).or_default().push((key, recs));
             }
         }
-        let sampled: Vec<(NodeKey, Vec<u8>, Vec<(NodeKey, Vec<u8>)>)> = families
+        let sampled: Vec<Family> = families
             .into_par_iter()
             .map(|(parent, children)| {
                 let mut taken = GridSet::new();
@@ -447,6 +447,9 @@ fn cpu_seconds() -> f64 {
     }
     0.0
 }
+
+/// A parent's sample of its children's points, and what each child keeps.
+type Family = (NodeKey, Vec<u8>, Vec<(NodeKey, Vec<u8>)>);
 
 /// What the header says about the points.
 struct Stats {
