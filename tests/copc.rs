@@ -262,3 +262,232 @@ fn text_input_and_a_single_point_make_valid_copc() {
     assert_eq!(e.xyz, vec![[512001.25, 5400002.5, 301.125]]);
     assert_eq!(e.rgb16.unwrap(), vec![[10 * 257, 20 * 257, 30 * 257]]);
 }
+
+/// A point with every LAS field set from `i` (the legacy formats' limits kept for `legacy`).
+fn rich_point(i: usize, base: [f64; 3], legacy: bool) -> las::Point {
+    use las::point::{Classification, ScanDirection};
+    let f = i as f64;
+    let ret = 1 + (i % 5) as u8;
+    let class = [1u8, 2, 3, 5, 6, 9, 17, 40][i % 8];
+    las::Point {
+        // Distinct positions on the 1 mm grid (the tests match points by position).
+        x: base[0] + (f * 0.517).floor() * 0.001 + (i % 517) as f64 * 1.3,
+        y: base[1] + (i % 977) as f64 * 0.75 + (i / 977) as f64 * 0.001,
+        z: base[2] + (i % 53) as f64 * 0.25,
+        intensity: (i * 7919 % 65536) as u16,
+        return_number: ret,
+        number_of_returns: ret + (i % 3) as u8,
+        scan_direction: if i.is_multiple_of(2) { ScanDirection::LeftToRight } else { ScanDirection::RightToLeft },
+        is_edge_of_flight_line: i.is_multiple_of(7),
+        classification: Classification::new(if legacy { class.min(31) } else { class }).unwrap(),
+        is_synthetic: i.is_multiple_of(3),
+        is_key_point: i.is_multiple_of(5),
+        is_withheld: i.is_multiple_of(11),
+        is_overlap: !legacy && i.is_multiple_of(13),
+        scanner_channel: if legacy { 0 } else { (i % 4) as u8 },
+        scan_angle: if legacy { (i % 181) as f32 - 90.0 } else { ((i % 30001) as f32 - 15000.0) * 0.006 },
+        user_data: (i % 256) as u8,
+        point_source_id: (i * 31 % 65536) as u16,
+        gps_time: Some(400_000.0 + f * 0.000_25),
+        color: Some(las::Color { red: (i * 3 % 65536) as u16, green: (i * 5 % 65536) as u16, blue: (i * 7 % 65536) as u16 }),
+        nir: Some(1 + (i * 11 % 65535) as u16),
+        ..Default::default()
+    }
+}
+
+/// A LAS/LAZ file of `n` [`rich_point`]s in point `format` (version 1.`minor`), 1 mm grid at `base`.
+fn rich_las(path: &Path, n: usize, minor: u8, format: u8, laz: bool, base: [f64; 3]) -> Vec<las::Point> {
+    let mut b = las::Builder::from((1, minor));
+    let mut pf = las::point::Format::new(format).unwrap();
+    pf.is_compressed = laz;
+    b.point_format = pf;
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(base[0]), y: t(base[1]), z: t(base[2]) };
+    let mut w = las::Writer::from_path(path, b.into_header().unwrap()).unwrap();
+    let pts: Vec<las::Point> = (0..n)
+        .map(|i| {
+            let mut p = rich_point(i, base, format < 6);
+            if !pf.has_gps_time {
+                p.gps_time = None;
+            }
+            if !pf.has_color {
+                p.color = None;
+            }
+            if !pf.has_nir {
+                p.nir = None;
+            }
+            p
+        })
+        .collect();
+    for p in &pts {
+        w.write_point(p.clone()).unwrap();
+    }
+    w.close().unwrap();
+    pts
+}
+
+/// Every point of a LAS/LAZ/COPC file as the `las` crate reads it, by position (mm grid integers).
+fn by_position(path: &Path) -> std::collections::BTreeMap<[i64; 3], las::Point> {
+    use las::Reader;
+    let mut r = Reader::from_path(path).unwrap();
+    let mut m = std::collections::BTreeMap::new();
+    let data = r.read_all().unwrap();
+    for p in data.points() {
+        let p = p.unwrap();
+        let key = [p.x, p.y, p.z].map(|v| (v * 1000.0).round() as i64);
+        assert!(m.insert(key, p).is_none(), "two points at {key:?} in {}", path.display());
+    }
+    m
+}
+
+#[test]
+fn every_las_field_survives_field_by_field_from_several_inputs() {
+    // A LAS 1.4 format-8 LAZ (every field, NIR), a LAS 1.2 format-1 file (legacy flags, scan angle
+    // rank, GPS time, no color) and a text file, merged into one COPC of point format 8.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a.laz"), dir.path().join("b.las"), dir.path().join("c.xyz"));
+    let pa = rich_las(&a, 70_000, 4, 8, true, BASE);
+    let base_b = [BASE[0] + 900.0, BASE[1] + 50.0, BASE[2]];
+    let pb = rich_las(&b, 50_000, 2, 1, false, base_b);
+    std::fs::write(&c, "512010.5 5400020.25 301.125 10 20 30\n512011.5 5400021.25 302.125 40 50 60\n").unwrap();
+    let out = dir.path().join("out.copc.laz");
+    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+    pcv::convert::copc::write_with(&[a.clone(), b.clone(), c], &out, &opts, 5_000).unwrap();
+    let f = copc::open_copc(out.to_str().unwrap()).unwrap();
+    assert_eq!(f.header().format, 8);
+    assert!(f.octree().max_depth() >= 2);
+    let got = by_position(&out);
+    assert_eq!(got.len(), pa.len() + pb.len() + 2);
+    // The source points as the las crate reads them back (its own rounding of what it wrote).
+    let (ra, rb) = (by_position(&a), by_position(&b));
+    assert_eq!((ra.len(), rb.len()), (pa.len(), pb.len()));
+    for (key, s) in &ra {
+        // Format 8 → format 8: every field exactly; the coordinates on the merge's finer grid (a text
+        // input has no grid of its own), to within a micrometre.
+        let mut o = got[key].clone();
+        for (v, w) in [(&mut o.x, s.x), (&mut o.y, s.y), (&mut o.z, s.z)] {
+            assert!((*v - w).abs() < 1e-6, "point at {key:?} of a.laz: {v} vs {w}");
+            *v = w;
+        }
+        assert_eq!(&o, s, "point at {key:?} of a.laz");
+    }
+    for (key, s) in &rb {
+        let o = &got[key];
+        let at = format!("point at {key:?} of b.las");
+        assert!((o.x - s.x).abs() < 1e-6 && (o.y - s.y).abs() < 1e-6 && (o.z - s.z).abs() < 1e-6, "{at}");
+        assert_eq!(o.intensity, s.intensity, "{at}");
+        assert_eq!((o.return_number, o.number_of_returns), (s.return_number, s.number_of_returns), "{at}");
+        assert_eq!((o.scan_direction, o.is_edge_of_flight_line), (s.scan_direction, s.is_edge_of_flight_line), "{at}");
+        assert_eq!(o.classification, s.classification, "{at}");
+        assert_eq!((o.is_synthetic, o.is_key_point, o.is_withheld, o.is_overlap), (s.is_synthetic, s.is_key_point, s.is_withheld, false), "{at}");
+        assert_eq!((o.user_data, o.point_source_id, o.gps_time, o.scanner_channel), (s.user_data, s.point_source_id, s.gps_time, 0), "{at}");
+        // The rank in degrees becomes 0.006° steps: within half a step.
+        assert!((o.scan_angle - s.scan_angle).abs() <= 0.0031, "{at}: scan angle {} vs {}", o.scan_angle, s.scan_angle);
+        // No color or NIR in the source: zero (the las crate reads a zero NIR as none).
+        assert_eq!((o.color, o.nir), (Some(las::Color::default()), None), "{at}");
+    }
+    let t = &got[&[512_010_500, 5_400_020_250, 301_125]];
+    assert_eq!((t.return_number, t.number_of_returns, t.gps_time, t.color), (1, 1, Some(0.0), Some(las::Color { red: 10 * 257, green: 20 * 257, blue: 30 * 257 })));
+    // The header counts points by return; the COPC info holds the GPS time range.
+    let data = std::fs::read(&out).unwrap();
+    let by_return: Vec<u64> = (0..15).map(|r| u64::from_le_bytes(data[255 + 8 * r..263 + 8 * r].try_into().unwrap())).collect();
+    let mut want = [0u64; 15];
+    for p in ra.values().chain(rb.values()) {
+        want[p.return_number as usize - 1] += 1;
+    }
+    want[0] += 2;
+    assert_eq!(by_return, want);
+    let gps: Vec<f64> = ra.values().chain(rb.values()).map(|p| p.gps_time.unwrap()).chain([0.0]).collect();
+    let (lo, hi) = gps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &g| (l.min(g), h.max(g)));
+    assert_eq!((f.info().gpstime_min, f.info().gpstime_max), (lo, hi));
+}
+
+/// A node's key, count, and its points' exact coordinates (as bits) and intensities, in order.
+type NodeRecords = (NodeKey, u64, Vec<[u64; 3]>, Vec<u16>);
+
+/// Every node of a COPC file.
+fn nodes_of(path: &Path) -> Vec<NodeRecords> {
+    let f = copc::open_copc(path.to_str().unwrap()).unwrap();
+    let mut v: Vec<_> = f
+        .octree()
+        .nodes
+        .iter()
+        .map(|n| {
+            let e = if n.point_count > 0 { Some(f.read_node_exact(n).unwrap()) } else { None };
+            let xyz = e.as_ref().map(|e| e.xyz.iter().map(|p| p.map(f64::to_bits)).collect()).unwrap_or_default();
+            let i = e.map(|e| e.intensity).unwrap_or_default();
+            (n.key, n.point_count, xyz, i)
+        })
+        .collect();
+    v.sort_by_key(|n| n.0);
+    v
+}
+
+#[test]
+fn the_octree_is_the_same_whatever_the_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, _) = source_las(dir.path(), 120_000);
+    let laz = dir.path().join("b.laz");
+    rich_las(&laz, 40_000, 4, 7, true, [BASE[0] + 100.0, BASE[1] + 100.0, BASE[2]]);
+    let inputs = [src, laz];
+    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+    let mut runs = Vec::new();
+    for threads in [1, 3] {
+        let out = dir.path().join(format!("t{threads}.copc.laz"));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| pcv::convert::copc::write_with(&inputs, &out, &opts, 3_000)).unwrap();
+        runs.push(nodes_of(&out));
+    }
+    assert!(runs[0].len() > 20, "a deep enough octree: {} nodes", runs[0].len());
+    assert!(runs[0] == runs[1], "the nodes differ between 1 and 3 threads");
+}
+
+#[test]
+fn a_header_that_understates_the_bounds_still_gives_a_valid_octree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, pts) = source_las(dir.path(), 200_000);
+    // Shrink the header's bounds (max x, min x, max y, min y, max z, min z at bytes 179..227) to a
+    // tenth of the tile around its corner.
+    let mut d = std::fs::read(&src).unwrap();
+    let (lo, hi) = bounds(&pts);
+    for k in 0..3 {
+        let small_max = lo[k] + (hi[k] - lo[k]) * 0.1;
+        d[179 + 16 * k..187 + 16 * k].copy_from_slice(&small_max.to_le_bytes());
+    }
+    let bad = dir.path().join("bad.las");
+    std::fs::write(&bad, &d).unwrap();
+    let out = dir.path().join("out.copc.laz");
+    convert(std::slice::from_ref(&bad), &out);
+    let f = copc::open_copc(out.to_str().unwrap()).unwrap();
+    let o = f.octree();
+    assert_eq!(o.total_points(), pts.len() as u64);
+    let mut got = Vec::new();
+    for n in o.nodes.iter().filter(|n| n.point_count > 0) {
+        let cube = n.key.cube_in(&o.cube);
+        for v in f.read_node_exact(n).unwrap().xyz {
+            for k in 0..3 {
+                assert!(v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6, "{v:?} outside node {:?}'s cube", n.key);
+            }
+            got.push(v.map(f64::to_bits));
+        }
+    }
+    let mut want: Vec<[u64; 3]> = read_with_las_crate(&src).into_iter().map(|p| p.0).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert!(got == want, "the points differ from the source's");
+}
+
+#[test]
+fn a_las_point_with_an_infinite_coordinate_is_an_error_naming_the_file_and_the_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, _) = source_las(dir.path(), 1000);
+    let mut d = std::fs::read(&src).unwrap();
+    d[131..139].copy_from_slice(&1e303f64.to_le_bytes()); // x scale
+    let bad = dir.path().join("huge.las");
+    std::fs::write(&bad, &d).unwrap();
+    let out = dir.path().join("out.copc.laz");
+    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+    let e = pcv::convert::convert(std::slice::from_ref(&bad), &out, &opts).unwrap_err().to_string();
+    assert!(e.contains("huge.las") && e.contains("point ") && e.contains("infinite"), "{e}");
+    assert!(!out.exists());
+}

@@ -114,6 +114,23 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
     Ok(Input { path: path.into(), data, h, vlrs, tail, laz })
 }
 
+impl<'a> Input<'a> {
+    /// The input's public header.
+    pub(crate) fn header(&self) -> &Header {
+        &self.h
+    }
+
+    /// The input's bytes.
+    pub(crate) fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// For LAZ: the LASzip VLR, the checked chunk table and the layer count (formats 6–10).
+    pub(crate) fn laz_chunks(&self) -> Option<(&laz::LazVlr, &[Chunk], Option<usize>)> {
+        self.laz.as_ref().map(|l| (&l.vlr, &l.chunks[..], l.layers))
+    }
+}
+
 /// How one axis of an input's integer coordinates becomes the output's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Axis {
