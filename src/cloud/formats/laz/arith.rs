@@ -66,8 +66,26 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Brings `length` back to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how
+    /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
     #[inline(always)]
     fn renorm(&mut self) {
+        match self.bytes.get(self.at..self.at + 4) {
+            Some(next) => {
+                let next = u32::from_be_bytes([next[0], next[1], next[2], next[3]]) as u64;
+                // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
+                let shift = (self.length.leading_zeros() >> 3) * 8;
+                self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
+                self.length = ((self.length as u64) << shift) as u32;
+                self.at += (shift >> 3) as usize;
+            }
+            None => self.renorm_at_end(),
+        }
+    }
+
+    /// [`Self::renorm`] in the chunk's last 3 bytes, a byte at a time.
+    #[cold]
+    fn renorm_at_end(&mut self) {
         while self.length < MIN_LENGTH {
             self.value = (self.value << 8) | self.byte() as u32;
             self.length <<= 8;
@@ -81,6 +99,23 @@ impl<'a> Decoder<'a> {
             m.build();
         }
         let l = self.length >> DM_LENGTH_SHIFT;
+        // The most probable symbol of a skewed model, checked with a multiplication while the division
+        // below would still be under way (the branch is well predicted where the symbol dominates).
+        let x = m.mps_low.wrapping_mul(l);
+        let v = self.value.wrapping_sub(x);
+        if v < m.mps_width.wrapping_mul(l) {
+            let sym = m.mps;
+            let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
+            self.value = v;
+            self.length = y.wrapping_sub(x);
+            self.renorm();
+            m.count[sym as usize] += 1;
+            m.until_update -= 1;
+            if m.until_update == 0 {
+                m.update();
+            }
+            return sym;
+        }
         // `length` ≥ 2^24 after every renormalization, so `l` ≥ 2^9.
         let dv = self.value / l;
         let t = if dv < DM_MAX_COUNT { (dv >> m.table_shift) as usize } else { self.outside(m, dv) };
@@ -195,7 +230,15 @@ pub(crate) struct Model {
     /// `table[t]`: the last symbol whose cumulative frequency is below `t << table_shift`; 2 more
     /// entries than the table's size.
     table: Box<[u16]>,
+    /// The most probable symbol where it holds at least [`MPS_SHARE`] of the probability: its
+    /// cumulative frequency and its width (0: no such symbol).
+    mps: u32,
+    mps_low: u32,
+    mps_width: u32,
 }
+
+/// A model's most probable symbol is tried first when its probability is at least this (of 2^15).
+const MPS_SHARE: u32 = 5 << 12;
 
 impl Model {
     /// A model of `symbols` (2–2048) symbols, built when first used.
@@ -211,6 +254,9 @@ impl Model {
             dist: Box::new([]),
             count: Box::new([]),
             table: Box::new([]),
+            mps: 0,
+            mps_low: 0,
+            mps_width: 0,
         }
     }
 
@@ -259,6 +305,17 @@ impl Model {
         while s <= size {
             s += 1;
             self.table[s] = (self.symbols - 1) as u16;
+        }
+        self.mps_width = 0;
+        for (k, w) in self.dist.windows(2).enumerate() {
+            if w[1] - w[0] >= MPS_SHARE {
+                (self.mps, self.mps_low, self.mps_width) = (k as u32, w[0], w[1] - w[0]);
+            }
+        }
+        // The last symbol's range ends at `length`, beyond 2^15 × l: the check stays within 2^15.
+        let last = self.dist[self.dist.len() - 1];
+        if DM_MAX_COUNT - last >= MPS_SHARE {
+            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, last, DM_MAX_COUNT - last);
         }
         self.update_cycle = (5 * self.update_cycle) >> 2;
         self.update_cycle = self.update_cycle.min((self.symbols + 6) << 3);
