@@ -472,6 +472,10 @@ fn main() {
         for p in [&las_path, &laz_path] {
             std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
         }
+        if runs == 0 {
+            eprintln!("wrote {} and {}", las_path.display(), laz_path.display());
+            return; // only writing the files (with --keep)
+        }
         header(runs);
         for p in [&las_path, &laz_path] {
             let n = full_load(p);

@@ -11,9 +11,11 @@
 //!
 //! LAS: the records are decoded in parallel straight from the memory-mapped file
 //! ([`super::decode_fixed`]). LAZ: the LASzip VLR and the chunk table (fixed-size chunks, or
-//! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed by the
-//! `laz` crate on its own core (skipping the fields pcv does not use where the layered formats 6–10
-//! allow it) into a per-thread buffer and decoded from there into its place in the output.
+//! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed on its
+//! own core — the point-wise formats 0–3 by pcv's decoder ([`super::laz`], the `laz` crate's records
+//! bit for bit, faster), everything else by the `laz` crate (skipping the fields pcv does not use where
+//! the layered formats 6–10 allow it) — into a per-thread buffer and decoded from there into its place
+//! in the output.
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
