@@ -29,7 +29,7 @@
 # tiles autzen_trim (point format 3, LAS 1.2) and its format-7 twin (LAS 1.4, layered LAZ) 1000 times
 # (110 M points each, PCV_LAZ_COPIES), compresses them with `pcv convert`, and times the decode on all
 # cores with pcv's LAZ decoder and with the `laz` crate's (load_bench --laz-decoder pcv|laz), then with
-# 1, 2, 4 and 8 threads (how the rate scales). Writes laz-bench.log and laz-table.md to $OUT. Target:
+# 1, 2, 4 and 8 threads on a ×100 tiling (11 M points, PCV_LAZ_SWEEP_COPIES: how the rate scales). Writes laz-bench.log and laz-table.md to $OUT. Target:
 # LAZ >= 50 M points/s on the 16 cores (format 3, pcv's decoder).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,27 +53,29 @@ bin=.gpu/load
 [ -x "$bin/pcv" ] && [ -x "$bin/load_bench" ] || { echo "no $bin/pcv or $bin/load_bench: run scripts/gpu-load-bench.sh --prepare here first and carry .gpu/load" >&2; exit 2; }
 
 if [ "${1:-}" = "laz" ]; then
-  shm=/dev/shm/pcv-laz; mkdir -p "$shm"; copies=${PCV_LAZ_COPIES:-1000}; runs=${PCV_RUNS:-3}
+  shm=/dev/shm/pcv-laz; mkdir -p "$shm"; copies=${PCV_LAZ_COPIES:-1000}; sweep=${PCV_LAZ_SWEEP_COPIES:-100}; runs=${PCV_RUNS:-3}
   {
     echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     for src in autzen_trim autzen_trim_7; do
       [ -f "$bin/$src.las" ] || { echo "no $bin/$src.las (run --prepare where /tmp/real/$src.las exists)"; continue; }
-      laz="$shm/pcv-load-bench-$src-x$copies.laz"
-      [ -f "$laz" ] || $bin/load_bench --tile "$bin/$src.las" --copies "$copies" --dir "$shm" --keep --runs 0
-      rm -f "$shm/pcv-load-bench-$src-x$copies.las"
+      laz="$shm/pcv-load-bench-$src-x$copies.laz"; small="$shm/pcv-load-bench-$src-x$sweep.laz"
+      for n in "$copies" "$sweep"; do
+        [ -f "$shm/pcv-load-bench-$src-x$n.laz" ] || $bin/load_bench --tile "$bin/$src.las" --copies "$n" --dir "$shm" --keep --runs 0
+        rm -f "$shm/pcv-load-bench-$src-x$n.las"
+      done
       $bin/pcv info "$laz" 2>&1 | head -3
       for dec in pcv laz; do
         echo "== $src x$copies, all cores, decoder $dec"
         PCV_BENCH_ONLY=decode $bin/load_bench --runs "$runs" --laz-decoder $dec --file "$laz"
       done
       for t in 1 2 4 8; do
-        echo "== $src x$copies, $t threads, decoder pcv"
-        PCV_BENCH_ONLY=decode $bin/load_bench --runs 2 --threads $t --laz-decoder pcv --file "$laz"
+        echo "== $src x$sweep, $t threads, decoder pcv"
+        PCV_BENCH_ONLY=decode $bin/load_bench --runs 2 --threads $t --laz-decoder pcv --file "$small"
       done
     done
   } 2>&1 | tee "$out/laz-bench.log"
   {
-    echo "# LAZ decode on the GPU machine ($(date -u +%F), $(nproc) cores): autzen_trim x$copies"
+    echo "# LAZ decode on the GPU machine ($(date -u +%F), $(nproc) cores): autzen_trim x$copies (threads 1-8: x$sweep)"
     echo
     echo "| file | threads | decoder | decode best M/s | decode median M/s | CPU s | M points per CPU-s |"
     echo "|---|---:|---|---:|---:|---:|---:|"
