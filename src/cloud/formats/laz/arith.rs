@@ -296,16 +296,14 @@ impl Model {
             *d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
             sum = sum.wrapping_add(*c);
             let w = ((*d >> self.table_shift) as usize).min(size + 1);
-            while s < w {
-                s += 1;
-                self.table[s] = (k - 1) as u16;
+            if s < w {
+                // Entries s+1..=w: the last symbol below them is k - 1 (k ≥ 1 here: dist[0] is 0).
+                self.table[s + 1..=w].fill((k - 1) as u16);
+                s = w;
             }
         }
         self.table[0] = 0;
-        while s <= size {
-            s += 1;
-            self.table[s] = (self.symbols - 1) as u16;
-        }
+        self.table[s + 1..].fill((self.symbols - 1) as u16);
         self.mps_width = 0;
         for (k, w) in self.dist.windows(2).enumerate() {
             if w[1] - w[0] >= MPS_SHARE {
