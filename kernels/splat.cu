@@ -5,7 +5,11 @@
 // word (the background's). A point at pixel q covers pixel p when |p - q| <= diameter / 2, the diameter
 // being either fixed (`splat_diameter_px`, a disk of N pixels) or adaptive: the cloud's point spacing
 // seen from the point's view distance (`adaptive_px_at_1m / w`), so distant points stay small and close
-// ones close the surface. Points hidden behind another in the 1-pixel pass do not grow (the usual
+// ones close the surface. With a spacing per batch (`batch_spacing_m`, a level-of-detail pool: a batch
+// is part of one octree node), `adaptive_px_at_1m` is per metre of spacing and each point's diameter is
+// `adaptive_px_at_1m * batch_spacing_m[payload / PCV_BATCH_POINTS] / w` (the payload is the point's
+// index), so a coarse node's points are larger than a fine one's at the same distance; a payload past
+// the batches stays 1 pixel. Points hidden behind another in the 1-pixel pass do not grow (the usual
 // screen-space dilation trade). One block of 256 threads fills a 16 x 16 tile, reading the tile and its
 // R-pixel border into shared memory once. `pcv_splat_ref` reads the reference mode's separate depth and
 // colour buffers as the same words. CPU twin: src/render/cpu/splat.rs.
@@ -17,7 +21,8 @@
 template <bool REF>
 __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsigned long long* __restrict__ vis,
                                                const uint32_t* __restrict__ depth, const uint32_t* __restrict__ color,
-                                               unsigned long long* __restrict__ out) {
+                                               unsigned long long* __restrict__ out,
+                                               const float* __restrict__ batch_spacing_m, uint32_t num_batches) {
     __shared__ unsigned long long words[PCV_TILE_SIDE_MAX * PCV_TILE_SIDE_MAX];
     __shared__ float diam2[PCV_TILE_SIDE_MAX * PCV_TILE_SIDE_MAX];
     const int r = (int)min(u.splat_radius_px, PCV_SPLAT_MAX_RADIUS);
@@ -39,7 +44,12 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
             uint32_t d = PCV_WORD_DEPTH(w);
             float dm = 0.0f;
             if (u.splat_diameter_px == 0 && d < PCV_FAR_DEPTH_BITS) {
-                dm = __fdiv_rn(u.adaptive_px_at_1m, pcv_view_distance(u, d));
+                float px = u.adaptive_px_at_1m;
+                if (batch_spacing_m != nullptr) {
+                    unsigned long long b = PCV_WORD_PAYLOAD(w) / PCV_BATCH_POINTS;
+                    px = b < num_batches ? __fmul_rn(px, batch_spacing_m[b]) : 0.0f;
+                }
+                dm = __fdiv_rn(px, pcv_view_distance(u, d));
             }
             diam2[k] = __fmul_rn(dm, dm);
         }
@@ -62,12 +72,14 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
     }
 }
 
+// `batch_spacing_m`: null, or `num_batches` spacings (the visibility words' payloads are point indices).
 extern "C" __global__ void pcv_splat(PostUniforms u, const unsigned long long* __restrict__ vis,
-                                     unsigned long long* __restrict__ out) {
-    pcv_splat_impl<false>(u, vis, nullptr, nullptr, out);
+                                     unsigned long long* __restrict__ out, const float* __restrict__ batch_spacing_m,
+                                     uint32_t num_batches) {
+    pcv_splat_impl<false>(u, vis, nullptr, nullptr, out, batch_spacing_m, num_batches);
 }
 
 extern "C" __global__ void pcv_splat_ref(PostUniforms u, const uint32_t* __restrict__ depth,
                                          const uint32_t* __restrict__ color, unsigned long long* __restrict__ out) {
-    pcv_splat_impl<true>(u, nullptr, depth, color, out);
+    pcv_splat_impl<true>(u, nullptr, depth, color, out, nullptr, 0);
 }

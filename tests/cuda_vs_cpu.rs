@@ -10,6 +10,11 @@
 //! - the post passes (point size fixed and adaptive, eye-dome lighting, gradient backgrounds) equal their
 //!   CPU twins exactly in the modes that break ties deterministically, and the reference's depth; picking
 //!   returns the same point, index and position on both backends;
+//! - a level-of-detail pool filled on the copy stream (`slot_upload.rs`), drawn every frame while copies
+//!   run: no frame draws a point the complete view does not (no slot drawn before its copy), and the
+//!   complete view's depth equals the CPU backend's; adaptive point sizes with a spacing per pool slot
+//!   (the splat reads it through each point's batch) equal the CPU twin's image bit for bit, drawn right
+//!   after the write (the render stream waits for the copy on the device);
 //! - the error paths: no driver, not uploaded, wrong target sizes, bad device pointers, a cloud too large
 //!   for the device, PTX newer than the driver.
 use glam::Vec3;
@@ -464,6 +469,109 @@ fn post_passes_and_picking_match_cpu_twin() {
 /// A scene prepared a chunk at a time (as scenes past ~3 billion points are) draws the same depth as
 /// the whole scene prepared at once, in every batched mode, and refuses the modes that need the 16-byte
 /// points it did not keep.
+#[test]
+fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
+    use pcv::cloud::octree::NodeSource;
+    use pcv::lod::memory::MemorySource;
+    use pcv::lod::{LodOptions, LodScene};
+    use std::sync::Arc;
+    let Some(mut cuda) = cuda_or_skip("pool") else { return };
+    let cloud = scene::generate(400_000, 9, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000)) as Arc<dyn NodeSource>;
+    // The finest level everywhere, the whole cloud fits the budget: the complete view draws every point
+    // in view, so any frame before it may only lack points, never add one nearer.
+    let opts = LodOptions { point_budget: 400_000, target_spacing_px: 0.0, upload_ms_per_frame: 1e9, threads: 4 };
+    let (w, h) = (480, 320);
+    let mut cpu = CpuRasterizer::new();
+    let all = poses(9);
+    for (name, pose) in [all[0], all[2]] {
+        let (mut lod, mut frames_in_transit) = (LodScene::open(vec![src.clone()], opts).unwrap(), 0);
+        // The poses are in the cloud's coordinates; the scene's origin is the centre of its points.
+        let shift = (cloud.origin - lod.origin()).as_vec3();
+        let mut camera = FlyCamera::for_cloud(lod.bounds(), true);
+        camera.pose = Pose { eye: pose.eye + shift, ..pose };
+        let frame = FrameParams::new(camera.clip_from_world(w, h), w, h).with_mode(RenderMode::Culled);
+        let eye = camera.pose.eye;
+        let mut depths = Vec::new();
+        for k in 0.. {
+            assert!(k < 20_000, "{name}: the view never completed: {:?}", lod.status());
+            let st = lod.update(&mut cuda, &frame, eye).expect("update").clone();
+            let mut px = vec![0u32; frame.num_pixels()];
+            cuda.render(&frame, Target::Host(&mut px)).expect("render");
+            depths.push(cuda.depth_bits().expect("depth"));
+            frames_in_transit += (st.in_transit > 0) as usize;
+            if st.complete && st.loading == 0 {
+                break;
+            }
+        }
+        let mut lod_cpu = LodScene::open(vec![src.clone()], opts).unwrap();
+        loop {
+            let st = lod_cpu.update(&mut cpu, &frame, eye).expect("cpu update").clone();
+            if st.complete && st.loading == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let mut px = vec![0u32; frame.num_pixels()];
+        cpu.render(&frame, Target::Host(&mut px)).expect("cpu render");
+        let want = cpu.depth_bits();
+        let complete = depths.last().expect("a frame").clone();
+        assert!(complete.iter().filter(|&&d| d != want[0]).count() > 100, "{name} shows points");
+        if let Some((i, x, y)) = first_mismatch(&complete, &want) {
+            panic!("{name}: the complete view's depth differs at pixel {i}: cuda {x:#x}, cpu {y:#x}");
+        }
+        for (k, d) in depths.iter().enumerate() {
+            let nearer = d.iter().zip(&complete).filter(|(a, b)| a < b).count();
+            assert_eq!(nearer, 0, "{name}: frame {k} drew {nearer} pixels nearer than the complete view (a slot drawn before its copy?)");
+        }
+        println!("{name}: {} frames to complete, {frames_in_transit} with copies running; depth equals the CPU's", depths.len());
+    }
+}
+
+#[test]
+fn a_pool_with_a_spacing_per_slot_splats_like_the_cpu_twin() {
+    use pcv::render::cpu::preprocess::{grid_params, prepare, sort_by_cells};
+    use pcv::render::look::{Look, PointSize};
+    use pcv::render::SlotWrite;
+    let Some(mut cuda) = cuda_or_skip("slot spacing") else { return };
+    let cloud = scene::generate(300_000, 4, false);
+    let pts = cloud.points.to_vec();
+    let p = prepare(&sort_by_cells(&grid_params(&Bounds::of_points(&pts), pts.len() as u64), &pts));
+    let slots = p.batches.len() as u32;
+    // Four spacings, batch by batch: neighbouring batches are drawn at different sizes.
+    let spacing: Vec<f32> = (0..slots).map(|b| 0.004 * (1 + b % 4) as f32).collect();
+    let mut cpu = CpuRasterizer::new();
+    for r in [&mut cuda as &mut dyn Rasterizer, &mut cpu] {
+        r.reserve_slots(slots).expect("pool");
+        let w = SlotWrite { first_slot: 0, positions: &p.positions, colors: &p.colors, quant: &p.quant };
+        let fence = r.write_slots(&[w]).expect("write");
+        // Drawn at once: the table orders the frame after the copy (CUDA), no host wait.
+        r.set_slot_batches(&p.batches, fence).expect("table");
+        r.set_slot_spacing(&spacing).expect("spacing");
+    }
+    let look = Look { point_size: PointSize::Adaptive { max_px: 16 }, ..Look::PLAIN };
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, true);
+    for (name, pose) in &poses(4)[..3] {
+        camera.pose = *pose;
+        for mode in [RenderMode::Culled, RenderMode::Quant] {
+            let frame = FrameParams::new(camera.clip_from_world(640, 360), 640, 360).with_mode(mode).with_look(look).with_spacing(0.5);
+            let n = frame.num_pixels();
+            let (mut a, mut b) = (vec![0u32; n], vec![0u32; n]);
+            cuda.render(&frame, Target::Host(&mut a)).expect("cuda render");
+            cpu.render(&frame, Target::Host(&mut b)).expect("cpu render");
+            if let Some((i, x, y)) = first_mismatch(&cuda.depth_bits().expect("depth"), &cpu.depth_bits()) {
+                panic!("{name} {}: depth differs at pixel {i}: cuda {x:#x}, cpu {y:#x}", mode.name());
+            }
+            if let Some((i, x, y)) = first_mismatch(&a, &b) {
+                panic!("{name} {}: colour differs at pixel {i}: cuda {x:#x}, cpu {y:#x}", mode.name());
+            }
+            let drawn = b.iter().filter(|&&c| c != b[0]).count();
+            println!("{name} {}: identical, {drawn} pixels differ from the corner's", mode.name());
+        }
+    }
+    assert!(cuda.slot_writes_done().expect("done") >= 1);
+}
+
 #[test]
 fn a_scene_prepared_in_chunks_draws_the_same_depth() {
     let Some(mut whole) = cuda_or_skip("chunks") else { return };

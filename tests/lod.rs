@@ -288,3 +288,231 @@ fn copc_tiles_stream_through_the_same_scene() {
     assert!(diff * 100 <= covered_want, "streamed covers {covered_got} pixels, resident {covered_want}");
     assert_eq!(got.len(), frame.num_pixels());
 }
+
+/// A run of a pool write kept until it lands: first slot, positions, colours, words.
+type Run = (u32, Vec<[f32; 3]>, Vec<u32>, Vec<u32>);
+
+/// A rasterizer whose pool writes land only when the test completes them, one at a time, as CUDA's
+/// copy stream may finish them frames later; it records every batch table that would draw a slot
+/// whose write is not complete (or that names a fence below a slot's write).
+struct DeferredCopies {
+    inner: CpuRasterizer,
+    /// Writes made and not landed: fence, and its runs.
+    pending: std::collections::VecDeque<(u64, Vec<Run>)>,
+    next_fence: u64,
+    done_fence: u64,
+    /// The fence of the write that filled each slot (0: never written).
+    slot_fence: Vec<u64>,
+    violations: Vec<String>,
+}
+
+impl DeferredCopies {
+    fn new() -> DeferredCopies {
+        DeferredCopies { inner: CpuRasterizer::new(), pending: Default::default(), next_fence: 0, done_fence: 0, slot_fence: Vec::new(), violations: Vec::new() }
+    }
+
+    /// Lands the oldest pending write.
+    fn complete_one(&mut self) {
+        if let Some((fence, runs)) = self.pending.pop_front() {
+            for (first_slot, positions, colors, quant) in &runs {
+                let w = pcv::render::SlotWrite { first_slot: *first_slot, positions, colors, quant };
+                assert_eq!(self.inner.write_slots(&[w]).unwrap(), 0, "the CPU backend copies before returning");
+            }
+            self.done_fence = fence;
+        }
+    }
+}
+
+impl Rasterizer for DeferredCopies {
+    fn name(&self) -> &'static str {
+        "deferred"
+    }
+    fn description(&self) -> String {
+        "the CPU backend with pool writes that land later".into()
+    }
+    fn upload(&mut self, cloud: &PointCloud) -> Result<(), pcv::render::RenderError> {
+        self.inner.upload(cloud)
+    }
+    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<pcv::render::FrameStats, pcv::render::RenderError> {
+        self.inner.render(frame, target)
+    }
+    fn num_points(&self) -> u64 {
+        self.inner.num_points()
+    }
+    fn reserve_slots(&mut self, slots: u32) -> Result<(), pcv::render::RenderError> {
+        self.slot_fence = vec![0; slots as usize];
+        self.pending.clear();
+        self.inner.reserve_slots(slots)
+    }
+    fn write_slots(&mut self, writes: &[pcv::render::SlotWrite<'_>]) -> Result<u64, pcv::render::RenderError> {
+        self.next_fence += 1;
+        let mut runs = Vec::new();
+        for w in writes {
+            pcv::render::check_slot_write(w, self.slot_fence.len() as u32)?;
+            for s in w.first_slot..w.first_slot + w.num_slots() {
+                self.slot_fence[s as usize] = self.next_fence;
+            }
+            runs.push((w.first_slot, w.positions.to_vec(), w.colors.to_vec(), w.quant.to_vec()));
+        }
+        self.pending.push_back((self.next_fence, runs));
+        Ok(self.next_fence)
+    }
+    fn slot_writes_done(&mut self) -> Result<u64, pcv::render::RenderError> {
+        Ok(self.done_fence)
+    }
+    fn set_slot_batches(&mut self, batches: &[pcv::render::gpu_data::Batch], after_write: u64) -> Result<(), pcv::render::RenderError> {
+        for (s, _) in batches.iter().enumerate().filter(|(_, b)| b.num_points > 0) {
+            let f = self.slot_fence[s];
+            if f == 0 || f > self.done_fence || f > after_write {
+                self.violations.push(format!("slot {s} drawn: its write {f}, complete {}, table after {after_write}", self.done_fence));
+            }
+        }
+        self.inner.set_slot_batches(batches, after_write)
+    }
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), pcv::render::RenderError> {
+        self.inner.set_slot_spacing(spacing_m)
+    }
+}
+
+#[test]
+fn a_slot_is_never_drawn_before_its_copy_is_done() {
+    let cloud = scene::generate(150_000, 5, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000));
+    let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(150_000)).unwrap();
+    let mut r = DeferredCopies::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+    let (mut frames_in_transit, mut finished) = (0, false);
+    for _ in 0..4000 {
+        let st = lod.update(&mut r, &frame, cam.pose.eye).unwrap().clone();
+        let mut px = vec![0u32; frame.num_pixels()];
+        r.render(&frame, Target::Host(&mut px)).unwrap();
+        if st.in_transit > 0 {
+            frames_in_transit += 1;
+            assert!(!(st.complete && st.loading == 0), "a view with copies running is not complete: {st:?}");
+        }
+        if st.complete && st.loading == 0 {
+            finished = true;
+            break;
+        }
+        // One copy lands a frame, after the frame was drawn.
+        r.complete_one();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(finished, "the view never completed: {:?}", lod.status());
+    assert!(r.violations.is_empty(), "{} tables drew slots before their copies: {:?}", r.violations.len(), &r.violations[..r.violations.len().min(5)]);
+    assert!(frames_in_transit > 0, "no frame saw a copy running: the test proves nothing");
+    // The complete view equals the same scene streamed with copies that land at once.
+    let mut direct = CpuRasterizer::new();
+    let mut lod2 = LodScene::open(vec![src as Arc<dyn NodeSource>], opts(150_000)).unwrap();
+    refine(&mut lod2, &mut direct, &frame, cam.pose.eye);
+    assert_eq!(lod.status().drawn_points, lod2.status().drawn_points);
+    let (want_depth, _) = depth_and_colors(&mut direct, &frame);
+    let mut px = vec![0u32; frame.num_pixels()];
+    r.inner.render(&frame, Target::Host(&mut px)).unwrap();
+    assert_eq!(r.inner.depth_bits(), want_depth, "the deferred copies' complete view differs");
+}
+
+#[test]
+fn coarse_nodes_get_the_larger_point_size() {
+    // A camera close to one side: the near side refines, the far side stays coarse.
+    let cloud = scene::generate(200_000, 4, false);
+    let src = Arc::new(MemorySource::build(&cloud, 2_000));
+    let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], LodOptions { target_spacing_px: 2.0, ..opts(200_000) }).unwrap();
+    let mut r = CpuRasterizer::new();
+    let mut cam = Camera::for_cloud(lod.bounds(), false);
+    let b = lod.bounds();
+    let eye = Vec3::new(b.min.x + 0.05 * (b.max.x - b.min.x), b.center().y, b.center().z);
+    cam.pose = Pose { eye, yaw_rad: 0.0, pitch_rad: 0.0 };
+    let look = pcv::render::look::Look { point_size: pcv::render::look::PointSize::Adaptive { max_px: 16 }, ..pcv::render::look::Look::PLAIN };
+    let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled).with_look(look);
+    refine(&mut lod, &mut r, &frame, eye);
+    let drawn: Vec<f32> = lod.slot_spacing().iter().copied().filter(|&s| s > 0.0).collect();
+    let (lo, hi) = drawn.iter().fold((f32::MAX, 0f32), |(a, b), &s| (a.min(s), b.max(s)));
+    let root = src.octree().spacing_at_m(0) as f32;
+    println!("{} slots drawn, spacing {lo} .. {hi} m (root {root} m); {:?}", drawn.len(), lod.status());
+    assert!(hi >= lo * 3.9, "coarse and fine slots differ by at least two levels: {lo} .. {hi}");
+    assert!(hi <= root && lo > 0.0);
+    // The finest drawn leaves' weighted spacing (the frame-wide one) lies between them.
+    assert!(lod.status().spacing_m >= lo && lod.status().spacing_m <= hi);
+    // Per-slot sizes close more of the frame than the frame-wide spacing applied to every point (the
+    // coarse far side grows), and never less than 1-pixel points.
+    let mut per_slot = vec![0u32; frame.num_pixels()];
+    r.render(&frame, Target::Host(&mut per_slot)).unwrap();
+    let covered = |px: &[u32]| px.iter().filter(|&&c| c != px[0]).count();
+    let mut ones = vec![0u32; frame.num_pixels()];
+    r.render(&frame.with_look(pcv::render::look::Look::PLAIN), Target::Host(&mut ones)).unwrap();
+    println!("covered: {} px per slot, {} px at 1 px", covered(&per_slot), covered(&ones));
+    assert!(covered(&per_slot) > covered(&ones));
+}
+
+/// `copc` with its one hierarchy page split as other writers page it: a root page holding the root's
+/// entry and, for each node of depth 1, a pointer (count -1) to a child page with that node's subtree,
+/// the child pages appended at the end of the file and the info VLR's root page size patched.
+fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
+    use pcv::cloud::formats::copc::hierarchy::{entry_bytes, ENTRY_LEN};
+    use pcv::cloud::octree::NodeKey;
+    let i32at = |b: &[u8], o: usize| i32::from_le_bytes(std::array::from_fn(|k| b[o + k]));
+    let entries: Vec<(NodeKey, u64, i32, i32)> = copc[page..page + size]
+        .chunks_exact(ENTRY_LEN)
+        .map(|e| {
+            let key = NodeKey::new(i32at(e, 0) as u32, i32at(e, 4) as u32, i32at(e, 8) as u32, i32at(e, 12) as u32);
+            (key, u64::from_le_bytes(std::array::from_fn(|k| e[16 + k])), i32at(e, 24), i32at(e, 28))
+        })
+        .collect();
+    let under = |k: &NodeKey, a: &NodeKey| k.depth >= a.depth && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth)) == (a.x, a.y, a.z);
+    let mut out = copc.to_vec();
+    let mut root_page = Vec::new();
+    for (key, off, bytes, count) in &entries {
+        if key.depth == 0 {
+            root_page.extend_from_slice(&entry_bytes(*key, *off, *bytes, *count));
+        } else if key.depth == 1 {
+            let child: Vec<u8> = entries.iter().filter(|(k, ..)| under(k, key)).flat_map(|(k, o, b, c)| entry_bytes(*k, *o, *b, *c)).collect();
+            root_page.extend_from_slice(&entry_bytes(*key, out.len() as u64, child.len() as i32, -1));
+            out.extend_from_slice(&child);
+        }
+    }
+    assert!(root_page.len() < size, "a smaller root page: {} of {size} bytes, depths {:?}", root_page.len(), entries.iter().map(|e| e.0.depth).collect::<Vec<_>>());
+    out[page..page + root_page.len()].copy_from_slice(&root_page);
+    // The info VLR holds the root page's offset then its size (u64 each): patch the size.
+    let mut pattern = (page as u64).to_le_bytes().to_vec();
+    pattern.extend_from_slice(&(size as u64).to_le_bytes());
+    let at = out.windows(16).position(|w| w == pattern).expect("the info VLR's root page fields") + 8;
+    out[at..at + 8].copy_from_slice(&(root_page.len() as u64).to_le_bytes());
+    out
+}
+
+#[test]
+fn a_hierarchy_in_child_pages_streams_like_one_page() {
+    use pcv::cloud::formats::copc::CopcFile;
+    let dir = tempfile::tempdir().unwrap();
+    let (xyz, copc) = (dir.path().join("t.xyz"), dir.path().join("t.copc.laz"));
+    write_tile(&xyz, 500_000.0, 4_000_000.0, 1100);
+    let out = pcv_cli(&["convert", xyz.to_str().unwrap(), "-o", copc.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let one = std::fs::read(&copc).unwrap();
+    let single = CopcFile::from_bytes("one.copc.laz", one.clone()).unwrap();
+    let (page, size) = (single.info().root_hier_offset as usize, single.info().root_hier_size as usize);
+    let two = paged(&one, page, size);
+    let multi = CopcFile::from_bytes("paged.copc.laz", two).unwrap();
+    assert!((multi.info().root_hier_size as usize) < size, "the root page holds pointers now");
+    let nodes = |f: &CopcFile| {
+        let mut v: Vec<_> = f.octree().nodes.iter().map(|n| (n.key.depth, n.key.x, n.key.y, n.key.z, n.point_count, n.byte_offset, n.byte_size)).collect();
+        v.sort_unstable();
+        v
+    };
+    assert!(single.octree().nodes.iter().any(|n| n.key.depth >= 2), "a hierarchy deeper than the pages");
+    assert_eq!(nodes(&multi), nodes(&single), "the paged hierarchy lists the same nodes");
+    // Streamed, both draw the same complete view.
+    let mut depths = Vec::new();
+    for f in [single, multi] {
+        let mut lod = LodScene::open(vec![Arc::new(f) as Arc<dyn NodeSource>], opts(2_000_000)).unwrap();
+        let mut r = CpuRasterizer::new();
+        let cam = Camera::for_cloud(lod.bounds(), false);
+        let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+        refine(&mut lod, &mut r, &frame, cam.pose.eye);
+        assert_eq!(lod.status().drawn_points, 1_210_000, "{:?}", lod.status());
+        depths.push(r.depth_bits());
+    }
+    assert_eq!(depths[0], depths[1]);
+}

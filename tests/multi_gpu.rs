@@ -308,6 +308,16 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     let mut lod_a = LodScene::open(vec![src.clone()], opts).expect("scene");
     let mut lod_b = LodScene::open(vec![src], opts).expect("scene");
     let mut cam = Camera::for_cloud(lod_a.bounds(), false);
+    // The cloud's points where the scene draws them (its origin; f64 sum, rounded once, as the source does).
+    let shift = cloud.origin - lod_a.origin();
+    let resident: Vec<pcv::render::gpu_data::Point> = cloud
+        .points
+        .iter()
+        .map(|p| {
+            let q = glam::DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64) + shift;
+            pcv::render::gpu_data::Point::new(q.as_vec3().to_array(), p.rgba)
+        })
+        .collect();
     let mut compared = 0;
     for k in 0..5 {
         let yaw = k as f32 * 1.1;
@@ -342,7 +352,21 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
         let covered = da.iter().filter(|&&d| d < 0x3f80_0000).count();
         println!("lod pose {k}: {covered} px covered, {depth_diff} depths and {colour_diff} colours differ");
         assert_eq!(depth_diff, 0, "pose {k}: depths differ");
-        assert!(colour_diff * 1000 <= covered, "pose {k}: {colour_diff} colours differ (ties are rare)");
+        // A colour may differ only at a tie: two points of the cloud at that pixel and exactly its depth
+        // (each share breaks ties by its own pool indices), and the colour drawn is one of theirs.
+        let f = frame.uniforms();
+        let mut tied: HashMap<usize, Vec<u32>> = HashMap::new();
+        for p in &resident {
+            if let Some(q) = project(&f, p.pos) {
+                let i = q.index(W);
+                if q.depth_bits == da[i] && a[i] != b[i] {
+                    tied.entry(i).or_default().push(p.color_word());
+                }
+            }
+        }
+        let untied = (0..a.len()).filter(|&i| a[i] != b[i] && !tied.get(&i).is_some_and(|c| c.len() >= 2 && c.contains(&b[i]))).count();
+        println!("lod pose {k}: {} of the differing colours are checked ties", colour_diff - untied);
+        assert_eq!(untied, 0, "pose {k}: {untied} colours differ where no two points tie");
         assert_eq!(multi.num_points(), sb.drawn_points, "pose {k}: the shares draw the scene's points");
         compared += (covered > 1000) as usize;
     }

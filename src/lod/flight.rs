@@ -9,6 +9,13 @@
 //! then it flies; then it stays at the last pose until every selected node is drawn (time to a complete
 //! view after the stop). Device memory in use is read after every frame; its maximum is the high-water
 //! mark. The first frame with points and the complete view at the stop can be written as PNGs.
+//!
+//! What limits the time to a complete view after the stop ([`StopReport`]): what was missing at the
+//! stop (nodes, points), and over the wait the loader's threads' time reading and decoding (busy) and
+//! blocked handing nodes over (the render thread behind), the frames whose upload slice ran out with
+//! nodes still waiting, the host time of the writes, and the decode rate a thread reached. Busy threads
+//! mean decoding limits; blocked threads or slices that run out mean the render thread's uploads do;
+//! neither means the reads' latency (or too little left to do) does.
 use super::scene::LodScene;
 use crate::camera::path::CameraPath;
 use crate::camera::Camera;
@@ -98,6 +105,54 @@ pub struct FlightReport {
     pub evictions: u64,
     pub uploaded_points: u64,
     pub node_errors: Vec<String>,
+    /// Streamed: loader threads, and what limited the complete view after the stop.
+    pub loader_threads: usize,
+    pub after_stop: Option<StopReport>,
+}
+
+/// What happened between the stop and the complete view (see the module doc).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct StopReport {
+    /// Selected nodes not drawn at the stop, and their points.
+    pub missing_nodes: usize,
+    pub missing_points: u64,
+    pub frames: usize,
+    /// Frames whose upload slice ran out with loaded nodes still waiting.
+    pub frames_slice_ran_out: usize,
+    /// Frames with nodes written whose copies were still running (CUDA).
+    pub frames_copies_running: usize,
+    pub nodes_read: u64,
+    pub points_read: u64,
+    pub points_uploaded: u64,
+    /// Nodes read and thrown away (no longer wanted, or read twice).
+    pub nodes_discarded: u64,
+    /// Host time writing nodes into the pool (ms), and the longest one frame spent.
+    pub upload_ms: f64,
+    pub upload_ms_max: f64,
+    /// The loader's threads' time busy reading and decoding, and blocked on the render thread, as
+    /// fractions of (threads × the wait).
+    pub loader_busy: f64,
+    pub loader_blocked: f64,
+    /// Points a loader thread read and prepared per second of its busy time.
+    pub points_per_s_per_thread: f64,
+    /// Which of the above limited the wait, in words.
+    pub limit: String,
+}
+
+impl StopReport {
+    /// The limit in words from the fractions (see the module doc).
+    pub fn judge(&self) -> String {
+        let ran_out = self.frames_slice_ran_out as f64 / self.frames.max(1) as f64;
+        if self.missing_nodes == 0 {
+            "nothing: the view was complete at the stop".into()
+        } else if self.loader_blocked > 0.2 || ran_out > 0.5 {
+            format!("the render thread's uploads (loaders blocked {:.0}%, slice ran out in {:.0}% of frames)", 100.0 * self.loader_blocked, 100.0 * ran_out)
+        } else if self.loader_busy > 0.7 {
+            format!("decoding (loader threads busy {:.0}%, {:.2}M points/s a thread)", 100.0 * self.loader_busy, self.points_per_s_per_thread / 1e6)
+        } else {
+            format!("reads' latency or little left to read (loader threads busy only {:.0}%)", 100.0 * self.loader_busy)
+        }
+    }
 }
 
 struct Flyer<'a> {
@@ -116,6 +171,8 @@ struct FrameOut {
     complete: bool,
     drawn: u64,
     pixels: Vec<u32>,
+    /// The level-of-detail update's status (streamed).
+    status: Option<super::scene::LodStatus>,
 }
 
 impl Flyer<'_> {
@@ -124,14 +181,16 @@ impl Flyer<'_> {
         let t = Instant::now();
         let mut frame = self.cam.frame_params(w, h).with_mode(self.opts.mode).with_look(self.opts.look).with_spacing(self.opts.spacing_m);
         let mut complete = true;
+        let mut status = None;
         if let Some(lod) = self.lod.as_deref_mut() {
             frame = frame.with_mode(LodScene::mode_for(self.opts.mode));
-            let st = lod.update(self.r, &frame, self.cam.pose.eye)?;
+            let st = lod.update(self.r, &frame, self.cam.pose.eye)?.clone();
             complete = st.complete && st.loading == 0;
             self.uploaded_points += st.uploaded_points;
             if st.spacing_m > 0.0 {
                 frame = frame.with_spacing(st.spacing_m);
             }
+            status = Some(st);
         }
         let mut pixels = vec![0u32; frame.num_pixels()];
         let update_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -140,20 +199,51 @@ impl Flyer<'_> {
         if let Some(m) = self.r.device_memory_used_bytes() {
             self.mem_peak = Some(self.mem_peak.unwrap_or(0).max(m));
         }
-        Ok(FrameOut { ms, update_ms, complete, drawn: stats.points, pixels })
+        Ok(FrameOut { ms, update_ms, complete, drawn: stats.points, pixels, status })
     }
 
     /// Frames at the current pose until the view is complete or the timeout; the time it took (ms),
-    /// `None` on timeout, and the last frame.
-    fn settle(&mut self, timeout_s: f64) -> Result<(Option<f64>, FrameOut), RenderError> {
+    /// `None` on timeout, the last frame, and (streamed) what limited the wait.
+    fn settle(&mut self, timeout_s: f64) -> Result<(Option<f64>, FrameOut, Option<StopReport>), RenderError> {
         let t = Instant::now();
+        let before = self.lod.as_deref().map(|l| l.loader_counters());
+        let mut stop = StopReport::default();
+        let finish = |f: &Flyer, stop: &mut StopReport, wait_s: f64| {
+            let (Some(l), Some(b)) = (f.lod.as_deref(), before) else { return };
+            let now = l.loader_counters();
+            let threads = l.options().threads.max(1) as f64;
+            stop.nodes_read = now.nodes_read - b.nodes_read;
+            stop.points_read = now.points_read - b.points_read;
+            let busy_s = now.busy_s - b.busy_s;
+            stop.loader_busy = busy_s / (threads * wait_s.max(1e-9));
+            stop.loader_blocked = (now.blocked_s - b.blocked_s) / (threads * wait_s.max(1e-9));
+            stop.points_per_s_per_thread = if busy_s > 0.0 { stop.points_read as f64 / busy_s } else { 0.0 };
+            stop.limit = stop.judge();
+        };
         loop {
             let f = self.frame()?;
-            if f.complete {
-                return Ok((Some(t.elapsed().as_secs_f64() * 1e3), f));
+            if let Some(st) = &f.status {
+                if stop.frames == 0 {
+                    (stop.missing_nodes, stop.missing_points) = (st.missing_nodes, st.missing_points);
+                    stop.nodes_discarded = st.discarded_nodes;
+                }
+                if f.complete || t.elapsed().as_secs_f64() > timeout_s {
+                    stop.nodes_discarded = st.discarded_nodes - stop.nodes_discarded;
+                }
+                stop.frames += 1;
+                stop.frames_slice_ran_out += st.slice_ran_out as usize;
+                stop.frames_copies_running += (st.in_transit > 0) as usize;
+                stop.points_uploaded += st.uploaded_points;
+                stop.upload_ms += st.upload_ms;
+                stop.upload_ms_max = stop.upload_ms_max.max(st.upload_ms);
             }
-            if t.elapsed().as_secs_f64() > timeout_s {
-                return Ok((None, f));
+            let done = f.complete || t.elapsed().as_secs_f64() > timeout_s;
+            if done {
+                let wait_s = t.elapsed().as_secs_f64();
+                finish(self, &mut stop, wait_s);
+                let report = self.lod.is_some().then_some(stop);
+                let ms = f.complete.then_some(wait_s * 1e3);
+                return Ok((ms, f, report));
             }
         }
     }
@@ -221,11 +311,11 @@ pub fn fly(
     }
     let flight_s = t0.elapsed().as_secs_f64();
     // The stop.
-    let (complete_after_stop_ms, last) = f.settle(opts.settle_timeout_s)?;
+    let (complete_after_stop_ms, last, after_stop) = f.settle(opts.settle_timeout_s)?;
     write_png(&opts.complete_png, opts.size_px, &last.pixels)?;
-    let (evictions, node_errors) = match f.lod.as_deref() {
-        Some(l) => (l.status().evictions, l.errors().to_vec()),
-        None => (0, Vec::new()),
+    let (evictions, node_errors, loader_threads) = match f.lod.as_deref() {
+        Some(l) => (l.status().evictions, l.errors().to_vec(), l.options().threads),
+        None => (0, Vec::new(), 0),
     };
     Ok(FlightReport {
         streamed,
@@ -247,13 +337,37 @@ pub fn fly(
         evictions,
         uploaded_points: f.uploaded_points,
         node_errors,
+        loader_threads,
+        after_stop,
     })
 }
 
 /// The report as a few lines of text.
 pub fn summary(r: &FlightReport) -> String {
     let gb = |b: Option<u64>| b.map_or("-".to_string(), |b| format!("{:.2} GB", b as f64 / 1e9));
-    format!(
+    let stop = match &r.after_stop {
+        Some(s) => format!(
+            "\n  after the stop: {} nodes ({:.1}M points) missing; {} frames ({} with the upload slice run out, {} with copies running); {} nodes ({:.1}M points) read ({} thrown away), {:.1}M uploaded in {:.0} ms of host time (at most {:.1} ms a frame); {} loader threads busy {:.0}%, blocked {:.0}%, {:.2}M points/s a thread\n  limited by: {}",
+            s.missing_nodes,
+            s.missing_points as f64 / 1e6,
+            s.frames,
+            s.frames_slice_ran_out,
+            s.frames_copies_running,
+            s.nodes_read,
+            s.points_read as f64 / 1e6,
+            s.nodes_discarded,
+            s.points_uploaded as f64 / 1e6,
+            s.upload_ms,
+            s.upload_ms_max,
+            r.loader_threads,
+            100.0 * s.loader_busy,
+            100.0 * s.loader_blocked,
+            s.points_per_s_per_thread / 1e6,
+            s.limit
+        ),
+        None => String::new(),
+    };
+    let text = format!(
         "{} ({} backend, {}x{}, {}): {} points{}\n  first frame {:.0} ms, start view complete {:.0} ms\n  flight {:.1} s, {} frames: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms (of which the update p50 {:.2}, p99 {:.2}); {:.1}M points drawn on average\n  complete view {} after the stop\n  device memory: {} before the flight, {} at most{}",
         if r.streamed { "streamed" } else { "resident" },
         r.backend,
@@ -277,7 +391,8 @@ pub fn summary(r: &FlightReport) -> String {
         gb(r.device_memory_start_bytes),
         gb(r.device_memory_peak_bytes),
         if r.streamed { format!("; pool {:.2} GB, {} evictions, {}M points uploaded", r.pool_bytes as f64 / 1e9, r.evictions, r.uploaded_points / 1_000_000) } else { String::new() },
-    )
+    );
+    text + &stop
 }
 
 #[cfg(test)]
@@ -291,5 +406,17 @@ mod tests {
         assert_eq!((p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms, p.frames), (50.0, 90.0, 99.0, 100.0, 100));
         assert_eq!(Percentiles::of(&[3.0]).p99_ms, 3.0);
         assert_eq!(Percentiles::of(&[]).frames, 0);
+    }
+
+    #[test]
+    fn the_stop_names_what_limited_it() {
+        let base = StopReport { missing_nodes: 40, frames: 100, ..Default::default() };
+        let judge = |s: StopReport| s.judge();
+        assert!(judge(StopReport { missing_nodes: 0, ..base.clone() }).starts_with("nothing"));
+        assert!(judge(StopReport { loader_blocked: 0.5, loader_busy: 0.4, ..base.clone() }).starts_with("the render thread's uploads"));
+        assert!(judge(StopReport { frames_slice_ran_out: 60, loader_busy: 0.9, ..base.clone() }).starts_with("the render thread's uploads"));
+        let d = judge(StopReport { loader_busy: 0.95, points_per_s_per_thread: 2.5e6, ..base.clone() });
+        assert!(d.starts_with("decoding") && d.contains("95%") && d.contains("2.50M"), "{d}");
+        assert!(judge(StopReport { loader_busy: 0.2, ..base }).starts_with("reads' latency"));
     }
 }

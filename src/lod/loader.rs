@@ -9,7 +9,8 @@
 //! bounds, so its batches get tight boxes) and makes positions, colours, batch boxes and quantized
 //! words ([`crate::render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
-//! when the render thread is behind, which bounds the host memory held by loaded nodes. The render
+//! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
+//! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
 //! thread takes what has arrived ([`Loader::try_take`]) without waiting. The preprocessing's parallel
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
@@ -51,6 +52,9 @@ pub struct Loaded {
 struct Queue {
     wanted: Vec<Request>,
     in_flight: HashSet<NodeId>,
+    /// Loaded and handed over, not yet taken by the render thread: not wanted again (a node waiting in
+    /// the channel while the render thread's slice runs out was read a second time before).
+    ready: HashSet<NodeId>,
 }
 
 struct Shared {
@@ -60,6 +64,20 @@ struct Shared {
     /// Nodes and points read so far.
     nodes_read: AtomicU64,
     points_read: AtomicU64,
+    /// Worker time (all workers, ns) spent reading and preparing nodes, and blocked handing them over
+    /// (the channel full: the render thread is behind).
+    busy_ns: AtomicU64,
+    blocked_ns: AtomicU64,
+}
+
+/// What the workers did since the loader started (see [`Loader::counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LoaderCounters {
+    pub nodes_read: u64,
+    pub points_read: u64,
+    /// Seconds of worker time reading and preparing, and blocked on a full channel (summed over workers).
+    pub busy_s: f64,
+    pub blocked_s: f64,
 }
 
 /// The worker threads and the channel their nodes come back on.
@@ -78,6 +96,8 @@ impl Loader {
             stop: AtomicBool::new(false),
             nodes_read: AtomicU64::new(0),
             points_read: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
+            blocked_ns: AtomicU64::new(0),
         });
         let (tx, rx) = sync_channel(CHANNEL_NODES);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("pcv-lod-prep-{i}")).build().ok().map(Arc::new);
@@ -98,7 +118,7 @@ impl Loader {
     /// Replaces the wanted nodes (in priority order, highest first).
     pub fn want(&self, requests: Vec<Request>) {
         if let Ok(mut q) = self.shared.queue.lock() {
-            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id)).collect();
+            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id)).collect();
         }
         self.shared.wake.notify_all();
     }
@@ -108,19 +128,34 @@ impl Loader {
         self.shared.queue.lock().map(|q| q.in_flight.contains(id)).unwrap_or(false)
     }
 
-    /// Nodes wanted or being read.
+    /// Nodes wanted, being read, or read and not taken yet.
     pub fn pending(&self) -> usize {
-        self.shared.queue.lock().map(|q| q.wanted.len() + q.in_flight.len()).unwrap_or(0)
+        self.shared.queue.lock().map(|q| q.wanted.len() + q.in_flight.len() + q.ready.len()).unwrap_or(0)
     }
 
     /// A node that has arrived, if any (never waits).
     pub fn try_take(&self) -> Option<Loaded> {
-        self.rx.as_ref()?.try_recv().ok()
+        let l = self.rx.as_ref()?.try_recv().ok()?;
+        if let Ok(mut q) = self.shared.queue.lock() {
+            q.ready.remove(&l.id);
+        }
+        Some(l)
     }
 
     /// Nodes and points read since the loader started.
     pub fn read_counts(&self) -> (u64, u64) {
         (self.shared.nodes_read.load(Ordering::Relaxed), self.shared.points_read.load(Ordering::Relaxed))
+    }
+
+    /// Nodes and points read, worker time busy and blocked, since the loader started.
+    pub fn counters(&self) -> LoaderCounters {
+        let s = &self.shared;
+        LoaderCounters {
+            nodes_read: s.nodes_read.load(Ordering::Relaxed),
+            points_read: s.points_read.load(Ordering::Relaxed),
+            busy_s: s.busy_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+            blocked_s: s.blocked_ns.load(Ordering::Relaxed) as f64 * 1e-9,
+        }
     }
 }
 
@@ -155,18 +190,24 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadP
                 };
             }
         };
+        let t = Instant::now();
         let loaded = match pool {
             Some(p) => p.install(|| load(&req)),
             None => load(&req),
         };
+        shared.busy_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if let Ok(p) = &loaded.result {
             shared.nodes_read.fetch_add(1, Ordering::Relaxed);
             shared.points_read.fetch_add(p.positions.len() as u64, Ordering::Relaxed);
         }
-        let sent = tx.send(loaded);
+        // Ready before it is sent: the render thread may take it (and clear the mark) at once.
         if let Ok(mut q) = shared.queue.lock() {
             q.in_flight.remove(&req.id);
+            q.ready.insert(req.id);
         }
+        let t = Instant::now();
+        let sent = tx.send(loaded);
+        shared.blocked_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if sent.is_err() {
             return;
         }

@@ -9,8 +9,10 @@
 //! are not free, [`NodePool::make_room`] evicts the least recently used resident node that is not
 //! selected this frame, together with its resident descendants (a child is useless without its
 //! parent, and selection never wants one without the other), until the room is there or nothing
-//! evictable is left. The batch table the rasterizer draws from is the host's mirror
-//! ([`NodePool::table`]): slots of nodes not drawn this frame have zero points, so the culled modes'
+//! evictable is left. A node whose slots were written remembers the write's fence: a rasterizer that
+//! copies in the background (CUDA's copy stream) may not have the points there yet, and the scene
+//! draws the node only once that fence is complete. The batch table the rasterizer draws from is the
+//! host's mirror ([`NodePool::table`]): slots of nodes not drawn this frame have zero points, so the culled modes'
 //! frustum and occlusion passes skip nothing they should draw and draw nothing they should not.
 use super::select::NodeId;
 use crate::cloud::octree::NodeKey;
@@ -96,6 +98,9 @@ pub struct Resident {
     pub batches: Vec<Batch>,
     pub points: u64,
     pub last_used_frame: u64,
+    /// The rasterizer's fence for the write that filled its slots (`Rasterizer::write_slots`): the
+    /// node is drawn only once the rasterizer's completed writes reach it.
+    pub fence: u64,
 }
 
 impl Resident {
@@ -212,8 +217,15 @@ impl NodePool {
         let runs = self.runs.alloc(batches.len() as u32)?;
         let points = batches.iter().map(|b| b.num_points as u64).sum();
         self.version += 1;
-        self.nodes.insert(id, Resident { key, runs, batches, points, last_used_frame: frame });
+        self.nodes.insert(id, Resident { key, runs, batches, points, last_used_frame: frame, fence: 0 });
         self.nodes.get(&id)
+    }
+
+    /// Records the fence of the write that filled `id`'s slots.
+    pub fn set_fence(&mut self, id: &NodeId, fence: u64) {
+        if let Some(r) = self.nodes.get_mut(id) {
+            r.fence = fence;
+        }
     }
 
     /// Sets the batch table to draw exactly `drawn` (resident nodes; others are ignored). Returns

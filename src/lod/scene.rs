@@ -9,15 +9,23 @@
 //! 2. tells the loader which selected nodes are missing, best first ([`Loader::want`]);
 //! 3. takes the nodes the loader finished and writes them into free slots of the rasterizer's pool
 //!    (evicting least recently used nodes that are not selected, with their descendants), for at most
-//!    `upload_ms_per_frame` — a slice of the frame, so a frame never waits for the disk or the network;
-//! 4. draws the selected nodes that are resident and whose parent is drawn: while refining, the coarse
+//!    `upload_ms_per_frame` of the frame's host time, so a frame never waits for the disk or the
+//!    network. On CUDA a write only stages the points in pinned memory and enqueues their copy on a
+//!    copy stream (`render/cuda/slot_upload.rs`): the slice is the staging's memcpy, and the copy runs
+//!    beside the frames. Each write has a fence; a node is drawn only once the rasterizer says its
+//!    fence is complete ([`Rasterizer::slot_writes_done`], polled), and the batch table tells the
+//!    rasterizer the last fence it draws so the frame orders itself after those copies on the device;
+//! 4. draws the selected nodes that are resident, copied, and whose parent is drawn: while refining, the coarse
 //!    nodes already there cover the view and children appear over them (COPC nodes add detail to their
 //!    parents, so nothing is taken away and no hole opens); the batch table goes to the rasterizer only
 //!    when it changed.
 //!
-//! The frame's point spacing (adaptive point sizes) is that of the drawn nodes that have no drawn
-//! child, weighted by their points: coarse levels get large points and look closed; it falls as the
-//! view refines.
+//! Point size per node: adaptive point sizes use a spacing per pool slot ([`Rasterizer::set_slot_spacing`],
+//! set with the batch table), so each point is sized by where it lies ([`effective_depth`]): a batch
+//! of a node whose box lies wholly in drawn children takes the spacing of the deepest level drawn there
+//! (its points interleave with theirs), any other the node's own, so coarse areas get large points and
+//! look closed while refined ones stay sharp. [`LodStatus::spacing_m`] (the drawn leaves' spacing
+//! weighted by their points) remains the frame's one spacing, for rasterizers without per-slot spacing.
 use super::loader::{Loaded, Loader, Request};
 use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
@@ -47,19 +55,19 @@ pub struct LodOptions {
     pub point_budget: u64,
     /// Refine a node while its points are more than this many pixels apart on screen.
     pub target_spacing_px: f32,
-    /// Time a frame may spend writing loaded nodes into the pool, at most (one node at least).
+    /// Host time a frame may spend writing loaded nodes into the pool, at most (one node at least).
     pub upload_ms_per_frame: f64,
-    /// Loader threads.
+    /// Loader threads (reading, decoding and cutting nodes into batches).
     pub threads: usize,
 }
 
 impl LodOptions {
-    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame, a loader thread a
-    /// core up to 8. `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for
-    /// measurements).
+    /// The defaults with `point_budget`: refine to 1 px, 4 ms of uploads a frame (host time: on CUDA the
+    /// staging of the copies), a loader thread a core but one (the render thread's; at least one).
+    /// `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for measurements).
     pub fn with_budget(point_budget: u64) -> LodOptions {
         let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let threads = default_loader_threads(std::thread::available_parallelism().map_or(2, |n| n.get()));
         LodOptions {
             point_budget,
             target_spacing_px: env("PCV_LOD_SPACING_PX").unwrap_or(1.0) as f32,
@@ -67,6 +75,13 @@ impl LodOptions {
             threads: env("PCV_LOD_THREADS").map_or(threads, |t| (t as usize).max(1)),
         }
     }
+}
+
+/// Loader threads on a machine of `cores` cores: all but the render thread's, at least one. Decoding
+/// (one LAZ chunk a node, one thread a node) is what the view waits for after a stop on the H200
+/// machine; more threads than cores would only slow the render thread.
+pub fn default_loader_threads(cores: usize) -> usize {
+    cores.saturating_sub(1).max(1)
 }
 
 /// The default point budget for `r` and how it was chosen.
@@ -116,6 +131,50 @@ pub struct LodStatus {
     /// The drawn leaves' point spacing (see the module doc).
     pub spacing_m: f32,
     pub evictions: u64,
+    /// Selected nodes not drawn yet (missing, being read, or copying), and their points.
+    pub missing_nodes: usize,
+    pub missing_points: u64,
+    /// Nodes written into the pool whose copies are not complete yet (CUDA's copy stream).
+    pub in_transit: usize,
+    /// The upload slice ended this update's writes with loaded nodes still waiting.
+    pub slice_ran_out: bool,
+    /// Host time writing nodes into the pool, this update and since the scene opened (ms).
+    pub upload_ms: f64,
+    pub upload_ms_total: f64,
+    /// Loaded nodes thrown away since the scene opened: already resident, or no room for a node the
+    /// selection no longer wants (decoding spent for nothing).
+    pub discarded_nodes: u64,
+}
+
+/// The depth whose spacing a batch of node `node` (box `lo`..`hi`, local coordinates) of tile `tile`
+/// is drawn with, when `drawn` is drawn: the node's own depth unless every octant of the node the box
+/// touches is a drawn child, else the smallest of those children's effective depths over the box's part
+/// in them (the coarsest level drawn everywhere under the box). Touching is closed (a box on an octant's
+/// face touches both sides), so a batch is never made finer than all its surroundings.
+pub fn effective_depth(h: &Hierarchy, tile: u32, node: u32, lo: Vec3, hi: Vec3, drawn: &HashSet<NodeId>) -> u32 {
+    let key = h.node(node).key;
+    let (nlo, nhi) = h.local_box(node);
+    let mid = (nlo + nhi) * 0.5;
+    let halves = |axis: usize| [lo[axis] <= mid[axis], hi[axis] >= mid[axis]];
+    let (hx, hy, hz) = (halves(0), halves(1), halves(2));
+    let mut depth = u32::MAX;
+    for (dx, dy, dz) in (0..8u32).map(|o| (o & 1, (o >> 1) & 1, o >> 2)) {
+        if !(hx[dx as usize] && hy[dy as usize] && hz[dz as usize]) {
+            continue;
+        }
+        let child = crate::cloud::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
+        let Some(c) = h.find(child).filter(|&c| drawn.contains(&NodeId { tile, node: c })) else {
+            return key.depth;
+        };
+        let (clo, chi) = h.local_box(c);
+        let (blo, bhi) = (lo.max(clo), hi.min(chi));
+        depth = depth.min(effective_depth(h, tile, c, blo, bhi.max(blo), drawn));
+    }
+    if depth == u32::MAX {
+        key.depth
+    } else {
+        depth
+    }
 }
 
 /// See the module doc.
@@ -138,6 +197,10 @@ pub struct LodScene {
     label: String,
     /// The drawn set and pool version the batch table was last made for.
     last_drawn: (HashSet<NodeId>, u64),
+    upload_ms_total: f64,
+    discarded: u64,
+    /// Each slot's spacing for adaptive point sizes (see the module doc), sent with the table.
+    slot_spacing: Vec<f32>,
 }
 
 impl LodScene {
@@ -191,6 +254,9 @@ impl LodScene {
             attached: false,
             label,
             last_drawn: (HashSet::new(), u64::MAX),
+            upload_ms_total: 0.0,
+            discarded: 0,
+            slot_spacing: Vec::new(),
         })
     }
 
@@ -254,6 +320,11 @@ impl LodScene {
         }
     }
 
+    /// What the loader's threads did so far.
+    pub fn loader_counters(&self) -> super::loader::LoaderCounters {
+        self.loader.counters()
+    }
+
     /// Node read errors so far (each node once).
     pub fn errors(&self) -> &[String] {
         &self.errors
@@ -266,6 +337,24 @@ impl LodScene {
     /// The last selection.
     pub fn selection(&self) -> &Selection {
         &self.selection
+    }
+
+    /// Each slot's spacing when `drawn` is drawn (0 for slots not drawn; see the module doc).
+    fn spacing_per_slot(&self, drawn: &HashSet<NodeId>) -> Vec<f32> {
+        let mut out = vec![0f32; self.pool.capacity() as usize];
+        for id in drawn {
+            let (Some(res), h) = (self.pool.get(id), &self.hierarchies[id.tile as usize]) else { continue };
+            for (slot, b) in res.slots().zip(&res.batches) {
+                let depth = effective_depth(h, id.tile, id.node, Vec3::from(b.min), Vec3::from(b.max), drawn);
+                out[slot as usize] = h.octree.spacing_at_m(depth) as f32;
+            }
+        }
+        out
+    }
+
+    /// The spacing each slot is drawn with now (see the module doc).
+    pub fn slot_spacing(&self) -> &[f32] {
+        &self.slot_spacing
     }
 
     /// One frame's selection, loads and uploads (see the module doc); `frame` is the frame about to be
@@ -288,7 +377,7 @@ impl LodScene {
             self.pool.touch(&s.id, self.frame);
             let h = &self.hierarchies[s.id.tile as usize];
             let node = *h.node(s.id.node);
-            if self.pool.contains(&s.id) || self.failed.contains(&s.id) {
+            if self.pool.contains(&s.id) || self.failed.contains(&s.id) || self.arrived.iter().any(|l| l.id == s.id) {
                 continue;
             }
             if node.point_count == 0 {
@@ -304,6 +393,7 @@ impl LodScene {
         while uploaded_nodes == 0 || started.elapsed().as_secs_f64() * 1e3 < self.opts.upload_ms_per_frame {
             let Some(l) = self.arrived.pop_front().or_else(|| self.loader.try_take()) else { break };
             if self.pool.contains(&l.id) {
+                self.discarded += 1;
                 continue;
             }
             let p = match l.result {
@@ -317,6 +407,7 @@ impl LodScene {
             let need = p.batches.len() as u32;
             let room = if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
             if !room {
+                self.discarded += 1;
                 continue;
             }
             let Some(res) = self.pool.insert(l.id, l.key, p.batches.clone(), self.frame) else { continue };
@@ -333,19 +424,43 @@ impl LodScene {
                 });
                 at += n;
             }
-            r.write_slots(&writes)?;
+            let fence = r.write_slots(&writes)?;
+            self.pool.set_fence(&l.id, fence);
             uploaded_nodes += 1;
             uploaded_points += p.positions.len() as u64;
         }
-        // Draw the selected nodes that are resident and whose parent is drawn (parents come first).
+        let upload_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.upload_ms_total += upload_ms;
+        // Whether the slice, not the loader, ended the writes: a loaded node is still waiting (kept for
+        // the next update).
+        if self.arrived.is_empty() {
+            if let Some(l) = self.loader.try_take() {
+                self.arrived.push_back(l);
+            }
+        }
+        let slice_ran_out = !self.arrived.is_empty();
+        // Draw the selected nodes that are resident, copied, and whose parent is drawn (parents come
+        // first). Nodes whose copies are still running wait: the frame never draws a slot before its
+        // points are there, and never waits for them.
+        let done = r.slot_writes_done()?;
         let mut drawn = HashSet::new();
+        let (mut in_transit, mut after_write) = (0usize, 0u64);
+        let (mut missing_nodes, mut missing_points) = (0usize, 0u64);
         let (mut drawn_points, mut leaf_weight, mut leaf_spacing) = (0u64, 0f64, 0f64);
         for s in &self.selection.nodes {
             let h = &self.hierarchies[s.id.tile as usize];
             let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
-            if parent_ok && self.pool.contains(&s.id) {
-                drawn.insert(s.id);
+            match self.pool.get(&s.id) {
+                Some(res) if res.fence <= done && parent_ok => {
+                    drawn.insert(s.id);
+                    after_write = after_write.max(res.fence);
+                    continue;
+                }
+                Some(res) if res.fence > done => in_transit += 1,
+                _ => {}
             }
+            missing_nodes += 1;
+            missing_points += h.node(s.id.node).point_count;
         }
         for id in &drawn {
             let h = &self.hierarchies[id.tile as usize];
@@ -359,11 +474,13 @@ impl LodScene {
         }
         if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn {
             self.pool.set_drawn(&drawn);
+            self.slot_spacing = self.spacing_per_slot(&drawn);
             self.last_drawn = (drawn.clone(), self.pool.version);
         }
         let changed = match self.pool.take_table() {
             Some(t) => {
-                r.set_slot_batches(t)?;
+                r.set_slot_batches(t, after_write)?;
+                r.set_slot_spacing(&self.slot_spacing)?;
                 true
             }
             None => false,
@@ -378,11 +495,66 @@ impl LodScene {
             resident_points: self.pool.resident_points(),
             uploaded_nodes,
             uploaded_points,
-            loading: self.loader.pending() + self.arrived.len(),
+            loading: self.loader.pending() + self.arrived.len() + in_transit,
             budget_hit: self.selection.budget_hit,
             spacing_m: if leaf_weight > 0.0 { (leaf_spacing / leaf_weight) as f32 } else { 0.0 },
             evictions: self.pool.evictions,
+            missing_nodes,
+            missing_points,
+            in_transit,
+            slice_ran_out,
+            upload_ms,
+            upload_ms_total: self.upload_ms_total,
+            discarded_nodes: self.discarded,
         };
         Ok(&self.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::cloud::octree::{Cube, NodeKey, Octree, OctreeNode};
+
+    /// A full octree over [0, 64)³ to `depth`.
+    fn full(depth: u32) -> Hierarchy {
+        let mut nodes = Vec::new();
+        for d in 0..=depth {
+            let n = 1u32 << d;
+            for (x, y, z) in (0..n * n * n).map(|i| (i % n, (i / n) % n, i / (n * n))) {
+                nodes.push(OctreeNode { key: NodeKey::new(d, x, y, z), point_count: 10, byte_offset: 0, byte_size: 0 });
+            }
+        }
+        let octree = Octree { cube: Cube { min: DVec3::ZERO, size: 64.0 }, root_spacing_m: 1.0, points_min: DVec3::ZERO, points_max: DVec3::splat(64.0), nodes };
+        Hierarchy::new(octree, DVec3::ZERO)
+    }
+
+    #[test]
+    fn a_batch_takes_the_coarsest_level_drawn_under_it() {
+        let h = full(2);
+        let id = |k: NodeKey| NodeId { tile: 0, node: h.find(k).unwrap() };
+        let root = h.find(NodeKey::ROOT).unwrap();
+        let c0 = NodeKey::new(1, 0, 0, 0);
+        let mut drawn: HashSet<NodeId> = [id(NodeKey::ROOT), id(c0)].into();
+        let v = |a: f32, b: f32| (Vec3::splat(a), Vec3::splat(b));
+        let depth = |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn);
+        // Inside the drawn child 0: its depth; reaching into the undrawn child 7: the root's.
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 1);
+        assert_eq!(depth(v(1.0, 40.0), &drawn), 0);
+        // Child 0 refined fully: a box inside it takes depth 2, also across its own octants' faces.
+        drawn.extend(c0.children().map(id));
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 2);
+        assert_eq!(depth(v(10.0, 20.0), &drawn), 2);
+        // One grandchild missing under the box: the child's depth there.
+        drawn.remove(&id(c0.children()[7]));
+        assert_eq!(depth(v(10.0, 20.0), &drawn), 1);
+        assert_eq!(depth(v(1.0, 10.0), &drawn), 2);
+        assert!(h.octree.spacing_at_m(0) > h.octree.spacing_at_m(2), "coarser levels are spaced wider");
+    }
+
+    #[test]
+    fn loader_threads_leave_the_render_thread_a_core() {
+        assert_eq!([1, 2, 3, 16, 32].map(default_loader_threads), [1, 1, 2, 15, 31]);
     }
 }

@@ -374,12 +374,27 @@ pub trait Rasterizer {
     fn reserve_slots(&mut self, _slots: u32) -> Result<(), RenderError> {
         Err(no_pool(self.name()))
     }
-    /// Fills runs of the pool's slots.
-    fn write_slots(&mut self, _writes: &[SlotWrite<'_>]) -> Result<(), RenderError> {
+    /// Fills runs of the pool's slots (one node's). Returns the write's fence: a backend that copies in
+    /// the background (CUDA: a copy stream) numbers its writes 1, 2, ... and the slots hold the points
+    /// once [`Rasterizer::slot_writes_done`] has reached that number; one that copies before returning
+    /// (the CPU) returns 0.
+    fn write_slots(&mut self, _writes: &[SlotWrite<'_>]) -> Result<u64, RenderError> {
         Err(no_pool(self.name()))
     }
-    /// Sets the pool's batch table: one batch per slot, zero points for a slot not drawn.
-    fn set_slot_batches(&mut self, _batches: &[gpu_data::Batch]) -> Result<(), RenderError> {
+    /// The last fence of [`Rasterizer::write_slots`] whose copies are complete (never waits). Backends
+    /// that copy before returning: every write is complete.
+    fn slot_writes_done(&mut self) -> Result<u64, RenderError> {
+        Ok(u64::MAX)
+    }
+    /// Sets the pool's batch table: one batch per slot, zero points for a slot not drawn. The table
+    /// draws slots filled by writes up to fence `after_write`: frames drawn with it wait for those
+    /// copies (on the device; callers that draw only completed writes never make them wait).
+    fn set_slot_batches(&mut self, _batches: &[gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
+        Err(no_pool(self.name()))
+    }
+    /// Sets the pool's point spacing per slot (metres; its node's): adaptive point sizes then size each
+    /// point by its own batch's spacing instead of the frame's one spacing.
+    fn set_slot_spacing(&mut self, _spacing_m: &[f32]) -> Result<(), RenderError> {
         Err(no_pool(self.name()))
     }
     /// Device memory in use on the whole device now, in bytes (`None` where there is no device).

@@ -134,6 +134,11 @@ pub struct MultiRasterizer {
     num_points: u64,
     /// Level of detail: the node pool's slots, spread over the shares (see [`MultiRasterizer::slot_home`]).
     pool_slots: Option<u32>,
+    /// Pool writes whose copies may still run: this rasterizer's fence and each share's fence for it
+    /// (0 where the write had nothing for the share), oldest first; and the last fence known complete.
+    pool_fences: std::collections::VecDeque<(u64, Vec<u64>)>,
+    pool_fence_last: u64,
+    pool_fence_done: u64,
     description: String,
 }
 
@@ -174,7 +179,17 @@ impl MultiRasterizer {
             comms.nccl().version_string(),
             comms.nccl().path
         );
-        Ok(Self { comms, devices, shares, num_points: 0, pool_slots: None, description })
+        Ok(Self {
+            comms,
+            devices,
+            shares,
+            num_points: 0,
+            pool_slots: None,
+            pool_fences: Default::default(),
+            pool_fence_last: 0,
+            pool_fence_done: 0,
+            description,
+        })
     }
 
     /// The shares' point ranges (global order), for reports and tests.
@@ -201,9 +216,9 @@ impl MultiRasterizer {
         let lazy = cloud.is_lazy_scene();
         // A host cloud in Morton order, so that each contiguous range is compact in space.
         let sorted: Option<Arc<Vec<crate::render::gpu_data::Point>>> = (!lazy).then(|| {
+            // In parallel: a sequential gather of 2B points took most of a minute on the H200 machine.
             let points = cloud.host_points(true);
-            let order = crate::cloud::order::morton_order(&points, &cloud.bounds);
-            Arc::new(order.iter().map(|&i| points[i as usize]).collect())
+            Arc::new(crate::cloud::order::morton_sorted(&points, &cloud.bounds))
         });
         for (s, r) in self.shares.iter_mut().zip(&ranges) {
             s.range = r.clone();
@@ -460,7 +475,7 @@ impl Rasterizer for MultiRasterizer {
             quantized: a.quantized + b.quantized,
             full: a.full + b.full,
         });
-        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: self.num_points, batches })
+        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: self.num_points(), batches })
     }
 
     fn num_points(&self) -> u64 {
@@ -478,6 +493,8 @@ impl Rasterizer for MultiRasterizer {
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
         self.num_points = 0;
         self.pool_slots = None;
+        self.pool_fences.clear();
+        self.pool_fence_done = self.pool_fence_last;
         let n = self.shares.len() as u32;
         let per = BATCH_POINTS as u64;
         let mut first = 0u64;
@@ -495,7 +512,7 @@ impl Rasterizer for MultiRasterizer {
         Ok(())
     }
 
-    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
         let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
         let n = self.shares.len();
         let per = BATCH_POINTS as usize;
@@ -513,15 +530,31 @@ impl Rasterizer for MultiRasterizer {
                 });
             }
         }
-        for (s, ws) in self.shares.iter_mut().zip(&by_share) {
+        // Each share copies on its own copy stream: this write is complete once every share's part is.
+        let mut fences = vec![0u64; n];
+        for ((s, ws), f) in self.shares.iter_mut().zip(&by_share).zip(&mut fences) {
             if !ws.is_empty() {
-                s.gpu.write_slots(ws)?;
+                *f = s.gpu.write_slots(ws)?;
             }
         }
-        Ok(())
+        self.pool_fence_last += 1;
+        self.pool_fences.push_back((self.pool_fence_last, fences));
+        Ok(self.pool_fence_last)
     }
 
-    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch]) -> Result<(), RenderError> {
+    fn slot_writes_done(&mut self) -> Result<u64, RenderError> {
+        let done: Vec<u64> = self.shares.iter_mut().map(|s| s.gpu.slot_writes_done()).collect::<Result<_, _>>()?;
+        while let Some((fence, per)) = self.pool_fences.front() {
+            if per.iter().zip(&done).any(|(f, d)| f > d) {
+                break;
+            }
+            self.pool_fence_done = *fence;
+            self.pool_fences.pop_front();
+        }
+        Ok(self.pool_fence_done)
+    }
+
+    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch], after_write: u64) -> Result<(), RenderError> {
         let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
         if batches.len() != slots as usize {
             return Err(RenderError::ModeUnavailable {
@@ -534,9 +567,20 @@ impl Rasterizer for MultiRasterizer {
             let mut local: Vec<_> = batches.iter().skip(k).step_by(n).copied().collect();
             // A share with no slot of its own (a pool smaller than the shares) keeps one empty slot.
             local.resize(((s.range.end - s.range.start) / BATCH_POINTS as u64) as usize, crate::lod::pool::EMPTY_BATCH);
-            s.gpu.set_slot_batches(&local)?;
+            // The share's own fence for the writes up to `after_write` (0: all of them are complete).
+            let share_fence = self.pool_fences.iter().filter(|(f, _)| *f <= after_write).map(|(_, per)| per[k]).max().unwrap_or(0);
+            s.gpu.set_slot_batches(&local, share_fence)?;
         }
         Ok(())
+    }
+
+    fn set_slot_spacing(&mut self, _spacing_m: &[f32]) -> Result<(), RenderError> {
+        // The composite's splat runs on colour words (no point index to find a batch by): adaptive sizes
+        // use the frame's one spacing on several GPUs.
+        match self.pool_slots {
+            Some(_) => Ok(()),
+            None => Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+        }
     }
 
     fn device_memory_used_bytes(&self) -> Option<u64> {

@@ -78,6 +78,8 @@ pub struct CpuRasterizer {
     /// Whether `prepared` is a level-of-detail node pool ([`Rasterizer::reserve_slots`]): its slots are
     /// written in place and only the culled modes draw it.
     pool: bool,
+    /// The pool's point spacing per slot (adaptive sizes per node; [`Rasterizer::set_slot_spacing`]).
+    slot_spacing: Option<Vec<f32>>,
 }
 
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
@@ -188,10 +190,11 @@ impl Rasterizer for CpuRasterizer {
         self.preprocess_ms = None;
         self.last = None;
         self.pool = true;
+        self.slot_spacing = None;
         Ok(())
     }
 
-    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
         let p = self.pool_mut()?;
         let per = crate::render::gpu_data::BATCH_POINTS as usize;
         for w in writes {
@@ -202,10 +205,11 @@ impl Rasterizer for CpuRasterizer {
             p.colors[at..at + n].copy_from_slice(w.colors);
             p.quant[at..at + n].copy_from_slice(w.quant);
         }
-        Ok(())
+        // Copied before returning: nothing to wait for.
+        Ok(0)
     }
 
-    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch]) -> Result<(), RenderError> {
+    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
         let p = self.pool_mut()?;
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {
@@ -214,6 +218,15 @@ impl Rasterizer for CpuRasterizer {
             });
         }
         p.batches.copy_from_slice(batches);
+        Ok(())
+    }
+
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
+        let slots = self.pool_mut()?.batches.len();
+        if spacing_m.len() != slots {
+            return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()) });
+        }
+        self.slot_spacing = Some(spacing_m.to_vec());
         Ok(())
     }
 
@@ -236,7 +249,10 @@ impl Rasterizer for CpuRasterizer {
             return Err(RenderError::TargetSize { got: color.len(), width: frame.width_px, height: frame.height_px });
         }
         let f = frame.uniforms();
-        let u = frame.post_uniforms();
+        // A pool with a spacing per slot: uniforms per metre of spacing, each point's batch's spacing in
+        // the splat (as the CUDA backend).
+        let batch_spacing = self.slot_spacing.as_deref().filter(|_| self.pool && frame.mode.culls());
+        let u = if batch_spacing.is_some() { frame.with_spacing(1.0).post_uniforms() } else { frame.post_uniforms() };
         let plan = frame.passes();
         if frame.mode == RenderMode::Reference {
             sized(&mut self.depth, n);
@@ -292,11 +308,11 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Splat => {
                     if holds == Final::Depth {
                         let (depth, c) = (&self.depth, &*color);
-                        splat::splat(&u, |i| splat::reference_word(depth, c, i), &mut self.vis_out);
+                        splat::splat(&u, |i| splat::reference_word(depth, c, i), None, &mut self.vis_out);
                         holds = Final::VisColor;
                     } else {
                         let vis = &self.vis;
-                        splat::splat(&u, |i| vis[i].load(Ordering::Relaxed), &mut self.vis_out);
+                        splat::splat(&u, |i| vis[i].load(Ordering::Relaxed), batch_spacing, &mut self.vis_out);
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                 }

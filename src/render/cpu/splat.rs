@@ -4,14 +4,17 @@
 //!
 //! A point at pixel q covers pixel p when 4 · |p − q|² ≤ N² for a fixed size N, or (adaptive) when
 //! p = q or 4 · |p − q|² ≤ diameter², diameter = `adaptive_px_at_1m` / view distance — the kernel's
-//! float operations, in its order, so both backends pick the same word.
+//! float operations, in its order, so both backends pick the same word. With a spacing per batch (a
+//! level-of-detail pool), diameter = `adaptive_px_at_1m` · spacing[payload / BATCH_POINTS] / distance
+//! (the payload is the point's index; one past the batches stays a pixel).
 use super::post::{view_distance, FAR_DEPTH_BITS};
-use crate::render::gpu_data::{word_depth, PostUniforms, SPLAT_MAX_RADIUS};
+use crate::render::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Splats the words `word(i)` of a `u.width × u.height` frame into `out`.
-pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [AtomicU64]) {
+/// Splats the words `word(i)` of a `u.width × u.height` frame into `out`; `batch_spacing_m`: a spacing
+/// per batch of points whose indices are the words' payloads, or `None`.
+pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, batch_spacing_m: Option<&[f32]>, out: &mut [AtomicU64]) {
     let (w, h) = (u.width as usize, u.height as usize);
     assert_eq!(out.len(), w * h, "splat output size");
     let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
@@ -21,8 +24,13 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, out: &mut [At
         (0..w * h)
             .into_par_iter()
             .map(|i| {
-                let d = word_depth(word(i));
-                let dm = if d < FAR_DEPTH_BITS { u.adaptive_px_at_1m / view_distance(u, d) } else { 0.0 };
+                let w = word(i);
+                let d = word_depth(w);
+                let px = match batch_spacing_m {
+                    Some(s) => s.get((word_payload(w) / BATCH_POINTS as u64) as usize).map_or(0.0, |s| u.adaptive_px_at_1m * s),
+                    None => u.adaptive_px_at_1m,
+                };
+                let dm = if d < FAR_DEPTH_BITS { px / view_distance(u, d) } else { 0.0 };
                 dm * dm
             })
             .collect()
@@ -133,7 +141,7 @@ mod tests {
 
     fn run(u: &PostUniforms, words: &[u64]) -> Vec<u64> {
         let mut out: Vec<AtomicU64> = (0..words.len()).map(|_| AtomicU64::new(0)).collect();
-        splat(u, |i| words[i], &mut out);
+        splat(u, |i| words[i], None, &mut out);
         out.into_iter().map(AtomicU64::into_inner).collect()
     }
 
@@ -164,6 +172,36 @@ mod tests {
         let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
         assert!(covered(1) > 20, "near point covers {} px", covered(1));
         assert_eq!(covered(2), 1);
+    }
+
+    #[test]
+    fn a_batch_of_coarser_spacing_gets_larger_points() {
+        // Per metre of spacing; batch 0 (indices 0..4096) spaced 4 times as far apart as batch 1.
+        let u = uniforms(PointSize::Adaptive { max_px: 16 }, 64, 48, 1.0);
+        let spacing = [0.2f32, 0.05];
+        let mut one = vec![EMPTY; 64 * 48];
+        let bp = BATCH_POINTS as u64;
+        one[24 * 64 + 16] = crate::render::gpu_data::word(depth_at(2.0), 7); // batch 0
+        one[24 * 64 + 48] = crate::render::gpu_data::word(depth_at(2.0), bp + 7); // batch 1, same depth
+        one[10 * 64 + 32] = crate::render::gpu_data::word(depth_at(2.0), 5 * bp); // past the batches
+        let mut out: Vec<AtomicU64> = (0..one.len()).map(|_| AtomicU64::new(0)).collect();
+        splat(&u, |i| one[i], Some(&spacing), &mut out);
+        let out: Vec<u64> = out.into_iter().map(AtomicU64::into_inner).collect();
+        let covered = |id: u64| out.iter().filter(|&&v| v & 0xffff_ffff == id && v != EMPTY).count();
+        let (coarse, fine) = (covered(7), covered(bp + 7));
+        assert!(coarse > 4 * fine && fine >= 1, "coarse batch covers {coarse} px, fine {fine} px");
+        assert_eq!(covered(5 * bp), 1, "a payload past the batches stays a pixel");
+        // The same as the frame's one spacing when every batch has it.
+        let words = random_words(64, 48, 0.05, 3);
+        let flat = uniforms(PointSize::Adaptive { max_px: 16 }, 64, 48, 0.05);
+        let per_batch: Vec<f32> = vec![0.05; 4];
+        let mut a: Vec<AtomicU64> = (0..words.len()).map(|_| AtomicU64::new(0)).collect();
+        splat(&u, |i| words[i], Some(&per_batch), &mut a);
+        let a: Vec<u64> = a.into_iter().map(AtomicU64::into_inner).collect();
+        let b = run(&flat, &words);
+        let differ = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+        // 0.05 · (px per metre) and the frame's px for 0.05 m round alike almost everywhere.
+        assert!(differ <= words.len() / 100, "{differ} pixels differ from the frame-wide spacing");
     }
 
     #[test]

@@ -216,7 +216,7 @@ impl CudaRasterizer {
                 }?,
                 Pass::VisDisk => unsafe { kernels::vis_disk(k, stream, f, u, packed_ptr, num_points, vis_ptr) }?,
                 Pass::Splat => {
-                    unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr) }?;
+                    unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, 0, 0) }?;
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
                 }

@@ -198,8 +198,9 @@ kernels! {
         grid per_tile((width, height));
     /// `hzb` holds `h.total` words whose level 0 is built.
     HzbUp hzb_up = "hzb"::"pcv_hzb_up"(h: HzbParams, hzb: Ptr) grid single(());
-    /// `vis` and `out` hold `u.width * u.height` u64 words each and do not overlap.
-    Splat splat = "splat"::"pcv_splat"(u: PostUniforms, vis: Ptr, out: Ptr) grid per_tile((u.width, u.height));
+    /// `vis` and `out` hold `u.width * u.height` u64 words each and do not overlap; `spacing` is 0, or
+    /// holds `num_batches` floats and the words' payloads are point indices.
+    Splat splat = "splat"::"pcv_splat"(u: PostUniforms, vis: Ptr, out: Ptr, spacing: Ptr, num_batches: u32) grid per_tile((u.width, u.height));
     /// `depth` and `color` hold `u.width * u.height` u32 words, `out` as many u64 words (not overlapping).
     SplatRef splat_ref = "splat"::"pcv_splat_ref"(u: PostUniforms, depth: Ptr, color: Ptr, out: Ptr) grid per_tile((u.width, u.height));
     /// `depth` and `color` hold `u.width * u.height` u32 words.

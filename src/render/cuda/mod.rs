@@ -28,6 +28,7 @@ pub mod memory;
 pub mod modules;
 pub mod nccl;
 pub mod preprocess;
+pub mod slot_upload;
 pub mod timing;
 pub mod stream_upload;
 pub mod upload;
@@ -97,9 +98,13 @@ pub struct CudaRasterizer {
     prepared_points: u64,
     /// For a level-of-detail pool ([`Rasterizer::reserve_slots`]): the points its batch table draws.
     pool_points: Option<u64>,
+    /// The pool's point spacing per slot (adaptive point sizes per node), once set.
+    slot_spacing: Option<DeviceBuffer<f32>>,
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
+    /// The node pool's copies: a copy stream and pinned staging (`slot_upload.rs`).
+    slot_upload: slot_upload::SlotUploader,
     kernels: KernelTable,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -134,8 +139,10 @@ impl CudaRasterizer {
             timer,
             prepared_points: 0,
             pool_points: None,
+            slot_spacing: None,
             last: None,
             external: Default::default(),
+            slot_upload: slot_upload::SlotUploader::new(&ctx),
             kernels,
             stream,
             ctx,
@@ -211,6 +218,8 @@ impl CudaRasterizer {
     /// last frame), freeing it first so that its memory counts as free for what comes next. Every upload
     /// path starts here, then sets what it made.
     fn forget_upload(&mut self) {
+        // A node pool's copies may still write into its buffers: they finish before the buffers go.
+        self.slot_upload.finish();
         self.points = None;
         self.external.shown = None;
         self.prepared = Err("no points uploaded".into());
@@ -218,6 +227,7 @@ impl CudaRasterizer {
         self.last = None;
         self.prepared_points = 0;
         self.pool_points = None;
+        self.slot_spacing = None;
     }
 
     /// The uploaded points, copied back to the host.
@@ -491,7 +501,18 @@ impl CudaRasterizer {
             RenderMode::Packed => Final::VisColor,
             _ => Final::VisIndex,
         };
-        let (f, u) = (frame.uniforms(), frame.post_uniforms());
+        // A pool with a spacing per slot sizes adaptive points by their node's spacing: the uniforms carry
+        // pixels per metre of spacing, the splat multiplies by the point's batch's (kernels/splat.cu).
+        let batch_spacing = match (&self.slot_spacing, holds) {
+            (Some(b), Final::VisIndex) if self.pool_points.is_some() => Some((b.ptr(), b.len() as u32)),
+            _ => None,
+        };
+        let f = frame.uniforms();
+        let u = match batch_spacing {
+            Some(_) => frame.with_spacing(1.0).post_uniforms(),
+            None => frame.post_uniforms(),
+        };
+        let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
         let prep = self.prepared.as_ref().ok();
         let no_prep = || RenderError::ModeUnavailable {
@@ -575,7 +596,9 @@ impl CudaRasterizer {
                         }?;
                         holds = Final::VisColor;
                     } else {
-                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr) }?;
+                        // `spacing_ptr` is 0 or holds `spacing_batches` floats, one per pool slot, and in
+                        // VisIndex the payloads are indices into the pool (checked against the count).
+                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches) }?;
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
@@ -831,24 +854,20 @@ impl Rasterizer for CudaRasterizer {
         Ok(())
     }
 
-    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
         let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
-        let p = self.prepared.as_mut().map_err(|_| no_pool())?;
-        let per = crate::render::gpu_data::BATCH_POINTS as usize;
-        for w in writes {
-            super::check_slot_write(w, p.num_batches())?;
-            let at = w.first_slot as usize * per;
-            p.positions.write_at(&self.stream, 3 * at, bytemuck::cast_slice(w.positions))?;
-            p.colors.write_at(&self.stream, at, w.colors)?;
-            p.quant.write_at(&self.stream, at, w.quant)?;
-        }
-        Ok(())
+        let p = self.prepared.as_ref().map_err(|_| no_pool())?;
+        self.slot_upload.write(&self.stream, p, writes)
     }
 
-    fn set_slot_batches(&mut self, batches: &[Batch]) -> Result<(), RenderError> {
+    fn slot_writes_done(&mut self) -> Result<u64, RenderError> {
+        self.slot_upload.done()
+    }
+
+    fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
         let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
@@ -860,8 +879,30 @@ impl Rasterizer for CudaRasterizer {
                 reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
             });
         }
+        // The frames drawn with this table run after the copies of the slots it draws.
+        self.slot_upload.order_after(&self.stream, after_write)?;
         p.batches.write_at(&self.stream, 0, batches)?;
         self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
+        Ok(())
+    }
+
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
+        let slots = match (&self.prepared, self.pool_points) {
+            (Ok(p), Some(_)) => p.batches.len(),
+            _ => return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+        };
+        if spacing_m.len() != slots {
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()),
+            });
+        }
+        if self.slot_spacing.is_none() {
+            self.slot_spacing = Some(DeviceBuffer::alloc(&self.ctx, slots, "the node pool's spacings")?);
+        }
+        if let Some(b) = &mut self.slot_spacing {
+            b.write_at(&self.stream, 0, spacing_m)?;
+        }
         Ok(())
     }
 
@@ -880,7 +921,8 @@ impl Rasterizer for CudaRasterizer {
 
 impl Drop for CudaRasterizer {
     fn drop(&mut self) {
-        // Let in-flight work finish before the buffers it uses are freed.
+        // Let in-flight work finish before the buffers it uses are freed (the node pool's copies too).
         self.ctx.record_err(self.stream.synchronize());
+        self.slot_upload.finish();
     }
 }

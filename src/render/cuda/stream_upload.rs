@@ -30,28 +30,48 @@ pub const SLOTS: usize = 4;
 /// Points per pinned buffer (16 MiB).
 pub const SLOT_POINTS: usize = 1 << 20;
 
-/// A page-locked host buffer of `cap` points; freed on drop.
-struct Pinned {
-    ptr: *mut Point,
+/// A page-locked host buffer of `cap` elements (points here; bytes for the level-of-detail pool's
+/// staging, `slot_upload.rs`); freed on drop.
+pub(super) struct Pinned<T: bytemuck::Pod = Point> {
+    ptr: *mut T,
     cap: usize,
     ctx: Arc<CudaContext>,
 }
 
-impl Pinned {
-    fn new(ctx: &Arc<CudaContext>, cap: usize) -> Result<Pinned, RenderError> {
+// SAFETY: a `Pinned` owns its allocation as a `Box<[T]>` owns its own (no aliases: elements are reached
+// only through `&self`/`&mut self`), and freeing it binds the context first, which any thread may do. So
+// moving one to another thread (a rasterizer rendering on a GPU's thread, `render/multi.rs`) is sound.
+unsafe impl<T: bytemuck::Pod> Send for Pinned<T> {}
+
+impl<T: bytemuck::Pod> Pinned<T> {
+    pub(super) fn new(ctx: &Arc<CudaContext>, cap: usize) -> Result<Pinned<T>, RenderError> {
         ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        let bytes = cap * std::mem::size_of::<Point>();
+        let bytes = cap * std::mem::size_of::<T>();
         // SAFETY: the context is current; the returned buffer is owned by this value alone and freed
         // once, in Drop; it is only read through slices of the points written into it.
-        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_error(format!("cuMemHostAlloc of {bytes} bytes")))? as *mut Point;
+        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_error(format!("cuMemHostAlloc of {bytes} bytes")))? as *mut T;
         Ok(Pinned { ptr, cap, ctx: ctx.clone() })
+    }
+
+    pub(super) fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Elements `at..at + len` (written before).
+    ///
+    /// # Safety
+    /// Those elements (`at + len <= cap`) must have been written.
+    pub(super) unsafe fn filled_at(&self, at: usize, len: usize) -> &[T] {
+        // SAFETY: the caller wrote elements `at..at + len` (within `cap`) of `ptr`, a live allocation of
+        // `cap` elements.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), len) }
     }
 
     /// The first `len` points (written before).
     ///
     /// # Safety
     /// The first `len <= cap` points must have been written.
-    unsafe fn filled(&self, len: usize) -> &[Point] {
+    unsafe fn filled(&self, len: usize) -> &[T] {
         // SAFETY: the caller wrote `len <= cap` points from `ptr`, a live allocation of `cap` points.
         unsafe { std::slice::from_raw_parts(self.ptr, len) }
     }
@@ -59,23 +79,27 @@ impl Pinned {
     /// Copies `src` to points `at..at + src.len()` (within `cap`), large copies on rayon's threads: one
     /// thread copied about 6 GB/s into pinned memory, which held the 1B-point LAS stream to 386 M
     /// points/s on the H200 machine while its 16 cores decoded at 669 M/s.
-    fn write(&mut self, at: usize, src: &[Point]) {
+    pub(super) fn write(&mut self, at: usize, src: &[T])
+    where
+        T: Sync,
+    {
         use rayon::prelude::*;
-        const PIECE: usize = 1 << 16;
+        // About 1 MiB a piece, whatever the element.
+        let piece_len = ((1usize << 20) / std::mem::size_of::<T>().max(1)).max(1);
         assert!(at + src.len() <= self.cap, "pinned slot overflow");
         // Addresses cross threads as integers (raw pointers are not Send).
-        let dst = self.ptr as usize + at * std::mem::size_of::<Point>();
-        src.par_chunks(PIECE).enumerate().with_min_len(2).for_each(|(k, piece)| {
-            // SAFETY: piece k goes to points at + k·PIECE .. + piece.len(), inside the allocation (the
+        let dst = self.ptr as usize + at * std::mem::size_of::<T>();
+        src.par_chunks(piece_len).enumerate().with_min_len(2).for_each(|(k, piece)| {
+            // SAFETY: piece k goes to elements at + k·piece_len .. + piece.len(), inside the allocation (the
             // whole range was asserted above) and disjoint from every other piece's; `src` is host memory
             // of another allocation; no copy reading this slot is in flight (the caller waited for its
             // event), and `&mut self` keeps other writers out until every piece is done.
-            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), (dst as *mut Point).add(k * PIECE), piece.len()) };
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), (dst as *mut T).add(k * piece_len), piece.len()) };
         });
     }
 }
 
-impl Drop for Pinned {
+impl<T: bytemuck::Pod> Drop for Pinned<T> {
     fn drop(&mut self) {
         self.ctx.record_err(self.ctx.bind_to_thread());
         // SAFETY: `ptr` came from cuMemHostAlloc and is freed once; every copy reading it was waited on
