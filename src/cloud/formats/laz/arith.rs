@@ -7,7 +7,9 @@
 //! the one LASzip's encoder wrote whatever table is used (the table only narrows the search: the symbol
 //! is the last one whose cumulative frequency is ≤ the quotient), so the tables here are finer than
 //! LASzip's (4 table entries per symbol up to 2^11 entries, and for small models too, where LASzip
-//! bisects with multiplications): most symbols need no search at all. Model updates (counts halved
+//! bisects with multiplications): most symbols need no search at all. A model whose most probable
+//! symbol holds ≥ 5/8 of the probability checks that symbol first with a multiplication, beside the
+//! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
 //! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly.
 //!
 //! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
