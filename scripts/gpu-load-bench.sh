@@ -21,6 +21,16 @@
 #   4. a short table (table.md) with the issue's targets: LAS >= 500 M/s, LAZ >= 50 M/s, 1B LAS on
 #      screen <= 4 s, host memory on the CUDA backend <= 1 GiB.
 # Overrides: PCV_LAS_POINTS (1B), PCV_LAZ_POINTS (200M), PCV_PLY_POINTS (500M), PCV_RUNS (3).
+#
+# LAZ decoding of real data only (no GPU needed; about 3 minutes):
+#   scripts/gpu-load-bench.sh --prepare      (here; also packs /tmp/real/autzen_trim.las and
+#                                             autzen_trim_7.las, PDAL's test data, when present)
+#   bash scripts/gpu-load-bench.sh laz        (there; same carry)
+# tiles autzen_trim (point format 3, LAS 1.2) and its format-7 twin (LAS 1.4, layered LAZ) 1000 times
+# (110 M points each, PCV_LAZ_COPIES), compresses them with `pcv convert`, and times the decode on all
+# cores with pcv's LAZ decoder and with the `laz` crate's (load_bench --laz-decoder pcv|laz), then with
+# 1, 2, 4 and 8 threads on a ×100 tiling (11 M points, PCV_LAZ_SWEEP_COPIES: how the rate scales). Writes laz-bench.log and laz-table.md to $OUT. Target:
+# LAZ >= 50 M points/s on the 16 cores (format 3, pcv's decoder).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,6 +42,7 @@ if [ "${1:-}" = "--prepare" ]; then
   mkdir -p .gpu/load
   install -m 755 target/release/pcv target/release/examples/load_bench .gpu/load/
   strip .gpu/load/* 2>/dev/null || true
+  for f in /tmp/real/autzen_trim.las /tmp/real/autzen_trim_7.las; do [ -f "$f" ] && install -m 644 "$f" .gpu/load/; done
   du -sh .gpu/load
   echo 'device run: kind nvidia-h200, carry [".gpu/load"], timeout_s 600, command: bash scripts/gpu-load-bench.sh'
   exit 0
@@ -40,6 +51,41 @@ fi
 out=${OUT:-/tmp/pcv-out}; mkdir -p "$out"
 bin=.gpu/load
 [ -x "$bin/pcv" ] && [ -x "$bin/load_bench" ] || { echo "no $bin/pcv or $bin/load_bench: run scripts/gpu-load-bench.sh --prepare here first and carry .gpu/load" >&2; exit 2; }
+
+if [ "${1:-}" = "laz" ]; then
+  shm=/dev/shm/pcv-laz; mkdir -p "$shm"; copies=${PCV_LAZ_COPIES:-1000}; sweep=${PCV_LAZ_SWEEP_COPIES:-100}; runs=${PCV_RUNS:-3}
+  {
+    echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    for src in autzen_trim autzen_trim_7; do
+      [ -f "$bin/$src.las" ] || { echo "no $bin/$src.las (run --prepare where /tmp/real/$src.las exists)"; continue; }
+      laz="$shm/pcv-load-bench-$src-x$copies.laz"; small="$shm/pcv-load-bench-$src-x$sweep.laz"
+      for n in "$copies" "$sweep"; do
+        [ -f "$shm/pcv-load-bench-$src-x$n.laz" ] || $bin/load_bench --tile "$bin/$src.las" --copies "$n" --dir "$shm" --keep --runs 0
+        rm -f "$shm/pcv-load-bench-$src-x$n.las"
+      done
+      $bin/pcv info "$laz" 2>&1 | head -3
+      for dec in pcv laz; do
+        echo "== $src x$copies, all cores, decoder $dec"
+        PCV_BENCH_ONLY=decode $bin/load_bench --runs "$runs" --laz-decoder $dec --file "$laz"
+      done
+      for t in 1 2 4 8; do
+        echo "== $src x$sweep, $t threads, decoder pcv"
+        PCV_BENCH_ONLY=decode $bin/load_bench --runs 2 --threads $t --laz-decoder pcv --file "$small"
+      done
+    done
+  } 2>&1 | tee "$out/laz-bench.log"
+  {
+    echo "# LAZ decode on the GPU machine ($(date -u +%F), $(nproc) cores): autzen_trim x$copies (threads 1-8: x$sweep)"
+    echo
+    echo "| file | threads | decoder | decode best M/s | decode median M/s | CPU s | M points per CPU-s |"
+    echo "|---|---:|---|---:|---:|---:|---:|"
+    awk -F'|' '/^== /{ split($0, w, " "); src = w[2]; thr = ($0 ~ /all cores/) ? "all" : w[4]; n = split($0, q, " "); dec = q[n] }
+      /^\| \/dev\/shm/ { gsub(/ /, "", $3); gsub(/ /, "", $5); gsub(/ /, "", $6); gsub(/ /, "", $7); pts = $3; sub(/M/, "", pts);
+        printf "| %s | %s | %s | %s | %s | %s | %.2f |\n", src, thr, dec, $5, $6, $7, pts / $7 }' "$out/laz-bench.log"
+  } | tee "$out/laz-table.md"
+  exit 0
+fi
+
 export PCV_REQUIRE_CUDA=1
 shm=/dev/shm/pcv-load
 mkdir -p "$shm"

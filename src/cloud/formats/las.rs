@@ -11,9 +11,11 @@
 //!
 //! LAS: the records are decoded in parallel straight from the memory-mapped file
 //! ([`super::decode_fixed`]). LAZ: the LASzip VLR and the chunk table (fixed-size chunks, or
-//! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed by the
-//! `laz` crate on its own core (skipping the fields pcv does not use where the layered formats 6–10
-//! allow it) into a per-thread buffer and decoded from there into its place in the output.
+//! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed on its
+//! own core — the point-wise formats 0–3 by pcv's decoder ([`super::laz`], the `laz` crate's records
+//! bit for bit, faster), everything else by the `laz` crate (skipping the fields pcv does not use where
+//! the layered formats 6–10 allow it) — into a per-thread buffer and decoded from there into its place
+//! in the output.
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
@@ -413,6 +415,15 @@ impl LasSource<'_> {
         &self.h
     }
 
+    /// A LAZ file's LASzip VLR, chunks and layer count (`None` for LAS).
+    #[cfg(test)]
+    pub(crate) fn laz_parts(&self) -> Option<(&laz::LazVlr, &[Chunk], Option<usize>)> {
+        match &self.body {
+            Body::Laz { vlr, chunks, layers } => Some((vlr, chunks, *layers)),
+            Body::Las { .. } => None,
+        }
+    }
+
     /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
     /// chunk's bytes actually hold, whatever count its entry declares.
     fn decode_laz(&self, k: usize, vlr: &laz::LazVlr, chunks: &[Chunk], layers: Option<usize>, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
@@ -542,9 +553,41 @@ impl LasFast {
 
 /// Decompresses LAZ chunk `k` (of `chunks`, in `data`) a piece of at most [`LAZ_PIECE_POINTS`] points at a
 /// time into `scratch`, and hands each piece's records to `piece`. Errors name the chunk, its byte and
-/// the point where its data ended; a decoder panic on corrupt data becomes such an error.
+/// the point where its data ended; a decoder panic on corrupt data becomes such an error. The point-wise
+/// item sets of formats 0–3 are decoded by pcv's decoder ([`super::laz`], the same records), the others
+/// by the `laz` crate ([`laz_crate_pieces`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn laz_chunk_pieces(
+    data: &[u8],
+    stride: usize,
+    vlr: &laz::LazVlr,
+    chunks: &[Chunk],
+    layers: Option<usize>,
+    k: usize,
+    selection: laz::DecompressionSelection,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), FormatError> {
+    if layers.is_none() {
+        if let Some(items) = super::laz::Items::of(vlr.items()) {
+            if items.record_len() == stride {
+                let c = chunks[k];
+                let bytes = &data[c.byte..c.byte + c.bytes];
+                return super::laz::decode_chunk(bytes, items, c.points, LAZ_PIECE_POINTS, scratch, piece).map_err(|e| {
+                    FormatError::at_byte(
+                        c.byte,
+                        format!("LAZ chunk {k} of {}: its data ends or breaks after {} of the {} points it should hold ({e})", chunks.len(), e.after, c.points),
+                    )
+                });
+            }
+        }
+    }
+    laz_crate_pieces(data, stride, vlr, chunks, layers, k, selection, scratch, piece)
+}
+
+/// [`laz_chunk_pieces`] by the `laz` crate, whatever the item set.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn laz_crate_pieces(
     data: &[u8],
     stride: usize,
     vlr: &laz::LazVlr,

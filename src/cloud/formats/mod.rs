@@ -14,6 +14,7 @@
 pub mod copc;
 pub mod e57;
 pub mod las;
+pub mod laz;
 pub mod pcd;
 pub mod ply;
 pub mod raw;

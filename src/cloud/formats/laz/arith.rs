@@ -1,0 +1,449 @@
+//! LASzip's adaptive arithmetic decoder, its symbol and bit models and its integer decompressor,
+//! written for speed and giving exactly the `laz` crate's symbols.
+//!
+//! How it works: the decoder holds LASzip's 32-bit `value` and `length` and reads the chunk's bytes
+//! from a slice. Decoding a symbol divides `value` by `length >> 15`, looks the quotient up in the
+//! model's decoder table, and searches the few symbols the table entry leaves open. The symbol found is
+//! the one LASzip's encoder wrote whatever table is used (the table only narrows the search: the symbol
+//! is the last one whose cumulative frequency is ≤ the quotient), so the tables here are finer than
+//! LASzip's (4 table entries per symbol up to 2^11 entries, and for small models too, where LASzip
+//! bisects with multiplications): most symbols need no search at all. A model whose most probable
+//! symbol holds ≥ 5/8 of the probability checks that symbol first with a multiplication, beside the
+//! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
+//! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly.
+//!
+//! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
+//! outside the table (which makes the `laz` crate panic, i.e. fail) sets `bad` too; callers check `bad`
+//! once per point and report the point where the data ended, as `laz` does. Models are created empty
+//! and built on first use, so that the 256-model arrays of a Point10 item cost nothing until a context
+//! is seen.
+
+/// The decoder keeps `length` at least this large (LASzip's `AC_MIN_LENGTH`).
+const MIN_LENGTH: u32 = 1 << 24;
+/// Symbol models' probability precision (LASzip's `DM_LENGTH_SHIFT`).
+const DM_LENGTH_SHIFT: u32 = 15;
+const DM_MAX_COUNT: u32 = 1 << DM_LENGTH_SHIFT;
+/// Bit models' probability precision (LASzip's `BM_LENGTH_SHIFT`).
+const BM_LENGTH_SHIFT: u32 = 13;
+const BM_MAX_COUNT: u32 = 1 << BM_LENGTH_SHIFT;
+
+/// The arithmetic decoder over one chunk's bytes.
+pub(crate) struct Decoder<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    value: u32,
+    length: u32,
+    /// The data ended (zero bytes were fed) or broke (a quotient outside the model's range).
+    pub bad: bool,
+    ended: bool,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder whose 4 start bytes are `bytes[at..at + 4]` (`bad` if they are not there).
+    pub fn new(bytes: &'a [u8], at: usize) -> Self {
+        let mut d = Decoder { bytes, at, value: 0, length: u32::MAX, bad: false, ended: false };
+        for _ in 0..4 {
+            d.value = (d.value << 8) | d.byte() as u32;
+        }
+        d
+    }
+
+    /// Whether a read went past the chunk's bytes.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    #[inline(always)]
+    fn byte(&mut self) -> u8 {
+        match self.bytes.get(self.at) {
+            Some(&b) => {
+                self.at += 1;
+                b
+            }
+            None => {
+                self.bad = true;
+                self.ended = true;
+                0
+            }
+        }
+    }
+
+    /// Brings `length` back to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how
+    /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
+    #[inline(always)]
+    fn renorm(&mut self) {
+        match self.bytes.get(self.at..self.at + 4) {
+            Some(next) => {
+                let next = u32::from_be_bytes([next[0], next[1], next[2], next[3]]) as u64;
+                // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
+                let shift = (self.length.leading_zeros() >> 3) * 8;
+                self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
+                self.length = ((self.length as u64) << shift) as u32;
+                self.at += (shift >> 3) as usize;
+            }
+            None => self.renorm_at_end(),
+        }
+    }
+
+    /// [`Self::renorm`] in the chunk's last 3 bytes, a byte at a time.
+    #[cold]
+    fn renorm_at_end(&mut self) {
+        while self.length < MIN_LENGTH {
+            self.value = (self.value << 8) | self.byte() as u32;
+            self.length <<= 8;
+        }
+    }
+
+    /// Decodes one symbol of `m` (built on first use).
+    #[inline(always)]
+    pub fn symbol(&mut self, m: &mut Model) -> u32 {
+        if m.dist.is_empty() {
+            m.build();
+        }
+        let l = self.length >> DM_LENGTH_SHIFT;
+        // The most probable symbol of a skewed model, checked with a multiplication while the division
+        // below would still be under way (the branch is well predicted where the symbol dominates).
+        let x = m.mps_low.wrapping_mul(l);
+        let v = self.value.wrapping_sub(x);
+        if v < m.mps_width.wrapping_mul(l) {
+            let sym = m.mps;
+            let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
+            self.value = v;
+            self.length = y.wrapping_sub(x);
+            self.renorm();
+            m.count[sym as usize] += 1;
+            m.until_update -= 1;
+            if m.until_update == 0 {
+                m.update();
+            }
+            return sym;
+        }
+        // `length` ≥ 2^24 after every renormalization, so `l` ≥ 2^9.
+        let dv = self.value / l;
+        let t = if dv < DM_MAX_COUNT { (dv >> m.table_shift) as usize } else { self.outside(m, dv) };
+        let (table, dist) = (&m.table[..], &m.dist[..]);
+        let mut sym = table[t] as u32;
+        let mut n = table[t + 1] as u32 + 1;
+        while n > sym + 1 {
+            let k = (sym + n) >> 1;
+            if dist[k as usize] > dv {
+                n = k;
+            } else {
+                sym = k;
+            }
+        }
+        let x = dist[sym as usize].wrapping_mul(l);
+        let y = if sym != m.last_symbol { dist[sym as usize + 1].wrapping_mul(l) } else { self.length };
+        self.value = self.value.wrapping_sub(x);
+        self.length = y.wrapping_sub(x);
+        self.renorm();
+        m.count[sym as usize] += 1;
+        m.until_update -= 1;
+        if m.until_update == 0 {
+            m.update();
+        }
+        sym
+    }
+
+    /// The table entry for a quotient of 2^15 or more (only damaged data gives one): the last, and
+    /// `bad` where the `laz` crate's coarser table would be indexed past its end.
+    #[cold]
+    fn outside(&mut self, m: &Model, dv: u32) -> usize {
+        if m.symbols > 16 {
+            let laz_bits = laz_table_bits(m.symbols);
+            if dv >> (DM_LENGTH_SHIFT - laz_bits) > 1 << laz_bits {
+                self.bad = true;
+            }
+        }
+        m.table.len() - 2
+    }
+
+    /// Decodes one bit of `m`.
+    #[inline(always)]
+    pub fn bit(&mut self, m: &mut BitModel) -> u32 {
+        let x = m.bit_0_prob.wrapping_mul(self.length >> BM_LENGTH_SHIFT);
+        let sym = self.value >= x;
+        if !sym {
+            self.length = x;
+            m.bit_0_count += 1;
+        } else {
+            self.value = self.value.wrapping_sub(x);
+            self.length = self.length.wrapping_sub(x);
+        }
+        self.renorm();
+        m.bits_until_update -= 1;
+        if m.bits_until_update == 0 {
+            m.update();
+        }
+        sym as u32
+    }
+
+    /// Reads `bits` (1–32) raw bits.
+    pub fn bits(&mut self, bits: u32) -> u32 {
+        if bits > 19 {
+            let low = self.short() as u32;
+            let high = self.bits(bits - 16) << 16;
+            high | low
+        } else {
+            self.length >>= bits;
+            let sym = self.value / self.length;
+            self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
+            self.renorm();
+            sym
+        }
+    }
+
+    fn short(&mut self) -> u16 {
+        self.length >>= 16;
+        let sym = self.value / self.length;
+        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
+        self.renorm();
+        sym as u16
+    }
+
+    /// Reads a raw 32-bit integer (two shorts, low first).
+    pub fn int(&mut self) -> u32 {
+        let low = self.short() as u32;
+        let high = self.short() as u32;
+        (high << 16) | low
+    }
+}
+
+/// The decoder table size LASzip (and the `laz` crate) use for a model of `symbols` > 16 symbols.
+fn laz_table_bits(symbols: u32) -> u32 {
+    let mut bits = 3;
+    while symbols > 1 << (bits + 2) {
+        bits += 1;
+    }
+    bits
+}
+
+/// An adaptive model of `symbols` symbols (LASzip's `ArithmeticModel`), empty until first used.
+#[derive(Clone)]
+pub(crate) struct Model {
+    symbols: u32,
+    last_symbol: u32,
+    table_shift: u32,
+    until_update: u32,
+    update_cycle: u32,
+    total_count: u32,
+    dist: Box<[u32]>,
+    count: Box<[u32]>,
+    /// `table[t]`: the last symbol whose cumulative frequency is below `t << table_shift`; 2 more
+    /// entries than the table's size.
+    table: Box<[u16]>,
+    /// The most probable symbol where it holds at least [`MPS_SHARE`] of the probability: its
+    /// cumulative frequency and its width (0: no such symbol).
+    mps: u32,
+    mps_low: u32,
+    mps_width: u32,
+}
+
+/// A model's most probable symbol is tried first when its probability is at least this (of 2^15).
+const MPS_SHARE: u32 = 5 << 12;
+
+impl Model {
+    /// A model of `symbols` (2–2048) symbols, built when first used.
+    pub fn new(symbols: u32) -> Self {
+        debug_assert!((2..=2048).contains(&symbols));
+        Model {
+            symbols,
+            last_symbol: symbols - 1,
+            table_shift: 0,
+            until_update: 0,
+            update_cycle: 0,
+            total_count: 0,
+            dist: Box::new([]),
+            count: Box::new([]),
+            table: Box::new([]),
+            mps: 0,
+            mps_low: 0,
+            mps_width: 0,
+        }
+    }
+
+    #[cold]
+    fn build(&mut self) {
+        let n = self.symbols as usize;
+        // 4 table entries per symbol, 8 to 2^11 in all.
+        let mut bits = 3;
+        while bits < 11 && (1usize << bits) < 4 * n {
+            bits += 1;
+        }
+        self.table_shift = DM_LENGTH_SHIFT - bits;
+        self.dist = vec![0; n].into_boxed_slice();
+        self.count = vec![1; n].into_boxed_slice();
+        self.table = vec![0; (1 << bits) + 2].into_boxed_slice();
+        self.update_cycle = self.symbols;
+        self.update();
+        self.update_cycle = (self.symbols + 6) >> 1;
+        self.until_update = self.update_cycle;
+    }
+
+    #[cold]
+    fn update(&mut self) {
+        self.total_count = self.total_count.wrapping_add(self.update_cycle);
+        if self.total_count > DM_MAX_COUNT {
+            self.total_count = 0;
+            for c in self.count.iter_mut() {
+                *c = (*c + 1) >> 1;
+                self.total_count += *c;
+            }
+        }
+        let scale = 0x8000_0000u32 / self.total_count;
+        let mut sum = 0u32;
+        let mut s = 0usize;
+        let size = self.table.len() - 2;
+        for (k, (d, c)) in self.dist.iter_mut().zip(self.count.iter()).enumerate() {
+            *d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
+            sum = sum.wrapping_add(*c);
+            let w = ((*d >> self.table_shift) as usize).min(size + 1);
+            if s < w {
+                // Entries s+1..=w: the last symbol below them is k - 1 (k ≥ 1 here: dist[0] is 0).
+                self.table[s + 1..=w].fill((k - 1) as u16);
+                s = w;
+            }
+        }
+        self.table[0] = 0;
+        self.table[s + 1..].fill((self.symbols - 1) as u16);
+        self.mps_width = 0;
+        for (k, w) in self.dist.windows(2).enumerate() {
+            if w[1] - w[0] >= MPS_SHARE {
+                (self.mps, self.mps_low, self.mps_width) = (k as u32, w[0], w[1] - w[0]);
+            }
+        }
+        // The last symbol's range ends at `length`, beyond 2^15 × l: the check stays within 2^15.
+        let last = self.dist[self.dist.len() - 1];
+        if DM_MAX_COUNT - last >= MPS_SHARE {
+            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, last, DM_MAX_COUNT - last);
+        }
+        self.update_cycle = (5 * self.update_cycle) >> 2;
+        self.update_cycle = self.update_cycle.min((self.symbols + 6) << 3);
+        self.until_update = self.update_cycle;
+    }
+}
+
+/// An adaptive bit model (LASzip's `ArithmeticBitModel`).
+#[derive(Clone, Copy)]
+pub(crate) struct BitModel {
+    bit_0_count: u32,
+    bit_count: u32,
+    bit_0_prob: u32,
+    bits_until_update: u32,
+    update_cycle: u32,
+}
+
+impl Default for BitModel {
+    fn default() -> Self {
+        BitModel { bit_0_count: 1, bit_count: 2, bit_0_prob: 1 << (BM_LENGTH_SHIFT - 1), bits_until_update: 4, update_cycle: 4 }
+    }
+}
+
+impl BitModel {
+    #[cold]
+    fn update(&mut self) {
+        self.bit_count = self.bit_count.wrapping_add(self.update_cycle);
+        if self.bit_count > BM_MAX_COUNT {
+            self.bit_count = (self.bit_count + 1) >> 1;
+            self.bit_0_count = (self.bit_0_count + 1) >> 1;
+            if self.bit_0_count == self.bit_count {
+                self.bit_count += 1;
+            }
+        }
+        let scale = 0x8000_0000u32 / self.bit_count;
+        self.bit_0_prob = self.bit_0_count.wrapping_mul(scale) >> (31 - BM_LENGTH_SHIFT);
+        self.update_cycle = ((5 * self.update_cycle) >> 2).min(64);
+        self.bits_until_update = self.update_cycle;
+    }
+}
+
+/// LASzip's integer decompressor (`IntegerDecompressor` with `bits_high` 8 and no range): a value is
+/// a prediction plus a corrector whose bit count `k` is coded first (per context), then the corrector's
+/// top 8 bits with a model per `k` and its remaining bits raw.
+pub(crate) struct IntDecoder {
+    /// The bit count of the last corrector (contexts of other fields depend on it).
+    pub k: u32,
+    corr_range: u32,
+    corr_min: i32,
+    bits: Vec<Model>,
+    corrector0: BitModel,
+    corrector: Vec<Model>,
+}
+
+impl IntDecoder {
+    /// A decompressor of `bits`-bit values (16 or 32) with `contexts` contexts.
+    pub fn new(bits: u32, contexts: u32) -> Self {
+        let (corr_bits, corr_range, corr_min) = if bits < 32 { (bits, 1u32 << bits, -((1i32 << bits) / 2)) } else { (32, 0, i32::MIN) };
+        IntDecoder {
+            k: 0,
+            corr_range,
+            corr_min,
+            bits: vec![Model::new(corr_bits + 1); contexts as usize],
+            corrector0: BitModel::default(),
+            corrector: (1..=corr_bits).map(|i| Model::new(1 << i.min(8))).collect(),
+        }
+    }
+
+    /// Decodes the value predicted by `pred` in context `context` (< the contexts given to `new`).
+    #[inline(always)]
+    pub fn decode(&mut self, d: &mut Decoder, pred: i32, context: usize) -> i32 {
+        let k = d.symbol(&mut self.bits[context]);
+        self.k = k;
+        let c = if k == 0 {
+            d.bit(&mut self.corrector0) as i32
+        } else if k < 32 {
+            // `k` ≤ corr_bits: the model has corr_bits + 1 symbols.
+            let mut c = d.symbol(&mut self.corrector[k as usize - 1]) as i32;
+            if k > 8 {
+                let k1 = k - 8;
+                c = (c << k1) | d.bits(k1) as i32;
+            }
+            if c >= (1u32 << (k - 1)) as i32 {
+                c + 1
+            } else {
+                c.wrapping_sub(((1u32 << k) - 1) as i32)
+            }
+        } else {
+            self.corr_min
+        };
+        let real = pred.wrapping_add(c);
+        let range = self.corr_range as i32;
+        if real < 0 {
+            real.wrapping_add(range)
+        } else if real >= range {
+            real.wrapping_sub(range)
+        } else {
+            real
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_gives_the_searched_symbol() {
+        // After updates with skewed counts, the table lookup + search finds, for every quotient, the
+        // last symbol whose cumulative frequency is ≤ it.
+        for symbols in [2u32, 3, 6, 17, 33, 64, 256, 516] {
+            let mut m = Model::new(symbols);
+            m.build();
+            // Symbols counted as the decoder counts them (the updates keep the total in step).
+            for i in 0..5000u32 {
+                let s = if i % 3 == 0 { (i * 7919) % symbols } else { (i % 7).min(symbols - 1) };
+                m.count[s as usize] += 1;
+                m.until_update -= 1;
+                if m.until_update == 0 {
+                    m.update();
+                }
+            }
+            for dv in 0..DM_MAX_COUNT {
+                let t = (dv >> m.table_shift) as usize;
+                let (lo, hi) = (m.table[t] as u32, m.table[t + 1] as u32);
+                let want = (0..symbols).rev().find(|&s| m.dist[s as usize] <= dv).unwrap();
+                assert!(lo <= want && want <= hi, "{symbols} symbols, dv {dv}: {want} outside {lo}..={hi}");
+            }
+        }
+    }
+}

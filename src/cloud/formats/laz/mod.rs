@@ -1,0 +1,175 @@
+//! pcv's own LAZ chunk decoder for the point-wise compression of point formats 0–3 (LAS 1.0–1.3
+//! items Point10, GpsTime, RGB12 and Byte, all version 2: what LASzip and `laz` write for them):
+//! the same bytes as the `laz` crate for 28 % less CPU (results/2026-11-30-laz-decoder-2core.md).
+//! Other item sets (version 1 items, wave packets, the layered formats 6–10) are left to `laz`
+//! ([`Items::of`] says which).
+//!
+//! How it works: a chunk starts with its first point stored raw, then one arithmetic-coded stream for
+//! all the other points. [`decode_chunk`] keeps each item's decoder state in a plain struct, decodes
+//! point after point with the item set fixed at compile time (no per-item dynamic calls, no `io::Read`
+//! per byte, no `Result` per symbol: a damaged stream sets a flag checked once per point), and hands the
+//! records over a piece at a time as `laz_chunk_pieces` does. The arithmetic decoder and its models
+//! (`arith`) use finer decoder tables than LASzip, which changes how a symbol is found, never which.
+//!
+//! `set_enabled(false)` routes every chunk to `laz` (benchmarks and tests compare the two).
+mod arith;
+mod gps;
+mod point10;
+mod rgb;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns pcv's LAZ decoder on (the default) or off (every chunk decoded by the `laz` crate).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether pcv's LAZ decoder is on.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// A point-wise item set this decoder covers: Point10, then optionally GpsTime, RGB12 and extra bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Items {
+    gps: bool,
+    rgb: bool,
+    extra: usize,
+}
+
+impl Items {
+    /// The item set of a LASzip VLR's `items`, if this decoder covers it (and is enabled).
+    pub fn of(items: &[laz::LazItem]) -> Option<Items> {
+        use laz::LazItemType as T;
+        if !enabled() {
+            return None;
+        }
+        let mut it = items.iter().peekable();
+        let first = it.next()?;
+        if first.item_type() != T::Point10 || first.version() != 2 {
+            return None;
+        }
+        let mut s = Items { gps: false, rgb: false, extra: 0 };
+        if let Some(i) = it.next_if(|i| i.item_type() == T::GpsTime) {
+            (i.version() == 2).then_some(())?;
+            s.gps = true;
+        }
+        if let Some(i) = it.next_if(|i| i.item_type() == T::RGB12) {
+            (i.version() == 2).then_some(())?;
+            s.rgb = true;
+        }
+        if let Some(i) = it.next() {
+            match i.item_type() {
+                T::Byte(n) if i.version() == 2 && n > 0 => s.extra = n as usize,
+                _ => return None,
+            }
+        }
+        it.next().is_none().then_some(s)
+    }
+
+    /// Bytes of a record.
+    pub fn record_len(&self) -> usize {
+        20 + if self.gps { 8 } else { 0 } + if self.rgb { 6 } else { 0 } + self.extra
+    }
+}
+
+/// Why a chunk stopped: after how many of its points, and whether its bytes ran out (else: its data
+/// is corrupt).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ChunkError {
+    pub after: usize,
+    pub ended: bool,
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.ended { "the compressed data ends" } else { "the compressed data is corrupt" })
+    }
+}
+
+/// Decodes the `points` points of a chunk (`bytes`, of item set `items`) into `scratch`, a piece of
+/// at most `piece_points` points at a time, and hands each piece's records to `piece`.
+pub(crate) fn decode_chunk(
+    bytes: &[u8],
+    items: Items,
+    points: usize,
+    piece_points: usize,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), ChunkError> {
+    match (items.gps, items.rgb) {
+        (false, false) => run::<false, false>(bytes, items, points, piece_points, scratch, piece),
+        (true, false) => run::<true, false>(bytes, items, points, piece_points, scratch, piece),
+        (false, true) => run::<false, true>(bytes, items, points, piece_points, scratch, piece),
+        (true, true) => run::<true, true>(bytes, items, points, piece_points, scratch, piece),
+    }
+}
+
+fn run<const GPS: bool, const RGB: bool>(
+    bytes: &[u8],
+    items: Items,
+    points: usize,
+    piece_points: usize,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), ChunkError> {
+    let stride = items.record_len();
+    if points == 0 {
+        return Ok(());
+    }
+    let Some(first) = bytes.get(..stride) else {
+        return Err(ChunkError { after: 0, ended: true });
+    };
+    let (gps_at, rgb_at) = (20, if GPS { 28 } else { 20 });
+    let extra_at = rgb_at + if RGB { 6 } else { 0 };
+    let arr = |at: usize| -> [u8; 8] { std::array::from_fn(|k| first.get(at + k).copied().unwrap_or(0)) };
+    let mut p = point10::Point10::new(&std::array::from_fn(|k| first[k]));
+    let mut gps = gps::GpsTime::new(&arr(gps_at));
+    let mut rgb = rgb::Rgb::new(&std::array::from_fn(|k| arr(rgb_at)[k]));
+    let mut extra = rgb::ExtraBytes::new(&first[extra_at..]);
+    let mut d = arith::Decoder::new(bytes, stride);
+    if d.bad {
+        return Err(ChunkError { after: 0, ended: true });
+    }
+    let mut done = 0;
+    while done < points {
+        let n = (points - done).min(piece_points.max(1));
+        scratch.clear();
+        scratch.resize(n * stride, 0);
+        for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
+            if done + i == 0 {
+                rec.copy_from_slice(first);
+                continue;
+            }
+            let (head, tail) = rec.split_at_mut(20);
+            p.next(&mut d, head.try_into().expect("20 bytes"));
+            let tail = if GPS {
+                let (g, t) = tail.split_at_mut(8);
+                gps.next(&mut d, g.try_into().expect("8 bytes"));
+                t
+            } else {
+                tail
+            };
+            let tail = if RGB {
+                let (c, t) = tail.split_at_mut(6);
+                rgb.next(&mut d, c.try_into().expect("6 bytes"));
+                t
+            } else {
+                tail
+            };
+            if !tail.is_empty() {
+                extra.next(&mut d, tail);
+            }
+            if d.bad {
+                return Err(ChunkError { after: done + i, ended: d.ended() });
+            }
+        }
+        piece(scratch);
+        done += n;
+    }
+    Ok(())
+}

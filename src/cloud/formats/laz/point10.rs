@@ -1,0 +1,224 @@
+//! The Point10 item, version 2 (LASzip's point-wise compression of a LAS 1.0–1.3 point's first 20
+//! bytes), decoded exactly as the `laz` crate's `las::point0::v2` does.
+//!
+//! How it works: a 6-bit symbol says which of the bit fields, intensity, classification, scan angle,
+//! user data and point source changed; each changed one is coded against the last point (the byte
+//! fields with a model per previous value); then x and y as differences predicted by the median of the
+//! last 5 differences of the same return kind, and z against the last z of the same return level, each
+//! in contexts that depend on the previous field's corrector size.
+use super::arith::{Decoder, IntDecoder, Model};
+
+/// LASzip's `NUMBER_RETURN_MAP`: (number of returns, return number) → one of 16 return kinds.
+const NUMBER_RETURN_MAP: [[u8; 8]; 8] = [
+    [15, 14, 13, 12, 11, 10, 9, 8],
+    [14, 0, 1, 3, 6, 10, 10, 9],
+    [13, 1, 2, 4, 7, 11, 11, 10],
+    [12, 3, 4, 5, 8, 12, 12, 11],
+    [11, 6, 7, 8, 9, 13, 13, 12],
+    [10, 10, 11, 12, 13, 14, 14, 13],
+    [9, 10, 11, 12, 13, 14, 15, 14],
+    [8, 9, 10, 11, 12, 13, 14, 15],
+];
+
+/// LASzip's `NUMBER_RETURN_LEVEL`: (number of returns, return number) → one of 8 levels.
+const NUMBER_RETURN_LEVEL: [[u8; 8]; 8] = [
+    [0, 1, 2, 3, 4, 5, 6, 7],
+    [1, 0, 1, 2, 3, 4, 5, 6],
+    [2, 1, 0, 1, 2, 3, 4, 5],
+    [3, 2, 1, 0, 1, 2, 3, 4],
+    [4, 3, 2, 1, 0, 1, 2, 3],
+    [5, 4, 3, 2, 1, 0, 1, 2],
+    [6, 5, 4, 3, 2, 1, 0, 1],
+    [7, 6, 5, 4, 3, 2, 1, 0],
+];
+
+/// LASzip's streaming median of the last 5 values (`StreamingMedian<i32>`).
+#[derive(Clone, Copy)]
+struct Median5 {
+    values: [i32; 5],
+    high: bool,
+}
+
+impl Median5 {
+    const NEW: Median5 = Median5 { values: [0; 5], high: true };
+
+    #[inline(always)]
+    fn get(&self) -> i32 {
+        self.values[2]
+    }
+
+    #[inline(always)]
+    fn add(&mut self, v: i32) {
+        let s = &mut self.values;
+        if self.high {
+            if v < s[2] {
+                s[4] = s[3];
+                s[3] = s[2];
+                if v < s[0] {
+                    s[2] = s[1];
+                    s[1] = s[0];
+                    s[0] = v;
+                } else if v < s[1] {
+                    s[2] = s[1];
+                    s[1] = v;
+                } else {
+                    s[2] = v;
+                }
+            } else {
+                if v < s[3] {
+                    s[4] = s[3];
+                    s[3] = v;
+                } else {
+                    s[4] = v;
+                }
+                self.high = false;
+            }
+        } else if s[2] < v {
+            s[0] = s[1];
+            s[1] = s[2];
+            if s[4] < v {
+                s[2] = s[3];
+                s[3] = s[4];
+                s[4] = v;
+            } else if s[3] < v {
+                s[2] = s[3];
+                s[3] = v;
+            } else {
+                s[2] = v;
+            }
+        } else {
+            if s[1] < v {
+                s[0] = s[1];
+                s[1] = v;
+            } else {
+                s[0] = v;
+            }
+            self.high = true;
+        }
+    }
+}
+
+/// The decoder state of one chunk's Point10 item.
+pub(crate) struct Point10 {
+    x: i32,
+    y: i32,
+    z: i32,
+    intensity: u16,
+    bit_fields: u8,
+    classification: u8,
+    scan_angle: u8,
+    user_data: u8,
+    point_source: u16,
+    last_intensity: [u16; 16],
+    x_diff_median: [Median5; 16],
+    y_diff_median: [Median5; 16],
+    last_height: [i32; 8],
+    changed: Model,
+    scan_angle_models: [Model; 2],
+    bit_byte: Vec<Model>,
+    classification_models: Vec<Model>,
+    user_data_models: Vec<Model>,
+    ic_intensity: IntDecoder,
+    ic_point_source: IntDecoder,
+    ic_dx: IntDecoder,
+    ic_dy: IntDecoder,
+    ic_z: IntDecoder,
+}
+
+impl Point10 {
+    /// The state after a chunk's first point, `first` (20 bytes, stored raw).
+    pub fn new(first: &[u8; 20]) -> Self {
+        let i32at = |k: usize| i32::from_le_bytes([first[k], first[k + 1], first[k + 2], first[k + 3]]);
+        Point10 {
+            x: i32at(0),
+            y: i32at(4),
+            z: i32at(8),
+            // LASzip predicts the second point's intensity from 0, not from the first point's.
+            intensity: 0,
+            bit_fields: first[14],
+            classification: first[15],
+            scan_angle: first[16],
+            user_data: first[17],
+            point_source: u16::from_le_bytes([first[18], first[19]]),
+            last_intensity: [0; 16],
+            x_diff_median: [Median5::NEW; 16],
+            y_diff_median: [Median5::NEW; 16],
+            last_height: [0; 8],
+            changed: Model::new(64),
+            scan_angle_models: [Model::new(256), Model::new(256)],
+            bit_byte: vec![Model::new(256); 256],
+            classification_models: vec![Model::new(256); 256],
+            user_data_models: vec![Model::new(256); 256],
+            ic_intensity: IntDecoder::new(16, 4),
+            ic_point_source: IntDecoder::new(16, 1),
+            ic_dx: IntDecoder::new(32, 2),
+            ic_dy: IntDecoder::new(32, 22),
+            ic_z: IntDecoder::new(32, 20),
+        }
+    }
+
+    /// Decodes the next point into `out`.
+    #[inline(always)]
+    pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 20]) {
+        let changed = d.symbol(&mut self.changed);
+        let (m, l);
+        if changed != 0 {
+            if changed & (1 << 5) != 0 {
+                self.bit_fields = d.symbol(&mut self.bit_byte[self.bit_fields as usize]) as u8;
+            }
+            let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
+            m = NUMBER_RETURN_MAP[n][r] as usize;
+            l = NUMBER_RETURN_LEVEL[n][r] as usize;
+            if changed & (1 << 4) != 0 {
+                self.intensity = self.ic_intensity.decode(d, self.last_intensity[m] as i32, m.min(3)) as u16;
+                self.last_intensity[m] = self.intensity;
+            } else {
+                self.intensity = self.last_intensity[m];
+            }
+            if changed & (1 << 3) != 0 {
+                self.classification = d.symbol(&mut self.classification_models[self.classification as usize]) as u8;
+            }
+            if changed & (1 << 2) != 0 {
+                let direction = ((self.bit_fields >> 6) & 1) as usize;
+                let v = d.symbol(&mut self.scan_angle_models[direction]) as u8;
+                self.scan_angle = self.scan_angle.wrapping_add(v);
+            }
+            if changed & (1 << 1) != 0 {
+                self.user_data = d.symbol(&mut self.user_data_models[self.user_data as usize]) as u8;
+            }
+            if changed & 1 != 0 {
+                self.point_source = self.ic_point_source.decode(d, self.point_source as i32, 0) as u16;
+            }
+        } else {
+            let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
+            m = NUMBER_RETURN_MAP[n][r] as usize;
+            l = NUMBER_RETURN_LEVEL[n][r] as usize;
+        }
+        let n1 = (((self.bit_fields >> 3) & 7) == 1) as usize;
+
+        let diff = self.ic_dx.decode(d, self.x_diff_median[m].get(), n1);
+        self.x = self.x.wrapping_add(diff);
+        self.x_diff_median[m].add(diff);
+
+        let k = self.ic_dx.k;
+        let context = n1 + if k < 20 { (k & !1) as usize } else { 20 };
+        let diff = self.ic_dy.decode(d, self.y_diff_median[m].get(), context);
+        self.y = self.y.wrapping_add(diff);
+        self.y_diff_median[m].add(diff);
+
+        let k = (self.ic_dx.k + self.ic_dy.k) / 2;
+        let context = n1 + if k < 18 { (k & !1) as usize } else { 18 };
+        self.z = self.ic_z.decode(d, self.last_height[l], context);
+        self.last_height[l] = self.z;
+
+        out[0..4].copy_from_slice(&self.x.to_le_bytes());
+        out[4..8].copy_from_slice(&self.y.to_le_bytes());
+        out[8..12].copy_from_slice(&self.z.to_le_bytes());
+        out[12..14].copy_from_slice(&self.intensity.to_le_bytes());
+        out[14] = self.bit_fields;
+        out[15] = self.classification;
+        out[16] = self.scan_angle;
+        out[17] = self.user_data;
+        out[18..20].copy_from_slice(&self.point_source.to_le_bytes());
+    }
+}

@@ -1,0 +1,103 @@
+//! The RGB12 item, version 2, and the Byte (extra bytes) item, version 2: LASzip's point-wise color
+//! and extra-byte compression, decoded exactly as the `laz` crate's `las::rgb::v2` and
+//! `las::extra_bytes::v1` (which its version 2 uses) do.
+//!
+//! How it works (RGB): a 7-bit symbol says which of the six color bytes changed and whether green and
+//! blue differ from red; each changed byte is a correction of a prediction (red: its last value; green
+//! and blue: their last value moved by red's change, clamped to a byte). Extra bytes: each byte is its
+//! last value plus a symbol of that byte's model.
+use super::arith::{Decoder, Model};
+
+/// The decoder state of one chunk's RGB12 item.
+pub(crate) struct Rgb {
+    last: [u16; 3],
+    byte_used: Model,
+    /// Low and high byte models of red, green and blue.
+    bytes: [Model; 6],
+}
+
+#[inline(always)]
+fn clamp_u8(v: i32) -> u8 {
+    v.clamp(0, 255) as u8
+}
+
+impl Rgb {
+    /// The state after a chunk's first point, whose color is stored raw as `first`.
+    pub fn new(first: &[u8; 6]) -> Self {
+        let c = |k: usize| u16::from_le_bytes([first[2 * k], first[2 * k + 1]]);
+        Rgb { last: [c(0), c(1), c(2)], byte_used: Model::new(128), bytes: std::array::from_fn(|_| Model::new(256)) }
+    }
+
+    /// Decodes the next point's color into `out`.
+    #[inline(always)]
+    pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 6]) {
+        let sym = d.symbol(&mut self.byte_used);
+        let [lr, lg, lb] = self.last;
+        let lo = |v: u16| (v & 0xFF) as u8;
+        let hi = |v: u16| (v >> 8) as u8;
+        let mut r = if sym & 1 != 0 { (d.symbol(&mut self.bytes[0]) as u8).wrapping_add(lo(lr)) as u16 } else { lr & 0xFF };
+        if sym & 2 != 0 {
+            r |= ((d.symbol(&mut self.bytes[1]) as u8).wrapping_add(hi(lr)) as u16) << 8;
+        } else {
+            r |= lr & 0xFF00;
+        }
+        let (g, b);
+        if sym & (1 << 6) != 0 {
+            let mut diff = lo(r) as i32 - lo(lr) as i32;
+            let mut gv = if sym & (1 << 2) != 0 {
+                (d.symbol(&mut self.bytes[2]) as u8).wrapping_add(clamp_u8(diff + lo(lg) as i32)) as u16
+            } else {
+                lg & 0xFF
+            };
+            let mut bv = if sym & (1 << 4) != 0 {
+                let c = d.symbol(&mut self.bytes[4]) as u8;
+                diff = (diff + lo(gv) as i32 - lo(lg) as i32) / 2;
+                c.wrapping_add(clamp_u8(diff + lo(lb) as i32)) as u16
+            } else {
+                lb & 0xFF
+            };
+            let mut diff = hi(r) as i32 - hi(lr) as i32;
+            if sym & (1 << 3) != 0 {
+                gv |= ((d.symbol(&mut self.bytes[3]) as u8).wrapping_add(clamp_u8(diff + hi(lg) as i32)) as u16) << 8;
+            } else {
+                gv |= lg & 0xFF00;
+            }
+            if sym & (1 << 5) != 0 {
+                let c = d.symbol(&mut self.bytes[5]) as u8;
+                diff = (diff + hi(gv) as i32 - hi(lg) as i32) / 2;
+                bv |= (c.wrapping_add(clamp_u8(diff + hi(lb) as i32)) as u16) << 8;
+            } else {
+                bv |= lb & 0xFF00;
+            }
+            (g, b) = (gv, bv);
+        } else {
+            (g, b) = (r, r);
+        }
+        self.last = [r, g, b];
+        out[0..2].copy_from_slice(&r.to_le_bytes());
+        out[2..4].copy_from_slice(&g.to_le_bytes());
+        out[4..6].copy_from_slice(&b.to_le_bytes());
+    }
+}
+
+/// The decoder state of one chunk's Byte item (extra bytes).
+pub(crate) struct ExtraBytes {
+    last: Vec<u8>,
+    models: Vec<Model>,
+}
+
+impl ExtraBytes {
+    /// The state after a chunk's first point, whose extra bytes are stored raw as `first`.
+    pub fn new(first: &[u8]) -> Self {
+        ExtraBytes { last: first.to_vec(), models: vec![Model::new(256); first.len()] }
+    }
+
+    /// Decodes the next point's extra bytes into `out` (as long as the first point's).
+    #[inline(always)]
+    pub fn next(&mut self, d: &mut Decoder, out: &mut [u8]) {
+        for ((last, m), o) in self.last.iter_mut().zip(self.models.iter_mut()).zip(out.iter_mut()) {
+            *last = last.wrapping_add(d.symbol(m) as u8);
+            *o = *last;
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! pcv's LAZ decoder against the `laz` crate: chunks the tests compress themselves (point formats 0–3
+//! with and without extra bytes, and 6–8, which go to `laz`), with varied data that reaches every
+//! branch of the items' coders, the real files in /tmp/real when present, and damaged chunks.
+use super::{decode_chunk, Items};
+use crate::cloud::formats::las::{laz_chunk_pieces, laz_crate_pieces, Chunk};
+use std::io::Cursor;
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
+}
+
+/// `n` records of point format `format` with `extra` extra bytes: random walks with jumps (up to the
+/// full i32 range), fields that mostly repeat and sometimes change, GPS times that repeat, step,
+/// step by multiples, jump, go back and interleave several sequences, 8-bit, 16-bit and gray colors.
+fn records(format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8> {
+    let base = crate::cloud::formats::las::FORMAT_SIZES[format as usize] as usize;
+    let stride = base + extra;
+    let mut r = Rng(seed);
+    let mut out = vec![0u8; n * stride];
+    let (mut x, mut y, mut z) = (r.next() as i32, r.next() as i32, (r.next() as i32) >> 8);
+    let mut fields = [0u8; 8];
+    let mut times = [r.next() as f64 * 1e-10, 1000.0, -5.0e8, 3.0];
+    let mut step = 1e-5;
+    let mut rgb = [100u16, 200, 300];
+    let mut extras = vec![0u8; extra];
+    let mut seq = 0;
+    for rec in out.chunks_exact_mut(stride) {
+        let big = r.chance(5);
+        let spread = if big { u32::MAX as u64 } else { [16u64, 300, 70_000][r.below(3) as usize] };
+        x = x.wrapping_add((r.below(spread) as i64 - spread as i64 / 2) as i32);
+        y = y.wrapping_add((r.below(spread) as i64 - spread as i64 / 2) as i32);
+        z = if r.chance(50) { r.next() as i32 } else { z.wrapping_add(r.below(200) as i32 - 100) };
+        rec[0..4].copy_from_slice(&x.to_le_bytes());
+        rec[4..8].copy_from_slice(&y.to_le_bytes());
+        rec[8..12].copy_from_slice(&z.to_le_bytes());
+        for (k, f) in fields.iter_mut().enumerate() {
+            if r.chance(if k == 0 { 300 } else { 60 }) {
+                *f = r.next() as u8;
+            }
+        }
+        let intensity = if r.chance(200) { r.next() as u16 } else { fields[1] as u16 * 3 };
+        rec[12..14].copy_from_slice(&intensity.to_le_bytes());
+        let gps_at = if format >= 6 {
+            // Point14: returns, flags, classification, user data, scan angle (i16), point source.
+            rec[14] = fields[0];
+            rec[15] = fields[2];
+            rec[16] = fields[3];
+            rec[17] = fields[4];
+            rec[18..20].copy_from_slice(&(fields[5] as i16 - 128).to_le_bytes());
+            rec[20..22].copy_from_slice(&(fields[6] as u16 * 7).to_le_bytes());
+            22
+        } else {
+            rec[14] = fields[0];
+            rec[15] = fields[2];
+            rec[16] = fields[3];
+            rec[17] = fields[4];
+            rec[18..20].copy_from_slice(&(fields[6] as u16 * 7).to_le_bytes());
+            20
+        };
+        let has_gps = format == 1 || format >= 3;
+        if has_gps {
+            match r.below(10) {
+                0 => seq = r.below(4) as usize,
+                1 => times[seq] += r.next() as f64 * 1e-8,
+                2 => times[seq] -= step * 3.0,
+                3 => step *= [0.5, 2.0, 37.0, 1e-3, 600.0][r.below(5) as usize],
+                4 => {}
+                5 => times[seq] = f64::from_bits(r.next()),
+                _ => times[seq] += step * (1 + r.below(3)) as f64,
+            }
+            rec[gps_at..gps_at + 8].copy_from_slice(&times[seq].to_le_bytes());
+        }
+        let rgb_at = match format {
+            2 => Some(20),
+            3 | 5 => Some(28),
+            7 | 8 => Some(30),
+            _ => None,
+        };
+        if let Some(at) = rgb_at {
+            match r.below(8) {
+                0 => rgb = [r.next() as u16, r.next() as u16, r.next() as u16],
+                1 => rgb = [r.next() as u8 as u16; 3],
+                2 => rgb = [rgb[0].wrapping_add(3), rgb[1], rgb[2] ^ 0x100],
+                3 => rgb = [r.next() as u8 as u16, r.next() as u8 as u16, r.next() as u8 as u16],
+                _ => {}
+            }
+            for (k, c) in rgb.iter().enumerate() {
+                rec[at + 2 * k..at + 2 * k + 2].copy_from_slice(&c.to_le_bytes());
+            }
+            if format == 8 {
+                rec[36..38].copy_from_slice(&(rgb[1] ^ 0x0F0F).to_le_bytes());
+            }
+        }
+        for (k, e) in extras.iter_mut().enumerate() {
+            if r.chance(100 + 200 * k as u64) {
+                *e = r.next() as u8;
+            }
+        }
+        rec[base..].copy_from_slice(&extras);
+    }
+    out
+}
+
+/// The LASzip VLR, the chunks and the point data (chunk table offset first) of `recs` compressed by
+/// the `laz` crate in chunks of `chunk_points`.
+fn compress(format: u8, extra: usize, recs: &[u8], chunk_points: u32) -> (laz::LazVlr, Vec<Chunk>, Vec<u8>) {
+    let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, extra as u16).expect("items");
+    let vlr = laz::LazVlrBuilder::new(items).with_fixed_chunk_size(chunk_points).build();
+    let mut c = laz::LasZipCompressor::new(Cursor::new(Vec::new()), vlr.clone()).expect("compressor");
+    c.compress_many(recs).expect("compress");
+    c.done().expect("done");
+    let data = c.into_inner().into_inner();
+    let table = laz::laszip::ChunkTable::read_from(Cursor::new(&data[..]), &vlr).expect("chunk table");
+    let stride = FORMAT_LEN(format) + extra;
+    let total = recs.len() / stride;
+    let (mut chunks, mut at, mut left) = (Vec::new(), 8usize, total);
+    for e in table.as_ref() {
+        let points = (e.point_count as usize).min(left);
+        chunks.push(Chunk { byte: at, bytes: e.byte_count as usize, points });
+        at += e.byte_count as usize;
+        left -= points;
+    }
+    (vlr, chunks, data)
+}
+
+#[allow(non_snake_case)]
+fn FORMAT_LEN(format: u8) -> usize {
+    crate::cloud::formats::las::FORMAT_SIZES[format as usize] as usize
+}
+
+/// Every chunk's records by `laz` and by the dispatching decoder (pcv's where it covers the items).
+fn both(vlr: &laz::LazVlr, chunks: &[Chunk], data: &[u8], stride: usize) -> (Vec<u8>, Vec<u8>) {
+    let layers = crate::cloud::formats::las::layer_count(vlr.items());
+    let (mut want, mut got, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..chunks.len() {
+        laz_crate_pieces(data, stride, vlr, chunks, layers, k, laz::DecompressionSelection::all(), &mut scratch, &mut |p| want.extend_from_slice(p))
+            .expect("laz decodes");
+        laz_chunk_pieces(data, stride, vlr, chunks, layers, k, laz::DecompressionSelection::all(), &mut scratch, &mut |p| got.extend_from_slice(p))
+            .expect("pcv decodes");
+    }
+    (want, got)
+}
+
+fn first_difference(a: &[u8], b: &[u8], stride: usize) -> String {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => format!("first difference at point {} byte {}", i / stride, i % stride),
+        None => format!("lengths {} and {}", a.len(), b.len()),
+    }
+}
+
+#[test]
+fn covers_the_pointwise_item_sets_only() {
+    for format in 0..=10u8 {
+        for extra in [0u16, 3] {
+            let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, extra).expect("items");
+            let covered = Items::of(&items);
+            assert_eq!(covered.is_some(), format <= 3, "format {format} extra {extra}");
+            if let Some(c) = covered {
+                assert_eq!(c.record_len(), FORMAT_LEN(format) + extra as usize);
+            }
+        }
+    }
+    let v1 = laz::LazItemRecordBuilder::version_1_of::<laz::las::Point3>(0);
+    assert_eq!(Items::of(&v1), None, "version 1 items go to laz");
+}
+
+#[test]
+fn same_records_as_laz_for_formats_0_to_3_and_6_to_8() {
+    for format in [0u8, 1, 2, 3, 6, 7, 8] {
+        for extra in [0usize, 1, 5] {
+            for (seed, n, chunk) in [(1u64, 1usize, 50u32), (2, 2, 50), (3, 12_345, 5000), (4, 3000, 1000)] {
+                let stride = FORMAT_LEN(format) + extra;
+                let recs = records(format, extra, n, seed * 100 + format as u64);
+                let (vlr, chunks, data) = compress(format, extra, &recs, chunk);
+                let (want, got) = both(&vlr, &chunks, &data, stride);
+                assert_eq!(want.len(), recs.len(), "format {format}: laz decodes every point");
+                assert!(want == recs, "format {format}: laz round trip: {}", first_difference(&want, &recs, stride));
+                assert!(got == want, "format {format} extra {extra} seed {seed}: {}", first_difference(&got, &want, stride));
+            }
+        }
+    }
+}
+
+#[test]
+fn same_records_as_laz_for_real_files() {
+    let mut any = false;
+    for name in ["autzen_trim.laz", "lone-star.laz"] {
+        let path = std::path::Path::new("/tmp/real").join(name);
+        let Ok(data) = std::fs::read(&path) else {
+            println!("skipped {}: not present (PDAL's test/data/las/{name})", path.display());
+            continue;
+        };
+        any = true;
+        let src = crate::cloud::formats::las::open(&data).expect("opens");
+        let (vlr, chunks, layers) = src.laz_parts().expect("a LAZ file");
+        assert!(layers.is_some() || Items::of(vlr.items()).is_some(), "{name}: covered by pcv's decoder");
+        let stride = src.header().record_len as usize;
+        let (want, got) = both(vlr, chunks, &data, stride);
+        assert_eq!(want.len(), src.total_points() as usize * stride);
+        assert!(got == want, "{name}: {}", first_difference(&got, &want, stride));
+        println!("{name}: {} points equal", src.total_points());
+    }
+    if !any {
+        println!("skipped: no real LAZ files in /tmp/real");
+    }
+}
+
+#[test]
+fn damaged_chunks_fail_cleanly_where_laz_does() {
+    let (format, extra) = (3u8, 2usize);
+    let stride = FORMAT_LEN(format) + extra;
+    let recs = records(format, extra, 4000, 77);
+    let (vlr, chunks, data) = compress(format, extra, &recs, 4000);
+    let items = Items::of(vlr.items()).expect("covered");
+    let c = chunks[0];
+    let chunk = &data[c.byte..c.byte + c.bytes];
+    let mut r = Rng(5);
+    let mut scratch = Vec::new();
+    for trial in 0..300 {
+        let mut bad = chunk.to_vec();
+        match trial % 3 {
+            0 => bad.truncate(r.below(chunk.len() as u64) as usize),
+            1 => {
+                for _ in 0..1 + r.below(4) {
+                    let i = r.below(bad.len() as u64) as usize;
+                    bad[i] ^= 1 << r.below(8);
+                }
+            }
+            _ => {
+                let i = stride + r.below((bad.len() - stride) as u64) as usize;
+                for b in &mut bad[i..] {
+                    *b = r.next() as u8;
+                }
+            }
+        }
+        let mut got = Vec::new();
+        let fast = decode_chunk(&bad, items, c.points, 1000, &mut scratch, &mut |p| got.extend_from_slice(p));
+        let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
+        let mut want = Vec::new();
+        let slow = laz_crate_pieces(&bad, stride, &vlr, &one, None, 0, laz::DecompressionSelection::all(), &mut scratch, &mut |p| want.extend_from_slice(p));
+        // Whatever both decoded is the same; where `laz` ran out of data, so did pcv, after as many
+        // points. (`laz` may also fail by panicking, which pcv does not; then pcv decodes on.)
+        let n = got.len().min(want.len());
+        assert!(got[..n] == want[..n], "trial {trial}: {}", first_difference(&got[..n], &want[..n], stride));
+        if let (Err(e), Err(_)) = (&fast, &slow) {
+            assert!(e.after <= c.points);
+        }
+        if slow.is_ok() {
+            assert!(fast.is_ok(), "trial {trial}: laz decoded the damaged chunk, pcv failed: {fast:?}");
+            assert_eq!(got, want);
+        }
+        if fast.is_err() && trial % 3 == 0 {
+            assert!(slow.is_err(), "trial {trial}: a truncated chunk that laz decodes");
+        }
+    }
+}
