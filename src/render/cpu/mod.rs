@@ -34,7 +34,7 @@ use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use glam::Mat4;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -74,6 +74,13 @@ pub struct CpuRasterizer {
     visible: Vec<u8>,
     /// The culled modes' depth pyramid.
     hzb: Vec<u32>,
+    /// The culled modes: one mark per group of [`preprocess::GROUP_POINTS`] points, whether one of its
+    /// points owned a pixel last frame (phase 1 draws those groups of its batches; [`culled`]).
+    group_marks: Vec<AtomicU8>,
+    /// Points the last frame of a culled mode drew ([`Self::points_drawn`]).
+    points_drawn: Option<u64>,
+    /// [`Self::set_group_culling`]'s choice (`None`: the environment's).
+    groups_off: Option<bool>,
     last: Option<LastFrame>,
     /// Whether `prepared` is a level-of-detail node pool ([`Rasterizer::reserve_slots`]): its slots are
     /// written in place and only the culled modes draw it.
@@ -111,6 +118,26 @@ impl CpuRasterizer {
         self.pool = false;
     }
 
+    /// Turns the culled modes' group culling on (the default) or off (whole batches drawn, as the
+    /// kernels do; the same image), for comparisons. Takes effect at the next preprocessing (upload).
+    pub fn set_group_culling(&mut self, on: bool) {
+        self.groups_off = Some(!on);
+    }
+
+    /// How many points the last frame drew in a culled mode (both phases; `None` after other modes).
+    pub fn points_drawn(&self) -> Option<u64> {
+        self.points_drawn
+    }
+
+    /// Whether the culled modes cull groups: [`Self::set_group_culling`], else on unless the
+    /// environment sets `PCV_CPU_GROUPS=0`.
+    fn group_culling(&self) -> bool {
+        match self.groups_off {
+            Some(off) => !off,
+            None => std::env::var_os("PCV_CPU_GROUPS").is_none_or(|v| v != "0"),
+        }
+    }
+
     /// The pool's arrays, writable (copied only if a frame still holds them).
     fn pool_mut(&mut self) -> Result<&mut preprocess::Prepared, RenderError> {
         match (&mut self.prepared, self.pool) {
@@ -132,6 +159,11 @@ impl CpuRasterizer {
             let t = Instant::now();
             let prepared = preprocess::prepare(points);
             self.visible = vec![0; prepared.batches.len()];
+            let mut prepared = prepared;
+            if !self.group_culling() {
+                prepared.groups.clear();
+            }
+            self.group_marks = (0..prepared.groups.len()).map(|_| AtomicU8::new(0)).collect();
             self.prepared = Some(Arc::new(prepared));
             self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         }
@@ -183,8 +215,10 @@ impl Rasterizer for CpuRasterizer {
             colors: vec![0; n],
             batches: vec![crate::lod::pool::EMPTY_BATCH; slots as usize],
             quant: vec![0; n],
+            groups: Vec::new(),
         }));
         self.visible = vec![0; slots as usize];
+        self.group_marks = Vec::new();
         self.preprocess_ms = None;
         self.last = None;
         self.pool = true;
@@ -254,6 +288,8 @@ impl Rasterizer for CpuRasterizer {
         };
         let mut passes = Vec::with_capacity(plan.len());
         let mut batches: Option<BatchCounts> = None;
+        let mut drawn1: Vec<u32> = Vec::new();
+        let mut points_drawn = 0u64;
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let t0 = Instant::now();
         let no_prep = || RenderError::NotUploaded;
@@ -274,7 +310,11 @@ impl Rasterizer for CpuRasterizer {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
                     let list1 = culled::phase1(&f, &p.batches, &self.visible);
-                    batches = Some(culled::raster_list(&f, &p.batches, &list1, &p.positions, &p.quant, quant, &self.vis));
+                    let select = culled::Select::Marked(&self.group_marks);
+                    let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, &self.vis, select);
+                    batches = Some(counts);
+                    points_drawn = points;
+                    drawn1 = list1;
                 }
                 Pass::Hzb => {
                     self.hzb.resize(hzb_params.total as usize, 0);
@@ -286,8 +326,18 @@ impl Rasterizer for CpuRasterizer {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
                     let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
-                    let drawn = culled::raster_list(&f, &p.batches, &list2, &p.positions, &p.quant, quant, &self.vis);
+                    let (h, hzb) = (&hzb_params, &self.hzb[..]);
+                    let select = culled::Select::Tested { h, hzb, unmarked: None };
+                    let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, &self.vis, select);
                     batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
+                    points_drawn += points;
+                    // The groups of phase 1's batches it did not draw (counted there already).
+                    if !p.groups.is_empty() {
+                        let rest = culled::still_visible(&drawn1, &self.visible);
+                        let select = culled::Select::Tested { h, hzb, unmarked: Some(&self.group_marks) };
+                        points_drawn += culled::raster_groups(&f, &p.batches, &p.groups, &rest, &p.positions, &p.quant, quant, &self.vis, select).1;
+                        culled::mark_groups(&self.vis, &self.group_marks);
+                    }
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {
@@ -318,6 +368,7 @@ impl Rasterizer for CpuRasterizer {
             }
             passes.push(PassTime { name: pass.name(), ms: t.elapsed().as_secs_f64() * 1e3 });
         }
+        self.points_drawn = frame.mode.culls().then_some(points_drawn);
         self.last = Some(LastFrame {
             clip_from_world: frame.clip_from_world,
             width_px: frame.width_px,
