@@ -89,7 +89,10 @@ fn main() {
         cpu_s() - c,
         loadavg()
     );
-    println!("{:>9} {:>10} {:>8} {:>8} {:>9} {:>14}  {}", "pose", "mode", "wall ms", "CPU ms", "CPU/wall", "load avg", "passes (median ms); batches culled/occluded/drawn");
+    println!(
+        "{:>9} {:>10} {:>8} {:>8} {:>9} {:>14}  passes (median ms); batches culled/occluded/drawn",
+        "pose", "mode", "wall ms", "CPU ms", "CPU/wall", "load avg"
+    );
     for sc in scenarios(&cloud) {
         if poses.as_ref().is_some_and(|p| !p.iter().any(|x| x == sc.name)) {
             continue;

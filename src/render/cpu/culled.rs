@@ -157,19 +157,26 @@ fn draw_run(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions:
     raster_points(f, batch, from, &positions[from..to], words, vis);
 }
 
+/// What [`raster_selected`] reads: group boxes, positions, quantized words.
+#[derive(Clone, Copy)]
+struct Arrays<'a> {
+    groups: &'a [Batch],
+    positions: &'a [[f32; 3]],
+    quant: &'a [u32],
+}
+
 with_fma! {
     /// One listed batch: its selected groups, consecutive ones drawn as one run.
     fn raster_selected(
         f: &FrameUniforms,
         b: usize,
         batch: &Batch,
-        groups: &[Batch],
-        positions: &[[f32; 3]],
-        quant: &[u32],
+        data: &Arrays<'_>,
         quantized: bool,
         select: &Select<'_>,
         vis: &[AtomicU64],
     ) -> u64 {
+        let Arrays { groups, positions, quant } = *data;
         let per = BATCH_POINTS as usize;
         let (first, end) = (b * per, (b * per + batch.num_points as usize).min(positions.len()));
         if groups.is_empty() {
@@ -233,7 +240,8 @@ pub fn raster_groups(
         .map(|&b| {
             let (b, batch) = (b as usize, &batches[b as usize]);
             let coarse = batch_quantized_ok(f, batch);
-            let points = raster_selected(f, b, batch, groups, positions, quant, draw_quantized && coarse, &select, vis);
+            let data = Arrays { groups, positions, quant };
+            let points = raster_selected(f, b, batch, &data, draw_quantized && coarse, &select, vis);
             let coarse = coarse as u32;
             (BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }, points)
         })
