@@ -9,8 +9,14 @@
 //! counts (culled/occluded/drawn) are the last frame's. `--check` also renders each pose with `vis`
 //! and compares the images and depth buffers of the batched modes with it.
 //!
+//! `--memory [FILES...]` measures host memory instead: the files are loaded (or the scene generated) as
+//! the viewer loads them, uploaded to the backend, one culled frame drawn, then the cloud dropped (the
+//! backend keeps its own copy); it prints the peak anonymous memory (RssAnon, sampled every 2 ms) and
+//! VmHWM above the start, in MiB and bytes a point, with the backend's arrays alone after the drop.
+//!
 //! Usage: cargo run --release --example cpu_frame_bench -- [--points 10M] [--modes culled,vis,...]
 //!        [--poses start,far,...] [--frames 20] [--warmup 3] [--size 1920x1080] [--check]
+//!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
 use pcv::bench::scenarios;
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -64,6 +70,55 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+fn status_kib(key: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn memory(args: &[String], n: u64) {
+    let files: Vec<std::path::PathBuf> = args.iter().skip_while(|a| *a != "--memory").skip(1).take_while(|a| !a.starts_with("--")).map(Into::into).collect();
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let (base_anon, base_hwm) = (status_kib("RssAnon:"), status_kib("VmHWM:"));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let peak = std::sync::atomic::AtomicU64::new(base_anon);
+    let sample = || {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            peak.fetch_max(status_kib("RssAnon:"), std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    let (points, after_drop) = std::thread::scope(|scope| {
+        scope.spawn(sample);
+        let cloud = if files.is_empty() {
+            pcv::cloud::scene::generate(n, 1, false)
+        } else {
+            let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+            pcv::cloud::load::load_files_with(&files, &opts).expect("load")
+        };
+        let num = cloud.points.len() as u64;
+        let loaded = status_kib("RssAnon:");
+        let mut r = CpuRasterizer::new();
+        r.upload(&cloud).expect("upload");
+        let cam = FlyCamera::start_for(&cloud, None);
+        let (w, h) = (1920, 1080);
+        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+        let mut px = vec![0u32; frame.num_pixels()];
+        r.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).expect("frame");
+        drop(cloud);
+        let after = status_kib("RssAnon:");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        println!("cloud loaded: {:.0} MiB anonymous ({:.1} B/point)", (loaded - base_anon) as f64 / 1024.0, (loaded - base_anon) as f64 * 1024.0 / num as f64);
+        drop(r);
+        (num, after)
+    });
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    let per = |kib: u64| kib as f64 * 1024.0 / points.max(1) as f64;
+    let (pk, hwm) = (peak.into_inner().max(after_drop) - base_anon, status_kib("VmHWM:") - base_hwm);
+    println!("{points} points ({}): peak anonymous {:.0} MiB ({:.1} B/point), VmHWM +{:.0} MiB ({:.1} B/point); backend alone after the cloud is dropped (1080p buffers included): {:.0} MiB ({:.1} B/point)",
+        if files.is_empty() { "built-in scene".to_string() } else { files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" ") },
+        mib(pk), per(pk), mib(hwm), per(hwm), mib(after_drop - base_anon), per(after_drop - base_anon));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
@@ -75,6 +130,10 @@ fn main() {
     let size = arg("--size").unwrap_or_else(|| "1920x1080".into());
     let (w, h) = size.split_once('x').map(|(a, b)| (a.parse().expect("width"), b.parse().expect("height"))).expect("--size WxH");
     let check = args.iter().any(|a| a == "--check");
+    if args.iter().any(|a| a == "--memory") {
+        memory(&args, n);
+        return;
+    }
 
     let t = Instant::now();
     let cloud = pcv::cloud::scene::generate(n, 1, false);

@@ -4,10 +4,13 @@
 //! the tests use them as the reference for the CUDA backend. A frame runs the passes of
 //! [`crate::render::plan::passes`] in order, timed with the wall clock.
 //!
-//! The batched modes (`vis`, `culled`, `dedup`, `quant`) read [`preprocess::Prepared`]: positions,
-//! colors, batches and quantized words of the points in the order they were uploaded in (Morton order,
-//! or the caller's with [`CpuRasterizer::upload_in_order`]), made on the first frame that needs them.
-//! `order` maps that order back to the uploaded cloud's indices, for picking.
+//! Every mode reads [`preprocess::Prepared`], the backend's only copy of the points, made at upload
+//! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors
+//! (4), batches and group boxes of the points in Morton order (or the caller's with
+//! [`CpuRasterizer::upload_in_order`]), and the quantized words (4) once the quant mode first draws;
+//! the reference and packed modes read positions and colors as the batched ones do. `order` maps
+//! that order back to the uploaded cloud's indices (4 bytes a point), for picking: 20 bytes a point,
+//! 24 with the quant mode.
 pub mod batch;
 pub mod clear;
 pub mod color;
@@ -61,8 +64,7 @@ struct LastFrame {
 /// Renders with rayon on the CPU.
 #[derive(Default)]
 pub struct CpuRasterizer {
-    points: Option<Arc<Vec<Point>>>,
-    /// `order[i]`: the uploaded cloud's index of `points[i]` (`None`: the same order).
+    /// `order[i]`: the uploaded cloud's index of point `i` of `prepared` (`None`: the same order).
     order: Option<Arc<Vec<u32>>>,
     prepared: Option<Arc<preprocess::Prepared>>,
     preprocess_ms: Option<f64>,
@@ -110,10 +112,23 @@ impl CpuRasterizer {
     /// Takes `points` in the order given (no Morton sort): the batched modes index them in this order.
     /// The tests give the CUDA backend's sorted points, so that both backends index the same points.
     pub fn upload_in_order(&mut self, points: Vec<Point>) {
-        self.points = Some(Arc::new(points));
-        self.order = None;
+        self.take(&points, None);
+    }
+
+    /// Makes the backend's arrays from `points[order[i]]` (or `points` as given).
+    fn take(&mut self, points: &[Point], order: Option<Vec<u32>>) {
         self.prepared = None;
-        self.preprocess_ms = None;
+        self.order = None;
+        let t = Instant::now();
+        let mut prepared = preprocess::prepare_permuted(points, order.as_deref());
+        if !self.group_culling() {
+            prepared.groups.clear();
+        }
+        self.visible = vec![0; prepared.batches.len()];
+        self.group_marks = (0..prepared.groups.len()).map(|_| AtomicU8::new(0)).collect();
+        self.prepared = Some(Arc::new(prepared));
+        self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        self.order = order.map(Arc::new);
         self.last = None;
         self.pool = false;
     }
@@ -146,28 +161,16 @@ impl CpuRasterizer {
         }
     }
 
-    /// The batched modes' data for the uploaded points (made on first use).
-    pub fn prepared(&mut self) -> Result<Arc<preprocess::Prepared>, RenderError> {
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
-        if points.len() as u64 >= vis::EMPTY_INDEX {
+    /// The uploaded points' arrays; for the batched modes (`batched`), only below 2^34 - 1 points.
+    pub fn prepared(&self, batched: bool) -> Result<Arc<preprocess::Prepared>, RenderError> {
+        let p = self.prepared.as_ref().ok_or(RenderError::NotUploaded)?;
+        if batched && !self.pool && p.positions.len() as u64 >= vis::EMPTY_INDEX {
             return Err(RenderError::ModeUnavailable {
                 mode: "batched",
-                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", points.len()),
+                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", p.positions.len()),
             });
         }
-        if self.prepared.is_none() {
-            let t = Instant::now();
-            let prepared = preprocess::prepare(points);
-            self.visible = vec![0; prepared.batches.len()];
-            let mut prepared = prepared;
-            if !self.group_culling() {
-                prepared.groups.clear();
-            }
-            self.group_marks = (0..prepared.groups.len()).map(|_| AtomicU8::new(0)).collect();
-            self.prepared = Some(Arc::new(prepared));
-            self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok(self.prepared.clone().unwrap_or_default())
+        Ok(p.clone())
     }
 }
 
@@ -184,31 +187,20 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        if points.len() < u32::MAX as usize {
-            let order = crate::cloud::order::morton_order(&points, &cloud.bounds);
-            self.points = Some(Arc::new(order.iter().map(|&i| points[i as usize]).collect()));
-            self.order = Some(Arc::new(order));
-        } else {
-            self.points = Some(points);
-            self.order = None;
-        }
-        self.prepared = None;
-        self.preprocess_ms = None;
-        self.last = None;
-        self.pool = false;
+        let order = (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
+        self.take(&points, order);
         Ok(())
     }
 
     fn num_points(&self) -> u64 {
         match (&self.prepared, self.pool) {
             (Some(p), true) => p.batches.iter().map(|b| b.num_points as u64).sum(),
-            _ => self.points.as_ref().map_or(0, |p| p.len() as u64),
+            _ => self.prepared.as_ref().map_or(0, |p| p.positions.len() as u64),
         }
     }
 
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
         let n = slots as usize * crate::render::gpu_data::BATCH_POINTS as usize;
-        self.points = Some(Arc::new(Vec::new()));
         self.order = None;
         self.prepared = Some(Arc::new(preprocess::Prepared {
             positions: vec![[0.0; 3]; n],
@@ -260,8 +252,16 @@ impl Rasterizer for CpuRasterizer {
             return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
         }
         let drawn_points = self.num_points();
-        let prepared = if frame.mode.uses_batches() { Some(self.prepared()?) } else { None };
-        let points = self.points.clone().ok_or(RenderError::NotUploaded)?;
+        if frame.mode == RenderMode::Quant {
+            if let Some(p) = self.prepared.as_mut() {
+                if p.quant.len() != p.positions.len() {
+                    let t = Instant::now();
+                    Arc::make_mut(p).ensure_quant();
+                    self.preprocess_ms = Some(self.preprocess_ms.unwrap_or(0.0) + t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+        }
+        let prepared = Some(self.prepared(frame.mode.uses_batches())?);
         let Target::Host(color) = target else {
             return Err(RenderError::UnsupportedTarget { backend: "cpu", target: "device" });
         };
@@ -301,9 +301,15 @@ impl Rasterizer for CpuRasterizer {
                     RenderMode::Packed => packed::packed_clear(&f, &mut self.vis),
                     _ => vis::vis_clear(&mut self.vis),
                 },
-                Pass::Depth => depth::depth(&f, &points, &self.depth),
-                Pass::Color => color::color(&f, &points, &self.depth, color),
-                Pass::Packed => packed::packed(&f, &points, &self.vis),
+                Pass::Depth => depth::depth(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.depth),
+                Pass::Color => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    color::color(&f, &p.positions, &p.colors, &self.depth, color)
+                }
+                Pass::Packed => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    packed::packed(&f, &p.positions, &p.colors, &self.vis)
+                }
                 Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
@@ -414,5 +420,57 @@ impl Rasterizer for CpuRasterizer {
         }
         let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
         Ok(Some(PickHit { pixel, position, point_index: None, depth }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::FrameParams;
+
+    /// The split layout (positions and colors in Morton order, no 16-byte copy) draws what a plain
+    /// loop over the uploaded cloud's own points gives: the reference's depth buffer and the packed
+    /// mode's words (depth, color; ties to the smaller color) are per-pixel minima over the points,
+    /// whatever their order, at every bench pose; and a pick maps back to the cloud's point index.
+    #[test]
+    fn split_layout_draws_what_the_cloud_points_give() {
+        let cloud = crate::cloud::scene::generate(200_000, 11, false);
+        let (w, h) = (320, 180);
+        let mut r = CpuRasterizer::new();
+        r.upload(&cloud).unwrap();
+        assert_eq!(r.num_points(), cloud.points.len() as u64);
+        assert!(r.order.is_some(), "Morton order kept for picking");
+        for sc in crate::bench::scenarios(&cloud) {
+            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+            let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+                .with_depth_range(cam.depth_range().near, cam.depth_range().far);
+            let f = frame.uniforms();
+            let mut want_depth = vec![clear::FAR_DEPTH_BITS; frame.num_pixels()];
+            let mut want_word = vec![u64::MAX; frame.num_pixels()];
+            for p in cloud.points.iter() {
+                if let Some(q) = project::project(&f, p.pos) {
+                    let i = q.index(w);
+                    want_depth[i] = want_depth[i].min(q.depth_bits);
+                    want_word[i] = want_word[i].min(word(q.depth_bits, p.color_word() as u64));
+                }
+            }
+            let mut px = vec![0u32; frame.num_pixels()];
+            r.render(&frame.with_mode(RenderMode::Reference), Target::Host(&mut px)).unwrap();
+            assert!(r.depth_bits() == want_depth, "reference depth, pose {}", sc.name);
+            r.render(&frame.with_mode(RenderMode::Packed), Target::Host(&mut px)).unwrap();
+            let got: Vec<u64> = r.vis.iter().map(|v| v.load(Ordering::Relaxed)).collect();
+            for (i, (&g, &want)) in got.iter().zip(&want_word).enumerate() {
+                if want != u64::MAX {
+                    assert_eq!(g, want, "packed word, pose {} pixel {i}", sc.name);
+                }
+            }
+            r.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
+            assert!(r.depth_bits() == want_depth, "culled depth, pose {}", sc.name);
+            if let Some(i) = want_depth.iter().position(|&d| d != clear::FAR_DEPTH_BITS) {
+                let hit = r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
+                let idx = hit.point_index.expect("the culled mode picks a point") as usize;
+                assert_eq!(glam::Vec3::from(cloud.points[idx].pos), hit.position, "pick maps to the cloud's index, pose {}", sc.name);
+            }
+        }
     }
 }

@@ -163,11 +163,35 @@ pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
 
 /// Split, batches and quantized words for points already in their final order.
 pub fn prepare(sorted: &[Point]) -> Prepared {
-    let (positions, colors) = split(sorted);
+    let mut p = prepare_permuted(sorted, None);
+    p.ensure_quant();
+    p
+}
+
+/// [`prepare`] for `points[order[i]]` (or `points` as they are, without `order`), read straight from
+/// `points`: no sorted copy of the 16-byte points is made; the quantized words are left out
+/// ([`Prepared::ensure_quant`] makes them).
+pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
+    let (positions, colors) = match order {
+        Some(order) => (
+            order.par_iter().map(|&i| points[i as usize].pos).collect(),
+            order.par_iter().map(|&i| points[i as usize].color_word()).collect(),
+        ),
+        None => split(points),
+    };
     let batches = batch_bounds(&positions);
-    let quant = quantize(&positions, &batches);
     let groups = group_bounds(&positions);
-    Prepared { positions, colors, batches, quant, groups }
+    Prepared { positions, colors, batches, quant: Vec::new(), groups }
+}
+
+impl Prepared {
+    /// Makes the quantized words if they are missing (the CPU backend makes them only when the quant
+    /// mode first draws: 4 bytes a point that the other modes never read).
+    pub fn ensure_quant(&mut self) {
+        if self.quant.len() != self.positions.len() {
+            self.quant = quantize(&self.positions, &self.batches);
+        }
+    }
 }
 
 #[cfg(test)]
