@@ -421,11 +421,10 @@ fn host_budget_bytes() -> u64 {
 /// subsample). Returns the cloud, uploaded.
 fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(&mut PointCloud)) -> Result<PointCloud> {
     use pcv::cloud::device;
-    // Several GPUs take host clouds (split in Morton order); streaming files to them is not done yet.
-    let one_gpu = r.name() != pcv::render::multi::NAME;
-    let capacity = match (s.files.is_empty() || !one_gpu, r.as_cuda()) {
-        (false, Some(cuda)) => Some(cuda.point_capacity()?),
-        _ => None,
+    // Several GPUs: the capacity of them all (each takes a share of the stream).
+    let capacity = match s.files.is_empty() {
+        false => r.stream_capacity().transpose()?,
+        true => None,
     };
     let mut subsample = s.max_points;
     if let Some(cap) = capacity {

@@ -253,3 +253,98 @@ fn composite_kernels_match_their_cpu_twins() {
 fn word_depth_of(w: u64) -> u32 {
     pcv::render::gpu_data::word_depth(w)
 }
+
+/// A binary PLY of `points` (float x y z, uchar r g b), written the way scanners' tools write it.
+fn write_ply(path: &std::path::Path, points: &[pcv::render::gpu_data::Point]) {
+    let mut bytes = format!(
+        "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n",
+        points.len()
+    )
+    .into_bytes();
+    for p in points {
+        for c in p.pos {
+            bytes.extend_from_slice(&c.to_le_bytes());
+        }
+        bytes.extend_from_slice(&p.rgba[..3]);
+    }
+    std::fs::write(path, bytes).expect("write the PLY");
+}
+
+#[test]
+fn streamed_files_composite_equals_one_gpu() {
+    // Files streamed to the devices without a host copy: each GPU takes a contiguous part of the stream.
+    use pcv::cloud::{device, load};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("scene.ply");
+    let host = scene::generate(3_000_000, 5, false);
+    write_ply(&path, &host.points);
+    let opts = load::LoadOptions { progress: false, warnings: false };
+    let Some((single, _)) = backends("streamed") else { return };
+    let cap = single.point_capacity().expect("capacity");
+    drop(single);
+    let files = vec![path.clone()];
+    let plan = device::plan(&files, &opts, &cap, None).expect("plan");
+    let mut upload = device::cloud(plan);
+    assert!(upload.is_device_only());
+    // The host cloud of the same file (for the tie check) has the same origin and points.
+    let loaded = load::load_files_with(&files, &opts).expect("load");
+    compare_cloud("streamed", &loaded, &upload);
+    device::finish(&mut upload, false);
+}
+
+#[test]
+fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
+    // The LOD node pool's slots spread over the shares; once the view is complete, the composite of the
+    // shares' nodes draws what one GPU's pool draws.
+    use glam::Vec3;
+    use pcv::camera::{Camera, Pose};
+    use pcv::cloud::octree::NodeSource;
+    use pcv::lod::memory::MemorySource;
+    use pcv::lod::{LodOptions, LodScene};
+    let Some((mut single, mut multi)) = backends("lod") else { return };
+    let cloud = scene::generate(2_000_000, 3, false);
+    let src: std::sync::Arc<dyn NodeSource> = std::sync::Arc::new(MemorySource::build(&cloud, 20_000));
+    let opts = LodOptions { point_budget: 1_500_000, target_spacing_px: 1.0, upload_ms_per_frame: 1e9, threads: 4 };
+    let mut lod_a = LodScene::open(vec![src.clone()], opts).expect("scene");
+    let mut lod_b = LodScene::open(vec![src], opts).expect("scene");
+    let mut cam = Camera::for_cloud(lod_a.bounds(), false);
+    let mut compared = 0;
+    for k in 0..5 {
+        let yaw = k as f32 * 1.1;
+        let dir = Vec3::new(yaw.cos(), yaw.sin(), -0.3);
+        let eye = lod_a.bounds().center() - dir * lod_a.bounds().radius() * (0.3 + 0.4 * k as f32);
+        cam.pose = Pose { eye, yaw_rad: yaw, pitch_rad: -0.3 };
+        let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+        let finish = |lod: &mut LodScene, r: &mut dyn Rasterizer| {
+            for _ in 0..4000 {
+                let st = lod.update(r, &frame, eye).expect("update").clone();
+                let mut px = vec![0u32; frame.num_pixels()];
+                r.render(&frame, Target::Host(&mut px)).expect("render");
+                if st.complete && st.loading == 0 {
+                    return st;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            panic!("lod {k}: the view never completed: {:?}", lod.status());
+        };
+        let sa = finish(&mut lod_a, &mut single);
+        let sb = finish(&mut lod_b, &mut multi);
+        println!("lod pose {k}: one GPU {sa:?}\n  shares {sb:?}");
+        assert_eq!((sa.drawn_nodes, sa.drawn_points), (sb.drawn_nodes, sb.drawn_points), "pose {k}: different nodes drawn");
+        assert!(sb.drawn_points > 0);
+        // Culled modes remember last frame's visible batches: a second frame shows the steady state.
+        let _ = render(&mut single, &frame);
+        let _ = render(&mut multi, &frame);
+        let (a, da) = render(&mut single, &frame);
+        let (b, db) = render(&mut multi, &frame);
+        let depth_diff = da.iter().zip(&db).filter(|(x, y)| x != y).count();
+        let colour_diff = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+        let covered = da.iter().filter(|&&d| d < 0x3f80_0000).count();
+        println!("lod pose {k}: {covered} px covered, {depth_diff} depths and {colour_diff} colours differ");
+        assert_eq!(depth_diff, 0, "pose {k}: depths differ");
+        assert!(colour_diff * 1000 <= covered, "pose {k}: {colour_diff} colours differ (ties are rare)");
+        assert_eq!(multi.num_points(), sb.drawn_points, "pose {k}: the shares draw the scene's points");
+        compared += (covered > 1000) as usize;
+    }
+    assert!(compared >= 3, "only {compared} poses showed points");
+}

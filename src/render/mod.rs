@@ -386,6 +386,10 @@ pub trait Rasterizer {
     fn device_memory_used_bytes(&self) -> Option<u64> {
         None
     }
+    /// What a streamed load can put on the device(s) (`None`: the backend takes host clouds only).
+    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        None
+    }
 }
 
 /// Checks a pool write against a pool of `slots` slots.

@@ -10,6 +10,15 @@
 //!   Each GPU sorts and batches its share as one GPU would its cloud, so frustum and occlusion culling
 //!   work per share (the pyramid of phase 2 is built from the share's own phase 1: a GPU culls
 //!   against its own points only).
+//! - **Files streamed to the devices** (larger than the host budget, or a subsample): the files are
+//!   decoded once and each share takes a contiguous range of the files' order straight to its device
+//!   ([`super::cuda::stream_upload::upload_files_split`]); no host copy, so no host Morton sort: a
+//!   share is as compact as the files' order (whole tiles of a tile set; flight lines of a scan), and
+//!   each GPU's own sort makes its batches compact, so culling works per batch as on one GPU.
+//! - **Level of detail.** The node pool's slots are spread over the shares (slot `g` is slot
+//!   `g div N` of share `g mod N`): the selection's nodes, loaded into the lowest free slots nearest
+//!   first, land on every GPU evenly; each share draws its slots with its own culling, and the
+//!   composite is the same as a cloud's.
 //! - **Frame.** Every share runs the raster passes of the frame ([`Stage::Raster`]) into its own
 //!   64-bit visibility buffer (depth bits << 34 | payload). Then, on each GPU's stream:
 //!   `packed` words carry the colour, so one `ncclReduce` with `ncclMin` on uint64 into the window
@@ -123,6 +132,8 @@ pub struct MultiRasterizer {
     devices: Vec<Device>,
     shares: Vec<Share>,
     num_points: u64,
+    /// Level of detail: the node pool's slots, spread over the shares (see [`MultiRasterizer::slot_home`]).
+    pool_slots: Option<u32>,
     description: String,
 }
 
@@ -163,7 +174,7 @@ impl MultiRasterizer {
             comms.nccl().version_string(),
             comms.nccl().path
         );
-        Ok(Self { comms, devices, shares, num_points: 0, description })
+        Ok(Self { comms, devices, shares, num_points: 0, pool_slots: None, description })
     }
 
     /// The shares' point ranges (global order), for reports and tests.
@@ -177,11 +188,8 @@ impl MultiRasterizer {
 
     /// Splits `cloud` over the shares and uploads each on its device (a thread per device).
     fn upload_shares(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
-        if cloud.is_device_only() {
-            return Err(RenderError::ModeUnavailable {
-                mode: "--gpus",
-                reason: "files streamed to the device are not split across GPUs yet: load fewer points (--max-points) on one GPU".into(),
-            });
+        if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            return self.stream_shares(files, cloud);
         }
         let ranges = split(cloud.len(), self.shares.len())?;
         if ranges.last().is_some_and(|r| r.end >= crate::render::gpu_data::EMPTY_PAYLOAD) {
@@ -238,6 +246,70 @@ impl MultiRasterizer {
         results.into_iter().collect::<Result<Vec<()>, _>>()?;
         self.num_points = cloud.len();
         Ok(())
+    }
+
+    /// Files streamed to the devices without a host copy: the files are decoded once (on all cores)
+    /// and each share takes a contiguous, batch-aligned range of the files' order, copied to its device
+    /// as it is decoded (every device's copies run at once); then each device sorts and batches its
+    /// share on the files' common grid (a thread per device), as one GPU would its cloud.
+    fn stream_shares(&mut self, files: &crate::cloud::device::DeviceFiles, cloud: &PointCloud) -> Result<(), RenderError> {
+        let planned = files.planned_points();
+        let ranges = split(planned, self.shares.len())?;
+        if ranges.last().is_some_and(|r| r.end >= crate::render::gpu_data::EMPTY_PAYLOAD) {
+            return Err(RenderError::ModeUnavailable {
+                mode: "--gpus",
+                reason: format!("{planned} points: the composite indexes fewer than 2^34 - 1"),
+            });
+        }
+        let ctxs: Vec<_> = self.shares.iter().map(|s| s.gpu.context().clone()).collect();
+        let buffers = super::cuda::stream_upload::upload_files_split(&ctxs, files, &ranges)?;
+        let bounds = crate::cloud::device::local_bounds(files).unwrap_or(cloud.bounds);
+        // The ranges as they arrived (a file may drop non-finite points): the composite's offsets.
+        let mut first = 0u64;
+        for (s, b) in self.shares.iter_mut().zip(&buffers) {
+            s.range = first..first + b.len() as u64;
+            first = s.range.end;
+        }
+        let mut buffers: Vec<Option<_>> = buffers.into_iter().map(Some).collect();
+        let results: Vec<Result<(), RenderError>> = std::thread::scope(|scope| {
+            let mut by_device: Vec<Vec<(&mut Share, _)>> = (0..self.devices.len()).map(|_| Vec::new()).collect();
+            for (s, b) in self.shares.iter_mut().zip(buffers.iter_mut()) {
+                by_device[s.device].push((s, b.take()));
+            }
+            let handles: Vec<_> = by_device
+                .into_iter()
+                .map(|shares| {
+                    scope.spawn(move || -> Result<(), RenderError> {
+                        for (s, b) in shares {
+                            let points = b.ok_or_else(|| panicked("a share's streamed points went missing"))?;
+                            s.gpu.upload_device_points(points, &bounds)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked("preparing a share")))).collect()
+        });
+        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        self.num_points = first;
+        Ok(())
+    }
+
+    /// What the GPUs can take for a streamed load: each device takes an equal share, so the smallest
+    /// device's capacity times the number of shares it would hold.
+    pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
+        let mut caps = Vec::new();
+        for d in &self.devices {
+            caps.push(self.shares[d.shares[0]].gpu.point_capacity()?);
+        }
+        let per_share = caps.iter().map(|c| c.points / self.devices[0].shares.len() as u64).min().unwrap_or(0);
+        let first = caps.first().cloned().ok_or_else(|| RenderError::NoDevice("no GPU".into()))?;
+        Ok(crate::cloud::device::Capacity {
+            points: per_share * self.shares.len() as u64,
+            bytes_per_point: first.bytes_per_point,
+            free_bytes: caps.iter().map(|c| c.free_bytes).sum(),
+            device: format!("{} GPUs ({})", self.devices.len(), first.device),
+        })
     }
 
     /// Offsets, local mins, the NCCL reductions and the gathers; leaves the composite's colour words in
@@ -330,6 +402,7 @@ impl Rasterizer for MultiRasterizer {
 
     fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
         self.num_points = 0;
+        self.pool_slots = None;
         self.upload_shares(cloud)
     }
 
@@ -391,7 +464,84 @@ impl Rasterizer for MultiRasterizer {
     }
 
     fn num_points(&self) -> u64 {
-        self.num_points
+        match self.pool_slots {
+            // The pool's points drawn now.
+            Some(_) => self.shares.iter().map(|s| s.gpu.num_points()).sum(),
+            None => self.num_points,
+        }
+    }
+
+    /// Level of detail on several GPUs: slot `g` of the pool lives on share `g mod N` as its slot
+    /// `g div N`, so the nodes the selection loads (in nearest-first order, into the lowest free slots)
+    /// spread evenly over the GPUs, and each share draws its nodes with its own culling. Every share's
+    /// pool indices are offset in the composite as a cloud's shares are.
+    fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
+        self.num_points = 0;
+        self.pool_slots = None;
+        let n = self.shares.len() as u32;
+        let per = BATCH_POINTS as u64;
+        let mut first = 0u64;
+        for (k, s) in self.shares.iter_mut().enumerate() {
+            let local = slots.saturating_sub(k as u32).div_ceil(n);
+            s.gpu.reserve_slots(local.max(1))?;
+            s.range = first..first + local.max(1) as u64 * per;
+            first = s.range.end;
+        }
+        if first >= crate::render::gpu_data::EMPTY_PAYLOAD {
+            return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: format!("a pool of {first} points: the composite indexes fewer than 2^34 - 1") });
+        }
+        self.num_points = first;
+        self.pool_slots = Some(slots);
+        Ok(())
+    }
+
+    fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<(), RenderError> {
+        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
+        let n = self.shares.len();
+        let per = BATCH_POINTS as usize;
+        let mut by_share: Vec<Vec<super::SlotWrite<'_>>> = (0..n).map(|_| Vec::new()).collect();
+        for w in writes {
+            super::check_slot_write(w, slots)?;
+            for j in 0..w.num_slots() as usize {
+                let g = w.first_slot as usize + j;
+                let r = j * per..((j + 1) * per).min(w.positions.len());
+                by_share[g % n].push(super::SlotWrite {
+                    first_slot: (g / n) as u32,
+                    positions: &w.positions[r.clone()],
+                    colors: &w.colors[r.clone()],
+                    quant: &w.quant[r],
+                });
+            }
+        }
+        for (s, ws) in self.shares.iter_mut().zip(&by_share) {
+            if !ws.is_empty() {
+                s.gpu.write_slots(ws)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch]) -> Result<(), RenderError> {
+        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
+        if batches.len() != slots as usize {
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("a table of {} batches for a pool of {slots} slots", batches.len()),
+            });
+        }
+        let n = self.shares.len();
+        for (k, s) in self.shares.iter_mut().enumerate() {
+            let mut local: Vec<_> = batches.iter().skip(k).step_by(n).copied().collect();
+            // A share with no slot of its own (a pool smaller than the shares) keeps one empty slot.
+            local.resize(((s.range.end - s.range.start) / BATCH_POINTS as u64) as usize, crate::lod::pool::EMPTY_BATCH);
+            s.gpu.set_slot_batches(&local)?;
+        }
+        Ok(())
+    }
+
+    fn device_memory_used_bytes(&self) -> Option<u64> {
+        // The most any one GPU uses (the pool and the frame buffers are per GPU).
+        self.shares.iter().filter_map(|s| s.gpu.device_memory_used_bytes()).max()
     }
 
     fn preprocess_ms(&self) -> Option<f64> {
@@ -402,6 +552,10 @@ impl Rasterizer for MultiRasterizer {
         // The window GPU's buffer holds the composite's colour words: depth and position, not the index.
         let root = self.devices[0].shares[0];
         self.shares[root].gpu.pick(x_px, y_px, radius_px)
+    }
+
+    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        Some(self.point_capacity())
     }
 
     /// The window GPU's rasterizer (its context and stream carry the GL interop and the post passes).

@@ -373,6 +373,19 @@ impl CudaRasterizer {
         Ok(())
     }
 
+    /// Takes points already on this device (a share of files streamed to several GPUs, see
+    /// [`stream_upload::upload_files_split`]) and prepares them on the grid of `bounds`, as
+    /// [`Rasterizer::upload`] does with the points it streams itself.
+    pub fn upload_device_points(&mut self, points: DeviceBuffer<Point>, bounds: &crate::cloud::Bounds) -> Result<(), RenderError> {
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.forget_upload();
+        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, bounds)?;
+        self.points = Some(done.points);
+        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
+        self.prepared = done.prepared;
+        Ok(())
+    }
+
     /// Runs `stage` of a frame: the whole frame into `target`, or only its raster passes (the words
     /// stay in the visibility buffer, [`CudaRasterizer::words_ptr`]), or only its post passes (splat,
     /// resolve, EDL) on colour words someone else wrote into that buffer (the multi-GPU composite).
@@ -850,6 +863,10 @@ impl Rasterizer for CudaRasterizer {
         p.batches.write_at(&self.stream, 0, batches)?;
         self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
         Ok(())
+    }
+
+    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        Some(self.point_capacity())
     }
 
     fn device_memory_used_bytes(&self) -> Option<u64> {

@@ -10,6 +10,11 @@
 //! Pinned memory lets the copy run at the link's speed without the driver staging it again. At the
 //! end the copy stream is synchronized and the buffer's length set to the points that arrived (files
 //! may drop non-finite points, and text files declare lines, not points).
+//!
+//! Several GPUs (`--gpus`, [`upload_files_split`]): the files are decoded once and point `i` of the
+//! stream goes to the device whose range holds `i` (contiguous, batch-aligned ranges of the files'
+//! order: whole tiles of a tile set, consecutive flight lines of a scan); each device has its own
+//! pinned slots and copy stream, so every device's copies run at once from the one sink thread.
 use super::context::cuda_error;
 use super::memory::DeviceBuffer;
 use super::upload::alloc_points;
@@ -17,6 +22,7 @@ use crate::cloud::device::{stream_files, DeviceFiles, DeviceLoadError};
 use crate::render::gpu_data::Point;
 use crate::render::RenderError;
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Pinned staging buffers.
@@ -86,9 +92,10 @@ struct Slot {
     in_flight: bool,
 }
 
-/// The copy side of a streaming upload.
+/// The copy side of a streaming upload to one device.
 struct Uploader<'a> {
     dst: &'a mut DeviceBuffer<Point>,
+    ctx: Arc<CudaContext>,
     copy: Arc<CudaStream>,
     slots: Vec<Slot>,
     current: usize,
@@ -96,7 +103,23 @@ struct Uploader<'a> {
     at: usize,
 }
 
-impl Uploader<'_> {
+impl<'a> Uploader<'a> {
+    fn new(ctx: &Arc<CudaContext>, dst: &'a mut DeviceBuffer<Point>) -> Result<Self, RenderError> {
+        ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        let copy = ctx.new_stream().map_err(cuda_error("cuStreamCreate for the upload copies"))?;
+        let slots = (0..SLOTS)
+            .map(|_| {
+                Ok(Slot {
+                    host: Pinned::new(ctx, SLOT_POINTS)?,
+                    len: 0,
+                    sent: ctx.new_event(None).map_err(cuda_error("cuEventCreate"))?,
+                    in_flight: false,
+                })
+            })
+            .collect::<Result<Vec<_>, RenderError>>()?;
+        Ok(Uploader { dst, ctx: ctx.clone(), copy, slots, current: 0, at: 0 })
+    }
+
     fn push(&mut self, mut pts: &[Point]) -> Result<(), RenderError> {
         while !pts.is_empty() {
             let slot = &mut self.slots[self.current];
@@ -127,11 +150,13 @@ impl Uploader<'_> {
                 message: format!("the files gave more than the {} points they declared", self.dst.len()),
             });
         }
+        // Several devices are fed from one thread: the copy is enqueued in its own device's context.
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let dst = self.dst.ptr() + (self.at * std::mem::size_of::<Point>()) as u64;
         // SAFETY: `at + len <= dst.len()` (checked above): the destination range is inside the live
         // buffer; the source is the slot's first `len` written points, in pinned memory that stays
         // untouched until `sent` (recorded right after on the same stream) has completed; the copy
-        // stream belongs to the buffer's context.
+        // stream belongs to the buffer's context, which is current.
         unsafe { result::memcpy_htod_async(dst, slot.host.filled(slot.len), self.copy.cu_stream()) }
             .map_err(cuda_error("cuMemcpyHtoDAsync from a staging slot"))?;
         slot.sent.record(&self.copy).map_err(cuda_error("cuEventRecord after a staging copy"))?;
@@ -141,37 +166,73 @@ impl Uploader<'_> {
         self.current = (self.current + 1) % self.slots.len();
         Ok(())
     }
+
+    /// Sends what is left and waits for every copy (whatever happened before: the slots must not be
+    /// freed under a copy). Returns the points that arrived.
+    fn finish(&mut self) -> Result<usize, RenderError> {
+        let flushed = self.flush();
+        let synced = self.copy.synchronize().map_err(cuda_error("cuStreamSynchronize after the upload copies"));
+        flushed?;
+        synced?;
+        Ok(self.at)
+    }
+}
+
+/// Routes the stream's points to the devices by their index in the stream: device `k` takes the
+/// points of `ranges[k]` (contiguous, in order).
+struct Router<'a> {
+    ups: Vec<Uploader<'a>>,
+    ranges: Vec<Range<u64>>,
+    /// Points of the stream seen so far.
+    seen: u64,
+}
+
+impl Router<'_> {
+    fn push(&mut self, mut pts: &[Point]) -> Result<(), RenderError> {
+        while !pts.is_empty() {
+            // The range holding point `seen`; points past the last range go to the last device (the
+            // uploader refuses more than its buffer holds).
+            let k = self.ranges.iter().position(|r| self.seen < r.end).unwrap_or(self.ranges.len() - 1);
+            let room = self.ranges[k].end.saturating_sub(self.seen);
+            let n = if room == 0 { pts.len() } else { pts.len().min(usize::try_from(room).unwrap_or(usize::MAX)) };
+            self.ups[k].push(&pts[..n])?;
+            self.seen += n as u64;
+            pts = &pts[n..];
+        }
+        Ok(())
+    }
 }
 
 /// Decodes `files` into a new device buffer (see the module doc). Returns the buffer, holding exactly
 /// the points that arrived.
 pub fn upload_files(ctx: &Arc<CudaContext>, files: &DeviceFiles) -> Result<DeviceBuffer<Point>, RenderError> {
-    let mut dst = alloc_points(ctx, files.planned_points())?;
-    let copy = ctx.new_stream().map_err(cuda_error("cuStreamCreate for the upload copies"))?;
-    let slots = (0..SLOTS)
-        .map(|_| {
-            Ok(Slot {
-                host: Pinned::new(ctx, SLOT_POINTS)?,
-                len: 0,
-                sent: ctx.new_event(None).map_err(cuda_error("cuEventCreate"))?,
-                in_flight: false,
-            })
-        })
-        .collect::<Result<Vec<_>, RenderError>>()?;
-    let mut up = Uploader { dst: &mut dst, copy: copy.clone(), slots, current: 0, at: 0 };
-    let r = stream_files(files, &mut |pts| up.push(pts).map_err(|e| e.to_string()));
-    let flushed = up.flush();
+    let whole = 0..files.planned_points();
+    let mut out = upload_files_split(std::slice::from_ref(ctx), files, std::slice::from_ref(&whole))?;
+    Ok(out.remove(0))
+}
+
+/// Decodes `files` once and sends the points of the stream's index range `ranges[k]` to a new buffer
+/// on device `ctxs[k]` (`--gpus`: each device takes a contiguous part of the files' order; the copies
+/// of every device run at once, on their own copy streams, while the decoders go on). Each buffer
+/// holds exactly the points of its range that arrived (files may drop non-finite points).
+pub fn upload_files_split(ctxs: &[Arc<CudaContext>], files: &DeviceFiles, ranges: &[Range<u64>]) -> Result<Vec<DeviceBuffer<Point>>, RenderError> {
+    if ctxs.is_empty() || ctxs.len() != ranges.len() {
+        return Err(RenderError::Cuda { context: "streaming upload".into(), message: format!("{} devices for {} ranges", ctxs.len(), ranges.len()) });
+    }
+    let mut dsts = ctxs.iter().zip(ranges).map(|(ctx, r)| alloc_points(ctx, r.end - r.start)).collect::<Result<Vec<_>, _>>()?;
+    let ups = ctxs.iter().zip(dsts.iter_mut()).map(|(ctx, dst)| Uploader::new(ctx, dst)).collect::<Result<Vec<_>, _>>()?;
+    let mut router = Router { ups, ranges: ranges.to_vec(), seen: 0 };
+    let r = stream_files(files, &mut |pts| router.push(pts).map_err(|e| e.to_string()));
     // Every copy must finish before the slots are freed, whatever happened.
-    let synced = copy.synchronize().map_err(cuda_error("cuStreamSynchronize after the upload copies"));
-    let arrived = up.at;
-    drop(up);
+    let finished: Vec<Result<usize, RenderError>> = router.ups.iter_mut().map(|u| u.finish()).collect();
+    drop(router);
     match r {
         Ok(_) => {}
         Err(DeviceLoadError::Load(e)) => return Err(RenderError::Cuda { context: "streaming the files".into(), message: e.to_string() }),
         Err(DeviceLoadError::Sink(m)) => return Err(RenderError::Cuda { context: "streaming upload".into(), message: m }),
     }
-    flushed?;
-    synced?;
-    dst.truncate(arrived);
-    Ok(dst)
+    for (dst, arrived) in dsts.iter_mut().zip(finished) {
+        dst.truncate(arrived?);
+    }
+    Ok(dsts)
 }
