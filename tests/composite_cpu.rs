@@ -33,7 +33,9 @@ fn vis_words(f: &FrameUniforms, positions: &[[f32; 3]]) -> Vec<u64> {
 fn packed_words(f: &FrameUniforms, points: &[Point]) -> Vec<u64> {
     let mut buf: Vec<AtomicU64> = (0..(W * H) as usize).map(|_| AtomicU64::new(0)).collect();
     packed::packed_clear(f, &mut buf);
-    packed::packed(f, points, &buf);
+    let positions: Vec<[f32; 3]> = points.iter().map(|p| p.pos).collect();
+    let colors: Vec<u32> = points.iter().map(|p| p.color_word()).collect();
+    packed::packed(f, &positions, &colors, &buf);
     words(&buf)
 }
 

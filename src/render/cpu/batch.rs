@@ -22,6 +22,7 @@ fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
 }
 
 /// True when no point of the box can pass the projection's test (NaN never culls).
+#[inline(always)]
 pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
     let m = &f.screen_from_world;
     let (wd, ht) = (f.width as f32, f.height as f32);
@@ -46,6 +47,7 @@ pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
 }
 
 /// Whether decoding this batch from 10 bits moves no point by more than half a pixel this frame.
+#[inline(always)]
 pub fn batch_quantized_ok(f: &FrameUniforms, b: &Batch) -> bool {
     let m = &f.screen_from_world;
     let (wd, ht) = (f.width as f32, f.height as f32);
@@ -67,6 +69,7 @@ pub fn batch_quantized_ok(f: &FrameUniforms, b: &Batch) -> bool {
 /// corner's; the kernel's `pcv_depth_rounding`): each row is three FMAs rounding by at most u = 2^-24 of
 /// a partial sum, so row r is off by at most 3u S_r (S_r: its terms' magnitudes over the box), the
 /// depth by 3u (S_2 + S_3) / w + 2u; twice that, as 8u (S_2 + S_3) / w_min + 8u.
+#[inline(always)]
 pub fn depth_rounding(f: &FrameUniforms, b: &Batch, w_min: f32) -> f32 {
     let m = &f.screen_from_world;
     let mut s = m[14].abs() + m[15].abs();
@@ -83,6 +86,7 @@ pub fn depth_rounding(f: &FrameUniforms, b: &Batch, w_min: f32) -> f32 {
 /// most 8 × 8 cells), its depth bounded below by the smallest corner depth
 /// less the rounding bound [`depth_rounding`]; only for boxes
 /// wholly in front of the camera.
+#[inline(always)]
 pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) -> bool {
     let m = &f.screen_from_world;
     let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);

@@ -4,10 +4,13 @@
 //! the tests use them as the reference for the CUDA backend. A frame runs the passes of
 //! [`crate::render::plan::passes`] in order, timed with the wall clock.
 //!
-//! The batched modes (`vis`, `culled`, `dedup`, `quant`) read [`preprocess::Prepared`]: positions,
-//! colors, batches and quantized words of the points in the order they were uploaded in (Morton order,
-//! or the caller's with [`CpuRasterizer::upload_in_order`]), made on the first frame that needs them.
-//! `order` maps that order back to the uploaded cloud's indices, for picking.
+//! Every mode reads [`preprocess::Prepared`], the backend's only copy of the points, made at upload
+//! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors
+//! (4), batches and group boxes of the points in Morton order (or the caller's with
+//! [`CpuRasterizer::upload_in_order`]), and the quantized words (4) once the quant mode first draws;
+//! the reference and packed modes read positions and colors as the batched ones do. `order` maps
+//! that order back to the uploaded cloud's indices (4 bytes a point), for picking: 20 bytes a point,
+//! 24 with the quant mode.
 pub mod batch;
 pub mod clear;
 pub mod color;
@@ -34,7 +37,7 @@ use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use glam::Mat4;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -61,8 +64,7 @@ struct LastFrame {
 /// Renders with rayon on the CPU.
 #[derive(Default)]
 pub struct CpuRasterizer {
-    points: Option<Arc<Vec<Point>>>,
-    /// `order[i]`: the uploaded cloud's index of `points[i]` (`None`: the same order).
+    /// `order[i]`: the uploaded cloud's index of point `i` of `prepared` (`None`: the same order).
     order: Option<Arc<Vec<u32>>>,
     prepared: Option<Arc<preprocess::Prepared>>,
     preprocess_ms: Option<f64>,
@@ -74,6 +76,13 @@ pub struct CpuRasterizer {
     visible: Vec<u8>,
     /// The culled modes' depth pyramid.
     hzb: Vec<u32>,
+    /// The culled modes: one mark per group of [`preprocess::GROUP_POINTS`] points, whether one of its
+    /// points owned a pixel last frame (phase 1 draws those groups of its batches; [`culled`]).
+    group_marks: Vec<AtomicU8>,
+    /// Points the last frame of a culled mode drew ([`Self::points_drawn`]).
+    points_drawn: Option<u64>,
+    /// [`Self::set_group_culling`]'s choice (`None`: the environment's).
+    groups_off: Option<bool>,
     last: Option<LastFrame>,
     /// Whether `prepared` is a level-of-detail node pool ([`Rasterizer::reserve_slots`]): its slots are
     /// written in place and only the culled modes draw it.
@@ -105,12 +114,45 @@ impl CpuRasterizer {
     /// Takes `points` in the order given (no Morton sort): the batched modes index them in this order.
     /// The tests give the CUDA backend's sorted points, so that both backends index the same points.
     pub fn upload_in_order(&mut self, points: Vec<Point>) {
-        self.points = Some(Arc::new(points));
-        self.order = None;
+        self.take(&points, None);
+    }
+
+    /// Makes the backend's arrays from `points[order[i]]` (or `points` as given).
+    fn take(&mut self, points: &[Point], order: Option<Vec<u32>>) {
         self.prepared = None;
-        self.preprocess_ms = None;
+        self.order = None;
+        let t = Instant::now();
+        let mut prepared = preprocess::prepare_permuted(points, order.as_deref());
+        if !self.group_culling() {
+            prepared.groups.clear();
+        }
+        self.visible = vec![0; prepared.batches.len()];
+        self.group_marks = (0..prepared.groups.len()).map(|_| AtomicU8::new(0)).collect();
+        self.prepared = Some(Arc::new(prepared));
+        self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        self.order = order.map(Arc::new);
         self.last = None;
         self.pool = false;
+    }
+
+    /// Turns the culled modes' group culling on (the default) or off (whole batches drawn, as the
+    /// kernels do; the same image), for comparisons. Takes effect at the next preprocessing (upload).
+    pub fn set_group_culling(&mut self, on: bool) {
+        self.groups_off = Some(!on);
+    }
+
+    /// How many points the last frame drew in a culled mode (both phases; `None` after other modes).
+    pub fn points_drawn(&self) -> Option<u64> {
+        self.points_drawn
+    }
+
+    /// Whether the culled modes cull groups: [`Self::set_group_culling`], else on unless the
+    /// environment sets `PCV_CPU_GROUPS=0`.
+    fn group_culling(&self) -> bool {
+        match self.groups_off {
+            Some(off) => !off,
+            None => std::env::var_os("PCV_CPU_GROUPS").is_none_or(|v| v != "0"),
+        }
     }
 
     /// The pool's arrays, writable (copied only if a frame still holds them).
@@ -121,23 +163,16 @@ impl CpuRasterizer {
         }
     }
 
-    /// The batched modes' data for the uploaded points (made on first use).
-    pub fn prepared(&mut self) -> Result<Arc<preprocess::Prepared>, RenderError> {
-        let points = self.points.as_ref().ok_or(RenderError::NotUploaded)?;
-        if points.len() as u64 >= vis::EMPTY_INDEX {
+    /// The uploaded points' arrays; for the batched modes (`batched`), only below 2^34 - 1 points.
+    pub fn prepared(&self, batched: bool) -> Result<Arc<preprocess::Prepared>, RenderError> {
+        let p = self.prepared.as_ref().ok_or(RenderError::NotUploaded)?;
+        if batched && !self.pool && p.positions.len() as u64 >= vis::EMPTY_INDEX {
             return Err(RenderError::ModeUnavailable {
                 mode: "batched",
-                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", points.len()),
+                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", p.positions.len()),
             });
         }
-        if self.prepared.is_none() {
-            let t = Instant::now();
-            let prepared = preprocess::prepare(points);
-            self.visible = vec![0; prepared.batches.len()];
-            self.prepared = Some(Arc::new(prepared));
-            self.preprocess_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok(self.prepared.clone().unwrap_or_default())
+        Ok(p.clone())
     }
 }
 
@@ -154,39 +189,30 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        if points.len() < u32::MAX as usize {
-            let order = crate::cloud::order::morton_order(&points, &cloud.bounds);
-            self.points = Some(Arc::new(order.iter().map(|&i| points[i as usize]).collect()));
-            self.order = Some(Arc::new(order));
-        } else {
-            self.points = Some(points);
-            self.order = None;
-        }
-        self.prepared = None;
-        self.preprocess_ms = None;
-        self.last = None;
-        self.pool = false;
+        let order = (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
+        self.take(&points, order);
         Ok(())
     }
 
     fn num_points(&self) -> u64 {
         match (&self.prepared, self.pool) {
             (Some(p), true) => p.batches.iter().map(|b| b.num_points as u64).sum(),
-            _ => self.points.as_ref().map_or(0, |p| p.len() as u64),
+            _ => self.prepared.as_ref().map_or(0, |p| p.positions.len() as u64),
         }
     }
 
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
         let n = slots as usize * crate::render::gpu_data::BATCH_POINTS as usize;
-        self.points = Some(Arc::new(Vec::new()));
         self.order = None;
         self.prepared = Some(Arc::new(preprocess::Prepared {
             positions: vec![[0.0; 3]; n],
             colors: vec![0; n],
             batches: vec![crate::lod::pool::EMPTY_BATCH; slots as usize],
             quant: vec![0; n],
+            groups: Vec::new(),
         }));
         self.visible = vec![0; slots as usize];
+        self.group_marks = Vec::new();
         self.preprocess_ms = None;
         self.last = None;
         self.pool = true;
@@ -239,8 +265,16 @@ impl Rasterizer for CpuRasterizer {
             return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
         }
         let drawn_points = self.num_points();
-        let prepared = if frame.mode.uses_batches() { Some(self.prepared()?) } else { None };
-        let points = self.points.clone().ok_or(RenderError::NotUploaded)?;
+        if frame.mode == RenderMode::Quant {
+            if let Some(p) = self.prepared.as_mut() {
+                if p.quant.len() != p.positions.len() {
+                    let t = Instant::now();
+                    Arc::make_mut(p).ensure_quant();
+                    self.preprocess_ms = Some(self.preprocess_ms.unwrap_or(0.0) + t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+        }
+        let prepared = Some(self.prepared(frame.mode.uses_batches())?);
         let Target::Host(color) = target else {
             return Err(RenderError::UnsupportedTarget { backend: "cpu", target: "device" });
         };
@@ -270,6 +304,8 @@ impl Rasterizer for CpuRasterizer {
         };
         let mut passes = Vec::with_capacity(plan.len());
         let mut batches: Option<BatchCounts> = None;
+        let mut drawn1: Vec<u32> = Vec::new();
+        let mut points_drawn = 0u64;
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let t0 = Instant::now();
         let no_prep = || RenderError::NotUploaded;
@@ -281,16 +317,26 @@ impl Rasterizer for CpuRasterizer {
                     RenderMode::Packed => packed::packed_clear(&f, &mut self.vis),
                     _ => vis::vis_clear(&mut self.vis),
                 },
-                Pass::Depth => depth::depth(&f, &points, &self.depth),
-                Pass::Color => color::color(&f, &points, &self.depth, color),
-                Pass::Packed => packed::packed(&f, &points, &self.vis),
+                Pass::Depth => depth::depth(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.depth),
+                Pass::Color => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    color::color(&f, &p.positions, &p.colors, &self.depth, color)
+                }
+                Pass::Packed => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    packed::packed(&f, &p.positions, &p.colors, &self.vis)
+                }
                 Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
                     let list1 = culled::phase1(&f, &p.batches, &self.visible);
-                    batches = Some(culled::raster_list(&f, &p.batches, &list1, &p.positions, &p.quant, quant, &self.vis));
+                    let select = culled::Select::Marked(&self.group_marks);
+                    let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, &self.vis, select);
+                    batches = Some(counts);
+                    points_drawn = points;
+                    drawn1 = list1;
                 }
                 Pass::Hzb => {
                     self.hzb.resize(hzb_params.total as usize, 0);
@@ -302,8 +348,18 @@ impl Rasterizer for CpuRasterizer {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
                     let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
-                    let drawn = culled::raster_list(&f, &p.batches, &list2, &p.positions, &p.quant, quant, &self.vis);
+                    let (h, hzb) = (&hzb_params, &self.hzb[..]);
+                    let select = culled::Select::Tested { h, hzb, unmarked: None };
+                    let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, &self.vis, select);
                     batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
+                    points_drawn += points;
+                    // The groups of phase 1's batches it did not draw (counted there already).
+                    if !p.groups.is_empty() {
+                        let rest = culled::still_visible(&drawn1, &self.visible);
+                        let select = culled::Select::Tested { h, hzb, unmarked: Some(&self.group_marks) };
+                        points_drawn += culled::raster_groups(&f, &p.batches, &p.groups, &rest, &p.positions, &p.quant, quant, &self.vis, select).1;
+                        culled::mark_groups(&self.vis, &self.group_marks);
+                    }
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {
@@ -334,6 +390,7 @@ impl Rasterizer for CpuRasterizer {
             }
             passes.push(PassTime { name: pass.name(), ms: t.elapsed().as_secs_f64() * 1e3 });
         }
+        self.points_drawn = frame.mode.culls().then_some(points_drawn);
         self.last = Some(LastFrame {
             clip_from_world: frame.clip_from_world,
             width_px: frame.width_px,
@@ -379,5 +436,57 @@ impl Rasterizer for CpuRasterizer {
         }
         let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
         Ok(Some(PickHit { pixel, position, point_index: None, depth }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::FrameParams;
+
+    /// The split layout (positions and colors in Morton order, no 16-byte copy) draws what a plain
+    /// loop over the uploaded cloud's own points gives: the reference's depth buffer and the packed
+    /// mode's words (depth, color; ties to the smaller color) are per-pixel minima over the points,
+    /// whatever their order, at every bench pose; and a pick maps back to the cloud's point index.
+    #[test]
+    fn split_layout_draws_what_the_cloud_points_give() {
+        let cloud = crate::cloud::scene::generate(200_000, 11, false);
+        let (w, h) = (320, 180);
+        let mut r = CpuRasterizer::new();
+        r.upload(&cloud).unwrap();
+        assert_eq!(r.num_points(), cloud.points.len() as u64);
+        assert!(r.order.is_some(), "Morton order kept for picking");
+        for sc in crate::bench::scenarios(&cloud) {
+            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+            let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+                .with_depth_range(cam.depth_range().near, cam.depth_range().far);
+            let f = frame.uniforms();
+            let mut want_depth = vec![clear::FAR_DEPTH_BITS; frame.num_pixels()];
+            let mut want_word = vec![u64::MAX; frame.num_pixels()];
+            for p in cloud.points.iter() {
+                if let Some(q) = project::project(&f, p.pos) {
+                    let i = q.index(w);
+                    want_depth[i] = want_depth[i].min(q.depth_bits);
+                    want_word[i] = want_word[i].min(word(q.depth_bits, p.color_word() as u64));
+                }
+            }
+            let mut px = vec![0u32; frame.num_pixels()];
+            r.render(&frame.with_mode(RenderMode::Reference), Target::Host(&mut px)).unwrap();
+            assert!(r.depth_bits() == want_depth, "reference depth, pose {}", sc.name);
+            r.render(&frame.with_mode(RenderMode::Packed), Target::Host(&mut px)).unwrap();
+            let got: Vec<u64> = r.vis.iter().map(|v| v.load(Ordering::Relaxed)).collect();
+            for (i, (&g, &want)) in got.iter().zip(&want_word).enumerate() {
+                if want != u64::MAX {
+                    assert_eq!(g, want, "packed word, pose {} pixel {i}", sc.name);
+                }
+            }
+            r.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
+            assert!(r.depth_bits() == want_depth, "culled depth, pose {}", sc.name);
+            if let Some(i) = want_depth.iter().position(|&d| d != clear::FAR_DEPTH_BITS) {
+                let hit = r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
+                let idx = hit.point_index.expect("the culled mode picks a point") as usize;
+                assert_eq!(glam::Vec3::from(cloud.points[idx].pos), hit.position, "pick maps to the cloud's index, pose {}", sc.name);
+            }
+        }
     }
 }

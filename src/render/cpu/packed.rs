@@ -3,9 +3,9 @@
 //! nearest point wins as in the three-pass reference; at an exact depth tie the smaller color word wins.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::project::{project_batch, BATCH, DROPPED};
+use super::project::{project_batch_xyz, BATCH, DROPPED};
 use super::simd::with_fma;
-use crate::render::gpu_data::{word, word_payload, FrameUniforms, Point};
+use crate::render::gpu_data::{word, word_payload, FrameUniforms};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,19 +17,24 @@ pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
     });
 }
 
-pub fn packed(f: &FrameUniforms, points: &[Point], vis: &[AtomicU64]) {
+/// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout).
+pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    points.par_chunks(CHUNK_POINTS).for_each(|chunk| packed_chunk(f, chunk, vis));
+    assert_eq!(positions.len(), colors.len(), "one color per position");
+    positions
+        .par_chunks(CHUNK_POINTS)
+        .zip(colors.par_chunks(CHUNK_POINTS))
+        .for_each(|(chunk, cols)| packed_chunk(f, chunk, cols, vis));
 }
 
 with_fma! {
-    fn packed_chunk(f: &FrameUniforms, chunk: &[Point], vis: &[AtomicU64]) {
+    fn packed_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], cols: &[u32], vis: &[AtomicU64]) {
         let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
-        for batch in chunk.chunks(BATCH) {
-            project_batch(f, batch, &mut index, &mut bits);
-            for ((&i, &d), p) in index.iter().zip(&bits).zip(batch) {
+        for (batch, cb) in chunk.chunks(BATCH).zip(cols.chunks(BATCH)) {
+            project_batch_xyz(f, batch, &mut index, &mut bits);
+            for ((&i, &d), &c) in index.iter().zip(&bits).zip(cb) {
                 if i != DROPPED {
-                    let v = word(d, p.color_word() as u64);
+                    let v = word(d, c as u64);
                     let cell = &vis[i as usize];
                     if v < cell.load(Ordering::Relaxed) {
                         cell.fetch_min(v, Ordering::Relaxed);

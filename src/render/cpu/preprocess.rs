@@ -8,7 +8,9 @@
 //! are then split into positions (12-byte records) and RGBA8 colors ([`split`]), cut into batches of
 //! [`BATCH_POINTS`] with a bounding box each ([`batch_bounds`]) and quantized to 3 × 10 bits in their
 //! batch's box ([`quantize`]). Float operations run in the kernels' order, so with the same sorted
-//! points both backends make the same boxes and the same quantized words.
+//! points both backends make the same boxes and the same quantized words. The CPU alone also boxes
+//! each [`GROUP_POINTS`] points ([`Prepared::groups`], [`group_bounds`]): the finer unit its culled
+//! modes skip inside a drawn batch ([`super::culled`]); no kernel reads them.
 use crate::cloud::Bounds;
 use crate::render::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
 use rayon::prelude::*;
@@ -20,7 +22,15 @@ pub struct Prepared {
     pub colors: Vec<u32>,
     pub batches: Vec<Batch>,
     pub quant: Vec<u32>,
+    /// The CPU's finer boxes: group `g` holds points `g * GROUP_POINTS ..` of batch
+    /// `g / GROUPS_PER_BATCH` (empty: none, whole batches are drawn, as for a level-of-detail pool).
+    pub groups: Vec<Batch>,
 }
+
+/// Points per group, the CPU's culling unit inside a batch.
+pub const GROUP_POINTS: usize = 256;
+/// Groups per batch.
+pub const GROUPS_PER_BATCH: usize = BATCH_POINTS as usize / GROUP_POINTS;
 
 /// Grid bits per axis for `n` points: about 64 points per occupied-or-not cell at the low end, from 4
 /// to 8 bits (2^24 buckets, whose counts the host scans).
@@ -97,8 +107,18 @@ pub fn split(points: &[Point]) -> (Vec<[f32; 3]>, Vec<u32>) {
 /// One box per [`BATCH_POINTS`] positions (the kernel's `pcv_batch_bounds`): min and max of the finite
 /// coordinates (NaN skipped), a zero box when there is none, and the quantization step.
 pub fn batch_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
+    bounds_per(positions, BATCH_POINTS as usize)
+}
+
+/// One box per [`GROUP_POINTS`] positions, as [`batch_bounds`] makes them (a batch's groups never
+/// straddle another batch: [`BATCH_POINTS`] is a multiple of [`GROUP_POINTS`]).
+pub fn group_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
+    bounds_per(positions, GROUP_POINTS)
+}
+
+fn bounds_per(positions: &[[f32; 3]], per: usize) -> Vec<Batch> {
     positions
-        .par_chunks(BATCH_POINTS as usize)
+        .par_chunks(per)
         .map(|chunk| {
             let mut b = Batch { num_points: chunk.len() as u32, ..Batch::default() };
             for k in 0..3 {
@@ -143,10 +163,35 @@ pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
 
 /// Split, batches and quantized words for points already in their final order.
 pub fn prepare(sorted: &[Point]) -> Prepared {
-    let (positions, colors) = split(sorted);
+    let mut p = prepare_permuted(sorted, None);
+    p.ensure_quant();
+    p
+}
+
+/// [`prepare`] for `points[order[i]]` (or `points` as they are, without `order`), read straight from
+/// `points`: no sorted copy of the 16-byte points is made; the quantized words are left out
+/// ([`Prepared::ensure_quant`] makes them).
+pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
+    let (positions, colors) = match order {
+        Some(order) => (
+            order.par_iter().map(|&i| points[i as usize].pos).collect(),
+            order.par_iter().map(|&i| points[i as usize].color_word()).collect(),
+        ),
+        None => split(points),
+    };
     let batches = batch_bounds(&positions);
-    let quant = quantize(&positions, &batches);
-    Prepared { positions, colors, batches, quant }
+    let groups = group_bounds(&positions);
+    Prepared { positions, colors, batches, quant: Vec::new(), groups }
+}
+
+impl Prepared {
+    /// Makes the quantized words if they are missing (the CPU backend makes them only when the quant
+    /// mode first draws: 4 bytes a point that the other modes never read).
+    pub fn ensure_quant(&mut self) {
+        if self.quant.len() != self.positions.len() {
+            self.quant = quantize(&self.positions, &self.batches);
+        }
+    }
 }
 
 #[cfg(test)]
