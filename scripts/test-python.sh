@@ -10,16 +10,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 venv="$root/.tools/py-venv"
-if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/pytest" ]; then
+# Through the venv's python (its scripts' #! lines name the path the venv was made at, which a moved or
+# shared .tools breaks).
+if ! "$venv/bin/python" -c "import maturin, pytest, numpy" 2>/dev/null; then
   echo "test-python: making $venv (maturin, numpy, pytest)"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.9.4,<2" "numpy>=1.21" "pytest>=7"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "numpy>=1.21" "pytest>=7"
 fi
 wheels="$root/target/py-wheels"
 rm -rf "$wheels"
 echo "test-python: building the wheel (maturin build --profile dev)"
-"$venv/bin/maturin" build --quiet --profile dev -m py/Cargo.toml -o "$wheels" --compatibility linux >/dev/null
-"$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$wheels"/pcv-*.whl
+"$venv/bin/python" -m maturin build --quiet --profile dev -m py/Cargo.toml -o "$wheels" --compatibility linux >/dev/null
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheels"/pcv-*.whl
 # Where cargo puts the binary (CARGO_TARGET_DIR when set).
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 [ -x "$target_dir/debug/pcv" ] || cargo build --quiet --bin pcv
