@@ -120,14 +120,56 @@ impl<'a> Input<'a> {
         &self.h
     }
 
-    /// The input's bytes.
-    pub(crate) fn data(&self) -> &'a [u8] {
-        self.data
+    /// The input's jobs (64 Ki records of a LAS file, or one LAZ chunk) as the index of each job's
+    /// first point.
+    pub(crate) fn job_firsts(&self) -> Vec<u64> {
+        match &self.laz {
+            Some(l) => l
+                .chunks
+                .iter()
+                .scan(0u64, |at, c| {
+                    let here = *at;
+                    *at += c.points as u64;
+                    Some(here)
+                })
+                .collect(),
+            None => {
+                let n = self.h.count as usize;
+                (0..crate::cloud::formats::record_jobs(n)).map(|j| crate::cloud::formats::record_range(j, n).start as u64).collect()
+            }
+        }
     }
 
-    /// For LAZ: the LASzip VLR, the checked chunk table and the layer count (formats 6–10).
-    pub(crate) fn laz_chunks(&self) -> Option<(&laz::LazVlr, &[Chunk], Option<usize>)> {
-        self.laz.as_ref().map(|l| (&l.vlr, &l.chunks[..], l.layers))
+    /// Points of job `job`, given [`Input::job_firsts`].
+    pub(crate) fn job_points(&self, firsts: &[u64], job: usize) -> u64 {
+        firsts.get(job + 1).copied().unwrap_or(self.h.count) - firsts[job]
+    }
+
+    /// The bytes of the file job `job` reads: its records (LAS) or its compressed chunk (LAZ).
+    pub(crate) fn job_bytes(&self, job: usize) -> std::ops::Range<usize> {
+        match &self.laz {
+            Some(l) => l.chunks[job].byte..l.chunks[job].byte + l.chunks[job].bytes,
+            None => {
+                let r = crate::cloud::formats::record_range(job, self.h.count as usize);
+                let (stride, at) = (self.h.record_len as usize, self.h.data_offset as usize);
+                at + r.start * stride..at + r.end * stride
+            }
+        }
+    }
+
+    /// Hands job `job`'s raw records, every field, to `piece` in order: the file's bytes of a LAS job
+    /// at once, a LAZ chunk a decompressed piece at a time (`scratch` holds the pieces).
+    pub(crate) fn job_records(&self, job: usize, scratch: &mut Vec<u8>, piece: &mut dyn FnMut(&[u8])) -> Result<(), FormatError> {
+        match &self.laz {
+            None => {
+                piece(&self.data[self.job_bytes(job)]);
+                Ok(())
+            }
+            Some(l) => {
+                let stride = self.h.record_len as usize;
+                laz_chunk_pieces(self.data, stride, &l.vlr, &l.chunks, l.layers, job, laz::DecompressionSelection::all(), scratch, piece)
+            }
+        }
     }
 }
 
@@ -168,23 +210,7 @@ struct Records<'a, 'b> {
 
 impl<'a, 'b> Records<'a, 'b> {
     fn new(input: &'b Input<'a>, out: &Header) -> Self {
-        let first = match &input.laz {
-            Some(l) => l.chunks.iter().scan(0u64, |at, c| {
-                let here = *at;
-                *at += c.points as u64;
-                Some(here)
-            }),
-            None => {
-                let n = input.h.count as usize;
-                return Records {
-                    input,
-                    axes: axes(&input.h, out),
-                    first: (0..crate::cloud::formats::record_jobs(n)).map(|j| crate::cloud::formats::record_range(j, n).start as u64).collect(),
-                };
-            }
-        }
-        .collect();
-        Records { input, axes: axes(&input.h, out), first }
+        Records { input, axes: axes(&input.h, out), first: input.job_firsts() }
     }
 
     /// Checks and re-expresses the records in `buf` (the job's, starting at point `first`).
@@ -244,7 +270,7 @@ impl ChunkSource for Records<'_, '_> {
         self.first.len()
     }
     fn job_points(&self, job: usize) -> u64 {
-        self.first.get(job + 1).copied().unwrap_or(self.input.h.count) - self.first[job]
+        self.input.job_points(&self.first, job)
     }
     fn reserve_points(&self) -> u64 {
         0
@@ -256,27 +282,10 @@ impl ChunkSource for Records<'_, '_> {
         false
     }
     fn decode(&self, job: usize, _origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
-        let input = self.input;
-        let stride = input.h.record_len as usize;
         let mut buf = std::mem::take(&mut out.scratch);
         buf.clear();
-        let r = match &input.laz {
-            None => {
-                let r = crate::cloud::formats::record_range(job, input.h.count as usize);
-                let start = input.h.data_offset as usize;
-                buf.extend_from_slice(&input.data[start + r.start * stride..start + r.end * stride]);
-                Ok(())
-            }
-            Some(l) => {
-                let mut piece = Vec::new();
-                let mut all = Vec::with_capacity(l.chunks[job].points.min(1 << 20) * stride);
-                let r = laz_chunk_pieces(input.data, stride, &l.vlr, &l.chunks, l.layers, job, laz::DecompressionSelection::all(), &mut piece, &mut |p| {
-                    all.extend_from_slice(p)
-                });
-                buf = all;
-                r
-            }
-        };
+        let mut piece = Vec::new();
+        let r = self.input.job_records(job, &mut piece, &mut |p| buf.extend_from_slice(p));
         let r = r.and_then(|()| self.fix(&mut buf, self.first[job]));
         out.scratch = buf;
         r

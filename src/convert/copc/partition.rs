@@ -26,7 +26,7 @@
 //! again with the bounds the pass measured (a header whose bounds are wrong costs a second pass, never
 //! a wrong file).
 use super::{Layout, Temp};
-use crate::cloud::formats::las::{always_finite, laz_chunk_pieces, FORMAT_SIZES};
+use crate::cloud::formats::las::{always_finite, FORMAT_SIZES};
 use crate::cloud::formats::{record_jobs, record_range, Columns, DBounds, FileInfo, FormatError, Progress};
 use crate::cloud::load::FileBytes;
 use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
@@ -349,20 +349,7 @@ struct LasJobs<'a> {
 impl<'a> LasJobs<'a> {
     fn new(input: las_copy::Input<'a>, lay: &'a Layout, depth: u32, tolerant: bool) -> LasJobs<'a> {
         let map = RecordMap::new(input.header(), lay);
-        let first = match input.laz_chunks() {
-            Some((_, chunks, _)) => chunks
-                .iter()
-                .scan(0u64, |at, c| {
-                    let here = *at;
-                    *at += c.points as u64;
-                    Some(here)
-                })
-                .collect(),
-            None => {
-                let n = input.header().count as usize;
-                (0..record_jobs(n)).map(|j| record_range(j, n).start as u64).collect()
-            }
-        };
+        let first = input.job_firsts();
         LasJobs { input, map, lay, depth, tolerant, first }
     }
 
@@ -416,20 +403,13 @@ impl ChunkSource for LasJobs<'_> {
         self.first.len()
     }
     fn job_points(&self, job: usize) -> u64 {
-        self.first.get(job + 1).copied().unwrap_or(self.input.header().count) - self.first[job]
+        self.input.job_points(&self.first, job)
     }
     fn reserve_points(&self) -> u64 {
         0
     }
     fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
-        let h = self.input.header();
-        Some(match self.input.laz_chunks() {
-            Some((_, chunks, _)) => chunks[job].byte..chunks[job].byte + chunks[job].bytes,
-            None => {
-                let (r, stride, at) = (record_range(job, h.count as usize), h.record_len as usize, h.data_offset as usize);
-                at + r.start * stride..at + r.end * stride
-            }
-        })
+        Some(self.input.job_bytes(job))
     }
     fn columns(&self) -> Columns {
         Columns::default()
@@ -440,27 +420,19 @@ impl ChunkSource for LasJobs<'_> {
     fn decode(&self, job: usize, _origin: &[f64; 3], st: &mut Staging) -> Result<(), FormatError> {
         let mut out = JobOut::new(self.lay, self.depth, self.tolerant);
         let first = self.first[job];
-        let r = match self.input.laz_chunks() {
-            None => match self.job_bytes(job) {
-                Some(range) => self.add(&self.input.data()[range], first, &mut out),
-                None => Ok(()),
-            },
-            Some((vlr, chunks, layers)) => {
-                let stride = self.input.header().record_len as usize;
-                let mut piece = std::mem::take(&mut st.scratch);
-                let (mut done, mut err) = (0u64, None);
-                let r = laz_chunk_pieces(self.input.data(), stride, vlr, chunks, layers, job, laz::DecompressionSelection::all(), &mut piece, &mut |p| {
-                    if err.is_none() {
-                        if let Err(e) = self.add(p, first + done, &mut out) {
-                            err = Some(e);
-                        }
-                    }
-                    done += (p.len() / stride) as u64;
-                });
-                st.scratch = piece;
-                r.and_then(|()| err.map_or(Ok(()), Err))
+        let stride = self.input.header().record_len as usize;
+        let mut piece = std::mem::take(&mut st.scratch);
+        let (mut done, mut err) = (0u64, None);
+        let r = self.input.job_records(job, &mut piece, &mut |p| {
+            if err.is_none() {
+                if let Err(e) = self.add(p, first + done, &mut out) {
+                    err = Some(e);
+                }
             }
-        };
+            done += (p.len() / stride) as u64;
+        });
+        st.scratch = piece;
+        let r = r.and_then(|()| err.map_or(Ok(()), Err));
         out.finish(st);
         r
     }
