@@ -91,8 +91,10 @@ impl Gpus {
 }
 
 /// Contiguous ranges of `num_points` points for `parts` shares, each starting on a batch boundary
-/// ([`BATCH_POINTS`]) and as equal as that allows; an error when a share would be empty.
+/// ([`BATCH_POINTS`]) and as equal as that allows; an error when a share would be empty or the
+/// composite could not index the points.
 pub fn split(num_points: u64, parts: usize) -> Result<Vec<Range<u64>>, RenderError> {
+    indexable(num_points, "--gpus", format!("{num_points} points"))?;
     let batch = BATCH_POINTS as u64;
     let p = parts.max(1) as u64;
     let batches = num_points.div_ceil(batch);
@@ -108,6 +110,15 @@ pub fn split(num_points: u64, parts: usize) -> Result<Vec<Range<u64>>, RenderErr
             a.min(num_points)..b.min(num_points)
         })
         .collect())
+}
+
+/// The composite's payloads index fewer than 2^34 - 1 points (the empty payload is the last): an error
+/// for `points` (`what`, e.g. "12 points") past that.
+fn indexable(points: u64, mode: &'static str, what: String) -> Result<(), RenderError> {
+    if points >= crate::render::gpu_data::EMPTY_PAYLOAD {
+        return Err(RenderError::ModeUnavailable { mode, reason: format!("{what}: the composite indexes fewer than 2^34 - 1") });
+    }
+    Ok(())
 }
 
 struct Share {
@@ -207,12 +218,6 @@ impl MultiRasterizer {
             return self.stream_shares(files, cloud);
         }
         let ranges = split(cloud.len(), self.shares.len())?;
-        if ranges.last().is_some_and(|r| r.end >= crate::render::gpu_data::EMPTY_PAYLOAD) {
-            return Err(RenderError::ModeUnavailable {
-                mode: "--gpus",
-                reason: format!("{} points: the composite indexes fewer than 2^34 - 1", cloud.len()),
-            });
-        }
         let lazy = cloud.is_lazy_scene();
         // A host cloud in Morton order, so that each contiguous range is compact in space.
         let sorted: Option<Arc<Vec<crate::render::gpu_data::Point>>> = (!lazy).then(|| {
@@ -223,42 +228,26 @@ impl MultiRasterizer {
         for (s, r) in self.shares.iter_mut().zip(&ranges) {
             s.range = r.clone();
         }
-        let results: Vec<Result<(), RenderError>> = std::thread::scope(|scope| {
-            let mut by_device: Vec<Vec<&mut Share>> = (0..self.devices.len()).map(|_| Vec::new()).collect();
-            for s in self.shares.iter_mut() {
-                by_device[s.device].push(s);
+        let inputs = vec![(); self.shares.len()];
+        on_each_device(&mut self.shares, self.devices.len(), inputs, "uploading a share", |s, ()| {
+            let (first, count) = (s.range.start, s.range.end - s.range.start);
+            match &sorted {
+                None => s.gpu.upload_scene_share(cloud, first, count),
+                Some(all) => {
+                    let part = all[first as usize..(first + count) as usize].to_vec();
+                    let sub = PointCloud {
+                        points: Arc::new(part),
+                        bounds: cloud.bounds,
+                        origin: cloud.origin,
+                        label: cloud.label.clone(),
+                        scene: None,
+                        attributes: None,
+                        device: None,
+                    };
+                    s.gpu.upload(&sub)
+                }
             }
-            let handles: Vec<_> = by_device
-                .into_iter()
-                .map(|shares| {
-                    let sorted = sorted.clone();
-                    scope.spawn(move || -> Result<(), RenderError> {
-                        for s in shares {
-                            let (first, count) = (s.range.start, s.range.end - s.range.start);
-                            match &sorted {
-                                None => s.gpu.upload_scene_share(cloud, first, count)?,
-                                Some(all) => {
-                                    let part = all[first as usize..(first + count) as usize].to_vec();
-                                    let sub = PointCloud {
-                                        points: Arc::new(part),
-                                        bounds: cloud.bounds,
-                                        origin: cloud.origin,
-                                        label: cloud.label.clone(),
-                                        scene: None,
-                                        attributes: None,
-                                        device: None,
-                                    };
-                                    s.gpu.upload(&sub)?;
-                                }
-                            }
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked("uploading a share")))).collect()
-        });
-        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        })?;
         self.num_points = cloud.len();
         Ok(())
     }
@@ -270,12 +259,6 @@ impl MultiRasterizer {
     fn stream_shares(&mut self, files: &crate::cloud::device::DeviceFiles, cloud: &PointCloud) -> Result<(), RenderError> {
         let planned = files.planned_points();
         let ranges = split(planned, self.shares.len())?;
-        if ranges.last().is_some_and(|r| r.end >= crate::render::gpu_data::EMPTY_PAYLOAD) {
-            return Err(RenderError::ModeUnavailable {
-                mode: "--gpus",
-                reason: format!("{planned} points: the composite indexes fewer than 2^34 - 1"),
-            });
-        }
         let ctxs: Vec<_> = self.shares.iter().map(|s| s.gpu.context().clone()).collect();
         let buffers = super::cuda::stream_upload::upload_files_split(&ctxs, files, &ranges)?;
         let bounds = crate::cloud::device::local_bounds(files).unwrap_or(cloud.bounds);
@@ -285,27 +268,9 @@ impl MultiRasterizer {
             s.range = first..first + b.len() as u64;
             first = s.range.end;
         }
-        let mut buffers: Vec<Option<_>> = buffers.into_iter().map(Some).collect();
-        let results: Vec<Result<(), RenderError>> = std::thread::scope(|scope| {
-            let mut by_device: Vec<Vec<(&mut Share, _)>> = (0..self.devices.len()).map(|_| Vec::new()).collect();
-            for (s, b) in self.shares.iter_mut().zip(buffers.iter_mut()) {
-                by_device[s.device].push((s, b.take()));
-            }
-            let handles: Vec<_> = by_device
-                .into_iter()
-                .map(|shares| {
-                    scope.spawn(move || -> Result<(), RenderError> {
-                        for (s, b) in shares {
-                            let points = b.ok_or_else(|| panicked("a share's streamed points went missing"))?;
-                            s.gpu.upload_device_points(points, &bounds)?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked("preparing a share")))).collect()
-        });
-        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        on_each_device(&mut self.shares, self.devices.len(), buffers, "preparing a share", |s, points| {
+            s.gpu.upload_device_points(points, &bounds)
+        })?;
         self.num_points = first;
         Ok(())
     }
@@ -402,6 +367,35 @@ impl MultiRasterizer {
     }
 }
 
+/// Runs `f` on every share with its input (`inputs[k]` for share `k`), a scoped thread per device, a
+/// device's shares in order on its thread (see the module doc's Threads); the results in device order,
+/// or the first error.
+fn on_each_device<I: Send, T: Send>(
+    shares: &mut [Share],
+    devices: usize,
+    inputs: Vec<I>,
+    what: &str,
+    f: impl Fn(&mut Share, I) -> Result<T, RenderError> + Sync,
+) -> Result<Vec<T>, RenderError> {
+    let f = &f;
+    let per_device: Vec<Result<Vec<T>, RenderError>> = std::thread::scope(|scope| {
+        let mut by_device: Vec<Vec<(&mut Share, I)>> = (0..devices).map(|_| Vec::new()).collect();
+        for (s, input) in shares.iter_mut().zip(inputs) {
+            by_device[s.device].push((s, input));
+        }
+        let handles: Vec<_> = by_device
+            .into_iter()
+            .map(|work| scope.spawn(move || work.into_iter().map(|(s, input)| f(s, input)).collect::<Result<Vec<T>, RenderError>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked(what)))).collect()
+    });
+    let mut out = Vec::new();
+    for r in per_device {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
 fn panicked(what: &str) -> RenderError {
     RenderError::Cuda { context: what.into(), message: "a worker thread panicked".into() }
 }
@@ -435,23 +429,10 @@ impl Rasterizer for MultiRasterizer {
             return self.shares[0].gpu.render_stage(frame, Some(target), Stage::Post);
         }
         let t0 = Instant::now();
-        let raster: Vec<Result<Vec<FrameStats>, RenderError>> = std::thread::scope(|scope| {
-            let mut by_device: Vec<Vec<&mut Share>> = (0..self.devices.len()).map(|_| Vec::new()).collect();
-            for s in self.shares.iter_mut() {
-                by_device[s.device].push(s);
-            }
-            let handles: Vec<_> = by_device
-                .into_iter()
-                .map(|shares| {
-                    scope.spawn(move || shares.into_iter().map(|s| s.gpu.render_stage(frame, None, Stage::Raster)).collect())
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked("a share's raster passes")))).collect()
-        });
-        let mut stats = Vec::new();
-        for r in raster {
-            stats.extend(r?);
-        }
+        let inputs = vec![(); self.shares.len()];
+        let stats = on_each_device(&mut self.shares, self.devices.len(), inputs, "a share's raster passes", |s, ()| {
+            s.gpu.render_stage(frame, None, Stage::Raster)
+        })?;
         let tc = Instant::now();
         self.composite(frame)?;
         self.sync_all()?;
@@ -504,9 +485,7 @@ impl Rasterizer for MultiRasterizer {
             s.range = first..first + local.max(1) as u64 * per;
             first = s.range.end;
         }
-        if first >= crate::render::gpu_data::EMPTY_PAYLOAD {
-            return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: format!("a pool of {first} points: the composite indexes fewer than 2^34 - 1") });
-        }
+        indexable(first, "level of detail", format!("a pool of {first} points"))?;
         self.num_points = first;
         self.pool_slots = Some(slots);
         Ok(())
