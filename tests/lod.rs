@@ -11,24 +11,15 @@ use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::sync::Arc;
 
+mod common;
+use common::recentred;
+
 const W: u32 = 320;
 const H: u32 = 240;
 
 fn opts(budget: u64) -> LodOptions {
     // Finest level everywhere in view (never stop refining), unlimited upload slices.
     LodOptions { point_budget: budget, target_spacing_px: 0.0, upload_ms_per_frame: 1e9, threads: 2 }
-}
-
-/// The cloud's points moved to `origin` as the sources move them (f64 sum, rounded once).
-fn recentred(points: &[Point], from: DVec3, to: DVec3) -> Vec<Point> {
-    let shift = from - to;
-    points
-        .iter()
-        .map(|p| {
-            let q = DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64) + shift;
-            Point::new(q.as_vec3().to_array(), p.rgba)
-        })
-        .collect()
 }
 
 /// Updates until the view is complete (or a limit of updates), rendering each frame; returns the

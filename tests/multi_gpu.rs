@@ -23,6 +23,8 @@ use pcv::render::multi::MultiRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::collections::HashMap;
 
+mod common;
+
 const W: u32 = 640;
 const H: u32 = 360;
 
@@ -308,16 +310,8 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     let mut lod_a = LodScene::open(vec![src.clone()], opts).expect("scene");
     let mut lod_b = LodScene::open(vec![src], opts).expect("scene");
     let mut cam = Camera::for_cloud(lod_a.bounds(), false);
-    // The cloud's points where the scene draws them (its origin; f64 sum, rounded once, as the source does).
-    let shift = cloud.origin - lod_a.origin();
-    let resident: Vec<pcv::render::gpu_data::Point> = cloud
-        .points
-        .iter()
-        .map(|p| {
-            let q = glam::DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64) + shift;
-            pcv::render::gpu_data::Point::new(q.as_vec3().to_array(), p.rgba)
-        })
-        .collect();
+    // The cloud's points where the scene draws them.
+    let resident = common::recentred(&cloud.points, cloud.origin, lod_a.origin());
     let mut compared = 0;
     for k in 0..5 {
         let yaw = k as f32 * 1.1;

@@ -71,3 +71,16 @@ pub fn output_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).expect("create tests/output");
     d
 }
+
+/// The cloud's points moved to `to` as the level-of-detail sources move them (f64 sum from `from`,
+/// rounded once).
+pub fn recentred(points: &[Point], from: glam::DVec3, to: glam::DVec3) -> Vec<Point> {
+    let shift = from - to;
+    points
+        .iter()
+        .map(|p| {
+            let q = glam::DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64) + shift;
+            Point::new(q.as_vec3().to_array(), p.rgba)
+        })
+        .collect()
+}
