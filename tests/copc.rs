@@ -656,3 +656,30 @@ fn a_geotiff_only_crs_is_kept_and_the_console_asks_for_wkt() {
     assert!(names.contains(&("LASF_Projection".into(), 34735)), "{names:?}");
     assert_eq!(by_position(&out), by_position(&a));
 }
+
+#[test]
+fn a_wkt_crs_in_an_evlr_becomes_a_vlr() {
+    // LAS 1.4 may hold the CRS as an EVLR; COPC readers look for it among the VLRs.
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.las");
+    let mut b = las::Builder::from((1, 4));
+    b.point_format = las::point::Format::new(6).unwrap();
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(BASE[0]), y: t(BASE[1]), z: t(BASE[2]) };
+    b.evlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 2112, description: "OGC WKT".into(), data: WKT.as_bytes().to_vec() });
+    b.evlrs.push(las::Vlr { user_id: "someone".into(), record_id: 7, description: "not a CRS".into(), data: vec![1, 2, 3] });
+    let mut w = las::Writer::from_path(&a, b.into_header().unwrap()).unwrap();
+    for i in 0..3_000 {
+        let mut p = rich_point(i, BASE, false);
+        (p.color, p.nir) = (None, None);
+        w.write_point(p).unwrap();
+    }
+    w.close().unwrap();
+    let out = dir.path().join("out.copc.laz");
+    convert(&[a.clone()], &out);
+    let v = vlrs_of(&out);
+    let names: Vec<(&str, u16)> = v.iter().map(|v| (v.0.as_str(), v.1)).collect();
+    assert_eq!(names, [("copc", 1), ("laszip encoded", 22204), ("LASF_Projection", 2112)]);
+    assert_eq!(v[2].2, WKT.as_bytes());
+    assert_eq!(by_position(&out), by_position(&a));
+}
