@@ -676,7 +676,7 @@ fn a_wkt_crs_in_an_evlr_becomes_a_vlr() {
     }
     w.close().unwrap();
     let out = dir.path().join("out.copc.laz");
-    convert(&[a.clone()], &out);
+    convert(std::slice::from_ref(&a), &out);
     let v = vlrs_of(&out);
     let names: Vec<(&str, u16)> = v.iter().map(|v| (v.0.as_str(), v.1)).collect();
     assert_eq!(names, [("copc", 1), ("laszip encoded", 22204), ("LASF_Projection", 2112)]);

@@ -1,6 +1,6 @@
 //! The partition pass of `pcv convert IN... -o OUT.copc.laz`: every input point as an output point
-//! record (LAS 1.4 point format 6, 7 or 8), sorted into the octree's cells at the partition depth, in
-//! blocks on disk.
+//! record (LAS 1.4 point format 6, 7 or 8, and the extra bytes the output carries: [`super::vlrs`]), sorted
+//! into the octree's cells at the partition depth, in blocks on disk.
 //!
 //! How it works: LAS and LAZ inputs (COPC included) are read where they are — memory-mapped, LAZ chunks
 //! decompressed with every field — and the other formats from the spill file ([`super::spill`]). Each
