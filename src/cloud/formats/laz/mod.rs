@@ -16,6 +16,7 @@ mod arith;
 mod gps;
 mod point10;
 mod rgb;
+pub mod encoder;
 #[cfg(test)]
 mod tests;
 
