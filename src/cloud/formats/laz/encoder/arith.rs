@@ -32,7 +32,8 @@ impl Enc {
     }
 
     /// Adds one to the bytes written so far (the carry out of `base`).
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn carry(&mut self) {
         for b in self.out.iter_mut().rev() {
             if *b == 0xFF {
@@ -44,8 +45,18 @@ impl Enc {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn renorm(&mut self) {
+        self.out.push((self.base >> 24) as u8);
+        self.base <<= 8;
+        self.length <<= 8;
+        if self.length < AC_MIN_LENGTH {
+            self.renorm_more();
+        }
+    }
+
+    #[inline(never)]
+    fn renorm_more(&mut self) {
         loop {
             self.out.push((self.base >> 24) as u8);
             self.base <<= 8;
@@ -87,7 +98,7 @@ impl Enc {
         self.out.extend_from_slice(if another_byte { &[0, 0, 0] } else { &[0, 0] });
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn encode_bit(&mut self, m: &mut BitModel, sym: u32) {
         let x = m.bit_0_prob * (self.length >> BM_LENGTH_SHIFT);
         if sym == 0 {
@@ -106,7 +117,7 @@ impl Enc {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn encode_symbol(&mut self, m: &mut Model, sym: u32) {
         let x;
         if sym == m.last_symbol {
@@ -179,6 +190,7 @@ impl Model {
         m
     }
 
+    #[inline(never)]
     fn update(&mut self) {
         self.total_count += self.update_cycle;
         if self.total_count > DM_MAX_COUNT {
