@@ -225,7 +225,8 @@ pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcS
 }
 
 /// [`write`], splitting nodes of more than `node_max_points` (small octrees for tests and fuzz seeds).
-/// `PCV_COPC_PHASES=1` prints each pass's end time and the temporary files' peak on stderr.
+/// `PCV_COPC_PHASES=1` prints each pass's end time and the temporary files' peak on stderr;
+/// `PCV_LAZ_ENCODER=laz` compresses the nodes with the `laz` crate instead of pcv's encoder.
 pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_points: usize) -> Result<CopcSummary, ConvertError> {
     let t0 = std::time::Instant::now();
     let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
@@ -339,9 +340,18 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let sink = Mutex::new(NodeSink { w, at: data_offset + 8, entries: Vec::new(), error: None });
     // Thread time spent compressing and building, for PCV_COPC_PHASES.
     let (compress_ns, build_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+    // pcv's own encoder for the item sets it covers (the same bytes as `laz`, less CPU);
+    // `PCV_LAZ_ENCODER=laz` keeps every node on the `laz` crate (benchmarks compare the two).
+    let layout = match std::env::var("PCV_LAZ_ENCODER").as_deref() {
+        Ok("laz") => None,
+        _ => crate::cloud::formats::laz::encoder::Layout::of(laz_vlr.items()).filter(|l| l.record_len() == lay.record_len),
+    };
     let compress = |key: NodeKey, recs: &[u8]| -> Result<Vec<u8>, ConvertError> {
         let t = std::time::Instant::now();
-        let r = compress_node(&laz_vlr, key, recs);
+        let r = match layout {
+            Some(layout) => Ok(crate::cloud::formats::laz::encoder::encode_chunk(layout, recs)),
+            None => compress_node(&laz_vlr, key, recs),
+        };
         compress_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         r
     };
@@ -429,7 +439,12 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, &carried.records, out)?;
     if phases {
         let s = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 * 1e-9;
-        eprintln!("pcv convert: thread time: sampling the cells' subtrees {:.2} s, LAZ compression {:.2} s", s(&build_ns), s(&compress_ns));
+        eprintln!(
+            "pcv convert: thread time: sampling the cells' subtrees {:.2} s, LAZ compression {:.2} s ({} encoder)",
+            s(&build_ns),
+            s(&compress_ns),
+            if layout.is_some() { "pcv's" } else { "the laz crate's" }
+        );
         eprintln!("pcv convert: temporary files peaked at {:.2} GB ({:.1} B a point)", temp_peak as f64 / 1e9, temp_peak as f64 / n.max(1) as f64);
     }
     Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), temp_bytes_peak: temp_peak, ..summary })
