@@ -24,7 +24,7 @@ use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_
 use super::simd::with_fma;
 use super::preprocess::GROUP_POINTS;
 use super::project::BATCH;
-use super::vis::{vis_points, vis_points_owned};
+use super::vis::vis_points;
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
@@ -77,26 +77,9 @@ pub fn phase2(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut
     (list, counts)
 }
 
-/// Which pixels a drawing thread writes: any (atomic mins), or only those of its own band of rows
-/// (pixels `lo..lo + len`, plain stores; [`raster_groups`]).
-#[derive(Clone, Copy)]
-enum Owned {
-    Shared,
-    Band { lo: u32, len: u32 },
-}
-
-/// Points into the visibility buffer, as `owned` says.
-#[inline(always)]
-fn vis_run(f: &FrameUniforms, positions: &[[f32; 3]], first: u64, vis: &[AtomicU64], owned: Owned) {
-    match owned {
-        Owned::Shared => vis_points(f, positions, first, vis),
-        Owned::Band { lo, len } => vis_points_owned(f, positions, first, vis, lo, len),
-    }
-}
-
 /// One batch's points into the visibility buffer: from `words` (quantized) or `positions`.
 #[inline(always)]
-fn raster_points(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64], owned: Owned) {
+fn raster_points(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
     match words {
         Some(words) => {
             let mut pos = [[0f32; 3]; BATCH];
@@ -104,10 +87,10 @@ fn raster_points(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f
                 for (p, &w) in pos.iter_mut().zip(group) {
                     *p = dequantize_pos(batch, w);
                 }
-                vis_run(f, &pos[..group.len()], (first + k * BATCH) as u64, vis, owned);
+                vis_points(f, &pos[..group.len()], (first + k * BATCH) as u64, vis);
             }
         }
-        None => vis_run(f, positions, first as u64, vis, owned),
+        None => vis_points(f, positions, first as u64, vis),
     }
 }
 
@@ -169,9 +152,9 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
 /// FMA code, which a closure is not always).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn draw_run(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions: &[[f32; 3]], quant: &[u32], quantized: bool, vis: &[AtomicU64], owned: Owned) {
+fn draw_run(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions: &[[f32; 3]], quant: &[u32], quantized: bool, vis: &[AtomicU64]) {
     let words = if quantized { Some(&quant[from..to]) } else { None };
-    raster_points(f, batch, from, &positions[from..to], words, vis, owned);
+    raster_points(f, batch, from, &positions[from..to], words, vis);
 }
 
 /// What [`raster_selected`] reads: group boxes, positions, quantized words.
@@ -192,7 +175,6 @@ with_fma! {
         quantized: bool,
         select: &Select<'_>,
         vis: &[AtomicU64],
-        owned: Owned,
     ) -> u64 {
         let Arrays { groups, positions, quant } = *data;
         let per = BATCH_POINTS as usize;
@@ -201,7 +183,7 @@ with_fma! {
             if matches!(select, Select::Tested { unmarked: Some(_), .. }) {
                 return 0;
             }
-            draw_run(f, batch, first, end, positions, quant, quantized, vis, owned);
+            draw_run(f, batch, first, end, positions, quant, quantized, vis);
             return (end - first) as u64;
         }
         let mut run: Option<usize> = None;
@@ -220,7 +202,7 @@ with_fma! {
             match (take, run) {
                 (true, None) => run = Some(from),
                 (false, Some(start)) => {
-                    draw_run(f, batch, start, from, positions, quant, quantized, vis, owned);
+                    draw_run(f, batch, start, from, positions, quant, quantized, vis);
                     drawn += from - start;
                     run = None;
                 }
@@ -229,7 +211,7 @@ with_fma! {
             from = to;
         }
         if let Some(start) = run {
-            draw_run(f, batch, start, end, positions, quant, quantized, vis, owned);
+            draw_run(f, batch, start, end, positions, quant, quantized, vis);
             drawn += end - start;
         }
         drawn as u64
@@ -254,93 +236,16 @@ pub fn raster_groups(
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     assert!(groups.is_empty() || groups.len() == positions.len().div_ceil(GROUP_POINTS), "one group per GROUP_POINTS points");
-    let count = |b: usize, points: u64| {
-        let coarse = batch_quantized_ok(f, &batches[b]) as u32;
-        (BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }, points)
-    };
-    let draw = |b: usize, owned: Owned| {
-        let batch = &batches[b];
-        let quantized = draw_quantized && batch_quantized_ok(f, batch);
-        let data = Arrays { groups, positions, quant };
-        raster_selected(f, b, batch, &data, quantized, &select, vis, owned)
-    };
-    let sum = |a: (BatchCounts, u64), b: (BatchCounts, u64)| (a.0.add(&b.0), a.1 + b.1);
-    let threads = rayon::current_num_threads();
-    if threads < 2 || !bands_on() || list.is_empty() {
-        return list.par_iter().map(|&b| count(b as usize, draw(b as usize, Owned::Shared))).reduce(|| (BatchCounts::default(), 0), sum);
-    }
-    // Bands of whole rows, each drawn by one thread at a time: every listed batch is drawn in each
-    // band its screen rows reach, writing only that band's pixels, and counted in the first.
-    let (w, h) = (f.width, f.height);
-    let bands = (BANDS_PER_THREAD * threads as u32).min(h).max(1);
-    let rows = h.div_ceil(bands);
-    let mut lists: Vec<Vec<(u32, bool)>> = vec![Vec::new(); bands as usize];
-    let spans: Vec<(u32, u32)> = list.par_iter().map(|&b| {
-        let batch = &batches[b as usize];
-        let quantized = draw_quantized && batch_quantized_ok(f, batch);
-        row_span(f, &test_box(batch, batch, quantized))
-    }).collect();
-    for (&b, &(y0, y1)) in list.iter().zip(&spans) {
-        for k in y0 / rows..=(y1 / rows).min(bands - 1) {
-            lists[k as usize].push((b, k == y0 / rows));
-        }
-    }
-    lists
-        .par_iter()
-        .enumerate()
-        .with_max_len(1)
-        .map(|(k, band)| {
-            let k = k as u32;
-            let (r0, r1) = (k * rows, ((k + 1) * rows).min(h));
-            let owned = Owned::Band { lo: r0 * w, len: (r1 - r0) * w };
-            let mut total = (BatchCounts::default(), 0);
-            for &(b, first) in band {
-                let points = draw(b as usize, owned);
-                if first {
-                    total = sum(total, count(b as usize, points));
-                }
-            }
-            total
+    list.par_iter()
+        .map(|&b| {
+            let (b, batch) = (b as usize, &batches[b as usize]);
+            let coarse = batch_quantized_ok(f, batch);
+            let data = Arrays { groups, positions, quant };
+            let points = raster_selected(f, b, batch, &data, draw_quantized && coarse, &select, vis);
+            let coarse = coarse as u32;
+            (BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }, points)
         })
-        .reduce(|| (BatchCounts::default(), 0), sum)
-}
-
-/// Bands of rows per thread in [`raster_groups`] (more bands balance the threads' work better; each
-/// batch is projected once per band it reaches).
-const BANDS_PER_THREAD: u32 = 4;
-
-/// Whether [`raster_groups`] draws by bands of rows without locked instructions (the default), or every
-/// batch once with atomic mins (`PCV_CPU_BANDS=0`, for comparisons; the same buffer either way).
-fn bands_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PCV_CPU_BANDS").is_none_or(|v| v != "0"))
-}
-
-/// The rows a box's points can land on (conservatively: its corners' rows widened by one, as
-/// [`batch_occluded`] takes them; every row when a corner is not in front of the camera or not finite).
-fn row_span(f: &FrameUniforms, b: &Batch) -> (u32, u32) {
-    let m = &f.screen_from_world;
-    let all = (0, f.height.saturating_sub(1));
-    let (mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY);
-    for c in 0..8u32 {
-        let x = if c & 1 != 0 { b.max[0] } else { b.min[0] };
-        let y = if c & 2 != 0 { b.max[1] } else { b.min[1] };
-        let z = if c & 4 != 0 { b.max[2] } else { b.min[2] };
-        let sw = super::project::row(m, 3, x, y, z);
-        if sw.is_nan() || sw <= 0.0 {
-            return all;
-        }
-        let sy = super::project::row(m, 1, x, y, z) * (1.0 / sw);
-        if !sy.is_finite() {
-            return all;
-        }
-        ymin = ymin.min(sy);
-        ymax = ymax.max(sy);
-    }
-    let top = (f.height - 1) as f32;
-    let y0 = (ymin.floor() + -1.0).clamp(0.0, top);
-    let y1 = (ymax.floor() + 1.0).clamp(0.0, top);
-    (y0 as u32, y1.max(y0) as u32)
+        .reduce(|| (BatchCounts::default(), 0), |a, b| (a.0.add(&b.0), a.1 + b.1))
 }
 
 /// Marks the group of every point that owns a pixel of the buffer `vis` (whose payloads are point

@@ -54,29 +54,6 @@ pub fn vis_points(f: &FrameUniforms, positions: &[[f32; 3]], first: u64, vis: &[
     }
 }
 
-/// [`vis_points`] by the one thread that owns pixels `lo..lo + len` (a band of whole rows, which no
-/// other thread writes meanwhile): points whose pixel lies outside are skipped, and the min is a plain
-/// load, compare and store (no locked instruction; the same word as the atomic min gives).
-#[inline(always)]
-pub fn vis_points_owned(f: &FrameUniforms, positions: &[[f32; 3]], first: u64, vis: &[AtomicU64], lo: u32, len: u32) {
-    let mut index = [0u32; BATCH];
-    let mut bits = [0u32; BATCH];
-    for (k, group) in positions.chunks(BATCH).enumerate() {
-        project_batch_xyz(f, group, &mut index, &mut bits);
-        let base = first + (k * BATCH) as u64;
-        for (j, (&i, &d)) in index.iter().zip(&bits).take(group.len()).enumerate() {
-            // DROPPED (u32::MAX) is past every band too.
-            if i.wrapping_sub(lo) < len {
-                let v = word(d, base + j as u64);
-                let cell = &vis[i as usize];
-                if v < cell.load(Ordering::Relaxed) {
-                    cell.store(v, Ordering::Relaxed);
-                }
-            }
-        }
-    }
-}
-
 pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
