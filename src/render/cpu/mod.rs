@@ -219,8 +219,7 @@ impl Rasterizer for CpuRasterizer {
             // Drop the old arrays first: the stream's peak is then this cloud's alone.
             self.prepared = None;
             self.order = None;
-            let t = Instant::now();
-            let (prepared, order) = stream_upload::stream_files(files)?;
+            let (prepared, order, t) = stream_upload::stream_files(files)?;
             self.install(prepared, order, t);
             return Ok(());
         }

@@ -17,10 +17,12 @@ use crate::cloud::device::{self, ColorSpec, DeviceFiles, DeviceLoadError};
 use crate::cloud::Bounds;
 use crate::render::RenderError;
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// The backend's arrays for `files`, in Morton order, with the order (the stream's index of each
-/// point; `None` past u32 indices, where the stream's order is kept).
-pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>), RenderError> {
+/// point; `None` past u32 indices, where the stream's order is kept) and when the stream ended (what
+/// follows is the preprocessing).
+pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, Instant), RenderError> {
     let planned = usize::try_from(files.planned_points()).unwrap_or(usize::MAX);
     let oom = |what: &str| RenderError::Load(format!("{}: no host memory for the {what} of {planned} points", files.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     let mut positions: Vec<[f32; 3]> = Vec::new();
@@ -37,13 +39,14 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>),
         Err(DeviceLoadError::Load(e)) => return Err(RenderError::Load(e.to_string())),
         Err(DeviceLoadError::Sink(m)) => return Err(RenderError::Load(m)),
     }
+    let streamed = Instant::now();
     let bounds = device::local_bounds(files).unwrap_or_else(|| bounds_of(&positions));
     recolor_colorless(files, &bounds, &positions, &mut colors);
     let order = (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
     if let Some(order) = &order {
         permute_columns(order, &mut positions, &mut colors);
     }
-    Ok((Prepared::from_ordered(positions, colors), order))
+    Ok((Prepared::from_ordered(positions, colors), order, streamed))
 }
 
 /// Bounds of the finite positions.
