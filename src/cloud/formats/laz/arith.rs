@@ -408,6 +408,10 @@ impl IntDecoder {
         };
         let real = pred.wrapping_add(c);
         let range = self.corr_range as i32;
+        if range == 0 {
+            // 32-bit values wrap by themselves (no data-dependent branch on the sign).
+            return real;
+        }
         if real < 0 {
             real.wrapping_add(range)
         } else if real >= range {

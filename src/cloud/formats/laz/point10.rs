@@ -47,54 +47,23 @@ impl Median5 {
         self.values[2]
     }
 
+    /// Adds `v`, giving the values LASzip's branching version gives, without branches (the differences
+    /// are noise: each comparison would be a coin toss for the branch predictor). The 5 values stay
+    /// sorted; while `high`, `v` replaces the largest, else the smallest (LASzip's alternation), i.e. `v` is
+    /// inserted in order into the 4 values kept.
     #[inline(always)]
     fn add(&mut self, v: i32) {
-        let s = &mut self.values;
-        if self.high {
-            if v < s[2] {
-                s[4] = s[3];
-                s[3] = s[2];
-                if v < s[0] {
-                    s[2] = s[1];
-                    s[1] = s[0];
-                    s[0] = v;
-                } else if v < s[1] {
-                    s[2] = s[1];
-                    s[1] = v;
-                } else {
-                    s[2] = v;
-                }
-            } else {
-                if v < s[3] {
-                    s[4] = s[3];
-                    s[3] = v;
-                } else {
-                    s[4] = v;
-                }
-                self.high = false;
-            }
-        } else if s[2] < v {
-            s[0] = s[1];
-            s[1] = s[2];
-            if s[4] < v {
-                s[2] = s[3];
-                s[3] = s[4];
-                s[4] = v;
-            } else if s[3] < v {
-                s[2] = s[3];
-                s[3] = v;
-            } else {
-                s[2] = v;
-            }
-        } else {
-            if s[1] < v {
-                s[0] = s[1];
-                s[1] = v;
-            } else {
-                s[0] = v;
-            }
-            self.high = true;
-        }
+        let s = self.values;
+        let high = self.high;
+        let a: [i32; 4] = std::array::from_fn(|i| if high { s[i] } else { s[i + 1] });
+        self.values = [
+            a[0].min(v),
+            a[1].min(a[0].max(v)),
+            a[2].min(a[1].max(v)),
+            a[3].min(a[2].max(v)),
+            a[3].max(v),
+        ];
+        self.high = if high { v < s[2] } else { v <= s[2] };
     }
 }
 
