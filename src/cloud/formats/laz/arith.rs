@@ -10,7 +10,8 @@
 //! bisects with multiplications): most symbols need no search at all. A model whose most probable
 //! symbol holds ≥ 5/8 of the probability checks that symbol first with a multiplication, beside the
 //! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
-//! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly.
+//! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly, in one pass over
+//! the symbols (distribution, table ranges written 8 entries at a time, most probable symbol).
 //!
 //! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
 //! outside the table (which makes the `laz` crate panic, i.e. fail) sets `bad` too; callers check `bad`
