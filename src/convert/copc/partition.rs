@@ -8,11 +8,12 @@
 //! run on all cores ([`stream`]): a job turns its records into output records ([`RecordMap`]: the
 //! coordinates re-expressed on the output's grid, every LAS field moved to its place in the 1.4 layout),
 //! finds each one's cell, and sorts them by cell (a counting sort, stable: a cell's records keep their
-//! input order). The calling thread takes the jobs in input order and appends each cell's run to that
-//! cell's buffer; a full buffer (64 KiB of whole records) is handed to a few writer threads that write
-//! it as one block at its own 64 KiB-aligned place in the cells file (the padding left as a hole), so
-//! that the build pass can punch the blocks it has read out of the file (the temporary disk then
-//! shrinks as the output grows) and the one sorting thread only copies. The order of the records in a cell is therefore the inputs'
+//! input order). The calling thread takes the jobs in input order and has each cell's run appended to
+//! that cell's buffer by shards on rayon's pool (cell mod shards: a cell's runs are appended by one
+//! thread, one job after the other); a full buffer (64 KiB of whole records) is handed to a few writer
+//! threads that write it as one block at its own 64 KiB-aligned place in the cells file (the padding
+//! left as a hole), so that the build pass can punch the blocks it has read out of the file (the
+//! temporary disk then shrinks as the output grows). The order of the records in a cell is the inputs'
 //! order, whatever the number of threads: the octree built from it is the same on every run.
 //!
 //! Memory: the stream's staging slots (2 per core + 1, each one job's input and output records, a few
@@ -32,6 +33,8 @@ use crate::cloud::load::FileBytes;
 use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
 use crate::convert::{las_copy, ConvertError};
 use std::cell::RefCell;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::path::PathBuf;
 
@@ -530,8 +533,9 @@ pub(super) struct Parted {
 }
 
 /// The output records of every input, sorted into the cells at `depth` in `cells` (emptied first).
-/// The calling thread hands each cell's full 64 KiB buffer to a few writer threads, which write it at
-/// the block's place (`pwrite`: the file's blocks are 64 KiB apart, the padding left as holes).
+/// Each job's runs are appended to their cells' buffers by shards of rayon's pool (a cell belongs to one
+/// shard); a full 64 KiB buffer goes to a few writer threads, which write it at the block's place
+/// (`pwrite`: the file's blocks are 64 KiB apart, the padding left as holes).
 pub(super) fn partition(
     plan: &[Planned],
     spill: Option<&Temp>,
@@ -545,9 +549,10 @@ pub(super) fn partition(
     let side = 1usize << depth;
     let n = lay.record_len;
     let block_recs = BLOCK_BYTES / n;
-    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); side * side * side];
-    let mut blocks: Vec<Vec<(u64, u32)>> = vec![Vec::new(); side * side * side];
-    let mut at = 0u64;
+    // Each cell's partly filled buffer and its blocks so far. A cell is only ever touched by one
+    // thread at a time (the shard that owns it, within one job), so these locks are never contended.
+    let cellbufs: Vec<Mutex<CellBuf>> = (0..side * side * side).map(|_| Mutex::new(CellBuf::default())).collect();
+    let at = AtomicU64::new(0);
     let mut bounds = DBounds::EMPTY;
     let mut tally = Tally::default();
     // Full buffers on their way to the writers, and emptied ones on their way back.
@@ -555,7 +560,13 @@ pub(super) fn partition(
     let queue = Mutex::new(queue);
     let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
-    let writers = (rayon::current_num_threads() / 4).clamp(1, 4);
+    let threads = rayon::current_num_threads();
+    let writers = (threads / 2).clamp(1, 8);
+    // The copies of a job's runs into the cells' buffers are spread over this many shards (cell mod
+    // shards), run on rayon's pool while the decoding threads work ahead: with points in no spatial
+    // order (every 64 Ki-record job touching every cell), one thread copying ~16-record runs into
+    // thousands of buffers was the pass's limit on 16 cores.
+    let shards = threads.clamp(1, 16);
     let result = std::thread::scope(|scope| -> Result<(), ConvertError> {
         // Owned here: however this closure returns, the queue's sender is dropped and the writers stop
         // before the scope waits for them.
@@ -572,12 +583,30 @@ pub(super) fn partition(
                 spare.lock().unwrap_or_else(|p| p.into_inner()).push(b);
             });
         }
-        let mut send = |cell: usize, b: Vec<u8>, blocks: &mut Vec<Vec<(u64, u32)>>| -> Result<(), ConvertError> {
-            blocks[cell].push((at, b.len() as u32));
-            to_write.send((at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))?;
-            at += BLOCK_BYTES as u64;
+        // Hands a cell's full (or last) buffer to the writers at the next free block.
+        let send = |cb: &mut CellBuf, b: Vec<u8>| -> Result<(), ConvertError> {
+            let block_at = at.fetch_add(BLOCK_BYTES as u64, Ordering::Relaxed);
+            cb.blocks.push((block_at, b.len() as u32));
+            to_write.clone().send((block_at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))
+        };
+        // Appends `run` (whole records) to cell `cb`'s buffer, sending each buffer that fills.
+        let append = |cb: &mut CellBuf, mut run: &[u8]| -> Result<(), ConvertError> {
+            while !run.is_empty() {
+                if cb.buf.capacity() == 0 {
+                    cb.buf = spare.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
+                    cb.buf.reserve_exact(block_recs * n);
+                }
+                let take = (block_recs - cb.buf.len() / n).min(run.len() / n);
+                cb.buf.extend_from_slice(&run[..take * n]);
+                run = &run[take * n..];
+                if cb.buf.len() == block_recs * n {
+                    let full = std::mem::take(&mut cb.buf);
+                    send(cb, full)?;
+                }
+            }
             Ok(())
         };
+        let mut job_runs: Vec<(u32, usize, usize)> = Vec::new();
         for p in plan {
             let (path, bytes) = match p {
                 Planned::Las { path } => (path, Some(FileBytes::open(path)?)),
@@ -603,25 +632,25 @@ pub(super) fn partition(
             };
             let r = stream(src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
                 let (recs, runs, t) = parse_job(&st.scratch);
+                job_runs.clear();
                 let mut from = 0usize;
                 for (cell, k) in runs {
-                    let c = cell as usize;
-                    let mut run = &recs[from * n..(from + k) * n];
+                    job_runs.push((cell, from * n, k * n));
                     from += k;
-                    while !run.is_empty() {
-                        let b = &mut bufs[c];
-                        if b.capacity() == 0 {
-                            *b = spare.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
-                            b.reserve_exact(block_recs * n);
-                        }
-                        let take = (block_recs - b.len() / n).min(run.len() / n);
-                        b.extend_from_slice(&run[..take * n]);
-                        run = &run[take * n..];
-                        if b.len() == block_recs * n {
-                            let full = std::mem::take(b);
-                            send(c, full, &mut blocks)?;
-                        }
+                }
+                // Each cell appears once in a job; the job's runs are all appended before the next job's,
+                // so a cell's records stay in the inputs' order.
+                if shards == 1 || job_runs.len() < 64 {
+                    for &(c, from, len) in &job_runs {
+                        append(&mut lock(&cellbufs[c as usize]), &recs[from..from + len])?;
                     }
+                } else {
+                    (0..shards).into_par_iter().try_for_each(|s| {
+                        for &(c, from, len) in job_runs.iter().filter(|r| r.0 as usize % shards == s) {
+                            append(&mut lock(&cellbufs[c as usize]), &recs[from..from + len])?;
+                        }
+                        Ok::<_, ConvertError>(())
+                    })?;
                 }
                 bounds = DBounds::union(bounds, st.bounds);
                 tally.add(&t);
@@ -640,9 +669,11 @@ pub(super) fn partition(
                 Err(StreamError::Sink(e)) => return Err(e),
             }
         }
-        for (c, b) in bufs.iter_mut().enumerate() {
-            if !b.is_empty() {
-                send(c, std::mem::take(b), &mut blocks)?;
+        for c in &cellbufs {
+            let mut cb = lock(c);
+            if !cb.buf.is_empty() {
+                let last = std::mem::take(&mut cb.buf);
+                send(&mut cb, last)?;
             }
         }
         Ok(())
@@ -651,8 +682,24 @@ pub(super) fn partition(
     if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(cells.io()(e));
     }
-    let blocks = blocks.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u32, b)).collect();
+    let blocks = cellbufs
+        .into_iter()
+        .enumerate()
+        .map(|(c, m)| (c as u32, m.into_inner().unwrap_or_else(|p| p.into_inner()).blocks))
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
     Ok(Parted { blocks, bounds, tally })
+}
+
+/// One cell's partly filled 64 KiB buffer and the blocks it has written so far, in order.
+#[derive(Default)]
+struct CellBuf {
+    buf: Vec<u8>,
+    blocks: Vec<(u64, u32)>,
+}
+
+fn lock(c: &Mutex<CellBuf>) -> std::sync::MutexGuard<'_, CellBuf> {
+    c.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Positioned write of all of `buf`.
