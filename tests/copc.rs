@@ -491,3 +491,195 @@ fn a_las_point_with_an_infinite_coordinate_is_an_error_naming_the_file_and_the_p
     assert!(e.contains("huge.las") && e.contains("point ") && e.contains("infinite"), "{e}");
     assert!(!out.exists());
 }
+
+/// An extra-bytes VLR (LASF_Spec 4) describing a u16 "height_cm" and a u8 "flag" (3 bytes a point).
+fn extra_bytes_vlr() -> las::Vlr {
+    let mut data = Vec::new();
+    for (ty, name) in [(3u8, "height_cm"), (1, "flag")] {
+        let mut d = [0u8; 192];
+        d[2] = ty;
+        d[4..4 + name.len()].copy_from_slice(name.as_bytes());
+        d[160..160 + 11].copy_from_slice(b"test values");
+        data.extend_from_slice(&d);
+    }
+    las::Vlr { user_id: "LASF_Spec".into(), record_id: 4, description: "extra bytes".into(), data }
+}
+
+const WKT: &str = "PROJCS[\"WGS 84 / UTM zone 32N\",GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563]],\
+PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"central_meridian\",9],\
+PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",500000],UNIT[\"metre\",1],AUTHORITY[\"EPSG\",\"32632\"]]";
+
+/// A LAS 1.4 point-format-7 file (LAZ for `laz`) of `n` [`rich_point`]s with 3 extra bytes a point,
+/// described by [`extra_bytes_vlr`], and the CRS as a WKT VLR (or, `geotiff`, GeoTIFF keys only).
+fn extra_las(path: &Path, n: usize, laz: bool, geotiff: bool, base: [f64; 3]) -> Vec<las::Point> {
+    let mut b = las::Builder::from((1, 4));
+    let mut pf = las::point::Format::new(7).unwrap();
+    pf.is_compressed = laz;
+    pf.extra_bytes = 3;
+    b.point_format = pf;
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(base[0]), y: t(base[1]), z: t(base[2]) };
+    b.vlrs.push(extra_bytes_vlr());
+    if geotiff {
+        // A GeoTIFF key directory: version 1.1.0, one key (ProjectedCSTypeGeoKey 3072 = EPSG 32632).
+        let keys: Vec<u8> = [1u16, 1, 0, 1, 3072, 0, 1, 32632].iter().flat_map(|v| v.to_le_bytes()).collect();
+        b.vlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 34735, description: "GeoTIFF keys".into(), data: keys });
+    } else {
+        b.vlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 2112, description: "OGC WKT".into(), data: WKT.as_bytes().to_vec() });
+    }
+    let mut w = las::Writer::from_path(path, b.into_header().unwrap()).unwrap();
+    let pts: Vec<las::Point> = (0..n)
+        .map(|i| {
+            let mut p = rich_point(i, base, false);
+            p.nir = None;
+            let h = ((p.z - base[2]) * 100.0).round() as u16;
+            p.extra_bytes = vec![h as u8, (h >> 8) as u8, (i % 251) as u8];
+            p
+        })
+        .collect();
+    for p in &pts {
+        w.write_point(p.clone()).unwrap();
+    }
+    w.close().unwrap();
+    pts
+}
+
+/// The VLRs of a LAS/LAZ/COPC file as the `las` crate reads them: (user ID, record ID, data).
+fn vlrs_of(path: &Path) -> Vec<(String, u16, Vec<u8>)> {
+    let r = las::Reader::from_path(path).unwrap();
+    r.header().vlrs().iter().map(|v| (v.user_id.clone(), v.record_id, v.data.clone())).collect()
+}
+
+#[test]
+fn extra_bytes_and_the_crs_survive_field_by_field() {
+    // A LAS 1.4 format-7 LAZ with 3 described extra bytes and a WKT CRS, then a LAS 1.2 format-1 file
+    // (no extra bytes: its points get zeros there) and a LAS 1.4 format-7 LAS with the same extra
+    // bytes (its own carried).
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a.laz"), dir.path().join("b.las"), dir.path().join("c.las"));
+    let pa = extra_las(&a, 60_000, true, false, BASE);
+    let pb = rich_las(&b, 20_000, 2, 1, false, [BASE[0] + 900.0, BASE[1] + 50.0, BASE[2]]);
+    let pc = extra_las(&c, 20_000, false, false, [BASE[0], BASE[1] + 900.0, BASE[2]]);
+    let out = dir.path().join("out.copc.laz");
+    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
+    pcv::convert::copc::write_with(&[a.clone(), b.clone(), c.clone()], &out, &opts, 5_000).unwrap();
+    let f = copc::open_copc(out.to_str().unwrap()).unwrap();
+    assert_eq!((f.header().format, f.header().record_len), (7, 36 + 3));
+    assert!(f.octree().max_depth() >= 2);
+    // The VLRs: COPC info, LASzip, then the first input's (extra bytes, WKT) as they were.
+    let v = vlrs_of(&out);
+    let names: Vec<(&str, u16)> = v.iter().map(|v| (v.0.as_str(), v.1)).collect();
+    assert_eq!(names, [("copc", 1), ("laszip encoded", 22204), ("LASF_Spec", 4), ("LASF_Projection", 2112)]);
+    assert_eq!(v[2].2, extra_bytes_vlr().data);
+    assert_eq!(v[3].2, WKT.as_bytes());
+    // Every point, every field, as the las crate (the laz crate's decompressor) reads them back.
+    let got = by_position(&out);
+    assert_eq!(got.len(), pa.len() + pb.len() + pc.len());
+    for src in [&a, &c] {
+        let s = by_position(src);
+        assert_eq!(s.len(), if src == &a { pa.len() } else { pc.len() });
+        for (key, s) in &s {
+            assert_eq!(s.extra_bytes.len(), 3);
+            assert_eq!(&got[key], s, "point at {key:?} of {}", src.display());
+        }
+    }
+    for (key, s) in &by_position(&b) {
+        let o = &got[key];
+        assert_eq!((o.intensity, o.gps_time, o.point_source_id), (s.intensity, s.gps_time, s.point_source_id), "point at {key:?} of b.las");
+        assert_eq!(o.extra_bytes, [0, 0, 0], "point at {key:?} of b.las");
+    }
+    // pcv's own COPC reader reads the 39-byte records of every node.
+    let total: u64 = f.octree().nodes.iter().filter(|n| n.point_count > 0).map(|n| f.read_node_exact(n).unwrap().xyz.len() as u64).sum();
+    assert_eq!(total, got.len() as u64);
+
+    // An independent COPC reader: laspy's CopcReader names the extra dimensions from the VLR and reads
+    // each point's values.
+    let Some(python) = laspy_python() else { return };
+    let script = r#"
+import sys, laspy
+from laspy import CopcReader
+import numpy as np
+with CopcReader.open(sys.argv[1]) as r:
+    w = [v for v in r.header.vlrs if v.record_id == 2112]
+    print("wkt", len(w), getattr(w[0], "string", "").startswith("PROJCS[\"WGS 84 / UTM zone 32N\"") if w else False)
+    q = r.query()
+    for x, y, z, h, f in zip(np.asarray(q.X), np.asarray(q.Y), np.asarray(q.Z), np.asarray(q["height_cm"]), np.asarray(q["flag"])):
+        print(x, y, z, h, f)
+"#;
+    let o = std::process::Command::new(&python).args(["-c", script]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "laspy failed: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut lines = text.lines();
+    let first = lines.next().unwrap();
+    assert_eq!(first, "wkt 1 True", "laspy's view of the WKT VLR");
+    let mut rows = 0;
+    for l in lines {
+        let v: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        // X, Y, Z on the output's grid, which is a.laz's (offset BASE, 1 mm).
+        let key = [v[0] + 512_000_000, v[1] + 5_400_000_000, v[2] + 300_000];
+        let p = &got[&key];
+        let want = if p.extra_bytes.is_empty() { [0, 0] } else { [u16::from_le_bytes([p.extra_bytes[0], p.extra_bytes[1]]) as i64, p.extra_bytes[2] as i64] };
+        assert_eq!([v[3], v[4]], want, "laspy's extra dimensions of the point at {key:?}");
+        rows += 1;
+    }
+    assert_eq!(rows, got.len());
+    eprintln!("laspy read {rows} points with their extra dimensions ({first})");
+}
+
+/// A Python with laspy and lazrs (the repo's .tools/venv, `PCV_PYTHON`, else python3), or `None`,
+/// saying why, when there is none.
+fn laspy_python() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
+        let venv = root.join(".tools/venv/bin/python");
+        if venv.exists() { venv } else { PathBuf::from("python3") }
+    });
+    let probe = std::process::Command::new(&python).args(["-c", "import laspy, lazrs"]).output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)", python.display());
+        return None;
+    }
+    Some(python)
+}
+
+#[test]
+fn a_geotiff_only_crs_is_kept_and_the_console_asks_for_wkt() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.las");
+    extra_las(&a, 2_000, false, true, BASE);
+    let out = dir.path().join("out.copc.laz");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("convert").arg(&a).arg("-o").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("GeoTIFF keys only") && err.contains("WKT"), "{err}");
+    let names: Vec<(String, u16)> = vlrs_of(&out).into_iter().map(|v| (v.0, v.1)).collect();
+    assert!(names.contains(&("LASF_Projection".into(), 34735)), "{names:?}");
+    assert_eq!(by_position(&out), by_position(&a));
+}
+
+#[test]
+fn a_wkt_crs_in_an_evlr_becomes_a_vlr() {
+    // LAS 1.4 may hold the CRS as an EVLR; COPC readers look for it among the VLRs.
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.las");
+    let mut b = las::Builder::from((1, 4));
+    b.point_format = las::point::Format::new(6).unwrap();
+    let t = |o: f64| las::Transform { scale: 0.001, offset: o };
+    b.transforms = las::Vector { x: t(BASE[0]), y: t(BASE[1]), z: t(BASE[2]) };
+    b.evlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 2112, description: "OGC WKT".into(), data: WKT.as_bytes().to_vec() });
+    b.evlrs.push(las::Vlr { user_id: "someone".into(), record_id: 7, description: "not a CRS".into(), data: vec![1, 2, 3] });
+    let mut w = las::Writer::from_path(&a, b.into_header().unwrap()).unwrap();
+    for i in 0..3_000 {
+        let mut p = rich_point(i, BASE, false);
+        (p.color, p.nir) = (None, None);
+        w.write_point(p).unwrap();
+    }
+    w.close().unwrap();
+    let out = dir.path().join("out.copc.laz");
+    convert(std::slice::from_ref(&a), &out);
+    let v = vlrs_of(&out);
+    let names: Vec<(&str, u16)> = v.iter().map(|v| (v.0.as_str(), v.1)).collect();
+    assert_eq!(names, [("copc", 1), ("laszip encoded", 22204), ("LASF_Projection", 2112)]);
+    assert_eq!(v[2].2, WKT.as_bytes());
+    assert_eq!(by_position(&out), by_position(&a));
+}

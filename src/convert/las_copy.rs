@@ -120,6 +120,40 @@ impl<'a> Input<'a> {
         &self.h
     }
 
+    /// The VLRs a copy keeps (all but the LASzip and COPC ones): user ID, record ID and the whole
+    /// record (54-byte header and data), in the file's order.
+    pub(crate) fn kept_vlrs(&self) -> Vec<(&str, u16, &'a [u8])> {
+        let data = self.data;
+        self.vlrs.iter().filter(|v| !(v.user_id == "laszip encoded" || v.user_id == "copc")).map(|v| (v.user_id.as_str(), v.record_id, vlr_bytes(data, v))).collect()
+    }
+
+    /// The EVLRs of user "LASF_Projection" (a LAS 1.4 file's WKT or GeoTIFF CRS may be one) that fit a VLR
+    /// (at most 65535 bytes of data), each as a VLR record: record ID and the whole record.
+    pub(crate) fn crs_evlrs_as_vlrs(&self) -> Vec<(u16, Vec<u8>)> {
+        let (Some(mut at), d) = (self.tail, self.data) else { return Vec::new() };
+        let count = if self.h.header_size >= 375 && d.len() >= 247 { u32at(d, 243) } else { 0 };
+        let mut out = Vec::new();
+        for _ in 0..count {
+            if at + 60 > d.len() {
+                break;
+            }
+            let len = u64at(d, at + 20);
+            let Some(end) = (at as u64 + 60).checked_add(len).filter(|&e| e <= d.len() as u64) else { break };
+            let user = &d[at + 2..at + 18];
+            if user.split(|&b| b == 0).next() == Some(&b"LASF_Projection"[..]) && len <= u16::MAX as u64 {
+                let record_id = u16at(d, at + 18);
+                let mut v = Vec::with_capacity(54 + len as usize);
+                v.extend_from_slice(&d[at..at + 20]);
+                v.extend_from_slice(&(len as u16).to_le_bytes());
+                v.extend_from_slice(&d[at + 28..at + 60]);
+                v.extend_from_slice(&d[at + 60..end as usize]);
+                out.push((record_id, v));
+            }
+            at = end as usize;
+        }
+        out
+    }
+
     /// The input's jobs (64 Ki records of a LAS file, or one LAZ chunk) as the index of each job's
     /// first point.
     pub(crate) fn job_firsts(&self) -> Vec<u64> {
@@ -361,9 +395,7 @@ fn laszip_vlr_record(vlr: &laz::LazVlr) -> std::io::Result<Vec<u8>> {
 /// Checks that `inputs` can be merged without losing anything.
 fn check_merge(inputs: &[Input]) -> Result<(), ConvertError> {
     let first = &inputs[0];
-    let kept = |i: &Input| -> Vec<Vec<u8>> {
-        i.vlrs.iter().filter(|v| !(v.user_id == "laszip encoded" || v.user_id == "copc")).map(|v| vlr_bytes(i.data, v).to_vec()).collect()
-    };
+    let kept = |i: &Input| -> Vec<Vec<u8>> { i.kept_vlrs().into_iter().map(|v| v.2.to_vec()).collect() };
     let first_vlrs = kept(first);
     for i in inputs {
         let differs = |what: String| Err(ConvertError::Merge { path: i.path.clone(), first: first.path.clone(), what });

@@ -38,12 +38,15 @@
 //! a few times over for a surface; more for cells of denser data), and the cells' top nodes.
 //!
 //! The output has the COPC info VLR first (center, half size, the root's spacing, the hierarchy's
-//! offset, the GPS time range), the LASzip VLR (variable-size chunks), the nodes' chunks after the
+//! offset, the GPS time range), the LASzip VLR (variable-size chunks), the first LAS input's own VLRs
+//! (its CRS, extra-bytes description, ...: [`vlrs`]; its extra bytes per point follow the point format's
+//! fields in every record), the nodes' chunks after the
 //! chunk-table offset, the LAZ chunk table (so plain LAZ readers read it too), and one hierarchy page as
 //! an EVLR (user "copc", record 1000) listing every node, with empty ancestors (count 0) so that every
 //! node's parent is listed. The header counts points by return.
 mod partition;
 mod spill;
+mod vlrs;
 
 use super::{las_copy, ConvertError};
 use crate::cloud::formats::copc::hierarchy::{entry_bytes, CopcInfo, ENTRY_LEN};
@@ -123,6 +126,8 @@ impl Drop for Temp {
 #[derive(Clone, Copy, Debug)]
 struct Layout {
     format: u8,
+    /// Extra bytes after the point format's fields (the first LAS input's, with its description).
+    extra: usize,
     record_len: usize,
     scale: [f64; 3],
     offset: [f64; 3],
@@ -178,7 +183,7 @@ impl Layout {
     /// The layout for `count` points in `bounds`: the grid (`las_grid`, the inputs' own, when the
     /// extent fits it; else the LAS writer's), the cube two grid steps larger than the bounds on
     /// each side.
-    fn new(bounds: &DBounds, count: u64, las_grid: Option<([f64; 3], [f64; 3])>, format: u8, node_max: usize) -> Result<Layout, ConvertError> {
+    fn new(bounds: &DBounds, count: u64, las_grid: Option<([f64; 3], [f64; 3])>, format: u8, extra: usize, node_max: usize) -> Result<Layout, ConvertError> {
         let mut scale = [0.001; 3];
         let mut offset = [0.0; 3];
         let known = count > 0 && !bounds.is_empty();
@@ -201,8 +206,8 @@ impl Layout {
         // A cube a hair larger than the points plus two grid steps on each side.
         let cube_size = extent * (1.0 + 1e-9) + 4.0 * step;
         let center: [f64; 3] = std::array::from_fn(|k| if known { (bounds.min[k] + bounds.max[k]) * 0.5 } else { offset[k] });
-        let record_len = partition::record_len(format);
-        Ok(Layout { format, record_len, scale, offset, node_max: node_max.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size })
+        let record_len = partition::record_len(format) + extra;
+        Ok(Layout { format, extra, record_len, scale, offset, node_max: node_max.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size })
     }
 
     fn center(&self) -> [f64; 3] {
@@ -235,6 +240,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let (mut count, mut bounds, mut rgb, mut nir, mut tolerant) = (0u64, DBounds::EMPTY, false, false, false);
     let mut grids = Vec::with_capacity(inputs.len());
     let mut global_gps_bit = None;
+    let mut carried = vlrs::Carried::default();
     for path in inputs {
         let bytes = FileBytes::open(path)?;
         if las_copy::is_las(bytes.bytes()) {
@@ -253,12 +259,17 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             grids.push(Some((h.scale, h.offset)));
             // The first LAS input says what its GPS times are (week seconds or adjusted standard).
             global_gps_bit.get_or_insert(u16::from_le_bytes([bytes.bytes()[6], bytes.bytes()[7]]) & 1);
-            plan.push(Planned::Las { path: path.clone() });
+            let extra = carried.add(path, &input);
+            plan.push(Planned::Las { path: path.clone(), extra });
         } else {
             grids.push(None);
             to_spill.push(path.clone());
             plan.push(Planned::Spill { path: path.clone(), start: 0, count: 0 });
         }
+    }
+    to_spill.iter().for_each(|p| carried.add_other(p));
+    if opts.warnings {
+        carried.notes.iter().for_each(|n| eprintln!("pcv convert: {n}"));
     }
     let mut temp_peak = 0u64;
     let mut spill_tmp = None;
@@ -282,7 +293,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     }
     let format = if nir { 8u8 } else if rgb { 7 } else { 6 };
     let las_grid = if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) { grids[0] } else { None };
-    let mut lay = Layout::new(&bounds, count, las_grid, format, node_max_points)?;
+    let mut lay = Layout::new(&bounds, count, las_grid, format, carried.extra, node_max_points)?;
     let mut depth_p = 0u32;
     while depth_p < MAX_PARTITION_DEPTH && count > CELL_TARGET_POINTS << (2 * depth_p) {
         depth_p += 1;
@@ -304,7 +315,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         if opts.warnings {
             eprintln!("pcv convert: the points lie outside their files' header bounds; partitioning again with the measured bounds");
         }
-        lay = Layout::new(&parted.bounds, count, las_grid, format, node_max_points)?;
+        lay = Layout::new(&parted.bounds, count, las_grid, format, carried.extra, node_max_points)?;
         parted = partition(&lay, false, "partitioning again (the headers' bounds were wrong)")?;
         phase("partitioned again");
     }
@@ -314,7 +325,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
 
     // Pass 3: the output's header and VLRs first (rewritten at the end), then the nodes.
     let laz_vlr = laz::LazVlrBuilder::default()
-        .with_point_format(format, 0)
+        .with_point_format(format, carried.extra as u16)
         .map_err(|e| ConvertError::Laz(e.to_string()))?
         .with_variable_chunk_size()
         .build();
@@ -322,7 +333,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(out).map_err(io_out)?;
     let mut laz_data = Vec::new();
     laz_vlr.write_to(&mut laz_data).map_err(io_out)?;
-    let data_offset = 375 + 54 + 160 + 54 + laz_data.len() as u64;
+    let data_offset = 375 + 54 + 160 + 54 + laz_data.len() as u64 + carried.bytes() as u64;
     let mut w = BufWriter::with_capacity(4 << 20, file);
     w.write_all(&vec![0u8; data_offset as usize + 8]).map_err(io_out)?;
     let sink = Mutex::new(NodeSink { w, at: data_offset + 8, entries: Vec::new(), error: None });
@@ -415,7 +426,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     progress.finish();
     phase("upper levels written");
     let stats = Stats { points: n, bounds: parted.bounds, tally, gps_bit: global_gps_bit.unwrap_or(0) };
-    let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, out)?;
+    let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, &carried.records, out)?;
     if phases {
         let s = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 * 1e-9;
         eprintln!("pcv convert: thread time: sampling the cells' subtrees {:.2} s, LAZ compression {:.2} s", s(&build_ns), s(&compress_ns));
@@ -572,6 +583,7 @@ fn finish(
     data_offset: u64,
     laz_vlr: &laz::LazVlr,
     laz_data: Vec<u8>,
+    carried: &[Vec<u8>],
     out: &Path,
 ) -> Result<CopcSummary, ConvertError> {
     let io = |source| ConvertError::Io { path: out.into(), source };
@@ -638,7 +650,7 @@ fn finish(
     h.extend_from_slice(&year.to_le_bytes());
     h.extend_from_slice(&375u16.to_le_bytes());
     h.extend_from_slice(&(data_offset as u32).to_le_bytes());
-    h.extend_from_slice(&2u32.to_le_bytes()); // VLRs
+    h.extend_from_slice(&(2 + carried.len() as u32).to_le_bytes()); // VLRs
     h.push(lay.format | 0x80);
     h.extend_from_slice(&(lay.record_len as u16).to_le_bytes());
     h.extend_from_slice(&0u32.to_le_bytes()); // legacy count (0 for formats 6-10)
@@ -660,6 +672,7 @@ fn finish(
     vlrs.extend_from_slice(&info.to_bytes());
     vlr_header(&mut vlrs, "laszip encoded", 22204, laz_data.len() as u16, "pcv by laz");
     vlrs.extend_from_slice(&laz_data);
+    carried.iter().for_each(|r| vlrs.extend_from_slice(r));
     debug_assert_eq!(375 + vlrs.len() as u64, data_offset);
     let mut file = sink.w.into_inner().map_err(|e| io(e.into_error()))?;
     file.seek(SeekFrom::Start(0)).map_err(io)?;

@@ -1,6 +1,6 @@
 //! The partition pass of `pcv convert IN... -o OUT.copc.laz`: every input point as an output point
-//! record (LAS 1.4 point format 6, 7 or 8), sorted into the octree's cells at the partition depth, in
-//! blocks on disk.
+//! record (LAS 1.4 point format 6, 7 or 8, and the extra bytes the output carries: [`super::vlrs`]), sorted
+//! into the octree's cells at the partition depth, in blocks on disk.
 //!
 //! How it works: LAS and LAZ inputs (COPC included) are read where they are — memory-mapped, LAZ chunks
 //! decompressed with every field — and the other formats from the spill file ([`super::spill`]). Each
@@ -46,8 +46,9 @@ pub(super) const SPILL_LEN: usize = 33;
 /// Where one input's points come from in the partition pass.
 #[derive(Clone, Debug)]
 pub(super) enum Planned {
-    /// A LAS or LAZ file, read directly.
-    Las { path: PathBuf },
+    /// A LAS or LAZ file, read directly; `extra`: its extra bytes (after its point format's fields) are
+    /// the output's (the same count and description), else the output's extra bytes are zero.
+    Las { path: PathBuf, extra: bool },
     /// Records `start..start + count` of the spill file (the input's points, decoded by its format).
     Spill { path: PathBuf, start: u64, count: u64 },
 }
@@ -71,6 +72,12 @@ pub(super) struct RecordMap {
     rgb_at: Option<usize>,
     nir_at: Option<usize>,
     out_len: usize,
+    /// The output format's own bytes (before its extra bytes), and whether it has RGB and NIR.
+    out_std_len: usize,
+    out_rgb: bool,
+    out_nir: bool,
+    /// Where the input's extra bytes start, when they are carried into the output's.
+    extra_at: Option<usize>,
     axes: [Axis; 3],
     scale: [f64; 3],
     offset: [f64; 3],
@@ -83,7 +90,7 @@ pub(super) fn format_fields(format: u8) -> (bool, bool, bool) {
 }
 
 impl RecordMap {
-    pub(super) fn new(h: &crate::cloud::formats::las::Header, lay: &Layout) -> RecordMap {
+    pub(super) fn new(h: &crate::cloud::formats::las::Header, lay: &Layout, carry_extra: bool) -> RecordMap {
         let f = h.format;
         let legacy = f < 6;
         let (gps, _, _) = format_fields(f);
@@ -108,7 +115,24 @@ impl RecordMap {
                 }
             }
         });
-        RecordMap { legacy, gps_at, rgb_at, nir_at, out_len: lay.record_len, axes, scale: h.scale, offset: h.offset, check_finite: !always_finite(h) }
+        let (_, out_rgb, out_nir) = format_fields(lay.format);
+        let std_len = FORMAT_SIZES[f as usize] as usize;
+        let extra_at = (carry_extra && lay.extra > 0 && h.record_len as usize == std_len + lay.extra).then_some(std_len);
+        RecordMap {
+            legacy,
+            gps_at,
+            rgb_at,
+            nir_at,
+            out_len: lay.record_len,
+            out_std_len: record_len(lay.format),
+            out_rgb,
+            out_nir,
+            extra_at,
+            axes,
+            scale: h.scale,
+            offset: h.offset,
+            check_finite: !always_finite(h),
+        }
     }
 
     /// Writes `rec`'s output record into `dst` (`out_len` bytes) with coordinates `q`.
@@ -138,17 +162,22 @@ impl RecordMap {
         } else {
             dst[12..30].copy_from_slice(&rec[12..30]);
         }
-        if self.out_len >= 36 {
+        if self.out_rgb {
             match self.rgb_at {
                 Some(o) => dst[30..36].copy_from_slice(&rec[o..o + 6]),
                 None => dst[30..36].fill(0),
             }
         }
-        if self.out_len >= 38 {
+        if self.out_nir {
             match self.nir_at {
                 Some(o) => dst[36..38].copy_from_slice(&rec[o..o + 2]),
                 None => dst[36..38].fill(0),
             }
+        }
+        let extra = &mut dst[self.out_std_len..];
+        match self.extra_at {
+            Some(o) => extra.copy_from_slice(&rec[o..o + extra.len()]),
+            None => extra.fill(0),
         }
     }
 
@@ -350,8 +379,8 @@ struct LasJobs<'a> {
 }
 
 impl<'a> LasJobs<'a> {
-    fn new(input: las_copy::Input<'a>, lay: &'a Layout, depth: u32, tolerant: bool) -> LasJobs<'a> {
-        let map = RecordMap::new(input.header(), lay);
+    fn new(input: las_copy::Input<'a>, lay: &'a Layout, depth: u32, tolerant: bool, carry_extra: bool) -> LasJobs<'a> {
+        let map = RecordMap::new(input.header(), lay, carry_extra);
         let first = input.job_firsts();
         LasJobs { input, map, lay, depth, tolerant, first }
     }
@@ -609,7 +638,7 @@ pub(super) fn partition(
         let mut job_runs: Vec<(u32, usize, usize)> = Vec::new();
         for p in plan {
             let (path, bytes) = match p {
-                Planned::Las { path } => (path, Some(FileBytes::open(path)?)),
+                Planned::Las { path, .. } => (path, Some(FileBytes::open(path)?)),
                 Planned::Spill { path, .. } => (path, None),
             };
             if plan.len() > 1 {
@@ -619,9 +648,9 @@ pub(super) fn partition(
             let las;
             let spilled;
             let src: &dyn ChunkSource = match p {
-                Planned::Las { .. } => {
+                Planned::Las { extra, .. } => {
                     let b = bytes.as_ref().ok_or_else(|| ConvertError::Write("internal: a LAS input not opened".into()))?;
-                    las = LasJobs::new(las_copy::open(path, b.bytes())?, lay, depth, tolerant);
+                    las = LasJobs::new(las_copy::open(path, b.bytes())?, lay, depth, tolerant, *extra);
                     &las
                 }
                 Planned::Spill { start, count, .. } => {
