@@ -409,10 +409,14 @@ fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode
     }
 }
 
-/// Host memory a file cloud may take on a backend that streams (the CUDA one); larger clouds go to
-/// the device only (`PCV_HOST_BUDGET_MB` changes it).
-fn host_budget_bytes() -> u64 {
-    std::env::var("PCV_HOST_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(512) << 20
+/// Host memory a file cloud may take on a backend that streams (512 MiB, or the backend's own budget:
+/// the CPU one's is smaller, since it keeps its own copy); larger clouds go to the device only
+/// (`PCV_HOST_BUDGET_MB` changes it).
+fn host_budget_bytes(r: &dyn Rasterizer) -> u64 {
+    match std::env::var("PCV_HOST_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
+        Some(mb) => mb << 20,
+        None => r.host_copy_budget_bytes().unwrap_or(512 << 20),
+    }
 }
 
 /// Loads `s`'s files (or the built-in scene) for `r` and uploads them. On a streaming backend, a
@@ -441,7 +445,7 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
             }
             other => other?,
         };
-        if subsample.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes() {
+        if subsample.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r) {
             let mut cloud = device::cloud(plan);
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, s.color.is_none());

@@ -68,6 +68,9 @@ pub enum RenderError {
     /// An array handed to the renderer (`render::external`) that it cannot read: names the argument.
     #[error("{arg}: {message}")]
     Argument { arg: &'static str, message: String },
+    /// Files a backend streamed into its own memory that could not be read (the message names the file).
+    #[error("{0}")]
+    Load(String),
 }
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share
@@ -403,6 +406,11 @@ pub trait Rasterizer {
     }
     /// What a streamed load can put on the device(s) (`None`: the backend takes host clouds only).
     fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        None
+    }
+    /// The largest host cloud (bytes) a caller should load before uploading to this backend; larger
+    /// files go through [`Self::stream_capacity`]'s streaming (`None`: the caller's own budget).
+    fn host_copy_budget_bytes(&self) -> Option<u64> {
         None
     }
 }

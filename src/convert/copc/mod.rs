@@ -44,6 +44,7 @@
 //! chunk-table offset, the LAZ chunk table (so plain LAZ readers read it too), and one hierarchy page as
 //! an EVLR (user "copc", record 1000) listing every node, with empty ancestors (count 0) so that every
 //! node's parent is listed. The header counts points by return.
+mod cells;
 mod partition;
 mod spill;
 mod vlrs;
@@ -301,7 +302,8 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     }
 
     // Pass 2: every point, as an output record, into its cell.
-    let cells_tmp = Temp::new(out, "cells")?;
+    // Striped over as many files as the partition has writer threads (see cells.rs).
+    let cells_tmp = cells::CellsFile::new(out, partition::writer_threads())?;
     let partition = |lay: &Layout, tolerant: bool, what: &str| {
         let progress = Progress::new(count, opts.progress);
         progress.set_file(what.into());
@@ -365,10 +367,10 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             let mut data = vec![0u8; blocks.iter().map(|b| b.1 as usize).sum()];
             let mut at = 0;
             for &(from, len) in &blocks {
-                read_exact_at(&cells_tmp.file, &mut data[at..at + len as usize], from).map_err(cells_tmp.io())?;
+                cells_tmp.read(from, &mut data[at..at + len as usize])?;
                 at += len as usize;
             }
-            partition::release_blocks(&cells_tmp, &blocks);
+            cells_tmp.release(&blocks);
             let key = cell_key(cell, depth_p);
             let mut nodes = Vec::new();
             let t = std::time::Instant::now();

@@ -26,6 +26,7 @@
 //! pass, whose layout came from the inputs' headers: there it is counted, and the caller partitions
 //! again with the bounds the pass measured (a header whose bounds are wrong costs a second pass, never
 //! a wrong file).
+use super::cells::CellsFile;
 use super::{Layout, Temp};
 use crate::cloud::formats::las::{always_finite, FORMAT_SIZES};
 use crate::cloud::formats::{record_jobs, record_range, Columns, DBounds, FileInfo, FormatError, Progress};
@@ -568,13 +569,13 @@ pub(super) struct Parted {
 pub(super) fn partition(
     plan: &[Planned],
     spill: Option<&Temp>,
-    cells: &Temp,
+    cells: &CellsFile,
     lay: &Layout,
     depth: u32,
     tolerant: bool,
     progress: &Progress,
 ) -> Result<Parted, ConvertError> {
-    cells.file.set_len(0).map_err(cells.io())?;
+    cells.clear()?;
     let side = 1usize << depth;
     let n = lay.record_len;
     let block_recs = BLOCK_BYTES / n;
@@ -588,9 +589,9 @@ pub(super) fn partition(
     let (to_write, queue) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(64);
     let queue = Mutex::new(queue);
     let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-    let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let write_error: Mutex<Option<ConvertError>> = Mutex::new(None);
     let threads = rayon::current_num_threads();
-    let writers = (threads / 2).clamp(1, 8);
+    let writers = writer_threads();
     // The copies of a job's runs into the cells' buffers are spread over this many shards (cell mod
     // shards), run on rayon's pool while the decoding threads work ahead: with points in no spatial
     // order (every 64 Ki-record job touching every cell), one thread copying ~16-record runs into
@@ -605,7 +606,7 @@ pub(super) fn partition(
             scope.spawn(move || loop {
                 let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
                 let Ok((block_at, mut b)) = job else { return };
-                if let Err(e) = write_all_at(&cells.file, &b, block_at) {
+                if let Err(e) = cells.write(block_at, &b) {
                     write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
                 }
                 b.clear();
@@ -688,7 +689,7 @@ pub(super) fn partition(
                     b.release(range);
                 }
                 if let Some(e) = write_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                    return Err(cells.io()(e));
+                    return Err(e);
                 }
                 Ok(())
             });
@@ -709,7 +710,7 @@ pub(super) fn partition(
     });
     result?;
     if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(cells.io()(e));
+        return Err(e);
     }
     let blocks = cellbufs
         .into_iter()
@@ -731,51 +732,9 @@ fn lock(c: &Mutex<CellBuf>) -> std::sync::MutexGuard<'_, CellBuf> {
     c.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Positioned write of all of `buf`.
-fn write_all_at(f: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::write_all_at(f, buf, at)
-    }
-    #[cfg(windows)]
-    {
-        let mut done = 0;
-        while done < buf.len() {
-            match std::os::windows::fs::FileExt::seek_write(f, &buf[done..], at + done as u64)? {
-                0 => return Err(std::io::ErrorKind::WriteZero.into()),
-                n => done += n,
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Frees the disk space of `blocks` in the cells file once they were read (Linux: punched out of the
-/// file; elsewhere nothing, and the file is removed at the end).
-pub(super) fn release_blocks(cells: &Temp, blocks: &[(u64, u32)]) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let mut i = 0;
-        while i < blocks.len() {
-            // Contiguous blocks in one call.
-            let start = blocks[i].0;
-            let mut end = start + BLOCK_BYTES as u64;
-            i += 1;
-            while i < blocks.len() && blocks[i].0 == end {
-                end += BLOCK_BYTES as u64;
-                i += 1;
-            }
-            // SAFETY: fallocate on a file descriptor this process owns (kept open by `cells`) over a
-            // byte range; it touches no memory of ours. An error (a filesystem without hole punching)
-            // only means the space is freed when the file is removed.
-            unsafe {
-                libc::fallocate(cells.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, start as libc::off_t, (end - start) as libc::off_t);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (cells, blocks);
+/// The writer threads of the partition pass (and the cells file's stripes): half the cores, 1 to 8.
+pub(super) fn writer_threads() -> usize {
+    (rayon::current_num_threads() / 2).clamp(1, 8)
 }
 
 /// The record length of output point format `format` (6, 7 or 8).

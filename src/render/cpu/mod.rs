@@ -11,6 +11,12 @@
 //! the reference and packed modes read positions and colors as the batched ones do. `order` maps
 //! that order back to the uploaded cloud's indices (4 bytes a point), for picking: 20 bytes a point,
 //! 24 with the quant mode.
+//!
+//! Files go straight into those arrays ([`stream_upload`]): a cloud of files with no host points
+//! ([`PointCloud::is_device_only`], which the command line makes of files larger than
+//! [`Rasterizer::host_copy_budget_bytes`]; [`Rasterizer::stream_capacity`] is the host memory) is
+//! decoded in chunks on all cores, each appended to the arrays as it is ready, and ordered in place:
+//! at most 24 bytes a point at the peak.
 pub mod batch;
 pub mod clear;
 pub mod color;
@@ -28,6 +34,7 @@ pub mod rng;
 pub mod scene;
 pub mod simd;
 pub mod splat;
+pub mod stream_upload;
 pub mod vis;
 
 use super::pick::{nearest_in_window, unproject, Window};
@@ -91,6 +98,23 @@ pub struct CpuRasterizer {
     slot_spacing: Option<Vec<f32>>,
 }
 
+/// Host bytes a streamed point takes at the upload's peak ([`stream_upload`]): positions, colors, the
+/// Morton order and one scratch column.
+pub const STREAM_BYTES_PER_POINT: u64 = 24;
+
+/// The largest host cloud (points and their intensity and class, 21 bytes a point) the command line
+/// loads for this backend before uploading; larger files are streamed into its arrays. The host cloud
+/// and the backend's 20 bytes a point then stay within 24 bytes a point + 256 MiB (issue 14): 41 bytes a
+/// point at most up to 128 MiB of cloud (6.4M points), 17 × 6.4M = 104 MiB over 24 bytes a point.
+pub const HOST_COPY_BUDGET_BYTES: u64 = 128 << 20;
+
+/// Memory the system can give without swapping (Linux's MemAvailable), if known.
+fn host_available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = s.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
     if buf.len() != n {
         *buf = (0..n).map(|_| T::default()).collect();
@@ -122,7 +146,12 @@ impl CpuRasterizer {
         self.prepared = None;
         self.order = None;
         let t = Instant::now();
-        let mut prepared = preprocess::prepare_permuted(points, order.as_deref());
+        let prepared = preprocess::prepare_permuted(points, order.as_deref());
+        self.install(prepared, order, t);
+    }
+
+    /// Keeps `prepared` (with `order`, see [`Self::order`]) as the uploaded points, prepared since `t`.
+    fn install(&mut self, mut prepared: preprocess::Prepared, order: Option<Vec<u32>>, t: Instant) {
         if !self.group_culling() {
             prepared.groups.clear();
         }
@@ -186,12 +215,34 @@ impl Rasterizer for CpuRasterizer {
     }
 
     fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
+        if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+            // Drop the old arrays first: the stream's peak is then this cloud's alone.
+            self.prepared = None;
+            self.order = None;
+            let (prepared, order, t) = stream_upload::stream_files(files)?;
+            self.install(prepared, order, t);
+            return Ok(());
+        }
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
         let order = (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
         self.take(&points, order);
         Ok(())
+    }
+
+    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        let free_bytes = host_available_bytes().unwrap_or(u64::MAX);
+        Some(Ok(crate::cloud::device::Capacity {
+            points: (free_bytes / STREAM_BYTES_PER_POINT).min(u32::MAX as u64 - 1),
+            bytes_per_point: STREAM_BYTES_PER_POINT,
+            free_bytes,
+            device: "host memory (CPU backend)".into(),
+        }))
+    }
+
+    fn host_copy_budget_bytes(&self) -> Option<u64> {
+        Some(HOST_COPY_BUDGET_BYTES)
     }
 
     fn num_points(&self) -> u64 {

@@ -179,12 +179,17 @@ pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
         ),
         None => split(points),
     };
-    let batches = batch_bounds(&positions);
-    let groups = group_bounds(&positions);
-    Prepared { positions, colors, batches, quant: Vec::new(), groups }
+    Prepared::from_ordered(positions, colors)
 }
 
 impl Prepared {
+    /// Batches and groups for positions and colors already in their final order (no quantized words).
+    pub fn from_ordered(positions: Vec<[f32; 3]>, colors: Vec<u32>) -> Prepared {
+        let batches = batch_bounds(&positions);
+        let groups = group_bounds(&positions);
+        Prepared { positions, colors, batches, quant: Vec::new(), groups }
+    }
+
     /// Makes the quantized words if they are missing (the CPU backend makes them only when the quant
     /// mode first draws: 4 bytes a point that the other modes never read).
     pub fn ensure_quant(&mut self) {

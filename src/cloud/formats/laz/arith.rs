@@ -10,7 +10,8 @@
 //! bisects with multiplications): most symbols need no search at all. A model whose most probable
 //! symbol holds ≥ 5/8 of the probability checks that symbol first with a multiplication, beside the
 //! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
-//! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly.
+//! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly, in one pass over
+//! the symbols (distribution, table ranges written 8 entries at a time, most probable symbol).
 //!
 //! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
 //! outside the table (which makes the `laz` crate panic, i.e. fail) sets `bad` too; callers check `bad`
@@ -155,7 +156,7 @@ impl<'a> Decoder<'a> {
                 self.bad = true;
             }
         }
-        m.table.len() - 2
+        m.table_size()
     }
 
     /// Decodes one bit of `m`.
@@ -230,7 +231,7 @@ pub(crate) struct Model {
     dist: Box<[u32]>,
     count: Box<[u32]>,
     /// `table[t]`: the last symbol whose cumulative frequency is below `t << table_shift`; 2 more
-    /// entries than the table's size.
+    /// entries than the table's size, and [`TABLE_PAD`] more for `update`'s wide stores.
     table: Box<[u16]>,
     /// The most probable symbol where it holds at least [`MPS_SHARE`] of the probability: its
     /// cumulative frequency and its width (0: no such symbol).
@@ -239,10 +240,18 @@ pub(crate) struct Model {
     mps_width: u32,
 }
 
+/// Spare table entries past the end: `update` writes 8 entries at a time.
+const TABLE_PAD: usize = 8;
+
 /// A model's most probable symbol is tried first when its probability is at least this (of 2^15).
 const MPS_SHARE: u32 = 5 << 12;
 
 impl Model {
+    /// Entries of the decoder table (the quotient shifted right by `table_shift` is below this).
+    fn table_size(&self) -> usize {
+        1 << (DM_LENGTH_SHIFT - self.table_shift)
+    }
+
     /// A model of `symbols` (2–2048) symbols, built when first used.
     pub fn new(symbols: u32) -> Self {
         debug_assert!((2..=2048).contains(&symbols));
@@ -273,7 +282,7 @@ impl Model {
         self.table_shift = DM_LENGTH_SHIFT - bits;
         self.dist = vec![0; n].into_boxed_slice();
         self.count = vec![1; n].into_boxed_slice();
-        self.table = vec![0; (1 << bits) + 2].into_boxed_slice();
+        self.table = vec![0; (1 << bits) + 2 + TABLE_PAD].into_boxed_slice();
         self.update_cycle = self.symbols;
         self.update();
         self.update_cycle = (self.symbols + 6) >> 1;
@@ -291,31 +300,38 @@ impl Model {
             }
         }
         let scale = 0x8000_0000u32 / self.total_count;
+        let size = self.table_size();
+        let shift = self.table_shift;
+        let n = self.dist.len();
+        let (dist, count, table) = (&mut self.dist[..], &self.count[..n], &mut self.table[..]);
         let mut sum = 0u32;
         let mut s = 0usize;
-        let size = self.table.len() - 2;
-        for (k, (d, c)) in self.dist.iter_mut().zip(self.count.iter()).enumerate() {
-            *d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-            sum = sum.wrapping_add(*c);
-            let w = ((*d >> self.table_shift) as usize).min(size + 1);
-            if s < w {
-                // Entries s+1..=w: the last symbol below them is k - 1 (k ≥ 1 here: dist[0] is 0).
-                self.table[s + 1..=w].fill((k - 1) as u16);
-                s = w;
-            }
-        }
-        self.table[0] = 0;
-        self.table[s + 1..].fill((self.symbols - 1) as u16);
+        let mut prev = 0u32;
         self.mps_width = 0;
-        for (k, w) in self.dist.windows(2).enumerate() {
-            if w[1] - w[0] >= MPS_SHARE {
-                (self.mps, self.mps_low, self.mps_width) = (k as u32, w[0], w[1] - w[0]);
+        for k in 0..n {
+            let d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
+            dist[k] = d;
+            sum = sum.wrapping_add(count[k]);
+            if d - prev >= MPS_SHARE {
+                (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
             }
+            prev = d;
+            // Entries s+1..=w: the last symbol below them is k - 1 (k ≥ 1 where w > s: dist[0] is 0).
+            // Mostly a few entries: 8 written at once (the ones past w are written again later).
+            let w = ((d >> shift) as usize).min(size + 1);
+            let fill = (k as u16).wrapping_sub(1);
+            if w - s <= 8 {
+                table[s + 1..s + 9].copy_from_slice(&[fill; 8]);
+            } else {
+                table[s + 1..=w].fill(fill);
+            }
+            s = w;
         }
+        table[0] = 0;
+        table[s + 1..].fill((self.symbols - 1) as u16);
         // The last symbol's range ends at `length`, beyond 2^15 × l: the check stays within 2^15.
-        let last = self.dist[self.dist.len() - 1];
-        if DM_MAX_COUNT - last >= MPS_SHARE {
-            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, last, DM_MAX_COUNT - last);
+        if DM_MAX_COUNT - prev >= MPS_SHARE {
+            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, prev, DM_MAX_COUNT - prev);
         }
         self.update_cycle = (5 * self.update_cycle) >> 2;
         self.update_cycle = self.update_cycle.min((self.symbols + 6) << 3);
@@ -408,6 +424,10 @@ impl IntDecoder {
         };
         let real = pred.wrapping_add(c);
         let range = self.corr_range as i32;
+        if range == 0 {
+            // 32-bit values wrap by themselves (no data-dependent branch on the sign).
+            return real;
+        }
         if real < 0 {
             real.wrapping_add(range)
         } else if real >= range {

@@ -52,7 +52,8 @@ impl GpsTime {
         }
     }
 
-    /// A new full time in the next sequence slot.
+    /// A new full time in the next sequence slot (rare: not inlined).
+    #[inline(never)]
     fn full(&mut self, d: &mut Decoder) {
         self.next = (self.next + 1) & 3;
         let high = self.ic.decode(d, (self.times[self.last] >> 32) as i32, 8);
@@ -86,24 +87,25 @@ impl GpsTime {
                     self.times[last] = self.times[last].wrapping_add(diff as i64);
                     self.extremes[last] = 0;
                 } else if multi < MULTI_UNCHANGED {
+                    // One decode for every multiple (one copy of the inlined decoder, not five).
                     let base = self.diffs[last];
-                    let diff;
-                    if multi == 0 {
-                        diff = self.ic.decode(d, 0, 7);
-                        self.extreme(diff);
+                    let (pred, context, extreme) = if multi == 0 {
+                        (0, 7, true)
                     } else if multi < MULTI {
-                        diff = self.ic.decode(d, multi.wrapping_mul(base), if multi < 10 { 2 } else { 3 });
+                        (multi.wrapping_mul(base), if multi < 10 { 2 } else { 3 }, false)
                     } else if multi == MULTI {
-                        diff = self.ic.decode(d, multi.wrapping_mul(base), 4);
-                        self.extreme(diff);
+                        (multi.wrapping_mul(base), 4, true)
                     } else {
                         multi = MULTI - multi;
                         if multi > MULTI_MINUS {
-                            diff = self.ic.decode(d, multi.wrapping_mul(base), 5);
+                            (multi.wrapping_mul(base), 5, false)
                         } else {
-                            diff = self.ic.decode(d, MULTI_MINUS.wrapping_mul(base), 6);
-                            self.extreme(diff);
+                            (MULTI_MINUS.wrapping_mul(base), 6, true)
                         }
+                    };
+                    let diff = self.ic.decode(d, pred, context);
+                    if extreme {
+                        self.extreme(diff);
                     }
                     self.times[last] = self.times[last].wrapping_add(diff as i64);
                 } else if multi == MULTI_CODE_FULL {

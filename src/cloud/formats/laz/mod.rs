@@ -1,6 +1,7 @@
 //! pcv's own LAZ chunk decoder for the point-wise compression of point formats 0–3 (LAS 1.0–1.3
 //! items Point10, GpsTime, RGB12 and Byte, all version 2: what LASzip and `laz` write for them):
-//! the same bytes as the `laz` crate for 28 % less CPU (results/2026-11-30-laz-decoder-2core.md).
+//! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-laz-decoder-2core.md,
+//! results/2026-12-01-laz-decoder-2core.md).
 //! Other item sets (version 1 items, wave packets, the layered formats 6–10) are left to `laz`
 //! ([`Items::of`] says which).
 //!

@@ -5,7 +5,9 @@
 //! user data and point source changed; each changed one is coded against the last point (the byte
 //! fields with a model per previous value); then x and y as differences predicted by the median of the
 //! last 5 differences of the same return kind, and z against the last z of the same return level, each
-//! in contexts that depend on the previous field's corrector size.
+//! in contexts that depend on the previous field's corrector size. The medians are kept without
+//! branches (min/max insertion): the differences are noise, and LASzip's compare-and-branch version
+//! mispredicted several times a point.
 use super::arith::{Decoder, IntDecoder, Model};
 
 /// LASzip's `NUMBER_RETURN_MAP`: (number of returns, return number) → one of 16 return kinds.
@@ -47,54 +49,23 @@ impl Median5 {
         self.values[2]
     }
 
+    /// Adds `v`, giving the values LASzip's branching version gives, without branches (the differences
+    /// are noise: each comparison would be a coin toss for the branch predictor). The 5 values stay
+    /// sorted; while `high`, `v` replaces the largest, else the smallest (LASzip's alternation), i.e. `v` is
+    /// inserted in order into the 4 values kept.
     #[inline(always)]
     fn add(&mut self, v: i32) {
-        let s = &mut self.values;
-        if self.high {
-            if v < s[2] {
-                s[4] = s[3];
-                s[3] = s[2];
-                if v < s[0] {
-                    s[2] = s[1];
-                    s[1] = s[0];
-                    s[0] = v;
-                } else if v < s[1] {
-                    s[2] = s[1];
-                    s[1] = v;
-                } else {
-                    s[2] = v;
-                }
-            } else {
-                if v < s[3] {
-                    s[4] = s[3];
-                    s[3] = v;
-                } else {
-                    s[4] = v;
-                }
-                self.high = false;
-            }
-        } else if s[2] < v {
-            s[0] = s[1];
-            s[1] = s[2];
-            if s[4] < v {
-                s[2] = s[3];
-                s[3] = s[4];
-                s[4] = v;
-            } else if s[3] < v {
-                s[2] = s[3];
-                s[3] = v;
-            } else {
-                s[2] = v;
-            }
-        } else {
-            if s[1] < v {
-                s[0] = s[1];
-                s[1] = v;
-            } else {
-                s[0] = v;
-            }
-            self.high = true;
-        }
+        let s = self.values;
+        let high = self.high;
+        let a: [i32; 4] = std::array::from_fn(|i| if high { s[i] } else { s[i + 1] });
+        self.values = [
+            a[0].min(v),
+            a[1].min(a[0].max(v)),
+            a[2].min(a[1].max(v)),
+            a[3].min(a[2].max(v)),
+            a[3].max(v),
+        ];
+        self.high = if high { v < s[2] } else { v <= s[2] };
     }
 }
 
@@ -220,5 +191,78 @@ impl Point10 {
         out[16] = self.scan_angle;
         out[17] = self.user_data;
         out[18..20].copy_from_slice(&self.point_source.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Median5;
+
+    /// LASzip's `StreamingMedian5::add` as LASzip (and the `laz` crate) write it, with its branches.
+    fn laszip_add(m: &mut Median5, v: i32) {
+        let s = &mut m.values;
+        if m.high {
+            if v < s[2] {
+                s[4] = s[3];
+                s[3] = s[2];
+                if v < s[0] {
+                    s[2] = s[1];
+                    s[1] = s[0];
+                    s[0] = v;
+                } else if v < s[1] {
+                    s[2] = s[1];
+                    s[1] = v;
+                } else {
+                    s[2] = v;
+                }
+            } else {
+                if v < s[3] {
+                    s[4] = s[3];
+                    s[3] = v;
+                } else {
+                    s[4] = v;
+                }
+                m.high = false;
+            }
+        } else if s[2] < v {
+            s[0] = s[1];
+            s[1] = s[2];
+            if s[4] < v {
+                s[2] = s[3];
+                s[3] = s[4];
+                s[4] = v;
+            } else if s[3] < v {
+                s[2] = s[3];
+                s[3] = v;
+            } else {
+                s[2] = v;
+            }
+        } else {
+            if s[1] < v {
+                s[0] = s[1];
+                s[1] = v;
+            } else {
+                s[0] = v;
+            }
+            m.high = true;
+        }
+    }
+
+    #[test]
+    fn branch_free_median_matches_laszip() {
+        // Values from a few narrow ranges (many ties) and the full i32 range, 200 000 additions each.
+        let mut seed = 0x1234_5678_9ABC_DEF0u64;
+        for range in [3u64, 17, 1000, 1 << 32] {
+            let (mut a, mut b) = (Median5::NEW, Median5::NEW);
+            for i in 0..200_000 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let v = ((seed >> 32) % range) as i64 - (range / 2) as i64;
+                let v = v as i32;
+                a.add(v);
+                laszip_add(&mut b, v);
+                assert_eq!((a.values, a.high), (b.values, b.high), "range {range}, addition {i} of {v}");
+                assert_eq!(a.get(), b.get());
+            }
+        }
     }
 }
