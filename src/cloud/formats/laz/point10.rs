@@ -34,18 +34,19 @@ const NUMBER_RETURN_LEVEL: [[u8; 8]; 8] = [
     [7, 6, 5, 4, 3, 2, 1, 0],
 ];
 
-/// LASzip's streaming median of the last 5 values (`StreamingMedian<i32>`).
+/// LASzip's streaming median of the last 5 values (`StreamingMedian<i32>`); the layered encoder's
+/// Point14 predicts with it too.
 #[derive(Clone, Copy)]
-struct Median5 {
+pub(super) struct Median5 {
     values: [i32; 5],
     high: bool,
 }
 
 impl Median5 {
-    const NEW: Median5 = Median5 { values: [0; 5], high: true };
+    pub(super) const NEW: Median5 = Median5 { values: [0; 5], high: true };
 
     #[inline(always)]
-    fn get(&self) -> i32 {
+    pub(super) fn get(&self) -> i32 {
         self.values[2]
     }
 
@@ -54,7 +55,7 @@ impl Median5 {
     /// sorted; while `high`, `v` replaces the largest, else the smallest (LASzip's alternation), i.e. `v` is
     /// inserted in order into the 4 values kept.
     #[inline(always)]
-    fn add(&mut self, v: i32) {
+    pub(super) fn add(&mut self, v: i32) {
         let s = self.values;
         let high = self.high;
         let a: [i32; 4] = std::array::from_fn(|i| if high { s[i] } else { s[i + 1] });

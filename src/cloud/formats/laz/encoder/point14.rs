@@ -11,6 +11,7 @@
 //! its own layer. A layer whose values never changed is left out (size 0). The version 3 quirk is kept:
 //! the context handed to the following items is the new channel at a change of channel, else 0.
 use super::arith::{model_at, Enc, IntCoder, Model};
+use crate::cloud::formats::laz::point10::Median5;
 
 /// LASzip's GPS time multiplier coding.
 const GPS_MULTI: i32 = 500;
@@ -93,74 +94,6 @@ impl P14 {
     }
 }
 
-/// LASzip's streaming median of the last 5 values.
-#[derive(Clone, Copy)]
-struct Median5 {
-    values: [i32; 5],
-    high: bool,
-}
-
-impl Median5 {
-    fn new() -> Median5 {
-        Median5 { values: [0; 5], high: true }
-    }
-
-    #[inline(always)]
-    fn get(&self) -> i32 {
-        self.values[2]
-    }
-
-    #[inline]
-    fn add(&mut self, v: i32) {
-        let s = &mut self.values;
-        if self.high {
-            if v < s[2] {
-                s[4] = s[3];
-                s[3] = s[2];
-                if v < s[0] {
-                    s[2] = s[1];
-                    s[1] = s[0];
-                    s[0] = v;
-                } else if v < s[1] {
-                    s[2] = s[1];
-                    s[1] = v;
-                } else {
-                    s[2] = v;
-                }
-            } else {
-                if v < s[3] {
-                    s[4] = s[3];
-                    s[3] = v;
-                } else {
-                    s[4] = v;
-                }
-                self.high = false;
-            }
-        } else if s[2] < v {
-            s[0] = s[1];
-            s[1] = s[2];
-            if s[4] < v {
-                s[2] = s[3];
-                s[3] = s[4];
-                s[4] = v;
-            } else if s[3] < v {
-                s[2] = s[3];
-                s[3] = v;
-            } else {
-                s[2] = v;
-            }
-        } else {
-            if s[1] < v {
-                s[0] = s[1];
-                s[1] = v;
-            } else {
-                s[0] = v;
-            }
-            self.high = true;
-        }
-    }
-}
-
 /// One scanner channel's models, coders and history.
 struct Context {
     changed_values: Vec<Model>,
@@ -213,8 +146,8 @@ impl Context {
             source_id: IntCoder::new(16, 1),
             gps_time: IntCoder::new(32, 9),
             last_intensities: [last.intensity; 8],
-            last_x_diff_median5: [Median5::new(); 12],
-            last_y_diff_median5: [Median5::new(); 12],
+            last_x_diff_median5: [Median5::NEW; 12],
+            last_y_diff_median5: [Median5::NEW; 12],
             last_z: [last.z; 8],
             gps_last: 0,
             gps_next: 0,
