@@ -23,17 +23,8 @@ count=$(python3 -c "s='$n'.upper(); m={'K':1e3,'M':1e6,'B':1e9}; print(int(float
   if [ -f "$dir/terrain.copc.laz" ]; then
     echo "== LOD: the COPC streamed with --point-budget $budget, then its source LAS loaded whole"
     # A flight over the 3 km terrain in its own (file) coordinates: overview from the south-west, down
-    # to 30 m above the ground, then along it.
-    cat > /tmp/terrain-path.json <<'JSON'
-{"frame": "file", "up": "z", "keyframes": [
-  {"t": 0, "camera": "499300,4099300,1100,45,-35"},
-  {"t": 3, "camera": "500500,4100500,260,45,-25"},
-  {"t": 6, "camera": "501200,4101200,60,45,-10"},
-  {"t": 8, "camera": "501500,4101500,35,90,-8"},
-  {"t": 10, "camera": "501700,4101600,35,120,-8"}
-]}
-JSON
-    OUT=/tmp/lodcopc PCV_LOD_COPC="$dir/terrain.copc.laz" PCV_LOD_RESIDENT="$dir/terrain.las" PCV_LOD_PATH=/tmp/terrain-path.json \
+    # to 30 m above the ground, then along it (scripts/terrain-flight.json).
+    OUT=/tmp/lodcopc PCV_LOD_COPC="$dir/terrain.copc.laz" PCV_LOD_RESIDENT="$dir/terrain.las" PCV_LOD_PATH=scripts/terrain-flight.json \
       PCV_LOD_BUDGET=$budget timeout 330 bash scripts/gpu-lod.sh 2>&1 | tail -25
     cp /tmp/lodcopc/table.md "$out/lod-copc-table.md" 2>/dev/null
     cp /tmp/lodcopc/refining.png "$out/copc-refining.png" 2>/dev/null

@@ -37,17 +37,8 @@ count=$(python3 -c "s='$n'.upper(); m={'K':1e3,'M':1e6,'B':1e9}; print(int(float
   $pcv info "$dir/terrain.copc.laz" | grep -E "points|octree|level" | head -14
 } 2>&1 | tee "$out/copc.log"
 if [ -f "$dir/terrain.copc.laz" ]; then
-  # The flight of scripts/gpu-call7.sh over the 3 km terrain (file coordinates): overview, down to 35 m.
-  cat > /tmp/terrain-path.json <<'JSON'
-{"frame": "file", "up": "z", "keyframes": [
-  {"t": 0, "camera": "499300,4099300,1100,45,-35"},
-  {"t": 3, "camera": "500500,4100500,260,45,-25"},
-  {"t": 6, "camera": "501200,4101200,60,45,-10"},
-  {"t": 8, "camera": "501500,4101500,35,90,-8"},
-  {"t": 10, "camera": "501700,4101600,35,120,-8"}
-]}
-JSON
-  OUT=/tmp/lodcopc PCV_LOD_COPC="$dir/terrain.copc.laz" PCV_LOD_RESIDENT="$dir/terrain.las" PCV_LOD_PATH=/tmp/terrain-path.json \
+  # The flight of scripts/gpu-call7.sh over the 3 km terrain (file coordinates; scripts/terrain-flight.json): overview, down to 35 m.
+  OUT=/tmp/lodcopc PCV_LOD_COPC="$dir/terrain.copc.laz" PCV_LOD_RESIDENT="$dir/terrain.las" PCV_LOD_PATH=$root/scripts/terrain-flight.json \
     PCV_LOD_BUDGET=$budget PCV_LOD_HTTP=1 timeout 420 bash scripts/gpu-lod.sh 2>&1 | tail -40 | tee "$out/lod.log"
   for f in table.md streamed.json http.json resident.json refining.png complete.png http-complete.png; do
     cp "/tmp/lodcopc/$f" "$out/" 2>/dev/null
