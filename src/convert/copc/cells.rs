@@ -27,11 +27,17 @@ impl CellsFile {
         Ok(CellsFile { files })
     }
 
-    /// The file and byte of the block at global offset `at`.
-    fn place(&self, at: u64) -> (&Temp, u64) {
+    /// The file (its index) and byte of the block at global offset `at`.
+    fn locate(&self, at: u64) -> (usize, u64) {
         let k = at / BLOCK_BYTES as u64;
         let n = self.files.len() as u64;
-        (&self.files[(k % n) as usize], (k / n) * BLOCK_BYTES as u64)
+        ((k % n) as usize, (k / n) * BLOCK_BYTES as u64)
+    }
+
+    /// The file and byte of the block at global offset `at`.
+    fn place(&self, at: u64) -> (&Temp, u64) {
+        let (f, pos) = self.locate(at);
+        (&self.files[f], pos)
     }
 
     /// Empties every file.
@@ -63,8 +69,7 @@ impl CellsFile {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
-            let n = self.files.len() as u64;
-            let mut places: Vec<(u64, u64)> = blocks.iter().map(|b| (b.0 / BLOCK_BYTES as u64 % n, self.place(b.0).1)).collect();
+            let mut places: Vec<(usize, u64)> = blocks.iter().map(|b| self.locate(b.0)).collect();
             places.sort_unstable();
             let mut i = 0;
             while i < places.len() {
@@ -80,7 +85,7 @@ impl CellsFile {
                 // punching) only means the space is freed when the file is removed.
                 unsafe {
                     libc::fallocate(
-                        self.files[f as usize].file.as_raw_fd(),
+                        self.files[f].file.as_raw_fd(),
                         libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
                         start as libc::off_t,
                         (end - start) as libc::off_t,

@@ -617,7 +617,7 @@ pub(super) fn partition(
         let send = |cb: &mut CellBuf, b: Vec<u8>| -> Result<(), ConvertError> {
             let block_at = at.fetch_add(BLOCK_BYTES as u64, Ordering::Relaxed);
             cb.blocks.push((block_at, b.len() as u32));
-            to_write.clone().send((block_at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))
+            to_write.send((block_at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))
         };
         // Appends `run` (whole records) to cell `cb`'s buffer, sending each buffer that fills.
         let append = |cb: &mut CellBuf, mut run: &[u8]| -> Result<(), ConvertError> {
