@@ -21,10 +21,11 @@
 //! one drawing every batch gives, bit for bit (the tests compare it with the `vis` mode's). On the
 //! built-in scene this draws 25–40% fewer points where cylinders hide their own backs (start, top).
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_pos};
+use super::private::Dest;
+use super::scatter::{draw_points, Payload, Private, Shared, Sink};
 use super::simd::with_fma;
 use super::preprocess::GROUP_POINTS;
 use super::project::BATCH;
-use super::vis::vis_points;
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
@@ -79,7 +80,7 @@ pub fn phase2(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut
 
 /// One batch's points into the visibility buffer: from `words` (quantized) or `positions`.
 #[inline(always)]
-fn raster_points(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
+fn raster_points<S: Sink>(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, sink: &mut S) {
     match words {
         Some(words) => {
             let mut pos = [[0f32; 3]; BATCH];
@@ -87,10 +88,10 @@ fn raster_points(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f
                 for (p, &w) in pos.iter_mut().zip(group) {
                     *p = dequantize_pos(batch, w);
                 }
-                vis_points(f, &pos[..group.len()], (first + k * BATCH) as u64, vis);
+                draw_points(f, &pos[..group.len()], Payload::Index((first + k * BATCH) as u64), sink);
             }
         }
-        None => vis_points(f, positions, first as u64, vis),
+        None => draw_points(f, positions, Payload::Index(first as u64), sink),
     }
 }
 
@@ -107,7 +108,7 @@ pub fn raster_list(
     draw_quantized: bool,
     vis: &[AtomicU64],
 ) -> BatchCounts {
-    raster_groups(f, batches, &[], list, positions, quant, draw_quantized, vis, Select::Every).0
+    raster_groups(f, batches, &[], list, positions, quant, draw_quantized, Dest::Shared(vis), Select::Every).0
 }
 
 /// Which groups ([`GROUP_POINTS`] points, [`Prepared::groups`](super::preprocess::Prepared)) of a
@@ -152,9 +153,9 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
 /// FMA code, which a closure is not always).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn draw_run(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions: &[[f32; 3]], quant: &[u32], quantized: bool, vis: &[AtomicU64]) {
+fn draw_run<S: Sink>(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions: &[[f32; 3]], quant: &[u32], quantized: bool, sink: &mut S) {
     let words = if quantized { Some(&quant[from..to]) } else { None };
-    raster_points(f, batch, from, &positions[from..to], words, vis);
+    raster_points(f, batch, from, &positions[from..to], words, sink);
 }
 
 /// What [`raster_selected`] reads: group boxes, positions, quantized words.
@@ -167,14 +168,14 @@ struct Arrays<'a> {
 
 with_fma! {
     /// One listed batch: its selected groups, consecutive ones drawn as one run.
-    fn raster_selected(
+    fn raster_selected<S: Sink>(
         f: &FrameUniforms,
         b: usize,
         batch: &Batch,
         data: &Arrays<'_>,
         quantized: bool,
         select: &Select<'_>,
-        vis: &[AtomicU64],
+        sink: &mut S,
     ) -> u64 {
         let Arrays { groups, positions, quant } = *data;
         let per = BATCH_POINTS as usize;
@@ -183,7 +184,7 @@ with_fma! {
             if matches!(select, Select::Tested { unmarked: Some(_), .. }) {
                 return 0;
             }
-            draw_run(f, batch, first, end, positions, quant, quantized, vis);
+            draw_run(f, batch, first, end, positions, quant, quantized, sink);
             return (end - first) as u64;
         }
         let mut run: Option<usize> = None;
@@ -202,7 +203,7 @@ with_fma! {
             match (take, run) {
                 (true, None) => run = Some(from),
                 (false, Some(start)) => {
-                    draw_run(f, batch, start, from, positions, quant, quantized, vis);
+                    draw_run(f, batch, start, from, positions, quant, quantized, sink);
                     drawn += from - start;
                     run = None;
                 }
@@ -211,16 +212,19 @@ with_fma! {
             from = to;
         }
         if let Some(start) = run {
-            draw_run(f, batch, start, end, positions, quant, quantized, vis);
+            draw_run(f, batch, start, end, positions, quant, quantized, sink);
             drawn += end - start;
         }
         drawn as u64
     }
 }
 
+/// Listed batches a private draw task takes at a time ([`super::private::PrivateBuffers::run`]).
+const PRIVATE_STEP_BATCHES: usize = 2;
+
 /// Draws the batches of `list` as [`raster_list`] does, but of each only the groups `select` picks
-/// (every point when `groups` is empty: no groups, whole batches). The counts are [`raster_list`]'s:
-/// one per listed batch; then the number of points drawn.
+/// (every point when `groups` is empty: no groups, whole batches), into `dest`. The counts are
+/// [`raster_list`]'s: one per listed batch; then the number of points drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn raster_groups(
     f: &FrameUniforms,
@@ -230,22 +234,41 @@ pub fn raster_groups(
     positions: &[[f32; 3]],
     quant: &[u32],
     draw_quantized: bool,
-    vis: &[AtomicU64],
+    dest: Dest<'_>,
     select: Select<'_>,
 ) -> (BatchCounts, u64) {
-    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     assert!(groups.is_empty() || groups.len() == positions.len().div_ceil(GROUP_POINTS), "one group per GROUP_POINTS points");
-    list.par_iter()
-        .map(|&b| {
-            let (b, batch) = (b as usize, &batches[b as usize]);
-            let coarse = batch_quantized_ok(f, batch);
-            let data = Arrays { groups, positions, quant };
-            let points = raster_selected(f, b, batch, &data, draw_quantized && coarse, &select, vis);
-            let coarse = coarse as u32;
-            (BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }, points)
-        })
-        .reduce(|| (BatchCounts::default(), 0), |a, b| (a.0.add(&b.0), a.1 + b.1))
+    let one = |b: u32, sink: &mut dyn FnMut(usize, &Batch, &Arrays<'_>, bool) -> u64| {
+        let (b, batch) = (b as usize, &batches[b as usize]);
+        let coarse = batch_quantized_ok(f, batch);
+        let data = Arrays { groups, positions, quant };
+        let points = sink(b, batch, &data, draw_quantized && coarse);
+        let coarse = coarse as u32;
+        (BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }, points)
+    };
+    let add = |a: (BatchCounts, u64), b: (BatchCounts, u64)| (a.0.add(&b.0), a.1 + b.1);
+    match dest {
+        Dest::Shared(vis) => {
+            assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+            list.par_iter()
+                .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut Shared(vis))))
+                .reduce(|| (BatchCounts::default(), 0), add)
+        }
+        Dest::Private(p) => p.run(
+            list.len(),
+            PRIVATE_STEP_BATCHES,
+            |items, buf| {
+                assert_eq!(buf.len(), f.width as usize * f.height as usize, "visibility buffer size");
+                let mut sink = Private(buf);
+                list[items]
+                    .iter()
+                    .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink)))
+                    .fold((BatchCounts::default(), 0), add)
+            },
+            add,
+        ),
+    }
 }
 
 /// Marks the group of every point that owns a pixel of the buffer `vis` (whose payloads are point

@@ -20,6 +20,30 @@ pub fn build(h: &HzbParams, width: u32, height: u32, depth: impl Fn(usize) -> u3
         }
         *out = m;
     });
+    build_upper(h, hzb);
+}
+
+/// [`build`] with the depth read a row at a time: `row_max(y, acc)` sets `acc[x]` to the larger of
+/// itself and the depth bits of pixel `x` of row `y` (for a depth that is cheaper to compute a row
+/// at once); the rows of a tile are folded first, then each tile's columns.
+pub fn build_by_rows(h: &HzbParams, width: u32, height: u32, row_max: impl Fn(usize, &mut [u32]) + Sync, hzb: &mut [u32]) {
+    assert_eq!(hzb.len(), h.total as usize, "pyramid size");
+    let (tw, t) = (h.width[0] as usize, HZB_TILE as usize);
+    let (level0, _) = hzb.split_at_mut(h.width[0] as usize * h.height[0] as usize);
+    level0.par_chunks_mut(tw.max(1)).enumerate().for_each(|(ty, tiles)| {
+        let mut acc = vec![0u32; width as usize];
+        for y in ty * t..((ty + 1) * t).min(height as usize) {
+            row_max(y, &mut acc);
+        }
+        for (tile, d) in tiles.iter_mut().zip(acc.chunks(t)) {
+            *tile = d.iter().fold(0, |m, &v| m.max(v));
+        }
+    });
+    build_upper(h, hzb);
+}
+
+/// Levels 1 and up of the pyramid from level 0.
+fn build_upper(h: &HzbParams, hzb: &mut [u32]) {
     for l in 1..h.levels as usize {
         let (w, cw, ch) = (h.width[l] as usize, h.width[l - 1] as usize, h.height[l - 1] as usize);
         let (below_all, above) = hzb.split_at_mut(h.offset[l] as usize);
@@ -64,5 +88,13 @@ mod tests {
                 }
             }
         }
+        let mut by_rows = vec![7u32; h.total as usize];
+        let row_max = |y: usize, acc: &mut [u32]| {
+            for (a, &d) in acc.iter_mut().zip(&depth[y * w as usize..(y + 1) * w as usize]) {
+                *a = (*a).max(d);
+            }
+        };
+        build_by_rows(&h, w, ht, row_max, &mut by_rows);
+        assert_eq!(by_rows, hzb, "a row at a time");
     }
 }

@@ -29,9 +29,11 @@ pub mod hzb;
 pub mod packed;
 pub mod post;
 pub mod preprocess;
+pub mod private;
 pub mod project;
 pub mod rng;
 pub mod scene;
+pub mod scatter;
 pub mod simd;
 pub mod splat;
 pub mod stream_upload;
@@ -96,6 +98,8 @@ pub struct CpuRasterizer {
     pool: bool,
     /// The pool's point spacing per slot (adaptive sizes per node; [`Rasterizer::set_slot_spacing`]).
     slot_spacing: Option<Vec<f32>>,
+    /// The visibility passes' per-thread buffers, with few threads ([`private`]).
+    private: private::PrivateBuffers,
 }
 
 /// Host bytes a streamed point takes at the upload's peak ([`stream_upload`]): positions, colors, the
@@ -348,6 +352,22 @@ impl Rasterizer for CpuRasterizer {
         if plan.contains(&Pass::Splat) {
             sized(&mut self.vis_out, n);
         }
+        // The visibility passes draw into per-thread buffers with few threads, merged into `vis`
+        // (which they then write whole: no clear needed).
+        let threads = rayon::current_num_threads();
+        let use_private = matches!(frame.mode, RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed)
+            && !plan.contains(&Pass::VisDisk)
+            && private::wanted(threads);
+        if use_private {
+            self.private.prepare(threads, n);
+        } else {
+            self.private.release();
+        }
+        let empty_word = word(clear::FAR_DEPTH_BITS, vis::EMPTY_INDEX);
+        // The merge also resolves when the resolve pass comes right after the draw (no splat between).
+        let fuse_resolve = use_private && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
+        let mut resolved = false;
+        let background = |y: u32| post::background(&f, y);
         let mut holds = match frame.mode {
             RenderMode::Reference => Final::Depth,
             RenderMode::Packed => Final::VisColor,
@@ -363,6 +383,7 @@ impl Rasterizer for CpuRasterizer {
         for pass in plan {
             let t = Instant::now();
             match pass {
+                Pass::Clear if use_private => {}
                 Pass::Clear => match frame.mode {
                     RenderMode::Reference => clear::clear(&f, &mut self.depth, color),
                     RenderMode::Packed => packed::packed_clear(&f, &mut self.vis),
@@ -375,25 +396,49 @@ impl Rasterizer for CpuRasterizer {
                 }
                 Pass::Packed => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
-                    packed::packed(&f, &p.positions, &p.colors, &self.vis)
+                    if use_private {
+                        packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
+                        let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve);
+                        resolved = fuse_resolve;
+                    } else {
+                        packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
+                    }
                 }
-                Pass::Vis => vis::vis(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
+                Pass::Vis => {
+                    let positions = &prepared.as_ref().ok_or_else(no_prep)?.positions;
+                    if use_private {
+                        vis::vis(&f, positions, private::Dest::Private(&mut self.private));
+                        let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
+                        let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve);
+                        resolved = fuse_resolve;
+                    } else {
+                        vis::vis(&f, positions, private::Dest::Shared(&self.vis));
+                    }
+                }
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
                     let list1 = culled::phase1(&f, &p.batches, &self.visible);
                     let select = culled::Select::Marked(&self.group_marks);
-                    let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, &self.vis, select);
+                    let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
+                    let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, dest, select);
                     batches = Some(counts);
                     points_drawn = points;
                     drawn1 = list1;
                 }
                 Pass::Hzb => {
                     self.hzb.resize(hzb_params.total as usize, 0);
-                    let vis = &self.vis;
-                    let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
-                    hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                    if use_private {
+                        let (private, w) = (&self.private, frame.width_px as usize);
+                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, |y, acc| private.depth_row_max(y * w, acc), &mut self.hzb);
+                    } else {
+                        let vis = &self.vis;
+                        let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
+                        hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                    }
                 }
                 Pass::Draw2 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
@@ -401,15 +446,25 @@ impl Rasterizer for CpuRasterizer {
                     let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
                     let (h, hzb) = (&hzb_params, &self.hzb[..]);
                     let select = culled::Select::Tested { h, hzb, unmarked: None };
-                    let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, &self.vis, select);
+                    let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
+                    let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, dest, select);
                     batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
                     points_drawn += points;
                     // The groups of phase 1's batches it did not draw (counted there already).
                     if !p.groups.is_empty() {
                         let rest = culled::still_visible(&drawn1, &self.visible);
                         let select = culled::Select::Tested { h, hzb, unmarked: Some(&self.group_marks) };
-                        points_drawn += culled::raster_groups(&f, &p.batches, &p.groups, &rest, &p.positions, &p.quant, quant, &self.vis, select).1;
-                        culled::mark_groups(&self.vis, &self.group_marks);
+                        let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
+                        points_drawn += culled::raster_groups(&f, &p.batches, &p.groups, &rest, &p.positions, &p.quant, quant, dest, select).1;
+                    }
+                    // The final buffer and, with groups, the marks of the groups that own its pixels.
+                    let marks = (!p.groups.is_empty()).then_some(&self.group_marks[..]);
+                    if use_private {
+                        let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve);
+                        resolved = fuse_resolve;
+                    } else if let Some(marks) = marks {
+                        culled::mark_groups(&self.vis, marks);
                     }
                 }
                 Pass::Splat => {
@@ -423,6 +478,8 @@ impl Rasterizer for CpuRasterizer {
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                 }
+                // Done by the merge.
+                Pass::Resolve if resolved => {}
                 Pass::Resolve => match holds {
                     Final::VisIndex => {
                         vis::vis_resolve(&f, &self.vis, &prepared.as_ref().ok_or_else(no_prep)?.colors, color)

@@ -3,8 +3,8 @@
 //! nearest point wins as in the three-pass reference; at an exact depth tie the smaller color word wins.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::project::{project_batch_xyz, BATCH, DROPPED};
-use super::simd::with_fma;
+use super::private::Dest;
+use super::scatter::{draw_points, Payload, Private, Shared};
 use crate::render::gpu_data::{word, word_payload, FrameUniforms};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,36 +12,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub fn packed_clear(f: &FrameUniforms, vis: &mut [AtomicU64]) {
     let w = f.width.max(1) as usize;
     vis.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-        let v = word(FAR_DEPTH_BITS, super::post::background(f, y as u32) as u64);
+        let v = packed_clear_word(f, y as u32);
         row.iter_mut().for_each(|c| *c.get_mut() = v);
     });
 }
 
-/// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout).
-pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], vis: &[AtomicU64]) {
-    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
-    assert_eq!(positions.len(), colors.len(), "one color per position");
-    positions
-        .par_chunks(CHUNK_POINTS)
-        .zip(colors.par_chunks(CHUNK_POINTS))
-        .for_each(|(chunk, cols)| packed_chunk(f, chunk, cols, vis));
+/// The word of the pixels of row `y` no point reaches: the far depth and the row's background.
+pub fn packed_clear_word(f: &FrameUniforms, y: u32) -> u64 {
+    word(FAR_DEPTH_BITS, super::post::background(f, y) as u64)
 }
 
-with_fma! {
-    fn packed_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], cols: &[u32], vis: &[AtomicU64]) {
-        let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
-        for (batch, cb) in chunk.chunks(BATCH).zip(cols.chunks(BATCH)) {
-            project_batch_xyz(f, batch, &mut index, &mut bits);
-            for ((&i, &d), &c) in index.iter().zip(&bits).zip(cb) {
-                if i != DROPPED {
-                    let v = word(d, c as u64);
-                    let cell = &vis[i as usize];
-                    if v < cell.load(Ordering::Relaxed) {
-                        cell.fetch_min(v, Ordering::Relaxed);
-                    }
-                }
-            }
+/// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout), into the
+/// shared buffer or private ones ([`super::private`], merged by the caller).
+pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], dest: Dest<'_>) {
+    assert_eq!(positions.len(), colors.len(), "one color per position");
+    let pixels = f.width as usize * f.height as usize;
+    let range = |c: usize| c * CHUNK_POINTS..((c + 1) * CHUNK_POINTS).min(positions.len());
+    match dest {
+        Dest::Shared(vis) => {
+            assert_eq!(vis.len(), pixels, "visibility buffer size");
+            positions
+                .par_chunks(CHUNK_POINTS)
+                .zip(colors.par_chunks(CHUNK_POINTS))
+                .for_each(|(chunk, cols)| draw_points(f, chunk, Payload::Color(cols), &mut Shared(vis)));
         }
+        Dest::Private(p) => p.run(positions.len().div_ceil(CHUNK_POINTS), 1, |cs, buf| {
+            assert_eq!(buf.len(), pixels, "visibility buffer size");
+            for c in cs {
+                draw_points(f, &positions[range(c)], Payload::Color(&colors[range(c)]), &mut Private(buf));
+            }
+        }, |_, _| ()),
     }
 }
 

@@ -21,17 +21,17 @@ pub fn has_avx2_fma() -> bool {
     }
 }
 
-/// Defines `fn name(args) -> ret { body }` so that the body runs compiled with AVX2 and FMA on CPUs
+/// Defines `fn name(args) -> ret { body }` (or `fn name<T: Bound>(...)`) so that the body runs compiled with AVX2 and FMA on CPUs
 /// that have them ([`has_avx2_fma`]), and as plain x86-64 (or any other target's) code elsewhere.
 macro_rules! with_fma {
-    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident $(<$($gen:ident: $bound:path),*>)? ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
-        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name $(<$($gen: $bound),*>)? ($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
-            fn body($($arg: $ty),*) $(-> $ret)? $body
+            fn body $(<$($gen: $bound),*>)? ($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn fast($($arg: $ty),*) $(-> $ret)? {
+            unsafe fn fast $(<$($gen: $bound),*>)? ($($arg: $ty),*) $(-> $ret)? {
                 body($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
@@ -45,6 +45,41 @@ macro_rules! with_fma {
     };
 }
 pub(crate) use with_fma;
+
+/// [`with_fma!`] for AVX-512: the body runs compiled with AVX-512 F, BW, DQ and VL (and AVX2, FMA) on
+/// CPUs that have them ([`super::scatter::has_avx512`]), else with AVX2 and FMA where the CPU has
+/// those, else as plain code. For loops over 64-bit words (`vpminuq` has no narrower twin).
+macro_rules! with_avx512 {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn body($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+            unsafe fn wide($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn fast($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $crate::render::cpu::scatter::has_avx512() {
+                // SAFETY: this CPU has every feature `wide` is compiled with (asked at run time).
+                return unsafe { wide($($arg),*) };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $crate::render::cpu::simd::has_avx2_fma() {
+                // SAFETY: this CPU has AVX2 and FMA (asked at run time).
+                return unsafe { fast($($arg),*) };
+            }
+            body($($arg),*)
+        }
+    };
+}
+pub(crate) use with_avx512;
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,10 @@
 //! point size: each point writes its whole disk (the other way to point size than the splat post pass).
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::project::{project, project_batch_xyz, BATCH, DROPPED};
+use super::private::Dest;
+use super::project::project;
 use super::post::view_distance;
+use super::scatter::{draw_points, Payload, Private, Shared};
 use super::simd::with_fma;
 use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
@@ -32,37 +34,25 @@ pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u64, vis: &[AtomicU64]
     }
 }
 
-/// [`vis_point`] for many points: projected [`BATCH`] at a time by the vectorized loop
-/// ([`project_batch_xyz`], the same bits as [`project`]), then the atomic mins one by one. Point
-/// `positions[j]` has index `first + j`.
-#[inline(always)]
-pub fn vis_points(f: &FrameUniforms, positions: &[[f32; 3]], first: u64, vis: &[AtomicU64]) {
-    let mut index = [0u32; BATCH];
-    let mut bits = [0u32; BATCH];
-    for (k, group) in positions.chunks(BATCH).enumerate() {
-        project_batch_xyz(f, group, &mut index, &mut bits);
-        let base = first + (k * BATCH) as u64;
-        for (j, (&i, &d)) in index.iter().zip(&bits).take(group.len()).enumerate() {
-            if i != DROPPED {
-                let v = word(d, base + j as u64);
-                let cell = &vis[i as usize];
-                if v < cell.load(Ordering::Relaxed) {
-                    cell.fetch_min(v, Ordering::Relaxed);
-                }
-            }
-        }
-    }
-}
-
-pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
-    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+/// The pass over every point ([`draw_points`]: point `i` gives the word of its depth and `i`), into
+/// the shared buffer or private ones ([`super::private`], merged by the caller).
+pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], dest: Dest<'_>) {
     assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
-    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_chunk(f, chunk, c * CHUNK_POINTS, vis));
-}
-
-with_fma! {
-    fn vis_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], base: usize, vis: &[AtomicU64]) {
-        vis_points(f, chunk, base as u64, vis);
+    let pixels = f.width as usize * f.height as usize;
+    let chunk = |c: usize| &positions[c * CHUNK_POINTS..((c + 1) * CHUNK_POINTS).min(positions.len())];
+    match dest {
+        Dest::Shared(vis) => {
+            assert_eq!(vis.len(), pixels, "visibility buffer size");
+            positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, points)| {
+                draw_points(f, points, Payload::Index((c * CHUNK_POINTS) as u64), &mut Shared(vis))
+            });
+        }
+        Dest::Private(p) => p.run(positions.len().div_ceil(CHUNK_POINTS), 1, |cs, buf| {
+            assert_eq!(buf.len(), pixels, "visibility buffer size");
+            for c in cs {
+                draw_points(f, chunk(c), Payload::Index((c * CHUNK_POINTS) as u64), &mut Private(buf));
+            }
+        }, |_, _| ()),
     }
 }
 

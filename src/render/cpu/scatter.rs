@@ -1,0 +1,313 @@
+//! The visibility passes' inner loop: project points and take the minimum of their 64-bit words
+//! (depth bits, payload) on their pixels, into a buffer the calling thread owns or one all threads
+//! share.
+//!
+//! How it works: [`draw_points`] projects the points 16 at a time with AVX-512 where the CPU has it
+//! ([`has_avx512`]; `PCV_CPU_AVX512=0` turns it off): three unaligned loads of the 12-byte records
+//! and six two-source permutes put x, y and z into lanes, then the same fused multiply-adds, the
+//! correctly rounded reciprocal division and the multiplies as [`super::project::project`], in the
+//! same order, so the same bits; the lanes' pixel indices and words are stored and taken one by one.
+//! Elsewhere it runs [`super::project::project_batch_xyz`] (AVX2 and FMA where the CPU has them, the
+//! same bits again). What takes a word is a [`Sink`]: [`Private`], a buffer only this thread writes, is
+//! a plain load, minimum and store with no branch (a dropped point writes `u64::MAX` to pixel 0, which
+//! changes nothing); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
+use super::project::{project_batch_xyz, BATCH, DROPPED};
+use crate::render::gpu_data::{word, FrameUniforms};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether this CPU has the AVX-512 subsets [`draw_points`] uses (F, BW, DQ, VL, with AVX2 and FMA),
+/// and `PCV_CPU_AVX512` is not `0` (asked once).
+pub fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::env::var_os("PCV_CPU_AVX512").is_none_or(|v| v != "0")
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && super::simd::has_avx2_fma()
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Where [`draw_points`] takes the minimum of a point's word.
+pub trait Sink {
+    /// Whether a dropped point may be given as `put(0, u64::MAX)` (no branch in the loop).
+    const BRANCHLESS: bool;
+    /// The minimum of `v` and the word of pixel `i`.
+    fn put(&mut self, i: usize, v: u64);
+}
+
+/// A buffer only the calling thread writes: plain load, minimum, store.
+pub struct Private<'a>(pub &'a mut [u64]);
+
+impl Sink for Private<'_> {
+    const BRANCHLESS: bool = true;
+    #[inline(always)]
+    fn put(&mut self, i: usize, v: u64) {
+        let c = &mut self.0[i];
+        *c = (*c).min(v);
+    }
+}
+
+/// A buffer all threads write: the early depth test, then the atomic minimum (the kernels' way).
+pub struct Shared<'a>(pub &'a [AtomicU64]);
+
+impl Sink for Shared<'_> {
+    const BRANCHLESS: bool = false;
+    #[inline(always)]
+    fn put(&mut self, i: usize, v: u64) {
+        let cell = &self.0[i];
+        if v < cell.load(Ordering::Relaxed) {
+            cell.fetch_min(v, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The low bits of the points' words.
+#[derive(Clone, Copy)]
+pub enum Payload<'a> {
+    /// Point `j` of the slice has index `first + j` (the visibility modes).
+    Index(u64),
+    /// Point `j` of the slice has the color `colors[j]` (the packed mode; as long as the positions).
+    Color(&'a [u32]),
+}
+
+impl Payload<'_> {
+    #[inline(always)]
+    fn get(&self, j: usize) -> u64 {
+        match *self {
+            Payload::Index(first) => first + j as u64,
+            Payload::Color(c) => c[j] as u64,
+        }
+    }
+}
+
+/// Every point of `positions` that [`super::project::project`] keeps gives its word (its depth bits
+/// and `payload`) to `sink` at its pixel.
+#[inline]
+pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    if let Payload::Color(c) = payload {
+        assert_eq!(c.len(), positions.len(), "one color per position");
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx512() {
+            // SAFETY: this CPU has every feature `draw_avx512` is compiled with (asked at run time).
+            unsafe { draw_avx512(f, positions, payload, sink) };
+            return;
+        }
+        if super::simd::has_avx2_fma() {
+            // SAFETY: this CPU has AVX2 and FMA (asked at run time).
+            unsafe { draw_avx2(f, positions, payload, sink) };
+            return;
+        }
+    }
+    draw_lanes(f, positions, payload, sink)
+}
+
+/// [`draw_lanes`] compiled with AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn draw_avx2<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    draw_lanes(f, positions, payload, sink)
+}
+
+/// The portable loop: [`project_batch_xyz`] then the points one by one.
+#[inline(always)]
+fn draw_lanes<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    let (mut index, mut bits) = ([0u32; BATCH], [0u32; BATCH]);
+    for (k, group) in positions.chunks(BATCH).enumerate() {
+        project_batch_xyz(f, group, &mut index, &mut bits);
+        for (j, (&i, &d)) in index.iter().zip(&bits).take(group.len()).enumerate() {
+            if i != DROPPED {
+                sink.put(i as usize, word(d, payload.get(k * BATCH + j)));
+            }
+        }
+    }
+}
+
+/// Lanes of each of x, y, z in the permutes of [`draw_avx512`]: the first picks from the first two
+/// loads (elements 0–31 of 16 records' 48 floats), the second keeps those lanes (0–15) and takes the
+/// rest from the third load (16 + element − 32).
+#[cfg(target_arch = "x86_64")]
+const DEINTERLEAVE: [[[i32; 16]; 2]; 3] = {
+    let mut t = [[[0i32; 16]; 2]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let mut j = 0;
+        while j < 16 {
+            let e = 3 * j as i32 + k as i32;
+            if e < 32 {
+                t[k][0][j] = e;
+                t[k][1][j] = j as i32;
+            } else {
+                t[k][1][j] = e - 16;
+            }
+            j += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// 16 lanes of pixel indices and words, for the scalar loop of [`draw_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(64))]
+struct Lanes {
+    index: [u32; 16],
+    words: [u64; 16],
+}
+
+/// [`draw_lanes`] 16 points at a time in AVX-512 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    use std::arch::x86_64::*;
+    let m = &f.screen_from_world;
+    let row = |r: usize, x: __m512, y: __m512, z: __m512| {
+        // m[8 + r] * z + (m[4 + r] * y + (m[r] * x + m[12 + r])), each an FMA, as `project::row`.
+        let v = _mm512_fmadd_ps(_mm512_set1_ps(m[r]), x, _mm512_set1_ps(m[12 + r]));
+        let v = _mm512_fmadd_ps(_mm512_set1_ps(m[4 + r]), y, v);
+        _mm512_fmadd_ps(_mm512_set1_ps(m[8 + r]), z, v)
+    };
+    let (w_px, h_px) = (_mm512_set1_ps(f.width as f32), _mm512_set1_ps(f.height as f32));
+    let (zero, one) = (_mm512_setzero_ps(), _mm512_set1_ps(1.0));
+    let width = _mm512_set1_epi32(f.width as i32);
+    // SAFETY (loads of the tables): each is 16 i32 (64 bytes), read unaligned.
+    let perm = |k: usize, p: usize| unsafe { _mm512_loadu_si512(DEINTERLEAVE[k][p].as_ptr().cast()) };
+    let (px0, px1, py0, py1, pz0, pz1) = (perm(0, 0), perm(0, 1), perm(1, 0), perm(1, 1), perm(2, 0), perm(2, 1));
+    let iota_lo = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let iota_hi = _mm512_set_epi64(15, 14, 13, 12, 11, 10, 9, 8);
+    let ones = _mm512_set1_epi64(-1);
+    let mut lanes = Lanes { index: [0; 16], words: [0; 16] };
+    let floats: *const f32 = positions.as_ptr().cast();
+    let n = positions.len();
+    let mut at = 0usize;
+    while at < n {
+        let count = (n - at).min(16);
+        let nf = 3 * count; // floats of these records
+        let mask = |from: usize| -> u16 { if nf <= from { 0 } else if nf >= from + 16 { u16::MAX } else { (1u16 << (nf - from)) - 1 } };
+        let p = floats.wrapping_add(3 * at);
+        // SAFETY: the masks cover only floats of records `at .. at + count` (inside `positions`);
+        // masked-off elements are neither read nor faulted on.
+        let (a, b, c) = unsafe {
+            let (p16, p32) = (p.wrapping_add(16), p.wrapping_add(32));
+            (_mm512_maskz_loadu_ps(mask(0), p), _mm512_maskz_loadu_ps(mask(16), p16), _mm512_maskz_loadu_ps(mask(32), p32))
+        };
+        let x = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, px0, b), px1, c);
+        let y = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, py0, b), py1, c);
+        let z = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, pz0, b), pz1, c);
+        let w = row(3, x, y, z);
+        let inv_w = _mm512_div_ps(one, w);
+        let sx = _mm512_mul_ps(row(0, x, y, z), inv_w);
+        let sy = _mm512_mul_ps(row(1, x, y, z), inv_w);
+        let d = _mm512_mul_ps(row(2, x, y, z), inv_w);
+        // Ordered compares: false for NaN, as Rust's.
+        let valid: u16 = if count == 16 { u16::MAX } else { (1u16 << count) - 1 };
+        let mut k = _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(valid, w, zero);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(k, sx, zero);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, sx, w_px);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(k, sy, zero);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, sy, h_px);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(k, d, zero);
+        k = _mm512_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d, one);
+        // sx, sy in [0, size) where kept: truncation is the floor, as `sx as u32`.
+        let (px, py) = (_mm512_cvttps_epu32(sx), _mm512_cvttps_epu32(sy));
+        let index = _mm512_maskz_mov_epi32(k, _mm512_add_epi32(_mm512_mullo_epi32(py, width), px));
+        let bits = _mm512_castps_si512(d);
+        let (d_lo, d_hi) = (_mm512_cvtepu32_epi64(_mm512_castsi512_si256(bits)), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(bits)));
+        let (p_lo, p_hi) = match payload {
+            Payload::Index(first) => {
+                let base = _mm512_set1_epi64((first + at as u64) as i64);
+                (_mm512_add_epi64(base, iota_lo), _mm512_add_epi64(base, iota_hi))
+            }
+            Payload::Color(colors) => {
+                // SAFETY: `colors` is as long as `positions` (asserted by `draw_points`); the mask
+                // covers colors `at .. at + count`.
+                let cv = unsafe { _mm512_maskz_loadu_epi32(valid, colors.as_ptr().add(at).cast()) };
+                (_mm512_cvtepu32_epi64(_mm512_castsi512_si256(cv)), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(cv)))
+            }
+        };
+        let w_lo = _mm512_or_si512(_mm512_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT }>(d_lo), p_lo);
+        let w_hi = _mm512_or_si512(_mm512_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT }>(d_hi), p_hi);
+        // Dropped lanes: pixel 0 and the largest word (a minimum that changes nothing).
+        let w_lo = _mm512_mask_mov_epi64(ones, k as u8, w_lo);
+        let w_hi = _mm512_mask_mov_epi64(ones, (k >> 8) as u8, w_hi);
+        // SAFETY: `lanes` is 64-byte aligned (repr align 64): `index` at offset 0, `words` at 64 and 128.
+        unsafe {
+            _mm512_store_si512(lanes.index.as_mut_ptr().cast(), index);
+            _mm512_store_si512(lanes.words.as_mut_ptr().cast(), w_lo);
+            _mm512_store_si512(lanes.words.as_mut_ptr().add(8).cast(), w_hi);
+        }
+        if S::BRANCHLESS {
+            for j in 0..count {
+                sink.put(lanes.index[j] as usize, lanes.words[j]);
+            }
+        } else {
+            let mut live = k;
+            while live != 0 {
+                let j = live.trailing_zeros() as usize;
+                live &= live - 1;
+                sink.put(lanes.index[j] as usize, lanes.words[j]);
+            }
+        }
+        at += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points around and across the view's edges, behind the camera, at the near and far planes, NaN:
+    /// the AVX-512 loop (where the CPU has it), the AVX2 loop and the portable one give the same
+    /// buffers, private and shared, with index and color payloads, for every tail length.
+    #[test]
+    fn every_loop_gives_the_same_buffer() {
+        let cam = crate::camera::FlyCamera::for_cloud(crate::cloud::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) }, true);
+        let (w, h) = (97u32, 61u32);
+        let f = crate::render::FrameParams::new(cam.clip_from_world(w, h), w, h).uniforms();
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut pos: Vec<[f32; 3]> = (0..5000).map(|_| [(rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0]).collect();
+        pos[17] = [f32::NAN, 0.0, 0.0];
+        pos[18] = [f32::INFINITY, 0.0, 0.0];
+        pos.extend((0..200).map(|i| cam.pose.eye.to_array().map(|v| v + i as f32 * 1e-7)));
+        let colors: Vec<u32> = (0..pos.len() as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let n = (w * h) as usize;
+        for len in [0usize, 1, 5, 15, 16, 17, 31, 33, 64, 65, 1000, pos.len()] {
+            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])] {
+                let mut want = vec![u64::MAX; n];
+                draw_lanes(&f, &pos[..len], payload, &mut Private(&mut want));
+                let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                draw_points(&f, &pos[..len], payload, &mut Shared(&shared));
+                assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "shared, {len} points");
+                let mut got = vec![u64::MAX; n];
+                draw_points(&f, &pos[..len], payload, &mut Private(&mut got));
+                assert!(got == want, "private, {len} points");
+                #[cfg(target_arch = "x86_64")]
+                if has_avx512() {
+                    let mut got = vec![u64::MAX; n];
+                    // SAFETY: this CPU has AVX-512 (asked just above).
+                    unsafe { draw_avx2(&f, &pos[..len], payload, &mut Private(&mut got)) };
+                    assert!(got == want, "avx2, {len} points");
+                }
+                if len == pos.len() {
+                    assert!(want.iter().filter(|&&v| v != u64::MAX).count() > 100, "some points land");
+                }
+            }
+        }
+    }
+}
