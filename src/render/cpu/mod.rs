@@ -2,7 +2,11 @@
 //!
 //! Each file here is the twin of the kernel of the same name in `kernels/` and computes the same thing;
 //! the tests use them as the reference for the CUDA backend. A frame runs the passes of
-//! [`crate::render::plan::passes`] in order, timed with the wall clock.
+//! [`crate::render::plan::passes`] in order, timed with the wall clock. With few threads (at most
+//! [`private::MAX_BUFFERS`]) the visibility modes (culled, quant, vis, packed) draw into a buffer per
+//! thread with plain stores instead of atomics, merged at the end of the draw ([`private`]; no clear
+//! pass, and the merge also resolves when no splat comes between), and the points are projected 16 at
+//! a time with AVX-512 where the CPU has it ([`scatter`]): the same buffers, bit for bit.
 //!
 //! Every mode reads [`preprocess::Prepared`], the backend's only copy of the points, made at upload
 //! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors

@@ -3,6 +3,8 @@
 //! each pixel's visible point. The nearest point wins; at an exact depth tie the smaller index wins,
 //! so the result does not depend on the order the threads run in. [`vis_disk`] is the same pass with
 //! point size: each point writes its whole disk (the other way to point size than the splat post pass).
+//! With few threads the pass takes plain minima in per-thread buffers instead ([`super::private`]),
+//! which gives the same buffer.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::private::Dest;
