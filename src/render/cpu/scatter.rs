@@ -96,6 +96,9 @@ pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: 
     if let Payload::Color(c) = payload {
         assert_eq!(c.len(), positions.len(), "one color per position");
     }
+    if f.width == 0 || f.height == 0 {
+        return; // no pixel (and no pixel 0 for a dropped lane)
+    }
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx512() {
@@ -247,8 +250,8 @@ unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payloa
             _mm512_store_si512(lanes.words.as_mut_ptr().add(8).cast(), w_hi);
         }
         if S::BRANCHLESS {
-            for j in 0..count {
-                sink.put(lanes.index[j] as usize, lanes.words[j]);
+            for (&i, &v) in lanes.index.iter().zip(&lanes.words).take(count) {
+                sink.put(i as usize, v);
             }
         } else {
             let mut live = k;
