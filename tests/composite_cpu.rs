@@ -9,6 +9,7 @@ use pcv::bench::scenarios;
 use pcv::camera::FlyCamera;
 use pcv::cloud::{order::morton_order, scene};
 use pcv::render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
+use pcv::render::cpu::private::Dest;
 use pcv::render::cpu::{packed, preprocess, vis};
 use pcv::render::gpu_data::{word_depth, word_payload, FrameUniforms, Point};
 use pcv::render::look::{Background, Look};
@@ -26,7 +27,7 @@ fn words(buf: &[AtomicU64]) -> Vec<u64> {
 fn vis_words(f: &FrameUniforms, positions: &[[f32; 3]]) -> Vec<u64> {
     let mut buf: Vec<AtomicU64> = (0..(W * H) as usize).map(|_| AtomicU64::new(0)).collect();
     vis::vis_clear(&mut buf);
-    vis::vis(f, positions, &buf);
+    vis::vis(f, positions, Dest::Shared(&buf));
     words(&buf)
 }
 
@@ -35,7 +36,7 @@ fn packed_words(f: &FrameUniforms, points: &[Point]) -> Vec<u64> {
     packed::packed_clear(f, &mut buf);
     let positions: Vec<[f32; 3]> = points.iter().map(|p| p.pos).collect();
     let colors: Vec<u32> = points.iter().map(|p| p.color_word()).collect();
-    packed::packed(f, &positions, &colors, &buf);
+    packed::packed(f, &positions, &colors, Dest::Shared(&buf));
     words(&buf)
 }
 
