@@ -445,8 +445,8 @@ impl Point14 {
         for (mut e, changed) in self.enc.into_iter().zip(self.changed) {
             if changed {
                 e.done();
-                sizes.extend_from_slice(&(e.out.len() as u32).to_le_bytes());
-                layers.extend_from_slice(&e.out);
+                sizes.extend_from_slice(&(e.bytes().len() as u32).to_le_bytes());
+                layers.extend_from_slice(e.bytes());
             } else {
                 sizes.extend_from_slice(&0u32.to_le_bytes());
             }

@@ -199,8 +199,8 @@ impl NirModels {
 pub(super) fn finish_layer(e: &mut Enc, changed: bool, sizes: &mut Vec<u8>, layers: &mut Vec<u8>) {
     if changed {
         e.done();
-        sizes.extend_from_slice(&(e.out.len() as u32).to_le_bytes());
-        layers.extend_from_slice(&e.out);
+        sizes.extend_from_slice(&(e.bytes().len() as u32).to_le_bytes());
+        layers.extend_from_slice(e.bytes());
     } else {
         sizes.extend_from_slice(&0u32.to_le_bytes());
     }
