@@ -11,7 +11,7 @@ use super::arith::{model_at, Enc, Model};
 
 /// The RGB models of one context.
 struct RgbModels {
-    byte_used: Model,
+    byte_used: Model<128>,
     bytes: [Option<Box<Model>>; 6],
 }
 
@@ -129,7 +129,7 @@ fn encode_rgb(e: &mut Enc, m: &mut RgbModels, cur: [u16; 3], last: [u16; 3]) {
 
 /// The NIR models of one context.
 struct NirModels {
-    bytes_used: Model,
+    bytes_used: Model<4>,
     lower: Model,
     upper: Model,
 }
