@@ -786,3 +786,43 @@ fn vlr_header(out: &mut Vec<u8>, user: &str, record: u16, len: u16, desc: &str) 
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&description(desc));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// What [`build`] relies on: a point's cell at depth [`DEEP`] shifted right is its cell at every
+    /// shallower depth, and the grid cell and child derived from it are [`Layout::grid_cell`] and the
+    /// child whose cube holds the point — for cubes of awkward sizes and grids, and points inside, on
+    /// the faces of and outside them.
+    #[test]
+    fn deep_cell_shifted_is_the_cell_at_each_depth() {
+        let mut rng = StdRng::seed_from_u64(7);
+        for _ in 0..100 {
+            let lo: [f64; 3] = std::array::from_fn(|_| rng.random_range(-1.0e6..1.0e6));
+            let extent = 10f64.powf(rng.random_range(-1.0..5.0));
+            let bounds = DBounds { min: lo, max: std::array::from_fn(|k| lo[k] + extent * rng.random_range(0.01..1.0)) };
+            let lay = Layout::new(&bounds, 1000, None, 6, 0, 100).expect("a layout for the bounds");
+            for _ in 0..300 {
+                let q: [i32; 3] = std::array::from_fn(|k| {
+                    let v = lay.cube_min[k] + lay.cube_size * rng.random_range(-0.1..1.1);
+                    ((v - lay.offset[k]) / lay.scale[k]).round() as i32
+                });
+                let deep = lay.cell(q, DEEP);
+                for d in 0..=DEEP {
+                    assert_eq!(lay.cell(q, d), deep.map(|v| v >> (DEEP - d)), "q {q:?} at depth {d}");
+                }
+                for d in 0..MAX_NODE_DEPTH {
+                    let c = lay.cell(q, d);
+                    let key = NodeKey::new(d, c[0], c[1], c[2]);
+                    let (grid, child) = Layout::grid_cell_and_child(deep, key);
+                    assert_eq!(grid, lay.grid_cell(q, key), "q {q:?} in {key:?}");
+                    let below = lay.cell(q, d + 1);
+                    assert_eq!(key.children()[child], NodeKey::new(d + 1, below[0], below[1], below[2]), "q {q:?} in {key:?}");
+                }
+            }
+        }
+    }
+}
