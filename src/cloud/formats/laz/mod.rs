@@ -14,12 +14,18 @@
 //!
 //! `set_enabled(false)` routes every chunk to `laz` (benchmarks and tests compare the two).
 mod arith;
+mod bytes14;
 mod gps;
+mod layered;
 mod point10;
+mod point14;
 mod rgb;
+mod rgb14;
 pub mod encoder;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use layered::{decode_layered_chunk, layout_of};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
