@@ -27,8 +27,8 @@ pub(crate) fn layout_of(items: &[laz::LazItem]) -> Option<Layout> {
     Layout::of(items)
 }
 
-/// The layers of a chunk: the first record, then the layers' byte ranges in order (`None` where a
-/// layer's size and data do not fit: `laz` fails at the first point then).
+/// The byte ranges of a chunk's `count` layers, in order (`None` where the sizes or the layers do not
+/// fit in the chunk: `laz` fails at the first point then).
 fn layers(bytes: &[u8], record_len: usize, count: usize) -> Option<Vec<&[u8]>> {
     let sizes_at = record_len + 4;
     let mut at = sizes_at + 4 * count;
@@ -36,12 +36,7 @@ fn layers(bytes: &[u8], record_len: usize, count: usize) -> Option<Vec<&[u8]>> {
     for k in 0..count {
         let s = bytes.get(sizes_at + 4 * k..sizes_at + 4 * k + 4)?;
         let size = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize;
-        let layer = bytes.get(at..at.checked_add(size)?)?;
-        // A non-empty layer starts with 4 bytes of its decoder's state (`laz` fails without them).
-        if (1..4).contains(&size) {
-            return None;
-        }
-        out.push(layer);
+        out.push(bytes.get(at..at.checked_add(size)?)?);
         at += size;
     }
     Some(out)
@@ -94,6 +89,15 @@ fn run<const RGB: bool, const NIR: bool>(
     let Some(all) = layers(bytes, stride, count) else { return broken };
     let sel = |bit: u32| selection.0 & bit != 0;
     let wanted = [true, sel(S::Z), sel(S::CLASSIFICATION), sel(S::FLAGS), sel(S::INTENSITY), sel(S::SCAN_ANGLE), sel(S::USER_DATA), sel(S::POINT_SOURCE_ID), sel(S::GPS_TIME)];
+    let mut read = wanted.to_vec();
+    read.extend(RGB.then(|| sel(S::RGB)));
+    read.extend(NIR.then(|| sel(S::NIR)));
+    read.extend((0..layout.extra).map(|_| sel(S::ALL_EXTRA_BYTES)));
+    // A layer that is read starts with the 4 bytes of its decoder's state (`laz` fails at the first
+    // point without them; it skips the layers it does not read).
+    if all.iter().zip(&read).any(|(l, &r)| r && (1..4).contains(&l.len())) {
+        return broken;
+    }
     let mut d: [(Decoder, bool); LAYERS] = std::array::from_fn(|k| layer_decoder(all[k], wanted[k]));
     // The XY layer is always decoded, even empty (its reads then fail where `laz`'s do).
     if all[0].len() >= 4 {
