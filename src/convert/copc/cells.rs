@@ -9,7 +9,7 @@
 //! filesystems that lock a file's page cache for each write) the writes to one file are serialised —
 //! the H200 machine's /dev/shm took 64 KiB writes from 1 to 16 threads at 2.5–3.2 GB/s into one
 //! file and at ~10 GB/s into 8 files — so the 16-core partition pass of 1B points was bound by one
-//! file's 36 GB.
+//! file's 36 GB. The partition's workers each write their own file ([`CellsFile::block_in_stripe`]).
 use super::partition::BLOCK_BYTES;
 use super::Temp;
 use crate::convert::ConvertError;
@@ -32,6 +32,17 @@ impl CellsFile {
         let k = at / BLOCK_BYTES as u64;
         let n = self.files.len() as u64;
         ((k % n) as usize, (k / n) * BLOCK_BYTES as u64)
+    }
+
+    /// How many files the blocks are striped over.
+    pub(super) fn stripes(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The global offset of the `j`-th block of file `stripe` (blocks of one file are written by one
+    /// thread when each writer takes its own file: no two writes then wait on one file's lock).
+    pub(super) fn block_in_stripe(&self, stripe: usize, j: u64) -> u64 {
+        (j * self.files.len() as u64 + stripe as u64) * BLOCK_BYTES as u64
     }
 
     /// The file and byte of the block at global offset `at`.

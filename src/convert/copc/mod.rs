@@ -303,7 +303,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
 
     // Pass 2: every point, as an output record, into its cell.
     // Striped over as many files as the partition has writer threads (see cells.rs).
-    let cells_tmp = cells::CellsFile::new(out, partition::writer_threads())?;
+    let cells_tmp = cells::CellsFile::new(out, partition::cell_stripes())?;
     let partition = |lay: &Layout, tolerant: bool, what: &str| {
         let progress = Progress::new(count, opts.progress);
         progress.set_file(what.into());

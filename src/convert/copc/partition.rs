@@ -4,21 +4,21 @@
 //!
 //! How it works: LAS and LAZ inputs (COPC included) are read where they are — memory-mapped, LAZ chunks
 //! decompressed with every field — and the other formats from the spill file ([`super::spill`]). Each
-//! input is a [`ChunkSource`] whose jobs (64 Ki records of a LAS file or of the spill, one LAZ chunk)
-//! run on all cores ([`stream`]): a job turns its records into output records ([`RecordMap`]: the
+//! input is split into jobs (64 Ki records of a LAS file or of the spill, one LAZ chunk); the jobs of all
+//! inputs, in input order, are cut into one contiguous range per core (equal points), and each range goes
+//! to one worker thread. A worker turns its jobs' records into output records ([`RecordMap`]: the
 //! coordinates re-expressed on the output's grid, every LAS field moved to its place in the 1.4 layout),
-//! finds each one's cell, and sorts them by cell (a counting sort, stable: a cell's records keep their
-//! input order). The calling thread takes the jobs in input order and has each cell's run appended to
-//! that cell's buffer by shards on rayon's pool (cell mod shards: a cell's runs are appended by one
-//! thread, one job after the other); a full buffer (64 KiB of whole records) is handed to a few writer
-//! threads that write it as one block at its own 64 KiB-aligned place in the cells file (the padding
-//! left as a hole), so that the build pass can punch the blocks it has read out of the file (the
-//! temporary disk then shrinks as the output grows). The order of the records in a cell is the inputs'
-//! order, whatever the number of threads: the octree built from it is the same on every run.
+//! appending each straight to its own buffer for the record's cell, and writes a full buffer itself as one
+//! block at its own 64 KiB-aligned place in the cells file (the padding left as a hole), so that the build
+//! pass can punch the blocks it has read out of the file (the temporary disk then shrinks as the output
+//! grows). Each worker writes its own file of the cells file (see cells.rs) and nothing passes between
+//! the workers, so the pass scales with the cores. A cell's blocks are listed worker after worker, and a worker's ranges
+//! are in input order, so the records of a cell are in the inputs' order whatever the number of threads:
+//! the octree built from it is the same on every run.
 //!
-//! Memory: the stream's staging slots (2 per core + 1, each one job's input and output records, a few
-//! MiB), one 64 KiB buffer per non-empty cell (at most 4096 cells of a surface) and at most 64 full
-//! buffers queued for the writers.
+//! Memory: per worker, one buffer per non-empty cell (at most 4096 cells of a surface) of at most 64 KiB,
+//! less when the workers' buffers would pass 2 GiB together ([`BUFFERS_BYTES`]: the blocks are then
+//! written part-filled), and one job's scratch (a LAZ chunk's records).
 //!
 //! The job also gathers what the header and the layout need: the exact bounds of the input
 //! coordinates, the points by return number and the GPS time range. A point whose coordinates do not
@@ -29,15 +29,11 @@
 use super::cells::CellsFile;
 use super::{Layout, Temp};
 use crate::cloud::formats::las::{always_finite, FORMAT_SIZES};
-use crate::cloud::formats::{record_jobs, record_range, Columns, DBounds, FileInfo, FormatError, Progress};
+use crate::cloud::formats::{record_jobs, record_range, DBounds, FormatError, Progress};
 use crate::cloud::load::FileBytes;
-use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
 use crate::convert::{las_copy, ConvertError};
-use std::cell::RefCell;
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Bytes of a cell block in the cells file (whole records, padded to this).
 pub(super) const BLOCK_BYTES: usize = 64 << 10;
@@ -214,8 +210,6 @@ pub(super) struct Tally {
     pub gps_max: f64,
 }
 
-const TALLY_LEN: usize = 8 + 8 + 15 * 8 + 8 + 8;
-
 impl Default for Tally {
     fn default() -> Self {
         Tally { points: 0, misfits: 0, by_return: [0; 15], gps_min: f64::INFINITY, gps_max: f64::NEG_INFINITY }
@@ -232,61 +226,68 @@ impl Tally {
         self.gps_min = self.gps_min.min(o.gps_min);
         self.gps_max = self.gps_max.max(o.gps_max);
     }
-
-    fn to_bytes(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.points.to_le_bytes());
-        out.extend_from_slice(&self.misfits.to_le_bytes());
-        self.by_return.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        out.extend_from_slice(&self.gps_min.to_le_bytes());
-        out.extend_from_slice(&self.gps_max.to_le_bytes());
-    }
-
-    fn from_bytes(b: &[u8]) -> Tally {
-        let u = |i: usize| u64::from_le_bytes(std::array::from_fn(|k| b[8 * i + k]));
-        Tally {
-            points: u(0),
-            misfits: u(1),
-            by_return: std::array::from_fn(|r| u(2 + r)),
-            gps_min: f64::from_bits(u(17)),
-            gps_max: f64::from_bits(u(18)),
-        }
-    }
 }
 
-thread_local! {
-    /// A worker's unsorted output records, their cells, and the cells' counts (dense over the
-    /// partition depth's cells), reused from job to job.
-    static JOB_BUFFERS: RefCell<(Vec<u8>, Vec<u32>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
-}
-
-/// One job's output records as they are made, then sorted by cell into the staging slot's scratch:
-/// `[records sorted by cell][(cell u32, records u32) per run][tally][runs u32][record bytes u64]`.
-struct JobOut<'a> {
+/// One partition worker's state: the output records it has made, in a buffer per cell, and the blocks
+/// each cell's full buffers became in the cells file, in order. A worker takes a contiguous range of
+/// the inputs' jobs, so a cell's blocks from worker 0, then worker 1, … hold its records in input order.
+struct Worker<'a> {
     lay: &'a Layout,
     depth: u32,
     tolerant: bool,
-    recs: Vec<u8>,
-    cells: Vec<u32>,
+    cells: &'a CellsFile,
+    /// The file of the cells file this worker writes (its own when there are as many as workers), and
+    /// each file's next free block (shared by the workers of a file).
+    stripe: usize,
+    next: &'a [AtomicU64],
+    /// Records a buffer holds before it is written as a block.
+    block_recs: usize,
+    /// Per cell (x + n·(y + n·z) at the partition depth): its partly filled buffer (allocated when first
+    /// touched, reused after each write) and its blocks so far.
+    bufs: Vec<Vec<u8>>,
+    blocks: Vec<Vec<(u64, u32)>>,
     tally: Tally,
-    /// Exact bounds of the input coordinates (f64, in the input's own coordinates).
+    /// Exact bounds of the input coordinates (f64, in the inputs' own coordinates).
     bounds: DBounds,
+    /// The first failed write of a block (checked after every job).
+    write_error: Option<ConvertError>,
 }
 
-impl<'a> JobOut<'a> {
-    fn new(lay: &'a Layout, depth: u32, tolerant: bool) -> JobOut<'a> {
-        let (mut recs, mut cells, _) = JOB_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        recs.clear();
-        cells.clear();
-        JobOut { lay, depth, tolerant, recs, cells, tally: Tally::default(), bounds: DBounds::EMPTY }
+impl<'a> Worker<'a> {
+    fn new(lay: &'a Layout, depth: u32, tolerant: bool, cells: &'a CellsFile, stripe: usize, next: &'a [AtomicU64], block_recs: usize) -> Worker<'a> {
+        let side = 1usize << depth;
+        let n = side * side * side;
+        Worker {
+            lay,
+            depth,
+            tolerant,
+            cells,
+            stripe,
+            next,
+            block_recs,
+            bufs: (0..n).map(|_| Vec::new()).collect(),
+            blocks: (0..n).map(|_| Vec::new()).collect(),
+            tally: Tally::default(),
+            bounds: DBounds::EMPTY,
+            write_error: None,
+        }
     }
 
-    /// Appends one output record (written by `fill` into `record_len` bytes) with coordinates `q`.
+    /// Appends one output record (written by `fill` into `record_len` bytes) with coordinates `q` to
+    /// its cell's buffer, and writes the buffer as a block when it is full.
     #[inline]
     fn push(&mut self, q: [i32; 3], fill: impl FnOnce(&mut [u8])) {
         let n = self.lay.record_len;
-        let at = self.recs.len();
-        self.recs.resize(at + n, 0);
-        let rec = &mut self.recs[at..at + n];
+        let c = self.lay.cell(q, self.depth);
+        let side = 1u32 << self.depth;
+        let cell = ((c[2] * side + c[1]) * side + c[0]) as usize;
+        let buf = &mut self.bufs[cell];
+        if buf.capacity() == 0 {
+            buf.reserve_exact(self.block_recs * n);
+        }
+        let at = buf.len();
+        buf.resize(at + n, 0);
+        let rec = &mut buf[at..at + n];
         fill(rec);
         let r = (rec[14] & 0x0f) as usize;
         if (1..=15).contains(&r) {
@@ -295,10 +296,32 @@ impl<'a> JobOut<'a> {
         let gps = f64::from_le_bytes(std::array::from_fn(|k| rec[22 + k]));
         self.tally.gps_min = self.tally.gps_min.min(gps);
         self.tally.gps_max = self.tally.gps_max.max(gps);
-        let c = self.lay.cell(q, self.depth);
-        let side = 1u32 << self.depth;
-        self.cells.push((c[2] * side + c[1]) * side + c[0]);
         self.tally.points += 1;
+        if buf.len() == self.block_recs * n {
+            self.write_block(cell);
+        }
+    }
+
+    /// Writes cell `cell`'s buffer (not empty) as the next free block, and empties it.
+    fn write_block(&mut self, cell: usize) {
+        let buf = &mut self.bufs[cell];
+        let j = self.next[self.stripe].fetch_add(1, Ordering::Relaxed);
+        let block_at = self.cells.block_in_stripe(self.stripe, j);
+        if let Err(e) = self.cells.write(block_at, buf) {
+            self.write_error.get_or_insert(e);
+        }
+        self.blocks[cell].push((block_at, buf.len() as u32));
+        buf.clear();
+    }
+
+    /// Writes every partly filled buffer, and frees them.
+    fn flush(&mut self) {
+        for cell in 0..self.bufs.len() {
+            if !self.bufs[cell].is_empty() {
+                self.write_block(cell);
+            }
+            self.bufs[cell] = Vec::new();
+        }
     }
 
     /// A point that does not fit the output's grid: counted in a tolerant pass, else an error.
@@ -309,85 +332,38 @@ impl<'a> JobOut<'a> {
         }
         Err(FormatError::Invalid(format!("point {point} does not fit LAS's 32-bit coordinates at scale {:?} (offset {:?})", self.lay.scale, self.lay.offset)))
     }
-
-    /// Sorts the records by cell into `st.scratch` and sets `st.bounds`.
-    fn finish(mut self, st: &mut Staging) {
-        let n = self.lay.record_len;
-        let count = self.cells.len();
-        let side = 1usize << self.depth;
-        let (mut counts, mut touched) = (JOB_BUFFERS.with(|b| std::mem::take(&mut b.borrow_mut().2)), Vec::new());
-        counts.resize(side * side * side, 0);
-        for &c in &self.cells {
-            if counts[c as usize] == 0 {
-                touched.push(c);
-            }
-            counts[c as usize] += 1;
-        }
-        touched.sort_unstable();
-        // Each cell's first record index in the sorted order (counts become starts).
-        let mut runs = Vec::with_capacity(touched.len());
-        let mut at = 0u32;
-        for &c in &touched {
-            let k = counts[c as usize];
-            runs.push((c, k));
-            counts[c as usize] = at;
-            at += k;
-        }
-        let out = &mut st.scratch;
-        out.clear();
-        out.resize(count * n, 0);
-        for (i, &c) in self.cells.iter().enumerate() {
-            let to = counts[c as usize] as usize;
-            counts[c as usize] += 1;
-            out[to * n..(to + 1) * n].copy_from_slice(&self.recs[i * n..(i + 1) * n]);
-        }
-        for &c in &touched {
-            counts[c as usize] = 0;
-        }
-        for (c, k) in &runs {
-            out.extend_from_slice(&c.to_le_bytes());
-            out.extend_from_slice(&k.to_le_bytes());
-        }
-        self.tally.to_bytes(out);
-        out.extend_from_slice(&(runs.len() as u32).to_le_bytes());
-        out.extend_from_slice(&((count * n) as u64).to_le_bytes());
-        st.bounds = self.bounds;
-        let (recs, cells) = (std::mem::take(&mut self.recs), std::mem::take(&mut self.cells));
-        JOB_BUFFERS.with(|b| *b.borrow_mut() = (recs, cells, counts));
-    }
 }
 
-/// A job's sorted records, runs and tally, as [`JobOut::finish`] wrote them.
-fn parse_job(s: &[u8]) -> (&[u8], impl Iterator<Item = (u32, usize)> + '_, Tally) {
-    let len = s.len();
-    let rec_bytes = u64::from_le_bytes(std::array::from_fn(|k| s[len - 8 + k])) as usize;
-    let runs = u32::from_le_bytes(std::array::from_fn(|k| s[len - 12 + k])) as usize;
-    let tally = Tally::from_bytes(&s[len - 12 - TALLY_LEN..len - 12]);
-    let run_bytes = &s[rec_bytes..rec_bytes + 8 * runs];
-    let it = run_bytes.chunks_exact(8).map(|r| (u32::from_le_bytes([r[0], r[1], r[2], r[3]]), u32::from_le_bytes([r[4], r[5], r[6], r[7]]) as usize));
-    (&s[..rec_bytes], it, tally)
+/// An input's points as jobs (64 Ki records of a LAS file or of the spill file, one LAZ chunk), each
+/// turned into output records by [`PartJobs::run`].
+trait PartJobs {
+    fn jobs(&self) -> usize;
+    fn job_points(&self, job: usize) -> u64;
+    /// Adds job `job`'s output records to `out`; `scratch` is the worker's reusable buffer.
+    fn run(&self, job: usize, scratch: &mut Vec<u8>, out: &mut Worker) -> Result<(), FormatError>;
+    /// The input bytes job `job` read (released from memory once done), when the input is mapped.
+    fn job_bytes(&self, _job: usize) -> Option<std::ops::Range<usize>> {
+        None
+    }
 }
 
 /// A LAS or LAZ input as partition jobs.
 struct LasJobs<'a> {
     input: las_copy::Input<'a>,
     map: RecordMap,
-    lay: &'a Layout,
-    depth: u32,
-    tolerant: bool,
     /// Each job's first point in the input.
     first: Vec<u64>,
 }
 
 impl<'a> LasJobs<'a> {
-    fn new(input: las_copy::Input<'a>, lay: &'a Layout, depth: u32, tolerant: bool, carry_extra: bool) -> LasJobs<'a> {
+    fn new(input: las_copy::Input<'a>, lay: &Layout, carry_extra: bool) -> LasJobs<'a> {
         let map = RecordMap::new(input.header(), lay, carry_extra);
         let first = input.job_firsts();
-        LasJobs { input, map, lay, depth, tolerant, first }
+        LasJobs { input, map, first }
     }
 
     /// Adds the input records `recs` (the first is point `first`) to `out`.
-    fn add(&self, recs: &[u8], first: u64, out: &mut JobOut) -> Result<(), FormatError> {
+    fn add(&self, recs: &[u8], first: u64, out: &mut Worker) -> Result<(), FormatError> {
         let h = self.input.header();
         let stride = h.record_len as usize;
         let m = &self.map;
@@ -431,49 +407,29 @@ impl<'a> LasJobs<'a> {
     }
 }
 
-impl ChunkSource for LasJobs<'_> {
+impl PartJobs for LasJobs<'_> {
     fn jobs(&self) -> usize {
         self.first.len()
     }
     fn job_points(&self, job: usize) -> u64 {
         self.input.job_points(&self.first, job)
     }
-    fn reserve_points(&self) -> u64 {
-        0
-    }
-    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
-        Some(self.input.job_bytes(job))
-    }
-    fn columns(&self) -> Columns {
-        Columns::default()
-    }
-    fn has_rgb(&self) -> bool {
-        false
-    }
-    fn decode(&self, job: usize, _origin: &[f64; 3], st: &mut Staging) -> Result<(), FormatError> {
-        let mut out = JobOut::new(self.lay, self.depth, self.tolerant);
+    fn run(&self, job: usize, scratch: &mut Vec<u8>, out: &mut Worker) -> Result<(), FormatError> {
         let first = self.first[job];
         let stride = self.input.header().record_len as usize;
-        let mut piece = std::mem::take(&mut st.scratch);
         let (mut done, mut err) = (0u64, None);
-        let r = self.input.job_records(job, &mut piece, &mut |p| {
+        self.input.job_records(job, scratch, &mut |p| {
             if err.is_none() {
-                if let Err(e) = self.add(p, first + done, &mut out) {
+                if let Err(e) = self.add(p, first + done, out) {
                     err = Some(e);
                 }
             }
             done += (p.len() / stride) as u64;
-        });
-        st.scratch = piece;
-        let r = r.and_then(|()| err.map_or(Ok(()), Err));
-        out.finish(st);
-        r
+        })?;
+        err.map_or(Ok(()), Err)
     }
-    fn info(&self) -> FileInfo {
-        FileInfo::default()
-    }
-    fn estimate(&self) -> Option<DBounds> {
-        None
+    fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
+        Some(self.input.job_bytes(job))
     }
 }
 
@@ -483,40 +439,25 @@ struct SpillJobs<'a> {
     path: &'a std::path::Path,
     start: u64,
     count: u64,
-    lay: &'a Layout,
-    depth: u32,
-    tolerant: bool,
 }
 
-impl ChunkSource for SpillJobs<'_> {
+impl PartJobs for SpillJobs<'_> {
     fn jobs(&self) -> usize {
         record_jobs(self.count as usize)
     }
     fn job_points(&self, job: usize) -> u64 {
         record_range(job, self.count as usize).len() as u64
     }
-    fn reserve_points(&self) -> u64 {
-        0
-    }
-    fn columns(&self) -> Columns {
-        Columns::default()
-    }
-    fn has_rgb(&self) -> bool {
-        false
-    }
-    fn decode(&self, job: usize, _origin: &[f64; 3], st: &mut Staging) -> Result<(), FormatError> {
+    fn run(&self, job: usize, raw: &mut Vec<u8>, out: &mut Worker) -> Result<(), FormatError> {
         let r = record_range(job, self.count as usize);
-        let mut raw = std::mem::take(&mut st.scratch);
         raw.clear();
         raw.resize(r.len() * SPILL_LEN, 0);
-        super::read_exact_at(self.file, &mut raw, (self.start + r.start as u64) * SPILL_LEN as u64)
+        super::read_exact_at(self.file, raw, (self.start + r.start as u64) * SPILL_LEN as u64)
             .map_err(|e| FormatError::Invalid(format!("reading the spill file {}: {e}", self.path.display())))?;
-        let mut out = JobOut::new(self.lay, self.depth, self.tolerant);
-        let mut res = Ok(());
         for (i, sp) in raw.chunks_exact(SPILL_LEN).enumerate() {
             let v: [f64; 3] = std::array::from_fn(|k| f64::from_le_bytes(std::array::from_fn(|b| sp[8 * k + b])));
             out.bounds.include(v);
-            match self.lay.quantize(v) {
+            match out.lay.quantize(v) {
                 Some(q) => out.push(q, |rec| {
                     for k in 0..3 {
                         rec[4 * k..4 * k + 4].copy_from_slice(&q[k].to_le_bytes());
@@ -533,23 +474,10 @@ impl ChunkSource for SpillJobs<'_> {
                         rec[36..38].fill(0);
                     }
                 }),
-                None => {
-                    if let Err(e) = out.misfit(r.start as u64 + i as u64) {
-                        res = Err(e);
-                        break;
-                    }
-                }
+                None => out.misfit(r.start as u64 + i as u64)?,
             }
         }
-        st.scratch = raw;
-        out.finish(st);
-        res
-    }
-    fn info(&self) -> FileInfo {
-        FileInfo::default()
-    }
-    fn estimate(&self) -> Option<DBounds> {
-        None
+        Ok(())
     }
 }
 
@@ -562,10 +490,18 @@ pub(super) struct Parted {
     pub tally: Tally,
 }
 
+/// The most bytes the workers' cell buffers may hold together (each cell's buffer is written as a
+/// block when it holds `min(BLOCK_BYTES, this / (workers × cells of a surface))` bytes, at least 8 KiB).
+const BUFFERS_BYTES: usize = 2 << 30;
+
 /// The output records of every input, sorted into the cells at `depth` in `cells` (emptied first).
-/// Each job's runs are appended to their cells' buffers by shards of rayon's pool (a cell belongs to one
-/// shard); a full 64 KiB buffer goes to a few writer threads, which write it at the block's place
-/// (`pwrite`: the file's blocks are 64 KiB apart, the padding left as holes).
+///
+/// The inputs' jobs, in input order, are split into one contiguous range per worker thread (equal
+/// points); a worker opens the inputs of its range in turn, turns each job's records into output
+/// records appended to its own buffer per cell, and writes each full buffer as a block of the cells file
+/// itself (`pwrite` at the block's place: blocks are 64 KiB apart, the padding left as holes). Nothing is
+/// handed between threads, so the pass scales with the cores; a cell's blocks are listed worker by worker,
+/// which is input order.
 pub(super) fn partition(
     plan: &[Planned],
     spill: Option<&Temp>,
@@ -578,163 +514,163 @@ pub(super) fn partition(
     cells.clear()?;
     let side = 1usize << depth;
     let n = lay.record_len;
-    let block_recs = BLOCK_BYTES / n;
-    // Each cell's partly filled buffer and its blocks so far. A cell is only ever touched by one
-    // thread at a time (the shard that owns it, within one job), so these locks are never contended.
-    let cellbufs: Vec<Mutex<CellBuf>> = (0..side * side * side).map(|_| Mutex::new(CellBuf::default())).collect();
-    let at = AtomicU64::new(0);
-    let mut bounds = DBounds::EMPTY;
-    let mut tally = Tally::default();
-    // Full buffers on their way to the writers, and emptied ones on their way back.
-    let (to_write, queue) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(64);
-    let queue = Mutex::new(queue);
-    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-    let write_error: Mutex<Option<ConvertError>> = Mutex::new(None);
-    let threads = rayon::current_num_threads();
-    let writers = writer_threads();
-    // The copies of a job's runs into the cells' buffers are spread over this many shards (cell mod
-    // shards), run on rayon's pool while the decoding threads work ahead: with points in no spatial
-    // order (every 64 Ki-record job touching every cell), one thread copying ~16-record runs into
-    // thousands of buffers was the pass's limit on 16 cores.
-    let shards = threads.clamp(1, 16);
-    let result = std::thread::scope(|scope| -> Result<(), ConvertError> {
-        // Owned here: however this closure returns, the queue's sender is dropped and the writers stop
-        // before the scope waits for them.
-        let to_write = to_write;
-        for _ in 0..writers {
-            let (queue, spare, write_error) = (&queue, &spare, &write_error);
-            scope.spawn(move || loop {
-                let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                let Ok((block_at, mut b)) = job else { return };
-                if let Err(e) = cells.write(block_at, &b) {
-                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                }
-                b.clear();
-                spare.lock().unwrap_or_else(|p| p.into_inner()).push(b);
-            });
-        }
-        // Hands a cell's full (or last) buffer to the writers at the next free block.
-        let send = |cb: &mut CellBuf, b: Vec<u8>| -> Result<(), ConvertError> {
-            let block_at = at.fetch_add(BLOCK_BYTES as u64, Ordering::Relaxed);
-            cb.blocks.push((block_at, b.len() as u32));
-            to_write.send((block_at, b)).map_err(|_| ConvertError::Write("the cells file's writer threads stopped".into()))
-        };
-        // Appends `run` (whole records) to cell `cb`'s buffer, sending each buffer that fills.
-        let append = |cb: &mut CellBuf, mut run: &[u8]| -> Result<(), ConvertError> {
-            while !run.is_empty() {
-                if cb.buf.capacity() == 0 {
-                    cb.buf = spare.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
-                    cb.buf.reserve_exact(block_recs * n);
-                }
-                let take = (block_recs - cb.buf.len() / n).min(run.len() / n);
-                cb.buf.extend_from_slice(&run[..take * n]);
-                run = &run[take * n..];
-                if cb.buf.len() == block_recs * n {
-                    let full = std::mem::take(&mut cb.buf);
-                    send(cb, full)?;
-                }
-            }
+    // Every input's jobs and their points, in input order (opening each input once to count them).
+    let mut jobs: Vec<(usize, usize, u64)> = Vec::new();
+    for (i, p) in plan.iter().enumerate() {
+        with_jobs(p, spill, lay, &mut |src| {
+            jobs.extend((0..src.jobs()).map(|j| (i, j, src.job_points(j))));
             Ok(())
-        };
-        let mut job_runs: Vec<(u32, usize, usize)> = Vec::new();
-        for p in plan {
-            let (path, bytes) = match p {
-                Planned::Las { path, .. } => (path, Some(FileBytes::open(path)?)),
-                Planned::Spill { path, .. } => (path, None),
-            };
-            if plan.len() > 1 {
-                progress.set_file(path.display().to_string());
-            }
-            let input = |source| ConvertError::Input { path: path.clone(), source };
-            let las;
-            let spilled;
-            let src: &dyn ChunkSource = match p {
-                Planned::Las { extra, .. } => {
-                    let b = bytes.as_ref().ok_or_else(|| ConvertError::Write("internal: a LAS input not opened".into()))?;
-                    las = LasJobs::new(las_copy::open(path, b.bytes())?, lay, depth, tolerant, *extra);
-                    &las
-                }
-                Planned::Spill { start, count, .. } => {
-                    let s = spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
-                    spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count, lay, depth, tolerant };
-                    &spilled
-                }
-            };
-            let r = stream(src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
-                let (recs, runs, t) = parse_job(&st.scratch);
-                job_runs.clear();
-                let mut from = 0usize;
-                for (cell, k) in runs {
-                    job_runs.push((cell, from * n, k * n));
-                    from += k;
-                }
-                // Each cell appears once in a job; the job's runs are all appended before the next job's,
-                // so a cell's records stay in the inputs' order.
-                if shards == 1 || job_runs.len() < 64 {
-                    for &(c, from, len) in &job_runs {
-                        append(&mut lock(&cellbufs[c as usize]), &recs[from..from + len])?;
-                    }
-                } else {
-                    (0..shards).into_par_iter().try_for_each(|s| {
-                        for &(c, from, len) in job_runs.iter().filter(|r| r.0 as usize % shards == s) {
-                            append(&mut lock(&cellbufs[c as usize]), &recs[from..from + len])?;
+        })?;
+    }
+    let total: u64 = jobs.iter().map(|j| j.2).sum();
+    let workers = rayon::current_num_threads().clamp(1, jobs.len().max(1));
+    let fill = (BUFFERS_BYTES / (workers * side * side)).clamp(8 << 10, BLOCK_BYTES);
+    let block_recs = (fill / n).max(1);
+    // Worker w takes the jobs whose first point is in [w, w + 1) × total / workers.
+    let mut ranges = Vec::with_capacity(workers);
+    let (mut from, mut seen) = (0usize, 0u64);
+    for w in 0..workers {
+        let end_pts = total * (w as u64 + 1) / workers as u64;
+        let mut to = from;
+        while to < jobs.len() && (seen < end_pts || w + 1 == workers) {
+            seen += jobs[to].2;
+            to += 1;
+        }
+        ranges.push(from..to);
+        from = to;
+    }
+    let next: Vec<AtomicU64> = (0..cells.stripes()).map(|_| AtomicU64::new(0)).collect();
+    let stop = AtomicBool::new(false);
+    let results: Vec<Result<Worker, (usize, ConvertError)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .map(|(w, range)| {
+                let (jobs, next, stop) = (&jobs[range.clone()], &next[..], &stop);
+                let first_job = range.start;
+                scope.spawn(move || -> Result<Worker, (usize, ConvertError)> {
+                    let mut w = Worker::new(lay, depth, tolerant, cells, w % next.len(), next, block_recs);
+                    let mut scratch = Vec::new();
+                    let mut k = 0;
+                    while k < jobs.len() {
+                        let input = jobs[k].0;
+                        let end = k + jobs[k..].iter().take_while(|j| j.0 == input).count();
+                        let p = &plan[input];
+                        let r = with_jobs(p, spill, lay, &mut |src| {
+                            for &(_, job, points) in &jobs[k..end] {
+                                if stop.load(Ordering::Relaxed) {
+                                    return Ok(());
+                                }
+                                src.run(job, &mut scratch, &mut w).map_err(|source| ConvertError::Input { path: p.path().clone(), source })?;
+                                if let Some(e) = w.write_error.take() {
+                                    return Err(e);
+                                }
+                                progress.inc(points);
+                                src.release(job);
+                            }
+                            Ok(())
+                        });
+                        if let Err(e) = r {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err((first_job + k, e));
                         }
-                        Ok::<_, ConvertError>(())
-                    })?;
-                }
-                bounds = DBounds::union(bounds, st.bounds);
-                tally.add(&t);
-                progress.inc(t.points + t.misfits);
-                if let (Some(b), Some(range)) = (&bytes, src.job_bytes(st.job)) {
-                    b.release(range);
-                }
-                if let Some(e) = write_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                    return Err(e);
-                }
-                Ok(())
-            });
-            match r {
-                Ok(_) => {}
-                Err(StreamError::Decode(source)) => return Err(input(source)),
-                Err(StreamError::Sink(e)) => return Err(e),
-            }
-        }
-        for c in &cellbufs {
-            let mut cb = lock(c);
-            if !cb.buf.is_empty() {
-                let last = std::mem::take(&mut cb.buf);
-                send(&mut cb, last)?;
-            }
-        }
-        Ok(())
+                        k = end;
+                    }
+                    w.flush();
+                    match w.write_error.take() {
+                        Some(e) => Err((first_job + jobs.len(), e)),
+                        None => Ok(w),
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err((usize::MAX, ConvertError::Write("a partition thread panicked".into()))))).collect()
     });
-    result?;
-    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    // The error of the earliest job (the one a single thread would have met first).
+    let mut done = Vec::with_capacity(results.len());
+    let mut first_error: Option<(usize, ConvertError)> = None;
+    for r in results {
+        match r {
+            Ok(w) => done.push(w),
+            Err((at, e)) => {
+                if first_error.as_ref().is_none_or(|f| at < f.0) {
+                    first_error = Some((at, e));
+                }
+            }
+        }
+    }
+    if let Some((_, e)) = first_error {
         return Err(e);
     }
-    let blocks = cellbufs
-        .into_iter()
-        .enumerate()
-        .map(|(c, m)| (c as u32, m.into_inner().unwrap_or_else(|p| p.into_inner()).blocks))
-        .filter(|(_, b)| !b.is_empty())
-        .collect();
+    let (mut bounds, mut tally) = (DBounds::EMPTY, Tally::default());
+    let mut blocks: Vec<Vec<(u64, u32)>> = (0..side * side * side).map(|_| Vec::new()).collect();
+    for w in done {
+        bounds = DBounds::union(bounds, w.bounds);
+        tally.add(&w.tally);
+        for (c, b) in w.blocks.into_iter().enumerate() {
+            blocks[c].extend(b);
+        }
+    }
+    let blocks = blocks.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u32, b)).collect();
     Ok(Parted { blocks, bounds, tally })
 }
 
-/// One cell's partly filled 64 KiB buffer and the blocks it has written so far, in order.
-#[derive(Default)]
-struct CellBuf {
-    buf: Vec<u8>,
-    blocks: Vec<(u64, u32)>,
+impl Planned {
+    fn path(&self) -> &PathBuf {
+        match self {
+            Planned::Las { path, .. } | Planned::Spill { path, .. } => path,
+        }
+    }
 }
 
-fn lock(c: &Mutex<CellBuf>) -> std::sync::MutexGuard<'_, CellBuf> {
-    c.lock().unwrap_or_else(|p| p.into_inner())
+/// Opens input `p` as partition jobs and calls `f` with them (a LAS/LAZ input memory-mapped for the call;
+/// its jobs' pages released as they are done, through [`Released`]).
+fn with_jobs(
+    p: &Planned,
+    spill: Option<&Temp>,
+    lay: &Layout,
+    f: &mut dyn FnMut(&Released) -> Result<(), ConvertError>,
+) -> Result<(), ConvertError> {
+    match p {
+        Planned::Las { path, extra } => {
+            let bytes = FileBytes::open(path)?;
+            let las = LasJobs::new(las_copy::open(path, bytes.bytes())?, lay, *extra);
+            f(&Released { src: &las, bytes: Some(&bytes) })
+        }
+        Planned::Spill { start, count, .. } => {
+            let s = spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
+            let spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count };
+            f(&Released { src: &spilled, bytes: None })
+        }
+    }
 }
 
-/// The writer threads of the partition pass (and the cells file's stripes): half the cores, 1 to 8.
-pub(super) fn writer_threads() -> usize {
-    (rayon::current_num_threads() / 2).clamp(1, 8)
+/// An input's jobs with its mapped bytes, whose pages a finished job releases.
+struct Released<'a> {
+    src: &'a dyn PartJobs,
+    bytes: Option<&'a FileBytes>,
+}
+
+impl Released<'_> {
+    fn jobs(&self) -> usize {
+        self.src.jobs()
+    }
+    fn job_points(&self, job: usize) -> u64 {
+        self.src.job_points(job)
+    }
+    fn run(&self, job: usize, scratch: &mut Vec<u8>, out: &mut Worker) -> Result<(), FormatError> {
+        self.src.run(job, scratch, out)
+    }
+    fn release(&self, job: usize) {
+        if let (Some(b), Some(range)) = (self.bytes, self.src.job_bytes(job)) {
+            b.release(range);
+        }
+    }
+}
+
+/// The cells file's stripes (see cells.rs): one per partition worker.
+pub(super) fn cell_stripes() -> usize {
+    rayon::current_num_threads().max(1)
 }
 
 /// The record length of output point format `format` (6, 7 or 8).
