@@ -37,7 +37,7 @@ fn main() {
         byte += e.byte_count as usize;
     }
     let legacy = u32le(&data, 107) as usize;
-    let count = if legacy != 0 { legacy } else { u64::from_le_bytes(data[247..255].try_into().unwrap()) as usize };
+    let count = if legacy != 0 && data[25] < 4 { legacy } else { u64::from_le_bytes(data[247..255].try_into().unwrap()) as usize };
     let before: usize = chunks[..chunks.len() - 1].iter().map(|c| c.2).sum();
     chunks.last_mut().unwrap().2 = count - before;
     chunks.truncate(max_chunks);
