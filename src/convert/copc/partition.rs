@@ -79,6 +79,8 @@ pub(super) struct RecordMap {
     scale: [f64; 3],
     offset: [f64; 3],
     check_finite: bool,
+    /// Formats 0–5: the scan angle rank (an i8 of whole degrees, as its byte) → 0.006° steps.
+    angle_steps: [i16; 256],
 }
 
 /// Whether a LAS point format has GPS time, RGB and NIR.
@@ -129,6 +131,8 @@ impl RecordMap {
             scale: h.scale,
             offset: h.offset,
             check_finite: !always_finite(h),
+            // ±90° → ±15000.
+            angle_steps: std::array::from_fn(|b| ((b as u8 as i8) as f64 / 0.006).round() as i16),
         }
     }
 
@@ -148,9 +152,8 @@ impl RecordMap {
             dst[15] = (b15 >> 5) | (b14 & 0xc0);
             dst[16] = b15 & 0x1f;
             dst[17] = rec[17];
-            // The scan angle rank in whole degrees → 0.006° steps (±90° → ±15000).
-            let angle = ((rec[16] as i8) as f64 / 0.006).round() as i16;
-            dst[18..20].copy_from_slice(&angle.to_le_bytes());
+            // The scan angle rank in whole degrees → 0.006° steps.
+            dst[18..20].copy_from_slice(&self.angle_steps[rec[16] as usize].to_le_bytes());
             dst[20..22].copy_from_slice(&rec[18..20]);
             match self.gps_at {
                 Some(o) => dst[22..30].copy_from_slice(&rec[o..o + 8]),
@@ -294,8 +297,13 @@ impl<'a> Worker<'a> {
             self.tally.by_return[r - 1] += 1;
         }
         let gps = f64::from_le_bytes(std::array::from_fn(|k| rec[22 + k]));
-        self.tally.gps_min = self.tally.gps_min.min(gps);
-        self.tally.gps_max = self.tally.gps_max.max(gps);
+        // As f64::min/max (a NaN time is skipped; the tally starts at ±∞), without their NaN handling.
+        if gps < self.tally.gps_min {
+            self.tally.gps_min = gps;
+        }
+        if gps > self.tally.gps_max {
+            self.tally.gps_max = gps;
+        }
         self.tally.points += 1;
         if buf.len() == self.block_recs * n {
             self.write_block(cell);

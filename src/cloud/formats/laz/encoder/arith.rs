@@ -2,13 +2,17 @@
 //! `laz` crate (encoders.rs, models.rs, compressors.rs) to give the same bytes.
 //!
 //! How it works: [`Enc`] keeps the coding interval (`base`, `length`) and appends finished bytes to a
-//! plain `Vec<u8>` (a carry walks back over trailing 0xFF bytes). `laz` writes through a 2 × 4 KiB ring
-//! buffer flushed half by half into an `io::Write`; carries only ever touch bytes not yet flushed, so the
-//! bytes are the same. [`Model`] is LASzip's adaptive multi-symbol model (only the encoder's cumulative
-//! distribution: no decoder table), [`BitModel`] its adaptive bit model, and [`IntCoder`] the
-//! `IntegerCompressor` (the corrector's bit count `k` coded with one model per context, then the
-//! corrector's bits with one model per `k`, the low bits of large ones raw). Models a coder may never
-//! use are made on first use: a fresh model's state does not depend on when it was made.
+//! plain `Vec<u8>` (a carry walks back over trailing 0xFF bytes). Its two data-dependent branches are
+//! made branch-free in the common case: renormalizing always stores the 4 bytes of `base` and keeps as
+//! many as `length` has leading zero bytes, and a carry adds to the last byte, walking further back only
+//! when that byte wraps (1 carry in 256); these branches were a third of the time a symbol took. `laz`
+//! writes through a 2 × 4 KiB ring buffer flushed half by half into an `io::Write`; carries only ever
+//! touch bytes not yet flushed, so the bytes are the same. [`Model`] is LASzip's adaptive multi-symbol
+//! model (only the encoder's cumulative distribution: no decoder table; its tables inline and 16-bit,
+//! sized at compile time), [`BitModel`] its adaptive bit model, and [`IntCoder`] the `IntegerCompressor`
+//! (the corrector's bit count `k` coded with one model per context, then the corrector's bits with one
+//! model per `k`, the low bits of large ones raw). Models a coder may never use are made on first use:
+//! a fresh model's state does not depend on when it was made.
 
 /// Length bits discarded before the multiply of a multi-symbol model.
 const DM_LENGTH_SHIFT: u32 = 15;
@@ -23,19 +27,30 @@ const AC_MAX_LENGTH: u32 = 0xFFFF_FFFF;
 pub(super) struct Enc {
     base: u32,
     length: u32,
-    pub out: Vec<u8>,
+    /// The bytes written so far are `buf[1..n]`; `buf[0]` takes a carry out of the first byte (none in a
+    /// valid stream) so that a carry never needs a check for an empty stream, and `buf` is kept at least
+    /// 4 bytes longer than `n` so that renormalizing can always store 4 bytes and keep as many as it needs.
+    buf: Vec<u8>,
+    n: usize,
 }
 
 impl Enc {
     pub fn new(capacity: usize) -> Enc {
-        Enc { base: 0, length: AC_MAX_LENGTH, out: Vec::with_capacity(capacity) }
+        let mut buf = Vec::with_capacity(capacity.max(60) + 4);
+        buf.resize(64, 0);
+        Enc { base: 0, length: AC_MAX_LENGTH, buf, n: 1 }
     }
 
-    /// Adds one to the bytes written so far (the carry out of `base`).
+    /// The finished stream (after [`Enc::done`]).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[1..self.n]
+    }
+
+    /// Carries into the bytes before the last one (the last one was 0xFF and became 0).
     #[cold]
     #[inline(never)]
-    fn carry(&mut self) {
-        for b in self.out.iter_mut().rev() {
+    fn carry_on(&mut self) {
+        for b in self.buf[..self.n - 1].iter_mut().rev() {
             if *b == 0xFF {
                 *b = 0;
             } else {
@@ -45,26 +60,28 @@ impl Enc {
         }
     }
 
-    #[inline(always)]
-    fn renorm(&mut self) {
-        self.out.push((self.base >> 24) as u8);
-        self.base <<= 8;
-        self.length <<= 8;
-        if self.length < AC_MIN_LENGTH {
-            self.renorm_more();
-        }
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let len = (self.buf.len() * 2).max(self.buf.capacity());
+        self.buf.resize(len, 0);
     }
 
-    #[inline(never)]
-    fn renorm_more(&mut self) {
-        loop {
-            self.out.push((self.base >> 24) as u8);
-            self.base <<= 8;
-            self.length <<= 8;
-            if self.length >= AC_MIN_LENGTH {
-                break;
-            }
+    /// Writes out the top bytes of `base` while `length` is below 2^24 (LASzip's renormalization) without
+    /// a branch on how many: the 4 bytes of `base` are stored and as many kept as `length` lacks (0-3,
+    /// its leading zero bytes). Whether a symbol ends with 0, 1 or 2 bytes out is a coin toss for a
+    /// branch predictor.
+    #[inline(always)]
+    fn renorm(&mut self) {
+        let (base, length) = (self.base, self.length);
+        let bytes = length.leading_zeros() / 8;
+        if self.n + 4 > self.buf.len() {
+            self.grow();
         }
+        self.buf[self.n..self.n + 4].copy_from_slice(&base.to_be_bytes());
+        self.n += bytes as usize;
+        self.base = base << (8 * bytes);
+        self.length = length << (8 * bytes);
     }
 
     /// Adds `x` to `base`, carrying, and renormalizes.
@@ -72,12 +89,13 @@ impl Enc {
     fn add_base(&mut self, x: u32) {
         let (b, over) = self.base.overflowing_add(x);
         self.base = b;
-        if over {
-            self.carry();
+        let last = &mut self.buf[self.n - 1];
+        let (v, wrapped) = last.overflowing_add(over as u8);
+        *last = v;
+        if wrapped {
+            self.carry_on();
         }
-        if self.length < AC_MIN_LENGTH {
-            self.renorm();
-        }
+        self.renorm();
     }
 
     /// Ends the stream: the final interval bytes and the 2 or 3 zero bytes LASzip appends.
@@ -92,10 +110,18 @@ impl Enc {
             self.length = AC_MIN_LENGTH >> 9;
         }
         if init_base > self.base {
-            self.carry();
+            let last = &mut self.buf[self.n - 1];
+            let (v, wrapped) = last.overflowing_add(1);
+            *last = v;
+            if wrapped {
+                self.carry_on();
+            }
         }
         self.renorm();
-        self.out.extend_from_slice(if another_byte { &[0, 0, 0] } else { &[0, 0] });
+        let zeros = if another_byte { 3 } else { 2 };
+        self.buf.truncate(self.n);
+        self.buf.resize(self.n + zeros, 0);
+        self.n += zeros;
     }
 
     #[inline(always)]
@@ -104,9 +130,7 @@ impl Enc {
         if sym == 0 {
             self.length = x;
             m.bit_0_count += 1;
-            if self.length < AC_MIN_LENGTH {
-                self.renorm();
-            }
+            self.renorm();
         } else {
             self.length -= x;
             self.add_base(x);
@@ -118,15 +142,15 @@ impl Enc {
     }
 
     #[inline(always)]
-    pub fn encode_symbol(&mut self, m: &mut Model, sym: u32) {
+    pub fn encode_symbol<const N: usize>(&mut self, m: &mut Model<N>, sym: u32) {
         let x;
         if sym == m.last_symbol {
-            x = m.distribution[sym as usize] * (self.length >> DM_LENGTH_SHIFT);
+            x = u32::from(m.distribution[sym as usize]) * (self.length >> DM_LENGTH_SHIFT);
             self.length -= x;
         } else {
             self.length >>= DM_LENGTH_SHIFT;
-            x = m.distribution[sym as usize] * self.length;
-            self.length = m.distribution[sym as usize + 1] * self.length - x;
+            x = u32::from(m.distribution[sym as usize]) * self.length;
+            self.length = u32::from(m.distribution[sym as usize + 1]) * self.length - x;
         }
         self.add_base(x);
         m.symbol_count[sym as usize] += 1;
@@ -163,22 +187,25 @@ impl Enc {
     }
 }
 
-/// LASzip's adaptive multi-symbol model (encoder side).
+/// LASzip's adaptive multi-symbol model (encoder side) of up to `N` symbols, its tables inline (one
+/// pointer less to follow per symbol than boxed slices). The tables fit 16 bits: the distribution is at
+/// most 2^15 and a count at most 2^15 plus an update cycle (the counts are halved past 2^15 in all).
 #[derive(Clone)]
-pub(super) struct Model {
-    distribution: Box<[u32]>,
-    symbol_count: Box<[u32]>,
+pub(super) struct Model<const N: usize = 256> {
+    distribution: [u16; N],
+    symbol_count: [u16; N],
     total_count: u32,
     update_cycle: u32,
     symbols_until_update: u32,
     last_symbol: u32,
 }
 
-impl Model {
-    pub fn new(symbols: u32) -> Model {
+impl<const N: usize> Model<N> {
+    pub fn new(symbols: u32) -> Model<N> {
+        assert!(symbols as usize <= N, "a model of {symbols} symbols in a table of {N}");
         let mut m = Model {
-            distribution: vec![0; symbols as usize].into_boxed_slice(),
-            symbol_count: vec![1; symbols as usize].into_boxed_slice(),
+            distribution: [0; N],
+            symbol_count: [1; N],
             total_count: 0,
             update_cycle: symbols,
             symbols_until_update: 0,
@@ -192,19 +219,20 @@ impl Model {
 
     #[inline(never)]
     fn update(&mut self) {
+        let symbols = self.last_symbol as usize + 1;
         self.total_count += self.update_cycle;
         if self.total_count > DM_MAX_COUNT {
             self.total_count = 0;
-            for c in self.symbol_count.iter_mut() {
+            for c in self.symbol_count[..symbols].iter_mut() {
                 *c = (*c + 1) >> 1;
-                self.total_count += *c;
+                self.total_count += u32::from(*c);
             }
         }
         let scale = 0x8000_0000u32 / self.total_count;
         let mut sum = 0u32;
-        for (d, c) in self.distribution.iter_mut().zip(self.symbol_count.iter()) {
-            *d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-            sum += *c;
+        for (d, c) in self.distribution[..symbols].iter_mut().zip(self.symbol_count[..symbols].iter()) {
+            *d = (scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT)) as u16;
+            sum += u32::from(*c);
         }
         self.update_cycle = (5 * self.update_cycle) >> 2;
         let max_cycle = (self.last_symbol + 1 + 6) << 3;
@@ -217,7 +245,7 @@ impl Model {
 
 /// A model made on first use (the lazily filled model tables of Point14, RGB and extra bytes).
 #[inline]
-pub(super) fn model_at(slot: &mut Option<Box<Model>>, symbols: u32) -> &mut Model {
+pub(super) fn model_at<const N: usize>(slot: &mut Option<Box<Model<N>>>, symbols: u32) -> &mut Model<N> {
     slot.get_or_insert_with(|| Box::new(Model::new(symbols)))
 }
 
@@ -260,7 +288,7 @@ pub(super) struct IntCoder {
     corr_range: u32,
     corr_min: i32,
     corr_max: i32,
-    m_bits: Vec<Model>,
+    m_bits: Vec<Model<33>>,
     m_corrector_0: BitModel,
     m_corrector: Vec<Option<Box<Model>>>,
 }

@@ -96,16 +96,16 @@ impl P14 {
 
 /// One scanner channel's models, coders and history.
 struct Context {
-    changed_values: Vec<Model>,
-    scanner_channel: Model,
-    number_of_returns: [Option<Box<Model>>; 16],
-    return_number: [Option<Box<Model>>; 16],
-    return_number_gps_same: Model,
+    changed_values: Vec<Model<128>>,
+    scanner_channel: Model<3>,
+    number_of_returns: [Option<Box<Model<16>>>; 16],
+    return_number: [Option<Box<Model<16>>>; 16],
+    return_number_gps_same: Model<13>,
     classification: Vec<Option<Box<Model>>>,
-    flags: Vec<Option<Box<Model>>>,
+    flags: Vec<Option<Box<Model<64>>>>,
     user_data: Vec<Option<Box<Model>>>,
-    gps_time_multi: Model,
-    gps_time_no_diff: Model,
+    gps_time_multi: Model<{ GPS_MULTI_TOTAL as usize }>,
+    gps_time_no_diff: Model<5>,
     dx: IntCoder,
     dy: IntCoder,
     z: IntCoder,
@@ -445,8 +445,8 @@ impl Point14 {
         for (mut e, changed) in self.enc.into_iter().zip(self.changed) {
             if changed {
                 e.done();
-                sizes.extend_from_slice(&(e.out.len() as u32).to_le_bytes());
-                layers.extend_from_slice(&e.out);
+                sizes.extend_from_slice(&(e.bytes().len() as u32).to_le_bytes());
+                layers.extend_from_slice(e.bytes());
             } else {
                 sizes.extend_from_slice(&0u32.to_le_bytes());
             }

@@ -11,7 +11,7 @@ use super::arith::{model_at, Enc, Model};
 
 /// The RGB models of one context.
 struct RgbModels {
-    byte_used: Model,
+    byte_used: Model<128>,
     bytes: [Option<Box<Model>>; 6],
 }
 
@@ -129,7 +129,7 @@ fn encode_rgb(e: &mut Enc, m: &mut RgbModels, cur: [u16; 3], last: [u16; 3]) {
 
 /// The NIR models of one context.
 struct NirModels {
-    bytes_used: Model,
+    bytes_used: Model<4>,
     lower: Model,
     upper: Model,
 }
@@ -199,8 +199,8 @@ impl NirModels {
 pub(super) fn finish_layer(e: &mut Enc, changed: bool, sizes: &mut Vec<u8>, layers: &mut Vec<u8>) {
     if changed {
         e.done();
-        sizes.extend_from_slice(&(e.out.len() as u32).to_le_bytes());
-        layers.extend_from_slice(&e.out);
+        sizes.extend_from_slice(&(e.bytes().len() as u32).to_le_bytes());
+        layers.extend_from_slice(e.bytes());
     } else {
         sizes.extend_from_slice(&0u32.to_le_bytes());
     }
