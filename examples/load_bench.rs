@@ -20,7 +20,7 @@
 //!        or: load_bench [--runs N] --tile FILE.las --copies N [--dir DIR]   (a real LAS file's records
 //!            repeated N times side by side — x shifted by the file's width, GPS time by its span —
 //!            as LAS and LAZ: real data's statistics at a size worth timing)
-//!        --laz-decoder pcv|laz: LAZ formats 0–3 by pcv's decoder (the default) or the `laz` crate's.
+//!        --laz-decoder pcv|laz: LAZ formats 0–3 and 6–8 by pcv's decoders (the default) or the `laz` crate's.
 //! A count of 0 skips that format. Files go to DIR (default: the system temp dir) and are deleted
 //! after their runs unless --keep.
 use pcv::cloud::formats::{FormatError, Progress};
@@ -414,7 +414,7 @@ fn row(name: &str, path: &Path, runs: u32) {
 
 fn header(runs: u32) {
     println!(
-        "pcv load bench: {} threads, {runs} runs each, LAZ 0-3 decoder: {}, load average before: {} (1, 5, 15 min)",
+        "pcv load bench: {} threads, {runs} runs each, LAZ 0-3 and 6-8 decoder: {}, load average before: {} (1, 5, 15 min)",
         rayon::current_num_threads(),
         if pcv::cloud::formats::laz::enabled() { "pcv" } else { "laz crate" },
         load_average()

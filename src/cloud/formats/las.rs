@@ -554,8 +554,8 @@ impl LasFast {
 /// Decompresses LAZ chunk `k` (of `chunks`, in `data`) a piece of at most [`LAZ_PIECE_POINTS`] points at a
 /// time into `scratch`, and hands each piece's records to `piece`. Errors name the chunk, its byte and
 /// the point where its data ended; a decoder panic on corrupt data becomes such an error. The point-wise
-/// item sets of formats 0–3 are decoded by pcv's decoder ([`super::laz`], the same records), the others
-/// by the `laz` crate ([`laz_crate_pieces`]).
+/// item sets of formats 0–3 and the layered ones of formats 6–8 are decoded by pcv's decoder
+/// ([`super::laz`], the same records), the others by the `laz` crate ([`laz_crate_pieces`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn laz_chunk_pieces(
     data: &[u8],
@@ -568,7 +568,19 @@ pub(crate) fn laz_chunk_pieces(
     scratch: &mut Vec<u8>,
     piece: &mut dyn FnMut(&[u8]),
 ) -> Result<(), FormatError> {
-    if layers.is_none() {
+    if let Some(layers) = layers {
+        if let Some(layout) = super::laz::layout_of(vlr.items()) {
+            if layout.record_len() == stride {
+                let c = chunks[k];
+                let bytes = &data[c.byte..c.byte + c.bytes];
+                let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
+                check_layers(bytes, stride, layers).map_err(at)?;
+                return super::laz::decode_layered_chunk(bytes, layout, c.points, selection, LAZ_PIECE_POINTS, scratch, piece).map_err(|e| {
+                    at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", e.after, c.points))
+                });
+            }
+        }
+    } else {
         if let Some(items) = super::laz::Items::of(vlr.items()) {
             if items.record_len() == stride {
                 let c = chunks[k];

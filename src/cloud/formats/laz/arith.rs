@@ -49,6 +49,12 @@ impl<'a> Decoder<'a> {
         d
     }
 
+    /// A decoder over `bytes` that has not read its 4 start bytes (`laz`'s state for an empty layer:
+    /// value 0, full length; its first read fails where `bytes` is empty).
+    pub fn idle(bytes: &'a [u8]) -> Self {
+        Decoder { bytes, at: bytes.len(), value: 0, length: u32::MAX, bad: false, ended: false }
+    }
+
     /// Whether a read went past the chunk's bytes.
     pub fn ended(&self) -> bool {
         self.ended

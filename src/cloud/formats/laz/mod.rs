@@ -2,8 +2,10 @@
 //! items Point10, GpsTime, RGB12 and Byte, all version 2: what LASzip and `laz` write for them):
 //! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-laz-decoder-2core.md,
 //! results/2026-12-01-laz-decoder-2core.md).
-//! Other item sets (version 1 items, wave packets, the layered formats 6–10) are left to `laz`
-//! ([`Items::of`] says which).
+//! The layered compression of formats 6–8 (Point14, RGB14, RGBNIR14, Byte14, version 3) has its own
+//! decoder in `layered` (each layer its own stream; results/2026-12-01-laz-decoder-2core-s5.md).
+//! Other item sets (version 1 items, wave packets, version 4 layered items) are left to `laz`
+//! ([`Items::of`] and [`layout_of`] say which).
 //!
 //! How it works: a chunk starts with its first point stored raw, then one arithmetic-coded stream for
 //! all the other points. [`decode_chunk`] keeps each item's decoder state in a plain struct, decodes
@@ -12,14 +14,21 @@
 //! records over a piece at a time as `laz_chunk_pieces` does. The arithmetic decoder and its models
 //! (`arith`) use finer decoder tables than LASzip, which changes how a symbol is found, never which.
 //!
-//! `set_enabled(false)` routes every chunk to `laz` (benchmarks and tests compare the two).
+//! `set_enabled(false)` routes every chunk, point-wise or layered, to `laz` (benchmarks and tests
+//! compare the two).
 mod arith;
+mod bytes14;
 mod gps;
+mod layered;
 mod point10;
+mod point14;
 mod rgb;
+mod rgb14;
 pub mod encoder;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use layered::{decode_layered_chunk, layout_of};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -8,12 +8,23 @@
 //! last value plus a symbol of that byte's model.
 use super::arith::{Decoder, Model};
 
-/// The decoder state of one chunk's RGB12 item.
-pub(crate) struct Rgb {
-    last: [u16; 3],
+/// The models of LASzip's RGB coding (version 2, and version 3 per scanner channel context).
+pub(crate) struct RgbModels {
     byte_used: Model,
     /// Low and high byte models of red, green and blue.
     bytes: [Model; 6],
+}
+
+impl RgbModels {
+    pub fn new() -> Self {
+        RgbModels { byte_used: Model::new(128), bytes: std::array::from_fn(|_| Model::new(256)) }
+    }
+}
+
+/// The decoder state of one chunk's RGB12 item.
+pub(crate) struct Rgb {
+    last: [u16; 3],
+    models: RgbModels,
 }
 
 #[inline(always)]
@@ -21,58 +32,62 @@ fn clamp_u8(v: i32) -> u8 {
     v.clamp(0, 255) as u8
 }
 
+/// Decodes a color against the last one, `last` (LASzip's version 2 coding, also version 3's).
+#[inline(always)]
+pub(crate) fn decode_rgb(d: &mut Decoder, m: &mut RgbModels, last: [u16; 3]) -> [u16; 3] {
+    let sym = d.symbol(&mut m.byte_used);
+    let [lr, lg, lb] = last;
+    let lo = |v: u16| (v & 0xFF) as u8;
+    let hi = |v: u16| (v >> 8) as u8;
+    let mut r = if sym & 1 != 0 { (d.symbol(&mut m.bytes[0]) as u8).wrapping_add(lo(lr)) as u16 } else { lr & 0xFF };
+    if sym & 2 != 0 {
+        r |= ((d.symbol(&mut m.bytes[1]) as u8).wrapping_add(hi(lr)) as u16) << 8;
+    } else {
+        r |= lr & 0xFF00;
+    }
+    if sym & (1 << 6) == 0 {
+        return [r, r, r];
+    }
+    let mut diff = lo(r) as i32 - lo(lr) as i32;
+    let mut g = if sym & (1 << 2) != 0 {
+        (d.symbol(&mut m.bytes[2]) as u8).wrapping_add(clamp_u8(diff + lo(lg) as i32)) as u16
+    } else {
+        lg & 0xFF
+    };
+    let mut b = if sym & (1 << 4) != 0 {
+        let c = d.symbol(&mut m.bytes[4]) as u8;
+        diff = (diff + lo(g) as i32 - lo(lg) as i32) / 2;
+        c.wrapping_add(clamp_u8(diff + lo(lb) as i32)) as u16
+    } else {
+        lb & 0xFF
+    };
+    let mut diff = hi(r) as i32 - hi(lr) as i32;
+    if sym & (1 << 3) != 0 {
+        g |= ((d.symbol(&mut m.bytes[3]) as u8).wrapping_add(clamp_u8(diff + hi(lg) as i32)) as u16) << 8;
+    } else {
+        g |= lg & 0xFF00;
+    }
+    if sym & (1 << 5) != 0 {
+        let c = d.symbol(&mut m.bytes[5]) as u8;
+        diff = (diff + hi(g) as i32 - hi(lg) as i32) / 2;
+        b |= (c.wrapping_add(clamp_u8(diff + hi(lb) as i32)) as u16) << 8;
+    } else {
+        b |= lb & 0xFF00;
+    }
+    [r, g, b]
+}
+
 impl Rgb {
     /// The state after a chunk's first point, whose color is stored raw as `first`.
     pub fn new(first: &[u8; 6]) -> Self {
         let c = |k: usize| u16::from_le_bytes([first[2 * k], first[2 * k + 1]]);
-        Rgb { last: [c(0), c(1), c(2)], byte_used: Model::new(128), bytes: std::array::from_fn(|_| Model::new(256)) }
+        Rgb { last: [c(0), c(1), c(2)], models: RgbModels::new() }
     }
 
     /// Decodes the next point's color into `out`.
     #[inline(always)]
     pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 6]) {
-        let sym = d.symbol(&mut self.byte_used);
-        let [lr, lg, lb] = self.last;
-        let lo = |v: u16| (v & 0xFF) as u8;
-        let hi = |v: u16| (v >> 8) as u8;
-        let mut r = if sym & 1 != 0 { (d.symbol(&mut self.bytes[0]) as u8).wrapping_add(lo(lr)) as u16 } else { lr & 0xFF };
-        if sym & 2 != 0 {
-            r |= ((d.symbol(&mut self.bytes[1]) as u8).wrapping_add(hi(lr)) as u16) << 8;
-        } else {
-            r |= lr & 0xFF00;
-        }
-        let (g, b);
-        if sym & (1 << 6) != 0 {
-            let mut diff = lo(r) as i32 - lo(lr) as i32;
-            let mut gv = if sym & (1 << 2) != 0 {
-                (d.symbol(&mut self.bytes[2]) as u8).wrapping_add(clamp_u8(diff + lo(lg) as i32)) as u16
-            } else {
-                lg & 0xFF
-            };
-            let mut bv = if sym & (1 << 4) != 0 {
-                let c = d.symbol(&mut self.bytes[4]) as u8;
-                diff = (diff + lo(gv) as i32 - lo(lg) as i32) / 2;
-                c.wrapping_add(clamp_u8(diff + lo(lb) as i32)) as u16
-            } else {
-                lb & 0xFF
-            };
-            let mut diff = hi(r) as i32 - hi(lr) as i32;
-            if sym & (1 << 3) != 0 {
-                gv |= ((d.symbol(&mut self.bytes[3]) as u8).wrapping_add(clamp_u8(diff + hi(lg) as i32)) as u16) << 8;
-            } else {
-                gv |= lg & 0xFF00;
-            }
-            if sym & (1 << 5) != 0 {
-                let c = d.symbol(&mut self.bytes[5]) as u8;
-                diff = (diff + hi(gv) as i32 - hi(lg) as i32) / 2;
-                bv |= (c.wrapping_add(clamp_u8(diff + hi(lb) as i32)) as u16) << 8;
-            } else {
-                bv |= lb & 0xFF00;
-            }
-            (g, b) = (gv, bv);
-        } else {
-            (g, b) = (r, r);
-        }
+        let [r, g, b] = decode_rgb(d, &mut self.models, self.last);
         self.last = [r, g, b];
         out[0..2].copy_from_slice(&r.to_le_bytes());
         out[2..4].copy_from_slice(&g.to_le_bytes());

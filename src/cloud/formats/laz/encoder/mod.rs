@@ -23,9 +23,9 @@ use rgb14::{Nir14, Rgb14};
 /// A layered item set this encoder covers: Point14, then optionally RGB14 or RGBNIR14, then extra bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
-    rgb: bool,
-    nir: bool,
-    extra: usize,
+    pub(crate) rgb: bool,
+    pub(crate) nir: bool,
+    pub(crate) extra: usize,
 }
 
 impl Layout {
