@@ -417,7 +417,7 @@ fn unreachable_context() -> ! {
 }
 
 /// Return map of (number of returns, return number) to 6 contexts (LASzip's `number_return_map_6ctx`).
-const NUMBER_RETURN_MAP_6CTX: [[u8; 16]; 16] = [
+pub(super) const NUMBER_RETURN_MAP_6CTX: [[u8; 16]; 16] = [
     [0, 1, 2, 3, 4, 5, 3, 4, 4, 5, 5, 5, 5, 5, 5, 5],
     [1, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3],
     [2, 1, 2, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3],
@@ -437,7 +437,7 @@ const NUMBER_RETURN_MAP_6CTX: [[u8; 16]; 16] = [
 ];
 
 /// Return level of (number of returns, return number) in 8 contexts (LASzip's `number_return_level_8ctx`).
-const NUMBER_RETURN_LEVEL_8CT: [[u8; 16]; 16] = [
+pub(super) const NUMBER_RETURN_LEVEL_8CT: [[u8; 16]; 16] = [
     [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7],
     [1, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7, 7],
     [2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7],
