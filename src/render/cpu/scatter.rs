@@ -49,6 +49,22 @@ pub trait Sink {
     const BRANCHLESS: bool;
     /// The minimum of `v` and the word of pixel `i`.
     fn put(&mut self, i: usize, v: u64);
+    /// A hint that pixel `i` (any index: out of range does nothing) will be written soon.
+    #[inline(always)]
+    fn prefetch(&self, _i: usize) {}
+}
+
+/// Asks the cache for the line of `buf[i]` (a hint: any `i`, nothing is read).
+#[inline(always)]
+fn prefetch_word<T>(buf: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: a prefetch reads nothing and never faults; the address is only computed
+        // (`wrapping_add`: no pointer arithmetic past the allocation is asserted).
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(buf.as_ptr().wrapping_add(i).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (buf, i);
 }
 
 /// A buffer only the calling thread writes: plain load, minimum, store.
@@ -60,6 +76,10 @@ impl Sink for Private<'_> {
     fn put(&mut self, i: usize, v: u64) {
         let c = &mut self.0[i];
         *c = (*c).min(v);
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch_word(self.0, i);
     }
 }
 
@@ -74,6 +94,10 @@ impl Sink for Shared<'_> {
         if v < cell.load(Ordering::Relaxed) {
             cell.fetch_min(v, Ordering::Relaxed);
         }
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch_word(self.0, i);
     }
 }
 
@@ -146,9 +170,42 @@ unsafe fn draw_avx2<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload:
 /// 8 lanes of pixel indices and words, for the scalar loop of [`draw_avx2_vec`].
 #[cfg(target_arch = "x86_64")]
 #[repr(C, align(32))]
+#[derive(Clone, Copy)]
 struct Lanes8 {
     index: [u32; 8],
     words: [u64; 8],
+    /// The kept lanes (bit j: lane j), for a sink with a branch.
+    live: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes8 {
+    /// Gives the block's words to `sink`.
+    #[inline(always)]
+    fn put<S: Sink>(&self, sink: &mut S) {
+        if S::BRANCHLESS {
+            for (&i, &v) in self.index.iter().zip(&self.words) {
+                sink.put(i as usize, v);
+            }
+        } else {
+            let mut live = self.live;
+            while live != 0 {
+                let j = live.trailing_zeros() as usize;
+                live &= live - 1;
+                sink.put(self.index[j] as usize, self.words[j]);
+            }
+        }
+    }
+}
+
+/// Blocks of 8 points [`draw_avx2_vec`] projects ahead of the ones it gives to the sink, their pixels
+/// prefetched meanwhile (`PCV_CPU_PREFETCH=0`: none, each block given as it is projected).
+pub const PREFETCH_BLOCKS: usize = 4;
+
+/// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
+pub fn prefetch_wanted() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PCV_CPU_PREFETCH").is_none_or(|v| v != "0"))
 }
 
 /// [`draw_lanes`] 8 points at a time in AVX2 registers (the compiler's loop, [`draw_avx2`], converts
@@ -162,6 +219,21 @@ struct Lanes8 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    if prefetch_wanted() {
+        // SAFETY: the caller's (AVX2 and FMA).
+        unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
+    } else {
+        // SAFETY: as above.
+        unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
+    }
+}
+
+/// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight: each block's pixels are prefetched when
+/// it is projected and its words given to the sink `AHEAD - 1` blocks later (the minimum does not
+/// depend on the order the words come in).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     use std::arch::x86_64::*;
     let m = &f.screen_from_world;
     let row = |r: usize, x: __m256, y: __m256, z: __m256| {
@@ -179,7 +251,8 @@ unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payl
     let iota_lo = _mm256_setr_epi64x(0, 1, 2, 3);
     let iota_hi = _mm256_setr_epi64x(4, 5, 6, 7);
     let ones = _mm256_set1_epi64x(-1);
-    let mut lanes = Lanes8 { index: [0; 8], words: [0; 8] };
+    let mut ring = [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD];
+    let mut made = 0usize;
     let floats: *const f32 = positions.as_ptr().cast();
     let n = positions.len();
     let mut at = 0usize;
@@ -234,25 +307,28 @@ unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payl
         let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
         let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
         let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
+        let lanes = &mut ring[made % AHEAD];
         // SAFETY: `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
         unsafe {
             _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
             _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
             _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
         }
-        if S::BRANCHLESS {
-            for (&i, &v) in lanes.index.iter().zip(&lanes.words) {
-                sink.put(i as usize, v);
-            }
-        } else {
-            let mut live = _mm256_movemask_ps(k) as u32;
-            while live != 0 {
-                let j = live.trailing_zeros() as usize;
-                live &= live - 1;
-                sink.put(lanes.index[j] as usize, lanes.words[j]);
+        lanes.live = _mm256_movemask_ps(k) as u32;
+        if AHEAD > 1 {
+            for &i in &lanes.index {
+                sink.prefetch(i as usize);
             }
         }
+        made += 1;
+        if made >= AHEAD {
+            // The oldest block in flight (its slot takes the next one).
+            ring[made % AHEAD].put(sink);
+        }
         at += 8;
+    }
+    for b in made.saturating_sub(AHEAD - 1)..made {
+        ring[b % AHEAD].put(sink);
     }
     draw_lanes(f, &positions[at..], payload.skip(at), sink);
 }
@@ -444,11 +520,15 @@ mod tests {
                     assert!(got == want, "avx2, {len} points");
                     let mut got = vec![u64::MAX; n];
                     // SAFETY: as above.
-                    unsafe { draw_avx2_vec(&f, &pos[..len], payload, &mut Private(&mut got)) };
+                    unsafe { draw_avx2_ahead::<_, 1>(&f, &pos[..len], payload, &mut Private(&mut got)) };
                     assert!(got == want, "avx2 by hand, {len} points");
+                    let mut got = vec![u64::MAX; n];
+                    // SAFETY: as above.
+                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Private(&mut got)) };
+                    assert!(got == want, "avx2 by hand with prefetch, {len} points");
                     let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                     // SAFETY: as above.
-                    unsafe { draw_avx2_vec(&f, &pos[..len], payload, &mut Shared(&shared)) };
+                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Shared(&shared)) };
                     assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "avx2 by hand, shared, {len} points");
                 }
                 if len == pos.len() {
