@@ -36,12 +36,35 @@ pub fn has_avx512() -> bool {
     }
 }
 
+/// Whether [`draw_points`] runs the hand-written AVX2 loop ([`draw_avx2_vec`]) where the CPU has AVX2
+/// and FMA but not AVX-512: unless `PCV_CPU_AVX2=0` (then the compiler's loop, [`draw_avx2`]).
+pub fn has_avx2_loop() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| std::env::var_os("PCV_CPU_AVX2").is_none_or(|v| v != "0"))
+}
+
 /// Where [`draw_points`] takes the minimum of a point's word.
 pub trait Sink {
     /// Whether a dropped point may be given as `put(0, u64::MAX)` (no branch in the loop).
     const BRANCHLESS: bool;
     /// The minimum of `v` and the word of pixel `i`.
     fn put(&mut self, i: usize, v: u64);
+    /// A hint that pixel `i` (any index: out of range does nothing) will be written soon.
+    #[inline(always)]
+    fn prefetch(&self, _i: usize) {}
+}
+
+/// Asks the cache for the line of `buf[i]` (a hint: any `i`, nothing is read).
+#[inline(always)]
+fn prefetch_word<T>(buf: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: a prefetch reads nothing and never faults; the address is only computed
+        // (`wrapping_add`: no pointer arithmetic past the allocation is asserted).
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(buf.as_ptr().wrapping_add(i).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (buf, i);
 }
 
 /// A buffer only the calling thread writes: plain load, minimum, store.
@@ -53,6 +76,10 @@ impl Sink for Private<'_> {
     fn put(&mut self, i: usize, v: u64) {
         let c = &mut self.0[i];
         *c = (*c).min(v);
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch_word(self.0, i);
     }
 }
 
@@ -68,6 +95,10 @@ impl Sink for Shared<'_> {
             cell.fetch_min(v, Ordering::Relaxed);
         }
     }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch_word(self.0, i);
+    }
 }
 
 /// The low bits of the points' words.
@@ -79,7 +110,16 @@ pub enum Payload<'a> {
     Color(&'a [u32]),
 }
 
-impl Payload<'_> {
+impl<'a> Payload<'a> {
+    /// The payload of the points from point `n` on.
+    #[inline(always)]
+    fn skip(self, n: usize) -> Payload<'a> {
+        match self {
+            Payload::Index(first) => Payload::Index(first + n as u64),
+            Payload::Color(c) => Payload::Color(&c[n..]),
+        }
+    }
+
     #[inline(always)]
     fn get(&self, j: usize) -> u64 {
         match *self {
@@ -107,8 +147,13 @@ pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: 
             return;
         }
         if super::simd::has_avx2_fma() {
-            // SAFETY: this CPU has AVX2 and FMA (asked at run time).
-            unsafe { draw_avx2(f, positions, payload, sink) };
+            if has_avx2_loop() {
+                // SAFETY: this CPU has AVX2 and FMA (asked at run time).
+                unsafe { draw_avx2_vec(f, positions, payload, sink) };
+            } else {
+                // SAFETY: this CPU has AVX2 and FMA (asked at run time).
+                unsafe { draw_avx2(f, positions, payload, sink) };
+            }
             return;
         }
     }
@@ -120,6 +165,172 @@ pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: 
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     draw_lanes(f, positions, payload, sink)
+}
+
+/// 8 lanes of pixel indices and words, for the scalar loop of [`draw_avx2_vec`].
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(32))]
+#[derive(Clone, Copy)]
+struct Lanes8 {
+    index: [u32; 8],
+    words: [u64; 8],
+    /// The kept lanes (bit j: lane j), for a sink with a branch.
+    live: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes8 {
+    /// Gives the block's words to `sink`.
+    #[inline(always)]
+    fn put<S: Sink>(&self, sink: &mut S) {
+        if S::BRANCHLESS {
+            for (&i, &v) in self.index.iter().zip(&self.words) {
+                sink.put(i as usize, v);
+            }
+        } else {
+            let mut live = self.live;
+            while live != 0 {
+                let j = live.trailing_zeros() as usize;
+                live &= live - 1;
+                sink.put(self.index[j] as usize, self.words[j]);
+            }
+        }
+    }
+}
+
+/// Blocks of 8 points [`draw_avx2_vec`] projects ahead of the ones it gives to the sink, their pixels
+/// prefetched meanwhile (`PCV_CPU_PREFETCH=0`: none, each block given as it is projected).
+pub const PREFETCH_BLOCKS: usize = 4;
+
+/// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
+pub fn prefetch_wanted() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PCV_CPU_PREFETCH").is_none_or(|v| v != "0"))
+}
+
+/// [`draw_lanes`] 8 points at a time in AVX2 registers (the compiler's loop, [`draw_avx2`], converts
+/// the pixel coordinates lane by lane with branches, for the saturating `as u32`; here the kept lanes'
+/// coordinates lie in `[0, size)`, where `vcvttps2dq` is that cast). Three loads take 8 records (24
+/// floats); coordinate `c` of record `j` is float `3j + c`, at lane `(3j + c) % 8` of load `(3j + c) / 8`,
+/// and for each `c` these are 8 different lanes: two blends gather them into one register and one
+/// permute puts them in record order. Then the same FMAs, division and multiplies in the same order as
+/// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get pixel
+/// 0 and `u64::MAX` (as [`draw_avx512`]). The last `len % 8` points go through [`draw_lanes`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    if prefetch_wanted() {
+        // SAFETY: the caller's (AVX2 and FMA).
+        unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
+    } else {
+        // SAFETY: as above.
+        unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
+    }
+}
+
+/// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight: each block's pixels are prefetched when
+/// it is projected and its words given to the sink `AHEAD - 1` blocks later (the minimum does not
+/// depend on the order the words come in).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    use std::arch::x86_64::*;
+    let m = &f.screen_from_world;
+    let row = |r: usize, x: __m256, y: __m256, z: __m256| {
+        // m[8 + r] * z + (m[4 + r] * y + (m[r] * x + m[12 + r])), each an FMA, as `project::row`.
+        let v = _mm256_fmadd_ps(_mm256_set1_ps(m[r]), x, _mm256_set1_ps(m[12 + r]));
+        let v = _mm256_fmadd_ps(_mm256_set1_ps(m[4 + r]), y, v);
+        _mm256_fmadd_ps(_mm256_set1_ps(m[8 + r]), z, v)
+    };
+    let (w_px, h_px) = (_mm256_set1_ps(f.width as f32), _mm256_set1_ps(f.height as f32));
+    let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+    let width = _mm256_set1_epi32(f.width as i32);
+    // Record order of the blended lanes of x, y and z (see the doc).
+    let (perm_x, perm_y, perm_z) =
+        (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    let iota_lo = _mm256_setr_epi64x(0, 1, 2, 3);
+    let iota_hi = _mm256_setr_epi64x(4, 5, 6, 7);
+    let ones = _mm256_set1_epi64x(-1);
+    let mut ring = [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD];
+    let mut made = 0usize;
+    let floats: *const f32 = positions.as_ptr().cast();
+    let n = positions.len();
+    let mut at = 0usize;
+    while at + 8 <= n {
+        // SAFETY: records `at .. at + 8` (24 floats from float 3 · at) lie inside `positions`.
+        let (a, b, c) = unsafe {
+            let p = floats.add(3 * at);
+            (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)), _mm256_loadu_ps(p.add(16)))
+        };
+        // x: loads 0, 1, 2 give lanes {0, 3, 6}, {1, 4, 7}, {2, 5}; y: {1, 4, 7}, {2, 5}, {0, 3, 6};
+        // z: {2, 5}, {0, 3, 6}, {1, 4, 7}.
+        let x = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(a, b), c), perm_x);
+        let y = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(a, b), c), perm_y);
+        let z = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(a, b), c), perm_z);
+        let w = row(3, x, y, z);
+        let inv_w = _mm256_div_ps(one, w);
+        let sx = _mm256_mul_ps(row(0, x, y, z), inv_w);
+        let sy = _mm256_mul_ps(row(1, x, y, z), inv_w);
+        let d = _mm256_mul_ps(row(2, x, y, z), inv_w);
+        // Ordered compares: false for NaN, as Rust's.
+        let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
+        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
+        let keep = _mm256_castps_si256(k);
+        // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
+        let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
+        let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, width), px));
+        let bits = _mm256_castps_si256(d);
+        let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
+        let (p_lo, p_hi) = match payload {
+            Payload::Index(first) => {
+                let base = _mm256_set1_epi64x((first + at as u64) as i64);
+                (_mm256_add_epi64(base, iota_lo), _mm256_add_epi64(base, iota_hi))
+            }
+            Payload::Color(colors) => {
+                // SAFETY: `colors` is as long as `positions` (asserted by `draw_points`): colors
+                // `at .. at + 8` exist.
+                let (cv_lo, cv_hi) = unsafe {
+                    let c = colors.as_ptr().add(at);
+                    (_mm_loadu_si128(c.cast()), _mm_loadu_si128(c.add(4).cast()))
+                };
+                (_mm256_cvtepu32_epi64(cv_lo), _mm256_cvtepu32_epi64(cv_hi))
+            }
+        };
+        let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
+        let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
+        // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
+        let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
+        let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
+        let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
+        let lanes = &mut ring[made % AHEAD];
+        // SAFETY: `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
+        unsafe {
+            _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
+            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
+            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
+        }
+        lanes.live = _mm256_movemask_ps(k) as u32;
+        if AHEAD > 1 {
+            for &i in &lanes.index {
+                sink.prefetch(i as usize);
+            }
+        }
+        made += 1;
+        if made >= AHEAD {
+            // The oldest block in flight (its slot takes the next one).
+            ring[made % AHEAD].put(sink);
+        }
+        at += 8;
+    }
+    for b in made.saturating_sub(AHEAD - 1)..made {
+        ring[b % AHEAD].put(sink);
+    }
+    draw_lanes(f, &positions[at..], payload.skip(at), sink);
 }
 
 /// The portable loop: [`project_batch_xyz`] then the points one by one.
@@ -301,11 +512,24 @@ mod tests {
                 draw_points(&f, &pos[..len], payload, &mut Private(&mut got));
                 assert!(got == want, "private, {len} points");
                 #[cfg(target_arch = "x86_64")]
-                if has_avx512() {
+                if crate::render::cpu::simd::has_avx2_fma() {
+                    // Both AVX2 loops, whichever `draw_points` picked.
                     let mut got = vec![u64::MAX; n];
-                    // SAFETY: this CPU has AVX-512 (asked just above).
+                    // SAFETY: this CPU has AVX2 and FMA (asked just above).
                     unsafe { draw_avx2(&f, &pos[..len], payload, &mut Private(&mut got)) };
                     assert!(got == want, "avx2, {len} points");
+                    let mut got = vec![u64::MAX; n];
+                    // SAFETY: as above.
+                    unsafe { draw_avx2_ahead::<_, 1>(&f, &pos[..len], payload, &mut Private(&mut got)) };
+                    assert!(got == want, "avx2 by hand, {len} points");
+                    let mut got = vec![u64::MAX; n];
+                    // SAFETY: as above.
+                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Private(&mut got)) };
+                    assert!(got == want, "avx2 by hand with prefetch, {len} points");
+                    let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                    // SAFETY: as above.
+                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Shared(&shared)) };
+                    assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "avx2 by hand, shared, {len} points");
                 }
                 if len == pos.len() {
                     assert!(want.iter().filter(|&&v| v != u64::MAX).count() > 100, "some points land");
