@@ -159,7 +159,7 @@ fn run_in<const RGB: bool, const NIR: bool>(
     let mut done = 0;
     while done < points {
         let n = (points - done).min(piece_points.max(1));
-        scratch.clear();
+        // Every byte of every record is written below: the scratch is zeroed only where it grows.
         scratch.resize(n * stride, 0);
         for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
             if done + i == 0 {
