@@ -103,7 +103,7 @@ unsafe fn run_bmi<const RGB: bool, const NIR: bool>(
 }
 
 #[inline(always)]
-fn run_in<const RGB: bool, const NIR: bool>(
+pub(super) fn run_in<const RGB: bool, const NIR: bool>(
     bytes: &[u8],
     layout: Layout,
     points: usize,
