@@ -129,22 +129,31 @@ impl<'a> Decoder<'a> {
         let dv = self.value / l;
         let t = if dv < DM_MAX_COUNT { (dv >> m.table_shift) as usize } else { self.outside(m, dv) };
         let (table, dist) = (&m.table[..], &m.dist[..]);
-        let mut sym = table[t] as u32;
-        let mut n = table[t + 1] as u32 + 1;
+        debug_assert!(t + 1 < table.len());
+        // SAFETY: `t` ≤ the table's size (a quotient below 2^15 shifted by `table_shift`, or
+        // `outside`'s last entry) and the table has 2 more entries than its size.
+        let (mut sym, mut n) = unsafe { (*table.get_unchecked(t) as u32, *table.get_unchecked(t + 1) as u32 + 1) };
         while n > sym + 1 {
             let k = (sym + n) >> 1;
-            if dist[k as usize] > dv {
+            debug_assert!((k as usize) < dist.len());
+            // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
+            // the length of `dist`): `update` writes only symbols into the entries in use.
+            if unsafe { *dist.get_unchecked(k as usize) } > dv {
                 n = k;
             } else {
                 sym = k;
             }
         }
-        let x = dist[sym as usize].wrapping_mul(l);
-        let y = if sym != m.last_symbol { dist[sym as usize + 1].wrapping_mul(l) } else { self.length };
+        debug_assert!((sym as usize) < dist.len());
+        // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `dist.len()`, and
+        // `sym + 1` is one too where `sym` is not the last symbol.
+        let x = unsafe { *dist.get_unchecked(sym as usize) }.wrapping_mul(l);
+        let y = if sym != m.last_symbol { unsafe { *dist.get_unchecked(sym as usize + 1) }.wrapping_mul(l) } else { self.length };
         self.value = self.value.wrapping_sub(x);
         self.length = y.wrapping_sub(x);
         self.renorm();
-        m.count[sym as usize] += 1;
+        // SAFETY: `sym` < `symbols` = `count.len()` (above).
+        unsafe { *m.count.get_unchecked_mut(sym as usize) += 1 };
         m.until_update -= 1;
         if m.until_update == 0 {
             m.update();

@@ -79,6 +79,39 @@ fn run<const RGB: bool, const NIR: bool>(
     scratch: &mut Vec<u8>,
     piece: &mut dyn FnMut(&[u8]),
 ) -> Result<(), ChunkError> {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_bmi() {
+        // SAFETY: the CPU has LZCNT, BMI1 and BMI2 (checked just above), all `run_bmi` asks for.
+        return unsafe { run_bmi::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece) };
+    }
+    run_in::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece)
+}
+
+/// [`run_in`] compiled for LZCNT, BMI1 and BMI2 (see [`super::has_bmi`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "lzcnt,bmi1,bmi2")]
+unsafe fn run_bmi<const RGB: bool, const NIR: bool>(
+    bytes: &[u8],
+    layout: Layout,
+    points: usize,
+    selection: laz::DecompressionSelection,
+    piece_points: usize,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), ChunkError> {
+    run_in::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece)
+}
+
+#[inline(always)]
+pub(super) fn run_in<const RGB: bool, const NIR: bool>(
+    bytes: &[u8],
+    layout: Layout,
+    points: usize,
+    selection: laz::DecompressionSelection,
+    piece_points: usize,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), ChunkError> {
     let stride = layout.record_len();
     if points == 0 {
         return Ok(());
@@ -126,7 +159,7 @@ fn run<const RGB: bool, const NIR: bool>(
     let mut done = 0;
     while done < points {
         let n = (points - done).min(piece_points.max(1));
-        scratch.clear();
+        // Every byte of every record is written below: the scratch is zeroed only where it grows.
         scratch.resize(n * stride, 0);
         for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
             if done + i == 0 {

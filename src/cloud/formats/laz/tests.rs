@@ -395,3 +395,56 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
         }
     }
 }
+
+/// The decode loops compiled for LZCNT/BMI1/BMI2 (what `decode_chunk` and `decode_layered_chunk` run
+/// on a CPU that has them, see `has_bmi`) and for baseline x86-64 (`run_in` called directly) give the
+/// same records and fail after the same points, on whole and on truncated chunks of every covered
+/// item set. (Where the CPU lacks the features both are the baseline loop.)
+#[test]
+fn bmi_and_baseline_loops_decode_alike() {
+    use laz::DecompressionSelection as S;
+    type Out = (Vec<u8>, Result<(), super::ChunkError>);
+    for format in [0u8, 1, 2, 3, 6, 7, 8] {
+        for extra in [0usize, 3] {
+            let stride = FORMAT_LEN(format) + extra;
+            let recs = records(format, extra, 2500, 4242 + format as u64);
+            let (vlr, chunks, data) = compress(format, extra, &recs, 1000);
+            for c in &chunks {
+                let whole = &data[c.byte..c.byte + c.bytes];
+                for cut in [whole.len(), whole.len() * 2 / 3, whole.len() / 3] {
+                    let bytes = &whole[..cut];
+                    let (mut s1, mut s2) = (Vec::new(), Vec::new());
+                    let (a, b): (Out, Out) = if let Some(items) = Items::of(vlr.items()) {
+                        let mut a = Vec::new();
+                        let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
+                        let mut b = Vec::new();
+                        let rb = match (items.gps, items.rgb) {
+                            (false, false) => super::run_in::<false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, false) => super::run_in::<true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, true) => super::run_in::<false, true>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, true) => super::run_in::<true, true>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                        };
+                        ((a, ra), (b, rb))
+                    } else {
+                        let layout = layout_of(vlr.items()).expect("layered items covered");
+                        let sel = if format == 7 { loader_selection() } else { S::all() };
+                        let mut a = Vec::new();
+                        let ra = super::decode_layered_chunk(bytes, layout, c.points, sel, 700, &mut s1, &mut |p| a.extend_from_slice(p));
+                        let mut b = Vec::new();
+                        let rb = match (layout.rgb, layout.nir) {
+                            (false, _) => super::layered::run_in::<false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, false) => super::layered::run_in::<true, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, true) => super::layered::run_in::<true, true>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                        };
+                        ((a, ra), (b, rb))
+                    };
+                    assert!(a.0 == b.0, "format {format} extra {extra} cut {cut}: {}", first_difference(&a.0, &b.0, stride));
+                    assert_eq!(a.1, b.1, "format {format} extra {extra} cut {cut}");
+                    if cut == whole.len() {
+                        assert!(a.1.is_ok() && a.0.len() == c.points * stride, "format {format} extra {extra}: the whole chunk decodes");
+                    }
+                }
+            }
+        }
+    }
+}
