@@ -70,36 +70,9 @@ pub(crate) fn decode_layered_chunk(
     }
 }
 
-fn run<const RGB: bool, const NIR: bool>(
-    bytes: &[u8],
-    layout: Layout,
-    points: usize,
-    selection: laz::DecompressionSelection,
-    piece_points: usize,
-    scratch: &mut Vec<u8>,
-    piece: &mut dyn FnMut(&[u8]),
-) -> Result<(), ChunkError> {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_bmi() {
-        // SAFETY: the CPU has LZCNT, BMI1 and BMI2 (checked just above), all `run_bmi` asks for.
-        return unsafe { run_bmi::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece) };
-    }
-    run_in::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece)
-}
-
-/// [`run_in`] compiled for LZCNT, BMI1 and BMI2 (see [`super::has_bmi`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "lzcnt,bmi1,bmi2")]
-unsafe fn run_bmi<const RGB: bool, const NIR: bool>(
-    bytes: &[u8],
-    layout: Layout,
-    points: usize,
-    selection: laz::DecompressionSelection,
-    piece_points: usize,
-    scratch: &mut Vec<u8>,
-    piece: &mut dyn FnMut(&[u8]),
-) -> Result<(), ChunkError> {
-    run_in::<RGB, NIR>(bytes, layout, points, selection, piece_points, scratch, piece)
+super::with_bmi! {
+    /// [`run_in`] for the layout's `RGB` and `NIR`.
+    fn run = run_in::<const RGB, const NIR>(bytes: &[u8], layout: Layout, points: usize, selection: laz::DecompressionSelection, piece_points: usize, scratch: &mut Vec<u8>, piece: &mut dyn FnMut(&[u8])) -> Result<(), ChunkError>
 }
 
 #[inline(always)]

@@ -131,34 +131,34 @@ pub(crate) fn has_bmi() -> bool {
     })
 }
 
-fn run<const GPS: bool, const RGB: bool>(
-    bytes: &[u8],
-    items: Items,
-    points: usize,
-    piece_points: usize,
-    scratch: &mut Vec<u8>,
-    piece: &mut dyn FnMut(&[u8]),
-) -> Result<(), ChunkError> {
-    #[cfg(target_arch = "x86_64")]
-    if has_bmi() {
-        // SAFETY: the CPU has LZCNT, BMI1 and BMI2 (checked just above), all `run_bmi` asks for.
-        return unsafe { run_bmi::<GPS, RGB>(bytes, items, points, piece_points, scratch, piece) };
-    }
-    run_in::<GPS, RGB>(bytes, items, points, piece_points, scratch, piece)
+/// `fn name<const A: bool, ...>(args) -> ret` that calls `inner::<A, ...>(args)` (an `#[inline(always)]`
+/// decode loop) compiled for LZCNT, BMI1 and BMI2 where the CPU has them ([`has_bmi`]), else as
+/// baseline code: the same source compiled twice, the same records either way (as `simd::with_fma!`
+/// does for the raster loops). `inner` stays callable on its own: the tests compare both builds.
+macro_rules! with_bmi {
+    ($(#[$meta:meta])* fn $name:ident = $inner:ident::<$(const $g:ident),*>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {
+        $(#[$meta])*
+        fn $name<$(const $g: bool),*>($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "lzcnt,bmi1,bmi2")]
+            unsafe fn bmi<$(const $g: bool),*>($($arg: $ty),*) -> $ret {
+                $inner::<$($g),*>($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $crate::cloud::formats::laz::has_bmi() {
+                // SAFETY: the CPU has LZCNT, BMI1 and BMI2 (asked at run time just above), all `bmi`
+                // is compiled for.
+                return unsafe { bmi::<$($g),*>($($arg),*) };
+            }
+            $inner::<$($g),*>($($arg),*)
+        }
+    };
 }
+use with_bmi;
 
-/// [`run_in`] compiled for LZCNT, BMI1 and BMI2 (see [`has_bmi`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "lzcnt,bmi1,bmi2")]
-unsafe fn run_bmi<const GPS: bool, const RGB: bool>(
-    bytes: &[u8],
-    items: Items,
-    points: usize,
-    piece_points: usize,
-    scratch: &mut Vec<u8>,
-    piece: &mut dyn FnMut(&[u8]),
-) -> Result<(), ChunkError> {
-    run_in::<GPS, RGB>(bytes, items, points, piece_points, scratch, piece)
+with_bmi! {
+    /// [`run_in`] for the item set's `GPS` and `RGB`.
+    fn run = run_in::<const GPS, const RGB>(bytes: &[u8], items: Items, points: usize, piece_points: usize, scratch: &mut Vec<u8>, piece: &mut dyn FnMut(&[u8])) -> Result<(), ChunkError>
 }
 
 #[inline(always)]
