@@ -15,6 +15,8 @@ use super::project::{project_batch_xyz, BATCH, DROPPED};
 use crate::render::gpu_data::{word, FrameUniforms};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod words;
+
 /// Whether this CPU has the AVX-512 subsets [`draw_points`] uses (F, BW, DQ, VL, with AVX2 and FMA),
 /// and `PCV_CPU_AVX512` is not `0` (asked once).
 pub fn has_avx512() -> bool {
@@ -228,31 +230,131 @@ unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payl
     }
 }
 
-/// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight: each block's pixels are prefetched when
-/// it is projected and its words given to the sink `AHEAD - 1` blocks later (the minimum does not
-/// depend on the order the words come in).
+/// Blocks of 8 projected points in flight, and what projecting one takes: the shared part of the hand-
+/// written AVX2 loops ([`draw_avx2_ahead`] over 12-byte positions, [`words::draw_words`] over 10-bit
+/// words). Each block's pixels are prefetched when it is projected ([`Self::push`]) and its words given
+/// to the sink `AHEAD - 1` blocks later (the minimum does not depend on the order the words come in);
+/// [`Self::finish`] gives the rest.
+#[cfg(target_arch = "x86_64")]
+struct Ahead<const AHEAD: usize> {
+    ring: [Lanes8; AHEAD],
+    /// Blocks projected so far.
+    made: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<const AHEAD: usize> Ahead<AHEAD> {
+    #[inline(always)]
+    fn new() -> Self {
+        Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD], made: 0 }
+    }
+
+    /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z`, points `at .. at + 8`
+    /// of `payload`: the same FMAs, division and multiplies in the same order as
+    /// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get
+    /// pixel 0 and `u64::MAX` (as [`draw_avx512`]). Then prefetches their pixels and gives the oldest
+    /// block in flight to `sink`. Inlined into the loops (compiled with AVX2 and FMA), where the
+    /// constants are hoisted out of the loop.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; with [`Payload::Color`], colors `at .. at + 8` exist.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn push<S: Sink>(
+        &mut self,
+        f: &FrameUniforms,
+        x: std::arch::x86_64::__m256,
+        y: std::arch::x86_64::__m256,
+        z: std::arch::x86_64::__m256,
+        payload: Payload<'_>,
+        at: usize,
+        sink: &mut S,
+    ) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's: this CPU has AVX2 and FMA (every intrinsic below), and the colors exist.
+        unsafe {
+            let m = &f.screen_from_world;
+            let row = |r: usize| {
+                // m[8 + r] * z + (m[4 + r] * y + (m[r] * x + m[12 + r])), each an FMA, as `project::row`.
+                let v = _mm256_fmadd_ps(_mm256_set1_ps(m[r]), x, _mm256_set1_ps(m[12 + r]));
+                let v = _mm256_fmadd_ps(_mm256_set1_ps(m[4 + r]), y, v);
+                _mm256_fmadd_ps(_mm256_set1_ps(m[8 + r]), z, v)
+            };
+            let (w_px, h_px) = (_mm256_set1_ps(f.width as f32), _mm256_set1_ps(f.height as f32));
+            let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
+            let w = row(3);
+            let inv_w = _mm256_div_ps(one, w);
+            let sx = _mm256_mul_ps(row(0), inv_w);
+            let sy = _mm256_mul_ps(row(1), inv_w);
+            let d = _mm256_mul_ps(row(2), inv_w);
+            // Ordered compares: false for NaN, as Rust's.
+            let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
+            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
+            let keep = _mm256_castps_si256(k);
+            // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
+            let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
+            let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+            let bits = _mm256_castps_si256(d);
+            let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
+            let (p_lo, p_hi) = match payload {
+                Payload::Index(first) => {
+                    let base = _mm256_set1_epi64x((first + at as u64) as i64);
+                    (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3)), _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7)))
+                }
+                Payload::Color(colors) => {
+                    let c = colors.as_ptr().add(at);
+                    (_mm256_cvtepu32_epi64(_mm_loadu_si128(c.cast())), _mm256_cvtepu32_epi64(_mm_loadu_si128(c.add(4).cast())))
+                }
+            };
+            let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
+            let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
+            // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
+            let ones = _mm256_set1_epi64x(-1);
+            let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
+            let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
+            let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
+            let lanes = &mut self.ring[self.made % AHEAD];
+            // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
+            _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
+            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
+            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
+            lanes.live = _mm256_movemask_ps(k) as u32;
+        }
+        if AHEAD > 1 {
+            for &i in &self.ring[self.made % AHEAD].index {
+                sink.prefetch(i as usize);
+            }
+        }
+        self.made += 1;
+        if self.made >= AHEAD {
+            // The oldest block in flight (its slot takes the next one).
+            self.ring[self.made % AHEAD].put(sink);
+        }
+    }
+
+    /// Gives the blocks still in flight to `sink`.
+    #[inline(always)]
+    fn finish<S: Sink>(&self, sink: &mut S) {
+        for b in self.made.saturating_sub(AHEAD - 1)..self.made {
+            self.ring[b % AHEAD].put(sink);
+        }
+    }
+}
+
+/// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight ([`Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     use std::arch::x86_64::*;
-    let m = &f.screen_from_world;
-    let row = |r: usize, x: __m256, y: __m256, z: __m256| {
-        // m[8 + r] * z + (m[4 + r] * y + (m[r] * x + m[12 + r])), each an FMA, as `project::row`.
-        let v = _mm256_fmadd_ps(_mm256_set1_ps(m[r]), x, _mm256_set1_ps(m[12 + r]));
-        let v = _mm256_fmadd_ps(_mm256_set1_ps(m[4 + r]), y, v);
-        _mm256_fmadd_ps(_mm256_set1_ps(m[8 + r]), z, v)
-    };
-    let (w_px, h_px) = (_mm256_set1_ps(f.width as f32), _mm256_set1_ps(f.height as f32));
-    let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
-    let width = _mm256_set1_epi32(f.width as i32);
-    // Record order of the blended lanes of x, y and z (see the doc).
+    // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
     let (perm_x, perm_y, perm_z) =
         (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let iota_lo = _mm256_setr_epi64x(0, 1, 2, 3);
-    let iota_hi = _mm256_setr_epi64x(4, 5, 6, 7);
-    let ones = _mm256_set1_epi64x(-1);
-    let mut ring = [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD];
-    let mut made = 0usize;
+    let mut ahead = Ahead::<AHEAD>::new();
     let floats: *const f32 = positions.as_ptr().cast();
     let n = positions.len();
     let mut at = 0usize;
@@ -267,69 +369,12 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positi
         let x = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(a, b), c), perm_x);
         let y = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(a, b), c), perm_y);
         let z = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(a, b), c), perm_z);
-        let w = row(3, x, y, z);
-        let inv_w = _mm256_div_ps(one, w);
-        let sx = _mm256_mul_ps(row(0, x, y, z), inv_w);
-        let sy = _mm256_mul_ps(row(1, x, y, z), inv_w);
-        let d = _mm256_mul_ps(row(2, x, y, z), inv_w);
-        // Ordered compares: false for NaN, as Rust's.
-        let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
-        k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
-        let keep = _mm256_castps_si256(k);
-        // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
-        let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-        let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, width), px));
-        let bits = _mm256_castps_si256(d);
-        let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
-        let (p_lo, p_hi) = match payload {
-            Payload::Index(first) => {
-                let base = _mm256_set1_epi64x((first + at as u64) as i64);
-                (_mm256_add_epi64(base, iota_lo), _mm256_add_epi64(base, iota_hi))
-            }
-            Payload::Color(colors) => {
-                // SAFETY: `colors` is as long as `positions` (asserted by `draw_points`): colors
-                // `at .. at + 8` exist.
-                let (cv_lo, cv_hi) = unsafe {
-                    let c = colors.as_ptr().add(at);
-                    (_mm_loadu_si128(c.cast()), _mm_loadu_si128(c.add(4).cast()))
-                };
-                (_mm256_cvtepu32_epi64(cv_lo), _mm256_cvtepu32_epi64(cv_hi))
-            }
-        };
-        let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
-        let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
-        // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
-        let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
-        let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
-        let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
-        let lanes = &mut ring[made % AHEAD];
-        // SAFETY: `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
-        unsafe {
-            _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
-            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
-            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
-        }
-        lanes.live = _mm256_movemask_ps(k) as u32;
-        if AHEAD > 1 {
-            for &i in &lanes.index {
-                sink.prefetch(i as usize);
-            }
-        }
-        made += 1;
-        if made >= AHEAD {
-            // The oldest block in flight (its slot takes the next one).
-            ring[made % AHEAD].put(sink);
-        }
+        // SAFETY: this function's features; `colors` is as long as `positions` (asserted by
+        // `draw_points`), so colors `at .. at + 8` exist.
+        unsafe { ahead.push(f, x, y, z, payload, at, sink) };
         at += 8;
     }
-    for b in made.saturating_sub(AHEAD - 1)..made {
-        ring[b % AHEAD].put(sink);
-    }
+    ahead.finish(sink);
     draw_lanes(f, &positions[at..], payload.skip(at), sink);
 }
 
