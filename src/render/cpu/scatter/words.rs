@@ -2,23 +2,32 @@
 //! z in 20–29, in their batch's box) decoded and drawn in one pass, 4 bytes read a point instead of 12.
 //!
 //! How it works: where the hand-written AVX2 loop runs ([`super::draw_points`]: AVX2 and FMA, no
-//! AVX-512, `PCV_CPU_AVX2` not `0`), [`draw_words`] loads 8 words, takes the three fields with shifts
-//! and masks, converts them to floats (exact: below 2^24) and decodes each with one FMA,
-//! `q · scale + min`, as [`crate::render::cpu::batch::dequantize`] does (one rounding, so the same bits); then the same projection,
-//! words, prefetch and minimum as the 12-byte loop ([`super::Ahead`]). The last `len % 8` words, and
-//! every word elsewhere (AVX-512, the portable loop), are decoded into a stack array first and drawn by
-//! [`super::draw_points`] ([`draw_decoded`]).
+//! AVX-512, `PCV_CPU_AVX2` and `PCV_CPU_FUSED` not `0`), [`draw_words`] loads 8 words, takes the three
+//! fields with shifts and masks, converts them to floats (exact: below 2^24) and decodes each with one
+//! FMA, `q · scale + min`, as [`crate::render::cpu::batch::dequantize`] does (one rounding, so the same
+//! bits); then the same projection, words, prefetch and minimum as the 12-byte loop
+//! ([`super::Ahead`]). The last `len % 8` words, and every word elsewhere (AVX-512, the portable loop),
+//! are decoded into a stack array first and drawn by [`super::draw_points`] ([`draw_decoded`]).
 use super::{draw_points, Payload, Sink};
 use crate::render::cpu::batch::dequantize_pos;
 use crate::render::cpu::project::BATCH;
 use crate::render::gpu_data::{Batch, FrameUniforms};
 
 /// Every point of `words` (quantized in `batch`'s box) that [`super::super::project::project`] keeps
-/// once decoded gives its word (depth bits, point index `first + j`) to `sink` at its pixel.
-#[inline]
+/// once decoded gives its word (depth bits, point index `first + j`) to `sink` at its pixel. Inlined:
+/// called from code compiled with AVX2 and FMA ([`crate::render::cpu::simd::with_fma!`]), the decoding
+/// of [`draw_decoded`] is vectorized there with one FMA a coordinate (elsewhere each is a call to
+/// libm's `fmaf`).
+#[inline(always)]
 pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
     #[cfg(target_arch = "x86_64")]
-    if f.width != 0 && f.height != 0 && !super::has_avx512() && crate::render::cpu::simd::has_avx2_fma() && super::has_avx2_loop() {
+    if f.width != 0
+        && f.height != 0
+        && fused_wanted()
+        && !super::has_avx512()
+        && crate::render::cpu::simd::has_avx2_fma()
+        && super::has_avx2_loop()
+    {
         if super::prefetch_wanted() {
             // SAFETY: this CPU has AVX2 and FMA (asked at run time).
             unsafe { draw_words_avx2::<S, { super::PREFETCH_BLOCKS }>(f, batch, words, first, sink) };
@@ -29,6 +38,13 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         return;
     }
     draw_decoded(f, batch, words, first, sink)
+}
+
+/// Whether [`draw_words`] runs the fused loop where it can: unless `PCV_CPU_FUSED=0` (then every word
+/// goes through [`draw_decoded`], for comparisons; asked once).
+pub fn fused_wanted() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PCV_CPU_FUSED").is_none_or(|v| v != "0"))
 }
 
 /// [`draw_words`] by way of positions: [`BATCH`] words at a time decoded into a stack array, then
