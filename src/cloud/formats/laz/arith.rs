@@ -135,7 +135,7 @@ impl<'a> Decoder<'a> {
         let (mut sym, mut n) = unsafe { (*table.get_unchecked(t) as u32, *table.get_unchecked(t + 1) as u32 + 1) };
         while n > sym + 1 {
             let k = (sym + n) >> 1;
-            debug_assert!((k as usize) < dist.len());
+            debug_assert!(k < m.symbols);
             // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
             // the length of `dist`): `update` writes only symbols into the entries in use.
             if unsafe { *dist.get_unchecked(k as usize) } > dv {
@@ -144,11 +144,14 @@ impl<'a> Decoder<'a> {
                 sym = k;
             }
         }
-        debug_assert!((sym as usize) < dist.len());
-        // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `dist.len()`, and
-        // `sym + 1` is one too where `sym` is not the last symbol.
+        debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
+        // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
+        // `dist` has `symbols` + 1 entries.
         let x = unsafe { *dist.get_unchecked(sym as usize) }.wrapping_mul(l);
-        let y = if sym != m.last_symbol { unsafe { *dist.get_unchecked(sym as usize + 1) }.wrapping_mul(l) } else { self.length };
+        // The last symbol's range ends at `length`; `dist` has a spare entry past the last symbol, so
+        // the next symbol's bound is read either way and picked without a branch.
+        let y = unsafe { *dist.get_unchecked(sym as usize + 1) }.wrapping_mul(l);
+        let y = std::hint::select_unpredictable(sym != m.last_symbol, y, self.length);
         self.value = self.value.wrapping_sub(x);
         self.length = y.wrapping_sub(x);
         self.renorm();
@@ -295,7 +298,8 @@ impl Model {
             bits += 1;
         }
         self.table_shift = DM_LENGTH_SHIFT - bits;
-        self.dist = vec![0; n].into_boxed_slice();
+        // One spare entry past the last symbol (`symbol` reads it, and ignores it).
+        self.dist = vec![0; n + 1].into_boxed_slice();
         self.count = vec![1; n].into_boxed_slice();
         self.table = vec![0; (1 << bits) + 2 + TABLE_PAD].into_boxed_slice();
         self.update_cycle = self.symbols;
@@ -317,7 +321,7 @@ impl Model {
         let scale = 0x8000_0000u32 / self.total_count;
         let size = self.table_size();
         let shift = self.table_shift;
-        let n = self.dist.len();
+        let n = self.symbols as usize;
         let (dist, count, table) = (&mut self.dist[..], &self.count[..n], &mut self.table[..]);
         let mut sum = 0u32;
         let mut s = 0usize;
@@ -429,11 +433,10 @@ impl IntDecoder {
                 let k1 = k - 8;
                 c = (c << k1) | d.bits(k1) as i32;
             }
-            if c >= (1u32 << (k - 1)) as i32 {
-                c + 1
-            } else {
-                c.wrapping_sub(((1u32 << k) - 1) as i32)
-            }
+            // c + 1 where c ≥ 2^(k-1), else c - (2^k - 1), i.e. c + 1 - 2^k: without a branch (the
+            // corrector's sign is noise; a branch on it mispredicted about once a point). c < 2^k ≤ 2^31.
+            let low = ((c as u32) < (1u32 << (k - 1))) as u32;
+            c.wrapping_add(1).wrapping_sub((low << k) as i32)
         } else {
             self.corr_min
         };
