@@ -374,10 +374,10 @@ impl<T: Entry> Model<T> {
         let mut s = 0usize;
         let mut prev = 0u32;
         self.mps_width = 0;
-        for k in 0..n {
+        for (k, e) in dc.iter_mut().enumerate() {
             let d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-            dc[k].dist = d;
-            sum = sum.wrapping_add(dc[k].count);
+            e.dist = d;
+            sum = sum.wrapping_add(e.count);
             if d - prev >= MPS_SHARE {
                 (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
             }
