@@ -16,7 +16,7 @@ const MULTI_TOTAL: i32 = MULTI - MULTI_MINUS + 6;
 
 /// The decoder state of one chunk's GpsTime item.
 pub(crate) struct GpsTime {
-    multi: Model,
+    multi: Model<u16>,
     zero_diff: Model,
     ic: IntDecoder,
     last: usize,

@@ -128,7 +128,7 @@ struct Context {
     classification: Vec<Option<Box<Model>>>,
     flags: Vec<Option<Box<Model>>>,
     user_data: Vec<Option<Box<Model>>>,
-    gps_time_multi: Model,
+    gps_time_multi: Model<u16>,
     gps_time_no_diff: Model,
     dx: IntDecoder,
     dy: IntDecoder,
