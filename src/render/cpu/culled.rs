@@ -204,11 +204,11 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
         let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
         let mx = mag * 1e-5;
         *out = (-sx > mx) as u32
-            | ((-wd).mul_add(sw, sx) > mx) as u32 * 2
-            | (-sy > mx) as u32 * 4
-            | ((-ht).mul_add(sw, sy) > mx) as u32 * 8
-            | (-sz > mx) as u32 * 16
-            | ((sz + -sw) > mx) as u32 * 32;
+            | (((-wd).mul_add(sw, sx) > mx) as u32) << 1
+            | ((-sy > mx) as u32) << 2
+            | (((-ht).mul_add(sw, sy) > mx) as u32) << 3
+            | ((-sz > mx) as u32) << 4
+            | (((sz + -sw) > mx) as u32) << 5;
     }
     if outs.iter().fold(0x3f, |a, &o| a & o) != 0 {
         return true;
@@ -535,11 +535,12 @@ mod tests {
     #[test]
     fn mark_groups_marks_the_groups_that_own_pixels() {
         use crate::render::gpu_data::word;
-        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 600), word(1, EMPTY_PAYLOAD), word(2, 601)].into_iter().map(AtomicU64::new).collect();
+        let g = group_points() as u64; // 256 unless PCV_CPU_GROUP_POINTS says otherwise
+        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 2 * g + 88), word(1, EMPTY_PAYLOAD), word(2, 2 * g + 89)].into_iter().map(AtomicU64::new).collect();
         let marks: Vec<AtomicU8> = (0..4).map(|i| AtomicU8::new((i == 3) as u8)).collect();
         mark_groups(&vis, &marks);
         let got: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
-        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 600, 601); group 3's old mark cleared");
+        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 2g + 88, 2g + 89); group 3's old mark cleared");
     }
 
     /// A wall in front of a smaller wall: once the first frame has drawn both, the hidden one's batches
