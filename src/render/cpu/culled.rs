@@ -536,11 +536,11 @@ mod tests {
     fn mark_groups_marks_the_groups_that_own_pixels() {
         use crate::render::gpu_data::word;
         let g = group_points() as u64; // 256 unless PCV_CPU_GROUP_POINTS says otherwise
-        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 2 * g + 88), word(1, EMPTY_PAYLOAD), word(2, 2 * g + 89)].into_iter().map(AtomicU64::new).collect();
+        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 2 * g + g / 3), word(1, EMPTY_PAYLOAD), word(2, 2 * g + g / 3 + 1)].into_iter().map(AtomicU64::new).collect();
         let marks: Vec<AtomicU8> = (0..4).map(|i| AtomicU8::new((i == 3) as u8)).collect();
         mark_groups(&vis, &marks);
         let got: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
-        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 2g + 88, 2g + 89); group 3's old mark cleared");
+        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 2g + g/3 and the next); group 3's old mark cleared");
     }
 
     /// A wall in front of a smaller wall: once the first frame has drawn both, the hidden one's batches
