@@ -20,24 +20,72 @@
 //! skips is tested in phase 2 with the same conservative tests as a batch, so the buffer is still the
 //! one drawing every batch gives, bit for bit (the tests compare it with the `vis` mode's). On the
 //! built-in scene this draws 25–40% fewer points where cylinders hide their own backs (start, top).
-use super::batch::{batch_culled, batch_occluded, batch_quantized_ok};
+//!
+//! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
+//! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
+//! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
+use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, depth_rounding};
 use super::private::Dest;
 use super::scatter::words::draw_words;
 use super::scatter::{draw_points, Payload, Private, Shared, Sink};
 use super::simd::with_fma;
-use super::preprocess::GROUP_POINTS;
-use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
+use super::preprocess::{group_points, group_shift};
+use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD, HZB_TILE_LOG2};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
+/// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
+const TEST_STEP_BATCHES: usize = 256;
+
+with_fma! {
+    /// Appends to `out` the index of each batch of `batches` (the first being batch `first`) that was
+    /// visible last frame and lies in the view.
+    fn phase1_chunk(f: &FrameUniforms, batches: &[Batch], visible: &[u8], first: usize, out: &mut Vec<u32>) {
+        for (j, (b, &v)) in batches.iter().zip(visible).enumerate() {
+            if v != 0 && !batch_culled(f, b) {
+                out.push((first + j) as u32);
+            }
+        }
+    }
+}
+
 /// The batches visible last frame (`visible[b] != 0`) that lie in the view, in batch order.
 pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> {
     assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
-    (0..batches.len() as u32)
-        .into_par_iter()
-        .filter(|&b| visible[b as usize] != 0 && !batch_culled(f, &batches[b as usize]))
-        .collect()
+    let lists: Vec<Vec<u32>> = batches
+        .par_chunks(TEST_STEP_BATCHES)
+        .zip(visible.par_chunks(TEST_STEP_BATCHES))
+        .enumerate()
+        .map(|(c, (bs, vs))| {
+            let mut out = Vec::new();
+            phase1_chunk(f, bs, vs, c * TEST_STEP_BATCHES, &mut out);
+            out
+        })
+        .collect();
+    lists.concat()
+}
+
+with_fma! {
+    /// [`phase2`]'s decision for each batch of `batches`: sets its `visible` byte and writes `decided`
+    /// (0 drawn in phase 1, 1 outside the view, 2 hidden, 3 to draw now).
+    fn phase2_chunk(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32], decided: &mut [u8]) {
+        for ((b, vis), d) in batches.iter().zip(visible.iter_mut()).zip(decided.iter_mut()) {
+            let was_visible = *vis != 0;
+            if batch_culled(f, b) {
+                *vis = 0;
+                *d = 1;
+                continue;
+            }
+            let occluded = batch_occluded(f, h, b, hzb);
+            *vis = !occluded as u8;
+            *d = match (was_visible, occluded) {
+                (true, _) => 0,
+                (false, true) => 2,
+                (false, false) => 3,
+            };
+        }
+    }
 }
 
 /// Tests every batch against the view and the pyramid `hzb`, sets `visible` for the next frame, and
@@ -45,34 +93,20 @@ pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> 
 /// batches outside the view and hidden.
 pub fn phase2(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32]) -> (Vec<u32>, BatchCounts) {
     assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
-    let decided: Vec<(u8, u8)> = batches
-        .par_iter()
-        .zip(visible.par_iter_mut())
-        .map(|(b, vis)| {
-            let was_visible = *vis != 0;
-            if batch_culled(f, b) {
-                *vis = 0;
-                return (1, 0); // outside the view
-            }
-            let occluded = batch_occluded(f, h, b, hzb);
-            *vis = !occluded as u8;
-            match (was_visible, occluded) {
-                (true, _) => (0, 0),     // drawn in phase 1
-                (false, true) => (2, 0), // hidden: skipped
-                (false, false) => (0, 1), // to draw now
-            }
-        })
-        .collect();
+    let mut decided = vec![0u8; batches.len()];
+    batches
+        .par_chunks(TEST_STEP_BATCHES)
+        .zip(visible.par_chunks_mut(TEST_STEP_BATCHES))
+        .zip(decided.par_chunks_mut(TEST_STEP_BATCHES))
+        .for_each(|((bs, vs), ds)| phase2_chunk(f, h, bs, vs, hzb, ds));
     let mut counts = BatchCounts::default();
     let mut list = Vec::new();
-    for (b, &(skip, draw)) in decided.iter().enumerate() {
-        match skip {
-            1 => counts.culled += 1,
-            2 => counts.occluded += 1,
-            _ => {}
-        }
-        if draw == 1 {
-            list.push(b as u32);
+    for (b, &d) in decided.iter().enumerate() {
+        match d {
+            1 => counts.culled += 1,   // outside the view
+            2 => counts.occluded += 1, // hidden: skipped
+            3 => list.push(b as u32),  // to draw now
+            _ => {}                    // drawn in phase 1
         }
     }
     (list, counts)
@@ -137,9 +171,88 @@ fn test_box(g: &Batch, batch: &Batch, quantized: bool) -> Batch {
 /// Whether no point of the group (box `g`, possibly widened by [`test_box`]) can show: outside the
 /// view ([`batch_culled`]) or strictly behind the pyramid ([`batch_occluded`]). Both tests hold for any
 /// box that holds the points, so skipping such a group leaves the buffer as drawing it would.
+///
+/// The same decision as `batch_culled(f, g) || batch_occluded(f, h, g, hzb)`, from the same float
+/// operations in the same order, but each corner's four rows are computed once for both tests, the
+/// eight corners side by side (one AVX2 register each, in the FMA-compiled draw;
+/// `tests::group_hidden_is_the_two_batch_tests` compares them).
 #[inline(always)]
 pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) -> bool {
-    batch_culled(f, g) || batch_occluded(f, h, g, hzb)
+    let m = &f.screen_from_world;
+    let (wd, ht) = (f.width as f32, f.height as f32);
+    let mut rows = [[0f32; 8]; 4];
+    for (r, row) in rows.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            let x = if c & 1 != 0 { g.max[0] } else { g.min[0] };
+            let y = if c & 2 != 0 { g.max[1] } else { g.min[1] };
+            let z = if c & 4 != 0 { g.max[2] } else { g.min[2] };
+            *v = super::project::row(m, r, x, y, z);
+        }
+    }
+    let [sx, sy, sz, sw] = rows;
+    // batch_culled: every corner outside one plane.
+    let mut outs = [0u32; 8];
+    for (c, out) in outs.iter_mut().enumerate() {
+        let (sx, sy, sz, sw) = (sx[c], sy[c], sz[c], sw[c]);
+        let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
+        let mx = mag * 1e-5;
+        *out = (-sx > mx) as u32
+            | (((-wd).mul_add(sw, sx) > mx) as u32) << 1
+            | ((-sy > mx) as u32) << 2
+            | (((-ht).mul_add(sw, sy) > mx) as u32) << 3
+            | ((-sz > mx) as u32) << 4
+            | (((sz + -sw) > mx) as u32) << 5;
+    }
+    if outs.iter().fold(0x3f, |a, &o| a & o) != 0 {
+        return true;
+    }
+    // batch_occluded: only boxes wholly in front of the camera.
+    if sw.iter().any(|&w| w.is_nan() || w <= 0.0) {
+        return false;
+    }
+    let (mut px, mut py, mut pd) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+    for c in 0..8 {
+        let inv_w = 1.0 / sw[c];
+        px[c] = sx[c] * inv_w;
+        py[c] = sy[c] * inv_w;
+        pd[c] = sz[c] * inv_w;
+    }
+    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    let (mut dmin, mut wmin) = (f32::INFINITY, f32::INFINITY);
+    for c in 0..8 {
+        xmin = xmin.min(px[c]);
+        xmax = xmax.max(px[c]);
+        ymin = ymin.min(py[c]);
+        ymax = ymax.max(py[c]);
+        dmin = dmin.min(pd[c]);
+        wmin = wmin.min(sw[c]);
+    }
+    let d_low = dmin + -depth_rounding(f, g, wmin);
+    if d_low.is_nan() || d_low <= 0.0 {
+        return false;
+    }
+    let x0 = (xmin.floor() + -1.0).max(0.0);
+    let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
+    let y0 = (ymin.floor() + -1.0).max(0.0);
+    let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
+    if !(x0 <= x1 && y0 <= y1) {
+        return false;
+    }
+    let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
+    let mut l = 0usize;
+    let t = HZB_TILE_LOG2 as usize;
+    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
+        l += 1;
+    }
+    let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
+    let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
+    let mut hmax = 0u32;
+    for cy in cy0..=cy1 {
+        for cx in cx0..=cx1 {
+            hmax = hmax.max(hzb[(h.offset[l] + cy * h.width[l] + cx) as usize]);
+        }
+    }
+    d_low > f32::from_bits(hmax)
 }
 
 /// Points `from..to` of `batch` (a plain function, not a closure: inlined into the caller's AVX2 and
@@ -180,12 +293,13 @@ with_fma! {
             draw_run(f, batch, first, end, positions, quant, quantized, sink);
             return (end - first) as u64;
         }
+        let (group_points, shift) = (group_points(), group_shift());
         let mut run: Option<usize> = None;
         let mut from = first;
         let mut drawn = 0;
         while from < end {
-            let to = (from + GROUP_POINTS).min(end);
-            let g = from / GROUP_POINTS;
+            let to = (from + group_points).min(end);
+            let g = from >> shift;
             let take = match *select {
                 Select::Every => true,
                 Select::Marked(marks) => marks[g].load(Ordering::Relaxed) != 0,
@@ -231,7 +345,7 @@ pub fn raster_groups(
     select: Select<'_>,
 ) -> (BatchCounts, u64) {
     assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
-    assert!(groups.is_empty() || groups.len() == positions.len().div_ceil(GROUP_POINTS), "one group per GROUP_POINTS points");
+    assert!(groups.is_empty() || groups.len() == positions.len().div_ceil(group_points()), "one group per group_points() points");
     let one = |b: u32, sink: &mut dyn FnMut(usize, &Batch, &Arrays<'_>, bool) -> u64| {
         let (b, batch) = (b as usize, &batches[b as usize]);
         let coarse = batch_quantized_ok(f, batch);
@@ -268,11 +382,12 @@ pub fn raster_groups(
 /// indices), after clearing every mark: next frame's phase 1 draws those groups.
 pub fn mark_groups(vis: &[AtomicU64], marks: &[AtomicU8]) {
     marks.par_iter().for_each(|m| m.store(0, Ordering::Relaxed));
+    let shift = group_shift();
     vis.par_chunks(1 << 16).for_each(|chunk| {
         for v in chunk {
             let i = word_payload(v.load(Ordering::Relaxed));
             if i != EMPTY_PAYLOAD {
-                if let Some(m) = marks.get((i / GROUP_POINTS as u64) as usize) {
+                if let Some(m) = marks.get((i >> shift) as usize) {
                     m.store(1, Ordering::Relaxed);
                 }
             }
@@ -344,15 +459,81 @@ mod tests {
         assert!(fewer > 0, "group culling should draw at least 10% fewer points at some pose");
     }
 
+    /// The fused group test decides as the two batch tests do, on boxes of every kind (in view,
+    /// outside, across the near plane, behind the camera, degenerate, huge, NaN) against random
+    /// pyramids, at every bench pose and in both builds (plain and FMA-compiled).
+    #[test]
+    fn group_hidden_is_the_two_batch_tests() {
+        with_fma! {
+            fn fused(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) -> bool {
+                group_hidden(f, h, hzb, g)
+            }
+        }
+        with_fma! {
+            fn pair(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) -> bool {
+                batch_culled(f, g) || batch_occluded(f, h, g, hzb)
+            }
+        }
+        let cloud = crate::cloud::scene::generate(20_000, 3, false);
+        let (w, ht) = (320u32, 180u32);
+        let hp = HzbParams::for_frame(w, ht);
+        let mut counter = 0u64;
+        let mut next = move || {
+            counter += 1;
+            crate::render::cpu::rng::uniform(99, counter, 0)
+        };
+        let (lo, hi) = (cloud.bounds.min, cloud.bounds.max);
+        let (mut hidden, mut shown, mut total) = (0, 0, 0);
+        for sc in crate::bench::scenarios(&cloud) {
+            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+            let frame = FrameParams::new(cam.clip_from_world(w, ht), w, ht).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+            let f = frame.uniforms();
+            for _ in 0..4 {
+                // A pyramid of random far-ish depths, each level the max below (as the real one).
+                let mut level0: Vec<u32> = (0..(hp.width[0] * hp.height[0])).map(|_| (0.2 + 0.8 * next()).to_bits()).collect();
+                if next() < 0.3 {
+                    level0.iter_mut().for_each(|d| *d = 1.0f32.to_bits());
+                }
+                let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
+                let mut hzb = vec![0u32; hp.total as usize];
+                super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
+                for k in 0..3000 {
+                    let t = |a: f32, b: f32, r: f32| a + (b - a) * r;
+                    let c = [t(lo.x, hi.x, next() * 1.4 - 0.2), t(lo.y, hi.y, next() * 1.4 - 0.2), t(lo.z, hi.z, next() * 1.4 - 0.2)];
+                    let size = (hi - lo).max_element() * [0.0, 1e-4, 0.003, 0.03, 0.3, 3.0][k % 6] * next();
+                    let mut g = Batch { min: c, max: c, scale: [0.0; 3], num_points: 256 };
+                    for a in 0..3 {
+                        g.min[a] -= size * next();
+                        g.max[a] += size * next();
+                    }
+                    match k % 97 {
+                        0 => g.min[k % 3] = f32::NAN,
+                        1 => g.max[k % 3] = f32::INFINITY,
+                        2 => g.min[k % 3] = f32::NEG_INFINITY,
+                        _ => {}
+                    }
+                    let want = pair(&f, &hp, &hzb, &g);
+                    assert_eq!(fused(&f, &hp, &hzb, &g), want, "pose {} box {g:?}", sc.name);
+                    assert_eq!(group_hidden(&f, &hp, &hzb, &g), batch_culled(&f, &g) || batch_occluded(&f, &hp, &g, &hzb), "plain build, pose {}", sc.name);
+                    hidden += want as u32;
+                    shown += !want as u32;
+                    total += 1;
+                }
+            }
+        }
+        assert!(hidden > total / 20 && shown > total / 20, "both answers common: {hidden} hidden, {shown} shown of {total}");
+    }
+
     /// The marks: every group with a point that owns a pixel, and no other.
     #[test]
     fn mark_groups_marks_the_groups_that_own_pixels() {
         use crate::render::gpu_data::word;
-        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 600), word(1, EMPTY_PAYLOAD), word(2, 601)].into_iter().map(AtomicU64::new).collect();
+        let g = group_points() as u64; // 256 unless PCV_CPU_GROUP_POINTS says otherwise
+        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 2 * g + g / 3), word(1, EMPTY_PAYLOAD), word(2, 2 * g + g / 3 + 1)].into_iter().map(AtomicU64::new).collect();
         let marks: Vec<AtomicU8> = (0..4).map(|i| AtomicU8::new((i == 3) as u8)).collect();
         mark_groups(&vis, &marks);
         let got: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
-        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 600, 601); group 3's old mark cleared");
+        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 2g + g/3 and the next); group 3's old mark cleared");
     }
 
     /// A wall in front of a smaller wall: once the first frame has drawn both, the hidden one's batches

@@ -27,10 +27,25 @@ pub struct Prepared {
     pub groups: Vec<Batch>,
 }
 
-/// Points per group, the CPU's culling unit inside a batch.
+/// Points per group, the CPU's culling unit inside a batch (the default of [`group_points`]).
 pub const GROUP_POINTS: usize = 256;
-/// Groups per batch.
+/// Groups per batch (of [`GROUP_POINTS`]).
 pub const GROUPS_PER_BATCH: usize = BATCH_POINTS as usize / GROUP_POINTS;
+
+/// Points per group in this process: [`GROUP_POINTS`], or `PCV_CPU_GROUP_POINTS` where that is a
+/// power of two from 16 to [`BATCH_POINTS`] (asked once; for comparisons).
+pub fn group_points() -> usize {
+    static POINTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *POINTS.get_or_init(|| {
+        let asked = std::env::var("PCV_CPU_GROUP_POINTS").ok().and_then(|v| v.parse::<usize>().ok());
+        asked.filter(|&n| n.is_power_of_two() && (16..=BATCH_POINTS as usize).contains(&n)).unwrap_or(GROUP_POINTS)
+    })
+}
+
+/// log2 of [`group_points`]: the group of point `i` is `i >> group_shift()`.
+pub fn group_shift() -> u32 {
+    group_points().trailing_zeros()
+}
 
 /// Grid bits per axis for `n` points: about 64 points per occupied-or-not cell at the low end, from 4
 /// to 8 bits (2^24 buckets, whose counts the host scans).
@@ -110,10 +125,10 @@ pub fn batch_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
     bounds_per(positions, BATCH_POINTS as usize)
 }
 
-/// One box per [`GROUP_POINTS`] positions, as [`batch_bounds`] makes them (a batch's groups never
-/// straddle another batch: [`BATCH_POINTS`] is a multiple of [`GROUP_POINTS`]).
+/// One box per [`group_points`] positions, as [`batch_bounds`] makes them (a batch's groups never
+/// straddle another batch: [`BATCH_POINTS`] is a multiple of [`group_points`]).
 pub fn group_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
-    bounds_per(positions, GROUP_POINTS)
+    bounds_per(positions, group_points())
 }
 
 fn bounds_per(positions: &[[f32; 3]], per: usize) -> Vec<Batch> {

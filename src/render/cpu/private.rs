@@ -9,12 +9,16 @@
 //! smallest of the clear word and every buffer's word, which is the minimum over the points drawn,
 //! whichever task drew them, so the same buffer as the atomic minimum gives, bit for bit; it resets
 //! the buffers to `u64::MAX` on the way (the next frame finds them clear) and, for the culled modes,
-//! marks the groups that own a pixel. Between the culled modes' two draws, the depth pyramid reads
+//! marks the groups that own a pixel. With two buffers (two threads) all of that and the resolve is
+//! one pass a row ([`merge_row2`]), by blocks of [`MERGE_BLOCK`] pixels: a block's words are made on
+//! the stack from both buffers (which are reset as they are read), stored, their colors prefetched,
+//! and the block before resolved and marked from the stack copy, so each buffer line is read once
+//! and the colors' cache misses overlap the next block's work. Between the culled modes' two draws, the depth pyramid reads
 //! [`PrivateBuffers::depth`] (the smallest word's depth, at most the far plane's, as the cleared
 //! buffer would give) without merging. Memory: one buffer of 8 bytes a pixel per thread (16.6 MB a
 //! thread at 1920 × 1080).
 use super::clear::FAR_DEPTH_BITS;
-use super::preprocess::GROUP_POINTS;
+use super::preprocess::group_shift;
 use super::simd::with_avx512;
 use crate::render::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
 use rayon::prelude::*;
@@ -105,7 +109,7 @@ impl PrivateBuffers {
 
     /// Writes `vis`: each pixel the smallest of `clear(row)` and the buffers' words; resets the
     /// buffers; with `marks`, sets the mark of the group of each pixel's point ([`super::culled`]:
-    /// payloads are point indices, [`GROUP_POINTS`] a group) after clearing every mark; with
+    /// payloads are point indices, [`group_points`](super::preprocess::group_points) a group) after clearing every mark; with
     /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]).
     pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>) {
         assert!(self.bufs.iter().all(|b| b.len() == vis.len()), "private buffers of the frame's size");
@@ -134,39 +138,14 @@ impl PrivateBuffers {
         };
         vis.par_chunks_mut(width).zip(rows.into_par_iter()).zip(image_rows.into_par_iter()).enumerate().for_each(|(y, ((out, mut pieces), image))| {
             let c = clear(y as u32);
+            let image = match (image, colors, &background) {
+                (Some(image), Some(colors), Some(bg)) => RowImage::Index { colors, background: bg(y as u32), image },
+                (Some(image), _, _) => RowImage::Packed { image },
+                (None, _, _) => RowImage::None,
+            };
             match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c),
-                pieces => {
-                    for (j, o) in out.iter_mut().enumerate() {
-                        *o.get_mut() = pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[j], u64::MAX)));
-                    }
-                }
-            }
-            if let Some(marks) = marks {
-                for o in out.iter_mut() {
-                    let i = word_payload(*o.get_mut());
-                    if i != EMPTY_PAYLOAD {
-                        if let Some(m) = marks.get((i / GROUP_POINTS as u64) as usize) {
-                            m.store(1, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-            if let Some(image) = image {
-                match (colors, &background) {
-                    (Some(colors), Some(bg)) => {
-                        let bg = bg(y as u32);
-                        for (px, o) in image.iter_mut().zip(out.iter_mut()) {
-                            let i = word_payload(*o.get_mut());
-                            *px = if i == EMPTY_PAYLOAD { bg } else { colors[i as usize] };
-                        }
-                    }
-                    _ => {
-                        for (px, o) in image.iter_mut().zip(out.iter_mut()) {
-                            *px = word_payload(*o.get_mut()) as u32;
-                        }
-                    }
-                }
+                [a, b] => merge_row2(out, a, b, c, marks, image, RowWrites { nt: streaming_stores(), prefetch: prefetch_colors_wanted() }),
+                pieces => merge_row_any(out, pieces, c, marks, image),
             }
         });
         self.dirty = false;
@@ -182,13 +161,169 @@ pub enum Resolve<'a> {
     Packed { image: &'a mut [u32] },
 }
 
-with_avx512! {
-    /// `out = min(c, a, b)` per pixel, `a` and `b` reset to `u64::MAX`.
-    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64) {
-        for ((o, a), b) in out.iter_mut().zip(a.iter_mut()).zip(b.iter_mut()) {
-            *o.get_mut() = c.min(*a).min(*b);
-            (*a, *b) = (u64::MAX, u64::MAX);
+/// What [`PrivateBuffers::merge`] writes of a row's image ([`Resolve`]).
+enum RowImage<'a> {
+    None,
+    /// The color of each pixel's point, or `background` where none.
+    Index { colors: &'a [u32], background: u32, image: &'a mut [u32] },
+    /// The payloads.
+    Packed { image: &'a mut [u32] },
+}
+
+/// Whether the merge writes the frame's buffer and image with non-temporal stores (`movnti`: no read
+/// of their lines before the write): only where `PCV_CPU_NT=1` (asked once; not faster here).
+fn streaming_stores() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| cfg!(target_arch = "x86_64") && std::env::var_os("PCV_CPU_NT").is_some_and(|v| v == "1"))
+}
+
+/// Whether the merge prefetches a block's colors before it resolves them: unless
+/// `PCV_CPU_MERGE_PREFETCH=0` (asked once).
+fn prefetch_colors_wanted() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PCV_CPU_MERGE_PREFETCH").is_none_or(|v| v != "0"))
+}
+
+/// `*dst = v`, with a non-temporal store where `nt` (x86-64 only).
+#[inline(always)]
+fn store_u64(dst: &mut u64, v: u64, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if nt {
+        // SAFETY: `dst` is a valid, aligned, exclusively borrowed u64; `movnti` is SSE2 (baseline
+        // x86-64). The stores are ordered before other threads read by the `sfence` at the end of
+        // [`merge_row2`].
+        unsafe { std::arch::x86_64::_mm_stream_si64(dst as *mut u64 as *mut i64, v as i64) };
+        return;
+    }
+    *dst = v;
+}
+
+/// `*dst = v`, with a non-temporal store where `nt` (x86-64 only).
+#[inline(always)]
+fn store_u32(dst: &mut u32, v: u32, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if nt {
+        // SAFETY: as in [`store_u64`], for an aligned u32.
+        unsafe { std::arch::x86_64::_mm_stream_si32(dst as *mut u32 as *mut i32, v as i32) };
+        return;
+    }
+    *dst = v;
+}
+
+/// How [`merge_row2`] writes: non-temporal stores ([`streaming_stores`]), colors prefetched
+/// ([`prefetch_colors_wanted`]).
+#[derive(Clone, Copy)]
+struct RowWrites {
+    nt: bool,
+    prefetch: bool,
+}
+
+/// Pixels [`merge_row2`] takes at a step: their colors are prefetched a step before they are read.
+const MERGE_BLOCK: usize = 32;
+
+/// The marks and the image of `words`, pixels `from..` of a row ([`merge_row2`]).
+#[inline(always)]
+fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>, nt: bool) {
+    if let Some(marks) = marks {
+        let shift = group_shift();
+        for &w in words {
+            let i = word_payload(w);
+            if i != EMPTY_PAYLOAD {
+                // Read first: a mark already set is not written again (no line bouncing between threads).
+                if let Some(m) = marks.get((i >> shift) as usize).filter(|m| m.load(Ordering::Relaxed) == 0) {
+                    m.store(1, Ordering::Relaxed);
+                }
+            }
         }
+    }
+    match image {
+        RowImage::None => {}
+        RowImage::Index { colors, background, image } => {
+            for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
+                let i = word_payload(w);
+                store_u32(px, if i == EMPTY_PAYLOAD { *background } else { colors[i as usize] }, nt);
+            }
+        }
+        RowImage::Packed { image } => {
+            for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
+                store_u32(px, word_payload(w) as u32, nt);
+            }
+        }
+    }
+}
+
+/// Asks the cache for the colors of the points of `words` (a hint).
+#[inline(always)]
+fn prefetch_colors(words: &[u64], image: &RowImage<'_>) {
+    #[cfg(target_arch = "x86_64")]
+    if let RowImage::Index { colors, .. } = image {
+        for &w in words {
+            let i = word_payload(w) as usize;
+            // SAFETY: a prefetch reads nothing and never faults; the address is only computed
+            // (`wrapping_add`, any index, the empty payload included).
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(colors.as_ptr().wrapping_add(i).cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (words, image);
+}
+
+with_avx512! {
+    /// One row of the merge of two buffers, in one pass: `out = min(c, a, b)` per pixel, `a` and `b`
+    /// reset to `u64::MAX`, the marks set and the image written ([`PrivateBuffers::merge`]). By blocks
+    /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out` (with `nt`,
+    /// non-temporal), its colors prefetched (with `prefetch`), and the block before it resolved.
+    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, how: RowWrites) {
+        let RowWrites { nt, prefetch } = how;
+        let mut image = image;
+        let n = out.len();
+        assert!(a.len() == n && b.len() == n, "row lengths");
+        let mut blocks = [[0u64; MERGE_BLOCK]; 2];
+        let mut last: Option<(usize, usize)> = None;
+        let mut from = 0;
+        while from < n {
+            let len = MERGE_BLOCK.min(n - from);
+            let k = (from / MERGE_BLOCK) & 1;
+            let words = &mut blocks[k][..len];
+            for ((w, a), b) in words.iter_mut().zip(&mut a[from..from + len]).zip(&mut b[from..from + len]) {
+                *w = c.min(*a).min(*b);
+                (*a, *b) = (u64::MAX, u64::MAX);
+            }
+            for (o, &w) in out[from..from + len].iter_mut().zip(words.iter()) {
+                store_u64(o.get_mut(), w, nt);
+            }
+            if prefetch {
+                prefetch_colors(words, &image);
+            }
+            if let Some((f, l)) = last {
+                finish_block(&blocks[k ^ 1][..l], f, marks, &mut image, nt);
+            }
+            last = Some((from, len));
+            from += len;
+        }
+        if let Some((f, l)) = last {
+            finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image, nt);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if nt {
+            // SAFETY: `sfence` has no requirement; it orders this thread's non-temporal stores before
+            // its later stores (the task's completion), so the merged row is seen whole.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
+    }
+}
+
+/// [`merge_row2`] for any number of buffers, plain stores.
+fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>) {
+    let mut image = image;
+    let mut block = [0u64; MERGE_BLOCK];
+    for (k, chunk) in out.chunks_mut(MERGE_BLOCK).enumerate() {
+        let from = k * MERGE_BLOCK;
+        for (j, (o, w)) in chunk.iter_mut().zip(block.iter_mut()).enumerate() {
+            *w = pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX)));
+            *o.get_mut() = *w;
+        }
+        finish_block(&block[..chunk.len()], from, marks, &mut image, false);
     }
 }
 
@@ -204,14 +339,15 @@ with_avx512! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::cpu::preprocess::group_points;
     use crate::render::gpu_data::word;
 
     /// The merge is the per-pixel minimum of the clear word and every buffer, the buffers come back
     /// clear, and the marks are those of the merged buffer's points; `run` hands every item out once.
     #[test]
     fn merge_takes_the_minimum_and_resets() {
-        for count in [1usize, 2, 3] {
-            let (w, h) = (7usize, 5usize);
+        // 75 pixels a row: the fused two-buffer merge's blocks of 32, both halves of its ping-pong and a tail.
+        for (count, (w, h)) in [1usize, 2, 3].into_iter().flat_map(|c| [(c, (7usize, 5usize)), (c, (75, 3))]) {
             let mut p = PrivateBuffers::default();
             p.prepare(count, w * h);
             let drawn = p.run(w * h * 3, 4, |items, buf| {
@@ -242,8 +378,121 @@ mod tests {
             let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
             assert_eq!(got, want, "{count} buffers");
             assert!(p.bufs.iter().all(|b| b.iter().all(|&v| v == u64::MAX)), "buffers reset");
-            let group = |g: u64| want.iter().any(|&v| word_payload(v) / GROUP_POINTS as u64 == g);
+            let group = |g: u64| want.iter().any(|&v| word_payload(v) / group_points() as u64 == g);
             assert_eq!(marks.iter().map(|m| m.load(Ordering::Relaxed) != 0).collect::<Vec<_>>(), [group(0), group(1)]);
+        }
+    }
+
+    /// The two-buffer row merge gives the same words, image and marks with and without non-temporal
+    /// stores, for each kind of image, at row lengths around its block size.
+    #[test]
+    fn row_merge_is_the_same_with_streaming_stores() {
+        let colors: Vec<u32> = (0..2000).map(|i| i * 7 + 3).collect();
+        for n in [1usize, 31, 32, 33, 64, 65, 100] {
+            let a0: Vec<u64> = (0..n).map(|j| if j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 1900) as u64) }).collect();
+            let b0: Vec<u64> = (0..n).map(|j| if j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 1900) as u64) }).collect();
+            let c = word(99, EMPTY_PAYLOAD);
+            let want: Vec<u64> = (0..n).map(|j| c.min(a0[j]).min(b0[j])).collect();
+            for kind in 0..3 {
+                let mut got = Vec::new();
+                for nt in [false, true] {
+                    let (mut a, mut b) = (a0.clone(), b0.clone());
+                    let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
+                    let marks: Vec<AtomicU8> = (0..8).map(|_| AtomicU8::new(0)).collect();
+                    let mut image = vec![0u32; n];
+                    let row = match kind {
+                        0 => RowImage::None,
+                        1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
+                        _ => RowImage::Packed { image: &mut image },
+                    };
+                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, RowWrites { nt, prefetch: nt });
+                    let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
+                    assert_eq!(words, want, "{n} pixels, image {kind}, nt {nt}");
+                    assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
+                    let want_image: Vec<u32> = match kind {
+                        0 => vec![0; n],
+                        1 => want.iter().map(|&v| if word_payload(v) == EMPTY_PAYLOAD { 5 } else { colors[word_payload(v) as usize] }).collect(),
+                        _ => want.iter().map(|&v| word_payload(v) as u32).collect(),
+                    };
+                    assert_eq!(image, want_image, "{n} pixels, image {kind}, nt {nt}");
+                    let want_marks: Vec<u8> = (0..8u64).map(|g| want.iter().any(|&v| word_payload(v) != EMPTY_PAYLOAD && word_payload(v) / group_points() as u64 == g) as u8).collect();
+                    let marks: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
+                    assert_eq!(marks, want_marks, "{n} pixels, image {kind}, nt {nt}");
+                    got.push((words, image));
+                }
+                assert_eq!(got[0], got[1]);
+            }
+        }
+    }
+
+    with_avx512! {
+        /// The merge's row before the fused one (`out = min(c, a, b)`, reset), for [`merge_speed`].
+        fn old_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64) {
+            for ((o, a), b) in out.iter_mut().zip(a.iter_mut()).zip(b.iter_mut()) {
+                *o.get_mut() = c.min(*a).min(*b);
+                (*a, *b) = (u64::MAX, u64::MAX);
+            }
+        }
+    }
+
+    /// Not a check: times the two-buffer merge with marks and the resolve, 1920 × 1080, with words
+    /// whose points lie near their pixel's neighbours' (as Morton-ordered points do), 10M colors:
+    /// the merge before the fused row (three loops a row), and the fused row with and without
+    /// non-temporal stores, alternated. `cargo test --release --lib merge_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn merge_speed() {
+        let (w, h, points) = (1920usize, 1080usize, 10_000_000usize);
+        let colors: Vec<u32> = (0..points as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let marks: Vec<AtomicU8> = (0..points.div_ceil(group_points())).map(|_| AtomicU8::new(0)).collect();
+        let spread = |v: u32| (0..16).fold(0u64, |m, k| m | (((v >> k) & 1) as u64) << (2 * k));
+        let word_at = |x: usize, y: usize, k: u64| {
+            let h = crate::render::cpu::rng::mix64((x * 7 + y * 131 + k as usize) as u64);
+            if h % 4 == 0 {
+                return u64::MAX; // no point of this buffer here
+            }
+            let index = ((spread(x as u32 / 2) | spread(y as u32 / 2) << 1) * 2 + (h >> 20) % 3) % points as u64;
+            word((h >> 40) as u32 & 0x3f7f_ffff, index)
+        };
+        let a0: Vec<u64> = (0..w * h).map(|i| word_at(i % w, i / w, 0)).collect();
+        let b0: Vec<u64> = (0..w * h).map(|i| word_at(i % w, i / w, 1)).collect();
+        let (mut a, mut b) = (a0.clone(), b0.clone());
+        let mut out: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
+        let mut image = vec![0u32; w * h];
+        let c = word(0x3f80_0000, EMPTY_PAYLOAD);
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        for _round in 0..15 {
+            for (v, t) in times.iter_mut().enumerate() {
+                a.copy_from_slice(&a0);
+                b.copy_from_slice(&b0);
+                let start = std::time::Instant::now();
+                marks.par_iter().for_each(|m| m.store(0, Ordering::Relaxed));
+                out.par_chunks_mut(w).zip(a.par_chunks_mut(w)).zip(b.par_chunks_mut(w)).zip(image.par_chunks_mut(w)).for_each(|(((o, a), b), im)| {
+                    if v == 0 {
+                        old_row2(o, a, b, c);
+                        for x in o.iter_mut() {
+                            let i = word_payload(*x.get_mut());
+                            if i != EMPTY_PAYLOAD {
+                                if let Some(m) = marks.get((i >> group_shift()) as usize) {
+                                    m.store(1, Ordering::Relaxed);
+                                }
+                            }
+                        }
+                        for (px, x) in im.iter_mut().zip(o.iter_mut()) {
+                            let i = word_payload(*x.get_mut());
+                            *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
+                        }
+                    } else {
+                        let (nt, prefetch) = [(false, false), (false, true), (true, false), (true, true)][v - 1];
+                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, RowWrites { nt, prefetch });
+                    }
+                });
+                t.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        for (name, t) in ["old (3 loops)", "fused", "fused, prefetch", "fused, non-temporal", "fused, nt + prefetch"].iter().zip(&mut times) {
+            t.sort_by(|x, y| x.total_cmp(y));
+            println!("{name:>22}: min {:.2} ms, median {:.2} ms", t[0], t[t.len() / 2]);
         }
     }
 }
