@@ -29,6 +29,7 @@ pub mod culled;
 pub mod depth;
 pub mod edl;
 pub mod external;
+pub mod huge;
 pub mod hzb;
 pub mod packed;
 pub mod post;
@@ -125,7 +126,9 @@ fn host_available_bytes() -> Option<u64> {
 
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
     if buf.len() != n {
-        *buf = (0..n).map(|_| T::default()).collect();
+        let mut v = huge::with_capacity(n);
+        v.extend((0..n).map(|_| T::default()));
+        *buf = v;
     }
 }
 

@@ -11,6 +11,7 @@
 //! points both backends make the same boxes and the same quantized words. The CPU alone also boxes
 //! each [`GROUP_POINTS`] points ([`Prepared::groups`], [`group_bounds`]): the finer unit its culled
 //! modes skip inside a drawn batch ([`super::culled`]); no kernel reads them.
+use super::huge;
 use crate::cloud::Bounds;
 use crate::render::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
 use rayon::prelude::*;
@@ -116,7 +117,10 @@ pub fn sort_by_cells(g: &GridParams, points: &[Point]) -> Vec<Point> {
 
 /// Positions (12-byte records) and RGBA8 colors (the kernel's `pcv_split`).
 pub fn split(points: &[Point]) -> (Vec<[f32; 3]>, Vec<u32>) {
-    (points.par_iter().map(|p| p.pos).collect(), points.par_iter().map(|p| p.color_word()).collect())
+    let (mut positions, mut colors) = (huge::with_capacity(points.len()), huge::with_capacity(points.len()));
+    points.par_iter().map(|p| p.pos).collect_into_vec(&mut positions);
+    points.par_iter().map(|p| p.color_word()).collect_into_vec(&mut colors);
+    (positions, colors)
 }
 
 /// One box per [`BATCH_POINTS`] positions (the kernel's `pcv_batch_bounds`): min and max of the finite
@@ -166,6 +170,7 @@ pub fn quantize_coord(v: f32, lo: f32, scale: f32) -> u32 {
 
 /// Every point's quantized word, x | y << 10 | z << 20 in its batch's box (the kernel's `pcv_quantize`).
 pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
+    let mut words = huge::with_capacity(positions.len());
     positions
         .par_iter()
         .enumerate()
@@ -173,7 +178,8 @@ pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
             let b = &batches[i / BATCH_POINTS as usize];
             (0..3).fold(0u32, |w, k| w | quantize_coord(p[k], b.min[k], b.scale[k]) << (10 * k))
         })
-        .collect()
+        .collect_into_vec(&mut words);
+    words
 }
 
 /// Split, batches and quantized words for points already in their final order.
@@ -188,10 +194,12 @@ pub fn prepare(sorted: &[Point]) -> Prepared {
 /// ([`Prepared::ensure_quant`] makes them).
 pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
     let (positions, colors) = match order {
-        Some(order) => (
-            order.par_iter().map(|&i| points[i as usize].pos).collect(),
-            order.par_iter().map(|&i| points[i as usize].color_word()).collect(),
-        ),
+        Some(order) => {
+            let (mut positions, mut colors) = (huge::with_capacity(order.len()), huge::with_capacity(order.len()));
+            order.par_iter().map(|&i| points[i as usize].pos).collect_into_vec(&mut positions);
+            order.par_iter().map(|&i| points[i as usize].color_word()).collect_into_vec(&mut colors);
+            (positions, colors)
+        }
         None => split(points),
     };
     Prepared::from_ordered(positions, colors)

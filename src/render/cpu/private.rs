@@ -52,7 +52,7 @@ impl PrivateBuffers {
     /// `count` buffers of `pixels` words, all `u64::MAX`.
     pub fn prepare(&mut self, count: usize, pixels: usize) {
         if self.bufs.len() != count || self.bufs.first().is_some_and(|b| b.len() != pixels) {
-            self.bufs = (0..count).map(|_| vec![u64::MAX; pixels]).collect();
+            self.bufs = (0..count).map(|_| super::huge::filled(pixels, u64::MAX)).collect();
         } else if self.dirty {
             self.bufs.par_iter_mut().for_each(|b| b.fill(u64::MAX));
         }
