@@ -107,6 +107,15 @@ pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) 
         dmin = dmin.min(d);
         wmin = wmin.min(sw);
     }
+    behind_pyramid(f, h, hzb, b, [xmin, xmax, ymin, ymax], dmin, wmin)
+}
+
+/// The pyramid step of [`batch_occluded`] (and of the CPU's fused group test, `culled::group_hidden`),
+/// given the box's projected corners: `rect` = x min, x max, y min, y max of their pixel coordinates,
+/// `dmin` their smallest depth, `wmin` their smallest w (all corners in front of the camera).
+#[inline(always)]
+pub fn behind_pyramid(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> bool {
+    let [xmin, xmax, ymin, ymax] = rect;
     let d_low = dmin + -depth_rounding(f, b, wmin);
     if d_low.is_nan() || d_low <= 0.0 {
         return false;

@@ -24,13 +24,13 @@
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
 //! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
-use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, depth_rounding};
+use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid};
 use super::private::Dest;
 use super::scatter::words::draw_words;
 use super::scatter::{draw_points, Payload, Private, Shared, Sink};
 use super::simd::with_fma;
 use super::preprocess::{group_points, group_shift};
-use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD, HZB_TILE_LOG2};
+use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -227,32 +227,7 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
         dmin = dmin.min(pd[c]);
         wmin = wmin.min(sw[c]);
     }
-    let d_low = dmin + -depth_rounding(f, g, wmin);
-    if d_low.is_nan() || d_low <= 0.0 {
-        return false;
-    }
-    let x0 = (xmin.floor() + -1.0).max(0.0);
-    let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
-    let y0 = (ymin.floor() + -1.0).max(0.0);
-    let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
-    if !(x0 <= x1 && y0 <= y1) {
-        return false;
-    }
-    let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
-    let mut l = 0usize;
-    let t = HZB_TILE_LOG2 as usize;
-    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
-        l += 1;
-    }
-    let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
-    let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
-    let mut hmax = 0u32;
-    for cy in cy0..=cy1 {
-        for cx in cx0..=cx1 {
-            hmax = hmax.max(hzb[(h.offset[l] + cy * h.width[l] + cx) as usize]);
-        }
-    }
-    d_low > f32::from_bits(hmax)
+    behind_pyramid(f, h, hzb, g, [xmin, xmax, ymin, ymax], dmin, wmin)
 }
 
 /// Points `from..to` of `batch` (a plain function, not a closure: inlined into the caller's AVX2 and
