@@ -13,8 +13,9 @@
 //! the box reaches w ≤ 0. Same float operations in the same order as the kernel.
 use crate::render::gpu_data::{Batch, FrameUniforms, HzbParams, HZB_TILE_LOG2};
 
+/// Row `r` of `m` at corner `corner` of the box (bit 0: max x, bit 1: max y, bit 2: max z).
 #[inline(always)]
-fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
+pub(super) fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
     let x = if corner & 1 != 0 { b.max[0] } else { b.min[0] };
     let y = if corner & 2 != 0 { b.max[1] } else { b.min[1] };
     let z = if corner & 4 != 0 { b.max[2] } else { b.min[2] };
@@ -32,18 +33,27 @@ pub fn batch_culled(f: &FrameUniforms, b: &Batch) -> bool {
         let sy = corner_row(m, 1, b, c);
         let sz = corner_row(m, 2, b, c);
         let sw = corner_row(m, 3, b, c);
-        let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
-        let mx = mag * 1e-5;
-        let mut out = 0u32;
-        out |= (-sx > mx) as u32;
-        out |= ((-wd).mul_add(sw, sx) > mx) as u32 * 2;
-        out |= (-sy > mx) as u32 * 4;
-        out |= ((-ht).mul_add(sw, sy) > mx) as u32 * 8;
-        out |= (-sz > mx) as u32 * 16;
-        out |= ((sz + -sw) > mx) as u32 * 32;
-        out_all &= out;
+        out_all &= corner_outside(sx, sy, sz, sw, wd, ht);
     }
     out_all != 0
+}
+
+/// The planes of the view (bits 0–5: left, right, bottom, top, near, far) that a corner with rows
+/// `sx, sy, sz, sw` lies outside of, with a margin of 10^-5 of its magnitude, for a `wd` × `ht` frame:
+/// a box is culled when all its corners are outside one plane ([`batch_culled`], and the CPU's fused
+/// group test `culled::group_hidden`).
+#[inline(always)]
+pub fn corner_outside(sx: f32, sy: f32, sz: f32, sw: f32, wd: f32, ht: f32) -> u32 {
+    let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
+    let mx = mag * 1e-5;
+    let mut out = 0u32;
+    out |= (-sx > mx) as u32;
+    out |= ((-wd).mul_add(sw, sx) > mx) as u32 * 2;
+    out |= (-sy > mx) as u32 * 4;
+    out |= ((-ht).mul_add(sw, sy) > mx) as u32 * 8;
+    out |= (-sz > mx) as u32 * 16;
+    out |= ((sz + -sw) > mx) as u32 * 32;
+    out
 }
 
 /// Whether decoding this batch from 10 bits moves no point by more than half a pixel this frame.

@@ -24,7 +24,7 @@
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
 //! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
-use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid};
+use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_row};
 use super::private::Dest;
 use super::scatter::words::draw_words;
 use super::scatter::{draw_points, Payload, Private, Shared, Sink};
@@ -183,25 +183,14 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
     let mut rows = [[0f32; 8]; 4];
     for (r, row) in rows.iter_mut().enumerate() {
         for (c, v) in row.iter_mut().enumerate() {
-            let x = if c & 1 != 0 { g.max[0] } else { g.min[0] };
-            let y = if c & 2 != 0 { g.max[1] } else { g.min[1] };
-            let z = if c & 4 != 0 { g.max[2] } else { g.min[2] };
-            *v = super::project::row(m, r, x, y, z);
+            *v = corner_row(m, r, g, c as u32);
         }
     }
     let [sx, sy, sz, sw] = rows;
     // batch_culled: every corner outside one plane.
     let mut outs = [0u32; 8];
     for (c, out) in outs.iter_mut().enumerate() {
-        let (sx, sy, sz, sw) = (sx[c], sy[c], sz[c], sw[c]);
-        let mag = (sx.abs() + sy.abs()) + (sz.abs() + sw.abs() * ((wd + ht) + 1.0));
-        let mx = mag * 1e-5;
-        *out = (-sx > mx) as u32
-            | (((-wd).mul_add(sw, sx) > mx) as u32) << 1
-            | ((-sy > mx) as u32) << 2
-            | (((-ht).mul_add(sw, sy) > mx) as u32) << 3
-            | ((-sz > mx) as u32) << 4
-            | (((sz + -sw) > mx) as u32) << 5;
+        *out = corner_outside(sx[c], sy[c], sz[c], sw[c], wd, ht);
     }
     if outs.iter().fold(0x3f, |a, &o| a & o) != 0 {
         return true;

@@ -7,7 +7,7 @@
 //! (transparent huge pages in `madvise` mode, the common default; in `always` mode it already does,
 //! in `never` mode the advice changes nothing). So [`with_capacity`] reserves the vector, advises the
 //! 2 MiB-aligned part of its memory before anything touches it, and the caller fills it
-//! (`resize`, `extend`, `collect_into_vec`). The advice is only a hint: if it fails nothing changes,
+//! (`resize`, `extend`, `collect_into_vec`: [`filled`] and [`collect`] do). The advice is only a hint: if it fails nothing changes,
 //! and the contents are the same either way. `PCV_CPU_HUGE=0` turns it off (for comparisons).
 
 /// Buffers smaller than this are left alone (under two huge pages gain little).
@@ -26,6 +26,14 @@ pub fn wanted() -> bool {
 pub fn with_capacity<T>(len: usize) -> Vec<T> {
     let mut v = Vec::<T>::with_capacity(len);
     advise(v.as_mut_ptr().cast(), v.capacity() * std::mem::size_of::<T>());
+    v
+}
+
+/// The items of `items`, in order, in memory advised for huge pages (rayon's `collect_into_vec` writes
+/// them into the reserved room).
+pub fn collect<T: Send>(items: impl rayon::iter::IndexedParallelIterator<Item = T>) -> Vec<T> {
+    let mut v = with_capacity(items.len());
+    items.collect_into_vec(&mut v);
     v
 }
 
@@ -71,6 +79,9 @@ mod tests {
         assert!(w.capacity() >= 5 << 20 && w.is_empty());
         w.extend((0..5u32 << 20).map(|i| i ^ 0x5a5a));
         assert!(w.iter().enumerate().all(|(i, &x)| x == i as u32 ^ 0x5a5a));
+        use rayon::prelude::*;
+        let c = collect((0..5u32 << 20).into_par_iter().map(|i| i.wrapping_mul(2_654_435_761)));
+        assert!(c.len() == 5 << 20 && c.iter().enumerate().all(|(i, &x)| x == (i as u32).wrapping_mul(2_654_435_761)));
         let small = filled(10, 1u8);
         assert_eq!(small, vec![1u8; 10]);
     }

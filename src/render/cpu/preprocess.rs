@@ -117,10 +117,7 @@ pub fn sort_by_cells(g: &GridParams, points: &[Point]) -> Vec<Point> {
 
 /// Positions (12-byte records) and RGBA8 colors (the kernel's `pcv_split`).
 pub fn split(points: &[Point]) -> (Vec<[f32; 3]>, Vec<u32>) {
-    let (mut positions, mut colors) = (huge::with_capacity(points.len()), huge::with_capacity(points.len()));
-    points.par_iter().map(|p| p.pos).collect_into_vec(&mut positions);
-    points.par_iter().map(|p| p.color_word()).collect_into_vec(&mut colors);
-    (positions, colors)
+    (huge::collect(points.par_iter().map(|p| p.pos)), huge::collect(points.par_iter().map(|p| p.color_word())))
 }
 
 /// One box per [`BATCH_POINTS`] positions (the kernel's `pcv_batch_bounds`): min and max of the finite
@@ -170,16 +167,10 @@ pub fn quantize_coord(v: f32, lo: f32, scale: f32) -> u32 {
 
 /// Every point's quantized word, x | y << 10 | z << 20 in its batch's box (the kernel's `pcv_quantize`).
 pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
-    let mut words = huge::with_capacity(positions.len());
-    positions
-        .par_iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let b = &batches[i / BATCH_POINTS as usize];
-            (0..3).fold(0u32, |w, k| w | quantize_coord(p[k], b.min[k], b.scale[k]) << (10 * k))
-        })
-        .collect_into_vec(&mut words);
-    words
+    huge::collect(positions.par_iter().enumerate().map(|(i, p)| {
+        let b = &batches[i / BATCH_POINTS as usize];
+        (0..3).fold(0u32, |w, k| w | quantize_coord(p[k], b.min[k], b.scale[k]) << (10 * k))
+    }))
 }
 
 /// Split, batches and quantized words for points already in their final order.
@@ -194,12 +185,10 @@ pub fn prepare(sorted: &[Point]) -> Prepared {
 /// ([`Prepared::ensure_quant`] makes them).
 pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
     let (positions, colors) = match order {
-        Some(order) => {
-            let (mut positions, mut colors) = (huge::with_capacity(order.len()), huge::with_capacity(order.len()));
-            order.par_iter().map(|&i| points[i as usize].pos).collect_into_vec(&mut positions);
-            order.par_iter().map(|&i| points[i as usize].color_word()).collect_into_vec(&mut colors);
-            (positions, colors)
-        }
+        Some(order) => (
+            huge::collect(order.par_iter().map(|&i| points[i as usize].pos)),
+            huge::collect(order.par_iter().map(|&i| points[i as usize].color_word())),
+        ),
         None => split(points),
     };
     Prepared::from_ordered(positions, colors)

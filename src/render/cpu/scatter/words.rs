@@ -83,11 +83,7 @@ unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch:
         at += 8;
     }
     ahead.finish(sink);
-    let mut pos = [[0f32; 3]; 8];
-    for (p, &w) in pos.iter_mut().zip(&words[at..]) {
-        *p = dequantize_pos(batch, w);
-    }
-    super::draw_lanes(f, &pos[..n - at], payload.skip(at), sink);
+    draw_decoded(f, batch, &words[at..], first + at as u64, sink);
 }
 
 #[cfg(test)]
