@@ -144,7 +144,7 @@ impl PrivateBuffers {
                 (None, _, _) => RowImage::None,
             };
             match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c, marks, image, RowWrites { nt: streaming_stores(), prefetch: prefetch_colors_wanted() }),
+                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted()),
                 pieces => merge_row_any(out, pieces, c, marks, image),
             }
         });
@@ -170,13 +170,6 @@ enum RowImage<'a> {
     Packed { image: &'a mut [u32] },
 }
 
-/// Whether the merge writes the frame's buffer and image with non-temporal stores (`movnti`: no read
-/// of their lines before the write): only where `PCV_CPU_NT=1` (asked once; not faster here).
-fn streaming_stores() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| cfg!(target_arch = "x86_64") && std::env::var_os("PCV_CPU_NT").is_some_and(|v| v == "1"))
-}
-
 /// Whether the merge prefetches a block's colors before it resolves them: unless
 /// `PCV_CPU_MERGE_PREFETCH=0` (asked once).
 fn prefetch_colors_wanted() -> bool {
@@ -184,46 +177,12 @@ fn prefetch_colors_wanted() -> bool {
     *ON.get_or_init(|| std::env::var_os("PCV_CPU_MERGE_PREFETCH").is_none_or(|v| v != "0"))
 }
 
-/// `*dst = v`, with a non-temporal store where `nt` (x86-64 only).
-#[inline(always)]
-fn store_u64(dst: &mut u64, v: u64, nt: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if nt {
-        // SAFETY: `dst` is a valid, aligned, exclusively borrowed u64; `movnti` is SSE2 (baseline
-        // x86-64). The stores are ordered before other threads read by the `sfence` at the end of
-        // [`merge_row2`].
-        unsafe { std::arch::x86_64::_mm_stream_si64(dst as *mut u64 as *mut i64, v as i64) };
-        return;
-    }
-    *dst = v;
-}
-
-/// `*dst = v`, with a non-temporal store where `nt` (x86-64 only).
-#[inline(always)]
-fn store_u32(dst: &mut u32, v: u32, nt: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if nt {
-        // SAFETY: as in [`store_u64`], for an aligned u32.
-        unsafe { std::arch::x86_64::_mm_stream_si32(dst as *mut u32 as *mut i32, v as i32) };
-        return;
-    }
-    *dst = v;
-}
-
-/// How [`merge_row2`] writes: non-temporal stores ([`streaming_stores`]), colors prefetched
-/// ([`prefetch_colors_wanted`]).
-#[derive(Clone, Copy)]
-struct RowWrites {
-    nt: bool,
-    prefetch: bool,
-}
-
 /// Pixels [`merge_row2`] takes at a step: their colors are prefetched a step before they are read.
 const MERGE_BLOCK: usize = 32;
 
 /// The marks and the image of `words`, pixels `from..` of a row ([`merge_row2`]).
 #[inline(always)]
-fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>, nt: bool) {
+fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>) {
     if let Some(marks) = marks {
         let shift = group_shift();
         for &w in words {
@@ -241,12 +200,12 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
         RowImage::Index { colors, background, image } => {
             for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
                 let i = word_payload(w);
-                store_u32(px, if i == EMPTY_PAYLOAD { *background } else { colors[i as usize] }, nt);
+                *px = if i == EMPTY_PAYLOAD { *background } else { colors[i as usize] };
             }
         }
         RowImage::Packed { image } => {
             for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
-                store_u32(px, word_payload(w) as u32, nt);
+                *px = word_payload(w) as u32;
             }
         }
     }
@@ -271,10 +230,9 @@ fn prefetch_colors(words: &[u64], image: &RowImage<'_>) {
 with_avx512! {
     /// One row of the merge of two buffers, in one pass: `out = min(c, a, b)` per pixel, `a` and `b`
     /// reset to `u64::MAX`, the marks set and the image written ([`PrivateBuffers::merge`]). By blocks
-    /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out` (with `nt`,
-    /// non-temporal), its colors prefetched (with `prefetch`), and the block before it resolved.
-    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, how: RowWrites) {
-        let RowWrites { nt, prefetch } = how;
+    /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out`, its colors
+    /// prefetched (with `prefetch`), and the block before it resolved.
+    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool) {
         let mut image = image;
         let n = out.len();
         assert!(a.len() == n && b.len() == n, "row lengths");
@@ -290,25 +248,19 @@ with_avx512! {
                 (*a, *b) = (u64::MAX, u64::MAX);
             }
             for (o, &w) in out[from..from + len].iter_mut().zip(words.iter()) {
-                store_u64(o.get_mut(), w, nt);
+                *o.get_mut() = w;
             }
             if prefetch {
                 prefetch_colors(words, &image);
             }
             if let Some((f, l)) = last {
-                finish_block(&blocks[k ^ 1][..l], f, marks, &mut image, nt);
+                finish_block(&blocks[k ^ 1][..l], f, marks, &mut image);
             }
             last = Some((from, len));
             from += len;
         }
         if let Some((f, l)) = last {
-            finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image, nt);
-        }
-        #[cfg(target_arch = "x86_64")]
-        if nt {
-            // SAFETY: `sfence` has no requirement; it orders this thread's non-temporal stores before
-            // its later stores (the task's completion), so the merged row is seen whole.
-            unsafe { std::arch::x86_64::_mm_sfence() };
+            finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
         }
     }
 }
@@ -323,7 +275,7 @@ fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks
             *w = pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX)));
             *o.get_mut() = *w;
         }
-        finish_block(&block[..chunk.len()], from, marks, &mut image, false);
+        finish_block(&block[..chunk.len()], from, marks, &mut image);
     }
 }
 
@@ -383,10 +335,10 @@ mod tests {
         }
     }
 
-    /// The two-buffer row merge gives the same words, image and marks with and without non-temporal
-    /// stores, for each kind of image, at row lengths around its block size.
+    /// The two-buffer row merge gives the minimum's words, image and marks, with and without the
+    /// colors' prefetch, for each kind of image, at row lengths around its block size.
     #[test]
-    fn row_merge_is_the_same_with_streaming_stores() {
+    fn row_merge_gives_words_image_and_marks() {
         let colors: Vec<u32> = (0..2000).map(|i| i * 7 + 3).collect();
         for n in [1usize, 31, 32, 33, 64, 65, 100] {
             let a0: Vec<u64> = (0..n).map(|j| if j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 1900) as u64) }).collect();
@@ -395,7 +347,7 @@ mod tests {
             let want: Vec<u64> = (0..n).map(|j| c.min(a0[j]).min(b0[j])).collect();
             for kind in 0..3 {
                 let mut got = Vec::new();
-                for nt in [false, true] {
+                for prefetch in [false, true] {
                     let (mut a, mut b) = (a0.clone(), b0.clone());
                     let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                     let marks: Vec<AtomicU8> = (0..8).map(|_| AtomicU8::new(0)).collect();
@@ -405,19 +357,19 @@ mod tests {
                         1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
                         _ => RowImage::Packed { image: &mut image },
                     };
-                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, RowWrites { nt, prefetch: nt });
+                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch);
                     let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
-                    assert_eq!(words, want, "{n} pixels, image {kind}, nt {nt}");
+                    assert_eq!(words, want, "{n} pixels, image {kind}, prefetch {prefetch}");
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                     let want_image: Vec<u32> = match kind {
                         0 => vec![0; n],
                         1 => want.iter().map(|&v| if word_payload(v) == EMPTY_PAYLOAD { 5 } else { colors[word_payload(v) as usize] }).collect(),
                         _ => want.iter().map(|&v| word_payload(v) as u32).collect(),
                     };
-                    assert_eq!(image, want_image, "{n} pixels, image {kind}, nt {nt}");
+                    assert_eq!(image, want_image, "{n} pixels, image {kind}, prefetch {prefetch}");
                     let want_marks: Vec<u8> = (0..8u64).map(|g| want.iter().any(|&v| word_payload(v) != EMPTY_PAYLOAD && word_payload(v) / group_points() as u64 == g) as u8).collect();
                     let marks: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
-                    assert_eq!(marks, want_marks, "{n} pixels, image {kind}, nt {nt}");
+                    assert_eq!(marks, want_marks, "{n} pixels, image {kind}, prefetch {prefetch}");
                     got.push((words, image));
                 }
                 assert_eq!(got[0], got[1]);
@@ -437,8 +389,8 @@ mod tests {
 
     /// Not a check: times the two-buffer merge with marks and the resolve, 1920 × 1080, with words
     /// whose points lie near their pixel's neighbours' (as Morton-ordered points do), 10M colors:
-    /// the merge before the fused row (three loops a row), and the fused row with and without
-    /// non-temporal stores, alternated. `cargo test --release --lib merge_speed -- --ignored --nocapture`.
+    /// the merge before the fused row (three loops a row), and the fused row with and without the
+    /// colors' prefetch, alternated. `cargo test --release --lib merge_speed -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn merge_speed() {
@@ -460,7 +412,7 @@ mod tests {
         let mut out: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
         let mut image = vec![0u32; w * h];
         let c = word(0x3f80_0000, EMPTY_PAYLOAD);
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); 3];
         for _round in 0..15 {
             for (v, t) in times.iter_mut().enumerate() {
                 a.copy_from_slice(&a0);
@@ -483,14 +435,13 @@ mod tests {
                             *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
                         }
                     } else {
-                        let (nt, prefetch) = [(false, false), (false, true), (true, false), (true, true)][v - 1];
-                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, RowWrites { nt, prefetch });
+                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2);
                     }
                 });
                 t.push(start.elapsed().as_secs_f64() * 1e3);
             }
         }
-        for (name, t) in ["old (3 loops)", "fused", "fused, prefetch", "fused, non-temporal", "fused, nt + prefetch"].iter().zip(&mut times) {
+        for (name, t) in ["old (3 loops)", "fused", "fused, prefetch"].iter().zip(&mut times) {
             t.sort_by(|x, y| x.total_cmp(y));
             println!("{name:>22}: min {:.2} ms, median {:.2} ms", t[0], t[t.len() / 2]);
         }
