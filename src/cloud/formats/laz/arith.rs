@@ -345,7 +345,6 @@ impl<T: Entry> Model<T> {
             bits += 1;
         }
         self.table_shift = DM_LENGTH_SHIFT - bits;
-        // One spare entry past the last symbol (`symbol` reads it, and ignores it).
         // One spare entry past the last symbol (`symbol` reads its frequency, and ignores it).
         self.dc = vec![Dc { dist: 0, count: 1 }; n + 1].into_boxed_slice();
         self.table = vec![T::default(); (1 << bits) + 2 + TABLE_PAD].into_boxed_slice();
