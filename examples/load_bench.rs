@@ -8,9 +8,10 @@
 //!   color, hand over in order, release the mapped file's finished pages) into a counting sink — the
 //!   CUDA upload's host side without the copies;
 //! - `load`: `load_files_with`, a whole host cloud (16-byte points + intensity + classification);
-//! - CPU seconds per run (user + system, all threads: a rate per CPU-second is what a machine shared
-//!   with other work can still compare) and the peak anonymous memory of the run above what the
-//!   process held before (RssAnon sampled every 5 ms: heap, not the mapped files' pages).
+//! - CPU seconds per run (user + system, all threads but the bench's memory sampler: a rate per
+//!   CPU-second is what a machine shared with other work can still compare) and the peak anonymous
+//!   memory of the run above what the process held before (RssAnon sampled every 5 ms: heap, not the
+//!   mapped files' pages).
 //!
 //! Usage: cargo run --release --example load_bench -- [--ply 100M] [--las 100M] [--laz 20M]
 //!        [--laz-format 3] [--runs 3] [--dir DIR] [--keep] [--threads N]
@@ -21,6 +22,8 @@
 //!            repeated N times side by side — x shifted by the file's width, GPS time by its span —
 //!            as LAS and LAZ: real data's statistics at a size worth timing)
 //!        --laz-decoder pcv|laz: LAZ formats 0–3 and 6–8 by pcv's decoders (the default) or the `laz` crate's.
+//! `PCV_BENCH_ONLY=decode|device|load` times only that column; `PCV_BENCH_RUNS=1` also prints every
+//! run's rate and CPU seconds.
 //! A count of 0 skips that format. Files go to DIR (default: the system temp dir) and are deleted
 //! after their runs unless --keep.
 use pcv::cloud::formats::{FormatError, Progress};
@@ -260,19 +263,42 @@ fn write_las_fast(path: &Path, n: u64, format: u8) {
 }
 
 /// CPU time of this process so far (user + system, all threads), in seconds.
+#[cfg(target_os = "linux")]
 fn cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |k: usize| f.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    // Fields 14 and 15 of the file (utime, stime) are 12 and 13 after the ')'.
-    (ticks(11) + ticks(12)) / 100.0
+    clock_s(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-/// Anonymous resident memory now, in bytes (heap and other private memory; not the mapped files).
+/// CPU time of the calling thread so far, in seconds.
+#[cfg(target_os = "linux")]
+fn thread_cpu_s() -> f64 {
+    clock_s(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+#[cfg(target_os = "linux")]
+fn clock_s(clock: libc::clockid_t) -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes into the struct we pass, which lives for the call.
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cpu_s() -> f64 {
+    0.0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_s() -> f64 {
+    0.0
+}
+
+/// Anonymous resident memory now, in bytes (heap and other private memory; not the mapped files):
+/// resident minus shared (file and shmem) pages of `/proc/self/statm`, which costs a fraction of
+/// reading `/proc/self/status` (its ~40 fields every 5 ms were 2 % of a LAZ decode's CPU seconds).
 fn rss_anon() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024
+    let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let f: Vec<u64> = s.split_whitespace().take(3).map(|v| v.parse().unwrap_or(0)).collect();
+    f.get(1).zip(f.get(2)).map_or(0, |(r, sh)| r.saturating_sub(*sh)) * 4096 // (4 KiB pages)
 }
 
 /// Peak resident memory since the last reset, in bytes.
@@ -291,6 +317,8 @@ fn load_average() -> String {
 
 /// One measured way of reading a file.
 struct Runs {
+    /// Points the last run gave.
+    points: u64,
     rates: Vec<f64>,
     cpu: Vec<f64>,
     /// Peak VmHWM growth (mapped file pages included).
@@ -316,7 +344,7 @@ impl Runs {
 }
 
 fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
-    let mut out = Runs { rates: Vec::new(), cpu: Vec::new(), peak: 0, anon: 0 };
+    let mut out = Runs { points: 0, rates: Vec::new(), cpu: Vec::new(), peak: 0, anon: 0 };
     for _ in 0..runs {
         reset_peak();
         let base = peak_rss();
@@ -324,18 +352,21 @@ fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
         let stop = std::sync::atomic::AtomicBool::new(false);
         let anon = std::sync::atomic::AtomicU64::new(base_anon);
         let (n, s, c) = std::thread::scope(|scope| {
-            scope.spawn(|| {
+            // The sampler's own CPU time is taken off the run's (it is the bench's, not the loader's).
+            let sampler = scope.spawn(|| {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     anon.fetch_max(rss_anon(), std::sync::atomic::Ordering::Relaxed);
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
+                thread_cpu_s()
             });
             let (t, c) = (Instant::now(), cpu_s());
             let n = f();
-            let r = (n, t.elapsed().as_secs_f64(), cpu_s() - c);
+            let (s, c) = (t.elapsed().as_secs_f64(), cpu_s() - c);
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            r
+            (n, s, c - sampler.join().unwrap_or(0.0))
         });
+        out.points = n;
         out.cpu.push(c);
         out.rates.push(n as f64 / s);
         out.peak = out.peak.max(peak_rss().saturating_sub(base));
@@ -381,35 +412,44 @@ fn full_load(path: &Path) -> u64 {
     c.points.len() as u64
 }
 
-/// `PCV_BENCH_ONLY=decode|device|load` runs one of the three (for profiling, or files too large for a host
-/// cloud); the other is then run once.
+/// `PCV_BENCH_ONLY=decode|device|load` runs only that one of the three (for profiling, or files too
+/// large for a host cloud); the others' columns then say `-`.
 fn only(what: &str) -> bool {
     std::env::var("PCV_BENCH_ONLY").map_or(true, |v| v == what)
 }
 
 fn row(name: &str, path: &Path, runs: u32) {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let d = measure(if only("decode") { runs } else { 1 }, || decode_only(path));
-    let s = measure(if only("device") { runs } else { 1 }, || device_stream(path));
-    let l = measure(if only("load") { runs } else { 1 }, || full_load(path));
-    let n = decode_only(path);
+    let d = only("decode").then(|| measure(runs, || decode_only(path)));
+    let s = only("device").then(|| measure(runs, || device_stream(path)));
+    let l = only("load").then(|| measure(runs, || full_load(path)));
+    let n = [&d, &s, &l].into_iter().flatten().map(|r| r.points).next().unwrap_or(0);
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    let f = |r: &Option<Runs>, v: &dyn Fn(&Runs) -> String| r.as_ref().map_or("-".to_string(), v);
     println!(
-        "| {name} | {:.1}M | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.0} | {:.1} | {:.1} | {:.2} | {:.0} | {:.1} |",
+        "| {name} | {:.1}M | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         n as f64 / 1e6,
         size as f64 / 1e9,
-        d.best() / 1e6,
-        d.median() / 1e6,
-        d.cpu_median(),
-        s.best() / 1e6,
-        mib(s.anon),
-        l.best() / 1e6,
-        l.median() / 1e6,
-        l.cpu_median(),
-        mib(l.anon),
-        l.anon as f64 / n.max(1) as f64,
+        f(&d, &|r| format!("{:.1}", r.best() / 1e6)),
+        f(&d, &|r| format!("{:.1}", r.median() / 1e6)),
+        f(&d, &|r| format!("{:.2}", r.cpu_median())),
+        f(&s, &|r| format!("{:.1}", r.best() / 1e6)),
+        f(&s, &|r| format!("{:.0}", mib(r.anon))),
+        f(&l, &|r| format!("{:.1}", r.best() / 1e6)),
+        f(&l, &|r| format!("{:.1}", r.median() / 1e6)),
+        f(&l, &|r| format!("{:.2}", r.cpu_median())),
+        f(&l, &|r| format!("{:.0}", mib(r.anon))),
+        f(&l, &|r| format!("{:.1}", r.anon as f64 / n.max(1) as f64)),
     );
-    let _ = (d.peak, s.peak, l.peak);
+    if std::env::var_os("PCV_BENCH_RUNS").is_some() {
+        // Every run's rate and CPU seconds (for A/B comparisons over several invocations).
+        for (what, r) in [("decode", &d), ("device", &s), ("load", &l)] {
+            if let Some(r) = r {
+                let each: Vec<String> = r.rates.iter().zip(&r.cpu).map(|(m, c)| format!("{:.2} M/s {:.2} CPU-s", m / 1e6, c)).collect();
+                println!("{what}: {}", each.join(", "));
+            }
+        }
+    }
 }
 
 fn header(runs: u32) {
