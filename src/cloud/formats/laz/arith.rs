@@ -38,6 +38,8 @@ const BM_MAX_COUNT: u32 = 1 << BM_LENGTH_SHIFT;
 pub(crate) struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// `bytes.len() - 3` (0 for fewer than 3 bytes): 4 bytes can be read at `at` while `at` is below it.
+    read4_below: usize,
     value: u32,
     length: u32,
     /// The data ended (zero bytes were fed) or broke (a quotient outside the model's range).
@@ -48,7 +50,8 @@ pub(crate) struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder whose 4 start bytes are `bytes[at..at + 4]` (`bad` if they are not there).
     pub fn new(bytes: &'a [u8], at: usize) -> Self {
-        let mut d = Decoder { bytes, at, value: 0, length: u32::MAX, bad: false, ended: false };
+        let read4_below = bytes.len().saturating_sub(3);
+        let mut d = Decoder { bytes, at, read4_below, value: 0, length: u32::MAX, bad: false, ended: false };
         for _ in 0..4 {
             d.value = (d.value << 8) | d.byte() as u32;
         }
@@ -58,7 +61,7 @@ impl<'a> Decoder<'a> {
     /// A decoder over `bytes` that has not read its 4 start bytes (`laz`'s state for an empty layer:
     /// value 0, full length; its first read fails where `bytes` is empty).
     pub fn idle(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, at: bytes.len(), value: 0, length: u32::MAX, bad: false, ended: false }
+        Decoder { bytes, at: bytes.len(), read4_below: bytes.len().saturating_sub(3), value: 0, length: u32::MAX, bad: false, ended: false }
     }
 
     /// Whether a read went past the chunk's bytes.
@@ -85,16 +88,18 @@ impl<'a> Decoder<'a> {
     /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
     #[inline(always)]
     fn renorm(&mut self) {
-        match self.bytes.get(self.at..self.at + 4) {
-            Some(next) => {
-                let next = u32::from_be_bytes([next[0], next[1], next[2], next[3]]) as u64;
-                // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
-                let shift = (self.length.leading_zeros() >> 3) * 8;
-                self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
-                self.length = ((self.length as u64) << shift) as u32;
-                self.at += (shift >> 3) as usize;
-            }
-            None => self.renorm_at_end(),
+        // One compare instead of `get(at..at + 4)`'s two (`at` past its end, and the end past the length).
+        if self.at < self.read4_below {
+            // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
+            let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
+            let next = u32::from_be_bytes(next) as u64;
+            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
+            let shift = (self.length.leading_zeros() >> 3) * 8;
+            self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
+            self.length = ((self.length as u64) << shift) as u32;
+            self.at += (shift >> 3) as usize;
+        } else {
+            self.renorm_at_end();
         }
     }
 
@@ -536,6 +541,32 @@ mod tests {
         }
         for symbols in [257u32, 516, 2048] {
             check_table::<u16>(symbols);
+        }
+    }
+
+    /// The 4-byte renormalization (one bounds compare) and the byte-at-a-time one of the chunk's end give
+    /// the same symbols, positions and end flags, for chunks of every length up to 40 bytes.
+    #[test]
+    fn wide_and_bytewise_renormalization_agree() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..40usize {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 56) as u8
+                })
+                .collect();
+            let (mut wide, mut narrow) = (Decoder::new(&bytes, 0), Decoder::new(&bytes, 0));
+            // Never 4 bytes at once: every renormalization takes `renorm_at_end`.
+            narrow.read4_below = 0;
+            let (mut mw, mut mn) = (Model::<u8>::new(256), Model::<u8>::new(256));
+            let (mut bw, mut bn) = (BitModel::default(), BitModel::default());
+            for i in 0..60 {
+                let (a, b) = if i % 3 == 0 { (wide.bit(&mut bw), narrow.bit(&mut bn)) } else { (wide.symbol(&mut mw), narrow.symbol(&mut mn)) };
+                assert_eq!(a, b, "{len} bytes, symbol {i}");
+                assert_eq!((wide.at, wide.value, wide.length, wide.bad, wide.ended), (narrow.at, narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
+                assert!(wide.at <= len);
+            }
         }
     }
 
