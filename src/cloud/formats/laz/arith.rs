@@ -38,6 +38,8 @@ const BM_MAX_COUNT: u32 = 1 << BM_LENGTH_SHIFT;
 pub(crate) struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// `bytes.len() - 3` (0 for fewer than 3 bytes): 4 bytes can be read at `at` while `at` is below it.
+    read4_below: usize,
     value: u32,
     length: u32,
     /// The data ended (zero bytes were fed) or broke (a quotient outside the model's range).
@@ -48,7 +50,8 @@ pub(crate) struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder whose 4 start bytes are `bytes[at..at + 4]` (`bad` if they are not there).
     pub fn new(bytes: &'a [u8], at: usize) -> Self {
-        let mut d = Decoder { bytes, at, value: 0, length: u32::MAX, bad: false, ended: false };
+        let read4_below = bytes.len().saturating_sub(3);
+        let mut d = Decoder { bytes, at, read4_below, value: 0, length: u32::MAX, bad: false, ended: false };
         for _ in 0..4 {
             d.value = (d.value << 8) | d.byte() as u32;
         }
@@ -58,7 +61,7 @@ impl<'a> Decoder<'a> {
     /// A decoder over `bytes` that has not read its 4 start bytes (`laz`'s state for an empty layer:
     /// value 0, full length; its first read fails where `bytes` is empty).
     pub fn idle(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, at: bytes.len(), value: 0, length: u32::MAX, bad: false, ended: false }
+        Decoder { bytes, at: bytes.len(), read4_below: bytes.len().saturating_sub(3), value: 0, length: u32::MAX, bad: false, ended: false }
     }
 
     /// Whether a read went past the chunk's bytes.
@@ -85,16 +88,18 @@ impl<'a> Decoder<'a> {
     /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
     #[inline(always)]
     fn renorm(&mut self) {
-        match self.bytes.get(self.at..self.at + 4) {
-            Some(next) => {
-                let next = u32::from_be_bytes([next[0], next[1], next[2], next[3]]) as u64;
-                // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
-                let shift = (self.length.leading_zeros() >> 3) * 8;
-                self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
-                self.length = ((self.length as u64) << shift) as u32;
-                self.at += (shift >> 3) as usize;
-            }
-            None => self.renorm_at_end(),
+        // One compare instead of `get(at..at + 4)`'s two (`at` past its end, and the end past the length).
+        if self.at < self.read4_below {
+            // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
+            let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
+            let next = u32::from_be_bytes(next) as u64;
+            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
+            let shift = (self.length.leading_zeros() >> 3) * 8;
+            self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
+            self.length = ((self.length as u64) << shift) as u32;
+            self.at += (shift >> 3) as usize;
+        } else {
+            self.renorm_at_end();
         }
     }
 
@@ -203,19 +208,26 @@ impl<'a> Decoder<'a> {
         sym as u32
     }
 
-    /// Reads `bits` (1–32) raw bits.
+    /// Reads `bits` (1–32) raw bits (inlined: the integer decoder reads a corrector's low bits so about
+    /// once a point).
+    #[inline(always)]
     pub fn bits(&mut self, bits: u32) -> u32 {
         if bits > 19 {
-            let low = self.short() as u32;
-            let high = self.bits(bits - 16) << 16;
-            high | low
-        } else {
-            self.length >>= bits;
-            let sym = self.value / self.length;
-            self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
-            self.renorm();
-            sym
+            return self.bits_wide(bits);
         }
+        self.length >>= bits;
+        let sym = self.value / self.length;
+        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
+        self.renorm();
+        sym
+    }
+
+    /// [`Self::bits`] for 20–32 bits (rare): a short, then the rest.
+    #[cold]
+    fn bits_wide(&mut self, bits: u32) -> u32 {
+        let low = self.short() as u32;
+        let high = self.bits(bits - 16) << 16;
+        high | low
     }
 
     fn short(&mut self) -> u16 {
@@ -382,13 +394,16 @@ impl<T: Entry> Model<T> {
             }
             prev = d;
             // Entries s+1..=w: the last symbol below them is k - 1 (k ≥ 1 where w > s: dist[0] is 0).
-            // Mostly a few entries: 8 written at once (the ones past w are written again later).
+            // Mostly a few entries: 8 written at once (the ones past w are written again later), and
+            // 8 at a time where there are more (no `memset` call, whose size branches mispredicted).
             let w = ((d >> shift) as usize).min(size + 1);
             let fill = T::of((k as u32).wrapping_sub(1));
-            if w - s <= 8 {
-                table[s + 1..s + 9].copy_from_slice(&[fill; 8]);
-            } else {
-                table[s + 1..=w].fill(fill);
+            table[s + 1..s + 9].copy_from_slice(&[fill; 8]);
+            let mut i = s + 9;
+            while i <= w {
+                // i ≤ w ≤ size + 1 and the table has size + 2 + TABLE_PAD entries.
+                table[i..i + 8].copy_from_slice(&[fill; 8]);
+                i += 8;
             }
             s = w;
         }
@@ -441,27 +456,30 @@ impl BitModel {
 /// LASzip's integer decompressor (`IntegerDecompressor` with `bits_high` 8 and no range): a value is
 /// a prediction plus a corrector whose bit count `k` is coded first (per context), then the corrector's
 /// top 8 bits with a model per `k` and its remaining bits raw.
-pub(crate) struct IntDecoder {
+pub(crate) struct IntDecoder<const BITS: u32> {
     /// The bit count of the last corrector (contexts of other fields depend on it).
     pub k: u32,
-    corr_range: u32,
-    corr_min: i32,
     bits: Vec<Model>,
     corrector0: BitModel,
-    corrector: Vec<Model>,
+    /// The corrector models of `k` = 1..=32 (those past the value's bits are never used: a fixed array,
+    /// so that `k` < 32 indexes it without a bounds check).
+    corrector: [Model; 32],
 }
 
-impl IntDecoder {
-    /// A decompressor of `bits`-bit values (16 or 32) with `contexts` contexts.
-    pub fn new(bits: u32, contexts: u32) -> Self {
-        let (corr_bits, corr_range, corr_min) = if bits < 32 { (bits, 1u32 << bits, -((1i32 << bits) / 2)) } else { (32, 0, i32::MIN) };
+impl<const BITS: u32> IntDecoder<BITS> {
+    /// The values' range, 2^BITS (0 for 32 bits: those wrap by themselves), and the smallest corrector.
+    /// Constants, so that each decoder's inlined copy has no branch on its kind.
+    const RANGE: u32 = if BITS < 32 { 1 << BITS } else { 0 };
+    const MIN: i32 = if BITS < 32 { -((1i32 << BITS) / 2) } else { i32::MIN };
+
+    /// A decompressor of `BITS`-bit values (16 or 32) with `contexts` contexts.
+    pub fn new(contexts: u32) -> Self {
+        const { assert!(BITS == 16 || BITS == 32) };
         IntDecoder {
             k: 0,
-            corr_range,
-            corr_min,
-            bits: vec![Model::new(corr_bits + 1); contexts as usize],
+            bits: vec![Model::new(BITS + 1); contexts as usize],
             corrector0: BitModel::default(),
-            corrector: (1..=corr_bits).map(|i| Model::new(1 << i.min(8))).collect(),
+            corrector: std::array::from_fn(|i| Model::new(1 << (i as u32 + 1).min(8))),
         }
     }
 
@@ -473,7 +491,7 @@ impl IntDecoder {
         let c = if k == 0 {
             d.bit(&mut self.corrector0) as i32
         } else if k < 32 {
-            // `k` ≤ corr_bits: the model has corr_bits + 1 symbols.
+            // `k` ≤ BITS: the model has BITS + 1 symbols.
             let mut c = d.symbol(&mut self.corrector[k as usize - 1]) as i32;
             if k > 8 {
                 let k1 = k - 8;
@@ -484,10 +502,10 @@ impl IntDecoder {
             let low = ((c as u32) < (1u32 << (k - 1))) as u32;
             c.wrapping_add(1).wrapping_sub((low << k) as i32)
         } else {
-            self.corr_min
+            Self::MIN
         };
         let real = pred.wrapping_add(c);
-        let range = self.corr_range as i32;
+        let range = Self::RANGE as i32;
         if range == 0 {
             // 32-bit values wrap by themselves (no data-dependent branch on the sign).
             return real;
@@ -536,6 +554,32 @@ mod tests {
         }
         for symbols in [257u32, 516, 2048] {
             check_table::<u16>(symbols);
+        }
+    }
+
+    /// The 4-byte renormalization (one bounds compare) and the byte-at-a-time one of the chunk's end give
+    /// the same symbols, positions and end flags, for chunks of every length up to 40 bytes.
+    #[test]
+    fn wide_and_bytewise_renormalization_agree() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..40usize {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 56) as u8
+                })
+                .collect();
+            let (mut wide, mut narrow) = (Decoder::new(&bytes, 0), Decoder::new(&bytes, 0));
+            // Never 4 bytes at once: every renormalization takes `renorm_at_end`.
+            narrow.read4_below = 0;
+            let (mut mw, mut mn) = (Model::<u8>::new(256), Model::<u8>::new(256));
+            let (mut bw, mut bn) = (BitModel::default(), BitModel::default());
+            for i in 0..60 {
+                let (a, b) = if i % 3 == 0 { (wide.bit(&mut bw), narrow.bit(&mut bn)) } else { (wide.symbol(&mut mw), narrow.symbol(&mut mn)) };
+                assert_eq!(a, b, "{len} bytes, symbol {i}");
+                assert_eq!((wide.at, wide.value, wide.length, wide.bad, wide.ended), (narrow.at, narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
+                assert!(wide.at <= len);
+            }
         }
     }
 

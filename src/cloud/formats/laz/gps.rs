@@ -18,7 +18,7 @@ const MULTI_TOTAL: i32 = MULTI - MULTI_MINUS + 6;
 pub(crate) struct GpsTime {
     multi: Model<u16>,
     zero_diff: Model,
-    ic: IntDecoder,
+    ic: IntDecoder<32>,
     last: usize,
     next: usize,
     times: [i64; 4],
@@ -32,7 +32,7 @@ impl GpsTime {
         GpsTime {
             multi: Model::new(MULTI_TOTAL as u32),
             zero_diff: Model::new(6),
-            ic: IntDecoder::new(32, 9),
+            ic: IntDecoder::new(9),
             last: 0,
             next: 0,
             times: [i64::from_le_bytes(*first), 0, 0, 0],
@@ -44,7 +44,7 @@ impl GpsTime {
     /// After an extreme multiple, the 4th in a row becomes the sequence's new difference.
     #[inline(always)]
     fn extreme(&mut self, diff: i32) {
-        let last = self.last;
+        let last = self.last & 3;
         self.extremes[last] += 1;
         if self.extremes[last] > 3 {
             self.diffs[last] = diff;
@@ -67,7 +67,8 @@ impl GpsTime {
     #[inline(always)]
     pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 8]) {
         loop {
-            let last = self.last;
+            // `last` < 4 always: the mask only spares the bounds checks.
+            let last = self.last & 3;
             if self.diffs[last] == 0 {
                 let multi = d.symbol(&mut self.zero_diff) as i32;
                 if multi == 1 {
@@ -117,6 +118,6 @@ impl GpsTime {
             }
             break;
         }
-        *out = self.times[self.last].to_le_bytes();
+        *out = self.times[self.last & 3].to_le_bytes();
     }
 }

@@ -34,6 +34,13 @@ const NUMBER_RETURN_LEVEL: [[u8; 8]; 8] = [
     [7, 6, 5, 4, 3, 2, 1, 0],
 ];
 
+/// The return kind (< 16) and level (< 8) of (number of returns, return number), masked so that the
+/// arrays they index need no bounds check.
+#[inline(always)]
+fn return_kind_level(n: usize, r: usize) -> (usize, usize) {
+    ((NUMBER_RETURN_MAP[n][r] & 15) as usize, (NUMBER_RETURN_LEVEL[n][r] & 7) as usize)
+}
+
 /// LASzip's streaming median of the last 5 values (`StreamingMedian<i32>`); the layered encoder's
 /// Point14 predicts with it too.
 #[derive(Clone, Copy)]
@@ -90,14 +97,20 @@ pub(crate) struct Point10 {
     last_height: [i32; 8],
     changed: Model,
     scan_angle_models: [Model; 2],
-    bit_byte: Vec<Model>,
-    classification_models: Vec<Model>,
-    user_data_models: Vec<Model>,
-    ic_intensity: IntDecoder,
-    ic_point_source: IntDecoder,
-    ic_dx: IntDecoder,
-    ic_dy: IntDecoder,
-    ic_z: IntDecoder,
+    /// Models per previous value (boxed arrays: a byte indexes them without a bounds check).
+    bit_byte: Box<[Model; 256]>,
+    classification_models: Box<[Model; 256]>,
+    user_data_models: Box<[Model; 256]>,
+    ic_intensity: IntDecoder<16>,
+    ic_point_source: IntDecoder<16>,
+    ic_dx: IntDecoder<32>,
+    ic_dy: IntDecoder<32>,
+    ic_z: IntDecoder<32>,
+}
+
+/// 256 models of 256 symbols, on the heap.
+fn models_256() -> Box<[Model; 256]> {
+    vec![Model::new(256); 256].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("256 models"))
 }
 
 impl Point10 {
@@ -121,14 +134,14 @@ impl Point10 {
             last_height: [0; 8],
             changed: Model::new(64),
             scan_angle_models: [Model::new(256), Model::new(256)],
-            bit_byte: vec![Model::new(256); 256],
-            classification_models: vec![Model::new(256); 256],
-            user_data_models: vec![Model::new(256); 256],
-            ic_intensity: IntDecoder::new(16, 4),
-            ic_point_source: IntDecoder::new(16, 1),
-            ic_dx: IntDecoder::new(32, 2),
-            ic_dy: IntDecoder::new(32, 22),
-            ic_z: IntDecoder::new(32, 20),
+            bit_byte: models_256(),
+            classification_models: models_256(),
+            user_data_models: models_256(),
+            ic_intensity: IntDecoder::new(4),
+            ic_point_source: IntDecoder::new(1),
+            ic_dx: IntDecoder::new(2),
+            ic_dy: IntDecoder::new(22),
+            ic_z: IntDecoder::new(20),
         }
     }
 
@@ -136,14 +149,13 @@ impl Point10 {
     #[inline(always)]
     pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 20]) {
         let changed = d.symbol(&mut self.changed);
-        let (m, l);
+        let (m, l): (usize, usize);
         if changed != 0 {
             if changed & (1 << 5) != 0 {
                 self.bit_fields = d.symbol(&mut self.bit_byte[self.bit_fields as usize]) as u8;
             }
             let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
-            m = NUMBER_RETURN_MAP[n][r] as usize;
-            l = NUMBER_RETURN_LEVEL[n][r] as usize;
+            (m, l) = return_kind_level(n, r);
             if changed & (1 << 4) != 0 {
                 self.intensity = self.ic_intensity.decode(d, self.last_intensity[m] as i32, m.min(3)) as u16;
                 self.last_intensity[m] = self.intensity;
@@ -166,8 +178,7 @@ impl Point10 {
             }
         } else {
             let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
-            m = NUMBER_RETURN_MAP[n][r] as usize;
-            l = NUMBER_RETURN_LEVEL[n][r] as usize;
+            (m, l) = return_kind_level(n, r);
         }
         let n1 = (((self.bit_fields >> 3) & 7) == 1) as usize;
 
