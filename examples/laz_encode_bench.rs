@@ -11,15 +11,8 @@
 //! Usage: cargo run --release --example laz_encode_bench -- FILE.copc.laz [--points 3M] [--runs 3]
 use anyhow::{bail, Context, Result};
 use pcv::cloud::formats::laz::encoder::{encode_chunk, Layout};
+use pcv::platform::cpu_time;
 use std::io::{Read, Seek, SeekFrom};
-
-/// The calling thread's CPU time in seconds.
-fn thread_cpu_s() -> f64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime only writes into the struct we pass, which lives for the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
 
 /// The LASzip VLR, the chunks' point counts (up to `max` points) and their records.
 fn read_chunks(path: &str, max: u64) -> Result<(laz::LazVlr, Vec<usize>, Vec<u8>)> {
@@ -113,12 +106,12 @@ fn main() -> Result<()> {
         let mut best = f64::MAX;
         let mut bytes = 0;
         for _ in 0..runs {
-            let t = thread_cpu_s();
+            let t = cpu_time::thread_s();
             bytes = 0;
             for c in chunks() {
                 bytes += if name == "pcv" { encode_chunk(layout, c).len() } else { laz_chunk(vlr.items(), c)?.len() };
             }
-            best = best.min(thread_cpu_s() - t);
+            best = best.min(cpu_time::thread_s() - t);
         }
         println!("{name}: {:.1} ns a point ({:.2} M points per CPU-s), {bytes} bytes", best * 1e9 / n as f64, n as f64 / best * 1e-6);
     }

@@ -30,6 +30,7 @@ use pcv::cloud::formats::{FormatError, Progress};
 use pcv::cloud::load::{self, load_files_with, FileBytes, LoadOptions};
 use pcv::cloud::stream::{stream, Staging, StreamError};
 use pcv::convert::writers::FileColumns;
+use pcv::platform::cpu_time;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -262,36 +263,6 @@ fn write_las_fast(path: &Path, n: u64, format: u8) {
     w.flush().expect("flush");
 }
 
-/// CPU time of this process so far (user + system, all threads), in seconds.
-#[cfg(target_os = "linux")]
-fn cpu_s() -> f64 {
-    clock_s(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-/// CPU time of the calling thread so far, in seconds.
-#[cfg(target_os = "linux")]
-fn thread_cpu_s() -> f64 {
-    clock_s(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-#[cfg(target_os = "linux")]
-fn clock_s(clock: libc::clockid_t) -> f64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime only writes into the struct we pass, which lives for the call.
-    unsafe { libc::clock_gettime(clock, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
-
-#[cfg(not(target_os = "linux"))]
-fn cpu_s() -> f64 {
-    0.0
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_cpu_s() -> f64 {
-    0.0
-}
-
 /// Anonymous resident memory now, in bytes (heap and other private memory; not the mapped files):
 /// resident minus shared (file and shmem) pages of `/proc/self/statm`, which costs a fraction of
 /// reading `/proc/self/status` (its ~40 fields every 5 ms were 2 % of a LAZ decode's CPU seconds).
@@ -358,11 +329,11 @@ fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
                     anon.fetch_max(rss_anon(), std::sync::atomic::Ordering::Relaxed);
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
-                thread_cpu_s()
+                cpu_time::thread_s()
             });
-            let (t, c) = (Instant::now(), cpu_s());
+            let (t, c) = (Instant::now(), cpu_time::process_s());
             let n = f();
-            let (s, c) = (t.elapsed().as_secs_f64(), cpu_s() - c);
+            let (s, c) = (t.elapsed().as_secs_f64(), cpu_time::process_s() - c);
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
             (n, s, c - sampler.join().unwrap_or(0.0))
         });

@@ -1,7 +1,8 @@
 //! What differs between the systems pcv runs on, in one place: the CUDA driver's library and how to get
 //! it, the advice when no window can open, the Python that runs the bench's peer, keeping an error on
 //! screen when a double-clicked pcv.exe's console would close with it, and ([`fmaf`]) a correctly
-//! rounded `fmaf` for MinGW-w64 builds, whose C library's is not.
+//! rounded `fmaf` for MinGW-w64 builds, whose C library's is not; ([`cpu_time`]) the CPU time of the
+//! process or a thread, for the benches and `convert`'s phase timings.
 //!
 //! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`, so a
 //! message names `libcuda.so.1` and `LD_LIBRARY_PATH` on Linux and `nvcuda.dll` and the NVIDIA display
@@ -10,6 +11,7 @@
 //! `nvcuda.dll` on Windows), from the system's library search path (Windows: the exe's folder,
 //! System32, `PATH`).
 
+pub mod cpu_time;
 pub mod fmaf;
 
 /// The NVIDIA driver's CUDA library, as the system's loader names it.

@@ -54,6 +54,7 @@ use crate::cloud::formats::copc::hierarchy::{entry_bytes, CopcInfo, ENTRY_LEN};
 use crate::cloud::formats::{DBounds, Progress};
 use crate::cloud::load::{FileBytes, LoadOptions};
 use crate::cloud::octree::NodeKey;
+use crate::platform::cpu_time;
 use partition::{format_fields, Planned, Tally};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashSet};
@@ -242,7 +243,7 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
     let phase = |what: &str| {
         if phases {
-            eprintln!("pcv convert: {what} at {:.2} s (CPU {:.2} s)", t0.elapsed().as_secs_f64(), cpu_seconds());
+            eprintln!("pcv convert: {what} at {:.2} s (CPU {:.2} s)", t0.elapsed().as_secs_f64(), cpu_time::process_s());
         }
     };
     // Pass 1: the LAS/LAZ inputs' headers; the other inputs spilled.
@@ -358,12 +359,12 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         _ => crate::cloud::formats::laz::encoder::Layout::of(laz_vlr.items()).filter(|l| l.record_len() == lay.record_len),
     };
     let compress = |key: NodeKey, recs: &[u8]| -> Result<Vec<u8>, ConvertError> {
-        let t = thread_cpu_ns();
+        let t = cpu_time::thread_ns();
         let r = match layout {
             Some(layout) => Ok(crate::cloud::formats::laz::encoder::encode_chunk(layout, recs)),
             None => compress_node(&laz_vlr, key, recs),
         };
-        compress_ns.fetch_add(thread_cpu_ns() - t, Ordering::Relaxed);
+        compress_ns.fetch_add(cpu_time::thread_ns() - t, Ordering::Relaxed);
         r
     };
     let progress = Progress::new(n, opts.progress);
@@ -382,9 +383,9 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             cells_tmp.release(&blocks);
             let key = cell_key(cell, depth_p);
             let mut nodes = Vec::new();
-            let t = thread_cpu_ns();
+            let t = cpu_time::thread_ns();
             let top = build(lay, key, data, &mut nodes);
-            build_ns.fetch_add(thread_cpu_ns() - t, Ordering::Relaxed);
+            build_ns.fetch_add(cpu_time::thread_ns() - t, Ordering::Relaxed);
             let done: Vec<(NodeKey, usize, Vec<u8>)> = nodes
                 .into_par_iter()
                 .map(|(k, recs)| compress(k, &recs).map(|c| (k, recs.len() / lay.record_len, c)))
@@ -468,35 +469,6 @@ fn compress_node(laz_vlr: &laz::LazVlr, key: NodeKey, recs: &[u8]) -> Result<Vec
     c.set_fields_from(laz_vlr.items()).map_err(|e| ConvertError::Laz(e.to_string()))?;
     c.compress_many(recs).and_then(|_| c.done()).map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
     Ok(c.into_inner().into_inner())
-}
-
-/// The process's CPU time so far (user + system), for `PCV_COPC_PHASES` (0 where unknown).
-fn cpu_seconds() -> f64 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: rusage is plain data (integers and timevals): all zeros is a valid value.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: getrusage only writes into the struct we pass, which lives for the call.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
-            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
-            return t(u.ru_utime) + t(u.ru_stime);
-        }
-    }
-    0.0
-}
-
-/// The calling thread's CPU time in nanoseconds, for `PCV_COPC_PHASES` (0 where unknown): on a shared
-/// machine the wall time of a thread's work counts the other processes' time too.
-fn thread_cpu_ns() -> u64 {
-    #[cfg(target_os = "linux")]
-    {
-        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime only writes into the struct we pass, which lives for the call.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-            return t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-        }
-    }
-    0
 }
 
 /// A parent's sample of its children's points, and what each child keeps.
