@@ -8,7 +8,7 @@
 //! is the last one whose cumulative frequency is ≤ the quotient), so the tables here are finer than
 //! LASzip's (4 table entries per symbol up to 2^11 entries, and for small models too, where LASzip
 //! bisects with multiplications): most symbols need no search at all. A model whose most probable
-//! symbol holds ≥ 5/8 of the probability checks that symbol first with a multiplication, beside the
+//! symbol holds ≥ 3/8 of the probability checks that symbol first with a multiplication, beside the
 //! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
 //! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly, in one pass over
 //! the symbols (distribution, table ranges written 8 entries at a time, most probable symbol).
@@ -321,8 +321,12 @@ struct Dc {
 /// Spare table entries past the end: `update` writes 8 entries at a time.
 const TABLE_PAD: usize = 8;
 
-/// A model's most probable symbol is tried first when its probability is at least this (of 2^15).
-const MPS_SHARE: u32 = 5 << 12;
+/// A model's most probable symbol is tried first when its probability is at least this (of 2^15):
+/// 3/8 (where two symbols hold that much, the last). The check's multiplication replaces the
+/// division and the table loads on the symbol's chain where it hits, and costs a mispredicted branch
+/// where it misses: 3/8 measured ~2 % less CPU than 5/8 for format 3 (no change for format 7), 2/8
+/// and 6/8 more (results/2026-12-01-laz-decoder-2core-s9.md).
+const MPS_SHARE: u32 = 3 << 12;
 
 impl<T: Entry> Model<T> {
     /// Entries of the decoder table (the quotient shifted right by `table_shift` is below this).
