@@ -308,15 +308,15 @@ mod tests {
                 // Frame 0 everywhere; frames 1 and 2 in runs of 40 pixels, every third run, shifted.
                 let drawn_at = |px: usize| frame == 0 || (px / 40 + frame) % 3 == 0;
                 let word_of = |i: usize| word(((i * 7919 + frame * 13) % 1000) as u32, ((i + frame) % 300) as u64);
-                let drawn = p.run(w * h * 3, 4, |items, buf| {
-                    for i in items.clone() {
-                        let px = i % (w * h);
-                        if drawn_at(px) {
-                            buf[px] = buf[px].min(word_of(i));
-                        }
+                let drawn = p.run(w * h * 3, 4, |items, _| items.len(), |a, b| a + b);
+                // Drawn here, each word into buffer `i % count` (`run` may hand every item of so
+                // little work to one task): every buffer gets words to merge and reset.
+                for i in 0..w * h * 3 {
+                    let (px, buf) = (i % (w * h), &mut p.bufs[i % count]);
+                    if drawn_at(px) {
+                        buf[px] = buf[px].min(word_of(i));
                     }
-                    items.len()
-                }, |a, b| a + b);
+                }
                 assert_eq!(drawn, w * h * 3, "every item once");
                 let raw = |px: usize| if drawn_at(px) { (0..3).map(|k| k * w * h + px).map(word_of).min().unwrap() } else { u64::MAX };
                 let want: Vec<u64> = (0..w * h).map(|px| raw(px).min(word(900, 5))).collect();
