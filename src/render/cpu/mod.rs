@@ -389,6 +389,8 @@ impl Rasterizer for CpuRasterizer {
         let no_prep = || RenderError::NotUploaded;
         for pass in plan {
             let t = Instant::now();
+            // The private buffers' merge inside this pass, timed apart ("merge", after the pass).
+            let mut merge_ms: Option<f64> = None;
             match pass {
                 Pass::Clear if use_private => {}
                 Pass::Clear => match frame.mode {
@@ -406,7 +408,9 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
+                        let tm = Instant::now();
                         self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve);
+                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
@@ -418,7 +422,9 @@ impl Rasterizer for CpuRasterizer {
                         vis::vis(&f, positions, private::Dest::Private(&mut self.private));
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
+                        let tm = Instant::now();
                         self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve);
+                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
                         vis::vis(&f, positions, private::Dest::Shared(&self.vis));
@@ -468,7 +474,9 @@ impl Rasterizer for CpuRasterizer {
                     let marks = (!p.groups.is_empty()).then_some(&self.group_marks[..]);
                     if use_private {
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
+                        let tm = Instant::now();
                         self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve);
+                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {
                         culled::mark_groups(&self.vis, marks);
@@ -503,7 +511,11 @@ impl Rasterizer for CpuRasterizer {
                     }
                 }
             }
-            passes.push(PassTime { name: pass.name(), ms: t.elapsed().as_secs_f64() * 1e3 });
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            passes.push(PassTime { name: pass.name(), ms: ms - merge_ms.unwrap_or(0.0) });
+            if let Some(ms) = merge_ms {
+                passes.push(PassTime { name: "merge", ms });
+            }
         }
         self.points_drawn = frame.mode.culls().then_some(points_drawn);
         self.last = Some(LastFrame {

@@ -296,42 +296,50 @@ mod tests {
 
     /// The merge is the per-pixel minimum of the clear word and every buffer, the buffers come back
     /// clear, and the marks are those of the merged buffer's points; `run` hands every item out once.
+    /// Three frames on the same buffers, drawn everywhere or only in runs of pixels, each at other
+    /// pixels: a word the merge failed to reset would show in the next frame.
     #[test]
     fn merge_takes_the_minimum_and_resets() {
         // 75 pixels a row: the fused two-buffer merge's blocks of 32, both halves of its ping-pong and a tail.
-        for (count, (w, h)) in [1usize, 2, 3].into_iter().flat_map(|c| [(c, (7usize, 5usize)), (c, (75, 3))]) {
+        for (count, (w, h)) in [1usize, 2, 3].into_iter().flat_map(|c| [(c, (7usize, 5usize)), (c, (75, 3)), (c, (64, 4))]) {
             let mut p = PrivateBuffers::default();
             p.prepare(count, w * h);
-            let drawn = p.run(w * h * 3, 4, |items, buf| {
-                for i in items.clone() {
-                    let px = i % (w * h);
-                    buf[px] = buf[px].min(word(((i * 7919) % 1000) as u32, (i % 300) as u64));
+            for frame in 0..3usize {
+                // Frame 0 everywhere; frames 1 and 2 in runs of 40 pixels, every third run, shifted.
+                let drawn_at = |px: usize| frame == 0 || (px / 40 + frame) % 3 == 0;
+                let word_of = |i: usize| word(((i * 7919 + frame * 13) % 1000) as u32, ((i + frame) % 300) as u64);
+                let drawn = p.run(w * h * 3, 4, |items, _| items.len(), |a, b| a + b);
+                // Drawn here, each word into buffer `i % count` (`run` may hand every item of so
+                // little work to one task): every buffer gets words to merge and reset.
+                for i in 0..w * h * 3 {
+                    let (px, buf) = (i % (w * h), &mut p.bufs[i % count]);
+                    if drawn_at(px) {
+                        buf[px] = buf[px].min(word_of(i));
+                    }
                 }
-                items.len()
-            }, |a, b| a + b);
-            assert_eq!(drawn, w * h * 3, "every item once");
-            let want: Vec<u64> = (0..w * h)
-                .map(|px| (0..3).map(|k| k * w * h + px).map(|i| word(((i * 7919) % 1000) as u32, (i % 300) as u64)).min().unwrap())
-                .map(|v| v.min(word(900, 5)))
-                .collect();
-            let raw = |px: usize| (0..3).map(|k| k * w * h + px).map(|i| word(((i * 7919) % 1000) as u32, (i % 300) as u64)).min().unwrap();
-            assert!((0..w * h).all(|i| p.depth(i) == word_depth(raw(i))), "depth before the merge");
-            let mut row = vec![0u32; w];
-            p.depth_row_max(w, &mut row);
-            assert!((0..w).all(|x| row[x] == word_depth(raw(w + x))), "a row's depth");
-            let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
-            let marks: Vec<AtomicU8> = (0..2).map(|_| AtomicU8::new(1)).collect();
-            let mut image = vec![0u32; w * h];
-            let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
-            let bg = |y: u32| 1000 + y;
-            p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }));
-            let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
-            assert_eq!(image, want_image, "resolved image");
-            let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
-            assert_eq!(got, want, "{count} buffers");
-            assert!(p.bufs.iter().all(|b| b.iter().all(|&v| v == u64::MAX)), "buffers reset");
-            let group = |g: u64| want.iter().any(|&v| word_payload(v) / group_points() as u64 == g);
-            assert_eq!(marks.iter().map(|m| m.load(Ordering::Relaxed) != 0).collect::<Vec<_>>(), [group(0), group(1)]);
+                assert_eq!(drawn, w * h * 3, "every item once");
+                let raw = |px: usize| if drawn_at(px) { (0..3).map(|k| k * w * h + px).map(word_of).min().unwrap() } else { u64::MAX };
+                let want: Vec<u64> = (0..w * h).map(|px| raw(px).min(word(900, 5))).collect();
+                assert!((0..w * h).all(|i| p.depth(i) == word_depth(raw(i)).min(FAR_DEPTH_BITS)), "depth before the merge");
+                for y in 0..h {
+                    let mut row = vec![0u32; w];
+                    p.depth_row_max(y * w, &mut row);
+                    assert!((0..w).all(|x| row[x] == word_depth(raw(y * w + x)).min(FAR_DEPTH_BITS)), "a row's depth, frame {frame}");
+                }
+                let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
+                let marks: Vec<AtomicU8> = (0..2).map(|_| AtomicU8::new(1)).collect();
+                let mut image = vec![0u32; w * h];
+                let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
+                let bg = |y: u32| 1000 + y;
+                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }));
+                let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
+                assert_eq!(image, want_image, "resolved image");
+                let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
+                assert_eq!(got, want, "{count} buffers, frame {frame}");
+                assert!(p.bufs.iter().all(|b| b.iter().all(|&v| v == u64::MAX)), "buffers reset");
+                let group = |g: u64| want.iter().any(|&v| word_payload(v) / group_points() as u64 == g);
+                assert_eq!(marks.iter().map(|m| m.load(Ordering::Relaxed) != 0).collect::<Vec<_>>(), [group(0), group(1)]);
+            }
         }
     }
 
