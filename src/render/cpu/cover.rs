@@ -51,6 +51,14 @@ impl Cover {
         &self.cells[r * self.cols..(r + 1) * self.cols]
     }
 
+    /// [`Self::row`], or `None` where every cell of it is marked (the caller reads the whole row, in its
+    /// plain loop).
+    #[inline]
+    pub fn row_cells(&self, y: usize) -> Option<&[u8]> {
+        let cells = self.row(y);
+        cells.contains(&0).then_some(cells)
+    }
+
     /// Marks every cell.
     pub fn mark_all(&mut self) {
         self.cells.fill(1);

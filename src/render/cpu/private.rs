@@ -151,7 +151,7 @@ impl PrivateBuffers {
                 (Some(image), _, _) => RowImage::Packed { image },
                 (None, _, _) => RowImage::None,
             };
-            let cells = cover.map(|cv| cv.row(y));
+            let cells = cover.and_then(|cv| cv.row_cells(y));
             match pieces.as_mut_slice() {
                 [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells),
                 pieces => merge_row_any(out, pieces, c, marks, image, cells),
