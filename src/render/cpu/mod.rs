@@ -25,6 +25,7 @@ pub mod batch;
 pub mod clear;
 pub mod color;
 pub mod composite;
+pub mod cover;
 pub mod culled;
 pub mod depth;
 pub mod edl;
@@ -383,6 +384,8 @@ impl Rasterizer for CpuRasterizer {
         let mut passes = Vec::with_capacity(plan.len());
         let mut batches: Option<BatchCounts> = None;
         let mut drawn1: Vec<u32> = Vec::new();
+        // The cells the culled modes' drawn batches may reach this frame ([`cover`]); none: read all.
+        let mut cover: Option<cover::Cover> = None;
         let mut points_drawn = 0u64;
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let t0 = Instant::now();
@@ -409,7 +412,7 @@ impl Rasterizer for CpuRasterizer {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
                         let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None);
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
@@ -423,7 +426,7 @@ impl Rasterizer for CpuRasterizer {
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
                         let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None);
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
@@ -438,6 +441,12 @@ impl Rasterizer for CpuRasterizer {
                     let select = culled::Select::Marked(&self.group_marks);
                     let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
                     let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, dest, select);
+                    // This frame's coverage mask, from the batches drawn (private buffers only).
+                    if use_private && cover::wanted() {
+                        let mut c = cover::Cover::new(frame.width_px, frame.height_px);
+                        c.add_batches(&f, &p.batches, &list1, quant);
+                        cover = Some(c);
+                    }
                     batches = Some(counts);
                     points_drawn = points;
                     drawn1 = list1;
@@ -446,7 +455,7 @@ impl Rasterizer for CpuRasterizer {
                     self.hzb.resize(hzb_params.total as usize, 0);
                     if use_private {
                         let (private, w) = (&self.private, frame.width_px as usize);
-                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, |y, acc| private.depth_row_max(y * w, acc), &mut self.hzb);
+                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))), &mut self.hzb);
                     } else {
                         let vis = &self.vis;
                         let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
@@ -461,6 +470,10 @@ impl Rasterizer for CpuRasterizer {
                     let select = culled::Select::Tested { h, hzb, unmarked: None };
                     let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
                     let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, dest, select);
+                    // Phase 2's batches join the mask (the rest of phase 1's are in it already).
+                    if let Some(c) = cover.as_mut() {
+                        c.add_batches(&f, &p.batches, &list2, quant);
+                    }
                     batches = Some(batches.unwrap_or_default().add(&counts).add(&drawn));
                     points_drawn += points;
                     // The groups of phase 1's batches it did not draw (counted there already).
@@ -475,7 +488,7 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
                         let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref());
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {

@@ -15,9 +15,12 @@
 //! and the block before resolved and marked from the stack copy, so each buffer line is read once
 //! and the colors' cache misses overlap the next block's work. Between the culled modes' two draws, the depth pyramid reads
 //! [`PrivateBuffers::depth`] (the smallest word's depth, at most the far plane's, as the cleared
-//! buffer would give) without merging. Memory: one buffer of 8 bytes a pixel per thread (16.6 MB a
+//! buffer would give) without merging. In the culled modes both read only the cells of the frame's
+//! [`Cover`] (where a drawn batch may have put a point): elsewhere every buffer holds `u64::MAX`, so the
+//! pyramid takes the far plane's depth and the merge the clear word without reading them. Memory: one buffer of 8 bytes a pixel per thread (16.6 MB a
 //! thread at 1920 × 1080).
 use super::clear::FAR_DEPTH_BITS;
+use super::cover::{Cover, CELL_W_PX};
 use super::preprocess::group_shift;
 use super::simd::with_avx512;
 use crate::render::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
@@ -94,14 +97,17 @@ impl PrivateBuffers {
         word_depth(w).min(FAR_DEPTH_BITS)
     }
 
-    /// Sets `acc[j]` to the larger of itself and [`Self::depth`] of pixel `first + j`.
-    pub fn depth_row_max(&self, first: usize, acc: &mut [u32]) {
+    /// Sets `acc[j]` to the larger of itself and [`Self::depth`] of pixel `first + j`; with `cells`
+    /// (the row's cells of the frame's [`Cover`]), pixels of cells not marked are not read: their
+    /// buffers hold `u64::MAX` (nothing drawn there), whose depth is the far plane's.
+    pub fn depth_row_max(&self, first: usize, acc: &mut [u32], cells: Option<&[u8]>) {
         let end = first + acc.len();
         match self.bufs.as_slice() {
-            [a, b] => depth_row_max2(&a[first..end], &b[first..end], acc),
+            [a, b] => depth_row_max2(&a[first..end], &b[first..end], acc, cells),
             _ => {
                 for (j, o) in acc.iter_mut().enumerate() {
-                    *o = (*o).max(self.depth(first + j));
+                    let drawn = cells.is_none_or(|cells| cells[j / CELL_W_PX] != 0);
+                    *o = (*o).max(if drawn { self.depth(first + j) } else { FAR_DEPTH_BITS });
                 }
             }
         }
@@ -110,8 +116,10 @@ impl PrivateBuffers {
     /// Writes `vis`: each pixel the smallest of `clear(row)` and the buffers' words; resets the
     /// buffers; with `marks`, sets the mark of the group of each pixel's point ([`super::culled`]:
     /// payloads are point indices, [`group_points`](super::preprocess::group_points) a group) after clearing every mark; with
-    /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]).
-    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>) {
+    /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]). With `cover`, the
+    /// pixels of cells it does not mark are not read (no task drew there, so every buffer holds
+    /// `u64::MAX`): they get the clear word.
+    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>) {
         assert!(self.bufs.iter().all(|b| b.len() == vis.len()), "private buffers of the frame's size");
         let width = width.max(1);
         if let Some(m) = marks {
@@ -143,9 +151,10 @@ impl PrivateBuffers {
                 (Some(image), _, _) => RowImage::Packed { image },
                 (None, _, _) => RowImage::None,
             };
+            let cells = cover.and_then(|cv| cv.row_cells(y));
             match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted()),
-                pieces => merge_row_any(out, pieces, c, marks, image),
+                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells),
+                pieces => merge_row_any(out, pieces, c, marks, image, cells),
             }
         });
         self.dirty = false;
@@ -179,6 +188,7 @@ fn prefetch_colors_wanted() -> bool {
 
 /// Pixels [`merge_row2`] takes at a step: their colors are prefetched a step before they are read.
 const MERGE_BLOCK: usize = 32;
+const _: () = assert!(CELL_W_PX.is_multiple_of(MERGE_BLOCK), "a merge block lies in one cell of the cover");
 
 /// The marks and the image of `words`, pixels `from..` of a row ([`merge_row2`]).
 #[inline(always)]
@@ -231,8 +241,10 @@ with_avx512! {
     /// One row of the merge of two buffers, in one pass: `out = min(c, a, b)` per pixel, `a` and `b`
     /// reset to `u64::MAX`, the marks set and the image written ([`PrivateBuffers::merge`]). By blocks
     /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out`, its colors
-    /// prefetched (with `prefetch`), and the block before it resolved.
-    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool) {
+    /// prefetched (with `prefetch`), and the block before it resolved. A block in a cell that `cells`
+    /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>) {
         let mut image = image;
         let n = out.len();
         assert!(a.len() == n && b.len() == n, "row lengths");
@@ -243,9 +255,13 @@ with_avx512! {
             let len = MERGE_BLOCK.min(n - from);
             let k = (from / MERGE_BLOCK) & 1;
             let words = &mut blocks[k][..len];
-            for ((w, a), b) in words.iter_mut().zip(&mut a[from..from + len]).zip(&mut b[from..from + len]) {
-                *w = c.min(*a).min(*b);
-                (*a, *b) = (u64::MAX, u64::MAX);
+            if cells.is_none_or(|cells| cells[from / CELL_W_PX] != 0) {
+                for ((w, a), b) in words.iter_mut().zip(&mut a[from..from + len]).zip(&mut b[from..from + len]) {
+                    *w = c.min(*a).min(*b);
+                    (*a, *b) = (u64::MAX, u64::MAX);
+                }
+            } else {
+                words.fill(c);
             }
             for (o, &w) in out[from..from + len].iter_mut().zip(words.iter()) {
                 *o.get_mut() = w;
@@ -266,13 +282,14 @@ with_avx512! {
 }
 
 /// [`merge_row2`] for any number of buffers, plain stores.
-fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>) {
+fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, cells: Option<&[u8]>) {
     let mut image = image;
     let mut block = [0u64; MERGE_BLOCK];
     for (k, chunk) in out.chunks_mut(MERGE_BLOCK).enumerate() {
         let from = k * MERGE_BLOCK;
+        let drawn = cells.is_none_or(|cells| cells[from / CELL_W_PX] != 0);
         for (j, (o, w)) in chunk.iter_mut().zip(block.iter_mut()).enumerate() {
-            *w = pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX)));
+            *w = if drawn { pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX))) } else { c };
             *o.get_mut() = *w;
         }
         finish_block(&block[..chunk.len()], from, marks, &mut image);
@@ -280,10 +297,28 @@ fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks
 }
 
 with_avx512! {
-    /// The larger of `acc` and the depth bits of `min(a, b)` (at most the far plane's) per pixel.
-    fn depth_row_max2(a: &[u64], b: &[u64], acc: &mut [u32]) {
-        for ((o, &a), &b) in acc.iter_mut().zip(a).zip(b) {
-            *o = (*o).max(word_depth(a.min(b)).min(FAR_DEPTH_BITS));
+    /// The larger of `acc` and the depth bits of `min(a, b)` (at most the far plane's) per pixel; in
+    /// cells `cells` does not mark, the far plane's (`a` and `b` are `u64::MAX` there, not read).
+    fn depth_row_max2(a: &[u64], b: &[u64], acc: &mut [u32], cells: Option<&[u8]>) {
+        match cells {
+            None => {
+                for ((o, &a), &b) in acc.iter_mut().zip(a).zip(b) {
+                    *o = (*o).max(word_depth(a.min(b)).min(FAR_DEPTH_BITS));
+                }
+            }
+            Some(cells) => {
+                for (((acc, a), b), &cell) in acc.chunks_mut(CELL_W_PX).zip(a.chunks(CELL_W_PX)).zip(b.chunks(CELL_W_PX)).zip(cells) {
+                    if cell != 0 {
+                        for ((o, &a), &b) in acc.iter_mut().zip(a).zip(b) {
+                            *o = (*o).max(word_depth(a.min(b)).min(FAR_DEPTH_BITS));
+                        }
+                    } else {
+                        for o in acc.iter_mut() {
+                            *o = (*o).max(FAR_DEPTH_BITS);
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -323,7 +358,7 @@ mod tests {
                 assert!((0..w * h).all(|i| p.depth(i) == word_depth(raw(i)).min(FAR_DEPTH_BITS)), "depth before the merge");
                 for y in 0..h {
                     let mut row = vec![0u32; w];
-                    p.depth_row_max(y * w, &mut row);
+                    p.depth_row_max(y * w, &mut row, None);
                     assert!((0..w).all(|x| row[x] == word_depth(raw(y * w + x)).min(FAR_DEPTH_BITS)), "a row's depth, frame {frame}");
                 }
                 let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
@@ -331,7 +366,7 @@ mod tests {
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
                 let bg = |y: u32| 1000 + y;
-                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }));
+                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None);
                 let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
                 assert_eq!(image, want_image, "resolved image");
                 let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
@@ -365,7 +400,7 @@ mod tests {
                         1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
                         _ => RowImage::Packed { image: &mut image },
                     };
-                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch);
+                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None);
                     let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
                     assert_eq!(words, want, "{n} pixels, image {kind}, prefetch {prefetch}");
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
@@ -382,6 +417,49 @@ mod tests {
                 }
                 assert_eq!(got[0], got[1]);
             }
+        }
+    }
+
+    /// With a cover, the merge and the pyramid's rows give what they give without it when words lie
+    /// only in marked cells; a word in a cell the cover does not mark is not read (so the test can fail).
+    #[test]
+    fn cover_skips_only_unmarked_cells() {
+        let (w, h) = (200usize, 9usize);
+        let f = crate::render::FrameParams::new(glam::Mat4::IDENTITY, w as u32, h as u32).uniforms();
+        for count in [2usize, 3] {
+            // Cover: the batch-less mask, then cells marked by hand: (0, 0) and (2, 1) (columns of 64 px, rows of 4).
+            let mut cover = Cover::new(w as u32, h as u32);
+            cover.add_batches(&f, &[], &[], false);
+            assert!(cover.row(0).iter().chain(cover.row(8)).all(|&c| c == 0));
+            let marked = |x: usize, y: usize| (x / CELL_W_PX, y / 4) == (0, 0) || (x / CELL_W_PX, y / 4) == (2, 1);
+            let run = |cover: Option<&Cover>, stray: bool| {
+                let mut p = PrivateBuffers::default();
+                p.prepare(count, w * h);
+                for i in 0..w * h {
+                    let (x, y) = (i % w, i / w);
+                    if marked(x, y) || (stray && i == 3 * w + 70) {
+                        p.bufs[i % count][i] = word((i % 700) as u32, i as u64);
+                    }
+                }
+                let mut rows = vec![0u32; w * h];
+                for (y, row) in rows.chunks_mut(w).enumerate() {
+                    p.depth_row_max(y * w, row, cover.map(|c| c.row(y)));
+                }
+                let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
+                let mut image = vec![0u32; w * h];
+                let colors: Vec<u32> = (0..(w * h) as u32).map(|i| i * 3 + 1).collect();
+                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover);
+                (rows, vis.iter_mut().map(|v| *v.get_mut()).collect::<Vec<_>>(), image)
+            };
+            let want = run(None, false);
+            for (k, c) in cover.cells.iter_mut().enumerate() {
+                let (cx, cy) = (k % 4, k / 4);
+                *c = ((cx, cy) == (0, 0) || (cx, cy) == (2, 1)) as u8;
+            }
+            assert!(run(Some(&cover), false) == want, "{count} buffers: words only in marked cells");
+            let stray = run(None, true);
+            assert!(stray.0 != want.0 && stray.1 != want.1 && stray.2 != want.2, "{count} buffers: the stray word shows without the cover");
+            assert!(run(Some(&cover), true) == want, "{count} buffers: the stray word's cell is not read");
         }
     }
 
@@ -443,7 +521,7 @@ mod tests {
                             *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
                         }
                     } else {
-                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2);
+                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None);
                     }
                 });
                 t.push(start.elapsed().as_secs_f64() * 1e3);
