@@ -297,6 +297,8 @@ pub struct PassTime {
 /// the CPU backend.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct FrameStats {
+    /// The frame plan's passes in order, each with its time; the CPU backend adds `merge` (its private
+    /// buffers' merge, timed apart) right after the pass that holds it.
     pub passes: Vec<PassTime>,
     pub total_ms: f64,
     pub points: u64,
