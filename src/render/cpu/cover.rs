@@ -14,6 +14,7 @@
 //! points. A box that reaches w ≤ 0, or anything not finite, marks the whole screen. The cells the
 //! rectangles touch are marked (a running sum per cell row: two updates per row a rectangle spans).
 //! The mask is made per frame (phase 1's list, then phase 2's is added), so it never carries over.
+use super::culled::test_box;
 use crate::render::gpu_data::{Batch, FrameUniforms};
 
 /// A cell's width in pixels (a multiple of the merge's block, `private::MERGE_BLOCK`).
@@ -75,7 +76,7 @@ impl Cover {
         let mut diff = vec![0i32; rows * (self.cols + 1)];
         let mut any = false;
         for &b in list {
-            let Some([x0, x1, y0, y1]) = self.rect(f, &widened(&batches[b as usize], quant)) else {
+            let Some([x0, x1, y0, y1]) = self.rect(f, &test_box(&batches[b as usize], &batches[b as usize], quant)) else {
                 self.mark_all();
                 return;
             };
@@ -140,21 +141,6 @@ impl Cover {
         }
         Some([x0 as usize, x1 as usize, y0 as usize, y1 as usize])
     }
-}
-
-/// `b`, in the quant mode widened to hold its points decoded from 10 bits (as `culled::test_box`
-/// widens a group's box: by the batch's step and 2^-20 of the coordinate).
-fn widened(b: &Batch, quant: bool) -> Batch {
-    if !quant {
-        return *b;
-    }
-    let mut w = *b;
-    for k in 0..3 {
-        let d = b.scale[k] + b.min[k].abs().max(b.max[k].abs()) * 9.536_743e-7; // 2^-20
-        w.min[k] = b.min[k] - d;
-        w.max[k] = b.max[k] + d;
-    }
-    w
 }
 
 #[cfg(test)]

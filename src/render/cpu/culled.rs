@@ -155,7 +155,7 @@ pub enum Select<'a> {
 /// 2^-20 of the coordinate, so that it holds the decoded points (each within 0.5001 of a step and two
 /// ulps of its own position, [`batch_quantized_ok`]).
 #[inline(always)]
-fn test_box(g: &Batch, batch: &Batch, quantized: bool) -> Batch {
+pub(super) fn test_box(g: &Batch, batch: &Batch, quantized: bool) -> Batch {
     if !quantized {
         return *g;
     }
