@@ -642,8 +642,12 @@ pub(crate) fn laz_crate_pieces(
     r.map_err(|m| at(format!("corrupt (the decoder failed: {m})")))?
 }
 
-/// Points a LAZ chunk is decompressed in at a time.
-pub(crate) const LAZ_PIECE_POINTS: usize = 1 << 14;
+/// Points a LAZ chunk is decompressed in at a time: 2048 records (68–74 KiB for formats 3 and 7) stay in
+/// the core's L2 cache (512 KiB on the Zen 3 dev box) between the decoder writing them and
+/// [`push_las_records`] reading them; 16384 (~560 KiB) spilled to L3, half of the conversion's time was
+/// those reads, and the stream evicted the decoder's models: 2048 measured 2–3 % less CPU for the decode
+/// and conversion of formats 3 and 7, 512–4096 within ~1.5 % of it (results/2026-12-01-laz-pipeline-2core-s10.md).
+pub(crate) const LAZ_PIECE_POINTS: usize = 1 << 11;
 
 impl ChunkSource for LasSource<'_> {
     fn jobs(&self) -> usize {
