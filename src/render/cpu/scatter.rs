@@ -54,6 +54,14 @@ pub trait Sink {
     /// A hint that pixel `i` (any index: out of range does nothing) will be written soon.
     #[inline(always)]
     fn prefetch(&self, _i: usize) {}
+    /// The pixels of the buffer (the indices `put` takes are below this).
+    fn pixels(&self) -> usize;
+    /// [`Self::put`] without the bounds check (the hand-written AVX2 loops, whose kept lanes' pixels
+    /// are below `width · height`, [`Ahead`]).
+    ///
+    /// # Safety
+    /// `i < self.pixels()`.
+    unsafe fn put_unchecked(&mut self, i: usize, v: u64);
 }
 
 /// Asks the cache for the line of `buf[i]` (a hint: any `i`, nothing is read).
@@ -83,6 +91,16 @@ impl Sink for Private<'_> {
     fn prefetch(&self, i: usize) {
         prefetch_word(self.0, i);
     }
+    #[inline(always)]
+    fn pixels(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    unsafe fn put_unchecked(&mut self, i: usize, v: u64) {
+        // SAFETY: the caller's: `i < self.0.len()`.
+        let c = unsafe { self.0.get_unchecked_mut(i) };
+        *c = (*c).min(v);
+    }
 }
 
 /// A buffer all threads write: the early depth test, then the atomic minimum (the kernels' way).
@@ -100,6 +118,18 @@ impl Sink for Shared<'_> {
     #[inline(always)]
     fn prefetch(&self, i: usize) {
         prefetch_word(self.0, i);
+    }
+    #[inline(always)]
+    fn pixels(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    unsafe fn put_unchecked(&mut self, i: usize, v: u64) {
+        // SAFETY: the caller's: `i < self.0.len()`.
+        let cell = unsafe { self.0.get_unchecked(i) };
+        if v < cell.load(Ordering::Relaxed) {
+            cell.fetch_min(v, Ordering::Relaxed);
+        }
     }
 }
 
@@ -182,19 +212,32 @@ struct Lanes8 {
 
 #[cfg(target_arch = "x86_64")]
 impl Lanes8 {
-    /// Gives the block's words to `sink`.
+    /// Gives the block's words to `sink`; with `unchecked`, without bounds checks.
+    ///
+    /// # Safety
+    /// With `unchecked`, every index of the block is below `sink.pixels()`.
     #[inline(always)]
-    fn put<S: Sink>(&self, sink: &mut S) {
+    unsafe fn put<S: Sink>(&self, sink: &mut S, unchecked: bool) {
         if S::BRANCHLESS {
             for (&i, &v) in self.index.iter().zip(&self.words) {
-                sink.put(i as usize, v);
+                if unchecked {
+                    // SAFETY: the caller's.
+                    unsafe { sink.put_unchecked(i as usize, v) };
+                } else {
+                    sink.put(i as usize, v);
+                }
             }
         } else {
             let mut live = self.live;
             while live != 0 {
                 let j = live.trailing_zeros() as usize;
                 live &= live - 1;
-                sink.put(self.index[j] as usize, self.words[j]);
+                if unchecked {
+                    // SAFETY: the caller's.
+                    unsafe { sink.put_unchecked(self.index[j] as usize, self.words[j]) };
+                } else {
+                    sink.put(self.index[j] as usize, self.words[j]);
+                }
             }
         }
     }
@@ -203,6 +246,38 @@ impl Lanes8 {
 /// Blocks of 8 points [`draw_avx2_vec`] projects ahead of the ones it gives to the sink, their pixels
 /// prefetched meanwhile (`PCV_CPU_PREFETCH=0`: none, each block given as it is projected).
 pub const PREFETCH_BLOCKS: usize = 4;
+
+/// Whether the hand-written AVX2 loops give their words without bounds checks where the buffer holds
+/// the frame ([`Ahead::new`]): unless `PCV_CPU_UNCHECKED=0` (asked once; for comparisons).
+pub fn unchecked_wanted() -> bool {
+    switch(&UNCHECKED, "PCV_CPU_UNCHECKED")
+}
+
+/// A switch of the draw loops: 0 not asked yet, 1 off, 2 on.
+type Switch = std::sync::atomic::AtomicU8;
+static UNCHECKED: Switch = Switch::new(0);
+
+/// Whether `switch` is on: as set by [`set_switch`], else unless the environment variable `var` is `0`
+/// (asked once).
+fn switch(switch: &Switch, var: &str) -> bool {
+    match switch.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os(var).is_none_or(|v| v != "0");
+            switch.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+/// Turns a switch of the draw loops on or off for the whole process, for benches that alternate them
+/// frame by frame: `"unchecked"` ([`unchecked_wanted`]); another name does nothing. Only the speed
+/// changes (the buffers are the same either way).
+pub fn set_switch(name: &str, on: bool) {
+    if name == "unchecked" {
+        UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
+    }
+}
 
 /// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
 pub fn prefetch_wanted() -> bool {
@@ -240,13 +315,23 @@ struct Ahead<const AHEAD: usize> {
     ring: [Lanes8; AHEAD],
     /// Blocks projected so far.
     made: usize,
+    /// Whether every index [`Self::push`] makes is below the sink's [`Sink::pixels`], so the words go
+    /// in without bounds checks ([`Self::new`]).
+    unchecked: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl<const AHEAD: usize> Ahead<AHEAD> {
+    /// For frame `f` and `sink`: the kept lanes' pixels are below `width · height` (their coordinates
+    /// lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product past 2^32 wraps to a
+    /// smaller one), the dropped lanes' pixel is 0, so a sink of at least that many pixels (and a frame
+    /// of at least one) takes them unchecked.
     #[inline(always)]
-    fn new() -> Self {
-        Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD], made: 0 }
+    fn new<S: Sink>(f: &FrameUniforms, sink: &S) -> Self {
+        let fits = (1..=1 << 24).contains(&f.width)
+            && (1..=1 << 24).contains(&f.height)
+            && sink.pixels() as u64 >= f.width as u64 * f.height as u64;
+        Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD], made: 0, unchecked: fits && unchecked_wanted() }
     }
 
     /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z`, points `at .. at + 8`
@@ -333,7 +418,8 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
         self.made += 1;
         if self.made >= AHEAD {
             // The oldest block in flight (its slot takes the next one).
-            self.ring[self.made % AHEAD].put(sink);
+            // SAFETY: `unchecked` only where every index is below `sink.pixels()` ([`Self::new`]).
+            unsafe { self.ring[self.made % AHEAD].put(sink, self.unchecked) };
         }
     }
 
@@ -341,7 +427,8 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
     #[inline(always)]
     fn finish<S: Sink>(&self, sink: &mut S) {
         for b in self.made.saturating_sub(AHEAD - 1)..self.made {
-            self.ring[b % AHEAD].put(sink);
+            // SAFETY: as in `push`.
+            unsafe { self.ring[b % AHEAD].put(sink, self.unchecked) };
         }
     }
 }
@@ -354,7 +441,7 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positi
     // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
     let (perm_x, perm_y, perm_z) =
         (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let mut ahead = Ahead::<AHEAD>::new();
+    let mut ahead = Ahead::<AHEAD>::new(f, sink);
     let floats: *const f32 = positions.as_ptr().cast();
     let n = positions.len();
     let mut at = 0usize;
@@ -525,6 +612,28 @@ unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payloa
 mod tests {
     use super::*;
 
+    /// A private buffer that checks the unchecked puts land inside the frame (`frame_px` pixels).
+    struct InFrame<'a> {
+        buf: &'a mut [u64],
+        frame_px: usize,
+        unchecked: usize,
+    }
+
+    impl Sink for InFrame<'_> {
+        const BRANCHLESS: bool = true;
+        fn put(&mut self, i: usize, v: u64) {
+            Private(self.buf).put(i, v);
+        }
+        fn pixels(&self) -> usize {
+            self.buf.len()
+        }
+        unsafe fn put_unchecked(&mut self, i: usize, v: u64) {
+            assert!(i < self.frame_px, "pixel {i} outside the frame's {}", self.frame_px);
+            self.unchecked += 1;
+            self.put(i, v);
+        }
+    }
+
     /// Points around and across the view's edges, behind the camera, at the near and far planes, NaN:
     /// the AVX-512 loop (where the CPU has it), the AVX2 loop and the portable one give the same
     /// buffers, private and shared, with index and color payloads, for every tail length.
@@ -544,6 +653,20 @@ mod tests {
         pos[17] = [f32::NAN, 0.0, 0.0];
         pos[18] = [f32::INFINITY, 0.0, 0.0];
         pos.extend((0..200).map(|i| cam.pose.eye.to_array().map(|v| v + i as f32 * 1e-7)));
+        // Points whose pixel coordinates lie just inside and outside the frame's edges.
+        let inv = glam::Mat4::from_cols_array(&f.screen_from_world).inverse();
+        for k in 0..400 {
+            let t = k as f32 / 400.0;
+            let e = [1e-4f32, -1e-4, 0.0, 0.5][k % 4];
+            let (sx, sy) = match k % 4 {
+                0 => (w as f32 - e, t * h as f32),
+                1 => (t * w as f32, h as f32 - e),
+                2 => (e, t * h as f32),
+                _ => (t * w as f32, e),
+            };
+            let p = inv * glam::Vec4::new(sx, sy, 0.5, 1.0);
+            pos.push((p.truncate() / p.w).to_array());
+        }
         let colors: Vec<u32> = (0..pos.len() as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
         let n = (w * h) as usize;
         for len in [0usize, 1, 5, 15, 16, 17, 31, 33, 64, 65, 1000, pos.len()] {
@@ -575,6 +698,19 @@ mod tests {
                     // SAFETY: as above.
                     unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Shared(&shared)) };
                     assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "avx2 by hand, shared, {len} points");
+                }
+                #[cfg(target_arch = "x86_64")]
+                if crate::render::cpu::simd::has_avx2_fma() {
+                    // Unchecked puts land inside the frame's pixels, into a buffer of exactly the frame
+                    // and one with room to spare (left untouched).
+                    for spare in [0usize, 9] {
+                        let mut got = vec![u64::MAX; n + spare];
+                        let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
+                        // SAFETY: this CPU has AVX2 and FMA (asked just above).
+                        unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut sink) };
+                        assert!(len < 8 || !unchecked_wanted() || sink.unchecked > 0, "the unchecked puts are taken");
+                        assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
+                    }
                 }
                 if len == pos.len() {
                     assert!(want.iter().filter(|&&v| v != u64::MAX).count() > 100, "some points land");

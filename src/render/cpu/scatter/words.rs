@@ -67,7 +67,7 @@ unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch:
     use std::arch::x86_64::*;
     let field = _mm256_set1_epi32(1023);
     let (scale, min) = (batch.scale.map(|v| _mm256_set1_ps(v)), batch.min.map(|v| _mm256_set1_ps(v)));
-    let mut ahead = super::Ahead::<AHEAD>::new();
+    let mut ahead = super::Ahead::<AHEAD>::new(f, sink);
     let payload = Payload::Index(first);
     let n = words.len();
     let mut at = 0usize;
