@@ -74,9 +74,6 @@ struct LastFrame {
     width_px: u32,
     height_px: u32,
     holds: Final,
-    /// Whether its visibility words are the private buffers' kept ones
-    /// ([`private::PrivateBuffers::kept_word`]), `vis` not written.
-    in_private: bool,
 }
 
 /// Renders with rayon on the CPU.
@@ -145,22 +142,9 @@ impl CpuRasterizer {
     /// or the visibility buffer's high halves (after a splat, the splatted one).
     pub fn depth_bits(&self) -> Vec<u32> {
         match self.last.map(|l| l.holds) {
-            Some(Final::VisColor | Final::VisIndex) => self.vis_words().into_iter().map(word_depth).collect(),
+            Some(Final::VisColor | Final::VisIndex) => vis::vis_depth_bits(&self.vis),
             _ => self.depth.iter().map(|d| d.load(Ordering::Relaxed)).collect(),
         }
-    }
-
-    /// The last frame's visibility word of pixel `i` (its `vis`, or the private buffers' kept words).
-    fn vis_word(&self, i: usize) -> u64 {
-        match self.last {
-            Some(l) if l.in_private => self.private.kept_word(i).expect("the last frame's words kept"),
-            _ => self.vis[i].load(Ordering::Relaxed),
-        }
-    }
-
-    /// The last frame's visibility buffer, as the frame's `vis` would hold it.
-    pub fn vis_words(&self) -> Vec<u64> {
-        (0..self.vis.len()).map(|i| self.vis_word(i)).collect()
     }
 
     /// Takes `points` in the order given (no Morton sort): the batched modes index them in this order.
@@ -382,10 +366,6 @@ impl Rasterizer for CpuRasterizer {
         let use_private = matches!(frame.mode, RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed)
             && !plan.contains(&Pass::VisDisk)
             && private::wanted(threads);
-        // The private buffers' kept words (and `vis`) are this frame's from here.
-        self.last = None;
-        // The frame's time starts here: `prepare` resets what the last frame kept (timed in the first pass).
-        let t0 = Instant::now();
         if use_private {
             self.private.prepare(threads, n);
         } else {
@@ -395,10 +375,6 @@ impl Rasterizer for CpuRasterizer {
         // The merge also resolves when the resolve pass comes right after the draw (no splat between).
         let fuse_resolve = use_private && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
         let mut resolved = false;
-        // With the resolve done by the merge and no post pass after it, nothing reads `vis` this frame:
-        // the merge keeps the words in the private buffers instead (`kept`, read back from there).
-        let keep = fuse_resolve && !plan.iter().any(|p| matches!(p, Pass::Splat | Pass::Edl)) && private::keep_wanted();
-        let mut kept = false;
         let background = |y: u32| post::background(&f, y);
         let mut holds = match frame.mode {
             RenderMode::Reference => Final::Depth,
@@ -412,7 +388,7 @@ impl Rasterizer for CpuRasterizer {
         let mut cover: Option<cover::Cover> = None;
         let mut points_drawn = 0u64;
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
-        let mut prepare_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t0 = Instant::now();
         let no_prep = || RenderError::NotUploaded;
         for pass in plan {
             let t = Instant::now();
@@ -436,7 +412,7 @@ impl Rasterizer for CpuRasterizer {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
                         let tm = Instant::now();
-                        kept = self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None, keep);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None);
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
@@ -450,7 +426,7 @@ impl Rasterizer for CpuRasterizer {
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
                         let tm = Instant::now();
-                        kept = self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None, keep);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None);
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else {
@@ -512,7 +488,7 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
                         let tm = Instant::now();
-                        kept = self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref(), keep);
+                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref());
                         merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {
@@ -549,7 +525,7 @@ impl Rasterizer for CpuRasterizer {
                 }
             }
             let ms = t.elapsed().as_secs_f64() * 1e3;
-            passes.push(PassTime { name: pass.name(), ms: ms - merge_ms.unwrap_or(0.0) + std::mem::take(&mut prepare_ms) });
+            passes.push(PassTime { name: pass.name(), ms: ms - merge_ms.unwrap_or(0.0) });
             if let Some(ms) = merge_ms {
                 passes.push(PassTime { name: "merge", ms });
             }
@@ -560,7 +536,6 @@ impl Rasterizer for CpuRasterizer {
             width_px: frame.width_px,
             height_px: frame.height_px,
             holds,
-            in_private: kept,
         });
         Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: drawn_points, batches })
     }
@@ -579,7 +554,7 @@ impl Rasterizer for CpuRasterizer {
                 Final::Depth => {
                     self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
                 }
-                _ => (at..at + len).map(|i| self.vis_word(i)).collect(),
+                _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
             })
         })?;
         let Some((pixel, w)) = nearest_in_window(&win) else {
@@ -639,7 +614,7 @@ mod tests {
             r.render(&frame.with_mode(RenderMode::Reference), Target::Host(&mut px)).unwrap();
             assert!(r.depth_bits() == want_depth, "reference depth, pose {}", sc.name);
             r.render(&frame.with_mode(RenderMode::Packed), Target::Host(&mut px)).unwrap();
-            let got = r.vis_words();
+            let got: Vec<u64> = r.vis.iter().map(|v| v.load(Ordering::Relaxed)).collect();
             for (i, (&g, &want)) in got.iter().zip(&want_word).enumerate() {
                 if want != u64::MAX {
                     assert_eq!(g, want, "packed word, pose {} pixel {i}", sc.name);
@@ -651,43 +626,6 @@ mod tests {
                 let hit = r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
                 let idx = hit.point_index.expect("the culled mode picks a point") as usize;
                 assert_eq!(glam::Vec3::from(cloud.points[idx].pos), hit.position, "pick maps to the cloud's index, pose {}", sc.name);
-            }
-        }
-    }
-
-    /// Frames on one rasterizer in turn (modes, poses, and a frame with EDL, which reads `vis` and so
-    /// has it written): each frame's image, visibility words, depth and picks equal a fresh
-    /// rasterizer's, whatever came before. A word a merge kept that leaked into a later frame's draw,
-    /// or a stale `vis` read back after a kept frame, would show.
-    #[test]
-    fn kept_words_do_not_leak_between_frames() {
-        let cloud = crate::cloud::scene::generate(200_000, 5, false);
-        let (w, h) = (320u32, 180u32);
-        let mut r = CpuRasterizer::new();
-        r.upload(&cloud).unwrap();
-        let poses = crate::bench::scenarios(&cloud);
-        let modes = [RenderMode::Culled, RenderMode::Packed, RenderMode::Vis, RenderMode::Quant, RenderMode::Culled, RenderMode::Culled];
-        let edl = crate::render::look::Look { edl: Some(crate::render::look::Edl::DEFAULT), ..crate::render::look::Look::PLAIN };
-        for k in 0..12 {
-            let sc = &poses[(k * 5) % poses.len()];
-            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
-            let mut frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far).with_mode(modes[k % modes.len()]);
-            if k % 4 == 3 {
-                frame = frame.with_look(edl);
-            }
-            let mut px = vec![0u32; frame.num_pixels()];
-            r.render(&frame, Target::Host(&mut px)).unwrap();
-            let mut fresh = CpuRasterizer::new();
-            fresh.upload(&cloud).unwrap();
-            let mut want = vec![0u32; frame.num_pixels()];
-            fresh.render(&frame, Target::Host(&mut want)).unwrap();
-            let what = format!("frame {k}, pose {}, {}", sc.name, frame.mode.name());
-            assert!(px == want, "image, {what}");
-            assert!(r.vis_words() == fresh.vis_words(), "visibility words, {what}");
-            assert!(r.depth_bits() == fresh.depth_bits(), "depth, {what}");
-            assert!(r.last.is_some_and(|l| l.in_private == (k % 4 != 3 && private::keep_wanted())), "words kept unless a post pass reads them, {what}");
-            for (x, y) in [(w / 2, h / 2), (w / 3, h / 4), (10, h - 5)] {
-                assert_eq!(r.pick(x, y, 4).unwrap(), fresh.pick(x, y, 4).unwrap(), "pick at {x}, {y}, {what}");
             }
         }
     }
