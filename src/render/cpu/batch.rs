@@ -125,26 +125,9 @@ pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) 
 /// `dmin` their smallest depth, `wmin` their smallest w (all corners in front of the camera).
 #[inline(always)]
 pub fn behind_pyramid(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> bool {
-    let [xmin, xmax, ymin, ymax] = rect;
-    let d_low = dmin + -depth_rounding(f, b, wmin);
-    if d_low.is_nan() || d_low <= 0.0 {
+    let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin) else {
         return false;
-    }
-    let x0 = (xmin.floor() + -1.0).max(0.0);
-    let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
-    let y0 = (ymin.floor() + -1.0).max(0.0);
-    let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
-    if !(x0 <= x1 && y0 <= y1) {
-        return false;
-    }
-    let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
-    let mut l = 0usize;
-    let t = HZB_TILE_LOG2 as usize;
-    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
-        l += 1;
-    }
-    let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
-    let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
+    };
     // The pyramid holds depths in [0, far] (positive floats, ordered as their bits, as `d_low`'s):
     // once a cell is at least `d_low`, the box is not behind it and the rest need not be read (an
     // early "no" is conservative whatever the cells hold).
@@ -160,6 +143,45 @@ pub fn behind_pyramid(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, 
         }
     }
     d_low > f32::from_bits(hmax)
+}
+
+/// The cells of the pyramid that [`behind_pyramid`] compares a box with: the level whose cells under the
+/// box's rectangle (widened by a pixel) are at most 8 × 8, and the box's nearest depth lowered by the
+/// draw's rounding.
+struct PyramidWindow {
+    d_low: f32,
+    level: usize,
+    cx0: u32,
+    cx1: u32,
+    cy0: u32,
+    cy1: u32,
+}
+
+/// The [`PyramidWindow`] of a box (as [`behind_pyramid`] takes it), or `None` where the box cannot be
+/// behind the pyramid: its nearest depth at or before the near plane (or NaN), or its rectangle off the frame.
+#[inline(always)]
+fn pyramid_window(f: &FrameUniforms, h: &HzbParams, b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> Option<PyramidWindow> {
+    let [xmin, xmax, ymin, ymax] = rect;
+    let d_low = dmin + -depth_rounding(f, b, wmin);
+    if d_low.is_nan() || d_low <= 0.0 {
+        return None;
+    }
+    let x0 = (xmin.floor() + -1.0).max(0.0);
+    let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
+    let y0 = (ymin.floor() + -1.0).max(0.0);
+    let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
+    if !(x0 <= x1 && y0 <= y1) {
+        return None;
+    }
+    let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
+    let mut l = 0usize;
+    let t = HZB_TILE_LOG2 as usize;
+    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
+        l += 1;
+    }
+    let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
+    let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
+    Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 })
 }
 
 /// Coordinate `k` of a quantized word (x in bits 0–9, y in 10–19, z in 20–29).
@@ -189,27 +211,11 @@ mod tests {
     /// among and behind the cells'.
     #[test]
     fn behind_pyramid_reads_as_few_cells_and_decides_alike() {
+        /// Every cell of the window read, then compared (the step before the early exit).
         fn full_scan(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> bool {
-            let [xmin, xmax, ymin, ymax] = rect;
-            let d_low = dmin + -depth_rounding(f, b, wmin);
-            if d_low.is_nan() || d_low <= 0.0 {
+            let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin) else {
                 return false;
-            }
-            let x0 = (xmin.floor() + -1.0).max(0.0);
-            let x1 = (xmax.floor() + 1.0).min((f.width - 1) as f32);
-            let y0 = (ymin.floor() + -1.0).max(0.0);
-            let y1 = (ymax.floor() + 1.0).min((f.height - 1) as f32);
-            if !(x0 <= x1 && y0 <= y1) {
-                return false;
-            }
-            let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
-            let mut l = 0usize;
-            let t = HZB_TILE_LOG2 as usize;
-            while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
-                l += 1;
-            }
-            let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
-            let (cy0, cy1) = (iy0 >> (t + l), (iy1 >> (t + l)).min(h.height[l] - 1));
+            };
             let mut hmax = 0u32;
             for cy in cy0..=cy1 {
                 for cx in cx0..=cx1 {
