@@ -22,6 +22,13 @@ pub const CELL_W_PX: usize = 64;
 /// A cell's height in rows (the depth pyramid's tile height, so a tile row reads one cell row).
 pub const CELL_H_PX: usize = 4;
 
+/// Whether pixel column `x_px` of a row lies in a marked cell, given the row's cells as
+/// [`Cover::row_cells`] gives them (`None`: every cell of the row is marked).
+#[inline(always)]
+pub fn marked(cells: Option<&[u8]>, x_px: usize) -> bool {
+    cells.is_none_or(|cells| cells[x_px / CELL_W_PX] != 0)
+}
+
 /// Whether the culled modes use a coverage mask: unless `PCV_CPU_MASK=0` (asked once).
 pub fn wanted() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -188,7 +195,7 @@ mod tests {
                         let pos = if coarse { dequantize_pos(batch, p.quant[j]) } else { p.positions[j] };
                         if let Some(q) = project(&f, pos) {
                             points += 1;
-                            assert!(c.row(q.y_px as usize)[q.x_px as usize / CELL_W_PX] != 0, "point {j} of batch {b} at {q:?} outside the mask (quant {quant})");
+                            assert!(marked(Some(c.row(q.y_px as usize)), q.x_px as usize), "point {j} of batch {b} at {q:?} outside the mask (quant {quant})");
                         }
                     }
                 }

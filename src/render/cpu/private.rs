@@ -20,7 +20,7 @@
 //! pyramid takes the far plane's depth and the merge the clear word without reading them. Memory: one buffer of 8 bytes a pixel per thread (16.6 MB a
 //! thread at 1920 × 1080).
 use super::clear::FAR_DEPTH_BITS;
-use super::cover::{Cover, CELL_W_PX};
+use super::cover::{marked, Cover, CELL_W_PX};
 use super::preprocess::group_shift;
 use super::simd::with_avx512;
 use crate::render::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
@@ -106,8 +106,7 @@ impl PrivateBuffers {
             [a, b] => depth_row_max2(&a[first..end], &b[first..end], acc, cells),
             _ => {
                 for (j, o) in acc.iter_mut().enumerate() {
-                    let drawn = cells.is_none_or(|cells| cells[j / CELL_W_PX] != 0);
-                    *o = (*o).max(if drawn { self.depth(first + j) } else { FAR_DEPTH_BITS });
+                    *o = (*o).max(if marked(cells, j) { self.depth(first + j) } else { FAR_DEPTH_BITS });
                 }
             }
         }
@@ -255,7 +254,7 @@ with_avx512! {
             let len = MERGE_BLOCK.min(n - from);
             let k = (from / MERGE_BLOCK) & 1;
             let words = &mut blocks[k][..len];
-            if cells.is_none_or(|cells| cells[from / CELL_W_PX] != 0) {
+            if marked(cells, from) {
                 for ((w, a), b) in words.iter_mut().zip(&mut a[from..from + len]).zip(&mut b[from..from + len]) {
                     *w = c.min(*a).min(*b);
                     (*a, *b) = (u64::MAX, u64::MAX);
@@ -287,7 +286,7 @@ fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks
     let mut block = [0u64; MERGE_BLOCK];
     for (k, chunk) in out.chunks_mut(MERGE_BLOCK).enumerate() {
         let from = k * MERGE_BLOCK;
-        let drawn = cells.is_none_or(|cells| cells[from / CELL_W_PX] != 0);
+        let drawn = marked(cells, from);
         for (j, (o, w)) in chunk.iter_mut().zip(block.iter_mut()).enumerate() {
             *w = if drawn { pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX))) } else { c };
             *o.get_mut() = *w;
@@ -431,13 +430,13 @@ mod tests {
             let mut cover = Cover::new(w as u32, h as u32);
             cover.add_batches(&f, &[], &[], false);
             assert!(cover.row(0).iter().chain(cover.row(8)).all(|&c| c == 0));
-            let marked = |x: usize, y: usize| (x / CELL_W_PX, y / 4) == (0, 0) || (x / CELL_W_PX, y / 4) == (2, 1);
+            let marked_by_hand = |x: usize, y: usize| (x / CELL_W_PX, y / 4) == (0, 0) || (x / CELL_W_PX, y / 4) == (2, 1);
             let run = |cover: Option<&Cover>, stray: bool| {
                 let mut p = PrivateBuffers::default();
                 p.prepare(count, w * h);
                 for i in 0..w * h {
                     let (x, y) = (i % w, i / w);
-                    if marked(x, y) || (stray && i == 3 * w + 70) {
+                    if marked_by_hand(x, y) || (stray && i == 3 * w + 70) {
                         p.bufs[i % count][i] = word((i % 700) as u32, i as u64);
                     }
                 }
