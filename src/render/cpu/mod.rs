@@ -125,6 +125,13 @@ fn host_available_bytes() -> Option<u64> {
     Some(kib << 10)
 }
 
+/// Runs `f`; how long it took, in ms (a pass's private-buffer merge, timed apart as `merge`).
+fn ms_of(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
     if buf.len() != n {
         let mut v = huge::with_capacity(n);
@@ -411,9 +418,7 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
-                        let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None);
-                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None)));
                         resolved = fuse_resolve;
                     } else {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
@@ -425,9 +430,7 @@ impl Rasterizer for CpuRasterizer {
                         vis::vis(&f, positions, private::Dest::Private(&mut self.private));
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
-                        let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None);
-                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None)));
                         resolved = fuse_resolve;
                     } else {
                         vis::vis(&f, positions, private::Dest::Shared(&self.vis));
@@ -487,9 +490,7 @@ impl Rasterizer for CpuRasterizer {
                     let marks = (!p.groups.is_empty()).then_some(&self.group_marks[..]);
                     if use_private {
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
-                        let tm = Instant::now();
-                        self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref());
-                        merge_ms = Some(tm.elapsed().as_secs_f64() * 1e3);
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref())));
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {
                         culled::mark_groups(&self.vis, marks);
