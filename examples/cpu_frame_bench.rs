@@ -3,9 +3,9 @@
 //!
 //! How it works: the scene is generated and uploaded once to a [`CpuRasterizer`]; then for each pose of
 //! `pcv bench` ([`pcv::bench::scenarios`]) and each mode, `--warmup` untimed frames and `--frames`
-//! timed ones. CPU time is the sum of every thread's run time from `/proc/self/task/*/schedstat`
-//! (nanoseconds), read before and after the timed frames: on a machine other work shares, CPU-ms per
-//! frame is what the frame costs, and wall ms what it took. The pass times are medians; the batch
+//! timed ones. CPU time is the process's, all threads ([`cpu_time::process_s`]), read before and after
+//! the timed frames: on a machine other work shares, CPU-ms per frame is what the frame costs, and wall
+//! ms what it took. The pass times are medians; the batch
 //! counts (culled/occluded/drawn) are the last frame's. `--check` also renders each pose with `vis`
 //! and compares the images and depth buffers of the batched modes with it.
 //!
@@ -21,6 +21,7 @@ use pcv::bench::scenarios;
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
+use pcv::platform::cpu_time;
 use std::time::Instant;
 
 fn count(s: &str) -> u64 {
@@ -33,32 +34,12 @@ fn count(s: &str) -> u64 {
     (d.parse::<f64>().unwrap_or_else(|_| panic!("bad count '{s}'")) * m) as u64
 }
 
-/// Run time of every thread of this process so far, in seconds.
-fn cpu_s() -> f64 {
-    let mut ns = 0u64;
-    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
-        for e in dir.flatten() {
-            if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
-                ns += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            }
-        }
-    }
-    ns as f64 * 1e-9
-}
-
 fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
 }
 
 fn mode(s: &str) -> RenderMode {
-    match s {
-        "culled" => RenderMode::Culled,
-        "quant" => RenderMode::Quant,
-        "vis" => RenderMode::Vis,
-        "packed" => RenderMode::Packed,
-        "reference" => RenderMode::Reference,
-        _ => panic!("unknown mode '{s}'"),
-    }
+    RenderMode::ALL.into_iter().find(|m| m.name() == s).unwrap_or_else(|| panic!("unknown mode '{s}'"))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -139,13 +120,13 @@ fn main() {
     let cloud = pcv::cloud::scene::generate(n, 1, false);
     let gen_ms = t.elapsed().as_secs_f64() * 1e3;
     let mut r = CpuRasterizer::new();
-    let (t, c) = (Instant::now(), cpu_s());
+    let (t, c) = (Instant::now(), cpu_time::process_s());
     r.upload(&cloud).expect("upload");
     println!(
         "{n} points, {} threads, generate {gen_ms:.0} ms, upload {:.0} ms ({:.2} CPU-s), load average {}",
         rayon::current_num_threads(),
         t.elapsed().as_secs_f64() * 1e3,
-        cpu_s() - c,
+        cpu_time::process_s() - c,
         loadavg()
     );
     println!(
@@ -172,12 +153,12 @@ fn main() {
             }
             let load = loadavg();
             let mut stats: Vec<FrameStats> = Vec::new();
-            let (t, c) = (Instant::now(), cpu_s());
+            let (t, c) = (Instant::now(), cpu_time::process_s());
             for _ in 0..frames {
                 stats.push(r.render(&frame, Target::Host(&mut px)).expect("frame"));
             }
             let wall_ms = t.elapsed().as_secs_f64() * 1e3 / frames as f64;
-            let cpu_ms = (cpu_s() - c) * 1e3 / frames as f64;
+            let cpu_ms = (cpu_time::process_s() - c) * 1e3 / frames as f64;
             let frame_med = median(stats.iter().map(|s| s.total_ms).collect());
             let names: Vec<&str> = stats[0].passes.iter().map(|p| p.name).collect();
             let passes: Vec<String> = names

@@ -1,30 +1,16 @@
 //! Per-pass minima and medians of the CPU backend's frames, for A/Bs on a shared machine: for each
 //! pose and mode, `--frames` frames; per frame the wall ms of each pass and the CPU ms of the whole
-//! process (every thread's run time from `/proc/self/task/*/schedstat`); prints min and median of each.
+//! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle unchecked`
+//! alternates the draw loops' bounds-check-free writes off and on frame by frame
+//! ([`pcv::render::cpu::scatter::set_unchecked`]) and reports the two sides apart.
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40]
-use pcv::bench::scenarios;
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked]
+use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv::platform::cpu_time;
 use std::time::Instant;
-
-fn cpu_ms() -> f64 {
-    let mut ns = 0u64;
-    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
-        for e in dir.flatten() {
-            if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
-                ns += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            }
-        }
-    }
-    ns as f64 * 1e-6
-}
-
-fn stat(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[0], v[v.len() / 2])
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,18 +19,15 @@ fn main() {
     let modes: Vec<RenderMode> = arg("--modes")
         .unwrap_or_else(|| "culled".into())
         .split(',')
-        .map(|s| match s {
-            "culled" => RenderMode::Culled,
-            "quant" => RenderMode::Quant,
-            "vis" => RenderMode::Vis,
-            "packed" => RenderMode::Packed,
-            _ => panic!("mode {s}"),
-        })
+        .map(|s| RenderMode::ALL.into_iter().find(|m| m.name() == s).unwrap_or_else(|| panic!("unknown mode '{s}'")))
         .collect();
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
-    // `--toggle runs`: frames alternate the switch off and on (reported apart).
+    // `--toggle unchecked`: frames alternate the switch off and on (reported apart).
     let toggle = arg("--toggle");
+    if let Some(t) = toggle.as_deref().filter(|&t| t != "unchecked") {
+        panic!("unknown switch '{t}' (--toggle unchecked)");
+    }
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);
     let mut r = CpuRasterizer::new();
@@ -65,35 +48,38 @@ fn main() {
             let mut all: Vec<(Vec<f64>, Vec<f64>, Vec<pcv::render::FrameStats>)> = sides.iter().map(|_| (Vec::new(), Vec::new(), Vec::new())).collect();
             for k in 0..frames * sides.len() {
                 let side = k % sides.len();
-                if let Some(t) = &toggle {
-                    pcv::render::cpu::scatter::set_switch(t, sides[side]);
+                if toggle.is_some() {
+                    pcv::render::cpu::scatter::set_unchecked(sides[side]);
                 }
-                let (t, c) = (Instant::now(), cpu_ms());
+                let (t, c) = (Instant::now(), cpu_time::process_ns());
                 let s = r.render(&frame, Target::Host(&mut px)).unwrap();
-                all[side].1.push(cpu_ms() - c);
+                all[side].1.push((cpu_time::process_ns() - c) as f64 * 1e-6);
                 all[side].0.push(t.elapsed().as_secs_f64() * 1e3);
                 all[side].2.push(s);
             }
             for (side, (walls, cpus, stats)) in all.into_iter().enumerate() {
-            let label = toggle.as_ref().map_or(String::new(), |t| format!("{t}={}", sides[side]));
-            let names: Vec<&str> = stats[0].passes.iter().map(|p| p.name).filter(|n| *n != "clear" && *n != "resolve").collect();
-            let mut out = Vec::new();
-            for name in names {
-                let (mn, md) = stat(stats.iter().filter_map(|s| s.pass_ms(name)).collect());
-                out.push(format!("{name} {mn:.2}/{md:.2}"));
-            }
-            let (wmin, wmed) = stat(walls);
-            let (cmin, cmed) = stat(cpus);
-            let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-            let load: Vec<&str> = load.split_whitespace().take(1).collect();
-            println!(
-                "{label} {:>8} {:>7} frame {wmin:6.2}/{wmed:6.2} cpu {cmin:6.2}/{cmed:6.2} | {} | pts {:.2}M load {}",
-                sc.name,
-                m.name(),
-                out.join(" "),
-                r.points_drawn().unwrap_or(0) as f64 * 1e-6,
-                load.join(" ")
-            );
+                let label = toggle.as_ref().map_or(String::new(), |t| format!("{t}={}", sides[side]));
+                let names: Vec<&str> = stats[0].passes.iter().map(|p| p.name).filter(|n| *n != "clear" && *n != "resolve").collect();
+                let mut out = Vec::new();
+                for name in names {
+                    let s = Summary::of(&stats.iter().filter_map(|s| s.pass_ms(name)).collect::<Vec<_>>());
+                    out.push(format!("{name} {:.2}/{:.2}", s.min_ms, s.median_ms));
+                }
+                let (wall, cpu) = (Summary::of(&walls), Summary::of(&cpus));
+                let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+                let load: Vec<&str> = load.split_whitespace().take(1).collect();
+                println!(
+                    "{label} {:>8} {:>7} frame {:6.2}/{:6.2} cpu {:6.2}/{:6.2} | {} | pts {:.2}M load {}",
+                    sc.name,
+                    m.name(),
+                    wall.min_ms,
+                    wall.median_ms,
+                    cpu.min_ms,
+                    cpu.median_ms,
+                    out.join(" "),
+                    r.points_drawn().unwrap_or(0) as f64 * 1e-6,
+                    load.join(" ")
+                );
             }
         }
     }

@@ -248,35 +248,26 @@ impl Lanes8 {
 pub const PREFETCH_BLOCKS: usize = 4;
 
 /// Whether the hand-written AVX2 loops give their words without bounds checks where the buffer holds
-/// the frame ([`Ahead::new`]): unless `PCV_CPU_UNCHECKED=0` (asked once; for comparisons).
+/// the frame ([`Ahead::new`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
+/// (asked once; for comparisons).
 pub fn unchecked_wanted() -> bool {
-    switch(&UNCHECKED, "PCV_CPU_UNCHECKED")
-}
-
-/// A switch of the draw loops: 0 not asked yet, 1 off, 2 on.
-type Switch = std::sync::atomic::AtomicU8;
-static UNCHECKED: Switch = Switch::new(0);
-
-/// Whether `switch` is on: as set by [`set_switch`], else unless the environment variable `var` is `0`
-/// (asked once).
-fn switch(switch: &Switch, var: &str) -> bool {
-    match switch.load(Ordering::Relaxed) {
+    match UNCHECKED.load(Ordering::Relaxed) {
         0 => {
-            let on = std::env::var_os(var).is_none_or(|v| v != "0");
-            switch.store(1 + on as u8, Ordering::Relaxed);
+            let on = std::env::var_os("PCV_CPU_UNCHECKED").is_none_or(|v| v != "0");
+            UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
             on
         }
         v => v == 2,
     }
 }
 
-/// Turns a switch of the draw loops on or off for the whole process, for benches that alternate them
-/// frame by frame: `"unchecked"` ([`unchecked_wanted`]); another name does nothing. Only the speed
-/// changes (the buffers are the same either way).
-pub fn set_switch(name: &str, on: bool) {
-    if name == "unchecked" {
-        UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
-    }
+/// [`unchecked_wanted`]'s state: 0 not asked yet, 1 off, 2 on.
+static UNCHECKED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Turns [`unchecked_wanted`] on or off for the whole process, for benches that alternate it frame by
+/// frame. Only the speed changes (the buffers are the same either way).
+pub fn set_unchecked(on: bool) {
+    UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
 }
 
 /// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
