@@ -212,19 +212,22 @@ struct Lanes8 {
 
 #[cfg(target_arch = "x86_64")]
 impl Lanes8 {
-    /// Gives the block's words to `sink`; with `unchecked`, without bounds checks.
+    /// Gives the block's words to `sink`; with `unchecked`, without bounds checks. With `HALVES`, the
+    /// word of lane `j` is `words[WORD_SLOT[j]]` (the order [`Ahead::push`]'s unpacks leave them in).
     ///
     /// # Safety
     /// With `unchecked`, every index of the block is below `sink.pixels()`.
     #[inline(always)]
-    unsafe fn put<S: Sink>(&self, sink: &mut S, unchecked: bool) {
+    unsafe fn put<S: Sink, const HALVES: bool>(&self, sink: &mut S, unchecked: bool) {
+        let slot = |j: usize| if HALVES { WORD_SLOT[j] } else { j };
         if S::BRANCHLESS {
-            for (&i, &v) in self.index.iter().zip(&self.words) {
+            for j in 0..8 {
+                let (i, v) = (self.index[j] as usize, self.words[slot(j)]);
                 if unchecked {
                     // SAFETY: the caller's.
-                    unsafe { sink.put_unchecked(i as usize, v) };
+                    unsafe { sink.put_unchecked(i, v) };
                 } else {
-                    sink.put(i as usize, v);
+                    sink.put(i, v);
                 }
             }
         } else {
@@ -234,14 +237,19 @@ impl Lanes8 {
                 live &= live - 1;
                 if unchecked {
                     // SAFETY: the caller's.
-                    unsafe { sink.put_unchecked(self.index[j] as usize, self.words[j]) };
+                    unsafe { sink.put_unchecked(self.index[j] as usize, self.words[slot(j)]) };
                 } else {
-                    sink.put(self.index[j] as usize, self.words[j]);
+                    sink.put(self.index[j] as usize, self.words[slot(j)]);
                 }
             }
         }
     }
 }
+
+/// Where [`Ahead::push`] (with `HALVES`) stores lane `j`'s word in [`Lanes8::words`]: `unpacklo_epi32`
+/// gives lanes 0, 1, 4, 5 and `unpackhi_epi32` lanes 2, 3, 6, 7 (a permutation that is its own inverse).
+#[cfg(target_arch = "x86_64")]
+const WORD_SLOT: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
 
 /// Blocks of 8 points [`draw_avx2_vec`] projects ahead of the ones it gives to the sink, their pixels
 /// prefetched meanwhile (`PCV_CPU_PREFETCH=0`: none, each block given as it is projected).
@@ -270,10 +278,41 @@ pub fn set_unchecked(on: bool) {
     UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
 }
 
-/// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
+/// Whether [`draw_avx2_vec`] and [`words::draw_words`] prefetch ([`PREFETCH_BLOCKS`]): as
+/// [`set_prefetch`] last set it, else unless `PCV_CPU_PREFETCH=0` (asked once).
 pub fn prefetch_wanted() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PCV_CPU_PREFETCH").is_none_or(|v| v != "0"))
+    switch(&PREFETCH, "PCV_CPU_PREFETCH")
+}
+
+/// Turns [`prefetch_wanted`] on or off for the whole process (for benches; same buffers either way).
+pub fn set_prefetch(on: bool) {
+    PREFETCH.store(1 + on as u8, Ordering::Relaxed);
+}
+
+/// Whether [`Ahead::push`] builds the words from 32-bit halves: as [`set_halves`] last set it, else
+/// unless `PCV_CPU_HALVES=0` (asked once).
+pub fn halves_wanted() -> bool {
+    switch(&HALVES, "PCV_CPU_HALVES")
+}
+
+/// Turns [`halves_wanted`] on or off for the whole process (for benches; same buffers either way).
+pub fn set_halves(on: bool) {
+    HALVES.store(1 + on as u8, Ordering::Relaxed);
+}
+
+static PREFETCH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+static HALVES: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// A switch's state (0 not asked yet, 1 off, 2 on): on unless the environment variable `name` is `0`.
+fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
+    match state.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os(name).is_none_or(|v| v != "0");
+            state.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
 }
 
 /// [`draw_lanes`] 8 points at a time in AVX2 registers (the compiler's loop, [`draw_avx2`], converts
@@ -287,12 +326,12 @@ pub fn prefetch_wanted() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
-    if prefetch_wanted() {
-        // SAFETY: the caller's (AVX2 and FMA).
-        unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
-    } else {
-        // SAFETY: as above.
-        unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
+    // SAFETY (each): the caller's (AVX2 and FMA).
+    match (prefetch_wanted(), halves_wanted()) {
+        (true, true) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, true>(f, positions, payload, sink) },
+        (true, false) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, false>(f, positions, payload, sink) },
+        (false, true) => unsafe { draw_avx2_ahead::<S, 1, true>(f, positions, payload, sink) },
+        (false, false) => unsafe { draw_avx2_ahead::<S, 1, false>(f, positions, payload, sink) },
     }
 }
 
@@ -302,7 +341,7 @@ unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payl
 /// to the sink `AHEAD - 1` blocks later (the minimum does not depend on the order the words come in);
 /// [`Self::finish`] gives the rest.
 #[cfg(target_arch = "x86_64")]
-struct Ahead<const AHEAD: usize> {
+struct Ahead<const AHEAD: usize, const HALVES: bool> {
     ring: [Lanes8; AHEAD],
     /// Blocks projected so far.
     made: usize,
@@ -312,7 +351,7 @@ struct Ahead<const AHEAD: usize> {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl<const AHEAD: usize> Ahead<AHEAD> {
+impl<const AHEAD: usize, const HALVES: bool> Ahead<AHEAD, HALVES> {
     /// For frame `f` and `sink`: the kept lanes' pixels are below `width · height` (their coordinates
     /// lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product past 2^32 wraps to a
     /// smaller one), the dropped lanes' pixel is 0, so a sink of at least that many pixels (and a frame
@@ -363,43 +402,75 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
             let sx = _mm256_mul_ps(row(0), inv_w);
             let sy = _mm256_mul_ps(row(1), inv_w);
             let d = _mm256_mul_ps(row(2), inv_w);
-            // Ordered compares: false for NaN, as Rust's.
-            let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
-            let keep = _mm256_castps_si256(k);
-            // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
-            let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-            let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
-            let bits = _mm256_castps_si256(d);
-            let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
-            let (p_lo, p_hi) = match payload {
-                Payload::Index(first) => {
-                    let base = _mm256_set1_epi64x((first + at as u64) as i64);
-                    (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3)), _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7)))
+            if !HALVES {
+                // Ordered compares: false for NaN, as Rust's.
+                let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
+                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
+                let keep = _mm256_castps_si256(k);
+                // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
+                let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
+                let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+                let bits = _mm256_castps_si256(d);
+                let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
+                let (p_lo, p_hi) = match payload {
+                    Payload::Index(first) => {
+                        let base = _mm256_set1_epi64x((first + at as u64) as i64);
+                        (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3)), _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7)))
+                    }
+                    Payload::Color(colors) => {
+                        let c = colors.as_ptr().add(at);
+                        (_mm256_cvtepu32_epi64(_mm_loadu_si128(c.cast())), _mm256_cvtepu32_epi64(_mm_loadu_si128(c.add(4).cast())))
+                    }
+                };
+                let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
+                let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
+                // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
+                let ones = _mm256_set1_epi64x(-1);
+                let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
+                let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
+                let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
+                let lanes = &mut self.ring[self.made % AHEAD];
+                // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
+                _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
+                _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
+                _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
+                lanes.live = _mm256_movemask_ps(k) as u32;
+            } else {
+                let bits = _mm256_castps_si256(d);
+                let drop = drop_lanes(w, sx, sy, d, w_px, h_px);
+                // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
+                let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
+                let index = _mm256_andnot_si256(drop, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+                // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
+                // ones the payload's. Dropped lanes: both halves all ones (the largest word). The unpacks
+                // interleave halves into words of lanes 0, 1, 4, 5 and 2, 3, 6, 7 ([`WORD_SLOT`]).
+                let high = _mm256_or_si256(_mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(bits), drop);
+                let (w_a, w_b) = match payload {
+                    Payload::Index(first) => {
+                        // The payload's 64-bit sum in the words' lanes (exact carries into the high half).
+                        let base = _mm256_set1_epi64x((first + at as u64) as i64);
+                        let (p_a, p_b) = (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)), _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)));
+                        (_mm256_or_si256(_mm256_unpacklo_epi32(drop, high), p_a), _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), p_b))
+                    }
+                    Payload::Color(colors) => {
+                        let low = _mm256_or_si256(_mm256_loadu_si256(colors.as_ptr().add(at).cast()), drop);
+                        (_mm256_unpacklo_epi32(low, high), _mm256_unpackhi_epi32(low, high))
+                    }
+                };
+                let lanes = &mut self.ring[self.made % AHEAD];
+                // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
+                _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
+                _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_a);
+                _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_b);
+                if !S::BRANCHLESS {
+                    lanes.live = !_mm256_movemask_ps(_mm256_castsi256_ps(drop)) as u32 & 0xff;
                 }
-                Payload::Color(colors) => {
-                    let c = colors.as_ptr().add(at);
-                    (_mm256_cvtepu32_epi64(_mm_loadu_si128(c.cast())), _mm256_cvtepu32_epi64(_mm_loadu_si128(c.add(4).cast())))
-                }
-            };
-            let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
-            let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
-            // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
-            let ones = _mm256_set1_epi64x(-1);
-            let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
-            let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
-            let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
-            let lanes = &mut self.ring[self.made % AHEAD];
-            // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
-            _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
-            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
-            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
-            lanes.live = _mm256_movemask_ps(k) as u32;
+            }
         }
         if AHEAD > 1 {
             for &i in &self.ring[self.made % AHEAD].index {
@@ -410,7 +481,7 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
         if self.made >= AHEAD {
             // The oldest block in flight (its slot takes the next one).
             // SAFETY: `unchecked` only where every index is below `sink.pixels()` ([`Self::new`]).
-            unsafe { self.ring[self.made % AHEAD].put(sink, self.unchecked) };
+            unsafe { self.ring[self.made % AHEAD].put::<S, HALVES>(sink, self.unchecked) };
         }
     }
 
@@ -419,20 +490,55 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
     fn finish<S: Sink>(&self, sink: &mut S) {
         for b in self.made.saturating_sub(AHEAD - 1)..self.made {
             // SAFETY: as in `push`.
-            unsafe { self.ring[b % AHEAD].put(sink, self.unchecked) };
+            unsafe { self.ring[b % AHEAD].put::<S, HALVES>(sink, self.unchecked) };
         }
+    }
+}
+
+/// The lanes [`super::project::project`] drops (all ones; kept lanes 0): not `w > 0`, not `sx` in
+/// `[0, w_px)`, `sy` in `[0, h_px)` or `d` in `(0, 1)`, where `sx`, `sy` and `d` are rows times
+/// `1 / w`. Unordered compares (true for NaN, the negations of Rust's ordered ones) for `sx` and `sy`.
+/// `d` in the integers: its bits in `[1, 0x3f7f_ffff]` (the positive floats below 1; negative floats,
+/// NaN and infinities fall outside), i.e. `bits - 1` below `0x3f7f_ffff` unsigned, and `bits +
+/// 0x7fff_ffff` is `(bits - 1) ^ 0x8000_0000`, which makes that a signed compare. `w > 0`: a lane whose
+/// `w` has its sign bit set (negative, -0, -NaN) takes bits -1 instead of `d`'s (dropped); of the
+/// others, `w` not above 0 is +0 or +NaN, whose `1 / w` (+inf, NaN) makes `d` ±inf or NaN (dropped).
+///
+/// # Safety
+/// The CPU has AVX2 (inlined into code compiled with it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn drop_lanes(
+    w: std::arch::x86_64::__m256,
+    sx: std::arch::x86_64::__m256,
+    sy: std::arch::x86_64::__m256,
+    d: std::arch::x86_64::__m256,
+    w_px: std::arch::x86_64::__m256,
+    h_px: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's (AVX2).
+    unsafe {
+        let zero = _mm256_setzero_ps();
+        let bits = _mm256_castps_si256(_mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), w));
+        let off_d = _mm256_cmpgt_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff_ffff)), _mm256_set1_epi32(0xbf7f_fffe_u32 as i32));
+        let mut drop = _mm256_cmp_ps::<_CMP_NGE_UQ>(sx, zero);
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NLT_UQ>(sx, w_px));
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NGE_UQ>(sy, zero));
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NLT_UQ>(sy, h_px));
+        _mm256_or_si256(_mm256_castps_si256(drop), off_d)
     }
 }
 
 /// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight ([`Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize, const HALVES: bool>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     use std::arch::x86_64::*;
     // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
     let (perm_x, perm_y, perm_z) =
         (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let mut ahead = Ahead::<AHEAD>::new(f, sink);
+    let mut ahead = Ahead::<AHEAD, HALVES>::new(f, sink);
     let floats: *const f32 = positions.as_ptr().cast();
     let n = positions.len();
     let mut at = 0usize;
@@ -625,6 +731,67 @@ mod tests {
         }
     }
 
+    /// The hand-written AVX2 loop with or without prefetch and 32-bit halves (this CPU has AVX2 and FMA).
+    #[cfg(target_arch = "x86_64")]
+    fn by_hand<S: Sink>(prefetch: bool, halves: bool, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+        assert!(crate::render::cpu::simd::has_avx2_fma());
+        // SAFETY (each): this CPU has AVX2 and FMA (asserted).
+        match (prefetch, halves) {
+            (true, true) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, true>(f, pos, payload, sink) },
+            (true, false) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, false>(f, pos, payload, sink) },
+            (false, true) => unsafe { draw_avx2_ahead::<S, 1, true>(f, pos, payload, sink) },
+            (false, false) => unsafe { draw_avx2_ahead::<S, 1, false>(f, pos, payload, sink) },
+        }
+    }
+
+    /// [`drop_lanes`] against `project`'s rule, on every combination of edge values of w, sx, sy and
+    /// row 2 (zeros of both signs, denormals, 1 ulp either side of the bounds, infinities, NaNs of both
+    /// signs, values past 2^31), with d = row 2 · (1 / w) as the loops compute it, 8 combinations a call.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn drop_lanes_is_the_projection_rule() {
+        use std::arch::x86_64::*;
+        if !crate::render::cpu::simd::has_avx2_fma() {
+            return;
+        }
+        let (w_px, h_px) = (1920f32, 1080f32);
+        let around = |v: f32| [v, f32::from_bits(v.to_bits() - 1), f32::from_bits(v.to_bits() + 1)];
+        let mut edges = vec![0.0f32, -0.0, f32::from_bits(1), -f32::from_bits(1), 1e-30, -1e-30, 0.5, -0.5, -1.0, -1.5, 3e9, -3e9];
+        edges.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::from_bits(0x7fc0_0001), f32::from_bits(0xffc0_0001)]);
+        edges.extend(around(1.0).into_iter().chain(around(w_px)).chain(around(h_px)).chain(around(2f32.powi(31))));
+        let rule = |w: f32, sx: f32, sy: f32, d: f32| !(w > 0.0 && sx >= 0.0 && sx < w_px && sy >= 0.0 && sy < h_px && d > 0.0 && d < 1.0);
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn lanes(w: &[f32; 8], sx: &[f32; 8], sy: &[f32; 8], d: &[f32; 8], w_px: f32, h_px: f32) -> [i32; 8] {
+            let mut out = [0i32; 8];
+            // SAFETY: this function's features; the loads and the store are of 8 lanes each.
+            unsafe {
+                let ld = |v: &[f32; 8]| _mm256_loadu_ps(v.as_ptr());
+                let m = drop_lanes(ld(w), ld(sx), ld(sy), ld(d), _mm256_set1_ps(w_px), _mm256_set1_ps(h_px));
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), m);
+            }
+            out
+        }
+        let e = edges.len();
+        let (mut checked, mut kept) = (0usize, 0usize);
+        let (mut w, mut sx, mut sy, mut d) = ([0f32; 8], [0f32; 8], [0f32; 8], [0f32; 8]);
+        for k in 0..e * e * e * e {
+            let j = k % 8;
+            (w[j], sx[j], sy[j]) = (edges[k % e], edges[k / e % e], edges[k / e / e % e]);
+            d[j] = edges[k / e / e / e] * (1.0 / w[j]);
+            if j == 7 || k + 1 == e * e * e * e {
+                // SAFETY: this CPU has AVX2 and FMA (asked above).
+                let got = unsafe { lanes(&w, &sx, &sy, &d, w_px, h_px) };
+                for l in 0..=j {
+                    let want = if rule(w[l], sx[l], sy[l], d[l]) { -1 } else { 0 };
+                    assert_eq!(got[l], want, "w {:e} sx {:e} sy {:e} d {:e}", w[l], sx[l], sy[l], d[l]);
+                    checked += 1;
+                    kept += (want == 0) as usize;
+                }
+            }
+        }
+        assert!(checked == e * e * e * e && kept > 1000, "{checked} lanes, {kept} kept");
+    }
+
     /// Points around and across the view's edges, behind the camera, at the near and far planes, NaN:
     /// the AVX-512 loop (where the CPU has it), the AVX2 loop and the portable one give the same
     /// buffers, private and shared, with index and color payloads, for every tail length.
@@ -661,7 +828,9 @@ mod tests {
         let colors: Vec<u32> = (0..pos.len() as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
         let n = (w * h) as usize;
         for len in [0usize, 1, 5, 15, 16, 17, 31, 33, 64, 65, 1000, pos.len()] {
-            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])] {
+            // Index payloads whose low 32 bits carry into the high ones inside a block of 8.
+            let carries = [Payload::Index((1 << 32) - 13), Payload::Index((3 << 32) - 3)];
+            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])].into_iter().chain(carries) {
                 let mut want = vec![u64::MAX; n];
                 draw_lanes(&f, &pos[..len], payload, &mut Private(&mut want));
                 let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
@@ -677,28 +846,24 @@ mod tests {
                     // SAFETY: this CPU has AVX2 and FMA (asked just above).
                     unsafe { draw_avx2(&f, &pos[..len], payload, &mut Private(&mut got)) };
                     assert!(got == want, "avx2, {len} points");
-                    let mut got = vec![u64::MAX; n];
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, 1>(&f, &pos[..len], payload, &mut Private(&mut got)) };
-                    assert!(got == want, "avx2 by hand, {len} points");
-                    let mut got = vec![u64::MAX; n];
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Private(&mut got)) };
-                    assert!(got == want, "avx2 by hand with prefetch, {len} points");
-                    let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Shared(&shared)) };
-                    assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "avx2 by hand, shared, {len} points");
+                    for (prefetch, halves) in [(false, false), (false, true), (true, false), (true, true)] {
+                        let mut got = vec![u64::MAX; n];
+                        by_hand(prefetch, halves, &f, &pos[..len], payload, &mut Private(&mut got));
+                        assert!(got == want, "avx2 by hand, prefetch {prefetch}, halves {halves}, {len} points");
+                        let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                        by_hand(prefetch, halves, &f, &pos[..len], payload, &mut Shared(&shared));
+                        let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
+                        assert!(same, "avx2 by hand, shared, prefetch {prefetch}, halves {halves}, {len} points");
+                    }
                 }
                 #[cfg(target_arch = "x86_64")]
                 if crate::render::cpu::simd::has_avx2_fma() {
                     // Unchecked puts land inside the frame's pixels, into a buffer of exactly the frame
                     // and one with room to spare (left untouched).
-                    for spare in [0usize, 9] {
+                    for (spare, halves) in [(0usize, false), (9, false), (0, true), (9, true)] {
                         let mut got = vec![u64::MAX; n + spare];
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
-                        // SAFETY: this CPU has AVX2 and FMA (asked just above).
-                        unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut sink) };
+                        by_hand(true, halves, &f, &pos[..len], payload, &mut sink);
                         assert!(len < 8 || !unchecked_wanted() || sink.unchecked > 0, "the unchecked puts are taken");
                         assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
                     }

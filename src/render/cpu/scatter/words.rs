@@ -28,12 +28,13 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         && crate::render::cpu::simd::has_avx2_fma()
         && super::has_avx2_loop()
     {
-        if super::prefetch_wanted() {
-            // SAFETY: this CPU has AVX2 and FMA (asked at run time).
-            unsafe { draw_words_avx2::<S, { super::PREFETCH_BLOCKS }>(f, batch, words, first, sink) };
-        } else {
-            // SAFETY: as above.
-            unsafe { draw_words_avx2::<S, 1>(f, batch, words, first, sink) };
+        const P: usize = super::PREFETCH_BLOCKS;
+        // SAFETY (each): this CPU has AVX2 and FMA (asked at run time).
+        match (super::prefetch_wanted(), super::halves_wanted()) {
+            (true, true) => unsafe { draw_words_avx2::<S, P, true>(f, batch, words, first, sink) },
+            (true, false) => unsafe { draw_words_avx2::<S, P, false>(f, batch, words, first, sink) },
+            (false, true) => unsafe { draw_words_avx2::<S, 1, true>(f, batch, words, first, sink) },
+            (false, false) => unsafe { draw_words_avx2::<S, 1, false>(f, batch, words, first, sink) },
         }
         return;
     }
@@ -63,11 +64,11 @@ pub fn draw_decoded<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], fi
 /// [`draw_words`] 8 words at a time in AVX2 registers, `AHEAD` blocks in flight ([`super::Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
+unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize, const HALVES: bool>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
     use std::arch::x86_64::*;
     let field = _mm256_set1_epi32(1023);
     let (scale, min) = (batch.scale.map(|v| _mm256_set1_ps(v)), batch.min.map(|v| _mm256_set1_ps(v)));
-    let mut ahead = super::Ahead::<AHEAD>::new(f, sink);
+    let mut ahead = super::Ahead::<AHEAD, HALVES>::new(f, sink);
     let payload = Payload::Index(first);
     let n = words.len();
     let mut at = 0usize;
@@ -141,7 +142,9 @@ mod tests {
                 };
                 let mut words: Vec<u32> = (0..1000).map(|_| rnd() as u32).collect();
                 words[3] = 511 | 511 << 10 | 511 << 20; // near the eye
-                cases.push((batch, words, 1 << 33));
+                cases.push((batch, words.clone(), 1 << 33));
+                // A first index whose low 32 bits carry into the high ones inside a block of 8.
+                cases.push((batch, words, (1 << 32) - 21));
             }
             for (batch, words, first) in &cases {
                 for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 200, words.len()] {
@@ -160,14 +163,29 @@ mod tests {
                     assert!(got == want, "decoded, {len} words");
                     #[cfg(target_arch = "x86_64")]
                     if crate::render::cpu::simd::has_avx2_fma() {
+                        const P: usize = super::super::PREFETCH_BLOCKS;
                         let mut got = vec![u64::MAX; n];
                         // SAFETY: this CPU has AVX2 and FMA (asked just above).
-                        unsafe { draw_words_avx2::<_, 1>(&f, batch, words, *first, &mut Private(&mut got)) };
+                        unsafe { draw_words_avx2::<_, 1, false>(&f, batch, words, *first, &mut Private(&mut got)) };
                         assert!(got == want, "fused, {len} words");
-                        let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                        let mut got = vec![u64::MAX; n];
                         // SAFETY: as above.
-                        unsafe { draw_words_avx2::<_, { super::super::PREFETCH_BLOCKS }>(&f, batch, words, *first, &mut Shared(&shared)) };
-                        assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "fused with prefetch, shared, {len} words");
+                        unsafe { draw_words_avx2::<_, P, true>(&f, batch, words, *first, &mut Private(&mut got)) };
+                        assert!(got == want, "fused, halves, {len} words");
+                        for halves in [false, true] {
+                            let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                            let sink = &mut Shared(&shared);
+                            // SAFETY: as above.
+                            unsafe {
+                                if halves {
+                                    draw_words_avx2::<_, 1, true>(&f, batch, words, *first, sink)
+                                } else {
+                                    draw_words_avx2::<_, P, false>(&f, batch, words, *first, sink)
+                                }
+                            };
+                            let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
+                            assert!(same, "fused, shared, halves {halves}, {len} words");
+                        }
                     }
                     checked += 1;
                 }
