@@ -3,10 +3,9 @@
 //! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle S`
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
 //! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
-//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `halves`, the words built from
-//! 32-bit halves ([`pcv::render::cpu::scatter::set_halves`]).
+//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|halves]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -26,13 +25,12 @@ fn main() {
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
     // `--toggle S`: frames alternate the switch off and on (reported apart).
-    use pcv::render::cpu::scatter::{set_halves, set_prefetch, set_unchecked};
+    use pcv::render::cpu::scatter::{set_prefetch, set_unchecked};
     let toggle = arg("--toggle");
     let set: fn(bool) = match toggle.as_deref() {
         None | Some("unchecked") => set_unchecked,
         Some("prefetch") => set_prefetch,
-        Some("halves") => set_halves,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|halves)"),
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);

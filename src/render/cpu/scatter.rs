@@ -212,18 +212,17 @@ struct Lanes8 {
 
 #[cfg(target_arch = "x86_64")]
 impl Lanes8 {
-    /// Gives the block's words to `sink`; with `unchecked`, without bounds checks. With `HALVES`, the
-    /// word of lane `j` is `words[WORD_SLOT[j]]` (the order [`Ahead::push`]'s unpacks leave them in).
+    /// Gives the block's words to `sink` (lane `j`'s word is `words[WORD_SLOT[j]]`, the order
+    /// [`BlockPayload::words`]'s unpacks leave them in); with `UNCHECKED`, without bounds checks.
     ///
     /// # Safety
-    /// With `unchecked`, every index of the block is below `sink.pixels()`.
+    /// With `UNCHECKED`, every index of the block is below `sink.pixels()`.
     #[inline(always)]
-    unsafe fn put<S: Sink, const HALVES: bool>(&self, sink: &mut S, unchecked: bool) {
-        let slot = |j: usize| if HALVES { WORD_SLOT[j] } else { j };
+    unsafe fn put<S: Sink, const UNCHECKED: bool>(&self, sink: &mut S) {
         if S::BRANCHLESS {
             for j in 0..8 {
-                let (i, v) = (self.index[j] as usize, self.words[slot(j)]);
-                if unchecked {
+                let (i, v) = (self.index[j] as usize, self.words[WORD_SLOT[j]]);
+                if UNCHECKED {
                     // SAFETY: the caller's.
                     unsafe { sink.put_unchecked(i, v) };
                 } else {
@@ -235,18 +234,19 @@ impl Lanes8 {
             while live != 0 {
                 let j = live.trailing_zeros() as usize;
                 live &= live - 1;
-                if unchecked {
+                let (i, v) = (self.index[j] as usize, self.words[WORD_SLOT[j]]);
+                if UNCHECKED {
                     // SAFETY: the caller's.
-                    unsafe { sink.put_unchecked(self.index[j] as usize, self.words[slot(j)]) };
+                    unsafe { sink.put_unchecked(i, v) };
                 } else {
-                    sink.put(self.index[j] as usize, self.words[slot(j)]);
+                    sink.put(i, v);
                 }
             }
         }
     }
 }
 
-/// Where [`Ahead::push`] (with `HALVES`) stores lane `j`'s word in [`Lanes8::words`]: `unpacklo_epi32`
+/// Where [`BlockPayload::words`] leaves lane `j`'s word in [`Lanes8::words`]: `unpacklo_epi32`
 /// gives lanes 0, 1, 4, 5 and `unpackhi_epi32` lanes 2, 3, 6, 7 (a permutation that is its own inverse).
 #[cfg(target_arch = "x86_64")]
 const WORD_SLOT: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
@@ -256,7 +256,7 @@ const WORD_SLOT: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
 pub const PREFETCH_BLOCKS: usize = 4;
 
 /// Whether the hand-written AVX2 loops give their words without bounds checks where the buffer holds
-/// the frame ([`Ahead::new`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
+/// the frame ([`Ahead::run`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
 /// (asked once; for comparisons).
 pub fn unchecked_wanted() -> bool {
     match UNCHECKED.load(Ordering::Relaxed) {
@@ -289,19 +289,7 @@ pub fn set_prefetch(on: bool) {
     PREFETCH.store(1 + on as u8, Ordering::Relaxed);
 }
 
-/// Whether [`Ahead::push`] builds the words from 32-bit halves: as [`set_halves`] last set it, else
-/// unless `PCV_CPU_HALVES=0` (asked once).
-pub fn halves_wanted() -> bool {
-    switch(&HALVES, "PCV_CPU_HALVES")
-}
-
-/// Turns [`halves_wanted`] on or off for the whole process (for benches; same buffers either way).
-pub fn set_halves(on: bool) {
-    HALVES.store(1 + on as u8, Ordering::Relaxed);
-}
-
 static PREFETCH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-static HALVES: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// A switch's state (0 not asked yet, 1 off, 2 on): on unless the environment variable `name` is `0`.
 fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
@@ -327,66 +315,187 @@ fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     // SAFETY (each): the caller's (AVX2 and FMA).
-    match (prefetch_wanted(), halves_wanted()) {
-        (true, true) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, true>(f, positions, payload, sink) },
-        (true, false) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, false>(f, positions, payload, sink) },
-        (false, true) => unsafe { draw_avx2_ahead::<S, 1, true>(f, positions, payload, sink) },
-        (false, false) => unsafe { draw_avx2_ahead::<S, 1, false>(f, positions, payload, sink) },
+    if prefetch_wanted() {
+        unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
+    } else {
+        unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
     }
 }
 
-/// Blocks of 8 projected points in flight, and what projecting one takes: the shared part of the hand-
-/// written AVX2 loops ([`draw_avx2_ahead`] over 12-byte positions, [`words::draw_words`] over 10-bit
-/// words). Each block's pixels are prefetched when it is projected ([`Self::push`]) and its words given
-/// to the sink `AHEAD - 1` blocks later (the minimum does not depend on the order the words come in);
-/// [`Self::finish`] gives the rest.
+/// Blocks of 8 projected points in flight: the shared part of the hand-written AVX2 loops
+/// ([`draw_avx2_ahead`] over 12-byte positions, [`words::draw_words`] over 10-bit words). Block `k` is
+/// projected into slot `k % AHEAD` of a ring ([`Self::project`]) and its pixels prefetched; then the
+/// block in the next slot, projected `AHEAD - 1` blocks before, is given to the sink (the minimum does
+/// not depend on the order the words come in). [`Self::run`] unrolls its loop by `AHEAD`, so that every
+/// slot is a constant, and decides once whether the words go in without bounds checks.
 #[cfg(target_arch = "x86_64")]
-struct Ahead<const AHEAD: usize, const HALVES: bool> {
+struct Ahead<const AHEAD: usize> {
     ring: [Lanes8; AHEAD],
-    /// Blocks projected so far.
-    made: usize,
-    /// Whether every index [`Self::push`] makes is below the sink's [`Sink::pixels`], so the words go
-    /// in without bounds checks ([`Self::new`]).
-    unchecked: bool,
+}
+
+/// The payloads of consecutive blocks of 8 points, as the low bits of their words.
+#[cfg(target_arch = "x86_64")]
+trait BlockPayload {
+    /// The words of the next block's lanes 0, 1, 4, 5 and 2, 3, 6, 7 ([`WORD_SLOT`]), given their high
+    /// halves `high` (depth bits << 2) and the dropped lanes `drop` (all ones: those words become all
+    /// ones); then moves on to the block after it.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; the payload has 8 more points.
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i);
+}
+
+/// Point indices: lane `j` of block `k` has index `first + 8k + j`, kept as 64-bit sums in the words'
+/// lane order (exact carries into the high half), 8 more each block.
+#[cfg(target_arch = "x86_64")]
+struct IndexWords {
+    a: std::arch::x86_64::__m256i,
+    b: std::arch::x86_64::__m256i,
 }
 
 #[cfg(target_arch = "x86_64")]
-impl<const AHEAD: usize, const HALVES: bool> Ahead<AHEAD, HALVES> {
-    /// For frame `f` and `sink`: the kept lanes' pixels are below `width · height` (their coordinates
-    /// lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product past 2^32 wraps to a
-    /// smaller one), the dropped lanes' pixel is 0, so a sink of at least that many pixels (and a frame
-    /// of at least one) takes them unchecked.
+impl IndexWords {
+    /// From index `first` on.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
     #[inline(always)]
-    fn new<S: Sink>(f: &FrameUniforms, sink: &S) -> Self {
+    unsafe fn new(first: u64) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let base = _mm256_set1_epi64x(first as i64);
+            IndexWords { a: _mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)), b: _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)) }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl BlockPayload for IndexWords {
+    #[inline(always)]
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let w = (_mm256_or_si256(_mm256_unpacklo_epi32(drop, high), self.a), _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), self.b));
+            let eight = _mm256_set1_epi64x(8);
+            (self.a, self.b) = (_mm256_add_epi64(self.a, eight), _mm256_add_epi64(self.b, eight));
+            w
+        }
+    }
+}
+
+/// Colors: the next block's 8 colors are read from the pointer (zero-extended: the words' low halves).
+#[cfg(target_arch = "x86_64")]
+struct ColorWords(*const u32);
+
+#[cfg(target_arch = "x86_64")]
+impl BlockPayload for ColorWords {
+    #[inline(always)]
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's: AVX2, and 8 colors from the pointer on.
+        unsafe {
+            let low = _mm256_or_si256(_mm256_loadu_si256(self.0.cast()), drop);
+            self.0 = self.0.add(8);
+            (_mm256_unpacklo_epi32(low, high), _mm256_unpackhi_epi32(low, high))
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<const AHEAD: usize> Ahead<AHEAD> {
+    /// Draws `blocks` blocks of 8 points into `sink`: `load(k)` gives the coordinates of block `k` in
+    /// lanes of x, y and z, `payload` their payloads. The kept lanes' pixels are below `width · height`
+    /// (their coordinates lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product
+    /// past 2^32 wraps to a smaller one), the dropped lanes' pixel is 0, so a sink of at least that many
+    /// pixels (and a frame of at least one) takes them without bounds checks ([`unchecked_wanted`]).
+    /// Inlined into the loops (compiled with AVX2 and FMA), where the constants are hoisted.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `payload` has `8 · blocks` points.
+    #[inline(always)]
+    unsafe fn run<S: Sink, P: BlockPayload>(
+        f: &FrameUniforms,
+        blocks: usize,
+        payload: P,
+        sink: &mut S,
+        load: impl Fn(usize) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+    ) {
         let fits = (1..=1 << 24).contains(&f.width)
             && (1..=1 << 24).contains(&f.height)
             && sink.pixels() as u64 >= f.width as u64 * f.height as u64;
-        Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD], made: 0, unchecked: fits && unchecked_wanted() }
+        // SAFETY (both): the caller's; unchecked only where every index is below `sink.pixels()`.
+        if fits && unchecked_wanted() {
+            unsafe { Self::run_with::<S, P, true>(f, blocks, payload, sink, load) }
+        } else {
+            unsafe { Self::run_with::<S, P, false>(f, blocks, payload, sink, load) }
+        }
     }
 
-    /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z`, points `at .. at + 8`
-    /// of `payload`: the same FMAs, division and multiplies in the same order as
-    /// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get
-    /// pixel 0 and `u64::MAX` (as [`draw_avx512`]). Then prefetches their pixels and gives the oldest
-    /// block in flight to `sink`. Inlined into the loops (compiled with AVX2 and FMA), where the
-    /// constants are hoisted out of the loop.
+    /// [`Self::run`], with or without bounds checks.
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA; with [`Payload::Color`], colors `at .. at + 8` exist.
+    /// As [`Self::run`]; with `UNCHECKED`, every index the blocks make is below `sink.pixels()`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn push<S: Sink>(
-        &mut self,
+    unsafe fn run_with<S: Sink, P: BlockPayload, const UNCHECKED: bool>(
         f: &FrameUniforms,
-        x: std::arch::x86_64::__m256,
-        y: std::arch::x86_64::__m256,
-        z: std::arch::x86_64::__m256,
-        payload: Payload<'_>,
-        at: usize,
+        blocks: usize,
+        mut payload: P,
         sink: &mut S,
+        load: impl Fn(usize) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+    ) {
+        const { assert!(1 <= AHEAD && AHEAD <= 8, "the unrolled loop below has 8 steps") };
+        let mut ahead = Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD] };
+        // SAFETY (the projections and puts): the caller's.
+        // The first `AHEAD - 1` blocks: nothing to give yet.
+        let first = blocks.min(AHEAD - 1);
+        for k in 0..first {
+            unsafe { ahead.project(k, f, load(k), &mut payload, sink) };
+        }
+        // Then rounds of `AHEAD` blocks, step `j` projecting into slot `(AHEAD - 1 + j) % AHEAD` and
+        // giving slot `j` (the next one), unrolled by hand: `$j < AHEAD` is a constant.
+        let mut k = first;
+        'all: loop {
+            macro_rules! steps {
+                ($($j:literal)*) => {$(
+                    if $j < AHEAD {
+                        if k >= blocks {
+                            break 'all;
+                        }
+                        unsafe { ahead.project(($j + AHEAD - 1) % AHEAD, f, load(k), &mut payload, sink) };
+                        unsafe { ahead.ring[$j % AHEAD].put::<S, UNCHECKED>(sink) };
+                        k += 1;
+                    }
+                )*};
+            }
+            steps!(0 1 2 3 4 5 6 7);
+        }
+        // The blocks still in flight: the last `AHEAD - 1`.
+        for b in blocks.saturating_sub(AHEAD - 1)..blocks {
+            unsafe { ahead.ring[b % AHEAD].put::<S, UNCHECKED>(sink) };
+        }
+    }
+
+    /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z` into ring slot `slot`:
+    /// the same FMAs, division and multiplies in the same order as [`super::project::project`], the
+    /// dropped lanes ([`drop_lanes`]) given pixel 0 and the largest word (a minimum that changes
+    /// nothing); then prefetches their pixels.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `payload` has 8 more points.
+    #[inline(always)]
+    unsafe fn project<S: Sink, P: BlockPayload>(
+        &mut self,
+        slot: usize,
+        f: &FrameUniforms,
+        (x, y, z): (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+        payload: &mut P,
+        sink: &S,
     ) {
         use std::arch::x86_64::*;
-        // SAFETY: the caller's: this CPU has AVX2 and FMA (every intrinsic below), and the colors exist.
+        let lanes = &mut self.ring[slot];
+        // SAFETY: the caller's: this CPU has AVX2 and FMA (every intrinsic below), and the payload exists.
         unsafe {
             let m = &f.screen_from_world;
             let row = |r: usize| {
@@ -396,101 +505,31 @@ impl<const AHEAD: usize, const HALVES: bool> Ahead<AHEAD, HALVES> {
                 _mm256_fmadd_ps(_mm256_set1_ps(m[8 + r]), z, v)
             };
             let (w_px, h_px) = (_mm256_set1_ps(f.width as f32), _mm256_set1_ps(f.height as f32));
-            let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
             let w = row(3);
-            let inv_w = _mm256_div_ps(one, w);
+            let inv_w = _mm256_div_ps(_mm256_set1_ps(1.0), w);
             let sx = _mm256_mul_ps(row(0), inv_w);
             let sy = _mm256_mul_ps(row(1), inv_w);
             let d = _mm256_mul_ps(row(2), inv_w);
-            if !HALVES {
-                // Ordered compares: false for NaN, as Rust's.
-                let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
-                k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
-                let keep = _mm256_castps_si256(k);
-                // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
-                let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-                let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
-                let bits = _mm256_castps_si256(d);
-                let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
-                let (p_lo, p_hi) = match payload {
-                    Payload::Index(first) => {
-                        let base = _mm256_set1_epi64x((first + at as u64) as i64);
-                        (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3)), _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7)))
-                    }
-                    Payload::Color(colors) => {
-                        let c = colors.as_ptr().add(at);
-                        (_mm256_cvtepu32_epi64(_mm_loadu_si128(c.cast())), _mm256_cvtepu32_epi64(_mm_loadu_si128(c.add(4).cast())))
-                    }
-                };
-                let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
-                let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
-                // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
-                let ones = _mm256_set1_epi64x(-1);
-                let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
-                let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
-                let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
-                let lanes = &mut self.ring[self.made % AHEAD];
-                // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
-                _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
-                _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
-                _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
-                lanes.live = _mm256_movemask_ps(k) as u32;
-            } else {
-                let bits = _mm256_castps_si256(d);
-                let drop = drop_lanes(w, sx, sy, d, w_px, h_px);
-                // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
-                let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-                let index = _mm256_andnot_si256(drop, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
-                // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
-                // ones the payload's. Dropped lanes: both halves all ones (the largest word). The unpacks
-                // interleave halves into words of lanes 0, 1, 4, 5 and 2, 3, 6, 7 ([`WORD_SLOT`]).
-                let high = _mm256_or_si256(_mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(bits), drop);
-                let (w_a, w_b) = match payload {
-                    Payload::Index(first) => {
-                        // The payload's 64-bit sum in the words' lanes (exact carries into the high half).
-                        let base = _mm256_set1_epi64x((first + at as u64) as i64);
-                        let (p_a, p_b) = (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)), _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)));
-                        (_mm256_or_si256(_mm256_unpacklo_epi32(drop, high), p_a), _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), p_b))
-                    }
-                    Payload::Color(colors) => {
-                        let low = _mm256_or_si256(_mm256_loadu_si256(colors.as_ptr().add(at).cast()), drop);
-                        (_mm256_unpacklo_epi32(low, high), _mm256_unpackhi_epi32(low, high))
-                    }
-                };
-                let lanes = &mut self.ring[self.made % AHEAD];
-                // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
-                _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
-                _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_a);
-                _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_b);
-                if !S::BRANCHLESS {
-                    lanes.live = !_mm256_movemask_ps(_mm256_castsi256_ps(drop)) as u32 & 0xff;
-                }
+            let drop = drop_lanes(w, sx, sy, d, w_px, h_px);
+            // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
+            let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
+            let index = _mm256_andnot_si256(drop, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+            // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
+            // ones the payload's; the unpacks in `payload.words` interleave the halves.
+            let shifted = _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(_mm256_castps_si256(d));
+            let (w_a, w_b) = payload.words(drop, _mm256_or_si256(shifted, drop));
+            // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
+            _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
+            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_a);
+            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_b);
+            if !S::BRANCHLESS {
+                lanes.live = !_mm256_movemask_ps(_mm256_castsi256_ps(drop)) as u32 & 0xff;
             }
         }
         if AHEAD > 1 {
-            for &i in &self.ring[self.made % AHEAD].index {
+            for &i in &lanes.index {
                 sink.prefetch(i as usize);
             }
-        }
-        self.made += 1;
-        if self.made >= AHEAD {
-            // The oldest block in flight (its slot takes the next one).
-            // SAFETY: `unchecked` only where every index is below `sink.pixels()` ([`Self::new`]).
-            unsafe { self.ring[self.made % AHEAD].put::<S, HALVES>(sink, self.unchecked) };
-        }
-    }
-
-    /// Gives the blocks still in flight to `sink`.
-    #[inline(always)]
-    fn finish<S: Sink>(&self, sink: &mut S) {
-        for b in self.made.saturating_sub(AHEAD - 1)..self.made {
-            // SAFETY: as in `push`.
-            unsafe { self.ring[b % AHEAD].put::<S, HALVES>(sink, self.unchecked) };
         }
     }
 }
@@ -533,19 +572,17 @@ unsafe fn drop_lanes(
 /// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight ([`Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize, const HALVES: bool>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     use std::arch::x86_64::*;
     // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
     let (perm_x, perm_y, perm_z) =
         (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let mut ahead = Ahead::<AHEAD, HALVES>::new(f, sink);
     let floats: *const f32 = positions.as_ptr().cast();
-    let n = positions.len();
-    let mut at = 0usize;
-    while at + 8 <= n {
-        // SAFETY: records `at .. at + 8` (24 floats from float 3 · at) lie inside `positions`.
+    let blocks = positions.len() / 8;
+    let load = |k: usize| {
+        // SAFETY: records `8k .. 8k + 8` (24 floats from float 24k) lie inside `positions` (k < blocks).
         let (a, b, c) = unsafe {
-            let p = floats.add(3 * at);
+            let p = floats.add(24 * k);
             (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)), _mm256_loadu_ps(p.add(16)))
         };
         // x: loads 0, 1, 2 give lanes {0, 3, 6}, {1, 4, 7}, {2, 5}; y: {1, 4, 7}, {2, 5}, {0, 3, 6};
@@ -553,13 +590,15 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize, const HALVES: bool>(f: &F
         let x = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(a, b), c), perm_x);
         let y = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(a, b), c), perm_y);
         let z = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(a, b), c), perm_z);
-        // SAFETY: this function's features; `colors` is as long as `positions` (asserted by
-        // `draw_points`), so colors `at .. at + 8` exist.
-        unsafe { ahead.push(f, x, y, z, payload, at, sink) };
-        at += 8;
+        (x, y, z)
+    };
+    // SAFETY (both): this function's features; `load` reads blocks below `blocks`; the colors are as
+    // many as the positions (asserted by `draw_points`), so `8 · blocks` of them exist.
+    match payload {
+        Payload::Index(first) => unsafe { Ahead::<AHEAD>::run(f, blocks, IndexWords::new(first), sink, load) },
+        Payload::Color(colors) => unsafe { Ahead::<AHEAD>::run(f, blocks, ColorWords(colors.as_ptr()), sink, load) },
     }
-    ahead.finish(sink);
-    draw_lanes(f, &positions[at..], payload.skip(at), sink);
+    draw_lanes(f, &positions[8 * blocks..], payload.skip(8 * blocks), sink);
 }
 
 /// The portable loop: [`project_batch_xyz`] then the points one by one.
@@ -731,16 +770,16 @@ mod tests {
         }
     }
 
-    /// The hand-written AVX2 loop with or without prefetch and 32-bit halves (this CPU has AVX2 and FMA).
+    /// The hand-written AVX2 loop with 1, 3 or [`PREFETCH_BLOCKS`] blocks in flight (this CPU has AVX2 and FMA).
     #[cfg(target_arch = "x86_64")]
-    fn by_hand<S: Sink>(prefetch: bool, halves: bool, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    fn by_hand<S: Sink>(ahead: usize, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
         assert!(crate::render::cpu::simd::has_avx2_fma());
         // SAFETY (each): this CPU has AVX2 and FMA (asserted).
-        match (prefetch, halves) {
-            (true, true) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, true>(f, pos, payload, sink) },
-            (true, false) => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS, false>(f, pos, payload, sink) },
-            (false, true) => unsafe { draw_avx2_ahead::<S, 1, true>(f, pos, payload, sink) },
-            (false, false) => unsafe { draw_avx2_ahead::<S, 1, false>(f, pos, payload, sink) },
+        match ahead {
+            1 => unsafe { draw_avx2_ahead::<S, 1>(f, pos, payload, sink) },
+            3 => unsafe { draw_avx2_ahead::<S, 3>(f, pos, payload, sink) },
+            PREFETCH_BLOCKS => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, pos, payload, sink) },
+            _ => unreachable!(),
         }
     }
 
@@ -846,24 +885,24 @@ mod tests {
                     // SAFETY: this CPU has AVX2 and FMA (asked just above).
                     unsafe { draw_avx2(&f, &pos[..len], payload, &mut Private(&mut got)) };
                     assert!(got == want, "avx2, {len} points");
-                    for (prefetch, halves) in [(false, false), (false, true), (true, false), (true, true)] {
+                    for ahead in [1, 3, PREFETCH_BLOCKS] {
                         let mut got = vec![u64::MAX; n];
-                        by_hand(prefetch, halves, &f, &pos[..len], payload, &mut Private(&mut got));
-                        assert!(got == want, "avx2 by hand, prefetch {prefetch}, halves {halves}, {len} points");
+                        by_hand(ahead, &f, &pos[..len], payload, &mut Private(&mut got));
+                        assert!(got == want, "avx2 by hand, {ahead} blocks ahead, {len} points");
                         let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-                        by_hand(prefetch, halves, &f, &pos[..len], payload, &mut Shared(&shared));
+                        by_hand(ahead, &f, &pos[..len], payload, &mut Shared(&shared));
                         let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
-                        assert!(same, "avx2 by hand, shared, prefetch {prefetch}, halves {halves}, {len} points");
+                        assert!(same, "avx2 by hand, shared, {ahead} blocks ahead, {len} points");
                     }
                 }
                 #[cfg(target_arch = "x86_64")]
                 if crate::render::cpu::simd::has_avx2_fma() {
                     // Unchecked puts land inside the frame's pixels, into a buffer of exactly the frame
                     // and one with room to spare (left untouched).
-                    for (spare, halves) in [(0usize, false), (9, false), (0, true), (9, true)] {
+                    for (spare, ahead) in [(0usize, 1), (9, 1), (0, PREFETCH_BLOCKS), (9, PREFETCH_BLOCKS)] {
                         let mut got = vec![u64::MAX; n + spare];
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
-                        by_hand(true, halves, &f, &pos[..len], payload, &mut sink);
+                        by_hand(ahead, &f, &pos[..len], payload, &mut sink);
                         assert!(len < 8 || !unchecked_wanted() || sink.unchecked > 0, "the unchecked puts are taken");
                         assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
                     }

@@ -28,13 +28,11 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         && crate::render::cpu::simd::has_avx2_fma()
         && super::has_avx2_loop()
     {
-        const P: usize = super::PREFETCH_BLOCKS;
         // SAFETY (each): this CPU has AVX2 and FMA (asked at run time).
-        match (super::prefetch_wanted(), super::halves_wanted()) {
-            (true, true) => unsafe { draw_words_avx2::<S, P, true>(f, batch, words, first, sink) },
-            (true, false) => unsafe { draw_words_avx2::<S, P, false>(f, batch, words, first, sink) },
-            (false, true) => unsafe { draw_words_avx2::<S, 1, true>(f, batch, words, first, sink) },
-            (false, false) => unsafe { draw_words_avx2::<S, 1, false>(f, batch, words, first, sink) },
+        if super::prefetch_wanted() {
+            unsafe { draw_words_avx2::<S, { super::PREFETCH_BLOCKS }>(f, batch, words, first, sink) };
+        } else {
+            unsafe { draw_words_avx2::<S, 1>(f, batch, words, first, sink) };
         }
         return;
     }
@@ -64,27 +62,23 @@ pub fn draw_decoded<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], fi
 /// [`draw_words`] 8 words at a time in AVX2 registers, `AHEAD` blocks in flight ([`super::Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize, const HALVES: bool>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
+unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
     use std::arch::x86_64::*;
     let field = _mm256_set1_epi32(1023);
     let (scale, min) = (batch.scale.map(|v| _mm256_set1_ps(v)), batch.min.map(|v| _mm256_set1_ps(v)));
-    let mut ahead = super::Ahead::<AHEAD, HALVES>::new(f, sink);
-    let payload = Payload::Index(first);
-    let n = words.len();
-    let mut at = 0usize;
-    while at + 8 <= n {
-        // SAFETY: words `at .. at + 8` lie inside `words`.
-        let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(at).cast()) };
+    let blocks = words.len() / 8;
+    let load = |k: usize| {
+        // SAFETY: words `8k .. 8k + 8` lie inside `words` (k < blocks).
+        let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(8 * k).cast()) };
         // (q as f32).mul_add(scale[k], min[k]) per field, as `dequantize`.
         let x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, field)), scale[0], min[0]);
         let y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)), scale[1], min[1]);
         let z = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)), scale[2], min[2]);
-        // SAFETY: this function's features; the payload is an index (no colors read).
-        unsafe { ahead.push(f, x, y, z, payload, at, sink) };
-        at += 8;
-    }
-    ahead.finish(sink);
-    draw_decoded(f, batch, &words[at..], first + at as u64, sink);
+        (x, y, z)
+    };
+    // SAFETY: this function's features; `load` reads blocks below `blocks`; the payload is an index.
+    unsafe { super::Ahead::<AHEAD>::run(f, blocks, super::IndexWords::new(first), sink, load) };
+    draw_decoded(f, batch, &words[8 * blocks..], first + (8 * blocks) as u64, sink);
 }
 
 #[cfg(test)]
@@ -163,29 +157,14 @@ mod tests {
                     assert!(got == want, "decoded, {len} words");
                     #[cfg(target_arch = "x86_64")]
                     if crate::render::cpu::simd::has_avx2_fma() {
-                        const P: usize = super::super::PREFETCH_BLOCKS;
                         let mut got = vec![u64::MAX; n];
                         // SAFETY: this CPU has AVX2 and FMA (asked just above).
-                        unsafe { draw_words_avx2::<_, 1, false>(&f, batch, words, *first, &mut Private(&mut got)) };
+                        unsafe { draw_words_avx2::<_, 1>(&f, batch, words, *first, &mut Private(&mut got)) };
                         assert!(got == want, "fused, {len} words");
-                        let mut got = vec![u64::MAX; n];
+                        let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                         // SAFETY: as above.
-                        unsafe { draw_words_avx2::<_, P, true>(&f, batch, words, *first, &mut Private(&mut got)) };
-                        assert!(got == want, "fused, halves, {len} words");
-                        for halves in [false, true] {
-                            let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-                            let sink = &mut Shared(&shared);
-                            // SAFETY: as above.
-                            unsafe {
-                                if halves {
-                                    draw_words_avx2::<_, 1, true>(&f, batch, words, *first, sink)
-                                } else {
-                                    draw_words_avx2::<_, P, false>(&f, batch, words, *first, sink)
-                                }
-                            };
-                            let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
-                            assert!(same, "fused, shared, halves {halves}, {len} words");
-                        }
+                        unsafe { draw_words_avx2::<_, { super::super::PREFETCH_BLOCKS }>(&f, batch, words, *first, &mut Shared(&shared)) };
+                        assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "fused with prefetch, shared, {len} words");
                     }
                     checked += 1;
                 }
