@@ -220,8 +220,8 @@ impl Lanes8 {
     #[inline(always)]
     unsafe fn put<S: Sink, const UNCHECKED: bool>(&self, sink: &mut S) {
         if S::BRANCHLESS {
-            for j in 0..8 {
-                let (i, v) = (self.index[j] as usize, self.words[WORD_SLOT[j]]);
+            for (&i, &slot) in self.index.iter().zip(&WORD_SLOT) {
+                let (i, v) = (i as usize, self.words[slot]);
                 if UNCHECKED {
                     // SAFETY: the caller's.
                     unsafe { sink.put_unchecked(i, v) };
