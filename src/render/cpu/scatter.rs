@@ -309,8 +309,9 @@ fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
 /// floats); coordinate `c` of record `j` is float `3j + c`, at lane `(3j + c) % 8` of load `(3j + c) / 8`,
 /// and for each `c` these are 8 different lanes: two blends gather them into one register and one
 /// permute puts them in record order. Then the same FMAs, division and multiplies in the same order as
-/// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get pixel
-/// 0 and `u64::MAX` (as [`draw_avx512`]). The last `len % 8` points go through [`draw_lanes`].
+/// [`super::project::project`], the dropped lanes found by [`drop_lanes`], the words built from 32-bit
+/// halves ([`BlockPayload`]); dropped lanes get pixel 0 and `u64::MAX` (as [`draw_avx512`]), and the
+/// blocks go through [`Ahead::run`]. The last `len % 8` points go through [`draw_lanes`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
