@@ -1,10 +1,11 @@
 //! Per-pass minima and medians of the CPU backend's frames, for A/Bs on a shared machine: for each
 //! pose and mode, `--frames` frames; per frame the wall ms of each pass and the CPU ms of the whole
-//! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle unchecked`
-//! alternates the draw loops' bounds-check-free writes off and on frame by frame
-//! ([`pcv::render::cpu::scatter::set_unchecked`]) and reports the two sides apart.
+//! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle S`
+//! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
+//! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
+//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -23,11 +24,14 @@ fn main() {
         .collect();
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
-    // `--toggle unchecked`: frames alternate the switch off and on (reported apart).
+    // `--toggle S`: frames alternate the switch off and on (reported apart).
+    use pcv::render::cpu::scatter::{set_prefetch, set_unchecked};
     let toggle = arg("--toggle");
-    if let Some(t) = toggle.as_deref().filter(|&t| t != "unchecked") {
-        panic!("unknown switch '{t}' (--toggle unchecked)");
-    }
+    let set: fn(bool) = match toggle.as_deref() {
+        None | Some("unchecked") => set_unchecked,
+        Some("prefetch") => set_prefetch,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch)"),
+    };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);
     let mut r = CpuRasterizer::new();
@@ -49,7 +53,7 @@ fn main() {
             for k in 0..frames * sides.len() {
                 let side = k % sides.len();
                 if toggle.is_some() {
-                    pcv::render::cpu::scatter::set_unchecked(sides[side]);
+                    set(sides[side]);
                 }
                 let (t, c) = (Instant::now(), cpu_time::process_ns());
                 let s = r.render(&frame, Target::Host(&mut px)).unwrap();

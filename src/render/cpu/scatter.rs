@@ -212,19 +212,21 @@ struct Lanes8 {
 
 #[cfg(target_arch = "x86_64")]
 impl Lanes8 {
-    /// Gives the block's words to `sink`; with `unchecked`, without bounds checks.
+    /// Gives the block's words to `sink` (lane `j`'s word is `words[WORD_SLOT[j]]`, the order
+    /// [`BlockPayload::words`]'s unpacks leave them in); with `UNCHECKED`, without bounds checks.
     ///
     /// # Safety
-    /// With `unchecked`, every index of the block is below `sink.pixels()`.
+    /// With `UNCHECKED`, every index of the block is below `sink.pixels()`.
     #[inline(always)]
-    unsafe fn put<S: Sink>(&self, sink: &mut S, unchecked: bool) {
+    unsafe fn put<S: Sink, const UNCHECKED: bool>(&self, sink: &mut S) {
         if S::BRANCHLESS {
-            for (&i, &v) in self.index.iter().zip(&self.words) {
-                if unchecked {
+            for (&i, &slot) in self.index.iter().zip(&WORD_SLOT) {
+                let (i, v) = (i as usize, self.words[slot]);
+                if UNCHECKED {
                     // SAFETY: the caller's.
-                    unsafe { sink.put_unchecked(i as usize, v) };
+                    unsafe { sink.put_unchecked(i, v) };
                 } else {
-                    sink.put(i as usize, v);
+                    sink.put(i, v);
                 }
             }
         } else {
@@ -232,23 +234,29 @@ impl Lanes8 {
             while live != 0 {
                 let j = live.trailing_zeros() as usize;
                 live &= live - 1;
-                if unchecked {
+                let (i, v) = (self.index[j] as usize, self.words[WORD_SLOT[j]]);
+                if UNCHECKED {
                     // SAFETY: the caller's.
-                    unsafe { sink.put_unchecked(self.index[j] as usize, self.words[j]) };
+                    unsafe { sink.put_unchecked(i, v) };
                 } else {
-                    sink.put(self.index[j] as usize, self.words[j]);
+                    sink.put(i, v);
                 }
             }
         }
     }
 }
 
+/// Where [`BlockPayload::words`] leaves lane `j`'s word in [`Lanes8::words`]: `unpacklo_epi32`
+/// gives lanes 0, 1, 4, 5 and `unpackhi_epi32` lanes 2, 3, 6, 7 (a permutation that is its own inverse).
+#[cfg(target_arch = "x86_64")]
+const WORD_SLOT: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
+
 /// Blocks of 8 points [`draw_avx2_vec`] projects ahead of the ones it gives to the sink, their pixels
 /// prefetched meanwhile (`PCV_CPU_PREFETCH=0`: none, each block given as it is projected).
 pub const PREFETCH_BLOCKS: usize = 4;
 
 /// Whether the hand-written AVX2 loops give their words without bounds checks where the buffer holds
-/// the frame ([`Ahead::new`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
+/// the frame ([`Ahead::run`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
 /// (asked once; for comparisons).
 pub fn unchecked_wanted() -> bool {
     match UNCHECKED.load(Ordering::Relaxed) {
@@ -270,10 +278,29 @@ pub fn set_unchecked(on: bool) {
     UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
 }
 
-/// Whether [`draw_avx2_vec`] prefetches ([`PREFETCH_BLOCKS`]; asked once).
+/// Whether [`draw_avx2_vec`] and [`words::draw_words`] prefetch ([`PREFETCH_BLOCKS`]): as
+/// [`set_prefetch`] last set it, else unless `PCV_CPU_PREFETCH=0` (asked once).
 pub fn prefetch_wanted() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PCV_CPU_PREFETCH").is_none_or(|v| v != "0"))
+    switch(&PREFETCH, "PCV_CPU_PREFETCH")
+}
+
+/// Turns [`prefetch_wanted`] on or off for the whole process (for benches; same buffers either way).
+pub fn set_prefetch(on: bool) {
+    PREFETCH.store(1 + on as u8, Ordering::Relaxed);
+}
+
+static PREFETCH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// A switch's state (0 not asked yet, 1 off, 2 on): on unless the environment variable `name` is `0`.
+fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
+    match state.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os(name).is_none_or(|v| v != "0");
+            state.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
 }
 
 /// [`draw_lanes`] 8 points at a time in AVX2 registers (the compiler's loop, [`draw_avx2`], converts
@@ -282,72 +309,194 @@ pub fn prefetch_wanted() -> bool {
 /// floats); coordinate `c` of record `j` is float `3j + c`, at lane `(3j + c) % 8` of load `(3j + c) / 8`,
 /// and for each `c` these are 8 different lanes: two blends gather them into one register and one
 /// permute puts them in record order. Then the same FMAs, division and multiplies in the same order as
-/// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get pixel
-/// 0 and `u64::MAX` (as [`draw_avx512`]). The last `len % 8` points go through [`draw_lanes`].
+/// [`super::project::project`], the dropped lanes found by [`drop_lanes`], the words built from 32-bit
+/// halves ([`BlockPayload`]); dropped lanes get pixel 0 and `u64::MAX` (as [`draw_avx512`]), and the
+/// blocks go through [`Ahead::run`]. The last `len % 8` points go through [`draw_lanes`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+    // SAFETY (each): the caller's (AVX2 and FMA).
     if prefetch_wanted() {
-        // SAFETY: the caller's (AVX2 and FMA).
         unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
     } else {
-        // SAFETY: as above.
         unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
     }
 }
 
-/// Blocks of 8 projected points in flight, and what projecting one takes: the shared part of the hand-
-/// written AVX2 loops ([`draw_avx2_ahead`] over 12-byte positions, [`words::draw_words`] over 10-bit
-/// words). Each block's pixels are prefetched when it is projected ([`Self::push`]) and its words given
-/// to the sink `AHEAD - 1` blocks later (the minimum does not depend on the order the words come in);
-/// [`Self::finish`] gives the rest.
+/// Blocks of 8 projected points in flight: the shared part of the hand-written AVX2 loops
+/// ([`draw_avx2_ahead`] over 12-byte positions, [`words::draw_words`] over 10-bit words). Block `k` is
+/// projected into slot `k % AHEAD` of a ring ([`Self::project`]) and its pixels prefetched; then the
+/// block in the next slot, projected `AHEAD - 1` blocks before, is given to the sink (the minimum does
+/// not depend on the order the words come in). [`Self::run`] unrolls its loop by `AHEAD`, so that every
+/// slot is a constant, and decides once whether the words go in without bounds checks.
 #[cfg(target_arch = "x86_64")]
 struct Ahead<const AHEAD: usize> {
     ring: [Lanes8; AHEAD],
-    /// Blocks projected so far.
-    made: usize,
-    /// Whether every index [`Self::push`] makes is below the sink's [`Sink::pixels`], so the words go
-    /// in without bounds checks ([`Self::new`]).
-    unchecked: bool,
+}
+
+/// The payloads of consecutive blocks of 8 points, as the low bits of their words.
+#[cfg(target_arch = "x86_64")]
+trait BlockPayload {
+    /// The words of the next block's lanes 0, 1, 4, 5 and 2, 3, 6, 7 ([`WORD_SLOT`]), given their high
+    /// halves `high` (depth bits << 2) and the dropped lanes `drop` (all ones: those words become all
+    /// ones); then moves on to the block after it.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; the payload has 8 more points.
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i);
+}
+
+/// Point indices: lane `j` of block `k` has index `first + 8k + j`, kept as 64-bit sums in the words'
+/// lane order (exact carries into the high half), 8 more each block.
+#[cfg(target_arch = "x86_64")]
+struct IndexWords {
+    a: std::arch::x86_64::__m256i,
+    b: std::arch::x86_64::__m256i,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl IndexWords {
+    /// From index `first` on.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    unsafe fn new(first: u64) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let base = _mm256_set1_epi64x(first as i64);
+            IndexWords { a: _mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)), b: _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)) }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl BlockPayload for IndexWords {
+    #[inline(always)]
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let w = (_mm256_or_si256(_mm256_unpacklo_epi32(drop, high), self.a), _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), self.b));
+            let eight = _mm256_set1_epi64x(8);
+            (self.a, self.b) = (_mm256_add_epi64(self.a, eight), _mm256_add_epi64(self.b, eight));
+            w
+        }
+    }
+}
+
+/// Colors: the next block's 8 colors are read from the pointer (zero-extended: the words' low halves).
+#[cfg(target_arch = "x86_64")]
+struct ColorWords(*const u32);
+
+#[cfg(target_arch = "x86_64")]
+impl BlockPayload for ColorWords {
+    #[inline(always)]
+    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's: AVX2, and 8 colors from the pointer on.
+        unsafe {
+            let low = _mm256_or_si256(_mm256_loadu_si256(self.0.cast()), drop);
+            self.0 = self.0.add(8);
+            (_mm256_unpacklo_epi32(low, high), _mm256_unpackhi_epi32(low, high))
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 impl<const AHEAD: usize> Ahead<AHEAD> {
-    /// For frame `f` and `sink`: the kept lanes' pixels are below `width · height` (their coordinates
-    /// lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product past 2^32 wraps to a
-    /// smaller one), the dropped lanes' pixel is 0, so a sink of at least that many pixels (and a frame
-    /// of at least one) takes them unchecked.
+    /// Draws `blocks` blocks of 8 points into `sink`: `load(k)` gives the coordinates of block `k` in
+    /// lanes of x, y and z, `payload` their payloads. The kept lanes' pixels are below `width · height`
+    /// (their coordinates lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product
+    /// past 2^32 wraps to a smaller one), the dropped lanes' pixel is 0, so a sink of at least that many
+    /// pixels (and a frame of at least one) takes them without bounds checks ([`unchecked_wanted`]).
+    /// Inlined into the loops (compiled with AVX2 and FMA), where the constants are hoisted.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `payload` has `8 · blocks` points.
     #[inline(always)]
-    fn new<S: Sink>(f: &FrameUniforms, sink: &S) -> Self {
+    unsafe fn run<S: Sink, P: BlockPayload>(
+        f: &FrameUniforms,
+        blocks: usize,
+        payload: P,
+        sink: &mut S,
+        load: impl Fn(usize) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+    ) {
         let fits = (1..=1 << 24).contains(&f.width)
             && (1..=1 << 24).contains(&f.height)
             && sink.pixels() as u64 >= f.width as u64 * f.height as u64;
-        Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD], made: 0, unchecked: fits && unchecked_wanted() }
+        // SAFETY (both): the caller's; unchecked only where every index is below `sink.pixels()`.
+        if fits && unchecked_wanted() {
+            unsafe { Self::run_with::<S, P, true>(f, blocks, payload, sink, load) }
+        } else {
+            unsafe { Self::run_with::<S, P, false>(f, blocks, payload, sink, load) }
+        }
     }
 
-    /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z`, points `at .. at + 8`
-    /// of `payload`: the same FMAs, division and multiplies in the same order as
-    /// [`super::project::project`], ordered compares, the words built in registers; dropped lanes get
-    /// pixel 0 and `u64::MAX` (as [`draw_avx512`]). Then prefetches their pixels and gives the oldest
-    /// block in flight to `sink`. Inlined into the loops (compiled with AVX2 and FMA), where the
-    /// constants are hoisted out of the loop.
+    /// [`Self::run`], with or without bounds checks.
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA; with [`Payload::Color`], colors `at .. at + 8` exist.
+    /// As [`Self::run`]; with `UNCHECKED`, every index the blocks make is below `sink.pixels()`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn push<S: Sink>(
-        &mut self,
+    unsafe fn run_with<S: Sink, P: BlockPayload, const UNCHECKED: bool>(
         f: &FrameUniforms,
-        x: std::arch::x86_64::__m256,
-        y: std::arch::x86_64::__m256,
-        z: std::arch::x86_64::__m256,
-        payload: Payload<'_>,
-        at: usize,
+        blocks: usize,
+        mut payload: P,
         sink: &mut S,
+        load: impl Fn(usize) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+    ) {
+        const { assert!(1 <= AHEAD && AHEAD <= 8, "the unrolled loop below has 8 steps") };
+        let mut ahead = Ahead { ring: [Lanes8 { index: [0; 8], words: [0; 8], live: 0 }; AHEAD] };
+        // SAFETY (the projections and puts): the caller's.
+        // The first `AHEAD - 1` blocks: nothing to give yet.
+        let first = blocks.min(AHEAD - 1);
+        for k in 0..first {
+            unsafe { ahead.project(k, f, load(k), &mut payload, sink) };
+        }
+        // Then rounds of `AHEAD` blocks, step `j` projecting into slot `(AHEAD - 1 + j) % AHEAD` and
+        // giving slot `j` (the next one), unrolled by hand: `$j < AHEAD` is a constant.
+        let mut k = first;
+        'all: loop {
+            macro_rules! steps {
+                ($($j:literal)*) => {$(
+                    if $j < AHEAD {
+                        if k >= blocks {
+                            break 'all;
+                        }
+                        unsafe { ahead.project(($j + AHEAD - 1) % AHEAD, f, load(k), &mut payload, sink) };
+                        unsafe { ahead.ring[$j % AHEAD].put::<S, UNCHECKED>(sink) };
+                        k += 1;
+                    }
+                )*};
+            }
+            steps!(0 1 2 3 4 5 6 7);
+        }
+        // The blocks still in flight: the last `AHEAD - 1`.
+        for b in blocks.saturating_sub(AHEAD - 1)..blocks {
+            unsafe { ahead.ring[b % AHEAD].put::<S, UNCHECKED>(sink) };
+        }
+    }
+
+    /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z` into ring slot `slot`:
+    /// the same FMAs, division and multiplies in the same order as [`super::project::project`], the
+    /// dropped lanes ([`drop_lanes`]) given pixel 0 and the largest word (a minimum that changes
+    /// nothing); then prefetches their pixels.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `payload` has 8 more points.
+    #[inline(always)]
+    unsafe fn project<S: Sink, P: BlockPayload>(
+        &mut self,
+        slot: usize,
+        f: &FrameUniforms,
+        (x, y, z): (std::arch::x86_64::__m256, std::arch::x86_64::__m256, std::arch::x86_64::__m256),
+        payload: &mut P,
+        sink: &S,
     ) {
         use std::arch::x86_64::*;
-        // SAFETY: the caller's: this CPU has AVX2 and FMA (every intrinsic below), and the colors exist.
+        let lanes = &mut self.ring[slot];
+        // SAFETY: the caller's: this CPU has AVX2 and FMA (every intrinsic below), and the payload exists.
         unsafe {
             let m = &f.screen_from_world;
             let row = |r: usize| {
@@ -357,70 +506,67 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
                 _mm256_fmadd_ps(_mm256_set1_ps(m[8 + r]), z, v)
             };
             let (w_px, h_px) = (_mm256_set1_ps(f.width as f32), _mm256_set1_ps(f.height as f32));
-            let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
             let w = row(3);
-            let inv_w = _mm256_div_ps(one, w);
+            let inv_w = _mm256_div_ps(_mm256_set1_ps(1.0), w);
             let sx = _mm256_mul_ps(row(0), inv_w);
             let sy = _mm256_mul_ps(row(1), inv_w);
             let d = _mm256_mul_ps(row(2), inv_w);
-            // Ordered compares: false for NaN, as Rust's.
-            let mut k = _mm256_cmp_ps::<_CMP_GT_OQ>(w, zero);
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sx, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sx, w_px));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GE_OQ>(sy, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(sy, h_px));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero));
-            k = _mm256_and_ps(k, _mm256_cmp_ps::<_CMP_LT_OQ>(d, one));
-            let keep = _mm256_castps_si256(k);
+            let drop = drop_lanes(w, sx, sy, d, w_px, h_px);
             // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
             let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-            let index = _mm256_and_si256(keep, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
-            let bits = _mm256_castps_si256(d);
-            let (d_lo, d_hi) = (_mm256_cvtepu32_epi64(_mm256_castsi256_si128(bits)), _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(bits)));
-            let (p_lo, p_hi) = match payload {
-                Payload::Index(first) => {
-                    let base = _mm256_set1_epi64x((first + at as u64) as i64);
-                    (_mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3)), _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7)))
-                }
-                Payload::Color(colors) => {
-                    let c = colors.as_ptr().add(at);
-                    (_mm256_cvtepu32_epi64(_mm_loadu_si128(c.cast())), _mm256_cvtepu32_epi64(_mm_loadu_si128(c.add(4).cast())))
-                }
-            };
-            let w_lo = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_lo), p_lo);
-            let w_hi = _mm256_or_si256(_mm256_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 }>(d_hi), p_hi);
-            // Dropped lanes: the largest word (a minimum that changes nothing), at pixel 0.
-            let ones = _mm256_set1_epi64x(-1);
-            let (k_lo, k_hi) = (_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)), _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(keep)));
-            let w_lo = _mm256_or_si256(w_lo, _mm256_andnot_si256(k_lo, ones));
-            let w_hi = _mm256_or_si256(w_hi, _mm256_andnot_si256(k_hi, ones));
-            let lanes = &mut self.ring[self.made % AHEAD];
+            let index = _mm256_andnot_si256(drop, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+            // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
+            // ones the payload's; the unpacks in `payload.words` interleave the halves.
+            let shifted = _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(_mm256_castps_si256(d));
+            let (w_a, w_b) = payload.words(drop, _mm256_or_si256(shifted, drop));
             // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
             _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
-            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_lo);
-            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_hi);
-            lanes.live = _mm256_movemask_ps(k) as u32;
+            _mm256_store_si256(lanes.words.as_mut_ptr().cast(), w_a);
+            _mm256_store_si256(lanes.words.as_mut_ptr().add(4).cast(), w_b);
+            if !S::BRANCHLESS {
+                lanes.live = !_mm256_movemask_ps(_mm256_castsi256_ps(drop)) as u32 & 0xff;
+            }
         }
         if AHEAD > 1 {
-            for &i in &self.ring[self.made % AHEAD].index {
+            for &i in &lanes.index {
                 sink.prefetch(i as usize);
             }
         }
-        self.made += 1;
-        if self.made >= AHEAD {
-            // The oldest block in flight (its slot takes the next one).
-            // SAFETY: `unchecked` only where every index is below `sink.pixels()` ([`Self::new`]).
-            unsafe { self.ring[self.made % AHEAD].put(sink, self.unchecked) };
-        }
     }
+}
 
-    /// Gives the blocks still in flight to `sink`.
-    #[inline(always)]
-    fn finish<S: Sink>(&self, sink: &mut S) {
-        for b in self.made.saturating_sub(AHEAD - 1)..self.made {
-            // SAFETY: as in `push`.
-            unsafe { self.ring[b % AHEAD].put(sink, self.unchecked) };
-        }
+/// The lanes [`super::project::project`] drops (all ones; kept lanes 0): not `w > 0`, not `sx` in
+/// `[0, w_px)`, `sy` in `[0, h_px)` or `d` in `(0, 1)`, where `sx`, `sy` and `d` are rows times
+/// `1 / w`. Unordered compares (true for NaN, the negations of Rust's ordered ones) for `sx` and `sy`.
+/// `d` in the integers: its bits in `[1, 0x3f7f_ffff]` (the positive floats below 1; negative floats,
+/// NaN and infinities fall outside), i.e. `bits - 1` below `0x3f7f_ffff` unsigned, and `bits +
+/// 0x7fff_ffff` is `(bits - 1) ^ 0x8000_0000`, which makes that a signed compare. `w > 0`: a lane whose
+/// `w` has its sign bit set (negative, -0, -NaN) takes bits -1 instead of `d`'s (dropped); of the
+/// others, `w` not above 0 is +0 or +NaN, whose `1 / w` (+inf, NaN) makes `d` ±inf or NaN (dropped).
+///
+/// # Safety
+/// The CPU has AVX2 (inlined into code compiled with it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn drop_lanes(
+    w: std::arch::x86_64::__m256,
+    sx: std::arch::x86_64::__m256,
+    sy: std::arch::x86_64::__m256,
+    d: std::arch::x86_64::__m256,
+    w_px: std::arch::x86_64::__m256,
+    h_px: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's (AVX2).
+    unsafe {
+        let zero = _mm256_setzero_ps();
+        let bits = _mm256_castps_si256(_mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), w));
+        let off_d = _mm256_cmpgt_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff_ffff)), _mm256_set1_epi32(0xbf7f_fffe_u32 as i32));
+        let mut drop = _mm256_cmp_ps::<_CMP_NGE_UQ>(sx, zero);
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NLT_UQ>(sx, w_px));
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NGE_UQ>(sy, zero));
+        drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NLT_UQ>(sy, h_px));
+        _mm256_or_si256(_mm256_castps_si256(drop), off_d)
     }
 }
 
@@ -432,14 +578,12 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positi
     // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
     let (perm_x, perm_y, perm_z) =
         (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let mut ahead = Ahead::<AHEAD>::new(f, sink);
     let floats: *const f32 = positions.as_ptr().cast();
-    let n = positions.len();
-    let mut at = 0usize;
-    while at + 8 <= n {
-        // SAFETY: records `at .. at + 8` (24 floats from float 3 · at) lie inside `positions`.
+    let blocks = positions.len() / 8;
+    let load = |k: usize| {
+        // SAFETY: records `8k .. 8k + 8` (24 floats from float 24k) lie inside `positions` (k < blocks).
         let (a, b, c) = unsafe {
-            let p = floats.add(3 * at);
+            let p = floats.add(24 * k);
             (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)), _mm256_loadu_ps(p.add(16)))
         };
         // x: loads 0, 1, 2 give lanes {0, 3, 6}, {1, 4, 7}, {2, 5}; y: {1, 4, 7}, {2, 5}, {0, 3, 6};
@@ -447,13 +591,15 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positi
         let x = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(a, b), c), perm_x);
         let y = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(a, b), c), perm_y);
         let z = _mm256_permutevar8x32_ps(_mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(a, b), c), perm_z);
-        // SAFETY: this function's features; `colors` is as long as `positions` (asserted by
-        // `draw_points`), so colors `at .. at + 8` exist.
-        unsafe { ahead.push(f, x, y, z, payload, at, sink) };
-        at += 8;
+        (x, y, z)
+    };
+    // SAFETY (both): this function's features; `load` reads blocks below `blocks`; the colors are as
+    // many as the positions (asserted by `draw_points`), so `8 · blocks` of them exist.
+    match payload {
+        Payload::Index(first) => unsafe { Ahead::<AHEAD>::run(f, blocks, IndexWords::new(first), sink, load) },
+        Payload::Color(colors) => unsafe { Ahead::<AHEAD>::run(f, blocks, ColorWords(colors.as_ptr()), sink, load) },
     }
-    ahead.finish(sink);
-    draw_lanes(f, &positions[at..], payload.skip(at), sink);
+    draw_lanes(f, &positions[8 * blocks..], payload.skip(8 * blocks), sink);
 }
 
 /// The portable loop: [`project_batch_xyz`] then the points one by one.
@@ -625,6 +771,67 @@ mod tests {
         }
     }
 
+    /// The hand-written AVX2 loop with 1, 3 or [`PREFETCH_BLOCKS`] blocks in flight (this CPU has AVX2 and FMA).
+    #[cfg(target_arch = "x86_64")]
+    fn by_hand<S: Sink>(ahead: usize, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+        assert!(crate::render::cpu::simd::has_avx2_fma());
+        // SAFETY (each): this CPU has AVX2 and FMA (asserted).
+        match ahead {
+            1 => unsafe { draw_avx2_ahead::<S, 1>(f, pos, payload, sink) },
+            3 => unsafe { draw_avx2_ahead::<S, 3>(f, pos, payload, sink) },
+            PREFETCH_BLOCKS => unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, pos, payload, sink) },
+            _ => unreachable!(),
+        }
+    }
+
+    /// [`drop_lanes`] against `project`'s rule, on every combination of edge values of w, sx, sy and
+    /// row 2 (zeros of both signs, denormals, 1 ulp either side of the bounds, infinities, NaNs of both
+    /// signs, values past 2^31), with d = row 2 · (1 / w) as the loops compute it, 8 combinations a call.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn drop_lanes_is_the_projection_rule() {
+        use std::arch::x86_64::*;
+        if !crate::render::cpu::simd::has_avx2_fma() {
+            return;
+        }
+        let (w_px, h_px) = (1920f32, 1080f32);
+        let around = |v: f32| [v, f32::from_bits(v.to_bits() - 1), f32::from_bits(v.to_bits() + 1)];
+        let mut edges = vec![0.0f32, -0.0, f32::from_bits(1), -f32::from_bits(1), 1e-30, -1e-30, 0.5, -0.5, -1.0, -1.5, 3e9, -3e9];
+        edges.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::from_bits(0x7fc0_0001), f32::from_bits(0xffc0_0001)]);
+        edges.extend(around(1.0).into_iter().chain(around(w_px)).chain(around(h_px)).chain(around(2f32.powi(31))));
+        let rule = |w: f32, sx: f32, sy: f32, d: f32| !(w > 0.0 && sx >= 0.0 && sx < w_px && sy >= 0.0 && sy < h_px && d > 0.0 && d < 1.0);
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn lanes(w: &[f32; 8], sx: &[f32; 8], sy: &[f32; 8], d: &[f32; 8], w_px: f32, h_px: f32) -> [i32; 8] {
+            let mut out = [0i32; 8];
+            // SAFETY: this function's features; the loads and the store are of 8 lanes each.
+            unsafe {
+                let ld = |v: &[f32; 8]| _mm256_loadu_ps(v.as_ptr());
+                let m = drop_lanes(ld(w), ld(sx), ld(sy), ld(d), _mm256_set1_ps(w_px), _mm256_set1_ps(h_px));
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), m);
+            }
+            out
+        }
+        let e = edges.len();
+        let (mut checked, mut kept) = (0usize, 0usize);
+        let (mut w, mut sx, mut sy, mut d) = ([0f32; 8], [0f32; 8], [0f32; 8], [0f32; 8]);
+        for k in 0..e * e * e * e {
+            let j = k % 8;
+            (w[j], sx[j], sy[j]) = (edges[k % e], edges[k / e % e], edges[k / e / e % e]);
+            d[j] = edges[k / e / e / e] * (1.0 / w[j]);
+            if j == 7 || k + 1 == e * e * e * e {
+                // SAFETY: this CPU has AVX2 and FMA (asked above).
+                let got = unsafe { lanes(&w, &sx, &sy, &d, w_px, h_px) };
+                for l in 0..=j {
+                    let want = if rule(w[l], sx[l], sy[l], d[l]) { -1 } else { 0 };
+                    assert_eq!(got[l], want, "w {:e} sx {:e} sy {:e} d {:e}", w[l], sx[l], sy[l], d[l]);
+                    checked += 1;
+                    kept += (want == 0) as usize;
+                }
+            }
+        }
+        assert!(checked == e * e * e * e && kept > 1000, "{checked} lanes, {kept} kept");
+    }
+
     /// Points around and across the view's edges, behind the camera, at the near and far planes, NaN:
     /// the AVX-512 loop (where the CPU has it), the AVX2 loop and the portable one give the same
     /// buffers, private and shared, with index and color payloads, for every tail length.
@@ -661,7 +868,9 @@ mod tests {
         let colors: Vec<u32> = (0..pos.len() as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
         let n = (w * h) as usize;
         for len in [0usize, 1, 5, 15, 16, 17, 31, 33, 64, 65, 1000, pos.len()] {
-            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])] {
+            // Index payloads whose low 32 bits carry into the high ones inside a block of 8.
+            let carries = [Payload::Index((1 << 32) - 13), Payload::Index((3 << 32) - 3)];
+            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])].into_iter().chain(carries) {
                 let mut want = vec![u64::MAX; n];
                 draw_lanes(&f, &pos[..len], payload, &mut Private(&mut want));
                 let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
@@ -677,28 +886,24 @@ mod tests {
                     // SAFETY: this CPU has AVX2 and FMA (asked just above).
                     unsafe { draw_avx2(&f, &pos[..len], payload, &mut Private(&mut got)) };
                     assert!(got == want, "avx2, {len} points");
-                    let mut got = vec![u64::MAX; n];
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, 1>(&f, &pos[..len], payload, &mut Private(&mut got)) };
-                    assert!(got == want, "avx2 by hand, {len} points");
-                    let mut got = vec![u64::MAX; n];
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Private(&mut got)) };
-                    assert!(got == want, "avx2 by hand with prefetch, {len} points");
-                    let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-                    // SAFETY: as above.
-                    unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut Shared(&shared)) };
-                    assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "avx2 by hand, shared, {len} points");
+                    for ahead in [1, 3, PREFETCH_BLOCKS] {
+                        let mut got = vec![u64::MAX; n];
+                        by_hand(ahead, &f, &pos[..len], payload, &mut Private(&mut got));
+                        assert!(got == want, "avx2 by hand, {ahead} blocks ahead, {len} points");
+                        let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+                        by_hand(ahead, &f, &pos[..len], payload, &mut Shared(&shared));
+                        let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
+                        assert!(same, "avx2 by hand, shared, {ahead} blocks ahead, {len} points");
+                    }
                 }
                 #[cfg(target_arch = "x86_64")]
                 if crate::render::cpu::simd::has_avx2_fma() {
                     // Unchecked puts land inside the frame's pixels, into a buffer of exactly the frame
                     // and one with room to spare (left untouched).
-                    for spare in [0usize, 9] {
+                    for (spare, ahead) in [(0usize, 1), (9, 1), (0, PREFETCH_BLOCKS), (9, PREFETCH_BLOCKS)] {
                         let mut got = vec![u64::MAX; n + spare];
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
-                        // SAFETY: this CPU has AVX2 and FMA (asked just above).
-                        unsafe { draw_avx2_ahead::<_, PREFETCH_BLOCKS>(&f, &pos[..len], payload, &mut sink) };
+                        by_hand(ahead, &f, &pos[..len], payload, &mut sink);
                         assert!(len < 8 || !unchecked_wanted() || sink.unchecked > 0, "the unchecked puts are taken");
                         assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
                     }

@@ -28,11 +28,10 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         && crate::render::cpu::simd::has_avx2_fma()
         && super::has_avx2_loop()
     {
+        // SAFETY (each): this CPU has AVX2 and FMA (asked at run time).
         if super::prefetch_wanted() {
-            // SAFETY: this CPU has AVX2 and FMA (asked at run time).
             unsafe { draw_words_avx2::<S, { super::PREFETCH_BLOCKS }>(f, batch, words, first, sink) };
         } else {
-            // SAFETY: as above.
             unsafe { draw_words_avx2::<S, 1>(f, batch, words, first, sink) };
         }
         return;
@@ -67,23 +66,19 @@ unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch:
     use std::arch::x86_64::*;
     let field = _mm256_set1_epi32(1023);
     let (scale, min) = (batch.scale.map(|v| _mm256_set1_ps(v)), batch.min.map(|v| _mm256_set1_ps(v)));
-    let mut ahead = super::Ahead::<AHEAD>::new(f, sink);
-    let payload = Payload::Index(first);
-    let n = words.len();
-    let mut at = 0usize;
-    while at + 8 <= n {
-        // SAFETY: words `at .. at + 8` lie inside `words`.
-        let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(at).cast()) };
+    let blocks = words.len() / 8;
+    let load = |k: usize| {
+        // SAFETY: words `8k .. 8k + 8` lie inside `words` (k < blocks).
+        let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(8 * k).cast()) };
         // (q as f32).mul_add(scale[k], min[k]) per field, as `dequantize`.
         let x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, field)), scale[0], min[0]);
         let y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)), scale[1], min[1]);
         let z = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)), scale[2], min[2]);
-        // SAFETY: this function's features; the payload is an index (no colors read).
-        unsafe { ahead.push(f, x, y, z, payload, at, sink) };
-        at += 8;
-    }
-    ahead.finish(sink);
-    draw_decoded(f, batch, &words[at..], first + at as u64, sink);
+        (x, y, z)
+    };
+    // SAFETY: this function's features; `load` reads blocks below `blocks`; the payload is an index.
+    unsafe { super::Ahead::<AHEAD>::run(f, blocks, super::IndexWords::new(first), sink, load) };
+    draw_decoded(f, batch, &words[8 * blocks..], first + (8 * blocks) as u64, sink);
 }
 
 #[cfg(test)]
@@ -141,7 +136,9 @@ mod tests {
                 };
                 let mut words: Vec<u32> = (0..1000).map(|_| rnd() as u32).collect();
                 words[3] = 511 | 511 << 10 | 511 << 20; // near the eye
-                cases.push((batch, words, 1 << 33));
+                cases.push((batch, words.clone(), 1 << 33));
+                // A first index whose low 32 bits carry into the high ones inside a block of 8.
+                cases.push((batch, words, (1 << 32) - 21));
             }
             for (batch, words, first) in &cases {
                 for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 200, words.len()] {
