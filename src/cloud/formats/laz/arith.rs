@@ -262,6 +262,12 @@ pub(crate) trait Entry: Copy + Default {
     const SYMBOLS: u32;
     fn of(symbol: u32) -> Self;
     fn symbol(self) -> u32;
+    /// Replaces each entry of `table` by the largest entry up to it (a running maximum).
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn running_max_avx2(table: &mut [Self]);
 }
 
 impl Entry for u8 {
@@ -274,6 +280,12 @@ impl Entry for u8 {
     fn symbol(self) -> u32 {
         self as u32
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn running_max_avx2(table: &mut [Self]) {
+        // SAFETY: the caller's CPU has AVX2.
+        unsafe { running_max_u8_avx2(table) }
+    }
 }
 
 impl Entry for u16 {
@@ -285,6 +297,64 @@ impl Entry for u16 {
     #[inline(always)]
     fn symbol(self) -> u32 {
         self as u32
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn running_max_avx2(table: &mut [Self]) {
+        // SAFETY: the caller's CPU has AVX2.
+        unsafe { running_max_u16_avx2(table) }
+    }
+}
+
+/// [`Entry::running_max_avx2`] of bytes, 16 at a time: the maximum with the block shifted up by 1, 2,
+/// 4 and 8 bytes (zeros shifted in: entries are ≥ 0), then with the last block's last entry.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn running_max_u8_avx2(table: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let mut carry = _mm_setzero_si128();
+    let mut blocks = table.chunks_exact_mut(16);
+    for b in &mut blocks {
+        // SAFETY: `b` is 16 bytes (unaligned load and store).
+        let mut x = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+        x = _mm_max_epu8(x, _mm_slli_si128::<1>(x));
+        x = _mm_max_epu8(x, _mm_slli_si128::<2>(x));
+        x = _mm_max_epu8(x, _mm_slli_si128::<4>(x));
+        x = _mm_max_epu8(x, _mm_slli_si128::<8>(x));
+        x = _mm_max_epu8(x, carry);
+        // SAFETY: as the load.
+        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
+        carry = _mm_shuffle_epi8(x, _mm_set1_epi8(15));
+    }
+    let mut run = _mm_cvtsi128_si32(carry) as u8;
+    for e in blocks.into_remainder() {
+        run = run.max(*e);
+        *e = run;
+    }
+}
+
+/// [`running_max_u8_avx2`] for 16-bit entries, 8 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn running_max_u16_avx2(table: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let mut carry = _mm_setzero_si128();
+    let mut blocks = table.chunks_exact_mut(8);
+    for b in &mut blocks {
+        // SAFETY: `b` is 8 entries, 16 bytes (unaligned load and store).
+        let mut x = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+        x = _mm_max_epu16(x, _mm_slli_si128::<2>(x));
+        x = _mm_max_epu16(x, _mm_slli_si128::<4>(x));
+        x = _mm_max_epu16(x, _mm_slli_si128::<8>(x));
+        x = _mm_max_epu16(x, carry);
+        // SAFETY: as the load.
+        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
+        carry = _mm_shuffle_epi8(x, _mm_set1_epi16(0x0F0E));
+    }
+    let mut run = _mm_cvtsi128_si32(carry) as u16;
+    for e in blocks.into_remainder() {
+        run = run.max(*e);
+        *e = run;
     }
 }
 
@@ -311,8 +381,9 @@ pub(crate) struct Model<T: Entry = u8> {
     mps_width: u32,
 }
 
-/// A symbol's cumulative frequency and count.
+/// A symbol's cumulative frequency and count (`repr(C)`: [`spread_avx2`] reads them as 64-bit lanes).
 #[derive(Clone, Copy)]
+#[repr(C)]
 struct Dc {
     dist: u32,
     count: u32,
@@ -320,6 +391,11 @@ struct Dc {
 
 /// Spare table entries past the end: `update` writes 8 entries at a time.
 const TABLE_PAD: usize = 8;
+
+/// Models of at least this many symbols rebuild their tables with a running maximum (AVX2); smaller ones
+/// a symbol at a time, where the `memset` call and the byte stores read back at once (a store-forwarding
+/// stall per block) cost more than the few ranges' writes.
+const WIDE_UPDATE_SYMBOLS: usize = 64;
 
 /// A model's most probable symbol is tried first when its probability is at least this (of 2^15):
 /// 3/8 (where two symbols hold that much, the last). The check's multiplication replaces the
@@ -370,8 +446,29 @@ impl<T: Entry> Model<T> {
         self.until_update = self.update_cycle;
     }
 
+    /// Rescales the distribution and rebuilds the decoder table (LASzip's `update`), with AVX2 and BMI2
+    /// where the CPU has them (`update` runs outside the decode loops' `with_bmi!` builds).
     #[cold]
     fn update(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
+            // SAFETY: the CPU has AVX2 and BMI2 (checked just above), all `update_avx2` is compiled for.
+            return unsafe { self.update_avx2() };
+        }
+        self.update_in::<false>();
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    unsafe fn update_avx2(&mut self) {
+        self.update_in::<true>();
+    }
+
+    /// [`Self::update`]: counts halved past 2^15, then the distribution (`spread`, 4 symbols at a time
+    /// with `AVX2`), then one pass over the symbols that fills the table and finds the most probable
+    /// symbol.
+    #[inline(always)]
+    fn update_in<const AVX2: bool>(&mut self) {
         self.total_count = self.total_count.wrapping_add(self.update_cycle);
         if self.total_count > DM_MAX_COUNT {
             self.total_count = 0;
@@ -385,14 +482,64 @@ impl<T: Entry> Model<T> {
         let shift = self.table_shift;
         let n = self.symbols as usize;
         let (dc, table) = (&mut self.dc[..n], &mut self.table[..]);
-        let mut sum = 0u32;
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 {
+            // SAFETY: `AVX2` is set only in `update_avx2`, which runs where the CPU has AVX2.
+            unsafe { spread_avx2(dc, scale) };
+        } else {
+            spread(dc, scale, 0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        spread(dc, scale, 0);
+        let mut prev = 0u32;
+        self.mps_width = 0;
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 && n >= WIDE_UPDATE_SYMBOLS {
+            // Entry t is the last symbol k whose range starts below it, i.e. the number of symbols
+            // k ≥ 1 with dist[k] >> shift < t: k is written at (dist[k] >> shift) + 1 (a later symbol
+            // overwrites an earlier one there: the larger), every other entry is 0, and the running
+            // maximum carries each symbol to the entries up to the next one's. No branch on the ranges'
+            // widths, and the table is written 16 bytes at a time.
+            table.fill(T::of(0));
+            for (k, e) in dc.iter().enumerate().skip(1) {
+                let d = e.dist;
+                if d - prev >= MPS_SHARE {
+                    (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
+                }
+                prev = d;
+                // d < 2^15 (scale × the counts before the last symbol < 2^31): the index is ≤ size.
+                table[(d >> shift) as usize + 1] = T::of(k as u32);
+            }
+            // SAFETY: `AVX2` is set only in `update_avx2`, which runs where the CPU has AVX2.
+            unsafe { T::running_max_avx2(table) };
+        } else {
+            prev = self.fill_table(size);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            prev = self.fill_table(size);
+        }
+        // The last symbol's range ends at `length`, beyond 2^15 × l: the check stays within 2^15.
+        if DM_MAX_COUNT - prev >= MPS_SHARE {
+            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, prev, DM_MAX_COUNT - prev);
+        }
+        self.update_cycle = (5 * self.update_cycle) >> 2;
+        self.update_cycle = self.update_cycle.min((self.symbols + 6) << 3);
+        self.until_update = self.update_cycle;
+    }
+
+    /// The table and the most probable symbol from the distribution, a symbol at a time (the portable
+    /// [`Self::update`]); gives the last symbol's cumulative frequency.
+    #[inline(always)]
+    fn fill_table(&mut self, size: usize) -> u32 {
+        let shift = self.table_shift;
+        let n = self.symbols as usize;
+        let (dc, table) = (&self.dc[..n], &mut self.table[..]);
         let mut s = 0usize;
         let mut prev = 0u32;
         self.mps_width = 0;
-        for (k, e) in dc.iter_mut().enumerate() {
-            let d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-            e.dist = d;
-            sum = sum.wrapping_add(e.count);
+        for (k, e) in dc.iter().enumerate() {
+            let d = e.dist;
             if d - prev >= MPS_SHARE {
                 (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
             }
@@ -413,14 +560,52 @@ impl<T: Entry> Model<T> {
         }
         table[0] = T::of(0);
         table[s + 1..].fill(T::of(self.symbols - 1));
-        // The last symbol's range ends at `length`, beyond 2^15 × l: the check stays within 2^15.
-        if DM_MAX_COUNT - prev >= MPS_SHARE {
-            (self.mps, self.mps_low, self.mps_width) = (self.symbols - 1, prev, DM_MAX_COUNT - prev);
-        }
-        self.update_cycle = (5 * self.update_cycle) >> 2;
-        self.update_cycle = self.update_cycle.min((self.symbols + 6) << 3);
-        self.until_update = self.update_cycle;
+        prev
     }
+}
+
+/// Each symbol's cumulative frequency from the counts: `dist[k]` = `scale` × (`sum` + the counts of the
+/// symbols before `k`) >> 16, wrapping as LASzip's 32-bit arithmetic does.
+#[inline(always)]
+fn spread(dc: &mut [Dc], scale: u32, mut sum: u32) {
+    for e in dc.iter_mut() {
+        e.dist = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
+        sum = sum.wrapping_add(e.count);
+    }
+}
+
+/// [`spread`] 4 symbols at a time: a 256-bit load holds 4 `Dc`s (a `dist` and a `count` in each 64-bit
+/// lane), the counts' prefix sum is taken in the register (two shifted adds and the running total),
+/// `scale` multiplies its low 32 bits (`vpmuludq`: the wrapping product in the low half), and the new
+/// `dist`s are blended back beside the counts. The last 1–3 symbols go through [`spread`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn spread_avx2(dc: &mut [Dc], scale: u32) {
+    use std::arch::x86_64::*;
+    let n = dc.len();
+    let p = dc.as_mut_ptr();
+    let sc = _mm256_set1_epi64x(scale as i64);
+    // The sum of the counts before the current 4, in every lane.
+    let mut carry = _mm256_setzero_si256();
+    let mut k = 0;
+    while k + 4 <= n {
+        // SAFETY: `Dc` is `repr(C)`, two `u32`s (8 bytes): entries k..k + 4 (k + 4 ≤ n) are the 32 bytes
+        // read and written (unaligned loads and stores).
+        let v = unsafe { _mm256_loadu_si256(p.add(k).cast()) };
+        let c = _mm256_srli_epi64::<32>(v);
+        // [c0, c0 + c1, c2, c2 + c3], then c0 + c1 added to the upper two lanes.
+        let x = _mm256_add_epi64(c, _mm256_slli_si256::<8>(c));
+        let low_pair = _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), _mm256_permute4x64_epi64::<0b01_01_01_01>(x));
+        let inclusive = _mm256_add_epi64(_mm256_add_epi64(x, low_pair), carry);
+        let before = _mm256_sub_epi64(inclusive, c);
+        // (scale × before) mod 2^32, >> 16: the 64-bit product's low half shifted up, then down.
+        let d = _mm256_srli_epi64::<48>(_mm256_slli_epi64::<32>(_mm256_mul_epu32(before, sc)));
+        // SAFETY: as the load above.
+        unsafe { _mm256_storeu_si256(p.add(k).cast(), _mm256_blend_epi32::<0b1010_1010>(d, v)) };
+        carry = _mm256_permute4x64_epi64::<0b11_11_11_11>(inclusive);
+        k += 4;
+    }
+    spread(&mut dc[k..], scale, _mm256_cvtsi256_si32(carry) as u32);
 }
 
 /// An adaptive bit model (LASzip's `ArithmeticBitModel`).
@@ -584,6 +769,101 @@ mod tests {
                 assert_eq!((wide.at, wide.value, wide.length, wide.bad, wide.ended), (narrow.at, narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
                 assert!(wide.at <= len);
             }
+        }
+    }
+
+    /// The single-pass update this module had before `spread`: the reference for the models' fields.
+    fn update_reference<T: Entry>(m: &mut Model<T>) {
+        m.total_count = m.total_count.wrapping_add(m.update_cycle);
+        if m.total_count > DM_MAX_COUNT {
+            m.total_count = 0;
+            for Dc { count: c, .. } in m.dc[..m.symbols as usize].iter_mut() {
+                *c = (*c + 1) >> 1;
+                m.total_count += *c;
+            }
+        }
+        let scale = 0x8000_0000u32 / m.total_count;
+        let size = m.table_size();
+        let shift = m.table_shift;
+        let n = m.symbols as usize;
+        let (mut sum, mut s, mut prev) = (0u32, 0usize, 0u32);
+        m.mps_width = 0;
+        for k in 0..n {
+            let d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
+            m.dc[k].dist = d;
+            sum = sum.wrapping_add(m.dc[k].count);
+            if d - prev >= MPS_SHARE {
+                (m.mps, m.mps_low, m.mps_width) = (k as u32 - 1, prev, d - prev);
+            }
+            prev = d;
+            let w = ((d >> shift) as usize).min(size + 1);
+            for e in &mut m.table[s + 1..=w.max(s)] {
+                *e = T::of(k as u32 - 1);
+            }
+            s = w.max(s);
+        }
+        m.table[0] = T::of(0);
+        m.table[s + 1..].fill(T::of(m.symbols - 1));
+        if DM_MAX_COUNT - prev >= MPS_SHARE {
+            (m.mps, m.mps_low, m.mps_width) = (m.symbols - 1, prev, DM_MAX_COUNT - prev);
+        }
+        m.update_cycle = ((5 * m.update_cycle) >> 2).min((m.symbols + 6) << 3);
+        m.until_update = m.update_cycle;
+    }
+
+    fn same_model<T: Entry + PartialEq + std::fmt::Debug>(a: &Model<T>, b: &Model<T>, what: &str) {
+        let (da, db): (Vec<_>, Vec<_>) = (a.dc.iter().map(|e| (e.dist, e.count)).collect(), b.dc.iter().map(|e| (e.dist, e.count)).collect());
+        assert_eq!(da, db, "{what}: dist/count");
+        assert_eq!(a.table, b.table, "{what}: table");
+        assert_eq!((a.mps, a.mps_low, a.mps_width, a.total_count, a.update_cycle, a.until_update), (b.mps, b.mps_low, b.mps_width, b.total_count, b.update_cycle, b.until_update), "{what}: fields");
+    }
+
+    /// `update` (its AVX2 build where the CPU has AVX2, and the portable one) gives the reference's
+    /// distribution, table and most probable symbol after every update, for model sizes around the
+    /// 4-symbol steps of `spread_avx2` and the table sizes, with counts that are uniform, skewed to one
+    /// symbol (the MPS at the first, a middle and the last symbol, several halvings past 2^15), and
+    /// spread over two symbols.
+    fn check_update<T: Entry + PartialEq + std::fmt::Debug>(symbols: u32) {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64 ^ symbols as u64;
+        for pattern in 0..5u32 {
+            let mut models = [Model::<T>::new(symbols), Model::<T>::new(symbols), Model::<T>::new(symbols)];
+            for m in &mut models {
+                m.build();
+            }
+            same_model(&models[0], &models[1], "built");
+            for i in 0..20_000u32 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (seed >> 33) as u32;
+                let s = match pattern {
+                    0 => r % symbols,
+                    1 => if r % 16 != 0 { 0 } else { r % symbols },
+                    2 => if r % 16 != 0 { symbols / 2 } else { r % symbols },
+                    3 => if r % 16 != 0 { symbols - 1 } else { r % symbols },
+                    _ => if r % 8 == 0 { r % symbols } else { [1, symbols - 1][(r % 2) as usize].min(symbols - 1) },
+                };
+                for m in &mut models {
+                    m.dc[s as usize].count += 1;
+                    m.until_update -= 1;
+                }
+                if models[0].until_update == 0 {
+                    update_reference(&mut models[0]);
+                    models[1].update_in::<false>();
+                    models[2].update();
+                    let what = format!("{symbols} symbols, pattern {pattern}, symbol {i}");
+                    same_model(&models[0], &models[1], &what);
+                    same_model(&models[0], &models[2], &what);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn update_matches_the_reference() {
+        for symbols in (2u32..=20).chain([31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256]) {
+            check_update::<u8>(symbols);
+        }
+        for symbols in [2u32, 5, 33, 256, 257, 516, 1023, 2048] {
+            check_update::<u16>(symbols);
         }
     }
 
