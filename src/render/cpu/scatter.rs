@@ -259,17 +259,10 @@ pub const PREFETCH_BLOCKS: usize = 4;
 /// the frame ([`Ahead::run`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
 /// (asked once; for comparisons).
 pub fn unchecked_wanted() -> bool {
-    match UNCHECKED.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os("PCV_CPU_UNCHECKED").is_none_or(|v| v != "0");
-            UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
-            on
-        }
-        v => v == 2,
-    }
+    switch(&UNCHECKED, "PCV_CPU_UNCHECKED")
 }
 
-/// [`unchecked_wanted`]'s state: 0 not asked yet, 1 off, 2 on.
+/// [`unchecked_wanted`]'s state ([`switch`]).
 static UNCHECKED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Turns [`unchecked_wanted`] on or off for the whole process, for benches that alternate it frame by

@@ -446,13 +446,13 @@ impl<T: Entry> Model<T> {
         self.until_update = self.update_cycle;
     }
 
-    /// Rescales the distribution and rebuilds the decoder table (LASzip's `update`), with AVX2 and BMI2
+    /// Rescales the distribution and rebuilds the decoder table (LASzip's `update`), with AVX2 and BMI
     /// where the CPU has them (`update` runs outside the decode loops' `with_bmi!` builds).
     #[cold]
     fn update(&mut self) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
-            // SAFETY: the CPU has AVX2 and BMI2 (checked just above), all `update_avx2` is compiled for.
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2") {
+            // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked just above), all `update_avx2` is compiled for.
             return unsafe { self.update_avx2() };
         }
         self.update_in::<false>();
