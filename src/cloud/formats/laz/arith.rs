@@ -306,57 +306,37 @@ impl Entry for u16 {
     }
 }
 
-/// [`Entry::running_max_avx2`] of bytes, 16 at a time: the maximum with the block shifted up by 1, 2,
-/// 4 and 8 bytes (zeros shifted in: entries are ≥ 0), then with the last block's last entry.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn running_max_u8_avx2(table: &mut [u8]) {
-    use std::arch::x86_64::*;
-    let mut carry = _mm_setzero_si128();
-    let mut blocks = table.chunks_exact_mut(16);
-    for b in &mut blocks {
-        // SAFETY: `b` is 16 bytes (unaligned load and store).
-        let mut x = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
-        x = _mm_max_epu8(x, _mm_slli_si128::<1>(x));
-        x = _mm_max_epu8(x, _mm_slli_si128::<2>(x));
-        x = _mm_max_epu8(x, _mm_slli_si128::<4>(x));
-        x = _mm_max_epu8(x, _mm_slli_si128::<8>(x));
-        x = _mm_max_epu8(x, carry);
-        // SAFETY: as the load.
-        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
-        carry = _mm_shuffle_epi8(x, _mm_set1_epi8(15));
-    }
-    let mut run = _mm_cvtsi128_si32(carry) as u8;
-    for e in blocks.into_remainder() {
-        run = run.max(*e);
-        *e = run;
-    }
+/// Defines `fn $name(table: &mut [$t])`, [`Entry::running_max_avx2`] for entries of type `$t`, 16 bytes
+/// at a time: the maximum of the block and the block shifted up by one entry, then two, four… (`$shift`
+/// bytes; zeros shifted in: entries are ≥ 0), then with the last entry of the block before (`$last`: the
+/// shuffle that spreads it to every entry); the tail entry by entry.
+macro_rules! running_max_avx2 {
+    ($name:ident, $t:ty, $max:ident, [$($shift:literal)*], $last:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $name(table: &mut [$t]) {
+            use std::arch::x86_64::*;
+            let mut carry = _mm_setzero_si128();
+            let mut blocks = table.chunks_exact_mut(16 / std::mem::size_of::<$t>());
+            for b in &mut blocks {
+                // SAFETY: `b` is 16 bytes (unaligned load and store).
+                let mut x = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+                $(x = $max(x, _mm_slli_si128::<$shift>(x));)*
+                x = $max(x, carry);
+                // SAFETY: as the load.
+                unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
+                carry = _mm_shuffle_epi8(x, $last);
+            }
+            let mut run = _mm_cvtsi128_si32(carry) as $t;
+            for e in blocks.into_remainder() {
+                run = run.max(*e);
+                *e = run;
+            }
+        }
+    };
 }
-
-/// [`running_max_u8_avx2`] for 16-bit entries, 8 at a time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn running_max_u16_avx2(table: &mut [u16]) {
-    use std::arch::x86_64::*;
-    let mut carry = _mm_setzero_si128();
-    let mut blocks = table.chunks_exact_mut(8);
-    for b in &mut blocks {
-        // SAFETY: `b` is 8 entries, 16 bytes (unaligned load and store).
-        let mut x = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
-        x = _mm_max_epu16(x, _mm_slli_si128::<2>(x));
-        x = _mm_max_epu16(x, _mm_slli_si128::<4>(x));
-        x = _mm_max_epu16(x, _mm_slli_si128::<8>(x));
-        x = _mm_max_epu16(x, carry);
-        // SAFETY: as the load.
-        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
-        carry = _mm_shuffle_epi8(x, _mm_set1_epi16(0x0F0E));
-    }
-    let mut run = _mm_cvtsi128_si32(carry) as u16;
-    for e in blocks.into_remainder() {
-        run = run.max(*e);
-        *e = run;
-    }
-}
+running_max_avx2!(running_max_u8_avx2, u8, _mm_max_epu8, [1 2 4 8], _mm_set1_epi8(15));
+running_max_avx2!(running_max_u16_avx2, u16, _mm_max_epu16, [2 4 8], _mm_set1_epi16(0x0F0E));
 
 /// An adaptive model of `symbols` symbols (LASzip's `ArithmeticModel`), empty until first used; its
 /// decoder table's entries are `T` (`u8`: up to 256 symbols).
