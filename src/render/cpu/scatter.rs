@@ -110,10 +110,7 @@ impl Sink for Shared<'_> {
     const BRANCHLESS: bool = false;
     #[inline(always)]
     fn put(&mut self, i: usize, v: u64) {
-        let cell = &self.0[i];
-        if v < cell.load(Ordering::Relaxed) {
-            cell.fetch_min(v, Ordering::Relaxed);
-        }
+        min_early(&self.0[i], v);
     }
     #[inline(always)]
     fn prefetch(&self, i: usize) {
@@ -126,10 +123,16 @@ impl Sink for Shared<'_> {
     #[inline(always)]
     unsafe fn put_unchecked(&mut self, i: usize, v: u64) {
         // SAFETY: the caller's: `i < self.0.len()`.
-        let cell = unsafe { self.0.get_unchecked(i) };
-        if v < cell.load(Ordering::Relaxed) {
-            cell.fetch_min(v, Ordering::Relaxed);
-        }
+        min_early(unsafe { self.0.get_unchecked(i) }, v);
+    }
+}
+
+/// The kernels' atomic minimum with the early depth test: `fetch_min` (a locked read-modify-write) only
+/// where `v` is below the word the cell holds when read.
+#[inline(always)]
+pub fn min_early(cell: &AtomicU64, v: u64) {
+    if v < cell.load(Ordering::Relaxed) {
+        cell.fetch_min(v, Ordering::Relaxed);
     }
 }
 

@@ -10,7 +10,7 @@ use super::depth::CHUNK_POINTS;
 use super::private::Dest;
 use super::project::project;
 use super::post::view_distance;
-use super::scatter::{draw_points, Payload, Private, Shared};
+use super::scatter::{draw_points, min_early, Payload, Private, Shared};
 use super::simd::with_fma;
 use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
@@ -29,10 +29,7 @@ pub fn vis_clear(vis: &mut [AtomicU64]) {
 pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u64, vis: &[AtomicU64]) {
     if let Some(p) = project(f, pos) {
         let v = word(p.depth_bits, index);
-        let cell = &vis[p.index(f.width)];
-        if v < cell.load(Ordering::Relaxed) {
-            cell.fetch_min(v, Ordering::Relaxed);
-        }
+        min_early(&vis[p.index(f.width)], v);
     }
 }
 
@@ -105,10 +102,7 @@ with_fma! {
                     let q = 4 * (dx * dx + dy * dy);
                     let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= dm2 };
                     if covers {
-                        let cell = &vis[cy as usize * f.width as usize + cx as usize];
-                        if v < cell.load(Ordering::Relaxed) {
-                            cell.fetch_min(v, Ordering::Relaxed);
-                        }
+                        min_early(&vis[cy as usize * f.width as usize + cx as usize], v);
                     }
                 }
             }
