@@ -84,21 +84,26 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Brings `length` back to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how
-    /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
+    /// Sets the decoder's `value` and `length` to a symbol's `value` and `length`, bringing `length` back
+    /// to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how many: the next 4 bytes are
+    /// read at once and the count comes from `length`'s leading zeros. The new state is written to the
+    /// decoder's fields once, after the shift (the fields live in the decode loop's stack frame: writing
+    /// them before the shift as well cost 2 stores a symbol).
     #[inline(always)]
-    fn renorm(&mut self) {
+    fn renorm(&mut self, value: u32, length: u32) {
         // One compare instead of `get(at..at + 4)`'s two (`at` past its end, and the end past the length).
         if self.at < self.read4_below {
             // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
             let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
             let next = u32::from_be_bytes(next) as u64;
             // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
-            let shift = (self.length.leading_zeros() >> 3) * 8;
-            self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
-            self.length = ((self.length as u64) << shift) as u32;
+            let shift = (length.leading_zeros() >> 3) * 8;
+            self.value = (((value as u64) << shift) | (next >> (32 - shift))) as u32;
+            self.length = ((length as u64) << shift) as u32;
             self.at += (shift >> 3) as usize;
         } else {
+            self.value = value;
+            self.length = length;
             self.renorm_at_end();
         }
     }
@@ -126,9 +131,7 @@ impl<'a> Decoder<'a> {
         if v < m.mps_width.wrapping_mul(l) {
             let sym = m.mps;
             let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
-            self.value = v;
-            self.length = y.wrapping_sub(x);
-            self.renorm();
+            self.renorm(v, y.wrapping_sub(x));
             m.dc[sym as usize].count += 1;
             m.until_update -= 1;
             if m.until_update == 0 {
@@ -163,9 +166,7 @@ impl<'a> Decoder<'a> {
         // the next symbol's bound is read either way and picked without a branch.
         let y = unsafe { dist.get_unchecked(sym as usize + 1).dist }.wrapping_mul(l);
         let y = std::hint::select_unpredictable(sym != m.last_symbol, y, self.length);
-        self.value = self.value.wrapping_sub(x);
-        self.length = y.wrapping_sub(x);
-        self.renorm();
+        self.renorm(self.value.wrapping_sub(x), y.wrapping_sub(x));
         // SAFETY: `sym` < `symbols` = `count.len()` (above).
         unsafe { m.dc.get_unchecked_mut(sym as usize).count += 1 };
         m.until_update -= 1;
@@ -194,13 +195,11 @@ impl<'a> Decoder<'a> {
         let x = m.bit_0_prob.wrapping_mul(self.length >> BM_LENGTH_SHIFT);
         let sym = self.value >= x;
         if !sym {
-            self.length = x;
             m.bit_0_count += 1;
+            self.renorm(self.value, x);
         } else {
-            self.value = self.value.wrapping_sub(x);
-            self.length = self.length.wrapping_sub(x);
+            self.renorm(self.value.wrapping_sub(x), self.length.wrapping_sub(x));
         }
-        self.renorm();
         m.bits_until_update -= 1;
         if m.bits_until_update == 0 {
             m.update();
@@ -215,10 +214,9 @@ impl<'a> Decoder<'a> {
         if bits > 19 {
             return self.bits_wide(bits);
         }
-        self.length >>= bits;
-        let sym = self.value / self.length;
-        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
-        self.renorm();
+        let length = self.length >> bits;
+        let sym = self.value / length;
+        self.renorm(self.value.wrapping_sub(length.wrapping_mul(sym)), length);
         sym
     }
 
@@ -231,10 +229,9 @@ impl<'a> Decoder<'a> {
     }
 
     fn short(&mut self) -> u16 {
-        self.length >>= 16;
-        let sym = self.value / self.length;
-        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
-        self.renorm();
+        let length = self.length >> 16;
+        let sym = self.value / length;
+        self.renorm(self.value.wrapping_sub(length.wrapping_mul(sym)), length);
         sym as u16
     }
 
