@@ -622,34 +622,36 @@ impl BitModel {
 /// LASzip's integer decompressor (`IntegerDecompressor` with `bits_high` 8 and no range): a value is
 /// a prediction plus a corrector whose bit count `k` is coded first (per context), then the corrector's
 /// top 8 bits with a model per `k` and its remaining bits raw.
-pub(crate) struct IntDecoder<const BITS: u32> {
+pub(crate) struct IntDecoder<const BITS: u32, const CONTEXTS: usize> {
     /// The bit count of the last corrector (contexts of other fields depend on it).
     pub k: u32,
-    bits: Vec<Model>,
+    /// The `k` models per context: an array of fixed size (callers' contexts, built with masks and minima,
+    /// are provably below `CONTEXTS`: no bounds check, no length to load).
+    bits: Box<[Model; CONTEXTS]>,
     corrector0: BitModel,
     /// The corrector models of `k` = 1..=32 (those past the value's bits are never used: a fixed array,
     /// so that `k` < 32 indexes it without a bounds check).
     corrector: [Model; 32],
 }
 
-impl<const BITS: u32> IntDecoder<BITS> {
+impl<const BITS: u32, const CONTEXTS: usize> IntDecoder<BITS, CONTEXTS> {
     /// The values' range, 2^BITS (0 for 32 bits: those wrap by themselves), and the smallest corrector.
     /// Constants, so that each decoder's inlined copy has no branch on its kind.
     const RANGE: u32 = if BITS < 32 { 1 << BITS } else { 0 };
     const MIN: i32 = if BITS < 32 { -((1i32 << BITS) / 2) } else { i32::MIN };
 
-    /// A decompressor of `BITS`-bit values (16 or 32) with `contexts` contexts.
-    pub fn new(contexts: u32) -> Self {
+    /// A decompressor of `BITS`-bit values (16 or 32) with `CONTEXTS` contexts.
+    pub fn new() -> Self {
         const { assert!(BITS == 16 || BITS == 32) };
         IntDecoder {
             k: 0,
-            bits: vec![Model::new(BITS + 1); contexts as usize],
+            bits: Box::new(std::array::from_fn(|_| Model::new(BITS + 1))),
             corrector0: BitModel::default(),
             corrector: std::array::from_fn(|i| Model::new(1 << (i as u32 + 1).min(8))),
         }
     }
 
-    /// Decodes the value predicted by `pred` in context `context` (< the contexts given to `new`).
+    /// Decodes the value predicted by `pred` in context `context` (< `CONTEXTS`).
     #[inline(always)]
     pub fn decode(&mut self, d: &mut Decoder, pred: i32, context: usize) -> i32 {
         let k = d.symbol(&mut self.bits[context]);

@@ -100,11 +100,11 @@ pub(crate) struct Point10 {
     bit_byte: Box<[Model; 256]>,
     classification_models: Box<[Model; 256]>,
     user_data_models: Box<[Model; 256]>,
-    ic_intensity: IntDecoder<16>,
-    ic_point_source: IntDecoder<16>,
-    ic_dx: IntDecoder<32>,
-    ic_dy: IntDecoder<32>,
-    ic_z: IntDecoder<32>,
+    ic_intensity: IntDecoder<16, 4>,
+    ic_point_source: IntDecoder<16, 1>,
+    ic_dx: IntDecoder<32, 2>,
+    ic_dy: IntDecoder<32, 22>,
+    ic_z: IntDecoder<32, 20>,
 }
 
 /// 256 models of 256 symbols, on the heap.
@@ -136,11 +136,11 @@ impl Point10 {
             bit_byte: models_256(),
             classification_models: models_256(),
             user_data_models: models_256(),
-            ic_intensity: IntDecoder::new(4),
-            ic_point_source: IntDecoder::new(1),
-            ic_dx: IntDecoder::new(2),
-            ic_dy: IntDecoder::new(22),
-            ic_z: IntDecoder::new(20),
+            ic_intensity: IntDecoder::new(),
+            ic_point_source: IntDecoder::new(),
+            ic_dx: IntDecoder::new(),
+            ic_dy: IntDecoder::new(),
+            ic_z: IntDecoder::new(),
         }
     }
 
