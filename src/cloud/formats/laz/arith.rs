@@ -96,9 +96,13 @@ impl<'a> Decoder<'a> {
             // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
             let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
             let next = u32::from_be_bytes(next) as u64;
-            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
-            let shift = (length.leading_zeros() >> 3) * 8;
-            self.value = (((value as u64) << shift) | (next >> (32 - shift))) as u32;
+            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes. The mask is
+            // `(leading zeros >> 3) * 8` in one instruction.
+            let shift = length.leading_zeros() & 0x38;
+            // `value` and the next 4 bytes as one 64-bit window, shifted: its top half is the new `value`
+            // (fewer instructions than shifting both halves apart and joining them, and no longer a chain).
+            let window = ((value as u64) << 32) | next;
+            self.value = ((window << shift) >> 32) as u32;
             self.length = ((length as u64) << shift) as u32;
             self.at += (shift >> 3) as usize;
         } else {
