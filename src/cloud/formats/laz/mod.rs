@@ -194,11 +194,13 @@ fn run_in<const GPS: bool, const RGB: bool>(
         let n = (points - done).min(piece_points.max(1));
         // Every byte of every record is written below: the scratch is zeroed only where it grows.
         scratch.resize(n * stride, 0);
-        for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
-            if done + i == 0 {
-                rec.copy_from_slice(first);
-                continue;
-            }
+        let mut records = scratch.chunks_exact_mut(stride);
+        // The chunk's first point is stored raw: copied here, before the loop (not a check a point).
+        let raw = (done == 0) as usize;
+        if raw == 1 {
+            records.next().expect("a piece has a record").copy_from_slice(first);
+        }
+        for (i, rec) in records.enumerate() {
             let (head, tail) = rec.split_at_mut(20);
             p.next(&mut d, head.try_into().expect("20 bytes"));
             let tail = if GPS {
@@ -219,7 +221,7 @@ fn run_in<const GPS: bool, const RGB: bool>(
                 extra.next(&mut d, tail);
             }
             if d.bad {
-                return Err(ChunkError { after: done + i, ended: d.ended() });
+                return Err(ChunkError { after: done + raw + i, ended: d.ended() });
             }
         }
         piece(scratch);
