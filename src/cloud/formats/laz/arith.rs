@@ -37,9 +37,12 @@ const BM_MAX_COUNT: u32 = 1 << BM_LENGTH_SHIFT;
 /// The arithmetic decoder over one chunk's bytes.
 pub(crate) struct Decoder<'a> {
     bytes: &'a [u8],
-    at: usize,
-    /// `bytes.len() - 3` (0 for fewer than 3 bytes): 4 bytes can be read at `at` while `at` is below it.
-    read4_below: usize,
+    /// The next byte to read, as a pointer into `bytes` (at most its end): the renormalization's 4-byte
+    /// read then needs no base address (one load a symbol fewer than an index).
+    next: *const u8,
+    /// `bytes`' start + `bytes.len() - 3` (+ 0 for fewer than 3 bytes): 4 bytes can be read at `next`
+    /// while `next` is below it.
+    read4_below: *const u8,
     value: u32,
     length: u32,
     /// The data ended (zero bytes were fed) or broke (a quotient outside the model's range).
@@ -50,8 +53,7 @@ pub(crate) struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder whose 4 start bytes are `bytes[at..at + 4]` (`bad` if they are not there).
     pub fn new(bytes: &'a [u8], at: usize) -> Self {
-        let read4_below = bytes.len().saturating_sub(3);
-        let mut d = Decoder { bytes, at, read4_below, value: 0, length: u32::MAX, bad: false, ended: false };
+        let mut d = Decoder::at(bytes, at);
         for _ in 0..4 {
             d.value = (d.value << 8) | d.byte() as u32;
         }
@@ -61,7 +63,21 @@ impl<'a> Decoder<'a> {
     /// A decoder over `bytes` that has not read its 4 start bytes (`laz`'s state for an empty layer:
     /// value 0, full length; its first read fails where `bytes` is empty).
     pub fn idle(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, at: bytes.len(), read4_below: bytes.len().saturating_sub(3), value: 0, length: u32::MAX, bad: false, ended: false }
+        Decoder::at(bytes, bytes.len())
+    }
+
+    /// A decoder over `bytes` whose next byte is `bytes[at]` (none past the end: `at` is clamped to it,
+    /// which reads the same, nothing), value 0, full length.
+    fn at(bytes: &'a [u8], at: usize) -> Self {
+        let start = bytes.as_ptr();
+        // SAFETY: both offsets are at most `bytes.len()`: pointers into `bytes` or just past its end.
+        let (next, read4_below) = unsafe { (start.add(at.min(bytes.len())), start.add(bytes.len().saturating_sub(3))) };
+        Decoder { bytes, next, read4_below, value: 0, length: u32::MAX, bad: false, ended: false }
+    }
+
+    /// The index of the next byte to read.
+    fn index(&self) -> usize {
+        self.next as usize - self.bytes.as_ptr() as usize
     }
 
     /// Whether a read went past the chunk's bytes.
@@ -71,9 +87,10 @@ impl<'a> Decoder<'a> {
 
     #[inline(always)]
     fn byte(&mut self) -> u8 {
-        match self.bytes.get(self.at) {
+        match self.bytes.get(self.index()) {
             Some(&b) => {
-                self.at += 1;
+                // SAFETY: `next` is below `bytes`' end (it indexed a byte just above): one past it at most.
+                self.next = unsafe { self.next.add(1) };
                 b
             }
             None => {
@@ -91,10 +108,10 @@ impl<'a> Decoder<'a> {
     /// them before the shift as well cost 2 stores a symbol).
     #[inline(always)]
     fn renorm(&mut self, value: u32, length: u32) {
-        // One compare instead of `get(at..at + 4)`'s two (`at` past its end, and the end past the length).
-        if self.at < self.read4_below {
-            // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
-            let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
+        // One compare instead of `get(at..at + 4)`'s two (the start past the end, and the end past the length).
+        if self.next < self.read4_below {
+            // SAFETY: `next` + 4 ≤ `bytes`' end (`next` < the end - 3 just above).
+            let next = unsafe { self.next.cast::<[u8; 4]>().read_unaligned() };
             let next = u32::from_be_bytes(next) as u64;
             // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes. The mask is
             // `(leading zeros >> 3) * 8` in one instruction.
@@ -104,7 +121,8 @@ impl<'a> Decoder<'a> {
             let window = ((value as u64) << 32) | next;
             self.value = ((window << shift) >> 32) as u32;
             self.length = ((length as u64) << shift) as u32;
-            self.at += (shift >> 3) as usize;
+            // SAFETY: `shift >> 3` ≤ 4 and `next` + 4 ≤ `bytes`' end (above): at most the end.
+            self.next = unsafe { self.next.add((shift >> 3) as usize) };
         } else {
             self.value = value;
             self.length = length;
@@ -743,14 +761,14 @@ mod tests {
                 .collect();
             let (mut wide, mut narrow) = (Decoder::new(&bytes, 0), Decoder::new(&bytes, 0));
             // Never 4 bytes at once: every renormalization takes `renorm_at_end`.
-            narrow.read4_below = 0;
+            narrow.read4_below = narrow.bytes.as_ptr();
             let (mut mw, mut mn) = (Model::<u8>::new(256), Model::<u8>::new(256));
             let (mut bw, mut bn) = (BitModel::default(), BitModel::default());
             for i in 0..60 {
                 let (a, b) = if i % 3 == 0 { (wide.bit(&mut bw), narrow.bit(&mut bn)) } else { (wide.symbol(&mut mw), narrow.symbol(&mut mn)) };
                 assert_eq!(a, b, "{len} bytes, symbol {i}");
-                assert_eq!((wide.at, wide.value, wide.length, wide.bad, wide.ended), (narrow.at, narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
-                assert!(wide.at <= len);
+                assert_eq!((wide.index(), wide.value, wide.length, wide.bad, wide.ended), (narrow.index(), narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
+                assert!(wide.index() <= len);
             }
         }
     }
