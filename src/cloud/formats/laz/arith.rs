@@ -37,9 +37,12 @@ const BM_MAX_COUNT: u32 = 1 << BM_LENGTH_SHIFT;
 /// The arithmetic decoder over one chunk's bytes.
 pub(crate) struct Decoder<'a> {
     bytes: &'a [u8],
-    at: usize,
-    /// `bytes.len() - 3` (0 for fewer than 3 bytes): 4 bytes can be read at `at` while `at` is below it.
-    read4_below: usize,
+    /// The next byte to read, as a pointer into `bytes` (at most its end): the renormalization's 4-byte
+    /// read then needs no base address (one load a symbol fewer than an index).
+    next: *const u8,
+    /// `bytes`' start + `bytes.len() - 3` (+ 0 for fewer than 3 bytes): 4 bytes can be read at `next`
+    /// while `next` is below it.
+    read4_below: *const u8,
     value: u32,
     length: u32,
     /// The data ended (zero bytes were fed) or broke (a quotient outside the model's range).
@@ -50,8 +53,7 @@ pub(crate) struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder whose 4 start bytes are `bytes[at..at + 4]` (`bad` if they are not there).
     pub fn new(bytes: &'a [u8], at: usize) -> Self {
-        let read4_below = bytes.len().saturating_sub(3);
-        let mut d = Decoder { bytes, at, read4_below, value: 0, length: u32::MAX, bad: false, ended: false };
+        let mut d = Decoder::at(bytes, at);
         for _ in 0..4 {
             d.value = (d.value << 8) | d.byte() as u32;
         }
@@ -61,7 +63,21 @@ impl<'a> Decoder<'a> {
     /// A decoder over `bytes` that has not read its 4 start bytes (`laz`'s state for an empty layer:
     /// value 0, full length; its first read fails where `bytes` is empty).
     pub fn idle(bytes: &'a [u8]) -> Self {
-        Decoder { bytes, at: bytes.len(), read4_below: bytes.len().saturating_sub(3), value: 0, length: u32::MAX, bad: false, ended: false }
+        Decoder::at(bytes, bytes.len())
+    }
+
+    /// A decoder over `bytes` whose next byte is `bytes[at]` (none past the end: `at` is clamped to it,
+    /// which reads the same, nothing), value 0, full length.
+    fn at(bytes: &'a [u8], at: usize) -> Self {
+        let start = bytes.as_ptr();
+        // SAFETY: both offsets are at most `bytes.len()`: pointers into `bytes` or just past its end.
+        let (next, read4_below) = unsafe { (start.add(at.min(bytes.len())), start.add(bytes.len().saturating_sub(3))) };
+        Decoder { bytes, next, read4_below, value: 0, length: u32::MAX, bad: false, ended: false }
+    }
+
+    /// The index of the next byte to read.
+    fn index(&self) -> usize {
+        self.next as usize - self.bytes.as_ptr() as usize
     }
 
     /// Whether a read went past the chunk's bytes.
@@ -71,9 +87,10 @@ impl<'a> Decoder<'a> {
 
     #[inline(always)]
     fn byte(&mut self) -> u8 {
-        match self.bytes.get(self.at) {
+        match self.bytes.get(self.index()) {
             Some(&b) => {
-                self.at += 1;
+                // SAFETY: `next` is below `bytes`' end (it indexed a byte just above): one past it at most.
+                self.next = unsafe { self.next.add(1) };
                 b
             }
             None => {
@@ -84,21 +101,31 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Brings `length` back to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how
-    /// many: the next 4 bytes are read at once and the count comes from `length`'s leading zeros.
+    /// Sets the decoder's `value` and `length` to a symbol's `value` and `length`, bringing `length` back
+    /// to ≥ 2^24, shifting in the bytes needed (0–3) without a branch on how many: the next 4 bytes are
+    /// read at once and the count comes from `length`'s leading zeros. The new state is written to the
+    /// decoder's fields once, after the shift (the fields live in the decode loop's stack frame: writing
+    /// them before the shift as well cost 2 stores a symbol).
     #[inline(always)]
-    fn renorm(&mut self) {
-        // One compare instead of `get(at..at + 4)`'s two (`at` past its end, and the end past the length).
-        if self.at < self.read4_below {
-            // SAFETY: `at` + 4 ≤ `bytes.len()` (`at` < `bytes.len()` - 3 just above).
-            let next = unsafe { self.bytes.as_ptr().add(self.at).cast::<[u8; 4]>().read_unaligned() };
+    fn renorm(&mut self, value: u32, length: u32) {
+        // One compare instead of `get(at..at + 4)`'s two (the start past the end, and the end past the length).
+        if self.next < self.read4_below {
+            // SAFETY: `next` + 4 ≤ `bytes`' end (`next` < the end - 3 just above).
+            let next = unsafe { self.next.cast::<[u8; 4]>().read_unaligned() };
             let next = u32::from_be_bytes(next) as u64;
-            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes.
-            let shift = (self.length.leading_zeros() >> 3) * 8;
-            self.value = (((self.value as u64) << shift) | (next >> (32 - shift))) as u32;
-            self.length = ((self.length as u64) << shift) as u32;
-            self.at += (shift >> 3) as usize;
+            // `length` ≥ 2^5 here (2^9 after a symbol, 2^11 after a bit): 0–3 bytes. The mask is
+            // `(leading zeros >> 3) * 8` in one instruction.
+            let shift = length.leading_zeros() & 0x38;
+            // `value` and the next 4 bytes as one 64-bit window, shifted: its top half is the new `value`
+            // (fewer instructions than shifting both halves apart and joining them, and no longer a chain).
+            let window = ((value as u64) << 32) | next;
+            self.value = ((window << shift) >> 32) as u32;
+            self.length = ((length as u64) << shift) as u32;
+            // SAFETY: `shift >> 3` ≤ 4 and `next` + 4 ≤ `bytes`' end (above): at most the end.
+            self.next = unsafe { self.next.add((shift >> 3) as usize) };
         } else {
+            self.value = value;
+            self.length = length;
             self.renorm_at_end();
         }
     }
@@ -126,9 +153,7 @@ impl<'a> Decoder<'a> {
         if v < m.mps_width.wrapping_mul(l) {
             let sym = m.mps;
             let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
-            self.value = v;
-            self.length = y.wrapping_sub(x);
-            self.renorm();
+            self.renorm(v, y.wrapping_sub(x));
             m.dc[sym as usize].count += 1;
             m.until_update -= 1;
             if m.until_update == 0 {
@@ -163,9 +188,7 @@ impl<'a> Decoder<'a> {
         // the next symbol's bound is read either way and picked without a branch.
         let y = unsafe { dist.get_unchecked(sym as usize + 1).dist }.wrapping_mul(l);
         let y = std::hint::select_unpredictable(sym != m.last_symbol, y, self.length);
-        self.value = self.value.wrapping_sub(x);
-        self.length = y.wrapping_sub(x);
-        self.renorm();
+        self.renorm(self.value.wrapping_sub(x), y.wrapping_sub(x));
         // SAFETY: `sym` < `symbols` = `count.len()` (above).
         unsafe { m.dc.get_unchecked_mut(sym as usize).count += 1 };
         m.until_update -= 1;
@@ -194,13 +217,11 @@ impl<'a> Decoder<'a> {
         let x = m.bit_0_prob.wrapping_mul(self.length >> BM_LENGTH_SHIFT);
         let sym = self.value >= x;
         if !sym {
-            self.length = x;
             m.bit_0_count += 1;
+            self.renorm(self.value, x);
         } else {
-            self.value = self.value.wrapping_sub(x);
-            self.length = self.length.wrapping_sub(x);
+            self.renorm(self.value.wrapping_sub(x), self.length.wrapping_sub(x));
         }
-        self.renorm();
         m.bits_until_update -= 1;
         if m.bits_until_update == 0 {
             m.update();
@@ -215,10 +236,9 @@ impl<'a> Decoder<'a> {
         if bits > 19 {
             return self.bits_wide(bits);
         }
-        self.length >>= bits;
-        let sym = self.value / self.length;
-        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
-        self.renorm();
+        let length = self.length >> bits;
+        let sym = self.value / length;
+        self.renorm(self.value.wrapping_sub(length.wrapping_mul(sym)), length);
         sym
     }
 
@@ -231,10 +251,9 @@ impl<'a> Decoder<'a> {
     }
 
     fn short(&mut self) -> u16 {
-        self.length >>= 16;
-        let sym = self.value / self.length;
-        self.value = self.value.wrapping_sub(self.length.wrapping_mul(sym));
-        self.renorm();
+        let length = self.length >> 16;
+        let sym = self.value / length;
+        self.renorm(self.value.wrapping_sub(length.wrapping_mul(sym)), length);
         sym as u16
     }
 
@@ -625,34 +644,36 @@ impl BitModel {
 /// LASzip's integer decompressor (`IntegerDecompressor` with `bits_high` 8 and no range): a value is
 /// a prediction plus a corrector whose bit count `k` is coded first (per context), then the corrector's
 /// top 8 bits with a model per `k` and its remaining bits raw.
-pub(crate) struct IntDecoder<const BITS: u32> {
+pub(crate) struct IntDecoder<const BITS: u32, const CONTEXTS: usize> {
     /// The bit count of the last corrector (contexts of other fields depend on it).
     pub k: u32,
-    bits: Vec<Model>,
+    /// The `k` models per context: an array of fixed size (callers' contexts, built with masks and minima,
+    /// are provably below `CONTEXTS`: no bounds check, no length to load).
+    bits: Box<[Model; CONTEXTS]>,
     corrector0: BitModel,
     /// The corrector models of `k` = 1..=32 (those past the value's bits are never used: a fixed array,
     /// so that `k` < 32 indexes it without a bounds check).
     corrector: [Model; 32],
 }
 
-impl<const BITS: u32> IntDecoder<BITS> {
+impl<const BITS: u32, const CONTEXTS: usize> IntDecoder<BITS, CONTEXTS> {
     /// The values' range, 2^BITS (0 for 32 bits: those wrap by themselves), and the smallest corrector.
     /// Constants, so that each decoder's inlined copy has no branch on its kind.
     const RANGE: u32 = if BITS < 32 { 1 << BITS } else { 0 };
     const MIN: i32 = if BITS < 32 { -((1i32 << BITS) / 2) } else { i32::MIN };
 
-    /// A decompressor of `BITS`-bit values (16 or 32) with `contexts` contexts.
-    pub fn new(contexts: u32) -> Self {
+    /// A decompressor of `BITS`-bit values (16 or 32) with `CONTEXTS` contexts.
+    pub fn new() -> Self {
         const { assert!(BITS == 16 || BITS == 32) };
         IntDecoder {
             k: 0,
-            bits: vec![Model::new(BITS + 1); contexts as usize],
+            bits: Box::new(std::array::from_fn(|_| Model::new(BITS + 1))),
             corrector0: BitModel::default(),
             corrector: std::array::from_fn(|i| Model::new(1 << (i as u32 + 1).min(8))),
         }
     }
 
-    /// Decodes the value predicted by `pred` in context `context` (< the contexts given to `new`).
+    /// Decodes the value predicted by `pred` in context `context` (< `CONTEXTS`).
     #[inline(always)]
     pub fn decode(&mut self, d: &mut Decoder, pred: i32, context: usize) -> i32 {
         let k = d.symbol(&mut self.bits[context]);
@@ -740,14 +761,14 @@ mod tests {
                 .collect();
             let (mut wide, mut narrow) = (Decoder::new(&bytes, 0), Decoder::new(&bytes, 0));
             // Never 4 bytes at once: every renormalization takes `renorm_at_end`.
-            narrow.read4_below = 0;
+            narrow.read4_below = narrow.bytes.as_ptr();
             let (mut mw, mut mn) = (Model::<u8>::new(256), Model::<u8>::new(256));
             let (mut bw, mut bn) = (BitModel::default(), BitModel::default());
             for i in 0..60 {
                 let (a, b) = if i % 3 == 0 { (wide.bit(&mut bw), narrow.bit(&mut bn)) } else { (wide.symbol(&mut mw), narrow.symbol(&mut mn)) };
                 assert_eq!(a, b, "{len} bytes, symbol {i}");
-                assert_eq!((wide.at, wide.value, wide.length, wide.bad, wide.ended), (narrow.at, narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
-                assert!(wide.at <= len);
+                assert_eq!((wide.index(), wide.value, wide.length, wide.bad, wide.ended), (narrow.index(), narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
+                assert!(wide.index() <= len);
             }
         }
     }

@@ -18,7 +18,7 @@ const MULTI_TOTAL: i32 = MULTI - MULTI_MINUS + 6;
 pub(crate) struct GpsTime {
     multi: Model<u16>,
     zero_diff: Model,
-    ic: IntDecoder<32>,
+    ic: IntDecoder<32, 9>,
     last: usize,
     next: usize,
     times: [i64; 4],
@@ -32,7 +32,7 @@ impl GpsTime {
         GpsTime {
             multi: Model::new(MULTI_TOTAL as u32),
             zero_diff: Model::new(6),
-            ic: IntDecoder::new(9),
+            ic: IntDecoder::new(),
             last: 0,
             next: 0,
             times: [i64::from_le_bytes(*first), 0, 0, 0],

@@ -34,11 +34,27 @@ const NUMBER_RETURN_LEVEL: [[u8; 8]; 8] = [
     [7, 6, 5, 4, 3, 2, 1, 0],
 ];
 
-/// The return kind (< 16) and level (< 8) of (number of returns, return number), masked so that the
-/// arrays they index need no bounds check.
+/// For each bit-fields byte (return number in bits 0–2, number of returns in bits 3–5): its return kind
+/// (`NUMBER_RETURN_MAP`, bits 0–3), level (`NUMBER_RETURN_LEVEL`, bits 4–6) and whether the number of
+/// returns is 1 (bit 7), so that a point looks them up with one load (two 2-D lookups and the field
+/// extractions before).
+const RETURN_KIND: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (r, n) = (b & 7, (b >> 3) & 7);
+        t[b] = NUMBER_RETURN_MAP[n][r] | (NUMBER_RETURN_LEVEL[n][r] << 4) | (((n == 1) as u8) << 7);
+        b += 1;
+    }
+    t
+};
+
+/// The return kind (< 16), level (< 8) and "one return" (0 or 1) of a bit-fields byte, masked so that
+/// the arrays they index need no bounds check.
 #[inline(always)]
-fn return_kind_level(n: usize, r: usize) -> (usize, usize) {
-    ((NUMBER_RETURN_MAP[n][r] & 15) as usize, (NUMBER_RETURN_LEVEL[n][r] & 7) as usize)
+fn return_kind_level(bit_fields: u8) -> (usize, usize, usize) {
+    let k = RETURN_KIND[bit_fields as usize];
+    ((k & 15) as usize, ((k >> 4) & 7) as usize, (k >> 7) as usize)
 }
 
 /// LASzip's streaming median of the last 5 values (`StreamingMedian<i32>`); the layered encoder's
@@ -66,16 +82,15 @@ impl Median5 {
         let s = self.values;
         let high = self.high;
         // The 4 kept values by an offset (LLVM made `if high { s[i] } else { s[i + 1] }` a branch, which
-        // mispredicted about once in two additions).
+        // mispredicted about once in two additions), read as one 4-lane load; the rest as 4-lane
+        // maxima and minima (`vpmaxsd`/`vpminsd` in the AVX2 build of the decode loops, where LLVM
+        // left the element-wise form scalar: 35 instructions an addition before).
         let o = (!high) as usize;
-        let a: [i32; 4] = std::array::from_fn(|i| s[i + o]);
-        self.values = [
-            a[0].min(v),
-            a[1].min(a[0].max(v)),
-            a[2].min(a[1].max(v)),
-            a[3].min(a[2].max(v)),
-            a[3].max(v),
-        ];
+        let a: [i32; 4] = self.values[o..o + 4].try_into().expect("4 values");
+        let mx: [i32; 4] = std::array::from_fn(|i| a[i].max(v));
+        let up = [v, mx[0], mx[1], mx[2]];
+        let lo: [i32; 4] = std::array::from_fn(|i| a[i].min(up[i]));
+        self.values = [lo[0], lo[1], lo[2], lo[3], mx[3]];
         self.high = (v < s[2]) | (!high & (v == s[2]));
     }
 }
@@ -101,11 +116,11 @@ pub(crate) struct Point10 {
     bit_byte: Box<[Model; 256]>,
     classification_models: Box<[Model; 256]>,
     user_data_models: Box<[Model; 256]>,
-    ic_intensity: IntDecoder<16>,
-    ic_point_source: IntDecoder<16>,
-    ic_dx: IntDecoder<32>,
-    ic_dy: IntDecoder<32>,
-    ic_z: IntDecoder<32>,
+    ic_intensity: IntDecoder<16, 4>,
+    ic_point_source: IntDecoder<16, 1>,
+    ic_dx: IntDecoder<32, 2>,
+    ic_dy: IntDecoder<32, 22>,
+    ic_z: IntDecoder<32, 20>,
 }
 
 /// 256 models of 256 symbols, on the heap.
@@ -137,11 +152,11 @@ impl Point10 {
             bit_byte: models_256(),
             classification_models: models_256(),
             user_data_models: models_256(),
-            ic_intensity: IntDecoder::new(4),
-            ic_point_source: IntDecoder::new(1),
-            ic_dx: IntDecoder::new(2),
-            ic_dy: IntDecoder::new(22),
-            ic_z: IntDecoder::new(20),
+            ic_intensity: IntDecoder::new(),
+            ic_point_source: IntDecoder::new(),
+            ic_dx: IntDecoder::new(),
+            ic_dy: IntDecoder::new(),
+            ic_z: IntDecoder::new(),
         }
     }
 
@@ -149,13 +164,12 @@ impl Point10 {
     #[inline(always)]
     pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 20]) {
         let changed = d.symbol(&mut self.changed);
-        let (m, l): (usize, usize);
+        let (m, l, n1): (usize, usize, usize);
         if changed != 0 {
             if changed & (1 << 5) != 0 {
                 self.bit_fields = d.symbol(&mut self.bit_byte[self.bit_fields as usize]) as u8;
             }
-            let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
-            (m, l) = return_kind_level(n, r);
+            (m, l, n1) = return_kind_level(self.bit_fields);
             if changed & (1 << 4) != 0 {
                 self.intensity = self.ic_intensity.decode(d, self.last_intensity[m] as i32, m.min(3)) as u16;
                 self.last_intensity[m] = self.intensity;
@@ -177,10 +191,8 @@ impl Point10 {
                 self.point_source = self.ic_point_source.decode(d, self.point_source as i32, 0) as u16;
             }
         } else {
-            let (r, n) = ((self.bit_fields & 7) as usize, ((self.bit_fields >> 3) & 7) as usize);
-            (m, l) = return_kind_level(n, r);
+            (m, l, n1) = return_kind_level(self.bit_fields);
         }
-        let n1 = (((self.bit_fields >> 3) & 7) == 1) as usize;
 
         let diff = self.ic_dx.decode(d, self.x_diff_median[m].get(), n1);
         self.x = self.x.wrapping_add(diff);
@@ -211,7 +223,17 @@ impl Point10 {
 
 #[cfg(test)]
 mod tests {
-    use super::Median5;
+    use super::{return_kind_level, Median5, NUMBER_RETURN_LEVEL, NUMBER_RETURN_MAP};
+
+    /// The packed table gives LASzip's return kind and level and the one-return flag of every byte.
+    #[test]
+    fn return_kind_table_matches_the_maps() {
+        for b in 0..=255u8 {
+            let (r, n) = ((b & 7) as usize, ((b >> 3) & 7) as usize);
+            let want = (NUMBER_RETURN_MAP[n][r] as usize, NUMBER_RETURN_LEVEL[n][r] as usize, (n == 1) as usize);
+            assert_eq!(return_kind_level(b), want, "bit fields {b:#04x}");
+        }
+    }
 
     /// LASzip's `StreamingMedian5::add` as LASzip (and the `laz` crate) write it, with its branches.
     fn laszip_add(m: &mut Median5, v: i32) {
