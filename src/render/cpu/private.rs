@@ -220,6 +220,50 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
     }
 }
 
+/// Whether [`merge_row2`] writes the blocks of cells the cover does not mark without resolving each
+/// pixel ([`clear_pixel`]): as [`set_fast_clear`] last set it, else unless `PCV_CPU_FAST_CLEAR=0`.
+fn fast_clear_wanted() -> bool {
+    match FAST_CLEAR.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os("PCV_CPU_FAST_CLEAR").is_none_or(|v| v != "0");
+            FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+static FAST_CLEAR: AtomicU8 = AtomicU8::new(0);
+
+/// Turns [`fast_clear_wanted`] on or off for the whole process (for benches that alternate it frame
+/// by frame; the same buffers and images either way).
+pub fn set_fast_clear(on: bool) {
+    FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
+}
+
+/// The image pixel of the clear word `c` as [`finish_block`] writes it, after setting the mark of its
+/// point's group if it has one (as [`finish_block`] would for every pixel of a block of `c`).
+#[inline]
+fn clear_pixel(c: u64, marks: Option<&[AtomicU8]>, image: &RowImage<'_>) -> u32 {
+    let mut one = [0u32; 1];
+    let mut probe = match image {
+        RowImage::None => RowImage::None,
+        RowImage::Index { colors, background, .. } => RowImage::Index { colors, background: *background, image: &mut one },
+        RowImage::Packed { .. } => RowImage::Packed { image: &mut one },
+    };
+    finish_block(&[c], 0, marks, &mut probe);
+    one[0]
+}
+
+/// Writes `px` to pixels `from..from + len` of the row's image (if it has one).
+#[inline(always)]
+fn fill_image(image: &mut RowImage<'_>, from: usize, len: usize, px: u32) {
+    match image {
+        RowImage::None => {}
+        RowImage::Index { image, .. } | RowImage::Packed { image } => image[from..from + len].fill(px),
+    }
+}
+
 /// Asks the cache for the colors of the points of `words` (a hint).
 #[inline(always)]
 fn prefetch_colors(words: &[u64], image: &RowImage<'_>) {
@@ -241,7 +285,9 @@ with_avx512! {
     /// reset to `u64::MAX`, the marks set and the image written ([`PrivateBuffers::merge`]). By blocks
     /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out`, its colors
     /// prefetched (with `prefetch`), and the block before it resolved. A block in a cell that `cells`
-    /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read.
+    /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read; its
+    /// pixels all get the clear word's pixel, found once a row ([`clear_pixel`], unless
+    /// [`set_fast_clear`] turned that off: then each is resolved as a drawn block's).
     #[allow(clippy::too_many_arguments)]
     fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>) {
         let mut image = image;
@@ -249,6 +295,8 @@ with_avx512! {
         assert!(a.len() == n && b.len() == n, "row lengths");
         let mut blocks = [[0u64; MERGE_BLOCK]; 2];
         let mut last: Option<(usize, usize)> = None;
+        // A block of clear words, resolved once for the row (with a cover and `fast_clear_wanted`).
+        let clear_px = (cells.is_some() && fast_clear_wanted()).then(|| clear_pixel(c, marks, &image));
         let mut from = 0;
         while from < n {
             let len = MERGE_BLOCK.min(n - from);
@@ -259,6 +307,18 @@ with_avx512! {
                     *w = c.min(*a).min(*b);
                     (*a, *b) = (u64::MAX, u64::MAX);
                 }
+            } else if let Some(px) = clear_px {
+                // Nothing drawn here: the clear word, its pixel, no mark to set (done once above). The
+                // block in flight is finished first (the ring's slots stay those of consecutive blocks).
+                if let Some((f, l)) = last.take() {
+                    finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
+                }
+                for o in &mut out[from..from + len] {
+                    *o.get_mut() = c;
+                }
+                fill_image(&mut image, from, len, px);
+                from += len;
+                continue;
             } else {
                 words.fill(c);
             }
@@ -269,7 +329,7 @@ with_avx512! {
                 prefetch_colors(words, &image);
             }
             if let Some((f, l)) = last {
-                finish_block(&blocks[k ^ 1][..l], f, marks, &mut image);
+                finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
             }
             last = Some((from, len));
             from += len;
@@ -415,6 +475,47 @@ mod tests {
                     got.push((words, image));
                 }
                 assert_eq!(got[0], got[1]);
+            }
+        }
+    }
+
+    /// With a row's cells (every other one marked, words only there), the blocks of unmarked cells
+    /// written at once (the clear word's pixel and mark, [`clear_pixel`]) give the words, image and
+    /// marks of resolving them pixel by pixel, for each kind of image, a clear word with and without a
+    /// point (whose group's mark must then be set), at row lengths around the cells' width.
+    #[test]
+    fn fast_clear_blocks_are_the_resolved_ones() {
+        let colors: Vec<u32> = (0..3000).map(|i| i * 5 + 1).collect();
+        for n in [1usize, 63, 64, 65, 128, 200, 257] {
+            let cells: Vec<u8> = (0..n.div_ceil(CELL_W_PX)).map(|k| (k % 2 == 0) as u8).collect();
+            let drawn = |j: usize| cells[j / CELL_W_PX] != 0;
+            let a0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 900) as u64) }).collect();
+            let b0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 900) as u64) }).collect();
+            // The clear word: no point, or (as a packed clear word's color) a payload in group 9.
+            for c in [word(99, EMPTY_PAYLOAD), word(99, 9 * group_points() as u64 + 3)] {
+                for kind in 0..3 {
+                    let mut got = Vec::new();
+                    for fast in [false, true] {
+                        set_fast_clear(fast);
+                        let (mut a, mut b) = (a0.clone(), b0.clone());
+                        let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
+                        let marks: Vec<AtomicU8> = (0..12).map(|_| AtomicU8::new(0)).collect();
+                        let mut image = vec![0u32; n];
+                        let row = match kind {
+                            0 => RowImage::None,
+                            1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
+                            _ => RowImage::Packed { image: &mut image },
+                        };
+                        merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells));
+                        assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
+                        let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
+                        assert!(words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])), "{n} pixels, image {kind}, fast {fast}");
+                        got.push((words, image, marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>()));
+                    }
+                    set_fast_clear(true);
+                    assert!(got[0] == got[1], "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ");
+                    assert!(word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1, "the clear word's group marked");
+                }
             }
         }
     }
