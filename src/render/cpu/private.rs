@@ -117,8 +117,11 @@ impl PrivateBuffers {
     /// payloads are point indices, [`group_points`](super::preprocess::group_points) a group) after clearing every mark; with
     /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]). With `cover`, the
     /// pixels of cells it does not mark are not read (no task drew there, so every buffer holds
-    /// `u64::MAX`): they get the clear word.
-    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>) {
+    /// `u64::MAX`): they get the clear word. With `stale` (the last frame's cover, when `vis` is known
+    /// to hold the clear word outside its cells), the clear word is not stored again where neither cover
+    /// marks the cell.
+    #[allow(clippy::too_many_arguments)]
+    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>, stale: Option<&Cover>) {
         assert!(self.bufs.iter().all(|b| b.len() == vis.len()), "private buffers of the frame's size");
         let width = width.max(1);
         if let Some(m) = marks {
@@ -151,8 +154,9 @@ impl PrivateBuffers {
                 (None, _, _) => RowImage::None,
             };
             let cells = cover.and_then(|cv| cv.row_cells(y));
+            let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| skip_clean_wanted());
             match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells),
+                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
                 pieces => merge_row_any(out, pieces, c, marks, image, cells),
             }
         });
@@ -241,6 +245,27 @@ pub fn set_fast_clear(on: bool) {
     FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
 }
 
+/// Whether [`PrivateBuffers::merge`] skips storing the clear word where `vis` holds it already: as
+/// [`set_skip_clean`] last set it, else unless `PCV_CPU_SKIP_CLEAN=0`.
+fn skip_clean_wanted() -> bool {
+    match SKIP_CLEAN.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os("PCV_CPU_SKIP_CLEAN").is_none_or(|v| v != "0");
+            SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+static SKIP_CLEAN: AtomicU8 = AtomicU8::new(0);
+
+/// Turns [`skip_clean_wanted`] on or off for the whole process (for benches that alternate it frame
+/// by frame; the same buffers either way).
+pub fn set_skip_clean(on: bool) {
+    SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
+}
+
 /// The image pixel of the clear word `c` as [`finish_block`] writes it, after setting the mark of its
 /// point's group if it has one (as [`finish_block`] would for every pixel of a block of `c`).
 #[inline]
@@ -287,9 +312,11 @@ with_avx512! {
     /// prefetched (with `prefetch`), and the block before it resolved. A block in a cell that `cells`
     /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read; its
     /// pixels all get the clear word's pixel, found once a row ([`clear_pixel`], unless
-    /// [`set_fast_clear`] turned that off: then each is resolved as a drawn block's).
+    /// [`set_fast_clear`] turned that off: then each is resolved as a drawn block's), and it is not
+    /// stored to `out` where `stale` (the row's cells of the last frame's cover, where `out` may hold
+    /// other words) does not mark the cell either.
     #[allow(clippy::too_many_arguments)]
-    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>) {
+    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>, stale: Option<&[u8]>) {
         let mut image = image;
         let n = out.len();
         assert!(a.len() == n && b.len() == n, "row lengths");
@@ -313,8 +340,11 @@ with_avx512! {
                 if let Some((f, l)) = last.take() {
                     finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
                 }
-                for o in &mut out[from..from + len] {
-                    *o.get_mut() = c;
+                // `out` holds `c` already where the last frame's cover (`stale`) does not mark the cell.
+                if marked(stale, from) {
+                    for o in &mut out[from..from + len] {
+                        *o.get_mut() = c;
+                    }
                 }
                 fill_image(&mut image, from, len, px);
                 from += len;
@@ -425,7 +455,7 @@ mod tests {
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
                 let bg = |y: u32| 1000 + y;
-                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None);
+                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None, None);
                 let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
                 assert_eq!(image, want_image, "resolved image");
                 let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
@@ -459,7 +489,7 @@ mod tests {
                         1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
                         _ => RowImage::Packed { image: &mut image },
                     };
-                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None);
+                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None, None);
                     let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
                     assert_eq!(words, want, "{n} pixels, image {kind}, prefetch {prefetch}");
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
@@ -506,7 +536,7 @@ mod tests {
                             1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
                             _ => RowImage::Packed { image: &mut image },
                         };
-                        merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells));
+                        merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells), None);
                         assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                         let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
                         assert!(words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])), "{n} pixels, image {kind}, fast {fast}");
@@ -548,7 +578,7 @@ mod tests {
                 let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..(w * h) as u32).map(|i| i * 3 + 1).collect();
-                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover);
+                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover, None);
                 (rows, vis.iter_mut().map(|v| *v.get_mut()).collect::<Vec<_>>(), image)
             };
             let want = run(None, false);
@@ -621,7 +651,7 @@ mod tests {
                             *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
                         }
                     } else {
-                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None);
+                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None, None);
                     }
                 });
                 t.push(start.elapsed().as_secs_f64() * 1e3);
