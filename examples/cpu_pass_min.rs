@@ -5,7 +5,7 @@
 //! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
 //! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -30,7 +30,9 @@ fn main() {
     let set: fn(bool) = match toggle.as_deref() {
         None | Some("unchecked") => set_unchecked,
         Some("prefetch") => set_prefetch,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch)"),
+        Some("fastclear") => pcv::render::cpu::private::set_fast_clear,
+        Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);

@@ -67,6 +67,11 @@ impl Cover {
         cells.contains(&0).then_some(cells)
     }
 
+    /// The frame's size in pixels (width, height).
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
     /// Marks every cell.
     pub fn mark_all(&mut self) {
         self.cells.fill(1);

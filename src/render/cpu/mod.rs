@@ -106,6 +106,9 @@ pub struct CpuRasterizer {
     slot_spacing: Option<Vec<f32>>,
     /// The visibility passes' per-thread buffers, with few threads ([`private`]).
     private: private::PrivateBuffers,
+    /// After a culled frame's merge with a cover (no splat after it): the cover, outside whose cells
+    /// `vis` holds the clear word, so that the next merge need not store it there again. `None`: unknown.
+    clean: Option<cover::Cover>,
 }
 
 /// Host bytes a streamed point takes at the upload's peak ([`stream_upload`]): positions, colors, the
@@ -379,6 +382,10 @@ impl Rasterizer for CpuRasterizer {
             self.private.release();
         }
         let empty_word = word(clear::FAR_DEPTH_BITS, vis::EMPTY_INDEX);
+        // Where `vis` holds the clear word already (the last culled frame's cover), if of this frame's
+        // size; unknown from here on until this frame ends.
+        let clean = self.clean.take().filter(|c| c.size() == (frame.width_px as usize, frame.height_px as usize));
+        let splats = plan.contains(&Pass::Splat);
         // The merge also resolves when the resolve pass comes right after the draw (no splat between).
         let fuse_resolve = use_private && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
         let mut resolved = false;
@@ -418,7 +425,7 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None)));
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None, None)));
                         resolved = fuse_resolve;
                     } else {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
@@ -430,7 +437,7 @@ impl Rasterizer for CpuRasterizer {
                         vis::vis(&f, positions, private::Dest::Private(&mut self.private));
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None)));
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None, None)));
                         resolved = fuse_resolve;
                     } else {
                         vis::vis(&f, positions, private::Dest::Shared(&self.vis));
@@ -490,7 +497,7 @@ impl Rasterizer for CpuRasterizer {
                     let marks = (!p.groups.is_empty()).then_some(&self.group_marks[..]);
                     if use_private {
                         let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref())));
+                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref(), clean.as_ref())));
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {
                         culled::mark_groups(&self.vis, marks);
@@ -532,6 +539,11 @@ impl Rasterizer for CpuRasterizer {
             }
         }
         self.points_drawn = frame.mode.culls().then_some(points_drawn);
+        // A culled frame merged with a cover and no splat after it (which would swap `vis`): `vis` holds
+        // the clear word outside the cover's cells.
+        if frame.mode.culls() && use_private && !splats {
+            self.clean = cover;
+        }
         self.last = Some(LastFrame {
             clip_from_world: frame.clip_from_world,
             width_px: frame.width_px,
@@ -584,6 +596,54 @@ impl Rasterizer for CpuRasterizer {
 mod tests {
     use super::*;
     use crate::render::FrameParams;
+
+    /// Culled and quant frames one after the other at poses whose covers grow and shrink (so the merge
+    /// skips storing the clear word where the last frame's cover left it, [`CpuRasterizer::clean`]),
+    /// with a vis frame and a frame of another size between: the buffer and image are the vis mode's
+    /// every frame (1 to 3 threads: private buffers, two of them merged in one pass, or more).
+    #[test]
+    fn consecutive_culled_frames_keep_the_vis_buffer() {
+        let cloud = crate::cloud::scene::generate(200_000, 13, false);
+        let scenarios = crate::bench::scenarios(&cloud);
+        for threads in [1usize, 2, 3] {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                let (mut r, mut reference) = (CpuRasterizer::new(), CpuRasterizer::new());
+                r.upload(&cloud).unwrap();
+                reference.upload(&cloud).unwrap();
+                let mut skipped = 0;
+                for round in 0..2 {
+                    for (k, sc) in scenarios.iter().enumerate().chain(scenarios.iter().enumerate().rev()) {
+                        let (w, h) = if round == 1 && k == 2 { (200u32, 120u32) } else { (320, 180) };
+                        let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+                        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+                        let mut want = vec![0u32; frame.num_pixels()];
+                        reference.render(&frame.with_mode(RenderMode::Vis), Target::Host(&mut want)).unwrap();
+                        let want_depth = reference.depth_bits();
+                        let mode = if k % 2 == 0 { RenderMode::Culled } else { RenderMode::Quant };
+                        if mode == RenderMode::Culled {
+                            skipped += r.clean.as_ref().is_some_and(|c| c.cells.contains(&0)) as u32;
+                            let mut px = vec![0u32; frame.num_pixels()];
+                            r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
+                            assert!(px == want && r.depth_bits() == want_depth, "{threads} threads, round {round}, pose {}", sc.name);
+                        } else {
+                            // The quant mode's own buffer differs from vis; check it keeps the clean state right by
+                            // drawing it twice and comparing.
+                            let (mut a, mut b) = (vec![0u32; frame.num_pixels()], vec![1u32; frame.num_pixels()]);
+                            r.render(&frame.with_mode(mode), Target::Host(&mut a)).unwrap();
+                            let d = r.depth_bits();
+                            r.render(&frame.with_mode(mode), Target::Host(&mut b)).unwrap();
+                            assert!(a == b && d == r.depth_bits(), "quant twice, {threads} threads, pose {}", sc.name);
+                        }
+                        if round == 1 && k == 3 {
+                            let mut px = vec![0u32; frame.num_pixels()];
+                            r.render(&frame.with_mode(RenderMode::Vis), Target::Host(&mut px)).unwrap();
+                        }
+                    }
+                }
+                assert!(threads > 2 || skipped > 0, "some merges had a last cover with cells to skip ({threads} threads)");
+            });
+        }
+    }
 
     /// The split layout (positions and colors in Morton order, no 16-byte copy) draws what a plain
     /// loop over the uploaded cloud's own points gives: the reference's depth buffer and the packed

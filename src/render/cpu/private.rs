@@ -117,8 +117,11 @@ impl PrivateBuffers {
     /// payloads are point indices, [`group_points`](super::preprocess::group_points) a group) after clearing every mark; with
     /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]). With `cover`, the
     /// pixels of cells it does not mark are not read (no task drew there, so every buffer holds
-    /// `u64::MAX`): they get the clear word.
-    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>) {
+    /// `u64::MAX`): they get the clear word. With `stale` (the last frame's cover, when `vis` is known
+    /// to hold the clear word outside its cells), the clear word is not stored again where neither cover
+    /// marks the cell.
+    #[allow(clippy::too_many_arguments)]
+    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>, stale: Option<&Cover>) {
         assert!(self.bufs.iter().all(|b| b.len() == vis.len()), "private buffers of the frame's size");
         let width = width.max(1);
         if let Some(m) = marks {
@@ -151,8 +154,9 @@ impl PrivateBuffers {
                 (None, _, _) => RowImage::None,
             };
             let cells = cover.and_then(|cv| cv.row_cells(y));
+            let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| skip_clean_wanted());
             match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells),
+                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
                 pieces => merge_row_any(out, pieces, c, marks, image, cells),
             }
         });
@@ -220,6 +224,71 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
     }
 }
 
+/// Whether [`merge_row2`] writes the blocks of cells the cover does not mark without resolving each
+/// pixel ([`clear_pixel`]): as [`set_fast_clear`] last set it, else unless `PCV_CPU_FAST_CLEAR=0`.
+fn fast_clear_wanted() -> bool {
+    match FAST_CLEAR.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os("PCV_CPU_FAST_CLEAR").is_none_or(|v| v != "0");
+            FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+static FAST_CLEAR: AtomicU8 = AtomicU8::new(0);
+
+/// Turns [`fast_clear_wanted`] on or off for the whole process (for benches that alternate it frame
+/// by frame; the same buffers and images either way).
+pub fn set_fast_clear(on: bool) {
+    FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
+}
+
+/// Whether [`PrivateBuffers::merge`] skips storing the clear word where `vis` holds it already: as
+/// [`set_skip_clean`] last set it, else unless `PCV_CPU_SKIP_CLEAN=0`.
+fn skip_clean_wanted() -> bool {
+    match SKIP_CLEAN.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os("PCV_CPU_SKIP_CLEAN").is_none_or(|v| v != "0");
+            SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+static SKIP_CLEAN: AtomicU8 = AtomicU8::new(0);
+
+/// Turns [`skip_clean_wanted`] on or off for the whole process (for benches that alternate it frame
+/// by frame; the same buffers either way).
+pub fn set_skip_clean(on: bool) {
+    SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
+}
+
+/// The image pixel of the clear word `c` as [`finish_block`] writes it, after setting the mark of its
+/// point's group if it has one (as [`finish_block`] would for every pixel of a block of `c`).
+#[inline]
+fn clear_pixel(c: u64, marks: Option<&[AtomicU8]>, image: &RowImage<'_>) -> u32 {
+    let mut one = [0u32; 1];
+    let mut probe = match image {
+        RowImage::None => RowImage::None,
+        RowImage::Index { colors, background, .. } => RowImage::Index { colors, background: *background, image: &mut one },
+        RowImage::Packed { .. } => RowImage::Packed { image: &mut one },
+    };
+    finish_block(&[c], 0, marks, &mut probe);
+    one[0]
+}
+
+/// Writes `px` to pixels `from..from + len` of the row's image (if it has one).
+#[inline(always)]
+fn fill_image(image: &mut RowImage<'_>, from: usize, len: usize, px: u32) {
+    match image {
+        RowImage::None => {}
+        RowImage::Index { image, .. } | RowImage::Packed { image } => image[from..from + len].fill(px),
+    }
+}
+
 /// Asks the cache for the colors of the points of `words` (a hint).
 #[inline(always)]
 fn prefetch_colors(words: &[u64], image: &RowImage<'_>) {
@@ -241,14 +310,20 @@ with_avx512! {
     /// reset to `u64::MAX`, the marks set and the image written ([`PrivateBuffers::merge`]). By blocks
     /// of [`MERGE_BLOCK`] pixels: a block's words are made on the stack, stored to `out`, its colors
     /// prefetched (with `prefetch`), and the block before it resolved. A block in a cell that `cells`
-    /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read.
+    /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read; its
+    /// pixels all get the clear word's pixel, found once a row ([`clear_pixel`], unless
+    /// [`set_fast_clear`] turned that off: then each is resolved as a drawn block's), and it is not
+    /// stored to `out` where `stale` (the row's cells of the last frame's cover, where `out` may hold
+    /// other words) does not mark the cell either.
     #[allow(clippy::too_many_arguments)]
-    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>) {
+    fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>, stale: Option<&[u8]>) {
         let mut image = image;
         let n = out.len();
         assert!(a.len() == n && b.len() == n, "row lengths");
         let mut blocks = [[0u64; MERGE_BLOCK]; 2];
         let mut last: Option<(usize, usize)> = None;
+        // A block of clear words, resolved once for the row (with a cover and `fast_clear_wanted`).
+        let clear_px = (cells.is_some() && fast_clear_wanted()).then(|| clear_pixel(c, marks, &image));
         let mut from = 0;
         while from < n {
             let len = MERGE_BLOCK.min(n - from);
@@ -259,6 +334,21 @@ with_avx512! {
                     *w = c.min(*a).min(*b);
                     (*a, *b) = (u64::MAX, u64::MAX);
                 }
+            } else if let Some(px) = clear_px {
+                // Nothing drawn here: the clear word, its pixel, no mark to set (done once above). The
+                // block in flight is finished first (the ring's slots stay those of consecutive blocks).
+                if let Some((f, l)) = last.take() {
+                    finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
+                }
+                // `out` holds `c` already where the last frame's cover (`stale`) does not mark the cell.
+                if marked(stale, from) {
+                    for o in &mut out[from..from + len] {
+                        *o.get_mut() = c;
+                    }
+                }
+                fill_image(&mut image, from, len, px);
+                from += len;
+                continue;
             } else {
                 words.fill(c);
             }
@@ -269,7 +359,7 @@ with_avx512! {
                 prefetch_colors(words, &image);
             }
             if let Some((f, l)) = last {
-                finish_block(&blocks[k ^ 1][..l], f, marks, &mut image);
+                finish_block(&blocks[(f / MERGE_BLOCK) & 1][..l], f, marks, &mut image);
             }
             last = Some((from, len));
             from += len;
@@ -365,7 +455,7 @@ mod tests {
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
                 let bg = |y: u32| 1000 + y;
-                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None);
+                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None, None);
                 let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
                 assert_eq!(image, want_image, "resolved image");
                 let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
@@ -399,7 +489,7 @@ mod tests {
                         1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
                         _ => RowImage::Packed { image: &mut image },
                     };
-                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None);
+                    merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None, None);
                     let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
                     assert_eq!(words, want, "{n} pixels, image {kind}, prefetch {prefetch}");
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
@@ -415,6 +505,47 @@ mod tests {
                     got.push((words, image));
                 }
                 assert_eq!(got[0], got[1]);
+            }
+        }
+    }
+
+    /// With a row's cells (every other one marked, words only there), the blocks of unmarked cells
+    /// written at once (the clear word's pixel and mark, [`clear_pixel`]) give the words, image and
+    /// marks of resolving them pixel by pixel, for each kind of image, a clear word with and without a
+    /// point (whose group's mark must then be set), at row lengths around the cells' width.
+    #[test]
+    fn fast_clear_blocks_are_the_resolved_ones() {
+        let colors: Vec<u32> = (0..3000).map(|i| i * 5 + 1).collect();
+        for n in [1usize, 63, 64, 65, 128, 200, 257] {
+            let cells: Vec<u8> = (0..n.div_ceil(CELL_W_PX)).map(|k| (k % 2 == 0) as u8).collect();
+            let drawn = |j: usize| cells[j / CELL_W_PX] != 0;
+            let a0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 900) as u64) }).collect();
+            let b0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 900) as u64) }).collect();
+            // The clear word: no point, or (as a packed clear word's color) a payload in group 9.
+            for c in [word(99, EMPTY_PAYLOAD), word(99, 9 * group_points() as u64 + 3)] {
+                for kind in 0..3 {
+                    let mut got = Vec::new();
+                    for fast in [false, true] {
+                        set_fast_clear(fast);
+                        let (mut a, mut b) = (a0.clone(), b0.clone());
+                        let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
+                        let marks: Vec<AtomicU8> = (0..12).map(|_| AtomicU8::new(0)).collect();
+                        let mut image = vec![0u32; n];
+                        let row = match kind {
+                            0 => RowImage::None,
+                            1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
+                            _ => RowImage::Packed { image: &mut image },
+                        };
+                        merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells), None);
+                        assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
+                        let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
+                        assert!(words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])), "{n} pixels, image {kind}, fast {fast}");
+                        got.push((words, image, marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>()));
+                    }
+                    set_fast_clear(true);
+                    assert!(got[0] == got[1], "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ");
+                    assert!(word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1, "the clear word's group marked");
+                }
             }
         }
     }
@@ -447,7 +578,7 @@ mod tests {
                 let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..(w * h) as u32).map(|i| i * 3 + 1).collect();
-                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover);
+                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover, None);
                 (rows, vis.iter_mut().map(|v| *v.get_mut()).collect::<Vec<_>>(), image)
             };
             let want = run(None, false);
@@ -520,7 +651,7 @@ mod tests {
                             *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
                         }
                     } else {
-                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None);
+                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None, None);
                     }
                 });
                 t.push(start.elapsed().as_secs_f64() * 1e3);
