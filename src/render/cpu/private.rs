@@ -227,14 +227,7 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
 /// Whether [`merge_row2`] writes the blocks of cells the cover does not mark without resolving each
 /// pixel ([`clear_pixel`]): as [`set_fast_clear`] last set it, else unless `PCV_CPU_FAST_CLEAR=0`.
 fn fast_clear_wanted() -> bool {
-    match FAST_CLEAR.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os("PCV_CPU_FAST_CLEAR").is_none_or(|v| v != "0");
-            FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
-            on
-        }
-        v => v == 2,
-    }
+    super::scatter::switch(&FAST_CLEAR, "PCV_CPU_FAST_CLEAR")
 }
 
 static FAST_CLEAR: AtomicU8 = AtomicU8::new(0);
@@ -248,14 +241,7 @@ pub fn set_fast_clear(on: bool) {
 /// Whether [`PrivateBuffers::merge`] skips storing the clear word where `vis` holds it already: as
 /// [`set_skip_clean`] last set it, else unless `PCV_CPU_SKIP_CLEAN=0`.
 fn skip_clean_wanted() -> bool {
-    match SKIP_CLEAN.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os("PCV_CPU_SKIP_CLEAN").is_none_or(|v| v != "0");
-            SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
-            on
-        }
-        v => v == 2,
-    }
+    super::scatter::switch(&SKIP_CLEAN, "PCV_CPU_SKIP_CLEAN")
 }
 
 static SKIP_CLEAN: AtomicU8 = AtomicU8::new(0);

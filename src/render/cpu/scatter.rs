@@ -288,7 +288,7 @@ pub fn set_prefetch(on: bool) {
 static PREFETCH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// A switch's state (0 not asked yet, 1 off, 2 on): on unless the environment variable `name` is `0`.
-fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
+pub(super) fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
     match state.load(Ordering::Relaxed) {
         0 => {
             let on = std::env::var_os(name).is_none_or(|v| v != "0");
