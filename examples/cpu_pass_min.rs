@@ -3,9 +3,10 @@
 //! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle S`
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
 //! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
-//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]).
+//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `fasthzb`, the depth pyramid's
+//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -32,7 +33,8 @@ fn main() {
         Some("prefetch") => set_prefetch,
         Some("fastclear") => pcv::render::cpu::private::set_fast_clear,
         Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean)"),
+        Some("fasthzb") => pcv::render::cpu::hzb::set_fast_cover,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);

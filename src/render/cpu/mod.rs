@@ -465,7 +465,7 @@ impl Rasterizer for CpuRasterizer {
                     self.hzb.resize(hzb_params.total as usize, 0);
                     if use_private {
                         let (private, w) = (&self.private, frame.width_px as usize);
-                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))), &mut self.hzb);
+                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, cover.as_ref().map(|c| (c, clear::FAR_DEPTH_BITS)), |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))), &mut self.hzb);
                     } else {
                         let vis = &self.vis;
                         let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
