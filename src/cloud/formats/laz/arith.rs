@@ -154,7 +154,10 @@ impl<'a> Decoder<'a> {
             let sym = m.mps;
             let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
             self.renorm(v, y.wrapping_sub(x));
-            m.dc[sym as usize].count += 1;
+            debug_assert!((sym as usize) < m.dc.len());
+            // SAFETY: `mps` is a symbol (`update` sets it to one, below `symbols`; `dc` has `symbols` + 1
+            // entries): no bounds check on the most probable symbol's path.
+            unsafe { m.dc.get_unchecked_mut(sym as usize).count += 1 };
             m.until_update -= 1;
             if m.until_update == 0 {
                 m.update();

@@ -76,7 +76,7 @@ super::with_bmi! {
 }
 
 #[inline(always)]
-pub(super) fn run_in<const RGB: bool, const NIR: bool>(
+pub(super) fn run_in<const RGB: bool, const NIR: bool, const SIMD: bool>(
     bytes: &[u8],
     layout: Layout,
     points: usize,
@@ -140,7 +140,7 @@ pub(super) fn run_in<const RGB: bool, const NIR: bool>(
                 continue;
             }
             let (head, tail) = rec.split_at_mut(30);
-            let context = p14.next(head.try_into().expect("30 bytes"));
+            let context = p14.next::<SIMD>(head.try_into().expect("30 bytes"));
             let tail = match rgb.as_mut() {
                 Some(rgb) => {
                     let (c, t) = tail.split_at_mut(6);

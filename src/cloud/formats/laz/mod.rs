@@ -135,7 +135,9 @@ pub(crate) fn has_bmi() -> bool {
 /// `fn name<const A: bool, ...>(args) -> ret` that calls `inner::<A, ...>(args)` (an `#[inline(always)]`
 /// decode loop) compiled for LZCNT, BMI1, BMI2 and AVX2 where the CPU has them ([`has_bmi`]), else as
 /// baseline code: the same source compiled twice, the same records either way (as `simd::with_fma!`
-/// does for the raster loops). `inner` stays callable on its own: the tests compare both builds.
+/// does for the raster loops). `inner` takes one more const, `SIMD`: `true` in the LZCNT/BMI/AVX2 build
+/// (code there may use SSE4.1 and AVX2 intrinsics), `false` in the baseline one. `inner` stays callable
+/// on its own (with `SIMD` false): the tests compare both builds.
 macro_rules! with_bmi {
     ($(#[$meta:meta])* fn $name:ident = $inner:ident::<$(const $g:ident),*>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {
         $(#[$meta])*
@@ -143,7 +145,7 @@ macro_rules! with_bmi {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "lzcnt,bmi1,bmi2,avx2")]
             unsafe fn bmi<$(const $g: bool),*>($($arg: $ty),*) -> $ret {
-                $inner::<$($g),*>($($arg),*)
+                $inner::<$($g,)* true>($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
             if $crate::cloud::formats::laz::has_bmi() {
@@ -151,7 +153,7 @@ macro_rules! with_bmi {
                 // `bmi` is compiled for.
                 return unsafe { bmi::<$($g),*>($($arg),*) };
             }
-            $inner::<$($g),*>($($arg),*)
+            $inner::<$($g,)* false>($($arg),*)
         }
     };
 }
@@ -163,7 +165,7 @@ with_bmi! {
 }
 
 #[inline(always)]
-fn run_in<const GPS: bool, const RGB: bool>(
+fn run_in<const GPS: bool, const RGB: bool, const SIMD: bool>(
     bytes: &[u8],
     items: Items,
     points: usize,
@@ -202,7 +204,7 @@ fn run_in<const GPS: bool, const RGB: bool>(
         }
         for (i, rec) in records.enumerate() {
             let (head, tail) = rec.split_at_mut(20);
-            p.next(&mut d, head.try_into().expect("20 bytes"));
+            p.next::<SIMD>(&mut d, head.try_into().expect("20 bytes"));
             let tail = if GPS {
                 let (g, t) = tail.split_at_mut(8);
                 gps.next(&mut d, g.try_into().expect("8 bytes"));

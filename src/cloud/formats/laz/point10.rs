@@ -83,8 +83,8 @@ impl Median5 {
         let high = self.high;
         // The 4 kept values by an offset (LLVM made `if high { s[i] } else { s[i + 1] }` a branch, which
         // mispredicted about once in two additions), read as one 4-lane load; the rest as 4-lane
-        // maxima and minima (`vpmaxsd`/`vpminsd` in the AVX2 build of the decode loops, where LLVM
-        // left the element-wise form scalar: 35 instructions an addition before).
+        // maxima and minima (the baseline build; the decode loops' AVX2 build runs `add_sse41`, the same
+        // steps as intrinsics: LLVM left this form scalar there, ~37 instructions an addition).
         let o = (!high) as usize;
         let a: [i32; 4] = self.values[o..o + 4].try_into().expect("4 values");
         let mx: [i32; 4] = std::array::from_fn(|i| a[i].max(v));
@@ -92,6 +92,42 @@ impl Median5 {
         let lo: [i32; 4] = std::array::from_fn(|i| a[i].min(up[i]));
         self.values = [lo[0], lo[1], lo[2], lo[3], mx[3]];
         self.high = (v < s[2]) | (!high & (v == s[2]));
+    }
+
+    /// [`Self::add`], with SSE4.1 where `SIMD` (only in the decode loops' `with_bmi!` build, which runs
+    /// where the CPU has AVX2).
+    #[inline(always)]
+    pub(super) fn add_in<const SIMD: bool>(&mut self, v: i32) {
+        #[cfg(target_arch = "x86_64")]
+        if SIMD {
+            // SAFETY: `SIMD` is true only in the `with_bmi!` build, which runs where the CPU has AVX2
+            // (so SSE4.1).
+            return unsafe { self.add_sse41(v) };
+        }
+        self.add(v)
+    }
+
+    /// [`Self::add`] with SSE4.1 intrinsics (LLVM left the 4-lane form scalar in Point10's loop: ~37
+    /// instructions an addition): the 4 kept values in one register, their maxima with `v`, those
+    /// shifted up a lane with `v` first (`palignr`), the minima; the largest maximum is the 5th value.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.1")]
+    #[inline]
+    unsafe fn add_sse41(&mut self, v: i32) {
+        use std::arch::x86_64::*;
+        let (high, s2) = (self.high, self.values[2]);
+        let o = (!high) as usize;
+        // SAFETY: o ≤ 1: values o..o + 4 of the 5 are read (unaligned).
+        let a = unsafe { _mm_loadu_si128(self.values.as_ptr().add(o).cast()) };
+        let vv = _mm_set1_epi32(v);
+        let mx = _mm_max_epi32(a, vv);
+        // [v, mx0, mx1, mx2]: bytes 12..28 of vv (low) and mx (high).
+        let up = _mm_alignr_epi8::<12>(mx, vv);
+        let lo = _mm_min_epi32(a, up);
+        // SAFETY: the first 4 of the 5 values are written (unaligned).
+        unsafe { _mm_storeu_si128(self.values.as_mut_ptr().cast(), lo) };
+        self.values[4] = _mm_extract_epi32::<3>(mx);
+        self.high = (v < s2) | (!high & (v == s2));
     }
 }
 
@@ -162,7 +198,7 @@ impl Point10 {
 
     /// Decodes the next point into `out`.
     #[inline(always)]
-    pub fn next(&mut self, d: &mut Decoder, out: &mut [u8; 20]) {
+    pub fn next<const SIMD: bool>(&mut self, d: &mut Decoder, out: &mut [u8; 20]) {
         let changed = d.symbol(&mut self.changed);
         let (m, l, n1): (usize, usize, usize);
         if changed != 0 {
@@ -196,13 +232,13 @@ impl Point10 {
 
         let diff = self.ic_dx.decode(d, self.x_diff_median[m].get(), n1);
         self.x = self.x.wrapping_add(diff);
-        self.x_diff_median[m].add(diff);
+        self.x_diff_median[m].add_in::<SIMD>(diff);
 
         let k = self.ic_dx.k;
         let context = n1 + if k < 20 { (k & !1) as usize } else { 20 };
         let diff = self.ic_dy.decode(d, self.y_diff_median[m].get(), context);
         self.y = self.y.wrapping_add(diff);
-        self.y_diff_median[m].add(diff);
+        self.y_diff_median[m].add_in::<SIMD>(diff);
 
         let k = (self.ic_dx.k + self.ic_dy.k) / 2;
         let context = n1 + if k < 18 { (k & !1) as usize } else { 18 };
@@ -290,13 +326,19 @@ mod tests {
         // Values from a few narrow ranges (many ties) and the full i32 range, 200 000 additions each.
         let mut seed = 0x1234_5678_9ABC_DEF0u64;
         for range in [3u64, 17, 1000, 1 << 32] {
-            let (mut a, mut b) = (Median5::NEW, Median5::NEW);
+            let (mut a, mut b, mut c) = (Median5::NEW, Median5::NEW, Median5::NEW);
             for i in 0..200_000 {
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let v = ((seed >> 32) % range) as i64 - (range / 2) as i64;
                 let v = v as i32;
                 a.add(v);
                 laszip_add(&mut b, v);
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("sse4.1") {
+                    // SAFETY: the CPU has SSE4.1 (checked just above).
+                    unsafe { c.add_sse41(v) };
+                    assert_eq!((c.values, c.high), (b.values, b.high), "SSE4.1: range {range}, addition {i} of {v}");
+                }
                 assert_eq!((a.values, a.high), (b.values, b.high), "range {range}, addition {i} of {v}");
                 assert_eq!(a.get(), b.get());
             }

@@ -297,7 +297,7 @@ impl<'a> Point14<'a> {
     /// Decodes the next point into `out`; gives the context of the items that follow (the new scanner
     /// channel where it changed, else 0).
     #[inline(always)]
-    pub fn next(&mut self, out: &mut [u8; 30]) -> usize {
+    pub fn next<const SIMD: bool>(&mut self, out: &mut [u8; 30]) -> usize {
         let [xy, dz, dclass, dflags, dint, dangle, duser, dsource, dgps] = &mut self.d;
         let on = self.on;
         let mut item_context = 0;
@@ -356,13 +356,13 @@ impl<'a> Point14<'a> {
         let idx = (m << 1) | gps_time_changed as usize;
         let diff = ctx.dx.decode(xy, ctx.last_x_diff_median5[idx].get(), single);
         ctx.last.x = ctx.last.x.wrapping_add(diff);
-        ctx.last_x_diff_median5[idx].add(diff);
+        ctx.last_x_diff_median5[idx].add_in::<SIMD>(diff);
 
         let kx = ctx.dx.k;
         let c = single + if kx < 20 { (kx & !1) as usize } else { 20 };
         let diff = ctx.dy.decode(xy, ctx.last_y_diff_median5[idx].get(), c);
         ctx.last.y = ctx.last.y.wrapping_add(diff);
-        ctx.last_y_diff_median5[idx].add(diff);
+        ctx.last_y_diff_median5[idx].add_in::<SIMD>(diff);
 
         if on[Z] {
             let kb = (ctx.dx.k + ctx.dy.k) / 2;

@@ -6,6 +6,7 @@
 //! blue differ from red; each changed byte is a correction of a prediction (red: its last value; green
 //! and blue: their last value moved by red's change, clamped to a byte). Extra bytes: each byte is its
 //! last value plus a symbol of that byte's model.
+//! The predictions are clamped to a byte by a table of 768 entries (one load) instead of compares.
 use super::arith::{Decoder, Model};
 
 /// The models of LASzip's RGB coding (version 2, and version 3 per scanner channel context).
@@ -27,9 +28,24 @@ pub(crate) struct Rgb {
     models: RgbModels,
 }
 
+/// `CLAMP_U8[v + 256]` is `v` clamped to a byte, for `v` in -256..512.
+static CLAMP_U8: [u8; 768] = {
+    let mut t = [0u8; 768];
+    let mut i = 0;
+    while i < 768 {
+        t[i] = if i < 256 { 0 } else if i < 512 { (i - 256) as u8 } else { 255 };
+        i += 1;
+    }
+    t
+};
+
+/// A prediction clamped to a byte: `v` is a byte plus a difference of two bytes (or half the sum of
+/// two such differences), so in -255..=510, and one table load replaces the two compares and moves.
 #[inline(always)]
 fn clamp_u8(v: i32) -> u8 {
-    v.clamp(0, 255) as u8
+    debug_assert!((-256..512).contains(&v));
+    // SAFETY: every caller's `v` is a byte plus a value in -255..=255 (above): `v + 256` is in 1..=766.
+    unsafe { *CLAMP_U8.get_unchecked((v + 256) as usize) }
 }
 
 /// Decodes a color against the last one, `last` (LASzip's version 2 coding, also version 3's).
@@ -113,6 +129,17 @@ impl ExtraBytes {
         for ((last, m), o) in self.last.iter_mut().zip(self.models.iter_mut()).zip(out.iter_mut()) {
             *last = last.wrapping_add(d.symbol(m) as u8);
             *o = *last;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The clamp table gives `clamp(0, 255)` over its whole range (the predictions' -255..=510 and the ends).
+    #[test]
+    fn clamp_table_matches_clamp() {
+        for v in -256..512 {
+            assert_eq!(super::clamp_u8(v), v.clamp(0, 255) as u8, "v = {v}");
         }
     }
 }

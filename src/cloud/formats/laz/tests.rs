@@ -419,10 +419,10 @@ fn bmi_and_baseline_loops_decode_alike() {
                         let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
                         let mut b = Vec::new();
                         let rb = match (items.gps, items.rgb) {
-                            (false, false) => super::run_in::<false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, false) => super::run_in::<true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (false, true) => super::run_in::<false, true>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, true) => super::run_in::<true, true>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, false) => super::run_in::<false, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, false) => super::run_in::<true, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, true) => super::run_in::<false, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, true) => super::run_in::<true, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
                         };
                         ((a, ra), (b, rb))
                     } else {
@@ -432,9 +432,9 @@ fn bmi_and_baseline_loops_decode_alike() {
                         let ra = super::decode_layered_chunk(bytes, layout, c.points, sel, 700, &mut s1, &mut |p| a.extend_from_slice(p));
                         let mut b = Vec::new();
                         let rb = match (layout.rgb, layout.nir) {
-                            (false, _) => super::layered::run_in::<false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, false) => super::layered::run_in::<true, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, true) => super::layered::run_in::<true, true>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, _) => super::layered::run_in::<false, false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, false) => super::layered::run_in::<true, false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (true, true) => super::layered::run_in::<true, true, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
                         };
                         ((a, ra), (b, rb))
                     };
