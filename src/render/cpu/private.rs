@@ -470,11 +470,7 @@ mod tests {
                     let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                     let marks: Vec<AtomicU8> = (0..8).map(|_| AtomicU8::new(0)).collect();
                     let mut image = vec![0u32; n];
-                    let row = match kind {
-                        0 => RowImage::None,
-                        1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
-                        _ => RowImage::Packed { image: &mut image },
-                    };
+                    let row = row_image(kind, &colors, &mut image);
                     merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, prefetch, None, None);
                     let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
                     assert_eq!(words, want, "{n} pixels, image {kind}, prefetch {prefetch}");
@@ -492,6 +488,15 @@ mod tests {
                 }
                 assert_eq!(got[0], got[1]);
             }
+        }
+    }
+
+    /// The row image of the merge tests' `kind`: 0 none, 1 colors by index (background 5), 2 packed.
+    fn row_image<'a>(kind: i32, colors: &'a [u32], image: &'a mut [u32]) -> RowImage<'a> {
+        match kind {
+            0 => RowImage::None,
+            1 => RowImage::Index { colors, background: 5, image },
+            _ => RowImage::Packed { image },
         }
     }
 
@@ -517,11 +522,7 @@ mod tests {
                         let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                         let marks: Vec<AtomicU8> = (0..12).map(|_| AtomicU8::new(0)).collect();
                         let mut image = vec![0u32; n];
-                        let row = match kind {
-                            0 => RowImage::None,
-                            1 => RowImage::Index { colors: &colors, background: 5, image: &mut image },
-                            _ => RowImage::Packed { image: &mut image },
-                        };
+                        let row = row_image(kind, &colors, &mut image);
                         merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells), None);
                         assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                         let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
