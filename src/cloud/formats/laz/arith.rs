@@ -6,8 +6,8 @@
 //! model's decoder table, and searches the few symbols the table entry leaves open. The symbol found is
 //! the one LASzip's encoder wrote whatever table is used (the table only narrows the search: the symbol
 //! is the last one whose cumulative frequency is ≤ the quotient), so the tables here are finer than
-//! LASzip's (4 table entries per symbol up to 2^11 entries, and for small models too, where LASzip
-//! bisects with multiplications): most symbols need no search at all. A model whose most probable
+//! LASzip's (4 table entries per symbol up to 2^11 entries, 8 for models of up to 64 symbols, and for
+//! small models too, where LASzip bisects with multiplications): most symbols need no search at all. A model whose most probable
 //! symbol holds ≥ 3/8 of the probability checks that symbol first with a multiplication, beside the
 //! division. Renormalization reads the next 4 bytes at once and shifts in as many as `length` needs. Model updates (counts halved
 //! past 2^15, distribution rescaled, table rebuilt) follow LASzip's schedule exactly, in one pass over
@@ -391,6 +391,16 @@ struct Dc {
     count: u32,
 }
 
+/// Models of up to this many symbols get 8 decoder table entries per symbol, the others 4. The
+/// integer decoders' bit-count models (17 and 33 symbols, 3–4 a point) and Point10's changed-fields
+/// model (64) decode most of the symbols that take the division: with twice the entries, half as many
+/// quotients land in an entry shared by two symbols, whose search branch mispredicts (the most
+/// mispredicted branch with the most-probable-symbol check: ~1.6 a point in cachegrind's model).
+/// In-process A/B against 4 per symbol: format 3 0.967–0.989, format 7 0.948–0.978 (+0.15 % instructions);
+/// 16 per symbol or 8 up to 128 symbols measured no better, 8 for every model worse (+1.8 %
+/// instructions, format 3 1.004–1.027: the 256-symbol models' 2 KiB tables) (results/2026-12-02-laz13-s13.md).
+const FINE_TABLE_SYMBOLS: usize = 64;
+
 /// Spare table entries past the end: `update` writes 8 entries at a time.
 const TABLE_PAD: usize = 8;
 
@@ -433,9 +443,10 @@ impl<T: Entry> Model<T> {
     #[cold]
     fn build(&mut self) {
         let n = self.symbols as usize;
-        // 4 table entries per symbol, 8 to 2^11 in all.
+        // 8 to 2^11 table entries in all: 4 per symbol, 8 for models of up to `FINE_TABLE_SYMBOLS`.
+        let per_symbol = if n <= FINE_TABLE_SYMBOLS { 8 } else { 4 };
         let mut bits = 3;
-        while bits < 11 && (1usize << bits) < 4 * n {
+        while bits < 11 && (1usize << bits) < per_symbol * n {
             bits += 1;
         }
         self.table_shift = DM_LENGTH_SHIFT - bits;
