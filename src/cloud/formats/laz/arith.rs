@@ -752,12 +752,25 @@ mod tests {
 
     #[test]
     fn table_gives_the_searched_symbol() {
-        for symbols in [2u32, 3, 6, 17, 33, 64, 255, 256] {
+        for symbols in [2u32, 3, 6, 17, 33, 64, 65, 128, 255, 256] {
             check_table::<u8>(symbols);
             check_table::<u16>(symbols);
         }
         for symbols in [257u32, 516, 2048] {
             check_table::<u16>(symbols);
+        }
+    }
+
+    /// Models of up to [`FINE_TABLE_SYMBOLS`] symbols get 8 table entries a symbol, larger ones 4, 8 to 2^11
+    /// entries in all (a power of 2).
+    #[test]
+    fn table_sizes_follow_the_symbol_count() {
+        let sizes = [(2u32, 16usize), (3, 32), (17, 256), (33, 512), (64, 512), (65, 512), (128, 512), (129, 1024), (256, 1024), (257, 2048), (516, 2048), (2048, 2048)];
+        for (symbols, entries) in sizes {
+            let mut m = Model::<u16>::new(symbols);
+            m.build();
+            assert_eq!(m.table_size(), entries, "{symbols} symbols");
+            assert_eq!(m.table.len(), entries + 2 + TABLE_PAD, "{symbols} symbols");
         }
     }
 
