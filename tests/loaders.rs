@@ -228,6 +228,28 @@ fn las_extra_bytes_are_skipped() {
     }
 }
 
+/// Points whose coordinate overflows to infinity are dropped, in a LAZ of several chunks as in the LAS
+/// it came from: each LAZ chunk is placed at its offset by the worker that decoded it, and the gaps the
+/// dropped points leave in every chunk are closed, keeping the order.
+#[test]
+fn dropped_points_leave_no_gaps_in_multi_chunk_laz() {
+    // 120 000 points: three chunks of the `las` crate's 50 000. Every 7th point's x is 2 000 km away
+    // (X = 2·10^9 at the 1 mm scale); the others sit at x = the offset exactly (X = 0). The x scale is
+    // then set to 1e300, so the far ones overflow to infinity and the rest stay at the offset.
+    let mut pts = points(120_000, UTM);
+    for (i, p) in pts.iter_mut().enumerate() {
+        p.xyz[0] = if i % 7 == 3 { UTM[0] + 2.0e6 } else { UTM[0] };
+    }
+    let kept: Vec<Pt> = pts.iter().enumerate().filter(|(i, _)| i % 7 != 3).map(|(_, p)| *p).collect();
+    for laz in [false, true] {
+        let mut bytes = las(&pts, 2, 3, laz, UTM, las_rgb16);
+        bytes[131..139].copy_from_slice(&1e300f64.to_le_bytes());
+        let name = if laz { "inf.laz" } else { "inf.las" };
+        let c = load_one(name, &bytes);
+        check(name, &c, &kept, ALL);
+    }
+}
+
 #[test]
 fn las_with_8_bit_colors_in_16_bit_fields_is_detected() {
     let pts = points(1000, UTM);

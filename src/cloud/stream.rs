@@ -296,9 +296,11 @@ pub trait ChunkSource: Sync {
     fn job_points(&self, job: usize) -> u64;
     /// Points it is safe to reserve room for before decoding: bounded by the file's size.
     fn reserve_points(&self) -> u64;
-    /// Whether every job holds exactly [`ChunkSource::job_points`] records (fixed-size records whose
-    /// count the header declared and opening checked): a sink may then place each job's points at a
-    /// known offset (see [`Placement`]).
+    /// Whether every job holds exactly [`ChunkSource::job_points`] records or fails to decode (fixed-size
+    /// records whose count the header declared and opening checked; LAZ chunks, whose decoder stops at
+    /// the declared count), with a total within [`ChunkSource::reserve_points`]: a sink may then place
+    /// each job's points at a known offset (see [`Placement`]; points dropped as non-finite leave gaps
+    /// that are closed afterwards).
     fn exact_jobs(&self) -> bool {
         false
     }

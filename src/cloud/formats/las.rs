@@ -674,7 +674,13 @@ impl ChunkSource for LasSource<'_> {
     }
 
     fn exact_jobs(&self) -> bool {
-        matches!(self.body, Body::Las { .. })
+        match &self.body {
+            Body::Las { .. } => true,
+            // Every chunk decodes exactly the points its entry declares or fails (`laz_chunk_pieces`),
+            // so the workers may place chunks at their offsets wherever the entries' total is within
+            // what the file's size allows (a lying table takes the appending path, which grows).
+            Body::Laz { chunks, .. } => chunks.iter().map(|c| c.points as u64).sum::<u64>() <= self.reserve_points(),
+        }
     }
 
     fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
