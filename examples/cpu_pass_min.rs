@@ -34,7 +34,8 @@ fn main() {
         Some("fastclear") => pcv::render::cpu::private::set_fast_clear,
         Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
         Some("fasthzb") => pcv::render::cpu::hzb::set_fast_cover,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb)"),
+        Some("rare") => pcv::render::cpu::scatter::set_rare_wins,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);

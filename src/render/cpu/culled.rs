@@ -27,7 +27,7 @@
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_row};
 use super::private::Dest;
 use super::scatter::words::draw_words;
-use super::scatter::{draw_points, Payload, Private, Shared, Sink};
+use super::scatter::{draw_points, rare_wanted, Payload, Private, PrivateRare, Shared, Sink};
 use super::simd::with_fma;
 use super::preprocess::{group_points, group_shift};
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
@@ -331,11 +331,21 @@ pub fn raster_groups(
             PRIVATE_STEP_BATCHES,
             |items, buf| {
                 assert_eq!(buf.len(), f.width as usize * f.height as usize, "visibility buffer size");
-                let mut sink = Private(buf);
-                list[items]
-                    .iter()
-                    .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink)))
-                    .fold((BatchCounts::default(), 0), add)
+                macro_rules! draw_into {
+                    ($sink:expr) => {{
+                        let mut sink = $sink;
+                        list[items]
+                            .iter()
+                            .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink)))
+                            .fold((BatchCounts::default(), 0), add)
+                    }};
+                }
+                // Phase 2 (after the pyramid): few of its words win ([`PrivateRare`]).
+                if matches!(select, Select::Tested { .. }) && rare_wanted() {
+                    draw_into!(PrivateRare(buf))
+                } else {
+                    draw_into!(Private(buf))
+                }
             },
             add,
         ),
@@ -404,6 +414,8 @@ mod tests {
                 without.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut want_q)).unwrap();
                 let want_q_depth = without.depth_bits();
                 for k in 0..2 {
+                    // The second draws' words stored only where they win, or always (the same buffers).
+                    crate::render::cpu::scatter::set_rare_wins(k == 0);
                     let mut px = vec![0u32; frame.num_pixels()];
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
                     assert!(px == want && with.depth_bits() == want_depth, "culled, pose {} round {round} frame {k}", sc.name);
