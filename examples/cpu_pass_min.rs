@@ -6,7 +6,7 @@
 //! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `fasthzb`, the depth pyramid's
 //! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -35,7 +35,8 @@ fn main() {
         Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
         Some("fasthzb") => pcv::render::cpu::hzb::set_fast_cover,
         Some("rare") => pcv::render::cpu::scatter::set_rare_wins,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare)"),
+        Some("fusedfinish") => pcv::render::cpu::private::set_fused_finish,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);
