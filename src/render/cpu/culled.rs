@@ -331,25 +331,53 @@ pub fn raster_groups(
             PRIVATE_STEP_BATCHES,
             |items, buf| {
                 assert_eq!(buf.len(), f.width as usize * f.height as usize, "visibility buffer size");
-                macro_rules! draw_into {
-                    ($sink:expr) => {{
-                        let mut sink = $sink;
-                        list[items]
-                            .iter()
-                            .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink)))
-                            .fold((BatchCounts::default(), 0), add)
-                    }};
-                }
-                // Phase 2 (after the pyramid): few of its words win ([`PrivateRare`]).
-                if matches!(select, Select::Tested { .. }) && rare_wanted() {
-                    draw_into!(PrivateRare(buf))
-                } else {
-                    draw_into!(Private(buf))
-                }
+                // Phase 2 (after the pyramid): in batches dense on the screen, few of its words win
+                // and consecutive points often share a pixel ([`PrivateRare`], [`dense_batch`]).
+                let rare = matches!(select, Select::Tested { .. }) && rare_wanted();
+                list[items]
+                    .iter()
+                    .map(|&b| {
+                        if rare && dense_batch(f, &batches[b as usize]) {
+                            let mut sink = PrivateRare(&mut *buf);
+                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                        } else {
+                            let mut sink = Private(&mut *buf);
+                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                        }
+                    })
+                    .fold((BatchCounts::default(), 0), add)
             },
             add,
         ),
     }
+}
+
+/// Points a pixel of its screen rectangle a batch needs for [`dense_batch`] (`PCV_CPU_RARE_DENSITY`,
+/// asked once; 4 unless it says otherwise).
+fn rare_density() -> f32 {
+    static D: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *D.get_or_init(|| std::env::var("PCV_CPU_RARE_DENSITY").ok().and_then(|v| v.parse().ok()).unwrap_or(4.0))
+}
+
+/// Whether batch `b` has at least [`rare_density`] points a pixel of the rectangle its box's corners
+/// project to (clamped to the frame; none where a corner lies at or behind the camera): its points
+/// then mostly land on pixels drawn already (a speed choice only: either sink gives the same buffer).
+fn dense_batch(f: &FrameUniforms, b: &Batch) -> bool {
+    let m = &f.screen_from_world;
+    let (mut x0, mut x1, mut y0, mut y1) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    for c in 0..8u32 {
+        let p = [0, 1, 2].map(|k| if c & (1 << k) != 0 { b.max[k] } else { b.min[k] });
+        let row = |r: usize| m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] + m[12 + r];
+        let w = row(3);
+        if w.is_nan() || w <= 0.0 {
+            return false;
+        }
+        let (x, y) = (row(0) / w, row(1) / w);
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let (wd, ht) = (f.width as f32, f.height as f32);
+    let area = (x1.min(wd) - x0.max(0.0)).max(1.0) * (y1.min(ht) - y0.max(0.0)).max(1.0);
+    b.num_points as f32 >= rare_density() * area
 }
 
 /// Marks the group of every point that owns a pixel of the buffer `vis` (whose payloads are point
