@@ -4,7 +4,10 @@
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
 //! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
 //! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `fasthzb`, the depth pyramid's
-//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]).
+//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]); `rare`, the culled
+//! modes' second draws storing a word only where it wins, in dense batches
+//! ([`pcv::render::cpu::scatter::set_rare_wins`]); `fusedfinish`, the merge's marks and colors in one
+//! pass ([`pcv::render::cpu::private::set_fused_finish`]).
 //!
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};

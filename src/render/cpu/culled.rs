@@ -20,6 +20,8 @@
 //! skips is tested in phase 2 with the same conservative tests as a batch, so the buffer is still the
 //! one drawing every batch gives, bit for bit (the tests compare it with the `vis` mode's). On the
 //! built-in scene this draws 25–40% fewer points where cylinders hide their own backs (start, top).
+//! Phase 2's private draws go through [`PrivateRare`] (a store only where a word wins) in the batches
+//! [`dense_batch`] finds dense on the screen, where few words win and consecutive points share pixels.
 //!
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's

@@ -10,7 +10,8 @@
 //! Elsewhere it runs [`super::project::project_batch_xyz`] (AVX2 and FMA where the CPU has them, the
 //! same bits again). What takes a word is a [`Sink`]: [`Private`], a buffer only this thread writes, is
 //! a plain load, minimum and store with no branch (a dropped point writes `u64::MAX` to pixel 0, which
-//! changes nothing); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
+//! changes nothing); [`PrivateRare`] is the same buffer with a store only where the word wins (for
+//! draws where few do); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
 use super::project::{project_batch_xyz, BATCH, DROPPED};
 use crate::render::gpu_data::{word, FrameUniforms};
 use std::sync::atomic::{AtomicU64, Ordering};
