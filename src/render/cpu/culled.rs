@@ -35,7 +35,7 @@ use super::preprocess::{group_points, group_shift};
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
 const TEST_STEP_BATCHES: usize = 256;
@@ -354,11 +354,26 @@ pub fn raster_groups(
     }
 }
 
-/// Points a pixel of its screen rectangle a batch needs for [`dense_batch`] (`PCV_CPU_RARE_DENSITY`,
-/// asked once; 4 unless it says otherwise).
+/// Points a pixel of its screen rectangle a batch needs for [`dense_batch`]: as [`set_rare_density`]
+/// last set it, else `PCV_CPU_RARE_DENSITY` (asked once), else 64 (at 4, top's second draw got slower).
 fn rare_density() -> f32 {
-    static D: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
-    *D.get_or_init(|| std::env::var("PCV_CPU_RARE_DENSITY").ok().and_then(|v| v.parse().ok()).unwrap_or(4.0))
+    match RARE_DENSITY.load(Ordering::Relaxed) {
+        u32::MAX => {
+            let d = std::env::var("PCV_CPU_RARE_DENSITY").ok().and_then(|v| v.parse::<f32>().ok()).unwrap_or(64.0);
+            RARE_DENSITY.store(d.to_bits(), Ordering::Relaxed);
+            d
+        }
+        bits => f32::from_bits(bits),
+    }
+}
+
+/// [`rare_density`]'s bits (`u32::MAX`: not asked yet).
+static RARE_DENSITY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Sets [`rare_density`] for the whole process (0: every batch of phase 2; for tests and benches, the
+/// same buffers whatever it is).
+pub fn set_rare_density(points_per_px: f32) {
+    RARE_DENSITY.store(points_per_px.to_bits(), Ordering::Relaxed);
 }
 
 /// Whether batch `b` has at least [`rare_density`] points a pixel of the rectangle its box's corners
@@ -444,8 +459,10 @@ mod tests {
                 without.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut want_q)).unwrap();
                 let want_q_depth = without.depth_bits();
                 for k in 0..2 {
-                    // The second draws' words stored only where they win, or always (the same buffers).
+                    // The second draws' words stored only where they win (in every batch), or always
+                    // (the same buffers).
                     crate::render::cpu::scatter::set_rare_wins(k == 0);
+                    set_rare_density(0.0);
                     let mut px = vec![0u32; frame.num_pixels()];
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
                     assert!(px == want && with.depth_bits() == want_depth, "culled, pose {} round {round} frame {k}", sc.name);
@@ -461,6 +478,7 @@ mod tests {
                 }
             }
         }
+        set_rare_density(64.0);
         assert_eq!(checked, 4 * poses.len());
         assert!(fewer > 0, "group culling should draw at least 10% fewer points at some pose");
     }
