@@ -4,9 +4,12 @@
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
 //! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
 //! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `fasthzb`, the depth pyramid's
-//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]).
+//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]); `rare`, the culled
+//! modes' second draws storing a word only where it wins, in dense batches
+//! ([`pcv::render::cpu::scatter::set_rare_wins`]); `fusedfinish`, the merge's marks and colors in one
+//! pass ([`pcv::render::cpu::private::set_fused_finish`]).
 //!
-//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb]
+//! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
@@ -34,7 +37,9 @@ fn main() {
         Some("fastclear") => pcv::render::cpu::private::set_fast_clear,
         Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
         Some("fasthzb") => pcv::render::cpu::hzb::set_fast_cover,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb)"),
+        Some("rare") => pcv::render::cpu::scatter::set_rare_wins,
+        Some("fusedfinish") => pcv::render::cpu::private::set_fused_finish,
+        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish)"),
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);

@@ -20,6 +20,8 @@
 //! skips is tested in phase 2 with the same conservative tests as a batch, so the buffer is still the
 //! one drawing every batch gives, bit for bit (the tests compare it with the `vis` mode's). On the
 //! built-in scene this draws 25–40% fewer points where cylinders hide their own backs (start, top).
+//! Phase 2's private draws go through [`PrivateRare`] (a store only where a word wins) in the batches
+//! [`dense_batch`] finds dense on the screen, where few words win and consecutive points share pixels.
 //!
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
@@ -27,13 +29,13 @@
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_row};
 use super::private::Dest;
 use super::scatter::words::draw_words;
-use super::scatter::{draw_points, Payload, Private, Shared, Sink};
+use super::scatter::{draw_points, rare_wanted, Payload, Private, PrivateRare, Shared, Sink};
 use super::simd::with_fma;
 use super::preprocess::{group_points, group_shift};
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
 const TEST_STEP_BATCHES: usize = 256;
@@ -331,15 +333,68 @@ pub fn raster_groups(
             PRIVATE_STEP_BATCHES,
             |items, buf| {
                 assert_eq!(buf.len(), f.width as usize * f.height as usize, "visibility buffer size");
-                let mut sink = Private(buf);
+                // Phase 2 (after the pyramid): in batches dense on the screen, few of its words win
+                // and consecutive points often share a pixel ([`PrivateRare`], [`dense_batch`]).
+                let rare = matches!(select, Select::Tested { .. }) && rare_wanted();
                 list[items]
                     .iter()
-                    .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink)))
+                    .map(|&b| {
+                        if rare && dense_batch(f, &batches[b as usize]) {
+                            let mut sink = PrivateRare(&mut *buf);
+                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                        } else {
+                            let mut sink = Private(&mut *buf);
+                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                        }
+                    })
                     .fold((BatchCounts::default(), 0), add)
             },
             add,
         ),
     }
+}
+
+/// Points a pixel of its screen rectangle a batch needs for [`dense_batch`]: as [`set_rare_density`]
+/// last set it, else `PCV_CPU_RARE_DENSITY` (asked once), else 64 (at 4, top's second draw got slower).
+fn rare_density() -> f32 {
+    match RARE_DENSITY.load(Ordering::Relaxed) {
+        u32::MAX => {
+            let d = std::env::var("PCV_CPU_RARE_DENSITY").ok().and_then(|v| v.parse::<f32>().ok()).unwrap_or(64.0);
+            RARE_DENSITY.store(d.to_bits(), Ordering::Relaxed);
+            d
+        }
+        bits => f32::from_bits(bits),
+    }
+}
+
+/// [`rare_density`]'s bits (`u32::MAX`: not asked yet).
+static RARE_DENSITY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Sets [`rare_density`] for the whole process (0: every batch of phase 2; for tests and benches, the
+/// same buffers whatever it is).
+pub fn set_rare_density(points_per_px: f32) {
+    RARE_DENSITY.store(points_per_px.to_bits(), Ordering::Relaxed);
+}
+
+/// Whether batch `b` has at least [`rare_density`] points a pixel of the rectangle its box's corners
+/// project to (clamped to the frame; none where a corner lies at or behind the camera): its points
+/// then mostly land on pixels drawn already (a speed choice only: either sink gives the same buffer).
+fn dense_batch(f: &FrameUniforms, b: &Batch) -> bool {
+    let m = &f.screen_from_world;
+    let (mut x0, mut x1, mut y0, mut y1) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    for c in 0..8u32 {
+        let p = [0, 1, 2].map(|k| if c & (1 << k) != 0 { b.max[k] } else { b.min[k] });
+        let row = |r: usize| m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] + m[12 + r];
+        let w = row(3);
+        if w.is_nan() || w <= 0.0 {
+            return false;
+        }
+        let (x, y) = (row(0) / w, row(1) / w);
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let (wd, ht) = (f.width as f32, f.height as f32);
+    let area = (x1.min(wd) - x0.max(0.0)).max(1.0) * (y1.min(ht) - y0.max(0.0)).max(1.0);
+    b.num_points as f32 >= rare_density() * area
 }
 
 /// Marks the group of every point that owns a pixel of the buffer `vis` (whose payloads are point
@@ -404,6 +459,10 @@ mod tests {
                 without.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut want_q)).unwrap();
                 let want_q_depth = without.depth_bits();
                 for k in 0..2 {
+                    // The second draws' words stored only where they win (in every batch), or always
+                    // (the same buffers).
+                    crate::render::cpu::scatter::set_rare_wins(k == 0);
+                    set_rare_density(0.0);
                     let mut px = vec![0u32; frame.num_pixels()];
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
                     assert!(px == want && with.depth_bits() == want_depth, "culled, pose {} round {round} frame {k}", sc.name);
@@ -419,6 +478,7 @@ mod tests {
                 }
             }
         }
+        set_rare_density(64.0);
         assert_eq!(checked, 4 * poses.len());
         assert!(fewer > 0, "group culling should draw at least 10% fewer points at some pose");
     }

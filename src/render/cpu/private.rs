@@ -193,9 +193,32 @@ fn prefetch_colors_wanted() -> bool {
 const MERGE_BLOCK: usize = 32;
 const _: () = assert!(CELL_W_PX.is_multiple_of(MERGE_BLOCK), "a merge block lies in one cell of the cover");
 
-/// The marks and the image of `words`, pixels `from..` of a row ([`merge_row2`]).
+/// The marks and the image of `words`, pixels `from..` of a row ([`merge_row2`]). With marks and an
+/// image of colors (the culled modes' frames) in one pass over the words, a group's mark read only
+/// where a pixel's group differs from the pixel before's (neighbours mostly show points of one group).
 #[inline(always)]
 fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>) {
+    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, fused_finish_wanted()) {
+        let shift = group_shift();
+        let mut last = u64::MAX; // no group
+        for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
+            let i = word_payload(w);
+            if i == EMPTY_PAYLOAD {
+                *px = *background;
+                continue;
+            }
+            let g = i >> shift;
+            if g != last {
+                last = g;
+                // Read first: a mark already set is not written again (no line bouncing between threads).
+                if let Some(m) = marks.get(g as usize).filter(|m| m.load(Ordering::Relaxed) == 0) {
+                    m.store(1, Ordering::Relaxed);
+                }
+            }
+            *px = colors[i as usize];
+        }
+        return;
+    }
     if let Some(marks) = marks {
         let shift = group_shift();
         for &w in words {
@@ -222,6 +245,20 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
             }
         }
     }
+}
+
+/// Whether [`finish_block`] sets the marks and the colors in one pass: as [`set_fused_finish`] last set
+/// it, else unless `PCV_CPU_FUSED_FINISH=0`.
+fn fused_finish_wanted() -> bool {
+    super::scatter::switch(&FUSED_FINISH, "PCV_CPU_FUSED_FINISH")
+}
+
+static FUSED_FINISH: AtomicU8 = AtomicU8::new(0);
+
+/// Turns [`fused_finish_wanted`] on or off for the whole process (for benches that alternate it frame
+/// by frame; the same marks and images either way).
+pub fn set_fused_finish(on: bool) {
+    FUSED_FINISH.store(1 + on as u8, Ordering::Relaxed);
 }
 
 /// Whether [`merge_row2`] writes the blocks of cells the cover does not mark without resolving each
@@ -454,7 +491,8 @@ mod tests {
     }
 
     /// The two-buffer row merge gives the minimum's words, image and marks, with and without the
-    /// colors' prefetch, for each kind of image, at row lengths around its block size.
+    /// colors' prefetch, with the marks and colors in one pass or two, for each kind of image, at row
+    /// lengths around its block size.
     #[test]
     fn row_merge_gives_words_image_and_marks() {
         let colors: Vec<u32> = (0..2000).map(|i| i * 7 + 3).collect();
@@ -465,7 +503,9 @@ mod tests {
             let want: Vec<u64> = (0..n).map(|j| c.min(a0[j]).min(b0[j])).collect();
             for kind in 0..3 {
                 let mut got = Vec::new();
-                for prefetch in [false, true] {
+                for (prefetch, fused) in [(false, false), (true, false), (false, true), (true, true)] {
+                    // The marks and colors in one pass or two (the same either way).
+                    set_fused_finish(fused);
                     let (mut a, mut b) = (a0.clone(), b0.clone());
                     let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                     let marks: Vec<AtomicU8> = (0..8).map(|_| AtomicU8::new(0)).collect();
@@ -486,9 +526,10 @@ mod tests {
                     assert_eq!(marks, want_marks, "{n} pixels, image {kind}, prefetch {prefetch}");
                     got.push((words, image));
                 }
-                assert_eq!(got[0], got[1]);
+                assert!(got.iter().all(|g| *g == got[0]), "{n} pixels, image {kind}");
             }
         }
+        set_fused_finish(true);
     }
 
     /// The row image of the merge tests' `kind`: 0 none, 1 colors by index (background 5), 2 packed.

@@ -10,7 +10,8 @@
 //! Elsewhere it runs [`super::project::project_batch_xyz`] (AVX2 and FMA where the CPU has them, the
 //! same bits again). What takes a word is a [`Sink`]: [`Private`], a buffer only this thread writes, is
 //! a plain load, minimum and store with no branch (a dropped point writes `u64::MAX` to pixel 0, which
-//! changes nothing); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
+//! changes nothing); [`PrivateRare`] is the same buffer with a store only where the word wins (for
+//! draws where few do); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
 use super::project::{project_batch_xyz, BATCH, DROPPED};
 use crate::render::gpu_data::{word, FrameUniforms};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,6 +102,52 @@ impl Sink for Private<'_> {
         let c = unsafe { self.0.get_unchecked_mut(i) };
         *c = (*c).min(v);
     }
+}
+
+/// A buffer only the calling thread writes, where few words win (the culled modes' second draw, whose
+/// pixels mostly hold a nearer word already): load, compare, and a store only where the word is smaller
+/// (a branch that is mostly not taken), so a losing word leaves its line clean and starts no chain of
+/// stores and loads through the same pixel. The same minimum as [`Private`].
+pub struct PrivateRare<'a>(pub &'a mut [u64]);
+
+impl Sink for PrivateRare<'_> {
+    const BRANCHLESS: bool = true;
+    #[inline(always)]
+    fn put(&mut self, i: usize, v: u64) {
+        let c = &mut self.0[i];
+        if v < *c {
+            *c = v;
+        }
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch_word(self.0, i);
+    }
+    #[inline(always)]
+    fn pixels(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    unsafe fn put_unchecked(&mut self, i: usize, v: u64) {
+        // SAFETY: the caller's: `i < self.0.len()`.
+        let c = unsafe { self.0.get_unchecked_mut(i) };
+        if v < *c {
+            *c = v;
+        }
+    }
+}
+
+/// Whether the culled modes' private draws store a word only where it wins ([`PrivateRare`]): as
+/// [`set_rare_wins`] last set it, else unless `PCV_CPU_RARE=0` (for comparisons; same buffers).
+pub fn rare_wanted() -> bool {
+    switch(&RARE, "PCV_CPU_RARE")
+}
+
+static RARE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Turns [`rare_wanted`] on or off for the whole process (for benches that alternate it frame by frame).
+pub fn set_rare_wins(on: bool) {
+    RARE.store(1 + on as u8, Ordering::Relaxed);
 }
 
 /// A buffer all threads write: the early depth test, then the atomic minimum (the kernels' way).
@@ -875,6 +922,13 @@ mod tests {
                 let mut got = vec![u64::MAX; n];
                 draw_points(&f, &pos[..len], payload, &mut Private(&mut got));
                 assert!(got == want, "private, {len} points");
+                // Stored only where they win: into a clear buffer, then again over it (every word loses
+                // or ties), as the culled modes' second draws.
+                let mut got = vec![u64::MAX; n];
+                draw_points(&f, &pos[..len], payload, &mut PrivateRare(&mut got));
+                assert!(got == want, "private, rare wins, {len} points");
+                draw_points(&f, &pos[..len], payload, &mut PrivateRare(&mut got));
+                assert!(got == want, "private, rare wins, drawn twice, {len} points");
                 #[cfg(target_arch = "x86_64")]
                 if crate::render::cpu::simd::has_avx2_fma() {
                     // Both AVX2 loops, whichever `draw_points` picked.
@@ -886,6 +940,10 @@ mod tests {
                         let mut got = vec![u64::MAX; n];
                         by_hand(ahead, &f, &pos[..len], payload, &mut Private(&mut got));
                         assert!(got == want, "avx2 by hand, {ahead} blocks ahead, {len} points");
+                        let mut got = vec![u64::MAX; n];
+                        by_hand(ahead, &f, &pos[..len], payload, &mut PrivateRare(&mut got));
+                        by_hand(ahead, &f, &pos[..len], payload, &mut PrivateRare(&mut got));
+                        assert!(got == want, "avx2 by hand, rare wins, {ahead} blocks ahead, {len} points");
                         let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                         by_hand(ahead, &f, &pos[..len], payload, &mut Shared(&shared));
                         let same = shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied());
