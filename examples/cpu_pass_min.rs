@@ -2,12 +2,12 @@
 //! pose and mode, `--frames` frames; per frame the wall ms of each pass and the CPU ms of the whole
 //! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle S`
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
-//! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::set_unchecked`]); `prefetch`,
-//! the pixel prefetches ([`pcv::render::cpu::scatter::set_prefetch`]); `fasthzb`, the depth pyramid's
-//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::set_fast_cover`]); `rare`, the culled
+//! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::UNCHECKED`]); `prefetch`,
+//! the pixel prefetches ([`pcv::render::cpu::scatter::PREFETCH`]); `fasthzb`, the depth pyramid's
+//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::FAST_COVER`]); `rare`, the culled
 //! modes' second draws storing a word only where it wins, in dense batches
-//! ([`pcv::render::cpu::scatter::set_rare_wins`]); `fusedfinish`, the merge's marks and colors in one
-//! pass ([`pcv::render::cpu::private::set_fused_finish`]).
+//! ([`pcv::render::cpu::scatter::RARE`]); `fusedfinish`, the merge's marks and colors in one
+//! pass ([`pcv::render::cpu::private::FUSED_FINISH`]).
 //!
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};
@@ -29,16 +29,16 @@ fn main() {
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
     // `--toggle S`: frames alternate the switch off and on (reported apart).
-    use pcv::render::cpu::scatter::{set_prefetch, set_unchecked};
+    use pcv::render::cpu::{hzb, private, scatter};
     let toggle = arg("--toggle");
-    let set: fn(bool) = match toggle.as_deref() {
-        None | Some("unchecked") => set_unchecked,
-        Some("prefetch") => set_prefetch,
-        Some("fastclear") => pcv::render::cpu::private::set_fast_clear,
-        Some("skipclean") => pcv::render::cpu::private::set_skip_clean,
-        Some("fasthzb") => pcv::render::cpu::hzb::set_fast_cover,
-        Some("rare") => pcv::render::cpu::scatter::set_rare_wins,
-        Some("fusedfinish") => pcv::render::cpu::private::set_fused_finish,
+    let switch: &scatter::Switch = match toggle.as_deref() {
+        None | Some("unchecked") => &scatter::UNCHECKED,
+        Some("prefetch") => &scatter::PREFETCH,
+        Some("fastclear") => &private::FAST_CLEAR,
+        Some("skipclean") => &private::SKIP_CLEAN,
+        Some("fasthzb") => &hzb::FAST_COVER,
+        Some("rare") => &scatter::RARE,
+        Some("fusedfinish") => &private::FUSED_FINISH,
         Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish)"),
     };
     let (w, h) = (1920u32, 1080u32);
@@ -62,7 +62,7 @@ fn main() {
             for k in 0..frames * sides.len() {
                 let side = k % sides.len();
                 if toggle.is_some() {
-                    set(sides[side]);
+                    switch.set(sides[side]);
                 }
                 let (t, c) = (Instant::now(), cpu_time::process_ns());
                 let s = r.render(&frame, Target::Host(&mut px)).unwrap();

@@ -98,13 +98,23 @@ pub fn depth_rounding(f: &FrameUniforms, b: &Batch, w_min: f32) -> f32 {
 /// wholly in front of the camera.
 #[inline(always)]
 pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) -> bool {
+    match corner_rect(f, b) {
+        Some((rect, dmin, wmin)) => behind_pyramid(f, h, hzb, b, rect, dmin, wmin),
+        None => false,
+    }
+}
+
+/// The box's 8 corners projected: x min, x max, y min, y max of their pixel coordinates, their smallest
+/// depth and their smallest w; `None` where a corner lies at or behind the camera (or is NaN).
+#[inline(always)]
+pub fn corner_rect(f: &FrameUniforms, b: &Batch) -> Option<([f32; 4], f32, f32)> {
     let m = &f.screen_from_world;
     let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
     let (mut dmin, mut wmin) = (f32::INFINITY, f32::INFINITY);
     for c in 0..8 {
         let sw = corner_row(m, 3, b, c);
         if sw.is_nan() || sw <= 0.0 {
-            return false;
+            return None;
         }
         let inv_w = 1.0 / sw;
         let sx = corner_row(m, 0, b, c) * inv_w;
@@ -117,7 +127,7 @@ pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) 
         dmin = dmin.min(d);
         wmin = wmin.min(sw);
     }
-    behind_pyramid(f, h, hzb, b, [xmin, xmax, ymin, ymax], dmin, wmin)
+    Some(([xmin, xmax, ymin, ymax], dmin, wmin))
 }
 
 /// The pyramid step of [`batch_occluded`] (and of the CPU's fused group test, `culled::group_hidden`),

@@ -26,10 +26,10 @@
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
 //! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
-use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_row};
+use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_rect, corner_row};
 use super::private::Dest;
 use super::scatter::words::draw_words;
-use super::scatter::{draw_points, rare_wanted, Payload, Private, PrivateRare, Shared, Sink};
+use super::scatter::{draw_points, Payload, Private, PrivateRare, Shared, Sink, RARE};
 use super::simd::with_fma;
 use super::preprocess::{group_points, group_shift};
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
@@ -335,7 +335,7 @@ pub fn raster_groups(
                 assert_eq!(buf.len(), f.width as usize * f.height as usize, "visibility buffer size");
                 // Phase 2 (after the pyramid): in batches dense on the screen, few of its words win
                 // and consecutive points often share a pixel ([`PrivateRare`], [`dense_batch`]).
-                let rare = matches!(select, Select::Tested { .. }) && rare_wanted();
+                let rare = matches!(select, Select::Tested { .. }) && RARE.on();
                 list[items]
                     .iter()
                     .map(|&b| {
@@ -377,21 +377,12 @@ pub fn set_rare_density(points_per_px: f32) {
 }
 
 /// Whether batch `b` has at least [`rare_density`] points a pixel of the rectangle its box's corners
-/// project to (clamped to the frame; none where a corner lies at or behind the camera): its points
+/// project to ([`corner_rect`], clamped to the frame; none where a corner lies at or behind the camera): its points
 /// then mostly land on pixels drawn already (a speed choice only: either sink gives the same buffer).
 fn dense_batch(f: &FrameUniforms, b: &Batch) -> bool {
-    let m = &f.screen_from_world;
-    let (mut x0, mut x1, mut y0, mut y1) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
-    for c in 0..8u32 {
-        let p = [0, 1, 2].map(|k| if c & (1 << k) != 0 { b.max[k] } else { b.min[k] });
-        let row = |r: usize| m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] + m[12 + r];
-        let w = row(3);
-        if w.is_nan() || w <= 0.0 {
-            return false;
-        }
-        let (x, y) = (row(0) / w, row(1) / w);
-        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
-    }
+    let Some(([x0, x1, y0, y1], _, _)) = corner_rect(f, b) else {
+        return false;
+    };
     let (wd, ht) = (f.width as f32, f.height as f32);
     let area = (x1.min(wd) - x0.max(0.0)).max(1.0) * (y1.min(ht) - y0.max(0.0)).max(1.0);
     b.num_points as f32 >= rare_density() * area
@@ -461,7 +452,7 @@ mod tests {
                 for k in 0..2 {
                     // The second draws' words stored only where they win (in every batch), or always
                     // (the same buffers).
-                    crate::render::cpu::scatter::set_rare_wins(k == 0);
+                    RARE.set(k == 0);
                     set_rare_density(0.0);
                     let mut px = vec![0u32; frame.num_pixels()];
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();

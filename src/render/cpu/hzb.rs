@@ -7,9 +7,9 @@
 //! tiles, one tile row high, so a tile in an unmarked cell holds that depth (the largest any pixel has)
 //! without reading a pixel, and a tile row whose cells are all unmarked reads no row at all.
 use super::cover::{Cover, CELL_H_PX, CELL_W_PX};
+use super::scatter::Switch;
 use crate::render::gpu_data::{HzbParams, HZB_TILE};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 // A cover cell is one tile row high and a whole number of tiles wide.
 const _: () = assert!(CELL_H_PX == HZB_TILE as usize && CELL_W_PX.is_multiple_of(HZB_TILE as usize));
@@ -38,11 +38,11 @@ pub fn build(h: &HzbParams, width: u32, height: u32, depth: impl Fn(usize) -> u3
 /// at once); the rows of a tile are folded first, then each tile's columns. With `cover = Some((c,
 /// far))` (`c` of this frame's size; every pixel's depth at most `far`, and `far` in the cells `c`
 /// does not mark), the tiles of unmarked cells are set to `far` without reading their pixels (see the
-/// module doc; [`set_fast_cover`] turns that off); `row_max` may then leave `acc` as it is there.
+/// module doc; unless [`FAST_COVER`] is off); `row_max` may then leave `acc` as it is there.
 pub fn build_by_rows(h: &HzbParams, width: u32, height: u32, cover: Option<(&Cover, u32)>, row_max: impl Fn(usize, &mut [u32]) + Sync, hzb: &mut [u32]) {
     assert_eq!(hzb.len(), h.total as usize, "pyramid size");
     let (tw, t) = (h.width[0] as usize, HZB_TILE as usize);
-    let cover = cover.filter(|_| fast_cover_wanted());
+    let cover = cover.filter(|_| FAST_COVER.on());
     if let Some((c, _)) = cover {
         assert_eq!(c.size(), (width as usize, height as usize), "cover of the frame's size");
     }
@@ -83,19 +83,8 @@ pub fn build_by_rows(h: &HzbParams, width: u32, height: u32, cover: Option<(&Cov
     build_upper(h, hzb);
 }
 
-/// Whether [`build_by_rows`] sets the tiles of unmarked cover cells at once: as [`set_fast_cover`] last
-/// set it, else unless `PCV_CPU_FAST_HZB=0`.
-fn fast_cover_wanted() -> bool {
-    super::scatter::switch(&FAST_COVER, "PCV_CPU_FAST_HZB")
-}
-
-static FAST_COVER: AtomicU8 = AtomicU8::new(0);
-
-/// Turns [`fast_cover_wanted`] on or off for the whole process (for benches that alternate it frame by
-/// frame; the same pyramid either way).
-pub fn set_fast_cover(on: bool) {
-    FAST_COVER.store(1 + on as u8, Ordering::Relaxed);
-}
+/// Whether [`build_by_rows`] sets the tiles of unmarked cover cells at once (off with `PCV_CPU_FAST_HZB=0`).
+pub static FAST_COVER: Switch = Switch::new("PCV_CPU_FAST_HZB");
 
 /// Levels 1 and up of the pyramid from level 0.
 fn build_upper(h: &HzbParams, hzb: &mut [u32]) {
@@ -159,7 +148,7 @@ mod tests {
     /// column and row), at odd sizes.
     #[test]
     fn cover_tiles_are_the_pixel_pyramids() {
-        set_fast_cover(true);
+        FAST_COVER.set(true);
         let far = 0x3f80_0000u32;
         for (w, ht) in [(50u32, 37u32), (200, 9), (64, 4), (129, 13), (1, 1), (333, 61)] {
             let h = HzbParams::for_frame(w, ht);

@@ -22,6 +22,7 @@
 use super::clear::FAR_DEPTH_BITS;
 use super::cover::{marked, Cover, CELL_W_PX};
 use super::preprocess::group_shift;
+use super::scatter::Switch;
 use super::simd::with_avx512;
 use crate::render::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
 use rayon::prelude::*;
@@ -154,7 +155,7 @@ impl PrivateBuffers {
                 (None, _, _) => RowImage::None,
             };
             let cells = cover.and_then(|cv| cv.row_cells(y));
-            let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| skip_clean_wanted());
+            let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| SKIP_CLEAN.on());
             match pieces.as_mut_slice() {
                 [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
                 pieces => merge_row_any(out, pieces, c, marks, image, cells),
@@ -198,7 +199,7 @@ const _: () = assert!(CELL_W_PX.is_multiple_of(MERGE_BLOCK), "a merge block lies
 /// where a pixel's group differs from the pixel before's (neighbours mostly show points of one group).
 #[inline(always)]
 fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>) {
-    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, fused_finish_wanted()) {
+    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, FUSED_FINISH.on()) {
         let shift = group_shift();
         let mut last = u64::MAX; // no group
         for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
@@ -210,10 +211,7 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
             let g = i >> shift;
             if g != last {
                 last = g;
-                // Read first: a mark already set is not written again (no line bouncing between threads).
-                if let Some(m) = marks.get(g as usize).filter(|m| m.load(Ordering::Relaxed) == 0) {
-                    m.store(1, Ordering::Relaxed);
-                }
+                set_mark(marks, g);
             }
             *px = colors[i as usize];
         }
@@ -224,10 +222,7 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
         for &w in words {
             let i = word_payload(w);
             if i != EMPTY_PAYLOAD {
-                // Read first: a mark already set is not written again (no line bouncing between threads).
-                if let Some(m) = marks.get((i >> shift) as usize).filter(|m| m.load(Ordering::Relaxed) == 0) {
-                    m.store(1, Ordering::Relaxed);
-                }
+                set_mark(marks, i >> shift);
             }
         }
     }
@@ -247,47 +242,25 @@ fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &
     }
 }
 
-/// Whether [`finish_block`] sets the marks and the colors in one pass: as [`set_fused_finish`] last set
-/// it, else unless `PCV_CPU_FUSED_FINISH=0`.
-fn fused_finish_wanted() -> bool {
-    super::scatter::switch(&FUSED_FINISH, "PCV_CPU_FUSED_FINISH")
+/// Sets the mark of group `g` (if there is one), reading it first: a mark already set is not written
+/// again (no line bouncing between threads).
+#[inline(always)]
+fn set_mark(marks: &[AtomicU8], g: u64) {
+    if let Some(m) = marks.get(g as usize).filter(|m| m.load(Ordering::Relaxed) == 0) {
+        m.store(1, Ordering::Relaxed);
+    }
 }
 
-static FUSED_FINISH: AtomicU8 = AtomicU8::new(0);
-
-/// Turns [`fused_finish_wanted`] on or off for the whole process (for benches that alternate it frame
-/// by frame; the same marks and images either way).
-pub fn set_fused_finish(on: bool) {
-    FUSED_FINISH.store(1 + on as u8, Ordering::Relaxed);
-}
+/// Whether [`finish_block`] sets the marks and the colors in one pass (off with `PCV_CPU_FUSED_FINISH=0`).
+pub static FUSED_FINISH: Switch = Switch::new("PCV_CPU_FUSED_FINISH");
 
 /// Whether [`merge_row2`] writes the blocks of cells the cover does not mark without resolving each
-/// pixel ([`clear_pixel`]): as [`set_fast_clear`] last set it, else unless `PCV_CPU_FAST_CLEAR=0`.
-fn fast_clear_wanted() -> bool {
-    super::scatter::switch(&FAST_CLEAR, "PCV_CPU_FAST_CLEAR")
-}
+/// pixel ([`clear_pixel`]; off with `PCV_CPU_FAST_CLEAR=0`).
+pub static FAST_CLEAR: Switch = Switch::new("PCV_CPU_FAST_CLEAR");
 
-static FAST_CLEAR: AtomicU8 = AtomicU8::new(0);
-
-/// Turns [`fast_clear_wanted`] on or off for the whole process (for benches that alternate it frame
-/// by frame; the same buffers and images either way).
-pub fn set_fast_clear(on: bool) {
-    FAST_CLEAR.store(1 + on as u8, Ordering::Relaxed);
-}
-
-/// Whether [`PrivateBuffers::merge`] skips storing the clear word where `vis` holds it already: as
-/// [`set_skip_clean`] last set it, else unless `PCV_CPU_SKIP_CLEAN=0`.
-fn skip_clean_wanted() -> bool {
-    super::scatter::switch(&SKIP_CLEAN, "PCV_CPU_SKIP_CLEAN")
-}
-
-static SKIP_CLEAN: AtomicU8 = AtomicU8::new(0);
-
-/// Turns [`skip_clean_wanted`] on or off for the whole process (for benches that alternate it frame
-/// by frame; the same buffers either way).
-pub fn set_skip_clean(on: bool) {
-    SKIP_CLEAN.store(1 + on as u8, Ordering::Relaxed);
-}
+/// Whether [`PrivateBuffers::merge`] skips storing the clear word where `vis` holds it already (off
+/// with `PCV_CPU_SKIP_CLEAN=0`).
+pub static SKIP_CLEAN: Switch = Switch::new("PCV_CPU_SKIP_CLEAN");
 
 /// The image pixel of the clear word `c` as [`finish_block`] writes it, after setting the mark of its
 /// point's group if it has one (as [`finish_block`] would for every pixel of a block of `c`).
@@ -335,7 +308,7 @@ with_avx512! {
     /// prefetched (with `prefetch`), and the block before it resolved. A block in a cell that `cells`
     /// (the row's cells of the [`Cover`]) does not mark is the clear word, `a` and `b` not read; its
     /// pixels all get the clear word's pixel, found once a row ([`clear_pixel`], unless
-    /// [`set_fast_clear`] turned that off: then each is resolved as a drawn block's), and it is not
+    /// [`FAST_CLEAR`] is off: then each is resolved as a drawn block's), and it is not
     /// stored to `out` where `stale` (the row's cells of the last frame's cover, where `out` may hold
     /// other words) does not mark the cell either.
     #[allow(clippy::too_many_arguments)]
@@ -345,8 +318,8 @@ with_avx512! {
         assert!(a.len() == n && b.len() == n, "row lengths");
         let mut blocks = [[0u64; MERGE_BLOCK]; 2];
         let mut last: Option<(usize, usize)> = None;
-        // A block of clear words, resolved once for the row (with a cover and `fast_clear_wanted`).
-        let clear_px = (cells.is_some() && fast_clear_wanted()).then(|| clear_pixel(c, marks, &image));
+        // A block of clear words, resolved once for the row (with a cover and [`FAST_CLEAR`] on).
+        let clear_px = (cells.is_some() && FAST_CLEAR.on()).then(|| clear_pixel(c, marks, &image));
         let mut from = 0;
         while from < n {
             let len = MERGE_BLOCK.min(n - from);
@@ -505,7 +478,7 @@ mod tests {
                 let mut got = Vec::new();
                 for (prefetch, fused) in [(false, false), (true, false), (false, true), (true, true)] {
                     // The marks and colors in one pass or two (the same either way).
-                    set_fused_finish(fused);
+                    FUSED_FINISH.set(fused);
                     let (mut a, mut b) = (a0.clone(), b0.clone());
                     let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                     let marks: Vec<AtomicU8> = (0..8).map(|_| AtomicU8::new(0)).collect();
@@ -529,7 +502,7 @@ mod tests {
                 assert!(got.iter().all(|g| *g == got[0]), "{n} pixels, image {kind}");
             }
         }
-        set_fused_finish(true);
+        FUSED_FINISH.set(true);
     }
 
     /// The row image of the merge tests' `kind`: 0 none, 1 colors by index (background 5), 2 packed.
@@ -558,7 +531,7 @@ mod tests {
                 for kind in 0..3 {
                     let mut got = Vec::new();
                     for fast in [false, true] {
-                        set_fast_clear(fast);
+                        FAST_CLEAR.set(fast);
                         let (mut a, mut b) = (a0.clone(), b0.clone());
                         let mut out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(7)).collect();
                         let marks: Vec<AtomicU8> = (0..12).map(|_| AtomicU8::new(0)).collect();
@@ -570,7 +543,7 @@ mod tests {
                         assert!(words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])), "{n} pixels, image {kind}, fast {fast}");
                         got.push((words, image, marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>()));
                     }
-                    set_fast_clear(true);
+                    FAST_CLEAR.set(true);
                     assert!(got[0] == got[1], "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ");
                     assert!(word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1, "the clear word's group marked");
                 }

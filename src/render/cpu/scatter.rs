@@ -137,18 +137,9 @@ impl Sink for PrivateRare<'_> {
     }
 }
 
-/// Whether the culled modes' private draws store a word only where it wins ([`PrivateRare`]): as
-/// [`set_rare_wins`] last set it, else unless `PCV_CPU_RARE=0` (for comparisons; same buffers).
-pub fn rare_wanted() -> bool {
-    switch(&RARE, "PCV_CPU_RARE")
-}
-
-static RARE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-/// Turns [`rare_wanted`] on or off for the whole process (for benches that alternate it frame by frame).
-pub fn set_rare_wins(on: bool) {
-    RARE.store(1 + on as u8, Ordering::Relaxed);
-}
+/// Whether the culled modes' private draws store a word only where it wins ([`PrivateRare`]; off with
+/// `PCV_CPU_RARE=0`).
+pub static RARE: Switch = Switch::new("PCV_CPU_RARE");
 
 /// A buffer all threads write: the early depth test, then the atomic minimum (the kernels' way).
 pub struct Shared<'a>(pub &'a [AtomicU64]);
@@ -306,43 +297,44 @@ const WORD_SLOT: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
 pub const PREFETCH_BLOCKS: usize = 4;
 
 /// Whether the hand-written AVX2 loops give their words without bounds checks where the buffer holds
-/// the frame ([`Ahead::run`]): as [`set_unchecked`] last set it, else unless `PCV_CPU_UNCHECKED=0`
-/// (asked once; for comparisons).
-pub fn unchecked_wanted() -> bool {
-    switch(&UNCHECKED, "PCV_CPU_UNCHECKED")
+/// the frame ([`Ahead::run`]; off with `PCV_CPU_UNCHECKED=0`).
+pub static UNCHECKED: Switch = Switch::new("PCV_CPU_UNCHECKED");
+
+/// Whether [`draw_avx2_vec`] and [`words::draw_words`] prefetch ([`PREFETCH_BLOCKS`]; off with
+/// `PCV_CPU_PREFETCH=0`).
+pub static PREFETCH: Switch = Switch::new("PCV_CPU_PREFETCH");
+
+/// A choice that changes only the speed (the buffers and images are the same either way), for
+/// comparisons: on unless its environment variable is `0` (asked once), or as [`Switch::set`] last set
+/// it for the whole process (benches that alternate it frame by frame, tests that run both sides).
+pub struct Switch {
+    /// 0 not asked yet, 1 off, 2 on.
+    state: std::sync::atomic::AtomicU8,
+    name: &'static str,
 }
 
-/// [`unchecked_wanted`]'s state ([`switch`]).
-static UNCHECKED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+impl Switch {
+    /// A switch read from the environment variable `name`.
+    pub const fn new(name: &'static str) -> Switch {
+        Switch { state: std::sync::atomic::AtomicU8::new(0), name }
+    }
 
-/// Turns [`unchecked_wanted`] on or off for the whole process, for benches that alternate it frame by
-/// frame. Only the speed changes (the buffers are the same either way).
-pub fn set_unchecked(on: bool) {
-    UNCHECKED.store(1 + on as u8, Ordering::Relaxed);
-}
-
-/// Whether [`draw_avx2_vec`] and [`words::draw_words`] prefetch ([`PREFETCH_BLOCKS`]): as
-/// [`set_prefetch`] last set it, else unless `PCV_CPU_PREFETCH=0` (asked once).
-pub fn prefetch_wanted() -> bool {
-    switch(&PREFETCH, "PCV_CPU_PREFETCH")
-}
-
-/// Turns [`prefetch_wanted`] on or off for the whole process (for benches; same buffers either way).
-pub fn set_prefetch(on: bool) {
-    PREFETCH.store(1 + on as u8, Ordering::Relaxed);
-}
-
-static PREFETCH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-/// A switch's state (0 not asked yet, 1 off, 2 on): on unless the environment variable `name` is `0`.
-pub(super) fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
-    match state.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os(name).is_none_or(|v| v != "0");
-            state.store(1 + on as u8, Ordering::Relaxed);
-            on
+    /// Whether the switch is on.
+    #[inline]
+    pub fn on(&self) -> bool {
+        match self.state.load(Ordering::Relaxed) {
+            0 => {
+                let on = std::env::var_os(self.name).is_none_or(|v| v != "0");
+                self.state.store(1 + on as u8, Ordering::Relaxed);
+                on
+            }
+            v => v == 2,
         }
-        v => v == 2,
+    }
+
+    /// Turns the switch on or off for the whole process.
+    pub fn set(&self, on: bool) {
+        self.state.store(1 + on as u8, Ordering::Relaxed);
     }
 }
 
@@ -359,7 +351,7 @@ pub(super) fn switch(state: &std::sync::atomic::AtomicU8, name: &str) -> bool {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     // SAFETY (each): the caller's (AVX2 and FMA).
-    if prefetch_wanted() {
+    if PREFETCH.on() {
         unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
     } else {
         unsafe { draw_avx2_ahead::<S, 1>(f, positions, payload, sink) }
@@ -453,7 +445,7 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
     /// lanes of x, y and z, `payload` their payloads. The kept lanes' pixels are below `width · height`
     /// (their coordinates lie in `[0, width)` and `[0, height)`, exact as floats up to 2^24; a product
     /// past 2^32 wraps to a smaller one), the dropped lanes' pixel is 0, so a sink of at least that many
-    /// pixels (and a frame of at least one) takes them without bounds checks ([`unchecked_wanted`]).
+    /// pixels (and a frame of at least one) takes them without bounds checks ([`UNCHECKED`]).
     /// Inlined into the loops (compiled with AVX2 and FMA), where the constants are hoisted.
     ///
     /// # Safety
@@ -470,7 +462,7 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
             && (1..=1 << 24).contains(&f.height)
             && sink.pixels() as u64 >= f.width as u64 * f.height as u64;
         // SAFETY (both): the caller's; unchecked only where every index is below `sink.pixels()`.
-        if fits && unchecked_wanted() {
+        if fits && UNCHECKED.on() {
             unsafe { Self::run_with::<S, P, true>(f, blocks, payload, sink, load) }
         } else {
             unsafe { Self::run_with::<S, P, false>(f, blocks, payload, sink, load) }
@@ -958,7 +950,7 @@ mod tests {
                         let mut got = vec![u64::MAX; n + spare];
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
                         by_hand(ahead, &f, &pos[..len], payload, &mut sink);
-                        assert!(len < 8 || !unchecked_wanted() || sink.unchecked > 0, "the unchecked puts are taken");
+                        assert!(len < 8 || !UNCHECKED.on() || sink.unchecked > 0, "the unchecked puts are taken");
                         assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
                     }
                 }

@@ -29,7 +29,7 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         && super::has_avx2_loop()
     {
         // SAFETY (each): this CPU has AVX2 and FMA (asked at run time).
-        if super::prefetch_wanted() {
+        if super::PREFETCH.on() {
             unsafe { draw_words_avx2::<S, { super::PREFETCH_BLOCKS }>(f, batch, words, first, sink) };
         } else {
             unsafe { draw_words_avx2::<S, 1>(f, batch, words, first, sink) };
