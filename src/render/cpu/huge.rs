@@ -13,6 +13,7 @@
 /// Buffers smaller than this are left alone (under two huge pages gain little).
 const MIN_BYTES: usize = 4 << 20;
 /// The huge page size advised for (x86-64 and aarch64 Linux with 4 KiB base pages).
+#[cfg(target_os = "linux")]
 const HUGE_BYTES: usize = 2 << 20;
 
 /// Whether buffers are advised (unless `PCV_CPU_HUGE=0`; asked once).
