@@ -171,25 +171,42 @@ impl<'a> Decoder<'a> {
         debug_assert!(t + 1 < table.len());
         // SAFETY: `t` ≤ the table's size (a quotient below 2^15 shifted by `table_shift`, or
         // `outside`'s last entry) and the table has 2 more entries than its size.
-        let (mut sym, mut n) = unsafe { (table.get_unchecked(t).symbol(), table.get_unchecked(t + 1).symbol() + 1) };
-        while n > sym + 1 {
-            let k = (sym + n) >> 1;
-            debug_assert!(k < m.symbols);
-            // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
-            // the length of `dist`): `update` writes only symbols into the entries in use.
-            if unsafe { dist.get_unchecked(k as usize).dist } > dv {
-                n = k;
-            } else {
-                sym = k;
+        let (mut sym, hi) = unsafe { (table.get_unchecked(t).symbol(), table.get_unchecked(t + 1).symbol()) };
+        let (low, high);
+        if hi == sym + 1 {
+            // Two symbols open (the entry straddles one bound: most searches): both ranges' bounds read
+            // at once, the middle one compared and the symbol and its bounds picked without a branch
+            // (the comparison is a coin toss).
+            debug_assert!(hi < m.symbols);
+            // SAFETY: `hi` is a table entry, a symbol (< `symbols`; `dist` has `symbols` + 1 entries):
+            // `update` writes only symbols into the entries in use.
+            let [d0, d1, d2] = unsafe { [0, 1, 2].map(|i| dist.get_unchecked(sym as usize + i).dist) };
+            let up = d1 <= dv;
+            sym = std::hint::select_unpredictable(up, hi, sym);
+            (low, high) = (std::hint::select_unpredictable(up, d1, d0), std::hint::select_unpredictable(up, d2, d1));
+        } else {
+            if hi > sym {
+                let mut n = hi + 1;
+                while n > sym + 1 {
+                    let k = (sym + n) >> 1;
+                    debug_assert!(k < m.symbols);
+                    // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
+                    // the length of `dist`): `update` writes only symbols into the entries in use.
+                    if unsafe { dist.get_unchecked(k as usize).dist } > dv {
+                        n = k;
+                    } else {
+                        sym = k;
+                    }
+                }
             }
+            debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
+            // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
+            // `dist` has `symbols` + 1 entries.
+            (low, high) = unsafe { (dist.get_unchecked(sym as usize).dist, dist.get_unchecked(sym as usize + 1).dist) };
         }
-        debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
-        // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
-        // `dist` has `symbols` + 1 entries.
-        let x = unsafe { dist.get_unchecked(sym as usize).dist }.wrapping_mul(l);
         // The last symbol's range ends at `length`; `dist` has a spare entry past the last symbol, so
         // the next symbol's bound is read either way and picked without a branch.
-        let y = unsafe { dist.get_unchecked(sym as usize + 1).dist }.wrapping_mul(l);
+        let (x, y) = (low.wrapping_mul(l), high.wrapping_mul(l));
         let y = std::hint::select_unpredictable(sym != m.last_symbol, y, self.length);
         self.renorm(self.value.wrapping_sub(x), y.wrapping_sub(x));
         // SAFETY: `sym` < `symbols` = `count.len()` (above).
