@@ -16,8 +16,9 @@
 //! The models' bytes are laid out for the L1 cache (a point touches ~20 models, more than the 32 KB
 //! L1 holds, and the table and distribution loads are on the symbol chain): table entries are bytes
 //! for models of up to 256 symbols (all but the GPS time multiplier models), and each symbol's
-//! cumulative frequency sits beside its count, so that a symbol's decoding mostly touches one line of
-//! each (results/2026-12-01-laz-decoder-2core-s7.md: ~40 % fewer L1 misses).
+//! cumulative frequency sits beside its count, 16 bits each, so that a symbol's decoding mostly touches
+//! one line of each (results/2026-12-01-laz-decoder-2core-s7.md: ~40 % fewer L1 misses; 16-bit halves:
+//! results/2026-12-02-laz14-s14.md).
 //!
 //! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
 //! outside the table (which makes the `laz` crate panic, i.e. fail) sets `bad` too; callers check `bad`
@@ -171,25 +172,42 @@ impl<'a> Decoder<'a> {
         debug_assert!(t + 1 < table.len());
         // SAFETY: `t` ≤ the table's size (a quotient below 2^15 shifted by `table_shift`, or
         // `outside`'s last entry) and the table has 2 more entries than its size.
-        let (mut sym, mut n) = unsafe { (table.get_unchecked(t).symbol(), table.get_unchecked(t + 1).symbol() + 1) };
-        while n > sym + 1 {
-            let k = (sym + n) >> 1;
-            debug_assert!(k < m.symbols);
-            // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
-            // the length of `dist`): `update` writes only symbols into the entries in use.
-            if unsafe { dist.get_unchecked(k as usize).dist } > dv {
-                n = k;
-            } else {
-                sym = k;
+        let (mut sym, hi) = unsafe { (table.get_unchecked(t).symbol(), table.get_unchecked(t + 1).symbol()) };
+        let (low, high);
+        if hi == sym + 1 {
+            // Two symbols open (the entry straddles one bound: most searches): both ranges' bounds read
+            // at once, the middle one compared and the symbol and its bounds picked without a branch
+            // (the comparison is a coin toss).
+            debug_assert!(hi < m.symbols);
+            // SAFETY: `hi` is a table entry, a symbol (< `symbols`; `dist` has `symbols` + 1 entries):
+            // `update` writes only symbols into the entries in use.
+            let [d0, d1, d2] = unsafe { [0, 1, 2].map(|i| dist.get_unchecked(sym as usize + i).dist as u32) };
+            let up = d1 <= dv;
+            sym = std::hint::select_unpredictable(up, hi, sym);
+            (low, high) = (std::hint::select_unpredictable(up, d1, d0), std::hint::select_unpredictable(up, d2, d1));
+        } else {
+            if hi > sym {
+                let mut n = hi + 1;
+                while n > sym + 1 {
+                    let k = (sym + n) >> 1;
+                    debug_assert!(k < m.symbols);
+                    // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
+                    // the length of `dist`): `update` writes only symbols into the entries in use.
+                    if unsafe { dist.get_unchecked(k as usize).dist } as u32 > dv {
+                        n = k;
+                    } else {
+                        sym = k;
+                    }
+                }
             }
+            debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
+            // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
+            // `dist` has `symbols` + 1 entries.
+            (low, high) = unsafe { (dist.get_unchecked(sym as usize).dist as u32, dist.get_unchecked(sym as usize + 1).dist as u32) };
         }
-        debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
-        // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
-        // `dist` has `symbols` + 1 entries.
-        let x = unsafe { dist.get_unchecked(sym as usize).dist }.wrapping_mul(l);
         // The last symbol's range ends at `length`; `dist` has a spare entry past the last symbol, so
         // the next symbol's bound is read either way and picked without a branch.
-        let y = unsafe { dist.get_unchecked(sym as usize + 1).dist }.wrapping_mul(l);
+        let (x, y) = (low.wrapping_mul(l), high.wrapping_mul(l));
         let y = std::hint::select_unpredictable(sym != m.last_symbol, y, self.length);
         self.renorm(self.value.wrapping_sub(x), y.wrapping_sub(x));
         // SAFETY: `sym` < `symbols` = `count.len()` (above).
@@ -383,12 +401,16 @@ pub(crate) struct Model<T: Entry = u8> {
     mps_width: u32,
 }
 
-/// A symbol's cumulative frequency and count (`repr(C)`: [`spread_avx2`] reads them as 64-bit lanes).
+/// A symbol's cumulative frequency and count, 16 bits each (`repr(C)`: [`spread_avx2`] reads them as
+/// 32-bit lanes): 4 bytes a symbol, 16 symbols a cache line (the 256-symbol models' 1 KiB, not 2: with
+/// their tables, the models a point touches are about the L1 cache's size). Both fit: a cumulative
+/// frequency is at most 2^15 (`scale` × a sum of the counts ≤ 2^31, >> 16), and a count at most the total
+/// before a halving, 2^15 plus an update cycle (≤ (2048 + 6) × 8), below 2^16.
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct Dc {
-    dist: u32,
-    count: u32,
+    dist: u16,
+    count: u16,
 }
 
 /// Models of up to this many symbols get 8 decoder table entries per symbol, the others 4. The
@@ -487,7 +509,7 @@ impl<T: Entry> Model<T> {
             self.total_count = 0;
             for Dc { count: c, .. } in self.dc[..self.symbols as usize].iter_mut() {
                 *c = (*c + 1) >> 1;
-                self.total_count += *c;
+                self.total_count += *c as u32;
             }
         }
         let scale = 0x8000_0000u32 / self.total_count;
@@ -515,7 +537,7 @@ impl<T: Entry> Model<T> {
             // widths, and the table is written 16 bytes at a time.
             table.fill(T::of(0));
             for (k, e) in dc.iter().enumerate().skip(1) {
-                let d = e.dist;
+                let d = e.dist as u32;
                 if d - prev >= MPS_SHARE {
                     (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
                 }
@@ -552,7 +574,7 @@ impl<T: Entry> Model<T> {
         let mut prev = 0u32;
         self.mps_width = 0;
         for (k, e) in dc.iter().enumerate() {
-            let d = e.dist;
+            let d = e.dist as u32;
             if d - prev >= MPS_SHARE {
                 (self.mps, self.mps_low, self.mps_width) = (k as u32 - 1, prev, d - prev);
             }
@@ -578,45 +600,48 @@ impl<T: Entry> Model<T> {
 }
 
 /// Each symbol's cumulative frequency from the counts: `dist[k]` = `scale` × (`sum` + the counts of the
-/// symbols before `k`) >> 16, wrapping as LASzip's 32-bit arithmetic does.
+/// symbols before `k`) >> 16, wrapping as LASzip's 32-bit arithmetic does (at most 2^15: see [`Dc`]).
 #[inline(always)]
 fn spread(dc: &mut [Dc], scale: u32, mut sum: u32) {
     for e in dc.iter_mut() {
-        e.dist = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-        sum = sum.wrapping_add(e.count);
+        e.dist = (scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT)) as u16;
+        sum = sum.wrapping_add(e.count as u32);
     }
 }
 
-/// [`spread`] 4 symbols at a time: a 256-bit load holds 4 `Dc`s (a `dist` and a `count` in each 64-bit
-/// lane), the counts' prefix sum is taken in the register (two shifted adds and the running total),
-/// `scale` multiplies its low 32 bits (`vpmuludq`: the wrapping product in the low half), and the new
-/// `dist`s are blended back beside the counts. The last 1–3 symbols go through [`spread`].
+/// [`spread`] 8 symbols at a time: a 256-bit load holds 8 `Dc`s (a `dist` in the low and a `count` in
+/// the high half of each 32-bit lane), the counts' prefix sum is taken in the register (shifted adds in
+/// each 128-bit half, the low half's total added to the high half, and the running total), `scale`
+/// multiplies it (`vpmulld`: the wrapping 32-bit product), and the new `dist`s (`>> 16`, ≤ 2^15) are
+/// blended back beside the counts. The last 1–7 symbols go through [`spread`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn spread_avx2(dc: &mut [Dc], scale: u32) {
     use std::arch::x86_64::*;
     let n = dc.len();
     let p = dc.as_mut_ptr();
-    let sc = _mm256_set1_epi64x(scale as i64);
-    // The sum of the counts before the current 4, in every lane.
+    let sc = _mm256_set1_epi32(scale as i32);
+    let (lane3, lane7) = (_mm256_set1_epi32(3), _mm256_set1_epi32(7));
+    // The sum of the counts before the current 8, in every lane.
     let mut carry = _mm256_setzero_si256();
     let mut k = 0;
-    while k + 4 <= n {
-        // SAFETY: `Dc` is `repr(C)`, two `u32`s (8 bytes): entries k..k + 4 (k + 4 ≤ n) are the 32 bytes
+    while k + 8 <= n {
+        // SAFETY: `Dc` is `repr(C)`, two `u16`s (4 bytes): entries k..k + 8 (k + 8 ≤ n) are the 32 bytes
         // read and written (unaligned loads and stores).
         let v = unsafe { _mm256_loadu_si256(p.add(k).cast()) };
-        let c = _mm256_srli_epi64::<32>(v);
-        // [c0, c0 + c1, c2, c2 + c3], then c0 + c1 added to the upper two lanes.
-        let x = _mm256_add_epi64(c, _mm256_slli_si256::<8>(c));
-        let low_pair = _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), _mm256_permute4x64_epi64::<0b01_01_01_01>(x));
-        let inclusive = _mm256_add_epi64(_mm256_add_epi64(x, low_pair), carry);
-        let before = _mm256_sub_epi64(inclusive, c);
-        // (scale × before) mod 2^32, >> 16: the 64-bit product's low half shifted up, then down.
-        let d = _mm256_srli_epi64::<48>(_mm256_slli_epi64::<32>(_mm256_mul_epu32(before, sc)));
+        let c = _mm256_srli_epi32::<16>(v);
+        // Inclusive prefix sums within each 128-bit half, then the low half's total added to the high half.
+        let x = _mm256_add_epi32(c, _mm256_slli_si256::<4>(c));
+        let x = _mm256_add_epi32(x, _mm256_slli_si256::<8>(x));
+        let low_total = _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(x, lane3));
+        let inclusive = _mm256_add_epi32(_mm256_add_epi32(x, low_total), carry);
+        let before = _mm256_sub_epi32(inclusive, c);
+        // (scale × before) mod 2^32, >> 16.
+        let d = _mm256_srli_epi32::<16>(_mm256_mullo_epi32(before, sc));
         // SAFETY: as the load above.
-        unsafe { _mm256_storeu_si256(p.add(k).cast(), _mm256_blend_epi32::<0b1010_1010>(d, v)) };
-        carry = _mm256_permute4x64_epi64::<0b11_11_11_11>(inclusive);
-        k += 4;
+        unsafe { _mm256_storeu_si256(p.add(k).cast(), _mm256_blend_epi16::<0b1010_1010>(d, v)) };
+        carry = _mm256_permutevar8x32_epi32(inclusive, lane7);
+        k += 8;
     }
     spread(&mut dc[k..], scale, _mm256_cvtsi256_si32(carry) as u32);
 }
@@ -745,7 +770,7 @@ mod tests {
         for dv in 0..DM_MAX_COUNT {
             let t = (dv >> m.table_shift) as usize;
             let (lo, hi) = (m.table[t].symbol(), m.table[t + 1].symbol());
-            let want = (0..symbols).rev().find(|&s| m.dc[s as usize].dist <= dv).unwrap();
+            let want = (0..symbols).rev().find(|&s| m.dc[s as usize].dist as u32 <= dv).unwrap();
             assert!(lo <= want && want <= hi, "{symbols} symbols, dv {dv}: {want} outside {lo}..={hi}");
         }
     }
@@ -807,7 +832,7 @@ mod tests {
             m.total_count = 0;
             for Dc { count: c, .. } in m.dc[..m.symbols as usize].iter_mut() {
                 *c = (*c + 1) >> 1;
-                m.total_count += *c;
+                m.total_count += *c as u32;
             }
         }
         let scale = 0x8000_0000u32 / m.total_count;
@@ -818,8 +843,8 @@ mod tests {
         m.mps_width = 0;
         for k in 0..n {
             let d = scale.wrapping_mul(sum) >> (31 - DM_LENGTH_SHIFT);
-            m.dc[k].dist = d;
-            sum = sum.wrapping_add(m.dc[k].count);
+            m.dc[k].dist = d as u16;
+            sum = sum.wrapping_add(m.dc[k].count as u32);
             if d - prev >= MPS_SHARE {
                 (m.mps, m.mps_low, m.mps_width) = (k as u32 - 1, prev, d - prev);
             }
@@ -848,7 +873,7 @@ mod tests {
 
     /// `update` (its AVX2 build where the CPU has AVX2, and the portable one) gives the reference's
     /// distribution, table and most probable symbol after every update, for model sizes around the
-    /// 4-symbol steps of `spread_avx2` and the table sizes, with counts that are uniform, skewed to one
+    /// 8-symbol steps of `spread_avx2` and the table sizes, with counts that are uniform, skewed to one
     /// symbol (the MPS at the first, a middle and the last symbol, several halvings past 2^15), and
     /// spread over two symbols.
     fn check_update<T: Entry + PartialEq + std::fmt::Debug>(symbols: u32) {
@@ -893,6 +918,32 @@ mod tests {
         for symbols in [2u32, 5, 33, 256, 257, 516, 1023, 2048] {
             check_update::<u16>(symbols);
         }
+    }
+
+    /// A symbol's count stays below 2^16 (it is a `u16`) where every symbol decoded is the same one, the
+    /// largest a count gets, for the largest models of both entry types; its cumulative frequency ≤ 2^15.
+    #[test]
+    fn counts_fit_16_bits() {
+        fn check<T: Entry>(symbols: u32) {
+            for s in [0, symbols - 1] {
+                let mut m = Model::<T>::new(symbols);
+                m.build();
+                let mut most = 0;
+                for _ in 0..200_000 {
+                    let c = &mut m.dc[s as usize].count;
+                    *c = c.checked_add(1).expect("count below 2^16");
+                    most = most.max(*c);
+                    m.until_update -= 1;
+                    if m.until_update == 0 {
+                        m.update();
+                        assert!(m.dc.iter().all(|e| e.dist <= 1 << 15));
+                    }
+                }
+                assert!(most > 1 << 15, "{symbols} symbols: the count reached {most}");
+            }
+        }
+        check::<u8>(256);
+        check::<u16>(2048);
     }
 
     #[test]
