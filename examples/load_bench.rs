@@ -42,7 +42,28 @@ fn count(s: &str) -> u64 {
         Some('b' | 'B') => (&s[..s.len() - 1], 1e9),
         _ => (s, 1.0),
     };
-    (d.parse::<f64>().unwrap_or_else(|_| panic!("bad count '{s}'")) * m) as u64
+    match d.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => (v * m) as u64,
+        _ => usage_error(&format!("'{s}' is not a count (e.g. 20M, 1.5B, 300)")),
+    }
+}
+
+/// How to call this bench (the module doc's usage lines).
+const USAGE: &str = "usage: load_bench [--ply N] [--las N] [--laz N] [--laz-format N] [--runs N] [--dir DIR] [--keep] [--threads N]
+       load_bench [--runs N] --file FILE...            (times existing files)
+       load_bench --write-las N FILE.las [--laz-format 0-3]
+       load_bench [--runs N] --tile FILE.las --copies N [--dir DIR] [--keep]
+       --laz-decoder pcv|laz; counts take k, M, B; PCV_BENCH_ONLY=decode|device|load; PCV_BENCH_RUNS=1";
+
+/// A bad command line: says what is wrong and how to call the bench, then exits with status 2.
+fn usage_error(what: &str) -> ! {
+    eprintln!("load_bench: {what}\n{USAGE}");
+    std::process::exit(2)
+}
+
+/// `s` parsed as a `T`, or a usage error naming `what`.
+fn number<T: std::str::FromStr>(s: &str, what: &str) -> T {
+    s.parse().unwrap_or_else(|_| usage_error(&format!("'{s}' is not a valid {what}")))
 }
 
 fn mix(mut x: u64) -> u64 {
@@ -442,32 +463,38 @@ fn main() {
     let (mut tile_from, mut copies): (Option<PathBuf>, u64) = (None, 100);
     let mut fast_las: Option<(u64, PathBuf)> = None;
     while let Some(a) = args.next() {
-        let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
+        let mut val = || args.next().unwrap_or_else(|| usage_error(&format!("{a} needs a value")));
         match a.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return;
+            }
             "--ply" => ply = count(&val()),
             "--las" => las = count(&val()),
             "--laz" => laz = count(&val()),
-            "--laz-format" => laz_format = val().parse().expect("point format"),
-            "--runs" => runs = val().parse().expect("runs"),
+            "--laz-format" => laz_format = number(&val(), "point format"),
+            "--runs" => runs = number(&val(), "number of runs"),
             "--dir" => dir = PathBuf::from(val()),
             "--keep" => keep = true,
             "--threads" => {
-                let n: usize = val().parse().expect("threads");
-                rayon::ThreadPoolBuilder::new().num_threads(n).build_global().expect("threads");
+                let n: usize = number(&val(), "thread count");
+                if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
+                    usage_error(&format!("--threads {n}: {e}"));
+                }
             }
             "--file" => files.push(PathBuf::from(val())),
             "--tile" => tile_from = Some(PathBuf::from(val())),
             "--write-las" => {
                 let n = count(&val());
-                fast_las = Some((n, PathBuf::from(args.next().unwrap_or_else(|| panic!("--write-las N FILE")))));
+                fast_las = Some((n, PathBuf::from(args.next().unwrap_or_else(|| usage_error("--write-las needs a count and a file")))));
             }
             "--copies" => copies = count(&val()),
             "--laz-decoder" => match val().as_str() {
                 "pcv" => pcv::cloud::formats::laz::set_enabled(true),
                 "laz" => pcv::cloud::formats::laz::set_enabled(false),
-                other => panic!("--laz-decoder pcv|laz, not {other}"),
+                other => usage_error(&format!("--laz-decoder takes pcv or laz, not {other}")),
             },
-            other => panic!("unknown argument {other}"),
+            other => usage_error(&format!("unknown argument {other}")),
         }
     }
     if let Some((n, path)) = fast_las {
