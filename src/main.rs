@@ -26,7 +26,7 @@ struct Cli {
 enum Command {
     /// Render one frame with no window and no GL, and write it as a PNG.
     Render(RenderArgs),
-    /// Time the rasterizer on fixed poses (start, close-up, far) and print a table.
+    /// Time the rasterizer on six fixed poses (start, close-up, far, top, grazing, inside) and print a table.
     Bench(BenchArgs),
     /// Compare two PNGs of the same size: count the pixels whose RGB differ (exit 1 if any do).
     Diff(DiffArgs),
