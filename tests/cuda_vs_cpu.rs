@@ -346,12 +346,14 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
     if let Some((i, g, c)) = first_mismatch(&quant, &twin.quant) {
         panic!("{label}: quantized word {i} is {g:#x} on the GPU and {c:#x} on the CPU");
     }
-    let mut cpu = CpuRasterizer::new();
-    cpu.set_group_culling(false);
-    cpu.upload_in_order(sorted.clone());
-    let mut grouped = CpuRasterizer::new();
-    grouped.set_group_culling(true);
-    grouped.upload_in_order(sorted.clone());
+    // The kernels' exact twin (whole batches: its counts are compared too), then the CPU backend's
+    // default path (group culling: images and depth only).
+    let mut cpus = [(false, "the CPU twin's"), (true, "the CPU backend's (group culling)")].map(|(groups, who)| {
+        let mut r = CpuRasterizer::new();
+        r.set_group_culling(groups);
+        r.upload_in_order(sorted.clone());
+        (groups, who, r)
+    });
     let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
     for (name, pose) in poses {
         camera.pose = *pose;
@@ -368,23 +370,19 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
                 let mut gpu = vec![0u32; n];
                 let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("cuda batched render");
                 let gpu_depth = cuda.depth_bits().expect("depth");
-                let mut cpu_px = vec![0u32; n];
-                let cs = cpu.render(&fm, Target::Host(&mut cpu_px)).expect("cpu batched render");
-                assert_eq!(gs.batches, cs.batches, "{l}: batch counts differ");
-                let mut grouped_px = vec![0u32; n];
-                grouped.render(&fm, Target::Host(&mut grouped_px)).expect("cpu batched render with group culling");
-                if let Some((i, g, c)) = first_mismatch(&gpu_depth, &grouped.depth_bits()) {
-                    panic!("{l}: depth differs from the CPU backend's (group culling) at pixel {i}: cuda {g:#x}, cpu {c:#x}");
-                }
-                if let Some((i, g, c)) = first_mismatch(&gpu, &grouped_px) {
-                    panic!("{l}: image differs from the CPU backend's (group culling) at pixel {i}: cuda {g:#010x}, cpu {c:#010x}");
-                }
                 assert_eq!(gs.passes.iter().map(|p| p.name).collect::<Vec<_>>(), mode.passes(), "{l}: pass names");
-                if let Some((i, g, c)) = first_mismatch(&gpu_depth, &cpu.depth_bits()) {
-                    panic!("{l}: depth differs from the CPU twin's at pixel {i}: cuda {g:#x}, cpu {c:#x}");
-                }
-                if let Some((i, g, c)) = first_mismatch(&gpu, &cpu_px) {
-                    panic!("{l}: image differs from the CPU twin's at pixel {i}: cuda {g:#010x}, cpu {c:#010x}");
+                for (groups, who, cpu) in cpus.iter_mut() {
+                    let mut cpu_px = vec![0u32; n];
+                    let cs = cpu.render(&fm, Target::Host(&mut cpu_px)).expect("cpu batched render");
+                    if !*groups {
+                        assert_eq!(gs.batches, cs.batches, "{l}: batch counts differ");
+                    }
+                    if let Some((i, g, c)) = first_mismatch(&gpu_depth, &cpu.depth_bits()) {
+                        panic!("{l}: depth differs from {who} at pixel {i}: cuda {g:#x}, cpu {c:#x}");
+                    }
+                    if let Some((i, g, c)) = first_mismatch(&gpu, &cpu_px) {
+                        panic!("{l}: image differs from {who} at pixel {i}: cuda {g:#010x}, cpu {c:#010x}");
+                    }
                 }
                 if mode != RenderMode::Quant {
                     let dz = ref_depth.iter().zip(&gpu_depth).filter(|(a, b)| a != b).count();

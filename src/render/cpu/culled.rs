@@ -11,18 +11,19 @@
 //!
 //! The CPU also culls inside a drawn batch, by groups of [`GROUP_POINTS`] points with a box each
 //! ([`super::preprocess::Prepared::groups`]; no kernel does this: `set_group_culling(false)` draws
-//! whole batches, the kernels' exact twin, counts included). After a frame, [`mark_groups`] marks the groups that own a pixel of the final
-//! buffer. Phase 1 draws only the marked groups of its batches ([`Select::Marked`]); after the
-//! pyramid, phase 2 draws the groups of its batches, and the unmarked groups of phase 1's batches that
-//! [`phase2`] still finds visible ([`still_visible`]), each unless [`group_hidden`] says it lies outside
-//! the view or strictly behind the pyramid ([`Select::Tested`]; in the quant mode tested with a box
-//! widened to hold its decoded points). The marks only choose what phase 1 draws: every group phase 1
-//! skips is tested in phase 2 with the same conservative tests as a batch, so the buffer is still the
-//! one drawing every batch gives, bit for bit (the tests compare it with the `vis` mode's). The batch
-//! counts can differ from the kernels' for a frame: where the marks are stale (the camera moved, the
-//! frame size or the mode changed), phase 1 draws fewer points than the kernel's phase 1, so the
-//! pyramid is farther and [`phase2`] keeps a batch visible that the kernel finds hidden, one frame
-//! longer. On the built-in scene this draws 25–40% fewer points where cylinders hide their own backs
+//! whole batches, the kernels' exact twin, counts included). After a frame, [`mark_groups`] marks
+//! the groups that own a pixel of the final buffer. Phase 1 draws only the marked groups of its
+//! batches ([`Select::Marked`]); after the pyramid, phase 2 draws the groups of its batches, and
+//! the unmarked groups of phase 1's batches that [`phase2`] still finds visible
+//! ([`still_visible`]), each unless [`group_hidden`] says it lies outside the view or strictly
+//! behind the pyramid ([`Select::Tested`]; in the quant mode tested with a box widened to hold its
+//! decoded points). The marks only choose what phase 1 draws: every group phase 1 skips is tested
+//! in phase 2 with the same conservative tests as a batch, so the buffer is still the one drawing
+//! every batch gives, bit for bit (the tests compare it with the `vis` mode's). The batch counts
+//! can differ from the kernels' for a frame: where the marks are stale (the camera moved, the frame
+//! size or the mode changed), phase 1 draws fewer points than the kernel's phase 1, so the pyramid
+//! is farther and [`phase2`] keeps a batch visible that the kernel finds hidden, one frame longer.
+//! On the built-in scene this draws 25–40% fewer points where cylinders hide their own backs
 //! (start, top).
 //! Phase 2's private draws go through [`PrivateRare`] (a store only where a word wins) in the batches
 //! [`dense_batch`] finds dense on the screen, where few words win and consecutive points share pixels.

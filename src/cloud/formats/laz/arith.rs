@@ -186,18 +186,17 @@ impl<'a> Decoder<'a> {
             sym = std::hint::select_unpredictable(up, hi, sym);
             (low, high) = (std::hint::select_unpredictable(up, d1, d0), std::hint::select_unpredictable(up, d2, d1));
         } else {
-            if hi > sym {
-                let mut n = hi + 1;
-                while n > sym + 1 {
-                    let k = (sym + n) >> 1;
-                    debug_assert!(k < m.symbols);
-                    // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
-                    // the length of `dist`): `update` writes only symbols into the entries in use.
-                    if unsafe { dist.get_unchecked(k as usize).dist } as u32 > dv {
-                        n = k;
-                    } else {
-                        sym = k;
-                    }
+            // One symbol open (no step), or three or more (bisection).
+            let mut n = hi + 1;
+            while n > sym + 1 {
+                let k = (sym + n) >> 1;
+                debug_assert!(k < m.symbols);
+                // SAFETY: sym < k < n ≤ table[t + 1] + 1, and every table entry is a symbol (< `symbols`,
+                // the length of `dist`): `update` writes only symbols into the entries in use.
+                if unsafe { dist.get_unchecked(k as usize).dist } as u32 > dv {
+                    n = k;
+                } else {
+                    sym = k;
                 }
             }
             debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
