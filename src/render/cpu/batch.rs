@@ -246,15 +246,15 @@ mod tests {
             let hp = HzbParams::for_frame(w, ht);
             for _ in 0..3 {
                 let flat = next() < 0.3;
-                let level0: Vec<u32> = (0..(hp.width[0] * hp.height[0])).map(|_| if flat { 0.5f32 } else { next() as f32 }.to_bits()).collect();
+                let level0: Vec<u32> = (0..(hp.width[0] * hp.height[0])).map(|_| if flat { 0.5f32 } else { next() }.to_bits()).collect();
                 let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
                 let mut hzb = vec![0u32; hp.total as usize];
                 super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
                 for k in 0..4000 {
-                    let size = [1.0, 8.0, 60.0, 400.0, 3000.0][k % 5] * next() as f32;
-                    let (cx, cy) = ((next() as f32 * 1.4 - 0.2) * w as f32, (next() as f32 * 1.4 - 0.2) * ht as f32);
-                    let rect = [cx - size * next() as f32, cx + size * next() as f32, cy - size * next() as f32, cy + size * next() as f32];
-                    let dmin = next() as f32 * 1.2 - 0.1;
+                    let size = [1.0, 8.0, 60.0, 400.0, 3000.0][k % 5] * next();
+                    let (cx, cy) = ((next() * 1.4 - 0.2) * w as f32, (next() * 1.4 - 0.2) * ht as f32);
+                    let rect = [cx - size * next(), cx + size * next(), cy - size * next(), cy + size * next()];
+                    let dmin = next() * 1.2 - 0.1;
                     let b = Batch { min: [-0.1; 3], max: [0.1; 3], scale: [0.0; 3], num_points: 1 };
                     let want = full_scan(&f, &hp, &hzb, &b, rect, dmin, 2.0);
                     assert_eq!(behind_pyramid(&f, &hp, &hzb, &b, rect, dmin, 2.0), want, "{w}x{ht}, rect {rect:?}, depth {dmin}");

@@ -191,7 +191,7 @@ mod tests {
             for quant in [false, true] {
                 let mut c = Cover::new(w, h);
                 c.add_batches(&f, &p.batches, &list, quant);
-                partial += c.cells.iter().any(|&m| m == 0) as u32;
+                partial += c.cells.contains(&0) as u32;
                 for &b in &list {
                     let batch = &p.batches[b as usize];
                     let coarse = quant && batch_quantized_ok(&f, batch);

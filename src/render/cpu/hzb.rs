@@ -161,8 +161,8 @@ mod tests {
                     *c = match pattern {
                         0 => 0,
                         1 => 1,
-                        2 => (r % 3 == 0) as u8,
-                        _ => ((k / (w as usize).div_ceil(CELL_W_PX)) % 2 == 0 && r % 2 == 0) as u8,
+                        2 => r.is_multiple_of(3) as u8,
+                        _ => ((k / (w as usize).div_ceil(CELL_W_PX)).is_multiple_of(2) && r.is_multiple_of(2)) as u8,
                     };
                 }
                 let lit = |x: usize, y: usize| cover.row(y)[x / CELL_W_PX] != 0;

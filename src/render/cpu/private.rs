@@ -426,7 +426,7 @@ mod tests {
             p.prepare(count, w * h);
             for frame in 0..3usize {
                 // Frame 0 everywhere; frames 1 and 2 in runs of 40 pixels, every third run, shifted.
-                let drawn_at = |px: usize| frame == 0 || (px / 40 + frame) % 3 == 0;
+                let drawn_at = |px: usize| frame == 0 || (px / 40 + frame).is_multiple_of(3);
                 let word_of = |i: usize| word(((i * 7919 + frame * 13) % 1000) as u32, ((i + frame) % 300) as u64);
                 let drawn = p.run(w * h * 3, 4, |items, _| items.len(), |a, b| a + b);
                 // Drawn here, each word into buffer `i % count` (`run` may hand every item of so
@@ -617,7 +617,7 @@ mod tests {
         let spread = |v: u32| (0..16).fold(0u64, |m, k| m | (((v >> k) & 1) as u64) << (2 * k));
         let word_at = |x: usize, y: usize, k: u64| {
             let h = crate::render::cpu::rng::mix64((x * 7 + y * 131 + k as usize) as u64);
-            if h % 4 == 0 {
+            if h.is_multiple_of(4) {
                 return u64::MAX; // no point of this buffer here
             }
             let index = ((spread(x as u32 / 2) | spread(y as u32 / 2) << 1) * 2 + (h >> 20) % 3) % points as u64;

@@ -888,10 +888,10 @@ mod tests {
                 let r = (seed >> 33) as u32;
                 let s = match pattern {
                     0 => r % symbols,
-                    1 => if r % 16 != 0 { 0 } else { r % symbols },
-                    2 => if r % 16 != 0 { symbols / 2 } else { r % symbols },
-                    3 => if r % 16 != 0 { symbols - 1 } else { r % symbols },
-                    _ => if r % 8 == 0 { r % symbols } else { [1, symbols - 1][(r % 2) as usize].min(symbols - 1) },
+                    1 => if !r.is_multiple_of(16) { 0 } else { r % symbols },
+                    2 => if !r.is_multiple_of(16) { symbols / 2 } else { r % symbols },
+                    3 => if !r.is_multiple_of(16) { symbols - 1 } else { r % symbols },
+                    _ => if r.is_multiple_of(8) { r % symbols } else { [1, symbols - 1][(r % 2) as usize].min(symbols - 1) },
                 };
                 for m in &mut models {
                     m.dc[s as usize].count += 1;
