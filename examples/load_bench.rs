@@ -14,13 +14,16 @@
 //!   mapped files' pages).
 //!
 //! Usage: cargo run --release --example load_bench -- [--ply 100M] [--las 100M] [--laz 20M]
-//!        [--laz-format 3] [--runs 3] [--dir DIR] [--keep] [--threads N]
+//!        [--laz-format 3] [--rgb8] [--runs 3] [--dir DIR] [--keep] [--threads N]
 //!        or: load_bench [--runs N] --file FILE...   (times existing files)
 //!        or: load_bench --write-las N FILE.las [--laz-format 0-3]   (only writes a synthetic LAS, in
 //!            parallel: files of billions of points)
 //!        or: load_bench [--runs N] --tile FILE.las --copies N [--dir DIR]   (a real LAS file's records
 //!            repeated N times side by side — x shifted by the file's width, GPS time by its span —
 //!            as LAS and LAZ: real data's statistics at a size worth timing)
+//!        --rgb8: 8-bit colors stored × 257 (as most LAS files hold 8-bit camera colour) instead of 16-bit
+//!            ones whose low byte is noise to LAZ (the LAZ file is ~26 % smaller and decodes 6–9 % faster on
+//!            2 cores: results/2026-12-02-s15-laz-2core.md);
 //!        --laz-decoder pcv|laz: LAZ formats 0–3 and 6–8 by pcv's decoders (the default) or the `laz` crate's.
 //! `PCV_BENCH_ONLY=decode|device|load` times only that column; `PCV_BENCH_RUNS=1` also prints every
 //! run's rate and CPU seconds.
@@ -49,9 +52,9 @@ fn count(s: &str) -> u64 {
 }
 
 /// How to call this bench (the module doc's usage lines).
-const USAGE: &str = "usage: load_bench [--ply N] [--las N] [--laz N] [--laz-format N] [--runs N] [--dir DIR] [--keep] [--threads N]
+const USAGE: &str = "usage: load_bench [--ply N] [--las N] [--laz N] [--laz-format N] [--rgb8] [--runs N] [--dir DIR] [--keep] [--threads N]
        load_bench [--runs N] --file FILE...            (times existing files)
-       load_bench --write-las N FILE.las [--laz-format 0-3]
+       load_bench --write-las N FILE.las [--laz-format 0-3] [--rgb8]
        load_bench [--runs N] --tile FILE.las --copies N [--dir DIR] [--keep]
        --laz-decoder pcv|laz; counts take k, M, B; PCV_BENCH_ONLY=decode|device|load; PCV_BENCH_RUNS=1";
 
@@ -89,8 +92,11 @@ struct Synth {
 /// An airborne-lidar-like strip around `origin`: scan lines of 2000 points 0.5 m apart across a 1 km
 /// swath, lines 0.5 m apart, over smooth terrain with some buildings, on a 1 mm grid, smooth colors
 /// and intensities plus a little noise — ordered and correlated like real scans, so LAZ compresses it
-/// about as well as real data (random points would compress badly and decode slowly).
-fn synth(i: u64, origin: [f64; 3]) -> Synth {
+/// about as well as real data (random points would compress badly and decode slowly). Colors are 16-bit
+/// (the low byte carries the fraction: noise to LAZ, like a 12- or 16-bit camera's), or with `rgb8`
+/// 8-bit values × 257 (how 8-bit camera colour is stored in most LAS files, and what this bench wrote
+/// when issue 14 was filed).
+fn synth(i: u64, origin: [f64; 3], rgb8: bool) -> Synth {
     let h = mix(i ^ 0x1234_5678);
     let noise = |shift: u32| ((h >> shift) & 0xff) as f64 / 255.0 - 0.5;
     let (line, k) = (i / 2000, i % 2000);
@@ -98,7 +104,10 @@ fn synth(i: u64, origin: [f64; 3]) -> Synth {
     let y = line as f64 * 0.5 - 500.0 + noise(8) * 0.1;
     let building = ((x + 1000.0) % 80.0 < 30.0 && (y + 1000.0) % 60.0 < 25.0) as u8 as f64 * 9.0;
     let z = 20.0 * (x * 0.01).sin() * (y * 0.013).cos() + building + noise(16) * 0.05;
-    let c = |f: f64| ((128.0 + 100.0 * f + noise(24) * 8.0).clamp(0.0, 255.0) * 257.0) as u16;
+    let c = |f: f64| {
+        let v = (128.0 + 100.0 * f + noise(24) * 8.0).clamp(0.0, 255.0);
+        if rgb8 { v as u16 * 257 } else { (v * 257.0) as u16 }
+    };
     let q = |v: f64| (v * 1000.0).round() / 1000.0;
     let n = 1 + (h >> 40) as u8 % 3;
     Synth {
@@ -116,8 +125,8 @@ fn synth(i: u64, origin: [f64; 3]) -> Synth {
 fn write_ply(path: &Path, n: u64) {
     let cols = FileColumns {
         path: path.into(),
-        xyz: (0..n).into_par_iter().map(|i| synth(i, [0.0; 3]).xyz.map(|v| v as f32 as f64)).collect(),
-        rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3]).rgb.map(|c| c / 257 * 257)).collect()),
+        xyz: (0..n).into_par_iter().map(|i| synth(i, [0.0; 3], false).xyz.map(|v| v as f32 as f64)).collect(),
+        rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3], true).rgb.map(|c| c / 257 * 257)).collect()),
         precision: Some(pcv::cloud::stream::Precision::F32),
         ..Default::default()
     };
@@ -127,7 +136,7 @@ fn write_ply(path: &Path, n: u64) {
 }
 
 /// Writes a LAS of point `format` with the `las` crate, in UTM coordinates at 1 mm.
-fn write_las(path: &Path, n: u64, format: u8) {
+fn write_las(path: &Path, n: u64, format: u8, rgb8: bool) {
     let origin = [512_000.0, 5_400_000.0, 300.0];
     let mut b = las::Builder::from(if format >= 6 { (1, 4) } else { (1, 2) });
     b.point_format = las::point::Format::new(format).expect("format");
@@ -140,7 +149,7 @@ fn write_las(path: &Path, n: u64, format: u8) {
         let pts: Vec<las::Point> = (start..(start + batch as u64).min(n))
             .into_par_iter()
             .map(|i| {
-                let s = synth(i, origin);
+                let s = synth(i, origin, rgb8);
                 las::Point {
                     x: s.xyz[0],
                     y: s.xyz[1],
@@ -217,7 +226,7 @@ fn tile(las_path: &Path, copies: u64, dir: &Path) -> PathBuf {
 /// Writes a LAS 1.2 file of `n` synthetic points in point format 0, 1, 2 or 3 directly — header by
 /// hand, records made and written in parallel batches — for files of billions of points (the `las`
 /// crate writes a point at a time). UTM coordinates at 1 mm.
-fn write_las_fast(path: &Path, n: u64, format: u8) {
+fn write_las_fast(path: &Path, n: u64, format: u8, rgb8: bool) {
     use std::io::Write;
     assert!(format <= 3, "--fast-las writes point formats 0-3");
     assert!(n <= u32::MAX as u64, "LAS 1.2 counts fit 32 bits");
@@ -251,7 +260,7 @@ fn write_las_fast(path: &Path, n: u64, format: u8) {
         let end = (start + batch).min(n);
         let mut buf = vec![0u8; (end - start) as usize * len];
         buf.par_chunks_mut(len).enumerate().for_each(|(k, r)| {
-            let s = synth(start + k as u64, origin);
+            let s = synth(start + k as u64, origin, rgb8);
             let q = |v: f64, o: f64| (((v - o) / 0.001).round() as i32).to_le_bytes();
             r[0..4].copy_from_slice(&q(s.xyz[0], origin[0]));
             r[4..8].copy_from_slice(&q(s.xyz[1], origin[1]));
@@ -458,6 +467,7 @@ fn header(runs: u32) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut ply, mut las, mut laz, mut runs, mut keep, mut laz_format) = (100_000_000u64, 100_000_000u64, 20_000_000u64, 3u32, false, 3u8);
+    let mut rgb8 = false;
     let mut dir = std::env::temp_dir();
     let mut files: Vec<PathBuf> = Vec::new();
     let (mut tile_from, mut copies): (Option<PathBuf>, u64) = (None, 100);
@@ -476,6 +486,7 @@ fn main() {
             "--runs" => runs = number(&val(), "number of runs"),
             "--dir" => dir = PathBuf::from(val()),
             "--keep" => keep = true,
+            "--rgb8" => rgb8 = true,
             "--threads" => {
                 let n: usize = number(&val(), "thread count");
                 if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
@@ -499,7 +510,7 @@ fn main() {
     }
     if let Some((n, path)) = fast_las {
         let t = Instant::now();
-        write_las_fast(&path, n, laz_format);
+        write_las_fast(&path, n, laz_format, rgb8);
         eprintln!("wrote {} ({n} points, point format {laz_format}) in {:.1} s", path.display(), t.elapsed().as_secs_f64());
         return;
     }
@@ -547,10 +558,11 @@ fn main() {
             continue;
         }
         let t = Instant::now();
-        let las_path = dir.join(format!("pcv-load-bench-{n}-f{laz_format}{}.las", if ext == "laz" { "-src" } else { "" }));
-        write_las(&las_path, n, laz_format);
+        let kind = format!("{n}-f{laz_format}{}", if rgb8 { "-rgb8" } else { "" });
+        let las_path = dir.join(format!("pcv-load-bench-{kind}{}.las", if ext == "laz" { "-src" } else { "" }));
+        write_las(&las_path, n, laz_format, rgb8);
         let p = if ext == "laz" {
-            let laz_path = dir.join(format!("pcv-load-bench-{n}-f{laz_format}.laz"));
+            let laz_path = dir.join(format!("pcv-load-bench-{kind}.laz"));
             pcv::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions { progress: false, warnings: false }).expect("LAZ");
             let _ = std::fs::remove_file(&las_path);
             laz_path
@@ -559,7 +571,8 @@ fn main() {
         };
         eprintln!("wrote {} ({:.1} s)", p.display(), t.elapsed().as_secs_f64());
         let rec = pcv::cloud::formats::las::FORMAT_SIZES[laz_format as usize];
-        made.push((format!("{} (point format {laz_format}, {rec} B/point)", ext.to_uppercase()), p));
+        let colors = if rgb8 { ", 8-bit colors" } else { "" };
+        made.push((format!("{} (point format {laz_format}, {rec} B/point{colors})", ext.to_uppercase()), p));
     }
     // Written back to disk first, so the timed loads read a clean page cache.
     for (_, p) in &made {
