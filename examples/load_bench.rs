@@ -126,7 +126,7 @@ fn write_ply(path: &Path, n: u64) {
     let cols = FileColumns {
         path: path.into(),
         xyz: (0..n).into_par_iter().map(|i| synth(i, [0.0; 3], false).xyz.map(|v| v as f32 as f64)).collect(),
-        rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3], true).rgb.map(|c| c / 257 * 257)).collect()),
+        rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3], true).rgb).collect()),
         precision: Some(pcv::cloud::stream::Precision::F32),
         ..Default::default()
     };
