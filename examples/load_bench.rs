@@ -26,7 +26,8 @@
 //!            2 cores: results/2026-12-02-s15-laz-2core.md);
 //!        --laz-decoder pcv|laz: LAZ formats 0–3 and 6–8 by pcv's decoders (the default) or the `laz` crate's.
 //! `PCV_BENCH_ONLY=decode|device|load` times only that column; `PCV_BENCH_RUNS=1` also prints every
-//! run's rate and CPU seconds.
+//! run's rate and CPU seconds; `PCV_BENCH_MAX_POINTS=N` makes the device stream a subsample of N (as
+//! `pcv --max-points N`; its rate is still of the points read).
 //! A count of 0 skips that format. Files go to DIR (default: the system temp dir) and are deleted
 //! after their runs unless --keep.
 use pcv::cloud::formats::{FormatError, Progress};
@@ -56,7 +57,8 @@ const USAGE: &str = "usage: load_bench [--ply N] [--las N] [--laz N] [--laz-form
        load_bench [--runs N] --file FILE...            (times existing files)
        load_bench --write-las N FILE.las [--laz-format 0-3] [--rgb8]
        load_bench [--runs N] --tile FILE.las --copies N [--dir DIR] [--keep]
-       --laz-decoder pcv|laz; counts take k, M, B; PCV_BENCH_ONLY=decode|device|load; PCV_BENCH_RUNS=1";
+       --laz-decoder pcv|laz; counts take k, M, B; PCV_BENCH_ONLY=decode|device|load; PCV_BENCH_RUNS=1;
+       PCV_BENCH_MAX_POINTS=N (the device stream as --max-points N)";
 
 /// A bad command line: says what is wrong and how to call the bench, then exits with status 2.
 fn usage_error(what: &str) -> ! {
@@ -377,17 +379,22 @@ fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
 }
 
 /// The device-only stream ([`pcv::cloud::device::stream_files`], what the CUDA upload runs) into a sink
-/// that only counts: its rate and host memory without a GPU.
+/// that only counts: its rate and host memory without a GPU. `PCV_BENCH_MAX_POINTS=N` streams a
+/// subsample of N, as `--max-points N` (or a cloud that does not fit) does; the rate is then still of
+/// the points read. Returns the points read.
 fn device_stream(path: &Path) -> u64 {
     let cap = pcv::cloud::device::Capacity { points: u64::MAX / 64, bytes_per_point: 40, free_bytes: u64::MAX, device: "none".into() };
-    let plan = pcv::cloud::device::plan(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }, &cap, None).expect("plan");
+    let max_points = std::env::var("PCV_BENCH_MAX_POINTS").ok().map(|s| count(&s));
+    let plan = pcv::cloud::device::plan(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }, &cap, max_points).expect("plan");
+    let (declared, planned) = (plan.declared, plan.planned_points());
     let mut n = 0u64;
     pcv::cloud::device::stream_files(&plan, &mut |p| {
         n += p.len() as u64;
         Ok(())
     })
     .expect("stream");
-    n
+    assert!(n <= planned, "the stream sent {n} points of a subsample of {planned}");
+    if planned < declared { declared } else { n }
 }
 
 /// Decodes `path` on all cores into a sink that only counts points.

@@ -635,6 +635,9 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     let cloud = device::cloud(plan);
     let sub = cloud.host_points(false);
     assert_eq!(sub.len(), 10_000);
+    // The points left out were read: the progress counts all of them, as the load's rate does.
+    let p = cloud.device.as_ref().unwrap().progress.snapshot();
+    assert_eq!((p.points_done, p.points_total), (220_000, 220_000));
     let from_b = sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
     assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
     let mut keep = host.clone();

@@ -10,9 +10,10 @@
 //! jobs are decoded by [`super::stream`] into its bounded pool of staging slots and handed, in file
 //! order, to the backend's sink as 16-byte points — colored for the cloud's [`ColorSpec`] (the files'
 //! RGB, with an elevation ramp over the planned z range for files without colors; or intensity,
-//! elevation or classification, computed from each slot's columns) and thinned to the subsample
-//! (point `i` of `n` is kept when `floor((i + 1)·k/n) > floor(i·k/n)`: exactly `k` of the `n` declared,
-//! evenly spaced through the files' order, which for scans and tiles is spread over space). The first
+//! elevation or classification, computed from each slot's columns) and thinned to the subsample, both
+//! by the worker that decoded the slot ([`super::subsample`]: point `i` of `n` is kept when
+//! `floor((i + 1)·k/n) > floor(i·k/n)`, exactly `k` of the `n` declared, evenly spaced through the files'
+//! order, which for scans and tiles is spread over space). The first
 //! stream records what it saw ([`Streamed`]: exact bounds, counts, which files had which attributes,
 //! an intensity sample for the intensity ramp) and [`finish`] moves it into the cloud. Uploading the
 //! same cloud again (a new color mode) streams the files again.
@@ -22,6 +23,7 @@ use super::load::{self, FileBytes, LoadError, LoadOptions};
 use super::point::Point;
 use super::progress::LoadProgress;
 use super::stream::{stream_post, Colors, Staging, StreamError};
+use super::subsample::Even;
 use super::{Bounds, PointCloud};
 use glam::DVec3;
 use std::path::PathBuf;
@@ -272,16 +274,25 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
     let progress = Progress::with_shared(0, files.show_progress, files.progress.clone());
     let origin = files.origin.to_array();
     let keep = files.planned_points();
-    let every = (files.declared / 1_000_000).max(1);
+    let every = (keep / 1_000_000).max(1); // the intensity sample's step over the points sent
     let sample_every = (keep / SAMPLE_POINTS).max(1) as usize;
     let mut seen = Streamed { bounds: DBounds::EMPTY, ..Default::default() };
-    let mut index = 0u64; // over the declared points of every file, for the subsample
+    let even = Even::new(keep, files.declared);
+    let mut file_first = 0u64; // the file's first point in the declared points of every file
     let mut sent = 0u64;
-    let mut buf: Vec<Point> = Vec::new();
     for (path, &format) in files.paths.iter().zip(&files.formats) {
         let bytes = FileBytes::open(path)?;
         let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        // Each job's first point in that order, for the subsample.
+        let job_first: Vec<u64> = (0..src.jobs())
+            .scan(file_first, |at, j| {
+                let first = *at;
+                *at += src.job_points(j);
+                Some(first)
+            })
+            .collect();
         let declared: u64 = (0..src.jobs()).map(|j| src.job_points(j)).sum();
+        file_first += declared;
         progress.add_total(declared);
         if files.paths.len() > 1 {
             progress.set_file(path.display().to_string());
@@ -290,8 +301,6 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
         let has_rgb = src.has_rgb();
         let first = sent;
         let mut colors = Colors::None;
-        // Recoloring runs in the decoding workers; the sink's thread only passes slots on (copying
-        // them only to thin them out for a subsample).
         let recolor = |st: &mut Staging| {
             let z_ramp = |z: (f32, f32), p: &mut Point| p.rgba = ramp_color(unit(p.pos[2], z.0, z.1));
             match spec {
@@ -315,23 +324,19 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
                 }
             }
         };
-        let r = stream_post(&*src, &origin, &progress, &recolor, &mut |st: &Staging| -> Result<(), String> {
+        // The subsample's thinning and the recoloring run in the decoding workers (thinned first: only
+        // the points that stay are recolored); the sink's thread only passes slots on.
+        let post = |st: &mut Staging| {
+            if let Some(&first) = job_first.get(st.job).filter(|_| !even.keeps_all()) {
+                st.keep_evenly(even, first);
+            }
+            recolor(st);
+        };
+        let r = stream_post(&*src, &origin, &progress, &post, &mut |st: &Staging| -> Result<(), String> {
             if let Some(range) = src.job_bytes(st.job) {
                 bytes.release(range);
             }
-            let pts: &[Point] = if keep < files.declared {
-                buf.clear();
-                for (k, p) in st.points.iter().enumerate() {
-                    let i = index + k as u64;
-                    if (i + 1) * keep / files.declared > i * keep / files.declared {
-                        buf.push(*p);
-                    }
-                }
-                &buf
-            } else {
-                &st.points
-            };
-            index += st.len() as u64;
+            let pts: &[Point] = &st.points;
             if first_time {
                 if cols.intensity {
                     seen.intensity_sample.extend(st.intensity.iter().step_by(every as usize).copied());

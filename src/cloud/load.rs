@@ -19,6 +19,7 @@ use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
 use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
 use super::progress::LoadProgress;
 use super::stream::ChunkSource;
+use super::subsample::Even;
 use super::PointCloud;
 use crate::cloud::point::Point;
 use glam::DVec3;
@@ -428,29 +429,25 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
 /// spans shrink with them. For scans and tiles, whose points come in scan or tile order, that is a
 /// subsample spread over the whole cloud. Nothing happens when the cloud has `k` points or fewer.
 pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
-    let n = cloud.points.len() as u64;
-    if k >= n {
+    let e = Even::new(k, cloud.points.len() as u64);
+    if e.keeps_all() {
         return;
     }
-    let kept = |i: u64| (i + 1) * k / n > i * k / n;
-    let pick = |len: usize| (0..len as u64).filter(|&i| kept(i)).map(|i| i as usize);
-    let points: Vec<Point> = pick(cloud.points.len()).map(|i| cloud.points[i]).collect();
-    cloud.points = Arc::new(points);
+    e.thin(Arc::make_mut(&mut cloud.points), 0);
     if let Some(a) = cloud.attributes.as_mut() {
         let a = Arc::make_mut(a);
         if let Some(v) = a.intensity.as_mut() {
-            *v = pick(v.len()).map(|i| v[i]).collect();
+            e.thin(v, 0);
         }
         if let Some(v) = a.classification.as_mut() {
-            *v = pick(v.len()).map(|i| v[i]).collect();
+            e.thin(v, 0);
         }
         if let Some(v) = a.loaded_rgba.as_mut() {
-            *v = pick(v.len()).map(|i| v[i]).collect();
+            e.thin(v, 0);
         }
         // The points of file spans `a..b` that stay: those before `b` minus those before `a`.
-        let before = |i: u64| i * k / n;
         for s in &mut a.sources {
-            s.points = before(s.points.start)..before(s.points.end);
+            s.points = e.kept_before(s.points.start)..e.kept_before(s.points.end);
         }
     }
 }

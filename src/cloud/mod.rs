@@ -16,6 +16,7 @@ pub mod progress;
 pub mod scene;
 pub mod spacing;
 pub mod stream;
+pub mod subsample;
 
 pub use point::Point;
 use glam::{DVec3, Vec3};

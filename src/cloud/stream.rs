@@ -19,6 +19,7 @@
 //! source says its file can hold. Other sinks (a backend's upload) take the points chunk by chunk.
 use crate::cloud::formats::{Columns, DBounds, Decoded, FileInfo, FormatError, Progress, Rec};
 use crate::cloud::point::Point;
+use crate::cloud::subsample::Even;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -58,6 +59,9 @@ pub struct Staging {
     pub first_nonfinite: Option<u64>,
     /// For a source with colors: the color every point of the job has, when they all have the same.
     pub uniform_rgba: Option<[u8; 4]>,
+    /// Points decoded but left out of a subsample by a post step ([`Staging::keep_evenly`]): counted as
+    /// read (progress, [`StreamStats::kept`]), not handed on.
+    pub left_out: u64,
 }
 
 impl Staging {
@@ -73,6 +77,7 @@ impl Staging {
         self.uniform_rgba = None;
         self.bounds = DBounds::EMPTY;
         self.nonfinite = 0;
+        self.left_out = 0;
         self.aux_max = 0;
         self.colorless = false;
         self.cols = cols;
@@ -85,6 +90,18 @@ impl Staging {
 
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
+    }
+
+    /// Keeps the slot's points that stay in the subsample `e` (every column), its first point being
+    /// point `first` of the order `e` counts; the others are counted in `left_out`.
+    pub fn keep_evenly(&mut self, e: Even, first: u64) {
+        let before = self.points.len();
+        e.thin(&mut self.points, first);
+        e.thin(&mut self.intensity, first);
+        e.thin(&mut self.classification, first);
+        e.thin(&mut self.xyz64, first);
+        e.thin(&mut self.rgb16, first);
+        self.left_out += (before - self.points.len()) as u64;
     }
 
     /// Adds a point (dropping it, counted, when a coordinate is not finite).
@@ -246,6 +263,7 @@ pub enum Verdict {
 /// Totals over a stream's jobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StreamStats {
+    /// Points decoded with finite coordinates (those a subsample left out included).
     pub kept: u64,
     pub nonfinite: u64,
     pub bounds: DBounds,
@@ -281,7 +299,7 @@ impl StreamStats {
         if self.first_nonfinite.is_none() {
             self.first_nonfinite = s.first_nonfinite.map(|i| self.kept + self.nonfinite + i);
         }
-        self.kept += s.points.len() as u64;
+        self.kept += s.points.len() as u64 + s.left_out;
         self.nonfinite += s.nonfinite;
         self.bounds = DBounds::union(self.bounds, s.bounds);
         self.aux_max = self.aux_max.max(s.aux_max);
@@ -446,7 +464,7 @@ pub(crate) fn stream_placed<E>(
             if let Some(p) = place {
                 p.place(&st).map_err(StreamError::Decode)?;
             }
-            progress.inc(st.points.len() as u64 + st.nonfinite);
+            progress.inc(st.points.len() as u64 + st.nonfinite + st.left_out);
             stats.add(&st);
             sink(&st).map_err(StreamError::Sink)?;
         }
@@ -507,7 +525,7 @@ pub(crate) fn stream_placed<E>(
                 let r = r.and_then(|()| place.map_or(Ok(()), |p| p.place(&st)));
                 let failed = r.is_err();
                 if !failed {
-                    progress.inc(st.points.len() as u64 + st.nonfinite);
+                    progress.inc(st.points.len() as u64 + st.nonfinite + st.left_out);
                 }
                 let msg = match r {
                     Ok(()) => Ok(st),
