@@ -88,7 +88,7 @@ struct SourceArgs {
     backend: BackendChoice,
     /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, value_parser = parse_positive_count)]
     max_points: Option<u64>,
     /// Level of detail: draw the cloud from an octree, a node at a time, under a point budget (the
     /// built-in scene and files get an octree built in memory).
@@ -369,6 +369,14 @@ fn parse_count(s: &str) -> Result<u64, String> {
         return Err(format!("'{s}' is out of range"));
     }
     Ok((v * mul as f64).round() as u64)
+}
+
+/// [`parse_count`], at least 1 (a subsample of no points shows nothing).
+fn parse_positive_count(s: &str) -> Result<u64, String> {
+    match parse_count(s)? {
+        0 => Err(format!("'{s}' keeps no points: give at least 1")),
+        n => Ok(n),
+    }
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -1017,6 +1025,8 @@ mod tests {
         assert_eq!(parse_count("2.5k"), Ok(2500));
         assert_eq!(parse_count("123"), Ok(123));
         assert!(parse_count("ten").is_err());
+        assert_eq!(parse_positive_count("3M"), Ok(3_000_000));
+        assert!(parse_positive_count("0").unwrap_err().contains("at least 1"));
         assert!(parse_count("-5").is_err());
         assert_eq!(parse_size("1920x1080"), Ok((1920, 1080)));
         assert!(parse_size("0x10").is_err());

@@ -6,8 +6,8 @@
 //! whole cloud. [`Even::thin`] visits only the points that stay, without a division a point: the
 //! `j`-th to stay is point `((j + 1)·of - 1) / keep`, carried from one to the next as a quotient and a
 //! remainder, so a run of points that starts anywhere in the order is thinned by the worker that decoded
-//! it, in time proportional to what it keeps. Products are taken in
-//! 128 bits: `i·keep` passes 2^64 for clouds of a few billion points.
+//! it, in time proportional to what it keeps. Products are taken in 128 bits: `i·keep` passes 2^64
+//! for clouds of a few billion points.
 
 /// The rule for keeping `keep` of `of` points (`keep` ≥ `of` keeps all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +41,10 @@ impl Even {
             return;
         }
         let (keep, of) = (self.keep, self.of);
+        if keep == 0 {
+            v.clear();
+            return;
+        }
         // Only the points that stay are visited: the `j`-th to stay (from 0) is the first `i` with
         // `(i + 1)·keep ≥ (j + 1)·of`, i.e. `i = ((j + 1)·of - 1) / keep`, carried from one to the next
         // as a quotient and a remainder (`of / keep` apart, one more where the remainders carry).
@@ -75,7 +79,7 @@ mod tests {
 
     #[test]
     fn thinning_runs_anywhere_in_the_order_keeps_what_the_rule_keeps() {
-        for (keep, of) in [(1, 7), (3, 7), (6, 7), (10_000, 220_000), (999, 1000), (1, 1), (5, 3)] {
+        for (keep, of) in [(0, 7), (1, 7), (3, 7), (6, 7), (10_000, 220_000), (999, 1000), (1, 1), (5, 3)] {
             let e = Even::new(keep, of);
             // The order cut into runs of uneven lengths, each thinned on its own.
             let mut got = Vec::new();
