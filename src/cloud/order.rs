@@ -11,16 +11,20 @@
 //! most-significant-digit radix sort of u32 indices, 16 key bits a level, that recomputes each key from
 //! the point when it needs it. The top level scatters every index into the result by its top 16 bits
 //! (per-chunk counts, in parallel); each bucket is then refined on its own (in parallel): one of at
-//! most [`SMALL_BUCKET`] indices by a comparison sort of (key, index) pairs, a larger one by the next 16
-//! bits through a scratch copy of the bucket's indices, and so on down to the key's last bits (indices
-//! of equal keys stay in index order, as every scatter is stable). Memory besides the result: the
-//! scratch of the buckets being refined at once (at most 4 bytes a point, disjoint buckets) and the
-//! pairs of the small ones (16 bytes × [`SMALL_BUCKET`] per thread).
+//! most [`SMALL_BUCKET`] indices as (key, index) pairs, each key computed once and the pairs sorted
+//! stably by the key's remaining bits (11 a pass, least significant first), a larger one by the next
+//! 16 bits through a scratch copy of the bucket's indices, and so on down to the key's last bits
+//! (indices of equal keys stay in index order, as every scatter is stable). Memory besides the result:
+//! the scratch of the buckets being refined at once (at most 4 bytes a point, disjoint buckets) and the
+//! pairs of the small ones and their sorting copy (32 bytes × [`SMALL_BUCKET`], 2 MiB, per thread).
+//! Computing a key is the cost (a point's position is read from wherever the index points); keys come
+//! from [`MortonKeys`], which divides once per bounds and spreads the bits with a 7-bit table.
 use super::Bounds;
 use crate::cloud::point::Point;
 use rayon::prelude::*;
 
-/// Spreads the low 21 bits of `v` to every third bit.
+/// Spreads the low 21 bits of `v` to every third bit (the reference [`spread3_table`] is tested against).
+#[cfg(test)]
 fn spread3(v: u64) -> u64 {
     let mut x = v & 0x1f_ffff;
     x = (x | x << 32) & 0x001f_0000_0000_ffff;
@@ -31,20 +35,63 @@ fn spread3(v: u64) -> u64 {
     x
 }
 
-/// The Morton key of `pos` inside `bounds` (non-finite positions sort last).
-pub fn morton_key(pos: [f32; 3], bounds: &Bounds) -> u64 {
-    if !pos.iter().all(|v| v.is_finite()) || bounds.is_empty() {
-        return u64::MAX;
+/// Each 7-bit value with its bits spread to every third bit.
+const SPREAD7: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut v = 0;
+    while v < 128 {
+        let mut b = 0;
+        while b < 7 {
+            t[v] |= ((v as u64 >> b) & 1) << (3 * b);
+            b += 1;
+        }
+        v += 1;
     }
-    let extent = (bounds.max - bounds.min).max_element().max(f32::MIN_POSITIVE);
-    let scale = ((1u32 << 21) - 1) as f32 / extent;
-    let q = |v: f32, lo: f32| (((v - lo) * scale).clamp(0.0, ((1u32 << 21) - 1) as f32)) as u64;
-    spread3(q(pos[0], bounds.min.x)) | spread3(q(pos[1], bounds.min.y)) << 1 | spread3(q(pos[2], bounds.min.z)) << 2
+    t
+};
+
+/// The low 21 bits of `v` spread to every third bit, by three lookups of 7 bits (fewer instructions
+/// than shifting and masking).
+#[inline(always)]
+fn spread3_table(v: u64) -> u64 {
+    SPREAD7[(v & 0x7f) as usize] | SPREAD7[((v >> 7) & 0x7f) as usize] << 21 | SPREAD7[((v >> 14) & 0x7f) as usize] << 42
+}
+
+/// Morton keys inside one bounds, with the bounds' scale computed once (what [`morton_key`] gives).
+#[derive(Clone, Copy, Debug)]
+pub struct MortonKeys {
+    min: [f32; 3],
+    scale: f32,
+    empty: bool,
+}
+
+impl MortonKeys {
+    pub fn new(bounds: &Bounds) -> Self {
+        let extent = (bounds.max - bounds.min).max_element().max(f32::MIN_POSITIVE);
+        MortonKeys { min: bounds.min.to_array(), scale: ((1u32 << 21) - 1) as f32 / extent, empty: bounds.is_empty() }
+    }
+
+    /// The Morton key of `pos` (non-finite positions sort last).
+    #[inline(always)]
+    pub fn key(&self, pos: [f32; 3]) -> u64 {
+        if !pos.iter().all(|v| v.is_finite()) || self.empty {
+            return u64::MAX;
+        }
+        let q = |v: f32, lo: f32| (((v - lo) * self.scale).clamp(0.0, ((1u32 << 21) - 1) as f32)) as u64;
+        spread3_table(q(pos[0], self.min[0])) | spread3_table(q(pos[1], self.min[1])) << 1 | spread3_table(q(pos[2], self.min[2])) << 2
+    }
+}
+
+/// The Morton key of `pos` inside `bounds`: each position quantized to 21 bits per axis over the
+/// bounds' largest extent, the bits interleaved x, y, z from the lowest (non-finite positions sort last).
+pub fn morton_key(pos: [f32; 3], bounds: &Bounds) -> u64 {
+    MortonKeys::new(bounds).key(pos)
 }
 
 /// The points' indices in Morton order (`points.len()` must be below 2^32).
 pub fn morton_order(points: &[Point], bounds: &Bounds) -> Vec<u32> {
-    let mut keys: Vec<(u64, u32)> = points.par_iter().enumerate().map(|(i, p)| (morton_key(p.pos, bounds), i as u32)).collect();
+    let mk = MortonKeys::new(bounds);
+    let mut keys: Vec<(u64, u32)> = points.par_iter().enumerate().map(|(i, p)| (mk.key(p.pos), i as u32)).collect();
     keys.par_sort_unstable();
     keys.into_par_iter().map(|(_, i)| i).collect()
 }
@@ -52,8 +99,9 @@ pub fn morton_order(points: &[Point], bounds: &Bounds) -> Vec<u32> {
 /// Buckets of the radix levels: 16 key bits.
 const RADIX_BITS: u32 = 16;
 const RADIX: usize = 1 << RADIX_BITS;
-/// Buckets of at most this many indices are sorted by comparison.
-pub const SMALL_BUCKET: usize = 1 << 14;
+/// Buckets of at most this many indices are sorted as (key, index) pairs, each key computed once
+/// (2^16 against 2^14: 1.62 → 1.18 s for 33M real points on 2 cores; 2^20: 1.30).
+pub const SMALL_BUCKET: usize = 1 << 16;
 
 /// Indices `0..n` ordered by (`key(i)`, `i`) — what sorting (key, index) pairs gives — with no key
 /// stored per point (see the module doc). `n` must be below 2^32.
@@ -118,8 +166,14 @@ fn refine<K: Fn(usize) -> u64 + Sync>(idx: &mut [u32], key: &K, shift: u32) {
         return;
     }
     if idx.len() <= SMALL_BUCKET {
+        // Each key computed once, beside its index; the pairs come in index order (every scatter is
+        // stable), so a stable sort by the key's low `shift` bits orders them by (key, index).
         let mut pairs: Vec<(u64, u32)> = idx.iter().map(|&i| (key(i as usize), i)).collect();
-        pairs.sort_unstable();
+        if pairs.len() <= 64 {
+            pairs.sort_unstable();
+        } else {
+            radix_pairs(&mut pairs, shift);
+        }
         for (d, (_, i)) in idx.iter_mut().zip(pairs) {
             *d = i;
         }
@@ -163,6 +217,41 @@ fn refine<K: Fn(usize) -> u64 + Sync>(idx: &mut [u32], key: &K, shift: u32) {
     parts.into_par_iter().for_each(|b| refine(b, key, shift));
 }
 
+/// Digits of [`radix_pairs`]' passes: 11 bits (2048 counters, 8 KiB: in L1).
+const PAIR_DIGIT_BITS: u32 = 11;
+
+/// Sorts `pairs` stably by their keys' low `bits` bits (least significant digit first, through one
+/// scratch copy; a pass whose digit is the same for every pair is skipped).
+fn radix_pairs(pairs: &mut Vec<(u64, u32)>, bits: u32) {
+    let mut other: Vec<(u64, u32)> = vec![(0, 0); pairs.len()];
+    let mask = (1usize << PAIR_DIGIT_BITS) - 1;
+    let mut shift = 0;
+    while shift < bits {
+        let digit = |k: u64| (k >> shift) as usize & mask;
+        let mut at = vec![0u32; 1 << PAIR_DIGIT_BITS];
+        for &(k, _) in pairs.iter() {
+            at[digit(k)] += 1;
+        }
+        if at.iter().any(|&c| c as usize == pairs.len()) {
+            shift += PAIR_DIGIT_BITS;
+            continue;
+        }
+        let mut sum = 0u32;
+        for c in at.iter_mut() {
+            let k = *c;
+            *c = sum;
+            sum += k;
+        }
+        for &p in pairs.iter() {
+            let d = digit(p.0);
+            other[at[d] as usize] = p;
+            at[d] += 1;
+        }
+        std::mem::swap(pairs, &mut other);
+        shift += PAIR_DIGIT_BITS;
+    }
+}
+
 /// A pointer the scatter's chunks write through, each to its own slots.
 struct SharedOut(*mut u32);
 // SAFETY: the chunks that share it write disjoint slots (see its use), and the vector outlives them.
@@ -171,7 +260,8 @@ unsafe impl Sync for SharedOut {}
 /// Positions in Morton order over `bounds`: [`morton_order_by`] of their keys (the same order as
 /// [`morton_order`] gives for points at these positions).
 pub fn morton_order_positions(positions: &[[f32; 3]], bounds: &Bounds) -> Vec<u32> {
-    morton_order_by(positions.len(), |i| morton_key(positions[i], bounds))
+    let mk = MortonKeys::new(bounds);
+    morton_order_by(positions.len(), |i| mk.key(positions[i]))
 }
 
 /// The points in Morton order.
@@ -187,6 +277,7 @@ mod tests {
     #[test]
     fn spread_and_key_order() {
         assert_eq!(spread3(0b111), 0b1001001);
+        assert!((0..1u64 << 21).all(|v| spread3_table(v) == spread3(v)));
         let b = Bounds { min: Vec3::ZERO, max: Vec3::ONE };
         assert!(morton_key([0.0; 3], &b) < morton_key([0.9, 0.9, 0.9], &b));
         assert_eq!(morton_key([f32::NAN, 0.0, 0.0], &b), u64::MAX);
