@@ -164,11 +164,12 @@ ply=$(ls "$ply_dir"/*.ply 2>/dev/null | head -1)
   echo "| LAS $las_n decode | >= 500 M/s | $(dec "$(basename "$las")") |"
   echo "| LAZ $laz_n decode | >= 50 M/s | $(dec "$(basename "$laz")") |"
   echo "| PLY $ply_n decode | — | $(dec "$(basename "$ply")") |"
-  fr() { grep -F "$(basename "$1") run 2" "$out/first-frame.log" | awk '{ if ($7 != 0) print "FAILED (exit " $7 "; see render.log)"; else print $4 " s to the PNG, VmHWM " $5 " MiB, RssAnon " $6 " MiB" }'; }
+  # The last line of first-frame.log holding $1, which ends "wall-s VmHWM-MiB RssAnon-MiB exit".
+  row() { grep -F -e "$1" "$out/first-frame.log" | tail -1 | awk '{ if ($NF != 0) print "FAILED (exit " $NF "; see render.log)"; else print $(NF-3) " s to the PNG, VmHWM " $(NF-2) " MiB, RssAnon " $(NF-1) " MiB" }'; }
+  fr() { row "$(basename "$1") run 2"; }
   echo "| 1B-point LAS on screen (pcv render) | <= 4 s, host <= 1 GiB | $(fr "$las") |"
   echo "| LAZ $laz_n to a frame | — | $(fr "$laz") |"
   echo "| PLY $ply_n to a frame | — | $(fr "$ply") |"
-  sub() { grep -F -e "$1" "$out/first-frame.log" | tail -1 | awk '{ if ($NF != 0) print "FAILED (exit " $NF ")"; else print $(NF-3) " s to the PNG, VmHWM " $(NF-2) " MiB" }'; }
-  echo "| 1B LAS that does not fit (8000 MB budget): the subsample that fits | — | $(sub "does not fit, subsample:") |"
-  echo "| 1B LAS, --max-points half of that | — | $(sub "--max-points") |"
+  echo "| 1B LAS that does not fit (8000 MB budget): the subsample that fits | — | $(row "does not fit, subsample:") |"
+  echo "| 1B LAS, --max-points half of that | — | $(row "--max-points") |"
 } | tee "$out/table.md"

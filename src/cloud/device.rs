@@ -284,14 +284,12 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
         let bytes = FileBytes::open(path)?;
         let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
         // Each job's first point in that order, for the subsample.
-        let job_first: Vec<u64> = (0..src.jobs())
-            .scan(file_first, |at, j| {
-                let first = *at;
-                *at += src.job_points(j);
-                Some(first)
-            })
-            .collect();
-        let declared: u64 = (0..src.jobs()).map(|j| src.job_points(j)).sum();
+        let mut job_first = Vec::with_capacity(src.jobs());
+        let mut declared = 0u64;
+        for j in 0..src.jobs() {
+            job_first.push(file_first + declared);
+            declared += src.job_points(j);
+        }
         file_first += declared;
         progress.add_total(declared);
         if files.paths.len() > 1 {

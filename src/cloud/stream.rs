@@ -92,6 +92,12 @@ impl Staging {
         self.points.is_empty()
     }
 
+    /// Records the slot's job read: points kept, dropped for a non-finite coordinate, or left out of a
+    /// subsample (what progress counts).
+    pub fn records_read(&self) -> u64 {
+        self.points.len() as u64 + self.nonfinite + self.left_out
+    }
+
     /// Keeps the slot's points that stay in the subsample `e` (every column), its first point being
     /// point `first` of the order `e` counts; the others are counted in `left_out`.
     pub fn keep_evenly(&mut self, e: Even, first: u64) {
@@ -464,7 +470,7 @@ pub(crate) fn stream_placed<E>(
             if let Some(p) = place {
                 p.place(&st).map_err(StreamError::Decode)?;
             }
-            progress.inc(st.points.len() as u64 + st.nonfinite + st.left_out);
+            progress.inc(st.records_read());
             stats.add(&st);
             sink(&st).map_err(StreamError::Sink)?;
         }
@@ -525,7 +531,7 @@ pub(crate) fn stream_placed<E>(
                 let r = r.and_then(|()| place.map_or(Ok(()), |p| p.place(&st)));
                 let failed = r.is_err();
                 if !failed {
-                    progress.inc(st.points.len() as u64 + st.nonfinite + st.left_out);
+                    progress.inc(st.records_read());
                 }
                 let msg = match r {
                     Ok(()) => Ok(st),
