@@ -41,7 +41,9 @@ fn main() {
     let head = manifest.join(".git/HEAD");
     if head.exists() {
         println!("cargo:rerun-if-changed={}", head.display());
-        if let Some(r) = std::fs::read_to_string(&head).ok().and_then(|s| s.strip_prefix("ref: ").map(|r| r.trim().to_string())) {
+        if let Some(r) =
+            std::fs::read_to_string(&head).ok().and_then(|s| s.strip_prefix("ref: ").map(|r| r.trim().to_string()))
+        {
             if manifest.join(".git").join(&r).exists() {
                 println!("cargo:rerun-if-changed={}", manifest.join(".git").join(r).display());
             }
@@ -111,10 +113,8 @@ fn main() {
                 let ptx = kdir.join(format!("{name}.ptx"));
                 let fatbin = kdir.join(format!("{name}.fatbin"));
                 run_nvcc(nvcc, host_compiler.as_ref(), &kernel_dir, src, &["-ptx", "-arch=compute_80"], &ptx);
-                let mut gencode: Vec<String> = ARCHS
-                    .iter()
-                    .map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"))
-                    .collect();
+                let mut gencode: Vec<String> =
+                    ARCHS.iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
                 gencode.push("-gencode=arch=compute_80,code=compute_80".into());
                 let mut args: Vec<&str> = vec!["-fatbin"];
                 args.extend(gencode.iter().map(|s| s.as_str()));
@@ -168,8 +168,11 @@ fn msvc_host_compiler() -> Result<Option<HostCompiler>, String> {
     }
     let tool = cc::windows_registry::find_tool("x86_64", "cl.exe")
         .ok_or_else(|| "MSVC's cl.exe, which nvcc needs as its host compiler, was not found".to_string())?;
-    let dir =
-        tool.path().parent().map(Path::to_path_buf).ok_or_else(|| format!("{} has no folder", tool.path().display()))?;
+    let dir = tool
+        .path()
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| format!("{} has no folder", tool.path().display()))?;
     let env = tool.get_envs().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
     Ok(Some(HostCompiler { dir, env }))
 }

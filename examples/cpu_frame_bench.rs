@@ -19,9 +19,9 @@
 //!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
 use pcv::bench::scenarios;
 use pcv::camera::FlyCamera;
+use pcv::platform::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
-use pcv::platform::cpu_time;
 use std::time::Instant;
 
 fn count(s: &str) -> u64 {
@@ -35,7 +35,9 @@ fn count(s: &str) -> u64 {
 }
 
 fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn mode(s: &str) -> RenderMode {
@@ -53,11 +55,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn status_kib(key: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 fn memory(args: &[String], n: u64) {
-    let files: Vec<std::path::PathBuf> = args.iter().skip_while(|a| *a != "--memory").skip(1).take_while(|a| !a.starts_with("--")).map(Into::into).collect();
+    let files: Vec<std::path::PathBuf> = args
+        .iter()
+        .skip_while(|a| *a != "--memory")
+        .skip(1)
+        .take_while(|a| !a.starts_with("--"))
+        .map(Into::into)
+        .collect();
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let (base_anon, base_hwm) = (status_kib("RssAnon:"), status_kib("VmHWM:"));
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -82,13 +94,18 @@ fn memory(args: &[String], n: u64) {
         r.upload(&cloud).expect("upload");
         let cam = FlyCamera::start_for(&cloud, None);
         let (w, h) = (1920, 1080);
-        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+            .with_depth_range(cam.depth_range().near, cam.depth_range().far);
         let mut px = vec![0u32; frame.num_pixels()];
         r.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).expect("frame");
         drop(cloud);
         let after = status_kib("RssAnon:");
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        println!("cloud loaded: {:.0} MiB anonymous ({:.1} B/point)", (loaded - base_anon) as f64 / 1024.0, (loaded - base_anon) as f64 * 1024.0 / num as f64);
+        println!(
+            "cloud loaded: {:.0} MiB anonymous ({:.1} B/point)",
+            (loaded - base_anon) as f64 / 1024.0,
+            (loaded - base_anon) as f64 * 1024.0 / num as f64
+        );
         drop(r);
         (num, after)
     });
@@ -104,12 +121,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let n = count(&arg("--points").unwrap_or_else(|| "10M".into()));
-    let modes: Vec<RenderMode> = arg("--modes").unwrap_or_else(|| "culled,quant,vis,packed,reference".into()).split(',').map(mode).collect();
+    let modes: Vec<RenderMode> =
+        arg("--modes").unwrap_or_else(|| "culled,quant,vis,packed,reference".into()).split(',').map(mode).collect();
     let poses: Option<Vec<String>> = arg("--poses").map(|p| p.split(',').map(String::from).collect());
     let frames: usize = arg("--frames").map_or(20, |v| v.parse().expect("--frames N"));
     let warmup: usize = arg("--warmup").map_or(3, |v| v.parse().expect("--warmup N"));
     let size = arg("--size").unwrap_or_else(|| "1920x1080".into());
-    let (w, h) = size.split_once('x').map(|(a, b)| (a.parse().expect("width"), b.parse().expect("height"))).expect("--size WxH");
+    let (w, h) =
+        size.split_once('x').map(|(a, b)| (a.parse().expect("width"), b.parse().expect("height"))).expect("--size WxH");
     let check = args.iter().any(|a| a == "--check");
     if args.iter().any(|a| a == "--memory") {
         memory(&args, n);
@@ -138,7 +157,8 @@ fn main() {
             continue;
         }
         let cam = FlyCamera::start_for(&cloud, Some(sc.pose));
-        let base = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+        let base = FrameParams::new(cam.clip_from_world(w, h), w, h)
+            .with_depth_range(cam.depth_range().near, cam.depth_range().far);
         let mut want: Option<(Vec<u32>, Vec<u32>)> = None;
         if check {
             let mut px = vec![0u32; base.num_pixels()];
@@ -165,7 +185,10 @@ fn main() {
                 .iter()
                 .map(|name| format!("{name} {:.1}", median(stats.iter().filter_map(|s| s.pass_ms(name)).collect())))
                 .collect();
-            let batches = stats.last().and_then(|s| s.batches).map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.occluded, b.drawn()));
+            let batches = stats
+                .last()
+                .and_then(|s| s.batches)
+                .map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.occluded, b.drawn()));
             let points = r.points_drawn().map_or(String::new(), |p| format!("; {:.2}M points drawn", p as f64 * 1e-6));
             let mut verdict = String::new();
             if let (Some((want_px, want_depth)), true) = (&want, matches!(m, RenderMode::Culled | RenderMode::Vis)) {

@@ -12,9 +12,9 @@
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
+use pcv::platform::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
-use pcv::platform::cpu_time;
 use std::time::Instant;
 
 fn main() {
@@ -39,7 +39,9 @@ fn main() {
         Some("fasthzb") => &hzb::FAST_COVER,
         Some("rare") => &scatter::RARE,
         Some("fusedfinish") => &private::FUSED_FINISH,
-        Some(t) => panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish)"),
+        Some(t) => {
+            panic!("unknown switch '{t}' (--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish)")
+        }
     };
     let (w, h) = (1920u32, 1080u32);
     let cloud = pcv::cloud::scene::generate(n, 1, false);
@@ -50,7 +52,8 @@ fn main() {
             continue;
         }
         let cam = FlyCamera::start_for(&cloud, Some(sc.pose));
-        let base = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+        let base = FrameParams::new(cam.clip_from_world(w, h), w, h)
+            .with_depth_range(cam.depth_range().near, cam.depth_range().far);
         for &m in &modes {
             let frame = base.with_mode(m);
             let mut px = vec![0u32; frame.num_pixels()];
@@ -58,7 +61,8 @@ fn main() {
                 r.render(&frame, Target::Host(&mut px)).unwrap();
             }
             let sides: &[bool] = if toggle.is_some() { &[false, true] } else { &[true] };
-            let mut all: Vec<(Vec<f64>, Vec<f64>, Vec<pcv::render::FrameStats>)> = sides.iter().map(|_| (Vec::new(), Vec::new(), Vec::new())).collect();
+            let mut all: Vec<(Vec<f64>, Vec<f64>, Vec<pcv::render::FrameStats>)> =
+                sides.iter().map(|_| (Vec::new(), Vec::new(), Vec::new())).collect();
             for k in 0..frames * sides.len() {
                 let side = k % sides.len();
                 if toggle.is_some() {
@@ -72,7 +76,8 @@ fn main() {
             }
             for (side, (walls, cpus, stats)) in all.into_iter().enumerate() {
                 let label = toggle.as_ref().map_or(String::new(), |t| format!("{t}={}", sides[side]));
-                let names: Vec<&str> = stats[0].passes.iter().map(|p| p.name).filter(|n| *n != "clear" && *n != "resolve").collect();
+                let names: Vec<&str> =
+                    stats[0].passes.iter().map(|p| p.name).filter(|n| *n != "clear" && *n != "resolve").collect();
                 let mut out = Vec::new();
                 for name in names {
                     let s = Summary::of(&stats.iter().filter_map(|s| s.pass_ms(name)).collect::<Vec<_>>());

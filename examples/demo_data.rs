@@ -42,7 +42,8 @@ impl Builder {
     }
 
     fn push(&mut self, local: [f64; 3], rgb: [u8; 3], intensity: f32, class: u8) {
-        self.points.push(Point::new([local[0] as f32, local[1] as f32, local[2] as f32], [rgb[0], rgb[1], rgb[2], 255]));
+        self.points
+            .push(Point::new([local[0] as f32, local[1] as f32, local[2] as f32], [rgb[0], rgb[1], rgb[2], 255]));
         self.intensity.push(intensity.clamp(0.0, 65535.0).round());
         self.class.push(class);
     }
@@ -126,19 +127,31 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
         if let Some(h) = houses.iter().find(|h| inside(h, x, y)) {
             let ridge = 1.0 - ((y - h.y).abs() / (h.d / 2.0));
             let z = ground_height(h.x, h.y) + h.wall_h + h.roof_h * ridge;
-            b.push([x, y, z + rng.random_range(-0.03..0.03)], jitter(&mut rng, h.roof, 12), 900.0 + rng.random_range(0.0..300.0), 6);
+            b.push(
+                [x, y, z + rng.random_range(-0.03..0.03)],
+                jitter(&mut rng, h.roof, 12),
+                900.0 + rng.random_range(0.0..300.0),
+                6,
+            );
             continue;
         }
         if let Some(&(tx, ty, r, height)) = trees.iter().find(|t| (x - t.0).powi(2) + (y - t.1).powi(2) < t.2 * t.2) {
             let d = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt() / r;
             if rng.random_bool(0.8) {
-                let z = ground_height(tx, ty) + height * (0.55 + 0.45 * (1.0 - d * d).max(0.0).sqrt()) + rng.random_range(-0.8..0.8);
+                let z = ground_height(tx, ty)
+                    + height * (0.55 + 0.45 * (1.0 - d * d).max(0.0).sqrt())
+                    + rng.random_range(-0.8..0.8);
                 b.push([x, y, z], jitter(&mut rng, [60, 120, 45], 25), 300.0 + rng.random_range(0.0..400.0), 5);
                 continue;
             }
         }
         let grass = [110 + (g * 4.0) as i32, 130, 70].map(|v| v.clamp(0, 255) as u8);
-        b.push([x, y, g + rng.random_range(-0.04..0.04)], jitter(&mut rng, grass, 15), 1400.0 + rng.random_range(0.0..500.0), 2);
+        b.push(
+            [x, y, g + rng.random_range(-0.04..0.04)],
+            jitter(&mut rng, grass, 15),
+            1400.0 + rng.random_range(0.0..500.0),
+            2,
+        );
     }
     // Walls: seen at a slant by the scanner, fewer points.
     for h in &houses {
@@ -161,7 +174,12 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
     }
     // Birds: outliers far above.
     for _ in 0..6 {
-        b.push([rng.random_range(0.0..sx), rng.random_range(0.0..sy), rng.random_range(280.0..320.0)], [255, 255, 255], 50.0, 7);
+        b.push(
+            [rng.random_range(0.0..sx), rng.random_range(0.0..sy), rng.random_range(280.0..320.0)],
+            [255, 255, 255],
+            50.0,
+            7,
+        );
     }
     // Recentre: local coordinates around the tile's middle.
     let shift = DVec3::new(sx / 2.0, sy / 2.0, 0.0);
@@ -200,7 +218,12 @@ fn road_strip(density_per_m2: f64, seed: u64) -> Builder {
         let z0 = 0.004 * x + 0.5 * (x / 90.0).sin();
         for _ in 0..400 {
             let a = rng.random_range(0.0..std::f64::consts::TAU);
-            b.push([x + 0.12 * a.cos(), 5.0 + 0.12 * a.sin(), z0 + rng.random_range(0.0..8.0)], [120, 120, 120], 1800.0, 15);
+            b.push(
+                [x + 0.12 * a.cos(), 5.0 + 0.12 * a.sin(), z0 + rng.random_range(0.0..8.0)],
+                [120, 120, 120],
+                1800.0,
+                15,
+            );
         }
     }
     for _ in 0..(len * 20.0) as usize {
@@ -218,18 +241,22 @@ fn bunny(count: usize, seed: u64) -> Builder {
     let mut b = Builder::new(DVec3::ZERO);
     // Ellipsoids: centre, radii (metres).
     let parts: [([f64; 3], [f64; 3], f64); 6] = [
-        ([0.0, 0.045, -0.01], [0.05, 0.042, 0.065], 0.46),  // body
-        ([0.0, 0.095, 0.055], [0.028, 0.027, 0.03], 0.17),  // head
-        ([-0.011, 0.14, 0.045], [0.007, 0.03, 0.011], 0.07), // left ear
+        ([0.0, 0.045, -0.01], [0.05, 0.042, 0.065], 0.46),    // body
+        ([0.0, 0.095, 0.055], [0.028, 0.027, 0.03], 0.17),    // head
+        ([-0.011, 0.14, 0.045], [0.007, 0.03, 0.011], 0.07),  // left ear
         ([0.013, 0.138, 0.048], [0.007, 0.028, 0.011], 0.07), // right ear
-        ([0.0, 0.035, -0.078], [0.014, 0.014, 0.012], 0.05), // tail
-        ([0.0, 0.01, 0.03], [0.035, 0.012, 0.03], 0.18),    // front paws
+        ([0.0, 0.035, -0.078], [0.014, 0.014, 0.012], 0.05),  // tail
+        ([0.0, 0.01, 0.03], [0.035, 0.012, 0.03], 0.18),      // front paws
     ];
     for (c, r, share) in parts {
         for _ in 0..(count as f64 * share) as usize {
             // A uniform direction, on the ellipsoid's surface, with scanner noise.
             let v = loop {
-                let v = glam::DVec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                let v = glam::DVec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                );
                 if v.length_squared() <= 1.0 && v.length_squared() > 1e-6 {
                     break v.normalize();
                 }
@@ -239,7 +266,16 @@ fn bunny(count: usize, seed: u64) -> Builder {
                 continue;
             }
             let noise = 0.0003;
-            b.push([p[0] + rng.random_range(-noise..noise), p[1] + rng.random_range(-noise..noise), p[2] + rng.random_range(-noise..noise)], [200, 200, 200], 0.0, 0);
+            b.push(
+                [
+                    p[0] + rng.random_range(-noise..noise),
+                    p[1] + rng.random_range(-noise..noise),
+                    p[2] + rng.random_range(-noise..noise),
+                ],
+                [200, 200, 200],
+                0.0,
+                0,
+            );
         }
     }
     b
@@ -250,7 +286,14 @@ fn room(density_per_m2: f64, seed: u64) -> Builder {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut b = Builder::new(DVec3::ZERO);
     let (sx, sy, sz) = (6.0, 4.0, 2.6);
-    let faces: [(f64, [u8; 3]); 6] = [(sx * sy, [150, 120, 90]), (sx * sy, [230, 230, 225]), (sx * sz, [210, 205, 190]), (sx * sz, [210, 205, 190]), (sy * sz, [190, 200, 210]), (sy * sz, [190, 200, 210])];
+    let faces: [(f64, [u8; 3]); 6] = [
+        (sx * sy, [150, 120, 90]),
+        (sx * sy, [230, 230, 225]),
+        (sx * sz, [210, 205, 190]),
+        (sx * sz, [210, 205, 190]),
+        (sy * sz, [190, 200, 210]),
+        (sy * sz, [190, 200, 210]),
+    ];
     for (k, (area, rgb)) in faces.iter().enumerate() {
         for _ in 0..(area * density_per_m2) as usize {
             let (u, v) = (rng.random::<f64>(), rng.random::<f64>());

@@ -84,7 +84,11 @@ fn main() {
             [100.0 * unit(s) - 50.0, 100.0 * unit(s + 1) - 50.0, 100.0 * unit(s + 2) - 50.0, 1.0]
         })
         .collect();
-    let col: Vec<[u8; 3]> = (0..n).into_par_iter().map(|i| (unit(4 * i as u64 + 3) * 16_777_216.0) as u32).map(|c| [c as u8, (c >> 8) as u8, (c >> 16) as u8]).collect();
+    let col: Vec<[u8; 3]> = (0..n)
+        .into_par_iter()
+        .map(|i| (unit(4 * i as u64 + 3) * 16_777_216.0) as u32)
+        .map(|c| [c as u8, (c >> 8) as u8, (c >> 16) as u8])
+        .collect();
     let pos3: Vec<[f32; 3]> = pos.par_iter().map(|p| [p[0], p[1], p[2]]).collect();
     eprintln!("external_bench: points made in {:.1} s", t.elapsed().as_secs_f64());
 
@@ -106,16 +110,20 @@ fn main() {
     cam.depth = DepthPolicy::Fixed(DepthRange { near: 0.5, far: 400.0 });
     let frame: FrameParams = cam.frame_params(w, h).with_mode(RenderMode::Vis);
 
-    let desc = |ptr: u64, cols: u64, dtype: Dtype| ArrayDesc { ptr, shape: vec![n as u64, cols], strides_bytes: None, dtype };
+    let desc =
+        |ptr: u64, cols: u64, dtype: Dtype| ArrayDesc { ptr, shape: vec![n as u64, cols], strides_bytes: None, dtype };
     let colours = desc(d_col.ptr(), 3, Dtype::U8);
-    for (case, positions) in [("external (N,3)", desc(d_pos3.ptr(), 3, Dtype::F32)), ("external (N,4)", desc(d_pos4.ptr(), 4, Dtype::F32))] {
+    for (case, positions) in
+        [("external (N,3)", desc(d_pos3.ptr(), 3, Dtype::F32)), ("external (N,4)", desc(d_pos4.ptr(), 4, Dtype::F32))]
+    {
         let ext = ExternalPoints::new(&positions, Some(&colours)).expect("layout");
         r.check_external(&ext).expect("device arrays");
         let target = frame_buf.ptr();
         let (wall, gpu) = time(repeat, || {
             // SAFETY: the arrays are this context's device memory of the described layouts, alive to the
             // end of main; nothing else writes them.
-            unsafe { r.render_external(&ext, &frame, Target::Device { ptr: target, len_px: w as usize * h as usize }) }.expect("render")
+            unsafe { r.render_external(&ext, &frame, Target::Device { ptr: target, len_px: w as usize * h as usize }) }
+                .expect("render")
         });
         println!("rust {case} points={n} wall_ms={wall:.3} gpu_ms={gpu:.3}");
     }

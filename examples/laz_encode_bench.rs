@@ -47,7 +47,8 @@ fn read_chunks(path: &str, max: u64) -> Result<(laz::LazVlr, Vec<usize>, Vec<u8>
         total += e.point_count;
     }
     f.seek(SeekFrom::Start(data_at))?;
-    let mut d = laz::LasZipDecompressor::new(std::io::BufReader::new(f), vlr.clone()).with_context(|| format!("{path}: LAZ"))?;
+    let mut d = laz::LasZipDecompressor::new(std::io::BufReader::new(f), vlr.clone())
+        .with_context(|| format!("{path}: LAZ"))?;
     let mut recs = vec![0u8; total as usize * record_len];
     d.decompress_many(&mut recs).with_context(|| format!("{path}: decompressing {total} points"))?;
     Ok((vlr, counts, recs))
@@ -113,7 +114,11 @@ fn main() -> Result<()> {
             }
             best = best.min(cpu_time::thread_s() - t);
         }
-        println!("{name}: {:.1} ns a point ({:.2} M points per CPU-s), {bytes} bytes", best * 1e9 / n as f64, n as f64 / best * 1e-6);
+        println!(
+            "{name}: {:.1} ns a point ({:.2} M points per CPU-s), {bytes} bytes",
+            best * 1e9 / n as f64,
+            n as f64 / best * 1e-6
+        );
     }
     if !same {
         bail!("pcv's encoder and laz wrote different bytes");

@@ -110,7 +110,11 @@ fn synth(i: u64, origin: [f64; 3], rgb8: bool) -> Synth {
     let z = 20.0 * (x * 0.01).sin() * (y * 0.013).cos() + building + noise(16) * 0.05;
     let c = |f: f64| {
         let v = (128.0 + 100.0 * f + noise(24) * 8.0).clamp(0.0, 255.0);
-        if rgb8 { v as u16 * 257 } else { (v * 257.0) as u16 }
+        if rgb8 {
+            v as u16 * 257
+        } else {
+            (v * 257.0) as u16
+        }
     };
     let q = |v: f64| (v * 1000.0).round() / 1000.0;
     let n = 1 + (h >> 40) as u8 % 3;
@@ -252,7 +256,11 @@ fn write_las_fast(path: &Path, n: u64, format: u8, rgb8: bool) {
     }
     // Bounds: the strip's extent (x within ±500 m, y from -500 m up by 0.5 m a line, z within ±40 m).
     let lines = n.div_ceil(2000) as f64;
-    let b = [(origin[0] - 501.0, origin[0] + 501.0), (origin[1] - 501.0, origin[1] - 499.0 + lines * 0.5), (origin[2] - 40.0, origin[2] + 40.0)];
+    let b = [
+        (origin[0] - 501.0, origin[0] + 501.0),
+        (origin[1] - 501.0, origin[1] - 499.0 + lines * 0.5),
+        (origin[2] - 40.0, origin[2] + 40.0),
+    ];
     for k in 0..3 {
         h[179 + 16 * k..187 + 16 * k].copy_from_slice(&b[k].1.to_le_bytes());
         h[187 + 16 * k..195 + 16 * k].copy_from_slice(&b[k].0.to_le_bytes());
@@ -309,7 +317,12 @@ fn rss_anon() -> u64 {
 /// Peak resident memory since the last reset, in bytes.
 fn peak_rss() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) * 1024
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
 }
 
 fn reset_peak() {
@@ -317,7 +330,9 @@ fn reset_peak() {
 }
 
 fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 /// One measured way of reading a file.
@@ -385,9 +400,20 @@ fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
 /// subsample of N, as `--max-points N` (or a cloud that does not fit) does; the rate is then still of
 /// the points read. Returns the points read.
 fn device_stream(path: &Path) -> u64 {
-    let cap = pcv::cloud::device::Capacity { points: u64::MAX / 64, bytes_per_point: 40, free_bytes: u64::MAX, device: "none".into() };
+    let cap = pcv::cloud::device::Capacity {
+        points: u64::MAX / 64,
+        bytes_per_point: 40,
+        free_bytes: u64::MAX,
+        device: "none".into(),
+    };
     let max_points = std::env::var("PCV_BENCH_MAX_POINTS").ok().map(|s| count(&s));
-    let plan = pcv::cloud::device::plan(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }, &cap, max_points).expect("plan");
+    let plan = pcv::cloud::device::plan(
+        &[path.to_path_buf()],
+        &LoadOptions { progress: false, warnings: false },
+        &cap,
+        max_points,
+    )
+    .expect("plan");
     let (declared, planned) = (plan.declared, plan.planned_points());
     let mut n = 0u64;
     pcv::cloud::device::stream_files(&plan, &mut |p| {
@@ -396,7 +422,11 @@ fn device_stream(path: &Path) -> u64 {
     })
     .expect("stream");
     assert!(n <= planned, "the stream sent {n} points of a subsample of {planned}");
-    if planned < declared { declared } else { n }
+    if planned < declared {
+        declared
+    } else {
+        n
+    }
 }
 
 /// Decodes `path` on all cores into a sink that only counts points.
@@ -455,7 +485,8 @@ fn row(name: &str, path: &Path, runs: u32) {
         // Every run's rate and CPU seconds (for A/B comparisons over several invocations).
         for (what, r) in [("decode", &d), ("device", &s), ("load", &l)] {
             if let Some(r) = r {
-                let each: Vec<String> = r.rates.iter().zip(&r.cpu).map(|(m, c)| format!("{:.2} M/s {:.2} CPU-s", m / 1e6, c)).collect();
+                let each: Vec<String> =
+                    r.rates.iter().zip(&r.cpu).map(|(m, c)| format!("{:.2} M/s {:.2} CPU-s", m / 1e6, c)).collect();
                 println!("{what}: {}", each.join(", "));
             }
         }
@@ -475,7 +506,8 @@ fn header(runs: u32) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut ply, mut las, mut laz, mut runs, mut keep, mut laz_format) = (100_000_000u64, 100_000_000u64, 20_000_000u64, 3u32, false, 3u8);
+    let (mut ply, mut las, mut laz, mut runs, mut keep, mut laz_format) =
+        (100_000_000u64, 100_000_000u64, 20_000_000u64, 3u32, false, 3u8);
     let mut rgb8 = false;
     let mut dir = std::env::temp_dir();
     let mut files: Vec<PathBuf> = Vec::new();
@@ -506,7 +538,10 @@ fn main() {
             "--tile" => tile_from = Some(PathBuf::from(val())),
             "--write-las" => {
                 let n = count(&val());
-                fast_las = Some((n, PathBuf::from(args.next().unwrap_or_else(|| usage_error("--write-las needs a count and a file")))));
+                fast_las = Some((
+                    n,
+                    PathBuf::from(args.next().unwrap_or_else(|| usage_error("--write-las needs a count and a file"))),
+                ));
             }
             "--copies" => copies = count(&val()),
             "--laz-decoder" => match val().as_str() {
@@ -520,13 +555,22 @@ fn main() {
     if let Some((n, path)) = fast_las {
         let t = Instant::now();
         write_las_fast(&path, n, laz_format, rgb8);
-        eprintln!("wrote {} ({n} points, point format {laz_format}) in {:.1} s", path.display(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "wrote {} ({n} points, point format {laz_format}) in {:.1} s",
+            path.display(),
+            t.elapsed().as_secs_f64()
+        );
         return;
     }
     if let Some(src) = tile_from {
         let las_path = tile(&src, copies, &dir);
         let laz_path = las_path.with_extension("laz");
-        pcv::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions { progress: false, warnings: false }).expect("LAZ");
+        pcv::convert::convert(
+            std::slice::from_ref(&las_path),
+            &laz_path,
+            &LoadOptions { progress: false, warnings: false },
+        )
+        .expect("LAZ");
         for p in [&las_path, &laz_path] {
             std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
         }
@@ -538,7 +582,11 @@ fn main() {
         for p in [&las_path, &laz_path] {
             let n = full_load(p);
             let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-            let name = format!("{} ({copies} copies, {:.2} B/point)", p.file_name().unwrap_or_default().to_string_lossy(), size as f64 / n as f64);
+            let name = format!(
+                "{} ({copies} copies, {:.2} B/point)",
+                p.file_name().unwrap_or_default().to_string_lossy(),
+                size as f64 / n as f64
+            );
             row(&name, p, runs);
             if !keep {
                 let _ = std::fs::remove_file(p);
@@ -572,7 +620,12 @@ fn main() {
         write_las(&las_path, n, laz_format, rgb8);
         let p = if ext == "laz" {
             let laz_path = dir.join(format!("pcv-load-bench-{kind}.laz"));
-            pcv::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions { progress: false, warnings: false }).expect("LAZ");
+            pcv::convert::convert(
+                std::slice::from_ref(&las_path),
+                &laz_path,
+                &LoadOptions { progress: false, warnings: false },
+            )
+            .expect("LAZ");
             let _ = std::fs::remove_file(&las_path);
             laz_path
         } else {

@@ -129,7 +129,8 @@ pub fn record(
         if let Some(child) = ffmpeg.as_mut() {
             let fed = child.stdin.as_mut().map(|stdin| stdin.write_all(&frame.to_rgba_top_down()));
             if !matches!(fed, Some(Ok(()))) {
-                video_note = Some(finish_ffmpeg(ffmpeg.take()).err().unwrap_or_else(|| "ffmpeg stopped reading frames".into()));
+                video_note =
+                    Some(finish_ffmpeg(ffmpeg.take()).err().unwrap_or_else(|| "ffmpeg stopped reading frames".into()));
             }
         }
         progress(k + 1, total);
@@ -152,14 +153,34 @@ pub fn record(
 fn start_ffmpeg(dir: &std::path::Path, opts: &RecordOptions) -> Result<Child, String> {
     let (w, h) = opts.size_px;
     Command::new("ffmpeg")
-        .args(["-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgba", "-s", &format!("{w}x{h}"), "-r", &opts.fps.to_string(), "-i", "-"])
+        .args([
+            "-y",
+            "-loglevel",
+            "error",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgba",
+            "-s",
+            &format!("{w}x{h}"),
+            "-r",
+            &opts.fps.to_string(),
+            "-i",
+            "-",
+        ])
         .args(["-vf", "crop=trunc(iw/2)*2:trunc(ih/2)*2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         .arg(dir.join("flight.mp4"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { "ffmpeg is not on PATH (PNG frames only)".to_string() } else { format!("ffmpeg: {e}") })
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "ffmpeg is not on PATH (PNG frames only)".to_string()
+            } else {
+                format!("ffmpeg: {e}")
+            }
+        })
 }
 
 /// Closes ffmpeg's input and waits for it; its error output if it failed.

@@ -84,7 +84,9 @@ impl Frame {
         }
         let rgba: Vec<u8> = match info.color_type {
             png::ColorType::Rgba => buf[..info.buffer_size()].to_vec(),
-            png::ColorType::Rgb => buf[..info.buffer_size()].chunks_exact(3).flat_map(|c| [c[0], c[1], c[2], 255]).collect(),
+            png::ColorType::Rgb => {
+                buf[..info.buffer_size()].chunks_exact(3).flat_map(|c| [c[0], c[1], c[2], 255]).collect()
+            }
             other => return Err(ImageError::Decode { path: p, message: format!("color type {other:?}") }),
         };
         Ok(Frame::from_rgba_top_down(info.width, info.height, &rgba))

@@ -57,10 +57,9 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
     let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
     let d = load::decode_file(path, data, format, origin, &Progress::hidden())?;
     let intensity_range = d.intensity.as_ref().map(|v| {
-        v.par_iter().fold(|| [f32::INFINITY, f32::NEG_INFINITY], |a, &x| [a[0].min(x), a[1].max(x)]).reduce(
-            || [f32::INFINITY, f32::NEG_INFINITY],
-            |a, b| [a[0].min(b[0]), a[1].max(b[1])],
-        )
+        v.par_iter()
+            .fold(|| [f32::INFINITY, f32::NEG_INFINITY], |a, &x| [a[0].min(x), a[1].max(x)])
+            .reduce(|| [f32::INFINITY, f32::NEG_INFINITY], |a, b| [a[0].min(b[0]), a[1].max(b[1])])
     });
     let classes = d
         .classification
@@ -94,12 +93,20 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
 /// A COPC file on an HTTP(S) server: header, VLRs and hierarchy, read with range requests.
 fn url_report(url: &str) -> Result<FileReport, LoadError> {
     use crate::cloud::octree::NodeSource;
-    let f = crate::cloud::formats::copc::open_copc(url)
-        .map_err(|e| LoadError::Format { path: url.into(), format: Format::Laz, source: crate::cloud::formats::FormatError::Invalid(e.to_string().trim_start_matches(&format!("{url}: ")).to_string()) })?;
+    let f = crate::cloud::formats::copc::open_copc(url).map_err(|e| LoadError::Format {
+        path: url.into(),
+        format: Format::Laz,
+        source: crate::cloud::formats::FormatError::Invalid(
+            e.to_string().trim_start_matches(&format!("{url}: ")).to_string(),
+        ),
+    })?;
     let h = f.header();
     let c = f.info();
     let info = FileInfo {
-        variant: format!("LAZ {}.{}, point format {} ({}-byte records), COPC 1.0, over HTTP", h.version.0, h.version.1, h.format, h.record_len),
+        variant: format!(
+            "LAZ {}.{}, point format {} ({}-byte records), COPC 1.0, over HTTP",
+            h.version.0, h.version.1, h.format, h.record_len
+        ),
         declared_points: Some(h.count),
         attributes: Vec::new(),
         skipped: Vec::new(),
@@ -109,7 +116,13 @@ fn url_report(url: &str) -> Result<FileReport, LoadError> {
             format!("offset {} {} {}", h.offset[0], h.offset[1], h.offset[2]),
             format!(
                 "COPC cube: center {} {} {}, half size {}, root spacing {}; hierarchy at byte {} ({} bytes)",
-                num(c.center[0]), num(c.center[1]), num(c.center[2]), num(c.halfsize), num(c.spacing), c.root_hier_offset, c.root_hier_size
+                num(c.center[0]),
+                num(c.center[1]),
+                num(c.center[2]),
+                num(c.halfsize),
+                num(c.spacing),
+                c.root_hier_offset,
+                c.root_hier_size
             ),
         ],
     };
@@ -131,9 +144,20 @@ fn url_report(url: &str) -> Result<FileReport, LoadError> {
 fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
     use crate::cloud::formats::copc::CopcFile;
     use crate::cloud::octree::NodeSource;
-    let fail = |e: String| LoadError::Format { path: path.into(), format: Format::Laz, source: crate::cloud::formats::FormatError::Invalid(e) };
-    let src = crate::cloud::formats::las::open(data).map_err(|source| LoadError::Format { path: path.into(), format: Format::Laz, source })?;
-    let f = CopcFile::open(std::sync::Arc::new(crate::cloud::formats::copc::FileSource::open(path).map_err(|e| fail(e.to_string()))?)).map_err(|e| {
+    let fail = |e: String| LoadError::Format {
+        path: path.into(),
+        format: Format::Laz,
+        source: crate::cloud::formats::FormatError::Invalid(e),
+    };
+    let src = crate::cloud::formats::las::open(data).map_err(|source| LoadError::Format {
+        path: path.into(),
+        format: Format::Laz,
+        source,
+    })?;
+    let f = CopcFile::open(std::sync::Arc::new(
+        crate::cloud::formats::copc::FileSource::open(path).map_err(|e| fail(e.to_string()))?,
+    ))
+    .map_err(|e| {
         let m = e.to_string();
         let prefix = format!("{}: ", path.display());
         fail(m.strip_prefix(&prefix).unwrap_or(&m).to_string())
@@ -144,7 +168,13 @@ fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
     let c = f.info();
     info.notes.push(format!(
         "COPC cube: center {} {} {}, half size {}, root spacing {}; hierarchy at byte {} ({} bytes)",
-        num(c.center[0]), num(c.center[1]), num(c.center[2]), num(c.halfsize), num(c.spacing), c.root_hier_offset, c.root_hier_size
+        num(c.center[0]),
+        num(c.center[1]),
+        num(c.center[2]),
+        num(c.halfsize),
+        num(c.spacing),
+        c.root_hier_offset,
+        c.root_hier_size
     ));
     Ok(FileReport {
         path: path.display().to_string(),
@@ -164,7 +194,11 @@ fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
 fn num(v: f64) -> String {
     let s = format!("{v:.9}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.to_string() }
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
 }
 
 /// Continuation lines line up under the value column.
@@ -212,13 +246,24 @@ impl FileReport {
         }
         if let Some(levels) = &self.octree {
             let nodes: u64 = levels.iter().map(|l| l.nodes).sum();
-            line("octree", format!("depth {}, {nodes} nodes (points counted from the hierarchy; not decoded)", levels.len().saturating_sub(1)));
+            line(
+                "octree",
+                format!(
+                    "depth {}, {nodes} nodes (points counted from the hierarchy; not decoded)",
+                    levels.len().saturating_sub(1)
+                ),
+            );
             for l in levels {
                 line(
                     "",
                     format!(
                         "level {:>2}: {:>7} nodes ({} with points), {:>12} points, {:>12} bytes, spacing {}",
-                        l.depth, l.nodes, l.nodes_with_points, l.points, l.bytes, num(l.spacing)
+                        l.depth,
+                        l.nodes,
+                        l.nodes_with_points,
+                        l.points,
+                        l.bytes,
+                        num(l.spacing)
                     ),
                 );
             }

@@ -140,7 +140,13 @@ impl LookArgs {
     fn overrides(&self) -> LookOverrides {
         LookOverrides {
             point_size: self.point_size,
-            edl: if self.no_edl { Some(false) } else if self.edl { Some(true) } else { None },
+            edl: if self.no_edl {
+                Some(false)
+            } else if self.edl {
+                Some(true)
+            } else {
+                None
+            },
             edl_strength: self.edl_strength,
             edl_radius_px: self.edl_radius,
             background: self.background,
@@ -217,7 +223,12 @@ struct CameraArgs {
 
 impl CameraArgs {
     fn start(&self, size: (u32, u32)) -> StartOptions {
-        StartOptions { pose: self.camera, frame: self.camera_frame, up: self.up, aspect: size.0 as f32 / size.1.max(1) as f32 }
+        StartOptions {
+            pose: self.camera,
+            frame: self.camera_frame,
+            up: self.up,
+            aspect: size.0 as f32 / size.1.max(1) as f32,
+        }
     }
 }
 
@@ -431,7 +442,11 @@ fn host_budget_bytes(r: &dyn Rasterizer) -> u64 {
 /// cloud that does not fit is refused before loading, and one larger than the host budget is streamed
 /// to the device without a host copy; elsewhere the host cloud is loaded (`--max-points`: a uniform
 /// subsample). Returns the cloud, uploaded.
-fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(&mut PointCloud)) -> Result<PointCloud> {
+fn load_and_upload(
+    s: &SourceArgs,
+    r: &mut dyn Rasterizer,
+    prepare: impl FnOnce(&mut PointCloud),
+) -> Result<PointCloud> {
     use pcv::cloud::device;
     // Several GPUs: the capacity of them all (each takes a share of the stream).
     let capacity = match s.files.is_empty() {
@@ -443,7 +458,9 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
         let opts = load::LoadOptions::default();
         let plan = match device::plan(&s.files, &opts, &cap, s.max_points) {
             // Too large for the GPU: show what fits, and say how to see it all.
-            Err(load::LoadError::DoesNotFit { files, points, fit_points, device, .. }) if s.max_points.is_none() && fit_points > 0 => {
+            Err(load::LoadError::DoesNotFit { files, points, fit_points, device, .. })
+                if s.max_points.is_none() && fit_points > 0 =>
+            {
                 eprintln!(
                     "pcv: {files}: {points} points do not fit {device}; showing a uniform subsample of {fit_points}. To see every point, convert to COPC and stream it with level of detail: pcv convert {} -o cloud.copc.laz, then pcv cloud.copc.laz",
                     s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
@@ -453,7 +470,9 @@ fn load_and_upload(s: &SourceArgs, r: &mut dyn Rasterizer, prepare: impl FnOnce(
             }
             other => other?,
         };
-        if subsample.is_some() || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r) {
+        if subsample.is_some()
+            || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
+        {
             let mut cloud = device::cloud(plan);
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, s.color.is_none());
@@ -486,7 +505,8 @@ fn is_copc(p: &std::path::Path) -> bool {
         return true;
     }
     let mut head = [0u8; 375 + 54];
-    std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && pcv::cloud::formats::copc::sniff(&head)
+    std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+        && pcv::cloud::formats::copc::sniff(&head)
 }
 
 /// The level-of-detail scene `s` asks for (COPC files or URLs, a directory, `--lod`, `--point-budget`),
@@ -534,7 +554,11 @@ fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv:
         let name = f.to_string_lossy();
         sources.push(pcv::cloud::formats::copc::open(&name)?);
     }
-    let groups: Vec<Vec<PathBuf>> = if other.is_empty() && copc.is_empty() { vec![Vec::new()] } else { other.iter().map(|f| vec![f.clone()]).collect() };
+    let groups: Vec<Vec<PathBuf>> = if other.is_empty() && copc.is_empty() {
+        vec![Vec::new()]
+    } else {
+        other.iter().map(|f| vec![f.clone()]).collect()
+    };
     for g in &groups {
         let cloud = load_cloud(g, s.points, s.seed, s.color)?;
         eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
@@ -576,7 +600,9 @@ fn backend_gpus(choice: BackendChoice, gpus: Gpus, shares: usize) -> Result<(Box
         return backend(choice);
     }
     if choice == BackendChoice::Cpu {
-        bail!("--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only");
+        bail!(
+            "--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only"
+        );
     }
     let r = MultiRasterizer::new(n.max(1), shares)
         .with_context(|| format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1)))?;
@@ -692,7 +718,13 @@ fn render(a: RenderArgs) -> Result<()> {
             let st = l.update(r.as_mut(), &frame, cam.pose.eye)?;
             spacing_m = st.spacing_m;
             if (st.complete && st.loading == 0) || t.elapsed().as_secs() >= 60 {
-                eprintln!("pcv: level of detail: {} of {} selected nodes drawn ({} points) after {:.2} s", st.drawn_nodes, st.selected_nodes, st.drawn_points, t.elapsed().as_secs_f64());
+                eprintln!(
+                    "pcv: level of detail: {} of {} selected nodes drawn ({} points) after {:.2} s",
+                    st.drawn_nodes,
+                    st.selected_nodes,
+                    st.drawn_points,
+                    t.elapsed().as_secs_f64()
+                );
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -773,7 +805,8 @@ fn record(a: RecordArgs) -> Result<()> {
         v["date_utc"] = serde_json::json!(pcv::bench::utc_now());
         v["commit"] = serde_json::json!(env!("PCV_GIT_COMMIT"));
         v["device"] = serde_json::json!(r.description());
-        std::fs::write(json, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", json.display()))?;
+        std::fs::write(json, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("writing {}", json.display()))?;
         eprintln!("pcv: wrote {}", json.display());
         return Ok(());
     }
@@ -859,8 +892,8 @@ fn bench(a: BenchArgs) -> Result<()> {
         let mut title = String::from("pcv bench");
         for f in &a.from {
             let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-            let report: pcv::bench::BenchReport =
-                serde_json::from_str(&text).with_context(|| format!("{} is not a pcv bench --json report", f.display()))?;
+            let report: pcv::bench::BenchReport = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a pcv bench --json report", f.display()))?;
             title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
             results.extend(report.results);
         }
@@ -964,7 +997,12 @@ fn bench_looks(a: &BenchArgs) -> Vec<Look> {
     for &point_size in &a.point_size {
         for &splat in &a.splat {
             for &on in &a.edl {
-                let look = Look { point_size, edl: on.then_some(pcv::render::look::Edl::DEFAULT), background: a.background, splat };
+                let look = Look {
+                    point_size,
+                    edl: on.then_some(pcv::render::look::Edl::DEFAULT),
+                    background: a.background,
+                    splat,
+                };
                 if splat == SplatMethod::Gather || look.splats() {
                     looks.push(look);
                 }

@@ -14,7 +14,20 @@ fn help_explains_the_commands_and_controls() {
     let o = pcv(&["--help"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    for word in ["render", "bench", "record", "--points", "--backend", "--camera", "--camera-frame", "--up", "--screenshot", "mouse-look", "H or F1", "Double-click"] {
+    for word in [
+        "render",
+        "bench",
+        "record",
+        "--points",
+        "--backend",
+        "--camera",
+        "--camera-frame",
+        "--up",
+        "--screenshot",
+        "mouse-look",
+        "H or F1",
+        "Double-click",
+    ] {
         assert!(out.contains(word), "--help does not mention {word}:\n{out}");
     }
 }
@@ -40,20 +53,35 @@ fn bad_arguments_exit_nonzero_with_a_message() {
 fn missing_and_bad_files_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.bin");
-    let o = pcv(&["render", missing.to_str().unwrap(), "-o", dir.path().join("a.png").to_str().unwrap(), "--backend", "cpu"]);
+    let o = pcv(&[
+        "render",
+        missing.to_str().unwrap(),
+        "-o",
+        dir.path().join("a.png").to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("nope.bin"), "{}", stderr(&o));
 
     let odd = dir.path().join("odd.bin");
     std::fs::write(&odd, [0u8; 40]).unwrap();
-    let o = pcv(&["render", odd.to_str().unwrap(), "-o", dir.path().join("a.png").to_str().unwrap(), "--backend", "cpu"]);
+    let o =
+        pcv(&["render", odd.to_str().unwrap(), "-o", dir.path().join("a.png").to_str().unwrap(), "--backend", "cpu"]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("odd.bin") && e.contains("byte 32"), "{e}");
 
     let unknown = dir.path().join("cloud.xyzw");
     std::fs::write(&unknown, b"1 2 3").unwrap();
-    let o = pcv(&["render", unknown.to_str().unwrap(), "-o", dir.path().join("a.png").to_str().unwrap(), "--backend", "cpu"]);
+    let o = pcv(&[
+        "render",
+        unknown.to_str().unwrap(),
+        "-o",
+        dir.path().join("a.png").to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("unsupported format"), "{}", stderr(&o));
 }
@@ -85,7 +113,12 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let b = dir.path().join("b.png");
     // Files get adaptive points, EDL and a gradient by default: ask for the built-in scene's look.
     let look = ["--point-size", "1", "--no-edl", "--background", "black"];
-    let args = [&["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu"][..], &look, &["-o", b.to_str().unwrap()]].concat();
+    let args = [
+        &["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu"][..],
+        &look,
+        &["-o", b.to_str().unwrap()],
+    ]
+    .concat();
     let o = pcv(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let img_b = pcv::image_io::Frame::read_png(&b).unwrap();
@@ -102,7 +135,18 @@ fn bench_prints_a_table_and_writes_json() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
     let o = pcv(&[
-        "bench", "--points", "50k,100k", "--size", "64x36", "--warmup", "1", "--frames", "3", "--backend", "cpu", "--json",
+        "bench",
+        "--points",
+        "50k,100k",
+        "--size",
+        "64x36",
+        "--warmup",
+        "1",
+        "--frames",
+        "3",
+        "--backend",
+        "cpu",
+        "--json",
         json.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -128,7 +172,21 @@ fn more_gpus_than_the_machine_has_is_a_clear_error_not_a_panic() {
     for args in [
         &["render", "--gpus", "64", "--points", "10k", "-o", out.to_str().unwrap()][..],
         &["render", "--gpus", "2", "--backend", "cpu", "--points", "10k", "-o", out.to_str().unwrap()][..],
-        &["bench", "--gpus", "64,1", "--points", "10k", "--size", "32x18", "--frames", "1", "--warmup", "0", "--backend", "cuda"][..],
+        &[
+            "bench",
+            "--gpus",
+            "64,1",
+            "--points",
+            "10k",
+            "--size",
+            "32x18",
+            "--frames",
+            "1",
+            "--warmup",
+            "0",
+            "--backend",
+            "cuda",
+        ][..],
     ] {
         let o = pcv(args);
         let e = stderr(&o);

@@ -56,7 +56,11 @@ fn full_points(n: usize, f: &Format, scale: f64) -> Vec<Point> {
                 p.gps_time = Some(1.0e8 + i as f64 * 0.001_25);
             }
             if f.has_color {
-                p.color = Some(Color { red: (i * 101 % 65536) as u16, green: (i * 257 + 3) as u16, blue: (65535 - i * 7) as u16 });
+                p.color = Some(Color {
+                    red: (i * 101 % 65536) as u16,
+                    green: (i * 257 + 3) as u16,
+                    blue: (65535 - i * 7) as u16,
+                });
             }
             if f.has_nir {
                 p.nir = Some((i * 13 + 1) as u16);
@@ -90,7 +94,12 @@ fn crs_vlr(wkt: bool) -> Vlr {
     } else {
         // GeoKeyDirectoryTag: version 1.1.0, 1 key: ProjectedCSTypeGeoKey (3072) = 32632.
         let keys: [u16; 8] = [1, 1, 0, 1, 3072, 0, 1, 32632];
-        Vlr { user_id: "LASF_Projection".into(), record_id: 34735, description: "GeoKeyDirectoryTag".into(), data: keys.iter().flat_map(|k| k.to_le_bytes()).collect() }
+        Vlr {
+            user_id: "LASF_Projection".into(),
+            record_id: 34735,
+            description: "GeoKeyDirectoryTag".into(),
+            data: keys.iter().flat_map(|k| k.to_le_bytes()).collect(),
+        }
     }
 }
 
@@ -108,7 +117,12 @@ fn source(format: u8, extra: u16, scale: f64, laz: bool, points: Option<Vec<Poin
     b.generating_software = "las crate".into();
     b.file_source_id = 4242;
     b.vlrs.push(crs_vlr(f.is_extended));
-    b.vlrs.push(Vlr { user_id: "pcv-test".into(), record_id: 7, description: "a user VLR".into(), data: vec![1, 2, 3, 4, 5, 6, 7] });
+    b.vlrs.push(Vlr {
+        user_id: "pcv-test".into(),
+        record_id: 7,
+        description: "a user VLR".into(),
+        data: vec![1, 2, 3, 4, 5, 6, 7],
+    });
     if extra > 0 {
         // One extra-byte descriptor (LAS 1.4 R15, table 24): an unsigned char array of `extra`... as
         // "undocumented extra bytes" (data type 0, options 0), `extra` bytes long.
@@ -116,10 +130,20 @@ fn source(format: u8, extra: u16, scale: f64, laz: bool, points: Option<Vec<Poin
         d[2] = 0; // data type 0: undocumented, its size in `options`
         d[3] = extra as u8;
         d[4..9].copy_from_slice(b"extra");
-        b.vlrs.push(Vlr { user_id: "LASF_Spec".into(), record_id: 4, description: "Extra Bytes Record".into(), data: d });
+        b.vlrs.push(Vlr {
+            user_id: "LASF_Spec".into(),
+            record_id: 4,
+            description: "Extra Bytes Record".into(),
+            data: d,
+        });
     }
     if version_for(format).1 >= 4 {
-        b.evlrs.push(Vlr { user_id: "pcv-test".into(), record_id: 99, description: "an EVLR".into(), data: (0..300u32).map(|k| k as u8).collect() });
+        b.evlrs.push(Vlr {
+            user_id: "pcv-test".into(),
+            record_id: 99,
+            description: "an EVLR".into(),
+            data: (0..300u32).map(|k| k as u8).collect(),
+        });
     }
     let header = b.into_header().unwrap();
     let pts = points.unwrap_or_else(|| full_points(700, header.point_format(), scale));
@@ -161,7 +185,11 @@ fn records(bytes: &[u8]) -> &[u8] {
     let off = u32::from_le_bytes(bytes[96..100].try_into().unwrap()) as usize;
     let len = u16::from_le_bytes(bytes[105..107].try_into().unwrap()) as usize;
     let legacy = u32::from_le_bytes(bytes[107..111].try_into().unwrap()) as u64;
-    let n = if bytes[25] >= 4 && u64::from_le_bytes(bytes[247..255].try_into().unwrap()) > 0 { u64::from_le_bytes(bytes[247..255].try_into().unwrap()) } else { legacy };
+    let n = if bytes[25] >= 4 && u64::from_le_bytes(bytes[247..255].try_into().unwrap()) > 0 {
+        u64::from_le_bytes(bytes[247..255].try_into().unwrap())
+    } else {
+        legacy
+    };
     &bytes[off..off + n as usize * len]
 }
 
@@ -282,7 +310,11 @@ fn utm_offsets_at_three_scales_keep_their_grid_in_every_target() {
                 assert_eq!(grid(v[2], &t.z), grid(p.z, &t.z), "scale {scale} {oname}: point {i} z");
                 // 16-bit colors as 0-65535 words.
                 let c = p.color.unwrap();
-                assert_eq!([r[3], r[4], r[5]].map(|s| s.parse::<u16>().unwrap()), [c.red, c.green, c.blue], "{oname}: color {i}");
+                assert_eq!(
+                    [r[3], r[4], r[5]].map(|s| s.parse::<u16>().unwrap()),
+                    [c.red, c.green, c.blue],
+                    "{oname}: color {i}"
+                );
                 assert_eq!(r[6].parse::<f32>().unwrap(), p.intensity as f32);
             }
         }
@@ -369,7 +401,8 @@ fn merges_keep_everything_or_say_why_not() {
         for (i, (g, e)) in got.iter().zip(pa.iter().chain(&pb).chain(&pc)).enumerate() {
             assert_eq!(g, e, "merged {oname}: point {i}");
         }
-        let strip = |v: &Vec<Vlr>| -> Vec<Vlr> { v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect() };
+        let strip =
+            |v: &Vec<Vlr>| -> Vec<Vlr> { v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect() };
         assert_eq!(strip(h.vlrs()), strip(read_las(&a).0.vlrs()));
         // Bounds and counts recounted over all files.
         let xmax = pa.iter().chain(&pb).chain(&pc).map(|p| p.x).fold(f64::MIN, f64::max);
@@ -399,13 +432,21 @@ fn merges_keep_everything_or_say_why_not() {
     let ep = dir.path().join("e.las");
     std::fs::write(&ep, &e).unwrap();
     let o = convert(&[&ap, &ep], &dir.path().join("bad.las"));
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("VLRs"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("VLRs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Files with EVLRs (waveform data, ...) cannot be merged.
     let (f, _) = source(7, 0, 0.001, false, None);
     let fp = dir.path().join("f.las");
     std::fs::write(&fp, &f).unwrap();
     let o = convert(&[&fp, &fp], &dir.path().join("bad.las"));
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("EVLRs"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("EVLRs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(!dir.path().join("bad.las").exists());
 }
 
@@ -417,7 +458,11 @@ fn output_naming_an_input_is_refused_and_failures_leave_the_old_output() {
     std::fs::write(&sp, &src).unwrap();
     for spelled in [sp.clone(), dir.path().join(".").join("in.las")] {
         let o = convert(&[&sp], &spelled);
-        assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("one of the inputs"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("one of the inputs"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     #[cfg(unix)]
     {
@@ -434,7 +479,11 @@ fn output_naming_an_input_is_refused_and_failures_leave_the_old_output() {
     let o = convert(&[&bad], &out);
     assert!(!o.status.success());
     assert_eq!(std::fs::read(&out).unwrap(), b"previous output");
-    let left: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains("partial")).collect();
+    let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("partial"))
+        .collect();
     assert!(left.is_empty(), "partial files left: {left:?}");
 }
 
@@ -449,13 +498,18 @@ fn non_finite_coordinates_are_an_error_naming_the_point() {
     let first_inf = {
         let recs = records(&src);
         let len = u16::from_le_bytes(src[105..107].try_into().unwrap()) as usize;
-        recs.chunks(len).position(|r| ((i32::from_le_bytes(r[0..4].try_into().unwrap()) as f64) * 1e303).is_infinite()).unwrap()
+        recs.chunks(len)
+            .position(|r| ((i32::from_le_bytes(r[0..4].try_into().unwrap()) as f64) * 1e303).is_infinite())
+            .unwrap()
     };
     for oname in ["ply", "xyz", "las", "laz"] {
         let out = dir.path().join(format!("huge-out.{oname}"));
         let o = convert(&[&sp], &out);
         let e = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && e.contains("huge.las") && e.contains(&format!("point {first_inf}")), "{oname}: {e}");
+        assert!(
+            !o.status.success() && e.contains("huge.las") && e.contains(&format!("point {first_inf}")),
+            "{oname}: {e}"
+        );
         assert!(!out.exists(), "{oname}: written");
     }
     // Text: an infinite coordinate is named; 1e39 (too large for an f32) is written as a double.
@@ -488,7 +542,8 @@ fn internal_waveform_data_moves_with_the_evlrs() {
     let op = dir.path().join("wave.laz");
     convert_ok(&[&sp], &op);
     let out = std::fs::read(&op).unwrap();
-    let (wave, evlr) = (u64::from_le_bytes(out[227..235].try_into().unwrap()), u64::from_le_bytes(out[235..243].try_into().unwrap()));
+    let (wave, evlr) =
+        (u64::from_le_bytes(out[227..235].try_into().unwrap()), u64::from_le_bytes(out[235..243].try_into().unwrap()));
     assert_eq!(wave, evlr, "the waveform record's offset follows the EVLRs");
     assert_eq!(&out[evlr as usize..], &src[first_evlr as usize..], "the EVLRs, byte for byte");
     same_las("waveform", &src, &out);

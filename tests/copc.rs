@@ -42,7 +42,12 @@ fn read_with_las_crate(path: &Path) -> Vec<([u64; 3], u16, u8, [u16; 3])> {
         .map(|p| {
             let p = p.unwrap();
             let c = p.color.unwrap();
-            ([p.x.to_bits(), p.y.to_bits(), p.z.to_bits()], p.intensity, u8::from(p.classification), [c.red, c.green, c.blue])
+            (
+                [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()],
+                p.intensity,
+                u8::from(p.classification),
+                [c.red, c.green, c.blue],
+            )
         })
         .collect()
 }
@@ -81,7 +86,11 @@ fn convert_then_read_back_every_point_once() {
         let rgb = e.rgb16.as_ref().unwrap();
         for (i, &v) in e.xyz.iter().enumerate() {
             for k in 0..3 {
-                assert!(v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6, "{v:?} outside node {:?}'s cube", n.key);
+                assert!(
+                    v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6,
+                    "{v:?} outside node {:?}'s cube",
+                    n.key
+                );
             }
             got.push((v.map(f64::to_bits), e.intensity[i], e.classification[i], rgb[i]));
         }
@@ -104,12 +113,21 @@ fn nodes_decode_as_the_laz_loader_does() {
     let (src, _) = source_las(dir.path(), 150_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
-    let cloud = pcv::cloud::load::load_files_with(std::slice::from_ref(&out), &pcv::cloud::load::LoadOptions { progress: false, warnings: false }).unwrap();
+    let cloud = pcv::cloud::load::load_files_with(
+        std::slice::from_ref(&out),
+        &pcv::cloud::load::LoadOptions { progress: false, warnings: false },
+    )
+    .unwrap();
     let a = cloud.attributes.as_ref().unwrap();
     let mut want: Vec<_> = (0..cloud.points.len())
         .map(|i| {
             let p = cloud.points[i];
-            (p.pos.map(f32::to_bits), p.rgba, a.intensity.as_ref().unwrap()[i].to_bits(), a.classification.as_ref().unwrap()[i])
+            (
+                p.pos.map(f32::to_bits),
+                p.rgba,
+                a.intensity.as_ref().unwrap()[i].to_bits(),
+                a.classification.as_ref().unwrap()[i],
+            )
         })
         .collect();
     let src = copc::open(out.to_str().unwrap()).unwrap();
@@ -136,15 +154,23 @@ fn laspy_copc_reader_box_query_returns_the_source_points() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
         let venv = root.join(".tools/venv/bin/python");
-        if venv.exists() { venv } else { PathBuf::from("python3") }
+        if venv.exists() {
+            venv
+        } else {
+            PathBuf::from("python3")
+        }
     });
     let probe = std::process::Command::new(&python).args(["-c", "import laspy, lazrs"]).output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)", python.display());
+        eprintln!(
+            "SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)",
+            python.display()
+        );
         return;
     }
     // A box over part of the tile, in file coordinates.
-    let (lo, hi) = ([BASE[0] + 300.0, BASE[1] + 200.0, BASE[2] - 100.0], [BASE[0] + 900.0, BASE[1] + 650.0, BASE[2] + 100.0]);
+    let (lo, hi) =
+        ([BASE[0] + 300.0, BASE[1] + 200.0, BASE[2] - 100.0], [BASE[0] + 900.0, BASE[1] + 650.0, BASE[2] + 100.0]);
     let script = r#"
 import sys, laspy
 from laspy import CopcReader, Bounds
@@ -165,10 +191,12 @@ with CopcReader.open(sys.argv[1]) as r:
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(format!("total {}", pts.len()).as_str()));
     assert_eq!(lines.next(), Some(format!("all {}", pts.len()).as_str()));
-    let mut got: Vec<[i64; 3]> = lines.map(|l| {
-        let v: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        [v[0], v[1], v[2]]
-    }).collect();
+    let mut got: Vec<[i64; 3]> = lines
+        .map(|l| {
+            let v: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
     // The source points inside the box, as integers on the file's 1 mm grid (offset BASE).
     let mut want: Vec<[i64; 3]> = pts
         .iter()
@@ -195,7 +223,11 @@ fn damaged_hierarchy_and_nodes_fail_cleanly() {
     let mut bad = good.clone();
     bad[page + 32..page + 36].copy_from_slice(&99i32.to_le_bytes());
     let e = CopcFile::from_bytes("t.copc.laz", bad).err().unwrap().to_string();
-    assert!(e.starts_with("t.copc.laz: ") && e.contains(&format!("hierarchy page at byte {page}, entry 1 (byte {})", page + 32)), "{e}");
+    assert!(
+        e.starts_with("t.copc.laz: ")
+            && e.contains(&format!("hierarchy page at byte {page}, entry 1 (byte {})", page + 32)),
+        "{e}"
+    );
     // A node's chunk past the end of the file.
     let mut bad = good.clone();
     bad[page + 16..page + 24].copy_from_slice(&(good.len() as u64).to_le_bytes());
@@ -289,7 +321,11 @@ fn rich_point(i: usize, base: [f64; 3], legacy: bool) -> las::Point {
         user_data: (i % 256) as u8,
         point_source_id: (i * 31 % 65536) as u16,
         gps_time: Some(400_000.0 + f * 0.000_25),
-        color: Some(las::Color { red: (i * 3 % 65536) as u16, green: (i * 5 % 65536) as u16, blue: (i * 7 % 65536) as u16 }),
+        color: Some(las::Color {
+            red: (i * 3 % 65536) as u16,
+            green: (i * 5 % 65536) as u16,
+            blue: (i * 7 % 65536) as u16,
+        }),
         nir: Some(1 + (i * 11 % 65535) as u16),
         ..Default::default()
     }
@@ -379,18 +415,30 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
         assert_eq!((o.return_number, o.number_of_returns), (s.return_number, s.number_of_returns), "{at}");
         assert_eq!((o.scan_direction, o.is_edge_of_flight_line), (s.scan_direction, s.is_edge_of_flight_line), "{at}");
         assert_eq!(o.classification, s.classification, "{at}");
-        assert_eq!((o.is_synthetic, o.is_key_point, o.is_withheld, o.is_overlap), (s.is_synthetic, s.is_key_point, s.is_withheld, false), "{at}");
-        assert_eq!((o.user_data, o.point_source_id, o.gps_time, o.scanner_channel), (s.user_data, s.point_source_id, s.gps_time, 0), "{at}");
+        assert_eq!(
+            (o.is_synthetic, o.is_key_point, o.is_withheld, o.is_overlap),
+            (s.is_synthetic, s.is_key_point, s.is_withheld, false),
+            "{at}"
+        );
+        assert_eq!(
+            (o.user_data, o.point_source_id, o.gps_time, o.scanner_channel),
+            (s.user_data, s.point_source_id, s.gps_time, 0),
+            "{at}"
+        );
         // The rank in degrees becomes 0.006° steps: within half a step.
         assert!((o.scan_angle - s.scan_angle).abs() <= 0.0031, "{at}: scan angle {} vs {}", o.scan_angle, s.scan_angle);
         // No color or NIR in the source: zero (the las crate reads a zero NIR as none).
         assert_eq!((o.color, o.nir), (Some(las::Color::default()), None), "{at}");
     }
     let t = &got[&[512_010_500, 5_400_020_250, 301_125]];
-    assert_eq!((t.return_number, t.number_of_returns, t.gps_time, t.color), (1, 1, Some(0.0), Some(las::Color { red: 10 * 257, green: 20 * 257, blue: 30 * 257 })));
+    assert_eq!(
+        (t.return_number, t.number_of_returns, t.gps_time, t.color),
+        (1, 1, Some(0.0), Some(las::Color { red: 10 * 257, green: 20 * 257, blue: 30 * 257 }))
+    );
     // The header counts points by return; the COPC info holds the GPS time range.
     let data = std::fs::read(&out).unwrap();
-    let by_return: Vec<u64> = (0..15).map(|r| u64::from_le_bytes(data[255 + 8 * r..263 + 8 * r].try_into().unwrap())).collect();
+    let by_return: Vec<u64> =
+        (0..15).map(|r| u64::from_le_bytes(data[255 + 8 * r..263 + 8 * r].try_into().unwrap())).collect();
     let mut want = [0u64; 15];
     for p in ra.values().chain(rb.values()) {
         want[p.return_number as usize - 1] += 1;
@@ -466,7 +514,11 @@ fn a_header_that_understates_the_bounds_still_gives_a_valid_octree() {
         let cube = n.key.cube_in(&o.cube);
         for v in f.read_node_exact(n).unwrap().xyz {
             for k in 0..3 {
-                assert!(v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6, "{v:?} outside node {:?}'s cube", n.key);
+                assert!(
+                    v[k] >= cube.min[k] - 1e-6 && v[k] <= cube.max()[k] + 1e-6,
+                    "{v:?} outside node {:?}'s cube",
+                    n.key
+                );
             }
             got.push(v.map(f64::to_bits));
         }
@@ -523,9 +575,19 @@ fn extra_las(path: &Path, n: usize, laz: bool, geotiff: bool, base: [f64; 3]) ->
     if geotiff {
         // A GeoTIFF key directory: version 1.1.0, one key (ProjectedCSTypeGeoKey 3072 = EPSG 32632).
         let keys: Vec<u8> = [1u16, 1, 0, 1, 3072, 0, 1, 32632].iter().flat_map(|v| v.to_le_bytes()).collect();
-        b.vlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 34735, description: "GeoTIFF keys".into(), data: keys });
+        b.vlrs.push(las::Vlr {
+            user_id: "LASF_Projection".into(),
+            record_id: 34735,
+            description: "GeoTIFF keys".into(),
+            data: keys,
+        });
     } else {
-        b.vlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 2112, description: "OGC WKT".into(), data: WKT.as_bytes().to_vec() });
+        b.vlrs.push(las::Vlr {
+            user_id: "LASF_Projection".into(),
+            record_id: 2112,
+            description: "OGC WKT".into(),
+            data: WKT.as_bytes().to_vec(),
+        });
     }
     let mut w = las::Writer::from_path(path, b.into_header().unwrap()).unwrap();
     let pts: Vec<las::Point> = (0..n)
@@ -585,11 +647,21 @@ fn extra_bytes_and_the_crs_survive_field_by_field() {
     }
     for (key, s) in &by_position(&b) {
         let o = &got[key];
-        assert_eq!((o.intensity, o.gps_time, o.point_source_id), (s.intensity, s.gps_time, s.point_source_id), "point at {key:?} of b.las");
+        assert_eq!(
+            (o.intensity, o.gps_time, o.point_source_id),
+            (s.intensity, s.gps_time, s.point_source_id),
+            "point at {key:?} of b.las"
+        );
         assert_eq!(o.extra_bytes, [0, 0, 0], "point at {key:?} of b.las");
     }
     // pcv's own COPC reader reads the 39-byte records of every node.
-    let total: u64 = f.octree().nodes.iter().filter(|n| n.point_count > 0).map(|n| f.read_node_exact(n).unwrap().xyz.len() as u64).sum();
+    let total: u64 = f
+        .octree()
+        .nodes
+        .iter()
+        .filter(|n| n.point_count > 0)
+        .map(|n| f.read_node_exact(n).unwrap().xyz.len() as u64)
+        .sum();
     assert_eq!(total, got.len() as u64);
 
     // An independent COPC reader: laspy's CopcReader names the extra dimensions from the VLR and reads
@@ -618,7 +690,11 @@ with CopcReader.open(sys.argv[1]) as r:
         // X, Y, Z on the output's grid, which is a.laz's (offset BASE, 1 mm).
         let key = [v[0] + 512_000_000, v[1] + 5_400_000_000, v[2] + 300_000];
         let p = &got[&key];
-        let want = if p.extra_bytes.is_empty() { [0, 0] } else { [u16::from_le_bytes([p.extra_bytes[0], p.extra_bytes[1]]) as i64, p.extra_bytes[2] as i64] };
+        let want = if p.extra_bytes.is_empty() {
+            [0, 0]
+        } else {
+            [u16::from_le_bytes([p.extra_bytes[0], p.extra_bytes[1]]) as i64, p.extra_bytes[2] as i64]
+        };
         assert_eq!([v[3], v[4]], want, "laspy's extra dimensions of the point at {key:?}");
         rows += 1;
     }
@@ -632,11 +708,18 @@ fn laspy_python() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
         let venv = root.join(".tools/venv/bin/python");
-        if venv.exists() { venv } else { PathBuf::from("python3") }
+        if venv.exists() {
+            venv
+        } else {
+            PathBuf::from("python3")
+        }
     });
     let probe = std::process::Command::new(&python).args(["-c", "import laspy, lazrs"]).output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)", python.display());
+        eprintln!(
+            "SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)",
+            python.display()
+        );
         return None;
     }
     Some(python)
@@ -648,7 +731,13 @@ fn a_geotiff_only_crs_is_kept_and_the_console_asks_for_wkt() {
     let a = dir.path().join("a.las");
     extra_las(&a, 2_000, false, true, BASE);
     let out = dir.path().join("out.copc.laz");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("convert").arg(&a).arg("-o").arg(&out).output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
+        .arg("convert")
+        .arg(&a)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("GeoTIFF keys only") && err.contains("WKT"), "{err}");
@@ -666,8 +755,18 @@ fn a_wkt_crs_in_an_evlr_becomes_a_vlr() {
     b.point_format = las::point::Format::new(6).unwrap();
     let t = |o: f64| las::Transform { scale: 0.001, offset: o };
     b.transforms = las::Vector { x: t(BASE[0]), y: t(BASE[1]), z: t(BASE[2]) };
-    b.evlrs.push(las::Vlr { user_id: "LASF_Projection".into(), record_id: 2112, description: "OGC WKT".into(), data: WKT.as_bytes().to_vec() });
-    b.evlrs.push(las::Vlr { user_id: "someone".into(), record_id: 7, description: "not a CRS".into(), data: vec![1, 2, 3] });
+    b.evlrs.push(las::Vlr {
+        user_id: "LASF_Projection".into(),
+        record_id: 2112,
+        description: "OGC WKT".into(),
+        data: WKT.as_bytes().to_vec(),
+    });
+    b.evlrs.push(las::Vlr {
+        user_id: "someone".into(),
+        record_id: 7,
+        description: "not a CRS".into(),
+        data: vec![1, 2, 3],
+    });
     let mut w = las::Writer::from_path(&a, b.into_header().unwrap()).unwrap();
     for i in 0..3_000 {
         let mut p = rich_point(i, BASE, false);

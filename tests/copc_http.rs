@@ -85,11 +85,16 @@ fn serve(data: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Counts>) {
                             let (a, b) = r.strip_prefix("bytes=").unwrap().split_once('-').unwrap();
                             let a: usize = a.parse().unwrap();
                             let b: usize = b.parse::<usize>().unwrap().min(data.len() - 1);
-                            ("206 Partial Content", data[a..=b].to_vec(), format!("Content-Range: bytes {a}-{b}/{}\r\nETag: \"v1\"\r\n", data.len()))
+                            (
+                                "206 Partial Content",
+                                data[a..=b].to_vec(),
+                                format!("Content-Range: bytes {a}-{b}/{}\r\nETag: \"v1\"\r\n", data.len()),
+                            )
                         }
                     };
                     let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}\r\n", body.len());
-                    let ok = w.write_all(head.as_bytes()).and_then(|_| w.write_all(&body)).and_then(|_| w.flush()).is_ok();
+                    let ok =
+                        w.write_all(head.as_bytes()).and_then(|_| w.write_all(&body)).and_then(|_| w.flush()).is_ok();
                     c.in_flight.fetch_sub(1, Ordering::SeqCst);
                     if !ok {
                         return;
@@ -117,7 +122,12 @@ fn copc_file(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
 }
 
 fn opts(cache: Option<&std::path::Path>) -> HttpOptions {
-    HttpOptions { retries: 3, backoff: Duration::from_millis(10), timeout: Duration::from_secs(20), cache_dir: cache.map(Into::into) }
+    HttpOptions {
+        retries: 3,
+        backoff: Duration::from_millis(10),
+        timeout: Duration::from_secs(20),
+        cache_dir: cache.map(Into::into),
+    }
 }
 
 #[test]
@@ -145,7 +155,11 @@ fn over_http_reads_what_the_file_holds_and_caches_it() {
     eprintln!("http: {} nodes; {first} requests the first time, {second} with the cache", local.octree().nodes.len());
     assert_eq!(second, 1, "a cached file must need only the opening request");
     // `pcv info URL`: the octree from the hierarchy.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(["info", "--json", &url]).env("PCV_CACHE_DIR", &cache).output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
+        .args(["info", "--json", &url])
+        .env("PCV_CACHE_DIR", &cache)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["points"].as_u64(), Some(40_000));
@@ -163,13 +177,24 @@ fn a_slow_server_gets_requests_in_parallel() {
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let (r, nodes) = (remote.clone(), nodes.clone());
-            std::thread::spawn(move || nodes.iter().skip(t).step_by(4).map(|n| r.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64).sum::<u64>())
+            std::thread::spawn(move || {
+                nodes
+                    .iter()
+                    .skip(t)
+                    .step_by(4)
+                    .map(|n| r.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64)
+                    .sum::<u64>()
+            })
         })
         .collect();
     let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(total, 120_000);
     let most = counts.most_in_flight.load(Ordering::SeqCst);
-    eprintln!("http: slow server: {} nodes, {} requests, at most {most} at once", nodes.len(), counts.requests.load(Ordering::SeqCst));
+    eprintln!(
+        "http: slow server: {} nodes, {} requests, at most {most} at once",
+        nodes.len(),
+        counts.requests.load(Ordering::SeqCst)
+    );
     assert!(most >= 2, "the reads from four threads never overlapped");
 }
 
@@ -180,7 +205,8 @@ fn flaky_servers_are_retried_and_failing_ones_named() {
     let data = Arc::new(std::fs::read(&path).unwrap());
     let (url, counts) = serve(data.clone(), Mode::Flaky);
     let remote = copc::open_with(&url, &opts(None)).unwrap();
-    let n: u64 = remote.octree().nodes.iter().map(|n| remote.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64).sum();
+    let n: u64 =
+        remote.octree().nodes.iter().map(|n| remote.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64).sum();
     assert_eq!(n, 5_000);
     assert!(counts.per_range.lock().unwrap().values().all(|&k| k == 3), "every range: two 503s, then the bytes");
 

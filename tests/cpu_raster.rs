@@ -54,12 +54,12 @@ fn nearest_point_wins_in_either_order() {
 fn dropped_points_leave_a_cleared_image() {
     let frame = start_frame(64, 48);
     let dropped = vec![
-        Point::new([-4.0, 0.0, 0.0], RED),          // behind the camera
-        Point::new([-3.0, 0.0, 0.0], RED),          // at the eye (w = 0)
-        Point::new([-2.995, 0.0, 0.0], RED),        // in front of the near plane
-        Point::new([200.0, 0.0, 0.0], RED),         // past the far plane
-        Point::new([0.0, 10.0, 0.0], RED),          // outside the left edge
-        Point::new([0.0, 0.0, -10.0], RED),         // below the bottom edge
+        Point::new([-4.0, 0.0, 0.0], RED),   // behind the camera
+        Point::new([-3.0, 0.0, 0.0], RED),   // at the eye (w = 0)
+        Point::new([-2.995, 0.0, 0.0], RED), // in front of the near plane
+        Point::new([200.0, 0.0, 0.0], RED),  // past the far plane
+        Point::new([0.0, 10.0, 0.0], RED),   // outside the left edge
+        Point::new([0.0, 0.0, -10.0], RED),  // below the bottom edge
         Point::new([f32::NAN, 0.0, 0.0], RED),
         Point::new([0.0, f32::NAN, 0.0], RED),
         Point::new([f32::INFINITY, 0.0, 0.0], RED),
@@ -220,7 +220,8 @@ fn batched_projection_equals_the_scalar_rule() {
     let c = scene::generate(20_000, 4, false);
     let mut pts: Vec<Point> = c.points.to_vec();
     // Dropped and edge cases among them.
-    for bad in [[f32::NAN, 0.0, 0.0], [f32::INFINITY, 1.0, 1.0], [-3.0, 0.0, 0.0], [-10.0, 0.0, 0.0], [0.0, 50.0, 0.0]] {
+    for bad in [[f32::NAN, 0.0, 0.0], [f32::INFINITY, 1.0, 1.0], [-3.0, 0.0, 0.0], [-10.0, 0.0, 0.0], [0.0, 50.0, 0.0]]
+    {
         pts.push(Point::new(bad, RED));
     }
     for pose in [Pose::PROTOTYPE, Pose { eye: Vec3::new(0.0, 0.0, 0.1), yaw_rad: 1.0, pitch_rad: 0.3 }] {
@@ -275,14 +276,20 @@ fn batched_modes_match_the_sequential_reference() {
         cam.pose = pose;
         let frame = FrameParams::new(cam.clip_from_world(w, h), w, h);
         let reference = Reference::render(&sorted, &frame);
-        for (k, mode) in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Culled].into_iter().enumerate() {
+        for (k, mode) in
+            [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Culled].into_iter().enumerate()
+        {
             let mut px = vec![0u32; frame.num_pixels()];
             let stats = r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
             assert_eq!(r.depth_bits(), reference.depth_bits, "{} depth (frame {k})", mode.name());
             let v = reference.violations(&Frame::new(w, h, px), CLEAR_COLOR);
             assert!(v.is_empty(), "{}: {} pixels not allowed, first {:?}", mode.name(), v.len(), v[0]);
             if let Some(b) = stats.batches {
-                assert_eq!(b.culled + b.occluded + b.drawn(), prepared.batches.len() as u32, "every batch accounted for: {b:?}");
+                assert_eq!(
+                    b.culled + b.occluded + b.drawn(),
+                    prepared.batches.len() as u32,
+                    "every batch accounted for: {b:?}"
+                );
                 occluded_seen += b.occluded;
             }
         }
@@ -292,7 +299,13 @@ fn batched_modes_match_the_sequential_reference() {
         for (b, batch) in prepared.batches.iter().enumerate() {
             let culled = batch_culled(&f, batch);
             let coarse = !culled && batch_quantized_ok(&f, batch);
-            saw[if culled { 0 } else if coarse { 1 } else { 2 }] += 1;
+            saw[if culled {
+                0
+            } else if coarse {
+                1
+            } else {
+                2
+            }] += 1;
             if coarse {
                 let first = b * BATCH_POINTS as usize;
                 let end = first + batch.num_points as usize;
@@ -313,7 +326,11 @@ fn batched_modes_match_the_sequential_reference() {
         let stats = r.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut px)).unwrap();
         assert_eq!(r.depth_bits(), quant_ref.depth_bits, "quant depth, second frame");
         let b = stats.batches.expect("quant counts");
-        assert_eq!(b.culled + b.occluded + b.drawn(), prepared.batches.len() as u32, "every batch accounted for: {b:?}");
+        assert_eq!(
+            b.culled + b.occluded + b.drawn(),
+            prepared.batches.len() as u32,
+            "every batch accounted for: {b:?}"
+        );
     }
     assert!(saw.iter().all(|&s| s > 0), "the poses should cull, quantize and keep full precision: {saw:?}");
     println!("occlusion culling skipped {occluded_seen} batches in the second culled frames");

@@ -65,11 +65,19 @@ fn streamed_cpu_render_peaks_within_24_bytes_a_point() {
     let ply = dir.path().join("terrain.ply");
     write_ply(&ply, n, true);
     let png = dir.path().join("a.png");
-    let o = pcv(&["render", "--backend", "cpu", ply.to_str().unwrap(), "-o", png.to_str().unwrap(), "--size", "640x360"], None);
+    let o = pcv(
+        &["render", "--backend", "cpu", ply.to_str().unwrap(), "-o", png.to_str().unwrap(), "--size", "640x360"],
+        None,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let peak = children_max_rss_bytes();
     let bound = 24 * n + (256 << 20);
-    eprintln!("pcv render --backend cpu, {n} points: peak RSS {:.0} MiB ({:.1} B/point); bound {:.0} MiB", peak as f64 / 1048576.0, peak as f64 / n as f64, bound as f64 / 1048576.0);
+    eprintln!(
+        "pcv render --backend cpu, {n} points: peak RSS {:.0} MiB ({:.1} B/point); bound {:.0} MiB",
+        peak as f64 / 1048576.0,
+        peak as f64 / n as f64,
+        bound as f64 / 1048576.0
+    );
     assert!(peak <= bound, "peak RSS {peak} bytes over 24 B/point + 256 MiB = {bound}");
     let img = std::fs::read(&png).unwrap();
     assert!(img.len() > 1000, "a PNG of the terrain");
@@ -88,7 +96,20 @@ fn streamed_and_host_loads_draw_the_same_image() {
         for mode in ["culled", "vis", "reference"] {
             let out = |name: &str, budget: u64| {
                 let png = dir.path().join(format!("{name}-{rgb}-{mode}.png"));
-                let args = ["render", "--backend", "cpu", ply.to_str().unwrap(), "-o", png.to_str().unwrap(), "--size", "320x180", "--mode", mode, "--camera", "-6,-4,14,35,-38"];
+                let args = [
+                    "render",
+                    "--backend",
+                    "cpu",
+                    ply.to_str().unwrap(),
+                    "-o",
+                    png.to_str().unwrap(),
+                    "--size",
+                    "320x180",
+                    "--mode",
+                    mode,
+                    "--camera",
+                    "-6,-4,14,35,-38",
+                ];
                 let o = pcv(&args, Some(budget));
                 assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
                 std::fs::read(png).unwrap()

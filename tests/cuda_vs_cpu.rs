@@ -364,7 +364,8 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
             cuda.render(&frame, Target::Host(&mut ref_color)).expect("cuda reference");
             let ref_depth = cuda.depth_bits().expect("depth");
             // Each culled mode twice: the second frame starts from the first's visibility (occlusion culling).
-            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
+            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant]
+            {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {w}x{h} {}", mode.name());
                 let mut gpu = vec![0u32; n];
@@ -413,11 +414,31 @@ fn post_passes_and_picking_match_cpu_twin() {
     let generated = scene::generate(2_000_000, seed, false);
     let looks = [
         Look { point_size: PointSize::Fixed(3), edl: None, background: Background::BLACK, splat: SplatMethod::Gather },
-        Look { point_size: PointSize::Fixed(16), edl: Some(Edl::DEFAULT), background: Background::GRADIENT, splat: SplatMethod::Gather },
-        Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE, splat: SplatMethod::Gather },
+        Look {
+            point_size: PointSize::Fixed(16),
+            edl: Some(Edl::DEFAULT),
+            background: Background::GRADIENT,
+            splat: SplatMethod::Gather,
+        },
+        Look {
+            point_size: PointSize::Adaptive { max_px: 8 },
+            edl: Some(Edl::DEFAULT),
+            background: Background::WHITE,
+            splat: SplatMethod::Gather,
+        },
         Look { point_size: PointSize::Fixed(5), edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
-        Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
-        Look { point_size: PointSize::Fixed(1), edl: Some(Edl { strength: 2.5, radius_px: 3.0 }), background: Background::GRADIENT, splat: SplatMethod::Gather },
+        Look {
+            point_size: PointSize::Adaptive { max_px: 8 },
+            edl: None,
+            background: Background::BLACK,
+            splat: SplatMethod::Scatter,
+        },
+        Look {
+            point_size: PointSize::Fixed(1),
+            edl: Some(Edl { strength: 2.5, radius_px: 3.0 }),
+            background: Background::GRADIENT,
+            splat: SplatMethod::Gather,
+        },
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut picks = 0;
@@ -446,7 +467,9 @@ fn post_passes_and_picking_match_cpu_twin() {
                     if mode == RenderMode::Reference {
                         // The colour pass lets either of two tied points win, and the splat carries that on.
                         let d = gpu.iter().zip(&cpu_px).filter(|(a, b)| a != b).count();
-                        println!("{l}: depth identical to the CPU twin's, {d} colours differ (ties of the colour pass)");
+                        println!(
+                            "{l}: depth identical to the CPU twin's, {d} colours differ (ties of the colour pass)"
+                        );
                         ref_depth = gd;
                         continue;
                     }
@@ -455,18 +478,29 @@ fn post_passes_and_picking_match_cpu_twin() {
                     }
                     let dz = ref_depth.iter().zip(&gd).filter(|(a, b)| a != b).count();
                     assert_eq!(dz, 0, "{l}: final depth differs from the reference mode's at {dz} pixels");
-                    let post: Vec<String> =
-                        gs.passes.iter().filter(|p| matches!(p.name, "splat" | "edl")).map(|p| format!("{} {:.3} ms", p.name, p.ms)).collect();
+                    let post: Vec<String> = gs
+                        .passes
+                        .iter()
+                        .filter(|p| matches!(p.name, "splat" | "edl"))
+                        .map(|p| format!("{} {:.3} ms", p.name, p.ms))
+                        .collect();
                     println!("{l}: identical to the CPU twin; {}", post.join(", "));
                     if mode == RenderMode::Vis {
                         for k in 0..16u32 {
                             let (x, y) = ((k * 7919 + 13) % w, (k * 104_729 + 7) % h);
                             let (g, c) = (cuda.pick(x, y, 4).expect("cuda pick"), cpu.pick(x, y, 4).expect("cpu pick"));
-                            let same = |h: &Option<pcv::render::PickHit>| h.map(|h| (h.pixel, h.position, h.depth.to_bits()));
+                            let same =
+                                |h: &Option<pcv::render::PickHit>| h.map(|h| (h.pixel, h.position, h.depth.to_bits()));
                             assert_eq!(same(&g), same(&c), "{l}: pick at ({x}, {y})");
                             if let (Some(g), Some(c)) = (g, c) {
-                                let (gi, ci) = (g.point_index.expect("gpu index") as usize, c.point_index.expect("cpu index") as usize);
-                                assert_eq!(generated.points[gi].pos, sorted[ci].pos, "{l}: the picked indices name the same point");
+                                let (gi, ci) = (
+                                    g.point_index.expect("gpu index") as usize,
+                                    c.point_index.expect("cpu index") as usize,
+                                );
+                                assert_eq!(
+                                    generated.points[gi].pos, sorted[ci].pos,
+                                    "{l}: the picked indices name the same point"
+                                );
                                 assert_eq!(Vec3::from(sorted[ci].pos), g.position);
                                 picks += 1;
                             }
@@ -536,9 +570,15 @@ fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
         }
         for (k, d) in depths.iter().enumerate() {
             let nearer = d.iter().zip(&complete).filter(|(a, b)| a < b).count();
-            assert_eq!(nearer, 0, "{name}: frame {k} drew {nearer} pixels nearer than the complete view (a slot drawn before its copy?)");
+            assert_eq!(
+                nearer, 0,
+                "{name}: frame {k} drew {nearer} pixels nearer than the complete view (a slot drawn before its copy?)"
+            );
         }
-        println!("{name}: {} frames to complete, {frames_in_transit} with copies running; depth equals the CPU's", depths.len());
+        println!(
+            "{name}: {} frames to complete, {frames_in_transit} with copies running; depth equals the CPU's",
+            depths.len()
+        );
     }
 }
 
@@ -568,7 +608,10 @@ fn a_pool_with_a_spacing_per_slot_splats_like_the_cpu_twin() {
     for (name, pose) in &poses(4)[..3] {
         camera.pose = *pose;
         for mode in [RenderMode::Culled, RenderMode::Quant] {
-            let frame = FrameParams::new(camera.clip_from_world(640, 360), 640, 360).with_mode(mode).with_look(look).with_spacing(0.5);
+            let frame = FrameParams::new(camera.clip_from_world(640, 360), 640, 360)
+                .with_mode(mode)
+                .with_look(look)
+                .with_spacing(0.5);
             let n = frame.num_pixels();
             let (mut a, mut b) = (vec![0u32; n], vec![0u32; n]);
             cuda.render(&frame, Target::Host(&mut a)).expect("cuda render");
@@ -646,7 +689,10 @@ fn errors_are_reported_not_panicked() {
     if !context::driver_present() {
         match CudaRasterizer::new() {
             Err(RenderError::NoDriver(msg)) => {
-                assert!(msg.contains(pcv::platform::CUDA_DRIVER_LIBRARY), "NoDriver should name the driver library: {msg}");
+                assert!(
+                    msg.contains(pcv::platform::CUDA_DRIVER_LIBRARY),
+                    "NoDriver should name the driver library: {msg}"
+                );
                 println!("no driver here, as expected: {msg}");
             }
             Err(e) if KERNELS.is_empty() => println!("no driver and no kernels: {e}"),

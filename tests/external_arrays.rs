@@ -12,7 +12,9 @@
 use glam::{DVec3, Vec3};
 use pcv::camera::{Camera, PoseArg};
 use pcv::cloud::{Bounds, Point, PointCloud};
-use pcv::render::cpu::external::{bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided};
+use pcv::render::cpu::external::{
+    bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
+};
 use pcv::render::cpu::vis::vis_clear;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::cuda::memory::DeviceBuffer;
@@ -35,7 +37,8 @@ fn points(n: usize) -> (Vec<[f32; 3]>, Vec<[u8; 3]>) {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let mut pos: Vec<[f32; 3]> = (0..n).map(|_| std::array::from_fn(|_| ((next() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0)).collect();
+    let mut pos: Vec<[f32; 3]> =
+        (0..n).map(|_| std::array::from_fn(|_| ((next() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0)).collect();
     let col: Vec<[u8; 3]> = (0..n).map(|_| std::array::from_fn(|_| next() as u8)).collect();
     pos[3] = [f32::NAN, 0.0, 0.0];
     pos[7] = [f32::INFINITY, 1.0, 1.0];
@@ -65,8 +68,18 @@ struct Layout {
 
 impl Layout {
     fn descs(&self, pos_base: u64, col_base: u64) -> (ArrayDesc, Option<ArrayDesc>) {
-        let p = ArrayDesc { ptr: pos_base + self.pos_first as u64, shape: self.pos_shape.clone(), strides_bytes: self.pos_strides.clone(), dtype: Dtype::F32 };
-        let c = self.col.as_ref().map(|(_, shape, dtype)| ArrayDesc { ptr: col_base, shape: shape.clone(), strides_bytes: None, dtype: *dtype });
+        let p = ArrayDesc {
+            ptr: pos_base + self.pos_first as u64,
+            shape: self.pos_shape.clone(),
+            strides_bytes: self.pos_strides.clone(),
+            dtype: Dtype::F32,
+        };
+        let c = self.col.as_ref().map(|(_, shape, dtype)| ArrayDesc {
+            ptr: col_base,
+            shape: shape.clone(),
+            strides_bytes: None,
+            dtype: *dtype,
+        });
         (p, c)
     }
 }
@@ -82,10 +95,18 @@ fn layouts(pos: &[[f32; 3]], col: &[[u8; 3]]) -> Vec<Layout> {
     let f3: Vec<[f32; 3]> = col.iter().map(|c| c.map(|v| v as f32 / 255.0)).collect();
     let f4: Vec<[f32; 4]> = rgba.iter().map(|c| c.map(|v| v as f32 / 255.0)).collect();
     let c = |b: Vec<u8>, shape: Vec<u64>, d: Dtype| Some((b, shape, d));
-    let plain = |name, col| Layout { name, pos: packed.clone(), pos_shape: vec![n, 3], pos_strides: None, pos_first: 0, col };
+    let plain =
+        |name, col| Layout { name, pos: packed.clone(), pos_shape: vec![n, 3], pos_strides: None, pos_first: 0, col };
     vec![
         plain("(N,3) + u8 (N,3)", c(rgb.clone(), vec![n, 3], Dtype::U8)),
-        Layout { name: "(N,4) + u8 (N,3)", pos: bytes(&pos4), pos_shape: vec![n, 4], pos_strides: None, pos_first: 0, col: c(rgb.clone(), vec![n, 3], Dtype::U8) },
+        Layout {
+            name: "(N,4) + u8 (N,3)",
+            pos: bytes(&pos4),
+            pos_shape: vec![n, 4],
+            pos_strides: None,
+            pos_first: 0,
+            col: c(rgb.clone(), vec![n, 3], Dtype::U8),
+        },
         Layout {
             name: "reversed rows + u8 (N,3)",
             pos: bytes(&rev),
@@ -118,7 +139,11 @@ fn twin(ext: &ExternalPoints, f: &FrameParams) -> (Vec<u32>, Vec<AtomicU64>) {
 fn twin_draws_what_the_cpu_backend_draws_for_every_layout() {
     let (pos, col) = points(20_000);
     let f = frame();
-    let cloud = PointCloud::from_points(pos.iter().zip(&col).map(|(p, c)| Point::new(*p, [c[0], c[1], c[2], 255])).collect(), DVec3::ZERO, "test");
+    let cloud = PointCloud::from_points(
+        pos.iter().zip(&col).map(|(p, c)| Point::new(*p, [c[0], c[1], c[2], 255])).collect(),
+        DVec3::ZERO,
+        "test",
+    );
     let mut cpu = CpuRasterizer::new();
     cpu.upload(&cloud).unwrap();
     let mut expected = vec![0u32; (W * H) as usize];
@@ -216,6 +241,7 @@ fn device_errors_name_the_argument() {
     let ext = ExternalPoints::new(&desc(d.ptr(), 1000), None).unwrap();
     let mut img = vec![0u32; (W * H) as usize];
     // SAFETY: the array is device memory of 1000 points (uninitialized bytes are still floats).
-    let e = unsafe { cuda.render_external(&ext, &frame().with_mode(RenderMode::Culled), Target::Host(&mut img)) }.unwrap_err();
+    let e = unsafe { cuda.render_external(&ext, &frame().with_mode(RenderMode::Culled), Target::Host(&mut img)) }
+        .unwrap_err();
     assert!(matches!(e, RenderError::ModeUnavailable { .. }), "{e}");
 }

@@ -82,9 +82,39 @@ const TARGETS: [(&str, Format, bool); 6] = [
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let pts = points(40, [0.0; 3]);
     let utm = points(40, [500_000.0, 4_000_000.0, 100.0]);
-    let rows = |p: &[Pt]| -> Vec<Vec<f64>> { p.iter().map(|q| vec![q.xyz[0], q.xyz[1], q.xyz[2], q.rgb[0] as f64, q.rgb[1] as f64, q.rgb[2] as f64, q.intensity as f64]).collect() };
-    let props = [("x", "float"), ("y", "float"), ("z", "float"), ("red", "uchar"), ("green", "uchar"), ("blue", "uchar"), ("intensity", "ushort")];
-    let dprops = [("x", "double"), ("y", "double"), ("z", "double"), ("r", "uchar"), ("g", "uchar"), ("b", "uchar"), ("scalar_x", "float")];
+    let rows = |p: &[Pt]| -> Vec<Vec<f64>> {
+        p.iter()
+            .map(|q| {
+                vec![
+                    q.xyz[0],
+                    q.xyz[1],
+                    q.xyz[2],
+                    q.rgb[0] as f64,
+                    q.rgb[1] as f64,
+                    q.rgb[2] as f64,
+                    q.intensity as f64,
+                ]
+            })
+            .collect()
+    };
+    let props = [
+        ("x", "float"),
+        ("y", "float"),
+        ("z", "float"),
+        ("red", "uchar"),
+        ("green", "uchar"),
+        ("blue", "uchar"),
+        ("intensity", "ushort"),
+    ];
+    let dprops = [
+        ("x", "double"),
+        ("y", "double"),
+        ("z", "double"),
+        ("r", "uchar"),
+        ("g", "uchar"),
+        ("b", "uchar"),
+        ("scalar_x", "float"),
+    ];
     match target {
         "ply" => vec![
             ply(PlyEnc::Ascii, &props, &rows(&pts), false, 3),
@@ -98,7 +128,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             las(&utm, 4, 7, true, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257),
             las(&pts, 3, 5, true, [0.0; 3], |c| c as u16 * 257),
         ],
-        "pcd" => vec![pcd(&pts, PcdData::Ascii, true, 1), pcd(&pts, PcdData::Binary, false, 1), pcd(&pts, PcdData::Compressed, true, 1)],
+        "pcd" => vec![
+            pcd(&pts, PcdData::Ascii, true, 1),
+            pcd(&pts, PcdData::Binary, false, 1),
+            pcd(&pts, PcdData::Compressed, true, 1),
+        ],
         "e57" => vec![e57(&pts[..10], [1.0, 2.0, 3.0]).0],
         "text" => vec![
             text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None),
@@ -150,7 +184,8 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             }
             5 => {
                 // Overwrite an integer with an interesting value (counts, offsets, sizes).
-                let v: u64 = [0, 1, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, u64::MAX, 1 << 40, 12345678][rng.random_range(0..10)];
+                let v: u64 = [0, 1, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, u64::MAX, 1 << 40, 12345678]
+                    [rng.random_range(0..10)];
                 let w = [1usize, 2, 4, 8][rng.random_range(0..4)];
                 let i = rng.random_range(0..len);
                 for k in 0..w {
@@ -166,7 +201,8 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
                 if !starts.is_empty() {
                     let i = starts[rng.random_range(0..starts.len())];
                     let end = s[i..].find(|c: char| !c.is_ascii_digit()).map(|e| i + e).unwrap_or(s.len());
-                    let with = ["0", "1", "999999999999", "18446744073709551615", "-1", "nan", "4294967295", "2"][rng.random_range(0..8)];
+                    let with = ["0", "1", "999999999999", "18446744073709551615", "-1", "nan", "4294967295", "2"]
+                        [rng.random_range(0..8)];
                     d = format!("{}{with}{}", &s[..i], &s[end..]).into_bytes();
                 }
             }
@@ -239,9 +275,16 @@ fn lying_laz_counts_allocate_little() {
         PEAK.store(base, Ordering::Relaxed);
         let err = feed("las", Format::Laz, false, &lie, &format!("a LAZ declaring {count} points"));
         let peak = PEAK.load(Ordering::Relaxed) - base;
-        eprintln!("fuzz smoke: {}-byte LAZ declaring {count} points: peak {peak} bytes, {:?}", lie.len(), err.as_ref().map(|e| e.to_string()));
+        eprintln!(
+            "fuzz smoke: {}-byte LAZ declaring {count} points: peak {peak} bytes, {:?}",
+            lie.len(),
+            err.as_ref().map(|e| e.to_string())
+        );
         assert!(err.is_some(), "a LAZ declaring {count} points loaded");
-        assert!(peak <= lie.len() * ALLOC_PER_INPUT_BYTE + (16 << 20), "a LAZ declaring {count} points: peak {peak} bytes");
+        assert!(
+            peak <= lie.len() * ALLOC_PER_INPUT_BYTE + (16 << 20),
+            "a LAZ declaring {count} points: peak {peak} bytes"
+        );
     }
 }
 
@@ -265,7 +308,11 @@ fn every_parser_survives_random_and_mutated_input() {
                 let data = std::fs::read(e.path()).unwrap();
                 let err = feed(target, *format, *pts, &data, &format!("regression {}", e.path().display()));
                 if e.path().extension().is_some_and(|x| x == "error") {
-                    assert!(err.is_some(), "{}: a damaged file that must be refused decoded without an error", e.path().display());
+                    assert!(
+                        err.is_some(),
+                        "{}: a damaged file that must be refused decoded without an error",
+                        e.path().display()
+                    );
                 }
                 total += 1;
             }
@@ -329,7 +376,14 @@ fn copc_damaged(seed: &[u8]) -> Vec<(String, Vec<u8>)> {
         ("depth-out-of-range".into(), with(page + 32, &99i32.to_le_bytes())),
         ("key-outside-the-octree".into(), with(page + 36, &5i32.to_le_bytes())),
         ("chunk-past-the-end".into(), with(page + 16, &(seed.len() as u64).to_le_bytes())),
-        ("page-loop".into(), with(page + 16, &[(page as u64).to_le_bytes().as_slice(), &(size as i32).to_le_bytes(), &(-1i32).to_le_bytes()].concat())),
+        (
+            "page-loop".into(),
+            with(
+                page + 16,
+                &[(page as u64).to_le_bytes().as_slice(), &(size as i32).to_le_bytes(), &(-1i32).to_le_bytes()]
+                    .concat(),
+            ),
+        ),
         ("page-cut".into(), seed[..page + size / 2].to_vec()),
         ("count-lie".into(), with(page + 28, &i32::MAX.to_le_bytes())),
     ]
@@ -346,7 +400,11 @@ fn feed_copc(data: &[u8], what: &str) -> Option<String> {
         let _ = std::fs::create_dir_all(&dir);
         let file = dir.join(format!("copc-{}", data.len()));
         let _ = std::fs::write(&file, data);
-        panic!("copc: {what}: {} (input saved to {})", if r.is_err() { "the reader panicked".into() } else { format!("an allocation of {largest} bytes") }, file.display());
+        panic!(
+            "copc: {what}: {} (input saved to {})",
+            if r.is_err() { "the reader panicked".into() } else { format!("an allocation of {largest} bytes") },
+            file.display()
+        );
     }
     r.ok().flatten()
 }
@@ -373,7 +431,9 @@ fn copc_reader_survives_damaged_hierarchies_and_nodes() {
         let data = std::fs::read(e.path()).unwrap();
         let err = feed_copc(&data, &format!("regression {}", e.path().display()));
         if e.path().extension().is_some_and(|x| x == "error") {
-            let err = err.unwrap_or_else(|| panic!("{}: a damaged file that must be refused read without an error", e.path().display()));
+            let err = err.unwrap_or_else(|| {
+                panic!("{}: a damaged file that must be refused read without an error", e.path().display())
+            });
             assert!(err.starts_with("fuzz.copc.laz: "), "{err}");
         }
         replayed += 1;

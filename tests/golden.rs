@@ -71,7 +71,8 @@ fn check_look_golden(name: &str, mode: RenderMode, look: Look) {
     assert_eq!(names, frame.passes().iter().map(|p| p.name()).collect::<Vec<_>>());
     let actual = Frame::new(w, h, px);
     let Some(golden) = golden_or_update(name, &actual) else { return };
-    let diff: Vec<u32> = actual.pixels.iter().zip(&golden.pixels).map(|(a, g)| if a == g { 0xff00_0000 } else { 0xffff_ffff }).collect();
+    let diff: Vec<u32> =
+        actual.pixels.iter().zip(&golden.pixels).map(|(a, g)| if a == g { 0xff00_0000 } else { 0xffff_ffff }).collect();
     let differing = diff.iter().filter(|&&d| d != 0xff00_0000).count();
     if differing > 0 {
         fail_with(name, &actual, diff, differing, "this mode's image is deterministic: none may differ");
@@ -96,11 +97,18 @@ fn check_golden(name: &str, pose: Pose, w: u32, h: u32) {
     let mut diff = Vec::with_capacity(actual.pixels.len());
     for (i, (&a, &g)) in actual.pixels.iter().zip(&golden.pixels).enumerate() {
         let differs = (a ^ g) & 0x00ff_ffff != 0;
-        let explained = !differs || (reference.is_allowed(i, CLEAR_COLOR, a) && reference.is_allowed(i, CLEAR_COLOR, g));
+        let explained =
+            !differs || (reference.is_allowed(i, CLEAR_COLOR, a) && reference.is_allowed(i, CLEAR_COLOR, g));
         if !explained {
             unexplained += 1;
         }
-        diff.push(if !explained { 0xffff_ffff } else if differs { 0xff00_80ff } else { 0xff00_0000 });
+        diff.push(if !explained {
+            0xffff_ffff
+        } else if differs {
+            0xff00_80ff
+        } else {
+            0xff00_0000
+        });
     }
     if unexplained > 0 {
         fail_with(name, &actual, diff, unexplained, "not explained by depth ties");
@@ -120,19 +128,30 @@ fn scene_inside_looking_back_160x90() {
 
 #[test]
 fn point_size_3_with_edl_on_a_gradient() {
-    let look = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), background: Background::GRADIENT, splat: SplatMethod::Gather };
+    let look = Look {
+        point_size: PointSize::Fixed(3),
+        edl: Some(Edl::DEFAULT),
+        background: Background::GRADIENT,
+        splat: SplatMethod::Gather,
+    };
     check_look_golden("look_vis_point3_edl_gradient_160x90", RenderMode::Vis, look);
 }
 
 #[test]
 fn adaptive_points_with_edl_on_white() {
-    let look = Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), background: Background::WHITE, splat: SplatMethod::Gather };
+    let look = Look {
+        point_size: PointSize::Adaptive { max_px: 8 },
+        edl: Some(Edl::DEFAULT),
+        background: Background::WHITE,
+        splat: SplatMethod::Gather,
+    };
     check_look_golden("look_vis_adaptive_edl_white_160x90", RenderMode::Vis, look);
 }
 
 #[test]
 fn point_size_5_on_gray_in_packed_mode() {
-    let look = Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY, splat: SplatMethod::Gather };
+    let look =
+        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY, splat: SplatMethod::Gather };
     check_look_golden("look_packed_point5_gray_160x90", RenderMode::Packed, look);
 }
 

@@ -54,7 +54,8 @@ impl Display {
         let mut line = String::new();
         let stdout = child.stdout.take().expect("Xvfb's stdout");
         BufReader::new(stdout).read_line(&mut line).expect("reading Xvfb's display number");
-        let n: u32 = line.trim().parse().unwrap_or_else(|_| panic!("Xvfb printed '{line}' instead of a display number"));
+        let n: u32 =
+            line.trim().parse().unwrap_or_else(|_| panic!("Xvfb printed '{line}' instead of a display number"));
         Some(Display { child, name: format!(":{n}") })
     }
 
@@ -96,7 +97,13 @@ fn pcv_window(d: &Display, args: &[&str]) -> Output {
 }
 
 fn pcv_headless(args: &[&str]) -> Output {
-    let child = Command::new(PCV).args(args).env_remove("DISPLAY").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting pcv");
+    let child = Command::new(PCV)
+        .args(args)
+        .env_remove("DISPLAY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting pcv");
     let out = finish(child, &format!("pcv {}", args.join(" ")));
     assert!(out.status.success(), "pcv {args:?} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     out
@@ -125,7 +132,13 @@ fn ground_with_box(dir: &Path) -> PathBuf {
         for j in 0..=200 {
             let (x, y) = (-10.0 + i as f32 * 0.1, -10.0 + j as f32 * 0.1);
             let z = if x.abs() <= 1.0 && y.abs() <= 1.0 { 2.0 } else { 0.0 };
-            let c = if z > 0.0 { "220 80 60" } else if (i / 10 + j / 10) % 2 == 0 { "90 140 70" } else { "120 160 90" };
+            let c = if z > 0.0 {
+                "220 80 60"
+            } else if (i / 10 + j / 10) % 2 == 0 {
+                "90 140 70"
+            } else {
+                "120 160 90"
+            };
             text.push_str(&format!("{x} {y} {z} {c}\n"));
             n += 1;
         }
@@ -176,12 +189,17 @@ fn vec3(v: &Value) -> Vec3 {
 
 /// The pose a trace line records.
 fn pose(line: &Value) -> Pose {
-    Pose { eye: vec3(&line["eye_local"]), yaw_rad: f(&line["yaw_deg"]).to_radians(), pitch_rad: f(&line["pitch_deg"]).to_radians() }
+    Pose {
+        eye: vec3(&line["eye_local"]),
+        yaw_rad: f(&line["yaw_deg"]).to_radians(),
+        pitch_rad: f(&line["pitch_deg"]).to_radians(),
+    }
 }
 
 /// Where `p` (local) appears in the window (pixels from the top-left) seen from `pose`.
 fn screen(pose: &Pose, p: Vec3) -> Vec2 {
-    let m = Mat4::perspective_rh_gl(FOV_Y_RAD, W as f32 / H as f32, 0.01, 1000.0) * pose.view_from_world_up(UpAxis::PosZ);
+    let m =
+        Mat4::perspective_rh_gl(FOV_Y_RAD, W as f32 / H as f32, 0.01, 1000.0) * pose.view_from_world_up(UpAxis::PosZ);
     let c = m * p.extend(1.0);
     Vec2::new((c.x / c.w + 1.0) * 0.5 * W as f32, (1.0 - c.y / c.w) * 0.5 * H as f32)
 }
@@ -217,12 +235,32 @@ fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
     steps.push(json!({"frame": 23, "type": "scroll", "dy": 1.0}));
     // Double-click at (250, 250).
     steps.push(cursor(26, 250.0, 250.0));
-    steps.extend([button(27, "left", true), button(27, "left", false), button(28, "left", true), button(28, "left", false)]);
+    steps.extend([
+        button(27, "left", true),
+        button(27, "left", false),
+        button(28, "left", true),
+        button(28, "left", false),
+    ]);
     let script = write_script(dir.path(), "nav.json", Value::Array(steps));
     let tr = dir.path().join("trace.jsonl");
     pcv_window(
         &d,
-        &[s(&cloud), "--backend", "cpu", "--size", "640x360", "--up", "z", "--frames", "34", "--input-script", s(&script), "--trace", s(&tr), "--no-vsync"],
+        &[
+            s(&cloud),
+            "--backend",
+            "cpu",
+            "--size",
+            "640x360",
+            "--up",
+            "z",
+            "--frames",
+            "34",
+            "--input-script",
+            s(&script),
+            "--trace",
+            s(&tr),
+            "--no-vsync",
+        ],
     );
     let t = trace(&tr);
     assert_eq!(t.len(), 34, "one trace line per frame");
@@ -231,36 +269,64 @@ fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
     // Orbit: turned 100/360 · 3 rad right about the point under the press, which stayed under it.
     let (before, after) = (pose(&t[2]), pose(&t[10]));
     let pivot = vec3(&t[10]["pivot"]);
-    assert!(pivot.z > -0.01 && pivot.z < 2.01 && pivot.x.abs() <= 10.0, "the pivot {pivot} is not a point of the cloud");
+    assert!(
+        pivot.z > -0.01 && pivot.z < 2.01 && pivot.x.abs() <= 10.0,
+        "the pivot {pivot} is not a point of the cloud"
+    );
     let turned = before.yaw_rad - after.yaw_rad;
     assert!((turned - 100.0 / H as f32 * 3.0).abs() < 1e-3, "orbit turned {turned} rad");
-    assert!((before.eye.distance(pivot) - after.eye.distance(pivot)).abs() < 1e-3 * before.eye.distance(pivot), "orbit changed the distance");
+    assert!(
+        (before.eye.distance(pivot) - after.eye.distance(pivot)).abs() < 1e-3 * before.eye.distance(pivot),
+        "orbit changed the distance"
+    );
     // Under the press: the point whose disk covers the pixel (adaptive sizes draw up to 8 px across).
     let at = screen(&before, pivot);
-    assert!(at.distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX, "the pivot was at {at}, not under the press (320, 180)");
+    assert!(
+        at.distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX,
+        "the pivot was at {at}, not under the press (320, 180)"
+    );
     assert!(screen(&after, pivot).distance(screen(&before, pivot)) < 0.5, "the pivot moved on screen");
 
     // Pan: direction kept, the grabbed point follows the cursor to (245, 230).
     let (before, after) = (pose(&t[12]), pose(&t[20]));
     let grabbed = vec3(&t[20]["pivot"]);
-    assert!((before.yaw_rad - after.yaw_rad).abs() < 1e-6 && (before.pitch_rad - after.pitch_rad).abs() < 1e-6, "pan turned the camera");
-    assert!(screen(&before, grabbed).distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX, "the grabbed point was not under the press");
+    assert!(
+        (before.yaw_rad - after.yaw_rad).abs() < 1e-6 && (before.pitch_rad - after.pitch_rad).abs() < 1e-6,
+        "pan turned the camera"
+    );
+    assert!(
+        screen(&before, grabbed).distance(Vec2::new(320.0, 180.0)) < SPLAT_SLOP_PX,
+        "the grabbed point was not under the press"
+    );
     let moved = screen(&after, grabbed) - screen(&before, grabbed);
-    assert!(moved.distance(Vec2::new(-75.0, 50.0)) < 0.5, "the grabbed point moved by {moved}, the cursor by (-75, 50)");
+    assert!(
+        moved.distance(Vec2::new(-75.0, 50.0)) < 0.5,
+        "the grabbed point moved by {moved}, the cursor by (-75, 50)"
+    );
 
     // Dolly: a fifth of the way to the point under the cursor, which stays under it.
     let (before, after) = (pose(&t[22]), pose(&t[24]));
     let target = vec3(&t[24]["pivot"]);
     let ratio = after.eye.distance(target) / before.eye.distance(target);
     assert!((ratio - 0.8).abs() < 1e-3, "one notch moved to {ratio} of the distance");
-    assert!(screen(&before, target).distance(Vec2::new(400.0, 200.0)) < SPLAT_SLOP_PX, "the zoom target was not under the cursor");
+    assert!(
+        screen(&before, target).distance(Vec2::new(400.0, 200.0)) < SPLAT_SLOP_PX,
+        "the zoom target was not under the cursor"
+    );
     assert!(screen(&after, target).distance(screen(&before, target)) < 0.5, "the zoom target moved on screen");
 
     // Double-click: the point comes to the centre; the direction is kept.
     let (before, after) = (pose(&t[26]), pose(&t[30]));
     let centred = vec3(&t[30]["pivot"]);
-    assert!(screen(&before, centred).distance(Vec2::new(250.0, 250.0)) < SPLAT_SLOP_PX, "the double-clicked point was not under the cursor");
-    assert!(screen(&after, centred).distance(Vec2::new(320.0, 180.0)) < 0.5, "the point is at {}, not centred", screen(&after, centred));
+    assert!(
+        screen(&before, centred).distance(Vec2::new(250.0, 250.0)) < SPLAT_SLOP_PX,
+        "the double-clicked point was not under the cursor"
+    );
+    assert!(
+        screen(&after, centred).distance(Vec2::new(320.0, 180.0)) < 0.5,
+        "the point is at {}, not centred",
+        screen(&after, centred)
+    );
     assert_eq!((before.yaw_rad, before.pitch_rad), (after.yaw_rad, after.pitch_rad));
 }
 
@@ -327,7 +393,10 @@ fn xtest_mouse_and_keys_reach_the_viewer() {
     wait_for("mouse-look motion", &|t| t.last().is_some_and(|l| yaw1 - f(&l["yaw_deg"]) > 35.0 * per_px));
     std::thread::sleep(Duration::from_millis(500));
     let looked = yaw1 - f(&trace(&tr).last().unwrap()["yaw_deg"]);
-    assert!(looked > 35.0 * per_px && looked < 85.0 * per_px, "80 px of mouse-look turned {looked} deg ({per_px} deg a pixel)");
+    assert!(
+        looked > 35.0 * per_px && looked < 85.0 * per_px,
+        "80 px of mouse-look turned {looked} deg ({per_px} deg a pixel)"
+    );
     xdo(&["key", "Escape"]);
     wait_for("mouse-look off", &|t| t.last().is_some_and(|l| l["mouselook"] == false));
     // Keys: F1 opens the help, K prints the pose.
@@ -355,7 +424,24 @@ fn a_click_picks_the_exact_point_of_a_las_file() {
     let steps = json!([cursor(2, 320.0, 180.0), button(3, "left", true), button(3, "left", false)]);
     let script = write_script(dir.path(), "pick.json", steps);
     let tr = dir.path().join("trace.jsonl");
-    pcv_window(&d, &[s(&las_path), "--backend", "cpu", "--size", "640x360", "--camera", &camera, "--frames", "6", "--input-script", s(&script), "--trace", s(&tr)]);
+    pcv_window(
+        &d,
+        &[
+            s(&las_path),
+            "--backend",
+            "cpu",
+            "--size",
+            "640x360",
+            "--camera",
+            &camera,
+            "--frames",
+            "6",
+            "--input-script",
+            s(&script),
+            "--trace",
+            s(&tr),
+        ],
+    );
     let t = trace(&tr);
     let picked = &t.last().unwrap()["picked"];
     assert!(!picked.is_null(), "nothing was picked: {}", t.last().unwrap());
@@ -391,10 +477,26 @@ fn a_printed_pose_given_back_to_render_gives_the_same_image() {
     let shot = dir.path().join("window.png");
     let out = pcv_window(
         &d,
-        &[s(&las_path), "--backend", "cpu", "--size", "640x360", "--frames", "14", "--input-script", s(&script), "--screenshot", s(&shot), "--no-overlay"],
+        &[
+            s(&las_path),
+            "--backend",
+            "cpu",
+            "--size",
+            "640x360",
+            "--frames",
+            "14",
+            "--input-script",
+            s(&script),
+            "--screenshot",
+            s(&shot),
+            "--no-overlay",
+        ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().find_map(|l| l.strip_prefix("pcv: camera ")).unwrap_or_else(|| panic!("K printed no pose:\n{stdout}"));
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("pcv: camera "))
+        .unwrap_or_else(|| panic!("K printed no pose:\n{stdout}"));
     // File coordinates: the UTM easting is in the printed pose.
     assert!(line.contains("--camera 5123") || line.contains("--camera 5124"), "not file coordinates: {line}");
     let mut args: Vec<&str> = line.split_whitespace().collect();
@@ -419,7 +521,21 @@ fn record_writes_the_frames_of_the_path() {
     let b = format!("{},{},{},135,-50", UTM[0] + 70.0, UTM[1] - 10.0, UTM[2] + 40.0);
     std::fs::write(&path, json!({"keyframes": [{"t": 0, "camera": a}, {"t": 1.0, "camera": b}]}).to_string()).unwrap();
     let out_dir = dir.path().join("frames");
-    pcv_headless(&["record", s(&las_path), "--path", s(&path), "--fps", "10", "-o", s(&out_dir), "--size", "160x90", "--backend", "cpu", "--no-video"]);
+    pcv_headless(&[
+        "record",
+        s(&las_path),
+        "--path",
+        s(&path),
+        "--fps",
+        "10",
+        "-o",
+        s(&out_dir),
+        "--size",
+        "160x90",
+        "--backend",
+        "cpu",
+        "--no-video",
+    ]);
     let pngs = (0..20).filter(|k| out_dir.join(format!("frame-{k:05}.png")).exists()).count();
     assert_eq!(pngs, 11, "1 s at 10 fps is 11 frames, both ends included");
     let poses = std::fs::read_to_string(out_dir.join("poses.txt")).unwrap();
@@ -441,7 +557,10 @@ fn record_writes_the_frames_of_the_path() {
     let (f5, r5) = (Frame::read_png(&out_dir.join("frame-00005.png")).unwrap(), Frame::read_png(&again).unwrap());
     assert_eq!(f5.count_rgb_differences(&r5), 0, "frame 5 differs from `pcv render {}`", poses[5]);
     // The camera moves: the first and last frames differ.
-    let (f0, f10) = (Frame::read_png(&out_dir.join("frame-00000.png")).unwrap(), Frame::read_png(&out_dir.join("frame-00010.png")).unwrap());
+    let (f0, f10) = (
+        Frame::read_png(&out_dir.join("frame-00000.png")).unwrap(),
+        Frame::read_png(&out_dir.join("frame-00010.png")).unwrap(),
+    );
     assert!(f0.count_rgb_differences(&f10) > 1000);
 }
 
@@ -470,7 +589,8 @@ fn an_idle_window_takes_no_cpu_and_continuous_keeps_drawing() {
         if continuous {
             args.push("--continuous");
         }
-        let mut child = d.command(PCV).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("starting pcv");
+        let mut child =
+            d.command(PCV).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("starting pcv");
         let start = Instant::now();
         while trace(&tr).len() < 2 && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(100));
@@ -510,10 +630,26 @@ fn dropped_files_load_as_layers_and_a_bad_one_is_reported() {
         steps.push(json!({"frame": 3, "type": "drop", "paths": [s(&bad), s(&more)]}));
         let script = write_script(dir.path(), "drop.json", Value::Array(steps));
         let tr = dir.path().join("trace.jsonl");
-        pcv_window(&d, &[s(&cloud), "--backend", "cpu", "--size", "320x180", "--frames", "60", "--input-script", s(&script), "--trace", s(&tr)]);
+        pcv_window(
+            &d,
+            &[
+                s(&cloud),
+                "--backend",
+                "cpu",
+                "--size",
+                "320x180",
+                "--frames",
+                "60",
+                "--input-script",
+                s(&script),
+                "--trace",
+                s(&tr),
+            ],
+        );
         let t = trace(&tr);
         let last = t.last().unwrap();
-        let layers: Vec<&str> = last["layers"].as_array().unwrap().iter().map(|l| l["label"].as_str().unwrap()).collect();
+        let layers: Vec<&str> =
+            last["layers"].as_array().unwrap().iter().map(|l| l["label"].as_str().unwrap()).collect();
         if replace {
             assert_eq!(layers.len(), 1, "Shift+drop should replace: {layers:?}");
             assert!(layers[0].ends_with("more.xyz"));
@@ -569,13 +705,35 @@ fn record_makes_a_video_when_ffmpeg_is_on_path() {
     std::fs::write(&path, json!({"keyframes": [{"camera": a}, {"camera": b}]}).to_string()).unwrap();
     let out_dir = dir.path().join("frames");
     // An odd size: the video's sides are rounded down to even numbers.
-    let out = pcv_headless(&["record", s(&las_path), "--path", s(&path), "--fps", "5", "-o", s(&out_dir), "--size", "161x91", "--backend", "cpu"]);
+    let out = pcv_headless(&[
+        "record",
+        s(&las_path),
+        "--path",
+        s(&path),
+        "--fps",
+        "5",
+        "-o",
+        s(&out_dir),
+        "--size",
+        "161x91",
+        "--backend",
+        "cpu",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let video = out_dir.join("flight.mp4");
     assert!(video.exists() && std::fs::metadata(&video).unwrap().len() > 1000, "no video:\n{stderr}");
     assert!(stderr.contains("flight.mp4"), "the video's path is not reported:\n{stderr}");
     if let Ok(probe) = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0", s(&video)])
+        .args([
+            "-v",
+            "error",
+            "-count_frames",
+            "-show_entries",
+            "stream=width,height,nb_read_frames",
+            "-of",
+            "csv=p=0",
+            s(&video),
+        ])
         .output()
     {
         // 2 s (the default keyframe step) at 5 fps: 11 frames, 160 x 90.

@@ -59,7 +59,11 @@ fn check(name: &str, c: &PointCloud, pts: &[Pt], e: Expect) {
         if e.rgb {
             assert_eq!(p.rgba, [q.rgb[0], q.rgb[1], q.rgb[2], 255], "{name}: color of point {i}");
         } else {
-            assert_eq!(p.rgba, ramp_color(unit(p.pos[2], c.bounds.min.z, c.bounds.max.z)), "{name}: elevation color of point {i}");
+            assert_eq!(
+                p.rgba,
+                ramp_color(unit(p.pos[2], c.bounds.min.z, c.bounds.max.z)),
+                "{name}: elevation color of point {i}"
+            );
         }
     }
     assert_eq!(a.has_rgb, e.rgb, "{name}: has_rgb");
@@ -95,7 +99,9 @@ fn ply_every_encoding_type_and_spelling() {
     let pts = points(300, [0.0; 3]);
     for enc in [PlyEnc::Ascii, PlyEnc::Le, PlyEnc::Be] {
         for xyz_t in ["float", "double"] {
-            for (color_t, names) in [("uchar", ["red", "green", "blue"]), ("ushort", ["r", "g", "b"]), ("float", ["red", "green", "blue"])] {
+            for (color_t, names) in
+                [("uchar", ["red", "green", "blue"]), ("ushort", ["r", "g", "b"]), ("float", ["red", "green", "blue"])]
+            {
                 for (inten_name, inten_t) in [("intensity", "ushort"), ("scalar_intensity", "float")] {
                     let props = [
                         ("x", xyz_t),
@@ -192,7 +198,11 @@ fn copc_like_laz_with_variable_chunks_reads_as_plain_laz() {
     let r = pcv::info::file_report(&write(dir.path(), "a.copc.laz", &bytes)).unwrap();
     assert!(r.info.variant.contains("COPC"), "{}", r.info.variant);
     // Its COPC info VLR is zeros: not readable as COPC, so `pcv info` reads it as plain LAZ and says why.
-    assert!(r.info.notes.iter().any(|n| n.contains("not readable as COPC") && n.contains("half size")), "{:?}", r.info.notes);
+    assert!(
+        r.info.notes.iter().any(|n| n.contains("not readable as COPC") && n.contains("half size")),
+        "{:?}",
+        r.info.notes
+    );
 }
 
 #[test]
@@ -215,7 +225,11 @@ fn las_extra_bytes_are_skipped() {
                 intensity: p.intensity,
                 classification: las::point::Classification::new(p.class).unwrap(),
                 gps_time: Some(2.0),
-                color: Some(las::Color { red: las_rgb16(p.rgb[0]), green: las_rgb16(p.rgb[1]), blue: las_rgb16(p.rgb[2]) }),
+                color: Some(las::Color {
+                    red: las_rgb16(p.rgb[0]),
+                    green: las_rgb16(p.rgb[1]),
+                    blue: las_rgb16(p.rgb[2]),
+                }),
                 extra_bytes: vec![1, 2, 3, 4, 5],
                 ..Default::default()
             })
@@ -316,12 +330,33 @@ fn text_formats_orders_headers_and_pts() {
     let xyz_only = Expect { rgb: false, intensity: false, class: false, tol: 1e-5 };
     let cases: Vec<(&str, Vec<u8>, Expect)> = vec![
         ("a.xyz", text(&pts, " ", &["x", "y", "z"], None), xyz_only),
-        ("a.txt", text(&pts, "\t", &["x", "y", "z", "r", "g", "b"], Some("# a comment")), Expect { intensity: false, class: false, ..ALL }),
+        (
+            "a.txt",
+            text(&pts, "\t", &["x", "y", "z", "r", "g", "b"], Some("# a comment")),
+            Expect { intensity: false, class: false, ..ALL },
+        ),
         ("a.txt", text(&pts, " ", &["x", "y", "z", "i"], None), Expect { rgb: false, class: false, ..ALL }),
         ("a.xyz", text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None), Expect { class: false, ..ALL }),
-        ("a.csv", text(&pts, ",", &["x", "y", "z", "i", "r", "g", "b", "c"], Some("X,Y,Z,Intensity,Red,Green,Blue,Classification")), ALL),
-        ("a.csv", text(&pts, ";", &["z", "x", "y", "r", "g", "b"], Some("z;x;y;red;green;blue")), Expect { intensity: false, class: false, ..ALL }),
-        ("a.asc", text(&pts, " ", &["x", "y", "z", "r", "g", "b", "0.1", "0.2", "0.3"], Some("//X Y Z R G B Nx Ny Nz")), Expect { intensity: false, class: false, ..ALL }),
+        (
+            "a.csv",
+            text(
+                &pts,
+                ",",
+                &["x", "y", "z", "i", "r", "g", "b", "c"],
+                Some("X,Y,Z,Intensity,Red,Green,Blue,Classification"),
+            ),
+            ALL,
+        ),
+        (
+            "a.csv",
+            text(&pts, ";", &["z", "x", "y", "r", "g", "b"], Some("z;x;y;red;green;blue")),
+            Expect { intensity: false, class: false, ..ALL },
+        ),
+        (
+            "a.asc",
+            text(&pts, " ", &["x", "y", "z", "r", "g", "b", "0.1", "0.2", "0.3"], Some("//X Y Z R G B Nx Ny Nz")),
+            Expect { intensity: false, class: false, ..ALL },
+        ),
     ];
     for (name, bytes, e) in cases {
         let c = load_one(name, &bytes);
@@ -352,13 +387,20 @@ fn several_files_merge_around_their_common_center() {
     let dir = tempfile::tempdir().unwrap();
     let pa = write(dir.path(), "a.laz", &las(&a, 4, 7, true, UTM, las_rgb16));
     let rows: Vec<Vec<f64>> = b.iter().map(|p| p.xyz.to_vec()).collect();
-    let pb = write(dir.path(), "b.ply", &ply(PlyEnc::Le, &[("x", "double"), ("y", "double"), ("z", "double")], &rows, false, 0));
+    let pb = write(
+        dir.path(),
+        "b.ply",
+        &ply(PlyEnc::Le, &[("x", "double"), ("y", "double"), ("z", "double")], &rows, false, 0),
+    );
     let c = load_files_with(&[pa.clone(), pb.clone()], &opts()).unwrap();
     assert_eq!(c.points.len(), 500);
     let all: Vec<Pt> = a.iter().chain(&b).copied().collect();
     let (lo, hi) = bounds(&all);
     let center = glam::DVec3::new((lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0);
-    assert!((c.origin - center).length() <= 0.05 * (glam::DVec3::from_array(hi) - glam::DVec3::from_array(lo)).length() / 2.0);
+    assert!(
+        (c.origin - center).length()
+            <= 0.05 * (glam::DVec3::from_array(hi) - glam::DVec3::from_array(lo)).length() / 2.0
+    );
     for (i, (p, q)) in c.points.iter().zip(&all).enumerate() {
         let s = c.to_source(glam::Vec3::from_array(p.pos));
         assert!((s - glam::DVec3::from_array(q.xyz)).length() < 1e-4, "point {i}");
@@ -372,7 +414,8 @@ fn several_files_merge_around_their_common_center() {
     assert_eq!(c.points[300].rgba, ramp_color(unit(c.points[300].pos[2], c.bounds.min.z, c.bounds.max.z)));
     assert_eq!(attrs.intensity.as_ref().unwrap()[300], 0.0);
     // Points 1 mm apart in UTM stay 1 mm apart.
-    let close = [Pt { xyz: [UTM[0] + 0.001, UTM[1], UTM[2]], ..a[0] }, Pt { xyz: [UTM[0] + 0.002, UTM[1], UTM[2]], ..a[0] }];
+    let close =
+        [Pt { xyz: [UTM[0] + 0.001, UTM[1], UTM[2]], ..a[0] }, Pt { xyz: [UTM[0] + 0.002, UTM[1], UTM[2]], ..a[0] }];
     let pc = write(dir.path(), "c.las", &las(&close, 2, 0, false, UTM, las_rgb16));
     let c = load_files_with(&[pa, pb, pc], &opts()).unwrap();
     let d = c.points[501].pos[0] - c.points[500].pos[0];
@@ -422,7 +465,10 @@ fn bad_input_is_a_clear_error_naming_the_file_and_place() {
     let e = load_err("liar.ply", &liar);
     assert!(e.contains("liar.ply") && e.contains("999999999999999"), "{e}");
     // Missing property.
-    let e = load_err("noz.ply", b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n");
+    let e = load_err(
+        "noz.ply",
+        b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n",
+    );
     assert!(e.contains("noz.ply") && e.contains("no 'z'"), "{e}");
     // Bad ascii value: the line is named.
     let e = load_err("bad.ply", b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n1 two 3\n");
@@ -472,12 +518,24 @@ fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
     // layouts (x, y, z then r, g, b; and another order), raw records and LAS; each checked exactly.
     let n = 200_000usize;
     let bad = |i: usize| i % 997 == 5;
-    let xyz = |i: usize| -> [f64; 3] { [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125] };
+    let xyz =
+        |i: usize| -> [f64; 3] { [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125] };
     let rgb = |i: usize| -> [u8; 3] { [(i * 7) as u8, (i * 13) as u8, (i * 29) as u8] };
     let expect: Vec<([f64; 3], [u8; 3])> = (0..n).filter(|&i| !bad(i)).map(|i| (xyz(i), rgb(i))).collect();
-    let value = |i: usize, k: usize| if bad(i) { if k == 1 { f64::NAN } else { f64::INFINITY } } else { xyz(i)[k] };
+    let value = |i: usize, k: usize| {
+        if bad(i) {
+            if k == 1 {
+                f64::NAN
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            xyz(i)[k]
+        }
+    };
     for order in [["x", "y", "z", "red", "green", "blue"], ["red", "x", "green", "y", "blue", "z"]] {
-        let props: Vec<(&str, &str)> = order.iter().map(|&p| (p, if p.len() == 1 { "float" } else { "uchar" })).collect();
+        let props: Vec<(&str, &str)> =
+            order.iter().map(|&p| (p, if p.len() == 1 { "float" } else { "uchar" })).collect();
         let rows: Vec<Vec<f64>> = (0..n)
             .map(|i| {
                 order
@@ -525,7 +583,13 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     let mut c = load_one("zero.las", &zero);
     assert!(c.points.iter().all(|p| p.rgba == [0, 0, 0, 255]));
     let note = auto_color(&mut c).expect("a note");
-    assert!(note.contains("zero.las") && note.contains("0,0,0") && note.contains("intensity") && note.contains("--color rgb"), "{note}");
+    assert!(
+        note.contains("zero.las")
+            && note.contains("0,0,0")
+            && note.contains("intensity")
+            && note.contains("--color rgb"),
+        "{note}"
+    );
     assert_eq!(current_mode(&c), ColorMode::Intensity);
     assert_eq!(c.attributes.as_ref().unwrap().color_note.as_deref(), Some(note.as_str()));
     assert!(c.points.iter().any(|p| p.rgba != [0, 0, 0, 255]), "still black");
@@ -550,7 +614,11 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     assert_eq!(auto_color(&mut load_one("one.las", &one)), None);
     // Two uniform files: both named by count; a uniform file with a colored one: kept.
     let dir = tempfile::tempdir().unwrap();
-    let (a, b, r) = (write(dir.path(), "a.las", &zero), write(dir.path(), "b.laz", &las(&pts, 2, 3, true, UTM, |_| 0)), write(dir.path(), "r.las", &las(&pts, 2, 3, false, UTM, las_rgb16)));
+    let (a, b, r) = (
+        write(dir.path(), "a.las", &zero),
+        write(dir.path(), "b.laz", &las(&pts, 2, 3, true, UTM, |_| 0)),
+        write(dir.path(), "r.las", &las(&pts, 2, 3, false, UTM, las_rgb16)),
+    );
     let mut c = load_files_with(&[a.clone(), b], &opts()).unwrap();
     assert!(auto_color(&mut c).unwrap().contains("2 files"));
     let mut c = load_files_with(&[a.clone(), r], &opts()).unwrap();
@@ -558,8 +626,23 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     // The CLI says it on stderr, unless --color rgb asks for the file's colors.
     let png = dir.path().join("z.png");
     let o = pcv(&["render", a.to_str().unwrap(), "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
-    assert!(o.status.success() && String::from_utf8_lossy(&o.stderr).contains("shows nothing"), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = pcv(&["render", a.to_str().unwrap(), "--color", "rgb", "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stderr).contains("shows nothing"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = pcv(&[
+        "render",
+        a.to_str().unwrap(),
+        "--color",
+        "rgb",
+        "--size",
+        "64x36",
+        "--backend",
+        "cpu",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
     assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("shows nothing"));
 }
 
@@ -577,7 +660,12 @@ fn a_window_can_follow_a_load_through_shared_progress() {
 }
 
 fn capacity(points: u64) -> pcv::cloud::device::Capacity {
-    pcv::cloud::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
+    pcv::cloud::device::Capacity {
+        points,
+        bytes_per_point: 40,
+        free_bytes: points * 40,
+        device: "a test device".into(),
+    }
 }
 
 #[test]
@@ -638,22 +726,34 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     // The points left out were read: the progress counts all of them, as the load's rate does.
     let p = cloud.device.as_ref().unwrap().progress.snapshot();
     assert_eq!((p.points_done, p.points_total), (220_000, 220_000));
-    let from_b = sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
+    let from_b =
+        sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
     assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
     let mut keep = host.clone();
     pcv::cloud::load::keep_evenly(&mut keep, 10_000);
-    assert_eq!(keep.points.iter().map(|p| p.pos).collect::<Vec<_>>(), sub.iter().map(|p| p.pos).collect::<Vec<_>>(), "host and device subsamples agree");
+    assert_eq!(
+        keep.points.iter().map(|p| p.pos).collect::<Vec<_>>(),
+        sub.iter().map(|p| p.pos).collect::<Vec<_>>(),
+        "host and device subsamples agree"
+    );
     let spans = &keep.attributes.as_ref().unwrap().sources;
     assert_eq!(spans[0].points.end, spans[1].points.start);
     assert_eq!(spans[1].points.end, 10_000);
     assert_eq!(keep.attributes.as_ref().unwrap().intensity.as_ref().unwrap().len(), 10_000);
     // More points than fit: refused before decoding, saying what fits and how to load it.
     let e = device::plan(&files, &opts(), &capacity(100_000), None).unwrap_err().to_string();
-    assert!(e.contains("220000 points") && e.contains("100000 points fit") && e.contains("--max-points 100000") && e.contains("a test device"), "{e}");
+    assert!(
+        e.contains("220000 points")
+            && e.contains("100000 points fit")
+            && e.contains("--max-points 100000")
+            && e.contains("a test device"),
+        "{e}"
+    );
     assert!(device::plan(&files, &opts(), &capacity(100_000), Some(100_000)).is_ok());
     // Colors that carry nothing: the automatic choice, noted, for the next stream.
     let pz = write(dir.path(), "z.las", &las(&a, 2, 3, false, UTM, |_| 0));
-    let mut cloud = device::cloud(device::plan(std::slice::from_ref(&pz), &opts(), &capacity(1_000_000), None).unwrap());
+    let mut cloud =
+        device::cloud(device::plan(std::slice::from_ref(&pz), &opts(), &capacity(1_000_000), None).unwrap());
     let _ = cloud.host_points(false);
     let note = device::finish(&mut cloud, true).expect("a note");
     assert!(note.contains("z.las") && note.contains("intensity"), "{note}");
@@ -678,7 +778,8 @@ fn damaged_files_fail_cleanly_naming_the_place() {
     let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
     for enc in [PlyEnc::Le, PlyEnc::Ascii] {
         for faces_first in [false, true] {
-            let c = load_one("ok.ply", &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4));
+            let c =
+                load_one("ok.ply", &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4));
             assert_eq!(c.points.len(), 100);
         }
     }
@@ -703,7 +804,9 @@ fn info_reports_format_count_bounds_and_attributes() {
     let o = pcv(&["info", p.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    for want in ["LAS 1.4, point format 8", "points      250", "intensity", "classification", "rgb (u16)", "nir", "classes"] {
+    for want in
+        ["LAS 1.4, point format 8", "points      250", "intensity", "classification", "rgb (u16)", "nir", "classes"]
+    {
         assert!(out.contains(want), "info lacks '{want}':\n{out}");
     }
     let o = pcv(&["info", "--json", p.to_str().unwrap()]);
@@ -761,10 +864,30 @@ fn render_with_color_modes() {
     let src = write(dir.path(), "a.las", &las(&pts, 2, 3, false, UTM, las_rgb16));
     for mode in ["rgb", "intensity", "elevation", "classification"] {
         let png = dir.path().join(format!("{mode}.png"));
-        let o = pcv(&["render", src.to_str().unwrap(), "--color", mode, "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
+        let o = pcv(&[
+            "render",
+            src.to_str().unwrap(),
+            "--color",
+            mode,
+            "--size",
+            "64x36",
+            "--backend",
+            "cpu",
+            "-o",
+            png.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{mode}: {}", String::from_utf8_lossy(&o.stderr));
     }
     let xyz = write(dir.path(), "a.xyz", &text(&pts, " ", &["x", "y", "z"], None));
-    let o = pcv(&["render", xyz.to_str().unwrap(), "--color", "intensity", "--backend", "cpu", "-o", dir.path().join("x.png").to_str().unwrap()]);
+    let o = pcv(&[
+        "render",
+        xyz.to_str().unwrap(),
+        "--color",
+        "intensity",
+        "--backend",
+        "cpu",
+        "-o",
+        dir.path().join("x.png").to_str().unwrap(),
+    ]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("no intensity"));
 }

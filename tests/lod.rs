@@ -53,7 +53,11 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
     let whole_slots: u64 = src.octree().nodes.iter().map(|n| pcv::lod::select::slots_for(n.point_count)).sum();
     let budget = 110_000;
     let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(budget)).unwrap();
-    assert!((lod.slots() as u64) < whole_slots * 2 / 3, "the pool ({} slots) cannot hold the cloud ({whole_slots})", lod.slots());
+    assert!(
+        (lod.slots() as u64) < whole_slots * 2 / 3,
+        "the pool ({} slots) cannot hold the cloud ({whole_slots})",
+        lod.slots()
+    );
     let resident_pts = recentred(&cloud.points, cloud.origin, lod.origin());
     let resident_cloud = PointCloud::from_points(resident_pts, lod.origin(), "resident");
     let mut resident = CpuRasterizer::new();
@@ -91,7 +95,10 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
         let differ: Vec<usize> = (0..got_px.len()).filter(|&i| got_px[i] != want_px[i]).collect();
         for &i in &differ {
             let at = tied.get(&i).cloned().unwrap_or_default();
-            assert!(at.len() >= 2 && at.contains(&got_px[i]), "pose {k}: pixel {i} differs without a depth tie ({at:?})");
+            assert!(
+                at.len() >= 2 && at.contains(&got_px[i]),
+                "pose {k}: pixel {i} differs without a depth tie ({at:?})"
+            );
         }
         assert!(want_px.iter().filter(|&&c| c != want_px[0]).count() > 500, "pose {k} shows points");
     }
@@ -106,7 +113,9 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
 fn refining_opens_no_holes_and_starts_coarse() {
     let cloud = scene::generate(200_000, 3, false);
     let src = Arc::new(MemorySource::build(&cloud, 3_000));
-    let mut lod = LodScene::open(vec![src as Arc<dyn NodeSource>], LodOptions { upload_ms_per_frame: 0.0, ..opts(150_000) }).unwrap();
+    let mut lod =
+        LodScene::open(vec![src as Arc<dyn NodeSource>], LodOptions { upload_ms_per_frame: 0.0, ..opts(150_000) })
+            .unwrap();
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
     let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
@@ -199,7 +208,18 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     write_tile(&tiles.join("b.xyz"), 500_075.0, 4_000_000.0, 300);
     std::fs::write(tiles.join("notes.md"), "not a point file").unwrap();
     let png = dir.path().join("lod.png");
-    let out = pcv_cli(&["render", "--backend", "cpu", "--point-budget", "100k", "--size", "200x150", "-o", png.to_str().unwrap(), tiles.to_str().unwrap()]);
+    let out = pcv_cli(&[
+        "render",
+        "--backend",
+        "cpu",
+        "--point-budget",
+        "100k",
+        "--size",
+        "200x150",
+        "-o",
+        png.to_str().unwrap(),
+        tiles.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("180000 points in 2 tile(s), budget 100000 points (--point-budget)"), "{err}");
@@ -212,19 +232,40 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     std::fs::create_dir(&empty).unwrap();
     let out = pcv_cli(&["render", "--backend", "cpu", "--lod", "-o", png.to_str().unwrap(), empty.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("no point files in this directory") && err.contains("empty"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("no point files in this directory") && err.contains("empty"),
+        "{err}"
+    );
 }
 
 #[test]
 fn record_measure_reports_a_streamed_flight() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("path.json");
-    std::fs::write(&path, r#"{"frame": "file", "keyframes": [{"t": 0, "camera": "-3,0,0,0,0"}, {"t": 0.5, "camera": "-1,0,0.1,10,-5"}]}"#).unwrap();
+    std::fs::write(
+        &path,
+        r#"{"frame": "file", "keyframes": [{"t": 0, "camera": "-3,0,0,0,0"}, {"t": 0.5, "camera": "-1,0,0.1,10,-5"}]}"#,
+    )
+    .unwrap();
     let json = dir.path().join("m.json");
     let out_dir = dir.path().join("frames");
     let out = pcv_cli(&[
-        "record", "--backend", "cpu", "--lod", "--points", "300k", "--point-budget", "100k", "--size", "160x90", "--path",
-        path.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--measure", json.to_str().unwrap(),
+        "record",
+        "--backend",
+        "cpu",
+        "--lod",
+        "--points",
+        "300k",
+        "--point-budget",
+        "100k",
+        "--size",
+        "160x90",
+        "--path",
+        path.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--measure",
+        json.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -238,7 +279,18 @@ fn record_measure_reports_a_streamed_flight() {
     assert!(v["complete_after_stop_ms"].is_number(), "{v}");
     assert!(out_dir.join("refining.png").exists() && out_dir.join("complete.png").exists());
     // Without --measure, a streamed scene cannot be recorded as PNG frames: a clear error.
-    let out = pcv_cli(&["record", "--backend", "cpu", "--lod", "--points", "10k", "--path", path.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    let out = pcv_cli(&[
+        "record",
+        "--backend",
+        "cpu",
+        "--lod",
+        "--points",
+        "10k",
+        "--path",
+        path.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--measure"));
 }
 
@@ -299,7 +351,14 @@ struct DeferredCopies {
 
 impl DeferredCopies {
     fn new() -> DeferredCopies {
-        DeferredCopies { inner: CpuRasterizer::new(), pending: Default::default(), next_fence: 0, done_fence: 0, slot_fence: Vec::new(), violations: Vec::new() }
+        DeferredCopies {
+            inner: CpuRasterizer::new(),
+            pending: Default::default(),
+            next_fence: 0,
+            done_fence: 0,
+            slot_fence: Vec::new(),
+            violations: Vec::new(),
+        }
     }
 
     /// Lands the oldest pending write.
@@ -324,7 +383,11 @@ impl Rasterizer for DeferredCopies {
     fn upload(&mut self, cloud: &PointCloud) -> Result<(), pcv::render::RenderError> {
         self.inner.upload(cloud)
     }
-    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<pcv::render::FrameStats, pcv::render::RenderError> {
+    fn render(
+        &mut self,
+        frame: &FrameParams,
+        target: Target<'_>,
+    ) -> Result<pcv::render::FrameStats, pcv::render::RenderError> {
         self.inner.render(frame, target)
     }
     fn num_points(&self) -> u64 {
@@ -351,11 +414,18 @@ impl Rasterizer for DeferredCopies {
     fn slot_writes_done(&mut self) -> Result<u64, pcv::render::RenderError> {
         Ok(self.done_fence)
     }
-    fn set_slot_batches(&mut self, batches: &[pcv::render::gpu_data::Batch], after_write: u64) -> Result<(), pcv::render::RenderError> {
+    fn set_slot_batches(
+        &mut self,
+        batches: &[pcv::render::gpu_data::Batch],
+        after_write: u64,
+    ) -> Result<(), pcv::render::RenderError> {
         for (s, _) in batches.iter().enumerate().filter(|(_, b)| b.num_points > 0) {
             let f = self.slot_fence[s];
             if f == 0 || f > self.done_fence || f > after_write {
-                self.violations.push(format!("slot {s} drawn: its write {f}, complete {}, table after {after_write}", self.done_fence));
+                self.violations.push(format!(
+                    "slot {s} drawn: its write {f}, complete {}, table after {after_write}",
+                    self.done_fence
+                ));
             }
         }
         self.inner.set_slot_batches(batches, after_write)
@@ -391,7 +461,12 @@ fn a_slot_is_never_drawn_before_its_copy_is_done() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert!(finished, "the view never completed: {:?}", lod.status());
-    assert!(r.violations.is_empty(), "{} tables drew slots before their copies: {:?}", r.violations.len(), &r.violations[..r.violations.len().min(5)]);
+    assert!(
+        r.violations.is_empty(),
+        "{} tables drew slots before their copies: {:?}",
+        r.violations.len(),
+        &r.violations[..r.violations.len().min(5)]
+    );
     assert!(frames_in_transit > 0, "no frame saw a copy running: the test proves nothing");
     // The complete view equals the same scene streamed with copies that land at once.
     let mut direct = CpuRasterizer::new();
@@ -409,13 +484,20 @@ fn coarse_nodes_get_the_larger_point_size() {
     // A camera close to one side: the near side refines, the far side stays coarse.
     let cloud = scene::generate(200_000, 4, false);
     let src = Arc::new(MemorySource::build(&cloud, 2_000));
-    let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], LodOptions { target_spacing_px: 2.0, ..opts(200_000) }).unwrap();
+    let mut lod = LodScene::open(
+        vec![src.clone() as Arc<dyn NodeSource>],
+        LodOptions { target_spacing_px: 2.0, ..opts(200_000) },
+    )
+    .unwrap();
     let mut r = CpuRasterizer::new();
     let mut cam = Camera::for_cloud(lod.bounds(), false);
     let b = lod.bounds();
     let eye = Vec3::new(b.min.x + 0.05 * (b.max.x - b.min.x), b.center().y, b.center().z);
     cam.pose = Pose { eye, yaw_rad: 0.0, pitch_rad: 0.0 };
-    let look = pcv::render::look::Look { point_size: pcv::render::look::PointSize::Adaptive { max_px: 16 }, ..pcv::render::look::Look::PLAIN };
+    let look = pcv::render::look::Look {
+        point_size: pcv::render::look::PointSize::Adaptive { max_px: 16 },
+        ..pcv::render::look::Look::PLAIN
+    };
     let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled).with_look(look);
     refine(&mut lod, &mut r, &frame, eye);
     let drawn: Vec<f32> = lod.slot_spacing().iter().copied().filter(|&s| s > 0.0).collect();
@@ -451,19 +533,31 @@ fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
             (key, u64::from_le_bytes(std::array::from_fn(|k| e[16 + k])), i32at(e, 24), i32at(e, 28))
         })
         .collect();
-    let under = |k: &NodeKey, a: &NodeKey| k.depth >= a.depth && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth)) == (a.x, a.y, a.z);
+    let under = |k: &NodeKey, a: &NodeKey| {
+        k.depth >= a.depth
+            && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth)) == (a.x, a.y, a.z)
+    };
     let mut out = copc.to_vec();
     let mut root_page = Vec::new();
     for (key, off, bytes, count) in &entries {
         if key.depth == 0 {
             root_page.extend_from_slice(&entry_bytes(*key, *off, *bytes, *count));
         } else if key.depth == 1 {
-            let child: Vec<u8> = entries.iter().filter(|(k, ..)| under(k, key)).flat_map(|(k, o, b, c)| entry_bytes(*k, *o, *b, *c)).collect();
+            let child: Vec<u8> = entries
+                .iter()
+                .filter(|(k, ..)| under(k, key))
+                .flat_map(|(k, o, b, c)| entry_bytes(*k, *o, *b, *c))
+                .collect();
             root_page.extend_from_slice(&entry_bytes(*key, out.len() as u64, child.len() as i32, -1));
             out.extend_from_slice(&child);
         }
     }
-    assert!(root_page.len() < size, "a smaller root page: {} of {size} bytes, depths {:?}", root_page.len(), entries.iter().map(|e| e.0.depth).collect::<Vec<_>>());
+    assert!(
+        root_page.len() < size,
+        "a smaller root page: {} of {size} bytes, depths {:?}",
+        root_page.len(),
+        entries.iter().map(|e| e.0.depth).collect::<Vec<_>>()
+    );
     out[page..page + root_page.len()].copy_from_slice(&root_page);
     // The info VLR holds the root page's offset then its size (u64 each): patch the size.
     let mut pattern = (page as u64).to_le_bytes().to_vec();
@@ -488,7 +582,12 @@ fn a_hierarchy_in_child_pages_streams_like_one_page() {
     let multi = CopcFile::from_bytes("paged.copc.laz", two).unwrap();
     assert!((multi.info().root_hier_size as usize) < size, "the root page holds pointers now");
     let nodes = |f: &CopcFile| {
-        let mut v: Vec<_> = f.octree().nodes.iter().map(|n| (n.key.depth, n.key.x, n.key.y, n.key.z, n.point_count, n.byte_offset, n.byte_size)).collect();
+        let mut v: Vec<_> = f
+            .octree()
+            .nodes
+            .iter()
+            .map(|n| (n.key.depth, n.key.x, n.key.y, n.key.z, n.point_count, n.byte_offset, n.byte_size))
+            .collect();
         v.sort_unstable();
         v
     };

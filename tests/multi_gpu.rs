@@ -145,7 +145,10 @@ fn compare_cloud(test: &str, host: &PointCloud, upload: &PointCloud) {
                     // reported, held only to covering about as much of the frame.
                     let covered_single = da2.iter().filter(|&&d| d < 0x3f80_0000).count();
                     let covered_multi = db2.iter().filter(|&&d| d < 0x3f80_0000).count();
-                    assert!(covered_multi * 10 >= covered_single * 9, "{label}: {covered_multi} px vs {covered_single}");
+                    assert!(
+                        covered_multi * 10 >= covered_single * 9,
+                        "{label}: {covered_multi} px vs {covered_single}"
+                    );
                 } else if li == 0 {
                     assert_eq!(tie_px, differing.len(), "{label}: a colour differs where no two points tie");
                     ties_1px.insert((sc.name.to_string(), mode.name()), tie_px);
@@ -214,7 +217,13 @@ fn composite_kernels_match_their_cpu_twins() {
         state
     };
     let a: Vec<u64> = (0..n)
-        .map(|i| if i % 7 == 0 { word(0x3f80_0000, EMPTY_PAYLOAD) } else { word((next() % 0x3f80_0000) as u32, next() % 5000) })
+        .map(|i| {
+            if i % 7 == 0 {
+                word(0x3f80_0000, EMPTY_PAYLOAD)
+            } else {
+                word((next() % 0x3f80_0000) as u32, next() % 5000)
+            }
+        })
         .collect();
     let b: Vec<u64> = (0..n).map(|_| word((next() % 0x3f80_0000) as u32, next() % 5000)).collect();
     let colors: Vec<u32> = (0..1000).map(|_| next() as u32).collect();
@@ -334,7 +343,11 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
         let sa = finish(&mut lod_a, &mut single);
         let sb = finish(&mut lod_b, &mut multi);
         println!("lod pose {k}: one GPU {sa:?}\n  shares {sb:?}");
-        assert_eq!((sa.drawn_nodes, sa.drawn_points), (sb.drawn_nodes, sb.drawn_points), "pose {k}: different nodes drawn");
+        assert_eq!(
+            (sa.drawn_nodes, sa.drawn_points),
+            (sb.drawn_nodes, sb.drawn_points),
+            "pose {k}: different nodes drawn"
+        );
         assert!(sb.drawn_points > 0);
         // Culled modes remember last frame's visible batches: a second frame shows the steady state.
         let _ = render(&mut single, &frame);
@@ -358,7 +371,9 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
                 }
             }
         }
-        let untied = (0..a.len()).filter(|&i| a[i] != b[i] && !tied.get(&i).is_some_and(|c| c.len() >= 2 && c.contains(&b[i]))).count();
+        let untied = (0..a.len())
+            .filter(|&i| a[i] != b[i] && !tied.get(&i).is_some_and(|c| c.len() >= 2 && c.contains(&b[i])))
+            .count();
         println!("lod pose {k}: {} of the differing colours are checked ties", colour_diff - untied);
         assert_eq!(untied, 0, "pose {k}: {untied} colours differ where no two points tie");
         assert_eq!(multi.num_points(), sb.drawn_points, "pose {k}: the shares draw the scene's points");

@@ -85,7 +85,9 @@ fn interface(d: &Bound<'_, PyDict>, arg: &str, device: bool) -> PyResult<(ArrayD
             // Version 3: the producer's stream, or None for data that is ready.
             Some(s) if s.is_none() => None,
             Some(s) => {
-                let n: u64 = s.extract().map_err(|_| PyTypeError::new_err(format!("{arg}: {proto} 'stream' must be an int or None")))?;
+                let n: u64 = s
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err(format!("{arg}: {proto} 'stream' must be an int or None")))?;
                 if n == 0 {
                     return Err(PyValueError::new_err(format!(
                         "{arg}: {proto} 'stream' 0 is ambiguous (version 3 says 1 for the legacy default stream, 2 for per-thread)"
@@ -118,19 +120,24 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: Option<u64>, no_cuda: &dy
     let device_error = || PyValueError::new_err(format!("{arg}: a CUDA array, but {}", no_cuda()));
     // 1. DLPack on a CUDA device.
     if let Some(dev) = obj.getattr_opt("__dlpack_device__")? {
-        let (kind, _id): (i32, i32) = dev.call0().and_then(|d| d.extract()).map_err(|e| producer_error(arg, "__dlpack_device__()", e, py))?;
+        let (kind, _id): (i32, i32) =
+            dev.call0().and_then(|d| d.extract()).map_err(|e| producer_error(arg, "__dlpack_device__()", e, py))?;
         if kind == dlpack::DL_CUDA || kind == dlpack::DL_CUDA_MANAGED {
             let s = stream.ok_or_else(device_error)?;
             let kw = PyDict::new(py);
             kw.set_item("stream", s)?;
-            let cap = obj.call_method("__dlpack__", (), Some(&kw)).map_err(|e| producer_error(arg, "__dlpack__(stream=...)", e, py))?;
+            let cap = obj
+                .call_method("__dlpack__", (), Some(&kw))
+                .map_err(|e| producer_error(arg, "__dlpack__(stream=...)", e, py))?;
             let d = dlpack::read_capsule(&cap, arg)?;
             return Ok(Input { desc: d.desc, place: Place::Device, owner: cap.unbind(), wait_stream: None });
         }
     }
     // 2. The CUDA array interface.
     if let Some(cai) = obj.getattr_opt("__cuda_array_interface__")? {
-        let d = cai.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{arg}: __cuda_array_interface__ is not a dict")))?;
+        let d = cai
+            .cast::<PyDict>()
+            .map_err(|_| PyTypeError::new_err(format!("{arg}: __cuda_array_interface__ is not a dict")))?;
         // What is wrong with the array itself is said first, then that there is no CUDA to read it.
         let (desc, wait_stream) = interface(d, arg, true)?;
         stream.ok_or_else(device_error)?;
@@ -138,7 +145,9 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: Option<u64>, no_cuda: &dy
     }
     // 3. Host memory.
     if let Some(ai) = obj.getattr_opt("__array_interface__")? {
-        let d = ai.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{arg}: __array_interface__ is not a dict")))?;
+        let d = ai
+            .cast::<PyDict>()
+            .map_err(|_| PyTypeError::new_err(format!("{arg}: __array_interface__ is not a dict")))?;
         let (desc, _) = interface(d, arg, false)?;
         return Ok(Input { desc, place: Place::Host, owner: obj.clone().unbind(), wait_stream: None });
     }
@@ -149,7 +158,9 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: Option<u64>, no_cuda: &dy
             let d = dlpack::read_capsule(&cap, arg)?;
             return Ok(Input { desc: d.desc, place: Place::Host, owner: cap.unbind(), wait_stream: None });
         }
-        return Err(PyValueError::new_err(format!("{arg}: on DLPack device type {kind}; pcv reads CPU and CUDA arrays")));
+        return Err(PyValueError::new_err(format!(
+            "{arg}: on DLPack device type {kind}; pcv reads CPU and CUDA arrays"
+        )));
     }
     let np = py.import("numpy").map_err(|_| {
         PyTypeError::new_err(format!(

@@ -112,7 +112,14 @@ impl Camera {
     /// A camera at `eye` looking at `target`.
     #[classmethod]
     #[pyo3(signature = (eye, target, *, up="z", near=None, far=None))]
-    fn look_at(_cls: &Bound<'_, PyType>, eye: [f32; 3], target: [f32; 3], up: &str, near: Option<f32>, far: Option<f32>) -> PyResult<Camera> {
+    fn look_at(
+        _cls: &Bound<'_, PyType>,
+        eye: [f32; 3],
+        target: [f32; 3],
+        up: &str,
+        near: Option<f32>,
+        far: Option<f32>,
+    ) -> PyResult<Camera> {
         let (e, t) = (vec3(eye, "eye")?, vec3(target, "target")?);
         if e == t {
             return Err(PyValueError::new_err("camera: eye and target are the same point"));
@@ -139,7 +146,9 @@ impl Camera {
     /// The 4x4 `clip_from_world` (rows) of a `width × height` frame. Needs fixed planes (or a matrix).
     fn clip_from_world(&self, width: u32, height: u32) -> PyResult<[[f32; 4]; 4]> {
         if Camera::needs_bounds(Some(self)) {
-            return Err(PyValueError::new_err("camera: planes that follow the eye depend on the points; give near and far"));
+            return Err(PyValueError::new_err(
+                "camera: planes that follow the eye depend on the points; give near and far",
+            ));
         }
         let f = Camera::frame(Some(self), Bounds::EMPTY, width, height);
         Ok(f.clip_from_world.transpose().to_cols_array_2d())
@@ -157,7 +166,8 @@ impl Camera {
     fn __repr__(&self) -> String {
         match self.kind {
             Kind::Pose { pose, up, planes } => {
-                let p = planes.map_or("planes following the eye".to_string(), |p| format!("near={}, far={}", p.near, p.far));
+                let p = planes
+                    .map_or("planes following the eye".to_string(), |p| format!("near={}, far={}", p.near, p.far));
                 format!(
                     "pcv.Camera(eye={:?}, yaw={:.3}, pitch={:.3}, up={:?}, {p})",
                     pose.eye.to_array(),
@@ -166,7 +176,9 @@ impl Camera {
                     up.name()
                 )
             }
-            Kind::Matrix { planes, .. } => format!("pcv.Camera.from_matrix(..., near={}, far={})", planes.near, planes.far),
+            Kind::Matrix { planes, .. } => {
+                format!("pcv.Camera.from_matrix(..., near={}, far={})", planes.near, planes.far)
+            }
         }
     }
 }

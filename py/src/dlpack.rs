@@ -126,7 +126,8 @@ pub fn read_capsule(capsule: &Bound<'_, PyAny>, arg: &str) -> PyResult<Described
     // shape and strides arrays hold `ndim` entries each (strides may be null: C-contiguous).
     let t = unsafe { &*tensor };
     let ndim = t.ndim.max(0) as usize;
-    let shape: Vec<i64> = if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec() };
+    let shape: Vec<i64> =
+        if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec() };
     let dt = dtype(t.dtype, arg)?;
     let strides = if t.strides.is_null() || ndim == 0 {
         None

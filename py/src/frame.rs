@@ -10,8 +10,8 @@
 //! (1 where no point landed). Row 0 is the bottom of the image (OpenGL's convention, as pcv's frames
 //! everywhere): `frame[::-1]` is a view from the top.
 use crate::dlpack::{self, DLDataType, DLDevice};
-use pcv::render::cuda::memory::DeviceBuffer;
 use cudarc::driver::CudaStream;
+use pcv::render::cuda::memory::DeviceBuffer;
 use pcv::render::FrameStats;
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
@@ -106,7 +106,10 @@ impl Frame {
         }
         if let Some((t, id)) = dl_device {
             if (t, id) != (dlpack::DL_CUDA, self.device) {
-                return Err(PyBufferError::new_err(format!("the frame is on CUDA device {}; no copy to ({t}, {id})", self.device)));
+                return Err(PyBufferError::new_err(format!(
+                    "the frame is on CUDA device {}; no copy to ({t}, {id})",
+                    self.device
+                )));
             }
         }
         if copy == Some(true) {
@@ -170,7 +173,13 @@ impl Frame {
     }
 
     fn __repr__(&self) -> String {
-        format!("pcv.Frame({} {:?} on cuda:{}, ptr={:#x})", self.kind.name(), self.shape_vec(), self.device, self.buffer.ptr())
+        format!(
+            "pcv.Frame({} {:?} on cuda:{}, ptr={:#x})",
+            self.kind.name(),
+            self.shape_vec(),
+            self.device,
+            self.buffer.ptr()
+        )
     }
 }
 
@@ -223,7 +232,13 @@ impl HostBuffer {
 
 /// A numpy array over `words` (no copy): (height, width, 4) uint8 for colours, (height, width) float32
 /// (the words' bits) for depth.
-pub fn host_array<'py>(py: Python<'py>, words: Vec<u32>, width: u32, height: u32, kind: Kind) -> PyResult<Bound<'py, PyAny>> {
+pub fn host_array<'py>(
+    py: Python<'py>,
+    words: Vec<u32>,
+    width: u32,
+    height: u32,
+    kind: Kind,
+) -> PyResult<Bound<'py, PyAny>> {
     let len = words.len();
     let ptr = Box::into_raw(words.into_boxed_slice()) as *mut u32;
     let shape = match kind {

@@ -30,7 +30,12 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Arc;
 
-create_exception!(pcv, Error, PyRuntimeError, "A failure of the renderer or the driver (CUDA errors, no kernels, out of memory).");
+create_exception!(
+    pcv,
+    Error,
+    PyRuntimeError,
+    "A failure of the renderer or the driver (CUDA errors, no kernels, out of memory)."
+);
 
 /// A library error as a Python exception: arguments the renderer cannot read are `ValueError`s.
 pub(crate) fn render_error(e: RenderError) -> PyErr {
@@ -72,7 +77,9 @@ pub(crate) fn options(
     if let Some(p) = point_size.filter(|p| !p.is_none()) {
         let text = match p.extract::<i64>() {
             Ok(n) => n.to_string(),
-            Err(_) => p.extract::<String>().map_err(|_| PyTypeError::new_err("point_size: expected 1..16 or 'adaptive[:MAX]'"))?,
+            Err(_) => p
+                .extract::<String>()
+                .map_err(|_| PyTypeError::new_err("point_size: expected 1..16 or 'adaptive[:MAX]'"))?,
         };
         look.point_size = PointSize::parse(&text).map_err(|e| PyValueError::new_err(format!("point_size: {e}")))?;
     }
@@ -80,7 +87,8 @@ pub(crate) fn options(
         look.edl = match e.extract::<bool>() {
             Ok(on) => on.then_some(Edl::DEFAULT),
             Err(_) => {
-                let strength: f32 = e.extract().map_err(|_| PyTypeError::new_err("edl: expected True, False or a strength (float)"))?;
+                let strength: f32 =
+                    e.extract().map_err(|_| PyTypeError::new_err("edl: expected True, False or a strength (float)"))?;
                 if !(strength.is_finite() && strength >= 0.0) {
                     return Err(PyValueError::new_err(format!("edl: the strength must be >= 0, got {strength}")));
                 }
@@ -192,7 +200,9 @@ fn render<'py>(
         Place::Device => render_device(py, &p, c.as_ref(), &ext, cam.as_ref(), (w, h), &opts, depth, out),
         Place::Host => {
             if out.is_some() {
-                return Err(PyValueError::new_err("out: frames of host arrays are numpy arrays; out= takes device frames"));
+                return Err(PyValueError::new_err(
+                    "out: frames of host arrays are numpy arrays; out= takes device frames",
+                ));
             }
             render_host(py, &ext, cam.as_ref(), (w, h), &opts, depth, choice)
         }
@@ -282,7 +292,8 @@ fn render_device(
     });
     trace_phase("back with the GIL", t_call);
     let (buffer, depth_buffer, stats, stream, device) = rendered.map_err(Error::new_err)?.map_err(render_error)?;
-    let color = Frame { buffer, width: w, height: h, kind: Kind::Color, device, stats: Some(stats), stream: stream.clone() };
+    let color =
+        Frame { buffer, width: w, height: h, kind: Kind::Color, device, stats: Some(stats), stream: stream.clone() };
     let color = match out {
         Some(f) if Arc::ptr_eq(&f.get().buffer, &color.buffer) => f.into_any().unbind(),
         _ => Py::new(py, color)?.into_any(),
@@ -315,7 +326,8 @@ fn render_host(
     let empty = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, "");
     let draw = move |r: &mut dyn Rasterizer| -> Result<(Vec<u32>, pcv::render::FrameStats), RenderError> {
         r.upload(&cloud)?;
-        let frame = Camera::frame(cam.as_ref(), cloud.bounds, w, h).with_mode(mode).with_look(look).with_spacing(spacing);
+        let frame =
+            Camera::frame(cam.as_ref(), cloud.bounds, w, h).with_mode(mode).with_look(look).with_spacing(spacing);
         let mut px = vec![0u32; frame.num_pixels()];
         let stats = r.render(&frame, Target::Host(&mut px))?;
         Ok((px, stats))
@@ -366,8 +378,15 @@ fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf)
     let host = py.import("numpy")?.call_method1("ascontiguousarray", (host,))?;
     let input = arrays::read(&host, "image", None, &|| "write_png takes a pcv.Frame or a host array".into())?;
     let d = &input.desc;
-    if input.place != Place::Host || d.dtype != pcv::render::external::Dtype::U8 || d.shape.len() != 3 || d.shape[2] != 4 {
-        return Err(PyValueError::new_err(format!("image: expected uint8 (height, width, 4), got {} {:?}", d.dtype, d.shape)));
+    if input.place != Place::Host
+        || d.dtype != pcv::render::external::Dtype::U8
+        || d.shape.len() != 3
+        || d.shape[2] != 4
+    {
+        return Err(PyValueError::new_err(format!(
+            "image: expected uint8 (height, width, 4), got {} {:?}",
+            d.dtype, d.shape
+        )));
     }
     let (h, w) = (d.shape[0] as u32, d.shape[1] as u32);
     let len = h as usize * w as usize * 4;

@@ -86,7 +86,13 @@ struct Owners(#[allow(dead_code)] Vec<Py<PyAny>>);
 
 impl Viewer {
     /// Reads `points`/`colors` for the running window: a set to send.
-    fn point_set(&self, py: Python<'_>, r: &Running, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<PointSet> {
+    fn point_set(
+        &self,
+        py: Python<'_>,
+        r: &Running,
+        points: &Bound<'_, PyAny>,
+        colors: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PointSet> {
         let stream = r.cuda.as_ref().map(|c| c.0.cu_stream() as usize as u64);
         let no_cuda = || "the window renders on the CPU backend (no CUDA here)".to_string();
         let (p, c, ext) = read_points(points, colors, stream, &no_cuda)?;
@@ -94,10 +100,14 @@ impl Viewer {
             (Place::Host, _) => Ok(PointSet::Host(host_cloud(&ext, "points from Python"))),
             (Place::Device, None) => Err(PyValueError::new_err(format!("points: a CUDA array, but {}", no_cuda()))),
             (Place::Device, Some((window_stream, ctx))) => {
-                if matches!(self.config.look.point_size, PointSize::Adaptive { .. }) && self.config.spacing_m.is_none() {
-                    return Err(PyValueError::new_err("point_size: adaptive sizes of device arrays need spacing= (pcv.Viewer(spacing=...))"));
+                if matches!(self.config.look.point_size, PointSize::Adaptive { .. }) && self.config.spacing_m.is_none()
+                {
+                    return Err(PyValueError::new_err(
+                        "point_size: adaptive sizes of device arrays need spacing= (pcv.Viewer(spacing=...))",
+                    ));
                 }
-                let waits: Vec<u64> = [p.wait_stream, c.as_ref().and_then(|c| c.wait_stream)].into_iter().flatten().collect();
+                let waits: Vec<u64> =
+                    [p.wait_stream, c.as_ref().and_then(|c| c.wait_stream)].into_iter().flatten().collect();
                 let (ctx, window_stream) = (ctx.clone(), window_stream.clone());
                 py.detach(|| {
                     check_points(&ctx, &ext)?;
@@ -199,11 +209,18 @@ impl Viewer {
         vsync: bool,
         panel: bool,
     ) -> PyResult<Viewer> {
-        let default = Look { point_size: PointSize::Fixed(1), edl: Some(Edl::DEFAULT), background: Background::GRADIENT, splat: SplatMethod::Gather };
+        let default = Look {
+            point_size: PointSize::Fixed(1),
+            edl: Some(Edl::DEFAULT),
+            background: Background::GRADIENT,
+            splat: SplatMethod::Gather,
+        };
         let Options { mode, look, spacing_m } = options(mode, point_size, edl, background, spacing, default)?;
         let camera = camera.map(|c| c.get().clone());
         if let Some(Camera { kind: CameraKind::Matrix { .. } }) = camera {
-            return Err(PyValueError::new_err("camera: the window flies a pose camera (pcv.Camera(eye, yaw, pitch) or look_at), not a matrix"));
+            return Err(PyValueError::new_err(
+                "camera: the window flies a pose camera (pcv.Camera(eye, yaw, pitch) or look_at), not a matrix",
+            ));
         }
         Ok(Viewer {
             config: Config {
@@ -237,7 +254,13 @@ impl Viewer {
     /// allocated for them). Returns `False` (and does nothing) once the window is closed. `wait`: return
     /// after a frame with these points is drawn.
     #[pyo3(signature = (points, colors=None, wait=false))]
-    fn update(&self, py: Python<'_>, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>, wait: bool) -> PyResult<bool> {
+    fn update(
+        &self,
+        py: Python<'_>,
+        points: &Bound<'_, PyAny>,
+        colors: Option<&Bound<'_, PyAny>>,
+        wait: bool,
+    ) -> PyResult<bool> {
         let guard = lock(&self.running);
         let Some(r) = guard.as_ref().filter(|r| r.feed.phase() == Phase::Open) else { return Ok(false) };
         let set = self.point_set(py, r, points, colors)?;
@@ -346,7 +369,11 @@ fn window_thread(
             match r.as_cuda() {
                 // SAFETY: PointSet::device's contract (promised by its maker) is show_external's.
                 Some(c) => unsafe { c.show_external(points, keepalive) }.map(|bounds| {
-                    let mut cloud = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, format!("{n} points from Python (device arrays)"));
+                    let mut cloud = PointCloud::from_points(
+                        Vec::new(),
+                        glam::DVec3::ZERO,
+                        format!("{n} points from Python (device arrays)"),
+                    );
                     cloud.bounds = bounds;
                     cloud
                 }),
@@ -367,7 +394,8 @@ fn window_thread(
         true => 0.0,
         false => pcv::cloud::spacing::estimate(&cloud),
     });
-    let camera = Camera::library(config.camera.as_ref(), cloud.bounds).unwrap_or_else(|| LibCamera::for_cloud(cloud.bounds, false));
+    let camera = Camera::library(config.camera.as_ref(), cloud.bounds)
+        .unwrap_or_else(|| LibCamera::for_cloud(cloud.bounds, false));
     let opts = ViewerOptions {
         size_px: config.size_px,
         vsync: config.vsync,

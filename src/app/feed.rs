@@ -77,7 +77,11 @@ pub struct PointFeed {
 impl std::fmt::Debug for PointFeed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.lock();
-        f.debug_struct("PointFeed").field("sent", &s.sent).field("rendered", &s.rendered).field("phase", &s.phase).finish()
+        f.debug_struct("PointFeed")
+            .field("sent", &s.sent)
+            .field("rendered", &s.rendered)
+            .field("phase", &s.phase)
+            .finish()
     }
 }
 
@@ -253,10 +257,16 @@ pub fn apply(state: &mut AppState, rasterizer: &mut dyn Rasterizer, set: PointSe
         }
         PointSet::Device { points, keepalive } => {
             let n = points.num_points();
-            let cuda = rasterizer.as_cuda().ok_or(RenderError::UnsupportedTarget { backend: "cpu", target: "device array" })?;
+            let cuda = rasterizer
+                .as_cuda()
+                .ok_or(RenderError::UnsupportedTarget { backend: "cpu", target: "device array" })?;
             // SAFETY: PointSet::device's contract, which its maker promised, is show_external's.
             let bounds = unsafe { cuda.show_external(points, keepalive) }?;
-            let mut c = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, format!("{n} points from Python (device arrays)"));
+            let mut c = PointCloud::from_points(
+                Vec::new(),
+                glam::DVec3::ZERO,
+                format!("{n} points from Python (device arrays)"),
+            );
             c.bounds = bounds;
             c
         }

@@ -71,7 +71,12 @@ impl Layers {
                     color: LAYER_COLORS[i % LAYER_COLORS.len()],
                 })
                 .collect(),
-            None => vec![Layer { label: self.cloud.label.clone(), points: 0..self.cloud.len(), visible: true, color: LAYER_COLORS[0] }],
+            None => vec![Layer {
+                label: self.cloud.label.clone(),
+                points: 0..self.cloud.len(),
+                visible: true,
+                color: LAYER_COLORS[0],
+            }],
         };
     }
 
@@ -159,7 +164,10 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
     points.extend(other.points.iter().map(|p| crate::cloud::Point { pos: shift(p.pos), ..*p }));
     let mut bounds = base.bounds;
     if !other.bounds.is_empty() {
-        let moved = Bounds { min: glam::Vec3::from(shift(other.bounds.min.into())), max: glam::Vec3::from(shift(other.bounds.max.into())) };
+        let moved = Bounds {
+            min: glam::Vec3::from(shift(other.bounds.min.into())),
+            max: glam::Vec3::from(shift(other.bounds.max.into())),
+        };
         bounds = Bounds::union(bounds, moved);
     }
     let empty = Attributes::default();
@@ -219,7 +227,15 @@ mod tests {
         c.attributes = Some(Arc::new(Attributes {
             intensity: intensity.then(|| xs.iter().map(|x| x * 10.0).collect()),
             has_rgb: true,
-            sources: vec![SourceSpan { label: label.into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: intensity, has_classification: false, uniform_rgb: None }],
+            sources: vec![SourceSpan {
+                label: label.into(),
+                format: Format::Ply,
+                points: 0..n,
+                has_rgb: true,
+                has_intensity: intensity,
+                has_classification: false,
+                uniform_rgb: None,
+            }],
             ..Default::default()
         }));
         c
@@ -228,9 +244,13 @@ mod tests {
     #[test]
     fn dropped_files_join_as_layers_in_one_frame_of_coordinates() {
         let mut l = Layers::new(file("a.ply", DVec3::new(1000.0, 0.0, 0.0), &[0.0, 1.0], false));
-        let shown = l.add(vec![file("b.ply", DVec3::new(1010.0, 0.0, 0.0), &[0.5], true)], false, ColorMode::Rgb, Vec3::Z);
+        let shown =
+            l.add(vec![file("b.ply", DVec3::new(1010.0, 0.0, 0.0), &[0.5], true)], false, ColorMode::Rgb, Vec3::Z);
         assert_eq!(shown, ColorMode::Rgb);
-        assert_eq!(l.layers.iter().map(|x| (x.label.as_str(), x.points.clone())).collect::<Vec<_>>(), vec![("a.ply", 0..2), ("b.ply", 2..3)]);
+        assert_eq!(
+            l.layers.iter().map(|x| (x.label.as_str(), x.points.clone())).collect::<Vec<_>>(),
+            vec![("a.ply", 0..2), ("b.ply", 2..3)]
+        );
         // b's point at its x 0.5 is at 1010.5 in file coordinates: 10.5 from a's origin.
         assert_eq!(l.cloud.points[2].pos, [10.5, 0.0, 0.5]);
         assert_eq!(l.cloud.to_source(Vec3::from(l.cloud.points[2].pos)).x, 1010.5);

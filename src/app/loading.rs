@@ -23,9 +23,20 @@ enum Msg {
 /// What happened, for the panel.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LoadEvent {
-    Started { path: PathBuf, index: usize, of: usize },
-    Loaded { path: PathBuf, points: u64, ms: f64 },
-    Failed { path: PathBuf, message: String },
+    Started {
+        path: PathBuf,
+        index: usize,
+        of: usize,
+    },
+    Loaded {
+        path: PathBuf,
+        points: u64,
+        ms: f64,
+    },
+    Failed {
+        path: PathBuf,
+        message: String,
+    },
     /// Every file was tried.
     Done,
 }
@@ -133,7 +144,10 @@ mod tests {
             events.extend(l.poll());
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let failed: Vec<String> = events.iter().filter_map(|e| if let LoadEvent::Failed { message, .. } = e { Some(message.clone()) } else { None }).collect();
+        let failed: Vec<String> = events
+            .iter()
+            .filter_map(|e| if let LoadEvent::Failed { message, .. } = e { Some(message.clone()) } else { None })
+            .collect();
         assert_eq!(failed.len(), 2, "{events:?}");
         assert!(failed[0].contains("bad.ply") && failed[1].contains("missing.las"), "{failed:?}");
         assert_eq!(l.failed, 2);

@@ -207,7 +207,11 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
     let Some(span) = attrs.sources.iter().find(|s| s.points.contains(&i)) else { return p };
     p.source = Some((span.label.clone(), span.format));
     if let Some((scale, offset)) = grids.grid(&span.label, span.format) {
-        p.file = DVec3::new(snap(p.file.x, scale[0], offset[0]), snap(p.file.y, scale[1], offset[1]), snap(p.file.z, scale[2], offset[2]));
+        p.file = DVec3::new(
+            snap(p.file.x, scale[0], offset[0]),
+            snap(p.file.y, scale[1], offset[1]),
+            snap(p.file.z, scale[2], offset[2]),
+        );
         p.snapped = true;
     }
     let iu = i as usize;
@@ -251,15 +255,32 @@ mod tests {
     use std::sync::Arc;
 
     fn cloud() -> PointCloud {
-        let points = vec![Point::new([1.0, 2.0, 3.0], [10, 20, 30, 255]), Point::new([-1.0, 0.5, 0.25], [1, 2, 3, 255])];
+        let points =
+            vec![Point::new([1.0, 2.0, 3.0], [10, 20, 30, 255]), Point::new([-1.0, 0.5, 0.25], [1, 2, 3, 255])];
         let mut c = PointCloud::from_points(points, DVec3::new(500_000.0, 4_000_000.0, 100.0), "t");
         c.attributes = Some(Arc::new(Attributes {
             intensity: Some(vec![7.0, 300.0]),
             classification: Some(vec![2, 6]),
             has_rgb: true,
             sources: vec![
-                SourceSpan { label: "a.ply".into(), format: Format::Ply, points: 0..1, has_rgb: true, has_intensity: false, has_classification: false, uniform_rgb: None },
-                SourceSpan { label: "b.las".into(), format: Format::Las, points: 1..2, has_rgb: false, has_intensity: true, has_classification: true, uniform_rgb: None },
+                SourceSpan {
+                    label: "a.ply".into(),
+                    format: Format::Ply,
+                    points: 0..1,
+                    has_rgb: true,
+                    has_intensity: false,
+                    has_classification: false,
+                    uniform_rgb: None,
+                },
+                SourceSpan {
+                    label: "b.las".into(),
+                    format: Format::Las,
+                    points: 1..2,
+                    has_rgb: false,
+                    has_intensity: true,
+                    has_classification: true,
+                    uniform_rgb: None,
+                },
             ],
             mode: ColorMode::Rgb,
             loaded_rgba: None,

@@ -27,9 +27,9 @@ use super::update::{self, Effects, UpdateCtx};
 use crate::camera::{ControllerKind, Navigator};
 use crate::cloud::PointCloud;
 use crate::display::blit::read_default_framebuffer;
+use crate::display::gl_timer::GlStageTimer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{InputEvent, Keymap, KeymapCtx};
-use crate::display::gl_timer::GlStageTimer;
 use crate::lod::LodScene;
 use crate::render::{FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
@@ -51,7 +51,12 @@ const MINIMIZED_WAIT_S: f64 = 0.1;
 const LOD_WAIT_S: f64 = 0.005;
 
 /// Runs the viewer (see [`crate::viewer::run`]).
-pub fn run(cloud: &PointCloud, rasterizer: &mut dyn Rasterizer, opts: ViewerOptions, backend_note: Option<String>) -> Result<ViewerSummary, ViewerError> {
+pub fn run(
+    cloud: &PointCloud,
+    rasterizer: &mut dyn Rasterizer,
+    opts: ViewerOptions,
+    backend_note: Option<String>,
+) -> Result<ViewerSummary, ViewerError> {
     run_scene(cloud, rasterizer, opts, backend_note, None)
 }
 
@@ -68,12 +73,18 @@ pub fn run_scene(
     if opts.frames == Some(0) {
         return match opts.screenshot {
             Some(_) => Err(ViewerError::NoScreenshot { reason: "zero frames were asked for" }),
-            None => Ok(ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None, gpu_stages_ms: Vec::new() }),
+            None => {
+                Ok(ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None, gpu_stages_ms: Vec::new() })
+            }
         };
     }
     // Declaration order is drop order reversed: the surface (CUDA registration, GL objects) and the
     // overlay go before the window and its GL context.
-    let mut window = Window::open(&WindowOptions { size_px: opts.size_px, title: format!("pcv - {}", cloud.label), vsync: opts.vsync })?;
+    let mut window = Window::open(&WindowOptions {
+        size_px: opts.size_px,
+        title: format!("pcv - {}", cloud.label),
+        vsync: opts.vsync,
+    })?;
     let mut overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
     let mut surface: Option<Surface> = None;
     // Points sent from another thread (the Python module): this loop wakes for them (src/app/feed.rs).
@@ -82,7 +93,8 @@ pub fn run_scene(
         f.attach(window.thread_safe_glfw());
     }
 
-    let controller = opts.controller.unwrap_or(if cloud.scene.is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
+    let controller =
+        opts.controller.unwrap_or(if cloud.scene.is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
     // The caller uploaded `cloud`: this only sets the index map.
     let _ = layers.uploaded();
@@ -103,7 +115,9 @@ pub fn run_scene(
     }
     let mut script = opts.script.clone();
     let mut trace = match &opts.trace {
-        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|source| ViewerError::Trace { path: p.clone(), source })?)),
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|source| ViewerError::Trace { path: p.clone(), source })?,
+        )),
         None => None,
     };
 
@@ -142,7 +156,12 @@ pub fn run_scene(
         let continuous = opts.continuous || scripted;
         let held = keymap.held();
         let refining = lod.as_deref().is_some_and(|l| !l.status().complete || l.status().loading > 0);
-        let busy = continuous || need.redraw() || !ui_actions.is_empty() || ui_settle > 0 || state.animating() || held.is_moving()
+        let busy = continuous
+            || need.redraw()
+            || !ui_actions.is_empty()
+            || ui_settle > 0
+            || state.animating()
+            || held.is_moving()
             || feed.as_ref().is_some_and(|f| f.pending())
             || refining;
         if !busy {
@@ -206,7 +225,8 @@ pub fn run_scene(
         let ui_keyboard = overlay.as_ref().is_some_and(Overlay::wants_keyboard);
         let held = if ui_keyboard { Default::default() } else { keymap.held() };
         let pick_error = {
-            let mut picker = RasterPicker { rasterizer: &mut *rasterizer, size_px: (fb_w, fb_h), valid: picker_valid, error: None };
+            let mut picker =
+                RasterPicker { rasterizer: &mut *rasterizer, size_px: (fb_w, fb_h), valid: picker_valid, error: None };
             let mut ctx = UpdateCtx { picker: &mut picker };
             for a in actions {
                 need.merge(update::apply(&mut state, a, &mut ctx));
@@ -311,7 +331,13 @@ pub fn run_scene(
         }
         if render_points {
             let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
-            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(mode).with_look(state.look).with_spacing(state.spacing_m);
+            let frame = state
+                .nav
+                .camera
+                .frame_params(fb_w, fb_h)
+                .with_mode(mode)
+                .with_look(state.look)
+                .with_spacing(state.spacing_m);
             stats = match current.render(rasterizer, &frame) {
                 // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
                 // chunk at a time): say why and go back to the default mode instead of closing the window.
@@ -389,10 +415,9 @@ pub fn run_scene(
                     "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
                 });
             }
-            writeln!(t, "{line}").and_then(|_| t.flush()).map_err(|source| ViewerError::Trace {
-                path: opts.trace.clone().unwrap_or_default(),
-                source,
-            })?;
+            writeln!(t, "{line}")
+                .and_then(|_| t.flush())
+                .map_err(|source| ViewerError::Trace { path: opts.trace.clone().unwrap_or_default(), source })?;
         }
         need = Effects::default();
         if closing {
@@ -450,7 +475,11 @@ fn save_bookmarks(state: &mut AppState) {
     let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let file = unique_path(&dir, "pcv-path", "json", SystemTime::now());
     match std::fs::write(&file, path.to_json()) {
-        Ok(()) => state.messages.info(format!("camera path {} ({} keyframes): pcv --path or pcv record --path", file.display(), path.keyframes.len())),
+        Ok(()) => state.messages.info(format!(
+            "camera path {} ({} keyframes): pcv --path or pcv record --path",
+            file.display(),
+            path.keyframes.len()
+        )),
         Err(e) => state.messages.error(format!("{}: {e}", file.display())),
     }
 }

@@ -86,7 +86,15 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(nav: Navigator, layers: Layers, mode: RenderMode, look: Look, spacing_m: f32, up_reason: String, size_px: (u32, u32)) -> AppState {
+    pub fn new(
+        nav: Navigator,
+        layers: Layers,
+        mode: RenderMode,
+        look: Look,
+        spacing_m: f32,
+        up_reason: String,
+        size_px: (u32, u32),
+    ) -> AppState {
         let color_mode = crate::cloud::attributes::current_mode(&layers.cloud);
         AppState {
             nav,

@@ -244,7 +244,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             s.picked = None;
             Effects::ui()
         }
-        Action::Screenshot { with_panel } => Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() },
+        Action::Screenshot { with_panel } => {
+            Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() }
+        }
         Action::PrintPose => Effects { print_pose: true, redraw_ui: true, ..Default::default() },
         Action::StoreBookmark(i) => {
             if let Some(slot) = s.bookmarks.get_mut(i) {
@@ -373,9 +375,12 @@ fn poll_loader(s: &mut AppState) -> Effects {
     for e in &events {
         match e {
             LoadEvent::Started { .. } => {}
-            LoadEvent::Loaded { path, points, ms } => {
-                s.messages.info(format!("loaded {} ({} points, {:.0} ms)", path.display(), crate::ui::group_thousands(*points), ms))
-            }
+            LoadEvent::Loaded { path, points, ms } => s.messages.info(format!(
+                "loaded {} ({} points, {:.0} ms)",
+                path.display(),
+                crate::ui::group_thousands(*points),
+                ms
+            )),
             LoadEvent::Failed { message, .. } => s.messages.error(message.clone()),
             LoadEvent::Done => {}
         }
@@ -434,7 +439,10 @@ pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
         .enumerate()
         .map(|(i, b)| {
             let text = PoseArg::format(&b.pose, origin);
-            Keyframe { t_s: i as f64 * DEFAULT_STEP_S, pose: PoseArg::parse(&text).unwrap_or(PoseArg { eye: origin, yaw_deg: 0.0, pitch_deg: 0.0 }) }
+            Keyframe {
+                t_s: i as f64 * DEFAULT_STEP_S,
+                pose: PoseArg::parse(&text).unwrap_or(PoseArg { eye: origin, yaw_deg: 0.0, pitch_deg: 0.0 }),
+            }
         })
         .collect();
     (!keyframes.is_empty()).then_some(CameraPath { keyframes, frame: CameraFrame::File, up: Some(s.nav.camera.up) })
@@ -469,18 +477,36 @@ mod tests {
     }
 
     fn state() -> AppState {
-        let points: Vec<Point> = (0..1000).map(|i| Point::new([(i % 10) as f32, (i / 100) as f32, (i % 7) as f32 * 0.1], [200; 4])).collect();
+        let points: Vec<Point> = (0..1000)
+            .map(|i| Point::new([(i % 10) as f32, (i / 100) as f32, (i % 7) as f32 * 0.1], [200; 4]))
+            .collect();
         let n = points.len() as u64;
         let mut cloud = PointCloud::from_points(points, DVec3::new(1000.0, 2000.0, 0.0), "t.ply");
         cloud.attributes = Some(Arc::new(Attributes {
             intensity: Some((0..n).map(|i| i as f32).collect()),
             has_rgb: true,
-            sources: vec![SourceSpan { label: "t.ply".into(), format: Format::Ply, points: 0..n, has_rgb: true, has_intensity: true, has_classification: false, uniform_rgb: None }],
+            sources: vec![SourceSpan {
+                label: "t.ply".into(),
+                format: Format::Ply,
+                points: 0..n,
+                has_rgb: true,
+                has_intensity: true,
+                has_classification: false,
+                uniform_rgb: None,
+            }],
             ..Default::default()
         }));
         let (cam, reason) = Camera::start(&cloud, &Default::default());
         let look = crate::render::look::Look::for_cloud(false, &Default::default());
-        let mut s = AppState::new(Navigator::new(cam, ControllerKind::Orbit), Layers::new(cloud), RenderMode::Vis, look, 0.1, reason.0, (800, 450));
+        let mut s = AppState::new(
+            Navigator::new(cam, ControllerKind::Orbit),
+            Layers::new(cloud),
+            RenderMode::Vis,
+            look,
+            0.1,
+            reason.0,
+            (800, 450),
+        );
         s.messages.quiet = true;
         s
     }
@@ -621,7 +647,8 @@ mod tests {
         assert!(fx.reupload);
         assert_eq!(s.layers.layers.len(), 2);
         assert_eq!(s.layers.cloud.len(), 1003);
-        let errors: Vec<_> = s.messages.list.iter().filter(|m| m.level == super::super::messages::Level::Error).collect();
+        let errors: Vec<_> =
+            s.messages.list.iter().filter(|m| m.level == super::super::messages::Level::Error).collect();
         assert_eq!(errors.len(), 1);
         assert!(errors[0].text.contains("bad.las"), "{}", errors[0].text);
     }

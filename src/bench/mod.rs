@@ -228,7 +228,10 @@ pub fn run(
         let n = rasterizer.num_points();
         report.upload_ms.push((n, t.elapsed().as_secs_f64() * 1e3));
         if let Some(ms) = rasterizer.preprocess_ms() {
-            println!("upload of {n} points: {:.1} ms, of which preprocessing {ms:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            println!(
+                "upload of {n} points: {:.1} ms, of which preprocessing {ms:.1} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
             report.preprocess_ms.push((n, ms));
         }
         let dump = match &opts.peer_script {
@@ -252,7 +255,10 @@ pub fn run(
             let mut references: Vec<Option<(Vec<u32>, Vec<u32>)>> = vec![None; looks.len()];
             for &mode in &modes {
                 for (li, look) in looks.iter().enumerate() {
-                    if look.splat == crate::render::look::SplatMethod::Scatter && mode != RenderMode::Vis && look.splats() {
+                    if look.splat == crate::render::look::SplatMethod::Scatter
+                        && mode != RenderMode::Vis
+                        && look.splats()
+                    {
                         continue; // only the vis mode scatters; the others would repeat the gather's run
                     }
                     let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
@@ -271,7 +277,11 @@ pub fn run(
                             // A mode this upload cannot draw (a scene prepared a chunk at a time keeps no
                             // 16-byte points for reference and packed): say so and go on.
                             Err(RenderError::ModeUnavailable { mode, reason }) => {
-                                unavailable = Some(format!("{n} points, {} {}: {mode} unavailable: {reason}", sc.name, look_label(look)));
+                                unavailable = Some(format!(
+                                    "{n} points, {} {}: {mode} unavailable: {reason}",
+                                    sc.name,
+                                    look_label(look)
+                                ));
                                 break;
                             }
                             Err(e) => return Err(e.into()),
@@ -322,7 +332,14 @@ pub fn run(
     Ok(report)
 }
 
-fn summarize(n: u64, mode: RenderMode, pose: &str, opts: &BenchOptions, stats: &[FrameStats], m: [f32; 16]) -> ScenarioResult {
+fn summarize(
+    n: u64,
+    mode: RenderMode,
+    pose: &str,
+    opts: &BenchOptions,
+    stats: &[FrameStats],
+    m: [f32; 16],
+) -> ScenarioResult {
     let names: Vec<&'static str> = stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
     let passes = names
         .iter()
@@ -402,7 +419,12 @@ pub fn mvp_arg(m: &[f32; 16]) -> String {
     m.iter().map(|v| format!("{v:e}")).collect::<Vec<_>>().join(",")
 }
 
-fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &BenchOptions, n: u64) -> Result<PathBuf, BenchError> {
+fn dump_points(
+    rasterizer: &mut dyn Rasterizer,
+    cloud: &PointCloud,
+    opts: &BenchOptions,
+    n: u64,
+) -> Result<PathBuf, BenchError> {
     let path = opts.dump_dir.join(format!("pcv-bench-{n}.bin"));
     // The points the backend holds: read back from the device for a scene the GPU made.
     let points = match rasterizer.as_cuda() {
@@ -413,7 +435,12 @@ fn dump_points(rasterizer: &mut dyn Rasterizer, cloud: &PointCloud, opts: &Bench
     Ok(path)
 }
 
-fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &BenchOptions) -> Result<PeerResult, BenchError> {
+fn run_peer(
+    script: &PathBuf,
+    points: &PathBuf,
+    r: &ScenarioResult,
+    opts: &BenchOptions,
+) -> Result<PeerResult, BenchError> {
     let err = |message: String| BenchError::Peer { script: script.display().to_string(), message };
     let python = crate::platform::python_command();
     let out = std::process::Command::new(&python)
@@ -425,12 +452,18 @@ fn run_peer(script: &PathBuf, points: &PathBuf, r: &ScenarioResult, opts: &Bench
         .args(["--width", &r.width.to_string(), "--height", &r.height.to_string()])
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
-        .map_err(|e| err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy())))?;
+        .map_err(|e| {
+            err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy()))
+        })?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| err("printed no JSON line".into()))?;
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| err("printed no JSON line".into()))?;
     let v: serde_json::Value = serde_json::from_str(line).map_err(|e| err(format!("bad JSON: {e}")))?;
     let get = |k: &str| v.get(k).and_then(|x| x.as_f64()).ok_or_else(|| err(format!("no '{k}' in {line}")));
     let median = get("frame_ms_median")?;
@@ -469,7 +502,8 @@ pub fn table_row(r: &ScenarioResult) -> String {
     let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
         format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
     });
-    let batches = r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
+    let batches =
+        r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
     format!(
         "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,

@@ -73,7 +73,16 @@ pub fn run(
 
 /// The table's header line.
 pub fn table_header() -> String {
-    format!("{:>13} {:>9} {:>9} {:>10} {:>12} {:>10}  {}", "points", "mode", "pose", "size", "GPU frame ms", "wall ms", "ms per stage, median (CUDA events, GL timestamps; the CPU backend's passes are CPU time)")
+    format!(
+        "{:>13} {:>9} {:>9} {:>10} {:>12} {:>10}  {}",
+        "points",
+        "mode",
+        "pose",
+        "size",
+        "GPU frame ms",
+        "wall ms",
+        "ms per stage, median (CUDA events, GL timestamps; the CPU backend's passes are CPU time)"
+    )
 }
 
 /// One table line.

@@ -294,7 +294,12 @@ pub fn auto_up(cloud: &PointCloud, box_: &Bounds) -> AutoUp {
             let axis = [UpAxis::PosX, UpAxis::PosY, UpAxis::PosZ][thin];
             return AutoUp {
                 axis,
-                reason: format!("the {} extent is thin ({:.3} of {:.3}): it is up", ["x", "y", "z"][thin], e[thin], e[next]),
+                reason: format!(
+                    "the {} extent is thin ({:.3} of {:.3}): it is up",
+                    ["x", "y", "z"][thin],
+                    e[thin],
+                    e[next]
+                ),
             };
         }
     }
@@ -352,7 +357,10 @@ mod tests {
             assert_framed("UTM offsets", b([1_000.0, 2_000.0, -5.0], [1_400.0, 2_300.0, 40.0]), UpAxis::PosZ, aspect);
             // A single point is framed as a unit box around it.
             let point = b([3.0; 3], [3.0; 3]);
-            assert_eq!(view_pose(View::Oblique, &point, UpAxis::PosZ, aspect), view_pose(View::Oblique, &padded(&point), UpAxis::PosZ, aspect));
+            assert_eq!(
+                view_pose(View::Oblique, &point, UpAxis::PosZ, aspect),
+                view_pose(View::Oblique, &padded(&point), UpAxis::PosZ, aspect)
+            );
             assert_framed("a unit box", padded(&point), UpAxis::PosZ, aspect);
             for up in UpAxis::ALL {
                 assert_framed(&format!("tile, up {up}"), b([-500.0, -250.0, -10.0], [500.0, 250.0, 10.0]), up, aspect);

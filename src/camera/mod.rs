@@ -206,7 +206,8 @@ impl Camera {
     /// with (the post passes turn depth back into distance with them).
     pub fn frame_params(&self, width_px: u32, height_px: u32) -> crate::render::FrameParams {
         let d = self.depth_range();
-        crate::render::FrameParams::new(self.clip_from_world(width_px, height_px), width_px, height_px).with_depth_range(d.near, d.far)
+        crate::render::FrameParams::new(self.clip_from_world(width_px, height_px), width_px, height_px)
+            .with_depth_range(d.near, d.far)
     }
 
     /// Mouse-look: `dx_px`, `dy_px` of motion in a window `height_px` tall (the prototype's rule: 3
@@ -354,7 +355,7 @@ mod tests {
         let cam = Camera::for_cloud(Bounds::EMPTY, true);
         let m = cam.clip_from_world(200, 100);
         let f = 1.0 / (30f32.to_radians()).tan(); // 1.7320508
-        // The origin is 3 in front: view (0, 0, -3).
+                                                  // The origin is 3 in front: view (0, 0, -3).
         let c = m * Vec4::new(0.0, 0.0, 0.0, 1.0);
         assert!(close(c.x, 0.0) && close(c.y, 0.0));
         assert!(close(c.w, 3.0));
@@ -381,7 +382,10 @@ mod tests {
             assert!(!cam.adaptive_speed);
             assert!(reason.0.contains("built-in"), "{reason:?}");
         }
-        assert_eq!(Camera::start_for(&scene, None).clip_from_world(64, 32), Camera::for_cloud(scene.bounds, true).clip_from_world(64, 32));
+        assert_eq!(
+            Camera::start_for(&scene, None).clip_from_world(64, 32),
+            Camera::for_cloud(scene.bounds, true).clip_from_world(64, 32)
+        );
     }
 
     #[test]
@@ -416,7 +420,10 @@ mod tests {
         let m = cam.clip_from_world(1920, 1080);
         for c in framing::corners(&b) {
             let clip = m * c.extend(1.0);
-            assert!(clip.x.abs() < clip.w && clip.y.abs() < clip.w && clip.z.abs() < clip.w, "corner {c} outside: {clip}");
+            assert!(
+                clip.x.abs() < clip.w && clip.y.abs() < clip.w && clip.z.abs() < clip.w,
+                "corner {c} outside: {clip}"
+            );
         }
         // The speed crosses the distance to the cloud in a second.
         assert!(close(cam.speed() / cam.pose.eye.distance(b.center()), 1.0));
@@ -432,24 +439,33 @@ mod tests {
         );
         cloud.scene = None;
         let arg = PoseArg::parse("500001,4000002,103,10,-20").unwrap();
-        let file = Camera::start(&cloud, &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() }).0;
+        let file =
+            Camera::start(&cloud, &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() }).0;
         assert!(file.pose.eye.abs_diff_eq(Vec3::new(1.0, 2.0, 3.0), 1e-6), "{}", file.pose.eye);
         assert_eq!(file.start, file.pose);
         let local = Camera::start(
             &cloud,
-            &StartOptions { pose: Some(PoseArg::parse("1,2,3,10,-20").unwrap()), frame: CameraFrame::Local, ..Default::default() },
+            &StartOptions {
+                pose: Some(PoseArg::parse("1,2,3,10,-20").unwrap()),
+                frame: CameraFrame::Local,
+                ..Default::default()
+            },
         )
         .0;
         assert_eq!(local.pose, file.pose);
         // --up wins over auto; georeferenced points would be z-up.
-        let (cam, reason) = Camera::start(&cloud, &StartOptions { up: UpChoice::Axis(UpAxis::NegY), ..Default::default() });
+        let (cam, reason) =
+            Camera::start(&cloud, &StartOptions { up: UpChoice::Axis(UpAxis::NegY), ..Default::default() });
         assert_eq!(cam.up, UpAxis::NegY);
         assert!(reason.0.contains("--up"));
     }
 
     #[test]
     fn the_navigator_switches_controllers_and_keeps_the_pose() {
-        let mut nav = Navigator::new(Camera::for_cloud(Bounds { min: Vec3::splat(-1.0), max: Vec3::ONE }, false), ControllerKind::Orbit);
+        let mut nav = Navigator::new(
+            Camera::for_cloud(Bounds { min: Vec3::splat(-1.0), max: Vec3::ONE }, false),
+            ControllerKind::Orbit,
+        );
         let pose = nav.camera.pose;
         let ctx = &mut NavCtx { size_px: (100, 100), probe: &mut NoProbe };
         nav.handle(&Nav::DragStart { button: DragButton::Left, at_px: glam::Vec2::ZERO }, ctx);

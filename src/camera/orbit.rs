@@ -14,7 +14,9 @@
 //!   the other way, by the inverse ratio, so a notch in and a notch out return to the same place.
 //! - **A double-click** makes the point under the cursor the pivot and slides the view so it is
 //!   centred.
-use super::controller::{shared, CameraController, ControllerKind, DragButton, Nav, NavCtx, LOOK_RAD_PER_HEIGHT, PICK_RADIUS_PX};
+use super::controller::{
+    shared, CameraController, ControllerKind, DragButton, Nav, NavCtx, LOOK_RAD_PER_HEIGHT, PICK_RADIUS_PX,
+};
 use super::Camera;
 use glam::{Vec2, Vec3};
 use std::f32::consts::FRAC_PI_2;
@@ -211,7 +213,14 @@ mod tests {
         let mut orbit = Orbit::default();
         let ctx = &mut NavCtx { size_px: (800, 600), probe: &mut NoProbe };
         orbit.handle(&mut cam, &Nav::DragStart { button: DragButton::Left, at_px: Vec2::new(5.0, 5.0) }, ctx);
-        orbit.handle(&mut cam, &Nav::DragTo { button: DragButton::Left, at_px: Vec2::new(5.0 + 300.0 * std::f32::consts::PI / 3.0 * 2.0, 5.0) }, ctx);
+        orbit.handle(
+            &mut cam,
+            &Nav::DragTo {
+                button: DragButton::Left,
+                at_px: Vec2::new(5.0 + 300.0 * std::f32::consts::PI / 3.0 * 2.0, 5.0),
+            },
+            ctx,
+        );
         // Turned by pi around the centre: now on the other side, looking back.
         assert!(cam.pose.eye.abs_diff_eq(Vec3::new(50.0, 0.0, 0.0), 1e-3), "{}", cam.pose.eye);
         assert!(cam.basis().forward.abs_diff_eq(Vec3::NEG_X, 1e-5));
@@ -229,7 +238,11 @@ mod tests {
             orbit.handle(&mut cam, &Nav::DragStart { button, at_px: at }, ctx);
             let to = at + Vec2::new(-120.0, 45.0);
             orbit.handle(&mut cam, &Nav::DragTo { button, at_px: to }, ctx);
-            assert!(screen(&cam, grabbed, size).distance(to) < 0.5, "{button:?}: {} vs {to}", screen(&cam, grabbed, size));
+            assert!(
+                screen(&cam, grabbed, size).distance(to) < 0.5,
+                "{button:?}: {} vs {to}",
+                screen(&cam, grabbed, size)
+            );
             orbit.handle(&mut cam, &Nav::DragTo { button, at_px: at }, ctx);
             orbit.handle(&mut cam, &Nav::DragEnd, ctx);
         }

@@ -78,7 +78,8 @@ impl CameraPath {
 
     /// Parses a path file's text (`path` names it in errors).
     pub fn parse(text: &str, path: &Path) -> Result<CameraPath, PathError> {
-        let file: PathFile = serde_json::from_str(text).map_err(|e| PathError::Json { path: path.into(), message: e.to_string() })?;
+        let file: PathFile =
+            serde_json::from_str(text).map_err(|e| PathError::Json { path: path.into(), message: e.to_string() })?;
         if file.keyframes.is_empty() {
             return Err(PathError::Empty { path: path.into() });
         }
@@ -115,7 +116,10 @@ impl CameraPath {
                 .iter()
                 .map(|k| KeyframeFile {
                     t: Some(k.t_s),
-                    camera: format!("{},{},{},{},{}", k.pose.eye.x, k.pose.eye.y, k.pose.eye.z, k.pose.yaw_deg, k.pose.pitch_deg),
+                    camera: format!(
+                        "{},{},{},{},{}",
+                        k.pose.eye.x, k.pose.eye.y, k.pose.eye.z, k.pose.yaw_deg, k.pose.pitch_deg
+                    ),
                 })
                 .collect(),
         };
@@ -155,8 +159,11 @@ impl CameraPath {
             };
             yaw.push(y);
         }
-        let values: Vec<[f64; 5]> =
-            k.iter().zip(&yaw).map(|(kf, &y)| [kf.pose.eye.x, kf.pose.eye.y, kf.pose.eye.z, y, kf.pose.pitch_deg]).collect();
+        let values: Vec<[f64; 5]> = k
+            .iter()
+            .zip(&yaw)
+            .map(|(kf, &y)| [kf.pose.eye.x, kf.pose.eye.y, kf.pose.eye.z, y, kf.pose.pitch_deg])
+            .collect();
         let i = k.partition_point(|kf| kf.t_s <= t_s) - 1;
         let (t0, t1) = (k[i].t_s, k[i + 1].t_s);
         let h = t1 - t0;
@@ -165,8 +172,12 @@ impl CameraPath {
             let (a, b) = (j.saturating_sub(1), (j + 1).min(k.len() - 1));
             (values[b][c] - values[a][c]) / (k[b].t_s - k[a].t_s)
         };
-        let (h00, h10, h01, h11) =
-            (2.0 * s * s * s - 3.0 * s * s + 1.0, s * s * s - 2.0 * s * s + s, -2.0 * s * s * s + 3.0 * s * s, s * s * s - s * s);
+        let (h00, h10, h01, h11) = (
+            2.0 * s * s * s - 3.0 * s * s + 1.0,
+            s * s * s - 2.0 * s * s + s,
+            -2.0 * s * s * s + 3.0 * s * s,
+            s * s * s - s * s,
+        );
         let v: [f64; 5] = std::array::from_fn(|c| {
             h00 * values[i][c] + h10 * h * tangent(i, c) + h01 * values[i + 1][c] + h11 * h * tangent(i + 1, c)
         });
@@ -199,7 +210,11 @@ mod tests {
         assert_eq!(p.frame, CameraFrame::File);
         for k in &p.keyframes {
             let s = p.sample(k.t_s);
-            assert!((s.eye - k.pose.eye).length() < 1e-9 && (s.yaw_deg - k.pose.yaw_deg).abs() < 1e-9, "{s:?} at {}", k.t_s);
+            assert!(
+                (s.eye - k.pose.eye).length() < 1e-9 && (s.yaw_deg - k.pose.yaw_deg).abs() < 1e-9,
+                "{s:?} at {}",
+                k.t_s
+            );
         }
         assert_eq!(p.sample(-1.0), p.keyframes[0].pose);
         assert_eq!(p.sample(99.0), p.keyframes[2].pose);
@@ -221,7 +236,8 @@ mod tests {
     #[test]
     fn straight_lines_stay_straight_and_even() {
         // Equally spaced keyframes on a line: the spline is the line, at constant speed.
-        let p = parse(r#"{"keyframes": [{"camera": "0,0,0,0,0"}, {"camera": "2,0,0,0,0"}, {"camera": "4,0,0,0,0"}]}"#).unwrap();
+        let p = parse(r#"{"keyframes": [{"camera": "0,0,0,0,0"}, {"camera": "2,0,0,0,0"}, {"camera": "4,0,0,0,0"}]}"#)
+            .unwrap();
         for i in 0..=40 {
             let t = i as f64 * 0.1;
             let s = p.sample(t);
@@ -235,7 +251,8 @@ mod tests {
         assert!(e("[").contains("poses.json: not a camera path"), "{}", e("["));
         assert!(e(r#"{"keyframes": []}"#).contains("no keyframes"));
         assert!(e(r#"{"keyframes": [{"camera": "1,2"}]}"#).contains("keyframe 0: camera '1,2': expected 5 numbers"));
-        assert!(e(r#"{"keyframes": [{"t": 1, "camera": "0,0,0,0,0"}, {"t": 1, "camera": "0,0,0,0,0"}]}"#).contains("keyframe 1: t = 1 s is not after"));
+        assert!(e(r#"{"keyframes": [{"t": 1, "camera": "0,0,0,0,0"}, {"t": 1, "camera": "0,0,0,0,0"}]}"#)
+            .contains("keyframe 1: t = 1 s is not after"));
         let missing = CameraPath::load(Path::new("/nonexistent/poses.json")).unwrap_err().to_string();
         assert!(missing.contains("/nonexistent/poses.json"), "{missing}");
     }

@@ -105,7 +105,10 @@ impl std::str::FromStr for UpAxis {
     fn from_str(s: &str) -> Result<UpAxis, String> {
         let t = s.trim().to_ascii_lowercase();
         let t = t.strip_prefix('+').unwrap_or(&t);
-        UpAxis::ALL.into_iter().find(|a| a.name() == t).ok_or_else(|| format!("'{s}' is not an up axis (z, y, x, -z, -y, -x)"))
+        UpAxis::ALL
+            .into_iter()
+            .find(|a| a.name() == t)
+            .ok_or_else(|| format!("'{s}' is not an up axis (z, y, x, -z, -y, -x)"))
     }
 }
 
@@ -381,14 +384,18 @@ mod tests {
         assert_eq!(PoseArg::format(&Pose::PROTOTYPE, DVec3::ZERO), "-3,0,0,0,0");
         // Odd values still round-trip bit for bit in local coordinates, and in file coordinates
         // whenever origin + eye is exact in f64 (the eye's last bit above 2^-34 for an origin of 5e5).
-        for (eye, yaw, pitch) in [(Vec3::new(0.1, -7.3e-5, 1234.567), 1.234_567_8f32, -0.987_654_3f32), (Vec3::splat(1e-30), -3.1, 1.5)]
+        for (eye, yaw, pitch) in
+            [(Vec3::new(0.1, -7.3e-5, 1234.567), 1.234_567_8f32, -0.987_654_3f32), (Vec3::splat(1e-30), -3.1, 1.5)]
         {
             let p = Pose { eye, yaw_rad: yaw, pitch_rad: pitch };
             let t = PoseArg::format(&p, DVec3::ZERO);
             assert_eq!(PoseArg::parse(&t).unwrap().to_pose(DVec3::ZERO), p, "{t}");
             let t = PoseArg::format(&p, origin);
             let back = PoseArg::parse(&t).unwrap().to_pose(origin);
-            assert!(back.eye.abs_diff_eq(p.eye, 1e-9) && back.yaw_rad == p.yaw_rad && back.pitch_rad == p.pitch_rad, "{t}");
+            assert!(
+                back.eye.abs_diff_eq(p.eye, 1e-9) && back.yaw_rad == p.yaw_rad && back.pitch_rad == p.pitch_rad,
+                "{t}"
+            );
         }
         let p = Pose { eye: Vec3::new(-1234.5677, 0.015625, 98.76543), yaw_rad: 2.0, pitch_rad: -0.25 };
         let t = PoseArg::format(&p, origin);

@@ -33,7 +33,8 @@ pub enum ColorMode {
 }
 
 impl ColorMode {
-    pub const ALL: [ColorMode; 4] = [ColorMode::Rgb, ColorMode::Intensity, ColorMode::Elevation, ColorMode::Classification];
+    pub const ALL: [ColorMode; 4] =
+        [ColorMode::Rgb, ColorMode::Intensity, ColorMode::Elevation, ColorMode::Classification];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -186,7 +187,8 @@ pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
     if colored.is_empty() || colored.iter().any(|s| s.uniform_rgb.is_none()) {
         return None;
     }
-    let intensity_varies = a.intensity.as_ref().is_some_and(|v| v.first().is_some_and(|f| v.par_iter().any(|x| x != f)));
+    let intensity_varies =
+        a.intensity.as_ref().is_some_and(|v| v.first().is_some_and(|f| v.par_iter().any(|x| x != f)));
     let mode = if intensity_varies { ColorMode::Intensity } else { ColorMode::Elevation };
     let what = match colored.as_slice() {
         [one] => {
@@ -253,15 +255,27 @@ pub fn ramp_color(t: f32) -> [u8; 4] {
 }
 
 /// Colors `points[range]` by their z over the z range of `bounds`.
-pub fn color_by_elevation(points: &mut [Point], bounds: &Bounds, range: impl std::slice::SliceIndex<[Point], Output = [Point]>) {
+pub fn color_by_elevation(
+    points: &mut [Point],
+    bounds: &Bounds,
+    range: impl std::slice::SliceIndex<[Point], Output = [Point]>,
+) {
     color_by_height(points, bounds, range, glam::Vec3::Z);
 }
 
 /// Colors `points[range]` by their height along `up` (a unit axis, e.g. −y) over the range of `bounds`
 /// along it: the elevation ramp of a cloud whose up axis is not z.
-pub fn color_by_height(points: &mut [Point], bounds: &Bounds, range: impl std::slice::SliceIndex<[Point], Output = [Point]>, up: glam::Vec3) {
+pub fn color_by_height(
+    points: &mut [Point],
+    bounds: &Bounds,
+    range: impl std::slice::SliceIndex<[Point], Output = [Point]>,
+    up: glam::Vec3,
+) {
     let (lo, hi) = height_range(bounds, up);
-    points[range].par_iter_mut().with_min_len(1 << 14).for_each(|p| p.rgba = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+    points[range]
+        .par_iter_mut()
+        .with_min_len(1 << 14)
+        .for_each(|p| p.rgba = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
 }
 
 /// The lowest and highest height along `up` within `bounds`.
@@ -296,7 +310,10 @@ pub fn apply_up(cloud: &mut PointCloud, up: glam::Vec3) -> bool {
         let (lo, hi) = height_range(&bounds, up);
         for r in &colorless {
             let r = range(r);
-            saved[r.clone()].par_iter_mut().zip(points[r].par_iter()).for_each(|(c, p)| *c = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+            saved[r.clone()]
+                .par_iter_mut()
+                .zip(points[r].par_iter())
+                .for_each(|(c, p)| *c = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
         }
     }
     true
@@ -340,7 +357,8 @@ mod tests {
     fn cloud_with(intensity: Option<Vec<f32>>, classes: Option<Vec<u8>>) -> PointCloud {
         let points: Vec<Point> = (0..5).map(|i| Point::new([0.0, 0.0, i as f32], [10 * i as u8, 1, 2, 255])).collect();
         let mut c = PointCloud::from_points(points, DVec3::ZERO, "test");
-        c.attributes = Some(Arc::new(Attributes { intensity, classification: classes, has_rgb: true, ..Default::default() }));
+        c.attributes =
+            Some(Arc::new(Attributes { intensity, classification: classes, has_rgb: true, ..Default::default() }));
         c
     }
 

@@ -48,9 +48,16 @@ pub struct Capacity {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ColorSpec {
     /// The files' colors; files without colors get the elevation ramp over `z` (min, max).
-    Rgb { z: (f32, f32) },
-    Intensity { lo: f32, hi: f32 },
-    Elevation { z: (f32, f32) },
+    Rgb {
+        z: (f32, f32),
+    },
+    Intensity {
+        lo: f32,
+        hi: f32,
+    },
+    Elevation {
+        z: (f32, f32),
+    },
     Classification,
 }
 
@@ -132,7 +139,12 @@ fn too_big(paths: &[PathBuf], points: u64, cap: &Capacity) -> LoadError {
 
 /// Opens `paths` for streaming to a device with `cap` (see the module doc); `max_points` asks for a
 /// uniform subsample. Refuses, before decoding, a cloud of more points than fit.
-pub fn plan(paths: &[PathBuf], opts: &LoadOptions, cap: &Capacity, max_points: Option<u64>) -> Result<DeviceFiles, LoadError> {
+pub fn plan(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    cap: &Capacity,
+    max_points: Option<u64>,
+) -> Result<DeviceFiles, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::NoFiles);
     }
@@ -142,7 +154,11 @@ pub fn plan(paths: &[PathBuf], opts: &LoadOptions, cap: &Capacity, max_points: O
     for p in paths {
         let bytes = FileBytes::open(p)?;
         let f = load::detect(p, bytes.bytes())?;
-        let src = load::open_source(bytes.bytes(), f, load::is_pts(p)).map_err(|source| LoadError::Format { path: p.clone(), format: f, source })?;
+        let src = load::open_source(bytes.bytes(), f, load::is_pts(p)).map_err(|source| LoadError::Format {
+            path: p.clone(),
+            format: f,
+            source,
+        })?;
         declared = declared.saturating_add((0..src.jobs()).map(|j| src.job_points(j)).sum::<u64>());
         if let Some(b) = src.estimate() {
             estimate = DBounds::union(estimate, b);
@@ -224,7 +240,10 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
         }
         many => format!("{} files: each has one color for all its points", many.len()),
     };
-    let note = format!("{what}, which shows nothing; coloring by {} instead (--color rgb shows the file's colors)", spec.mode());
+    let note = format!(
+        "{what}, which shows nothing; coloring by {} instead (--color rgb shows the file's colors)",
+        spec.mode()
+    );
     if let Some(a) = cloud.attributes.as_mut() {
         let a = Arc::make_mut(a);
         a.mode = spec.mode();
@@ -268,7 +287,10 @@ pub enum DeviceLoadError {
 /// Decodes every file of `files` in order and hands its points to `sink` a slot at a time, colored
 /// and subsampled as planned (see the module doc). Records what it saw in `files.streamed` the first
 /// time. Returns the points sent.
-pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Result<(), String>) -> Result<u64, DeviceLoadError> {
+pub fn stream_files(
+    files: &DeviceFiles,
+    sink: &mut dyn FnMut(&[Point]) -> Result<(), String>,
+) -> Result<u64, DeviceLoadError> {
     let first_time = files.streamed.lock().map(|s| s.is_none()).unwrap_or(true);
     let spec = files.color();
     let progress = Progress::with_shared(0, files.show_progress, files.progress.clone());
@@ -282,7 +304,11 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
     let mut sent = 0u64;
     for (path, &format) in files.paths.iter().zip(&files.formats) {
         let bytes = FileBytes::open(path)?;
-        let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format {
+            path: path.clone(),
+            format,
+            source,
+        })?;
         // Each job's first point in that order, for the subsample.
         let mut job_first = Vec::with_capacity(src.jobs());
         let mut declared = 0u64;
@@ -357,12 +383,18 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut dyn FnMut(&[Point]) -> Resul
         });
         let stats = match r {
             Ok(s) => s,
-            Err(StreamError::Decode(source)) => return Err(LoadError::Format { path: path.clone(), format, source }.into()),
+            Err(StreamError::Decode(source)) => {
+                return Err(LoadError::Format { path: path.clone(), format, source }.into())
+            }
             Err(StreamError::Sink(e)) => return Err(DeviceLoadError::Sink(e)),
         };
         // A stream asks to be run again only for LAS's 8-bit color guess: the colors already sent are
         // then off by a shift; streams decode the first chunk to guess, so this is rare.
-        let _ = src.finish(&stats).map_err(|source: FormatError| LoadError::Format { path: path.clone(), format, source })?;
+        let _ = src.finish(&stats).map_err(|source: FormatError| LoadError::Format {
+            path: path.clone(),
+            format,
+            source,
+        })?;
         if first_time {
             seen.bounds = DBounds::union(seen.bounds, stats.bounds);
             seen.nonfinite += stats.nonfinite;

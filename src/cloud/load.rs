@@ -241,7 +241,13 @@ pub fn is_pts(path: &Path) -> bool {
 
 /// Decodes one opened file relative to `origin`, turning panics (a dependency's decoder on a corrupt
 /// file, or a bug) into errors.
-pub fn decode_file(path: &Path, data: &[u8], format: Format, origin: DVec3, progress: &Progress) -> Result<Decoded, LoadError> {
+pub fn decode_file(
+    path: &Path,
+    data: &[u8],
+    format: Format,
+    origin: DVec3,
+    progress: &Progress,
+) -> Result<Decoded, LoadError> {
     let opts = ReadOptions { origin, progress };
     let pts = is_pts(path);
     match formats::catch_quietly(|| decode_bytes(data, format, pts, &opts)) {
@@ -262,13 +268,21 @@ pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointClo
 /// [`load_files_with`], counting the points decoded into `shared` as they are (for a window's
 /// progress bar: read it from another thread with [`LoadProgress::snapshot`]). The count restarts if
 /// the files must be decoded a second time around a better origin.
-pub fn load_files_reporting(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
+pub fn load_files_reporting(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    shared: Arc<LoadProgress>,
+) -> Result<PointCloud, LoadError> {
     let r = load_files_counted(paths, opts, shared.clone());
     shared.finish();
     r
 }
 
-fn load_files_counted(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadProgress>) -> Result<PointCloud, LoadError> {
+fn load_files_counted(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    shared: Arc<LoadProgress>,
+) -> Result<PointCloud, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::NoFiles);
     }
@@ -278,10 +292,8 @@ fn load_files_counted(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadPro
         let format = detect(p, bytes.bytes())?;
         opened.push((p.clone(), bytes, format));
     }
-    let estimate_all = opened
-        .iter()
-        .filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p)))
-        .fold(DBounds::EMPTY, DBounds::union);
+    let estimate_all =
+        opened.iter().filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p))).fold(DBounds::EMPTY, DBounds::union);
     let mut origin = choose_origin(&estimate_all);
     let progress = Progress::with_shared(0, opts.progress, shared);
     let mut files = decode_all(&opened, origin, &progress, opts)?;
@@ -303,7 +315,12 @@ fn load_files_counted(paths: &[PathBuf], opts: &LoadOptions, shared: Arc<LoadPro
 
 type Opened = (PathBuf, FileBytes, Format);
 
-fn decode_all(opened: &[Opened], origin: DVec3, progress: &Progress, opts: &LoadOptions) -> Result<Vec<LoadedFile>, LoadError> {
+fn decode_all(
+    opened: &[Opened],
+    origin: DVec3,
+    progress: &Progress,
+    opts: &LoadOptions,
+) -> Result<Vec<LoadedFile>, LoadError> {
     let mut files = Vec::with_capacity(opened.len());
     for (path, bytes, format) in opened {
         if opened.len() > 1 {
@@ -319,7 +336,11 @@ fn decode_all(opened: &[Opened], origin: DVec3, progress: &Progress, opts: &Load
             return Err(LoadError::Empty { path: path.clone(), format: *format, detail });
         }
         if decoded.nonfinite > 0 && opts.warnings {
-            eprintln!("pcv: warning: {}: dropped {} points with NaN, infinite or invalid coordinates", path.display(), decoded.nonfinite);
+            eprintln!(
+                "pcv: warning: {}: dropped {} points with NaN, infinite or invalid coordinates",
+                path.display(),
+                decoded.nonfinite
+            );
         }
         files.push(LoadedFile { path: path.clone(), format: *format, decoded });
     }
@@ -338,7 +359,8 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         let d = (origin - exact).to_array();
         for f in &mut files {
             f.decoded.points.par_iter_mut().for_each(|p| {
-                p.pos = [(p.pos[0] as f64 + d[0]) as f32, (p.pos[1] as f64 + d[1]) as f32, (p.pos[2] as f64 + d[2]) as f32];
+                p.pos =
+                    [(p.pos[0] as f64 + d[0]) as f32, (p.pos[1] as f64 + d[1]) as f32, (p.pos[2] as f64 + d[2]) as f32];
             });
         }
         origin = exact;
@@ -454,7 +476,8 @@ pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
 
 /// Writes points as raw 16-byte records.
 pub fn write_raw(path: &Path, points: &[Point]) -> Result<(), LoadError> {
-    std::fs::write(path, bytemuck::cast_slice::<Point, u8>(points)).map_err(|source| LoadError::Io { path: path.into(), source })
+    std::fs::write(path, bytemuck::cast_slice::<Point, u8>(points))
+        .map_err(|source| LoadError::Io { path: path.into(), source })
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ pub mod spacing;
 pub mod stream;
 pub mod subsample;
 
-pub use point::Point;
 use glam::{DVec3, Vec3};
+pub use point::Point;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -113,14 +113,27 @@ pub struct SceneSpec {
 impl PointCloud {
     pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
         let bounds = Bounds::of_points(&points);
-        Self { points: Arc::new(points), bounds, origin, label: label.into(), scene: None, attributes: None, device: None }
+        Self {
+            points: Arc::new(points),
+            bounds,
+            origin,
+            label: label.into(),
+            scene: None,
+            attributes: None,
+            device: None,
+        }
     }
 
     /// Number of points, also for a lazy scene whose points are not made yet and for files streamed to
     /// a device (the points streamed, or planned before the first upload).
     pub fn len(&self) -> u64 {
         if let Some(d) = self.device.as_ref().filter(|_| self.points.is_empty()) {
-            return d.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.points)).unwrap_or_else(|| d.planned_points());
+            return d
+                .streamed
+                .lock()
+                .ok()
+                .and_then(|s| s.as_ref().map(|s| s.points))
+                .unwrap_or_else(|| d.planned_points());
         }
         match self.scene {
             Some(s) if self.points.is_empty() => s.num_points,

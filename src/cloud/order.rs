@@ -54,7 +54,9 @@ const SPREAD7: [u64; 128] = {
 /// than shifting and masking).
 #[inline(always)]
 fn spread3_table(v: u64) -> u64 {
-    SPREAD7[(v & 0x7f) as usize] | SPREAD7[((v >> 7) & 0x7f) as usize] << 21 | SPREAD7[((v >> 14) & 0x7f) as usize] << 42
+    SPREAD7[(v & 0x7f) as usize]
+        | SPREAD7[((v >> 7) & 0x7f) as usize] << 21
+        | SPREAD7[((v >> 14) & 0x7f) as usize] << 42
 }
 
 /// Morton keys inside one bounds, with the bounds' scale computed once (what [`morton_key`] gives).
@@ -78,7 +80,9 @@ impl MortonKeys {
             return u64::MAX;
         }
         let q = |v: f32, lo: f32| (((v - lo) * self.scale).clamp(0.0, ((1u32 << 21) - 1) as f32)) as u64;
-        spread3_table(q(pos[0], self.min[0])) | spread3_table(q(pos[1], self.min[1])) << 1 | spread3_table(q(pos[2], self.min[2])) << 2
+        spread3_table(q(pos[0], self.min[0]))
+            | spread3_table(q(pos[1], self.min[1])) << 1
+            | spread3_table(q(pos[2], self.min[2])) << 2
     }
 }
 

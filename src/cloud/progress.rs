@@ -57,7 +57,13 @@ impl ProgressSnapshot {
 
 impl LoadProgress {
     pub fn new() -> LoadProgress {
-        LoadProgress { done: AtomicU64::new(0), total: AtomicU64::new(0), finished: AtomicBool::new(false), file: Mutex::new(String::new()), started: Instant::now() }
+        LoadProgress {
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
+            file: Mutex::new(String::new()),
+            started: Instant::now(),
+        }
     }
 
     /// `points` more were decoded.

@@ -5,8 +5,8 @@
 //! first, radius in [0.1, 0.2], half-height in [0.5, 1], color in [0.3, 1]³). The points are then made by
 //! the scene kernel or its CPU twin ([`crate::render::cpu::scene`]), point i from (seed, i) alone.
 use super::{Bounds, PointCloud, SceneSpec};
-use crate::render::cpu::rng::mix64;
 use crate::cloud::point::Point;
+use crate::render::cpu::rng::mix64;
 use crate::render::gpu_data::{Cylinder, SceneParams};
 use glam::{DVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};

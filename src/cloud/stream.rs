@@ -412,8 +412,14 @@ impl Placement {
     fn place(&self, st: &Staging) -> Result<(), FormatError> {
         let (start, cap) = (self.first[st.job], self.first[st.job + 1] - self.first[st.job]);
         let n = st.points.len();
-        if n > cap || (!st.intensity.is_empty() && self.intensity.is_null()) || (!st.classification.is_empty() && self.classification.is_null()) {
-            return Err(FormatError::Invalid(format!("job {} decoded {n} points, more than its {cap} records", st.job)));
+        if n > cap
+            || (!st.intensity.is_empty() && self.intensity.is_null())
+            || (!st.classification.is_empty() && self.classification.is_null())
+        {
+            return Err(FormatError::Invalid(format!(
+                "job {} decoded {n} points, more than its {cap} records",
+                st.job
+            )));
         }
         // SAFETY: `start + n <= first[job + 1]`, inside the buffers the owner allocated for
         // `first[jobs]` slots; no other job writes this range; the staging vectors do not overlap
@@ -437,7 +443,13 @@ impl Placement {
 pub type Post<'a> = &'a (dyn Fn(&mut Staging) + Sync);
 
 /// [`stream`], with `post` run on every slot by the worker that decoded it.
-pub fn stream_post<E>(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress, post: Post, sink: &mut dyn FnMut(&Staging) -> Result<(), E>) -> Result<StreamStats, StreamError<E>> {
+pub fn stream_post<E>(
+    src: &dyn ChunkSource,
+    origin: &[f64; 3],
+    progress: &Progress,
+    post: Post,
+    sink: &mut dyn FnMut(&Staging) -> Result<(), E>,
+) -> Result<StreamStats, StreamError<E>> {
     stream_placed(src, origin, progress, false, None, Some(post), sink)
 }
 
@@ -630,7 +642,12 @@ pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) ->
 /// [`collect`], with `keep_f64`: also every point's exact f64 coordinates and 16-bit color, and the
 /// totals (the first dropped point among them). Sources with exact jobs are decoded straight into
 /// place (see [`Placement`]); others through the sink, which appends.
-pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress, keep_f64: bool) -> Result<(Decoded, Exact), FormatError> {
+pub fn collect_with(
+    src: &dyn ChunkSource,
+    origin: &[f64; 3],
+    progress: &Progress,
+    keep_f64: bool,
+) -> Result<(Decoded, Exact), FormatError> {
     let unify = |e: StreamError<FormatError>| match e {
         StreamError::Decode(e) | StreamError::Sink(e) => e,
     };
@@ -658,11 +675,18 @@ pub fn collect_with(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progres
             let place = Placement {
                 points: out.points.as_mut_ptr(),
                 intensity: if cols.intensity { out.intensity.as_mut_ptr() } else { std::ptr::null_mut() },
-                classification: if cols.classification { out.classification.as_mut_ptr() } else { std::ptr::null_mut() },
+                classification: if cols.classification {
+                    out.classification.as_mut_ptr()
+                } else {
+                    std::ptr::null_mut()
+                },
                 first: first.clone(),
             };
             let mut colorless = Vec::new();
-            let stats = stream_placed(src, origin, progress, false, Some(&place), None, &mut |st: &Staging| -> Result<(), FormatError> {
+            let stats = stream_placed(src, origin, progress, false, Some(&place), None, &mut |st: &Staging| -> Result<
+                (),
+                FormatError,
+            > {
                 kept.push(st.len());
                 if st.colorless && !st.is_empty() {
                     colorless.push(first[st.job]..first[st.job] + st.len());

@@ -84,26 +84,36 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
         if end > data.len() as u128 {
             return Err(fe(FormatError::at_byte(
                 h.data_offset as usize,
-                format!("the header declares {} points of {} bytes, more than follow the point data offset", h.count, h.record_len),
+                format!(
+                    "the header declares {} points of {} bytes, more than follow the point data offset",
+                    h.count, h.record_len
+                ),
             )));
         }
         end as usize
     };
     let tail = match tail {
         Some(t) if t < points_end as u64 || t > data.len() as u64 => {
-            return Err(fe(FormatError::at_byte(235, format!("the EVLRs' offset {t} is not after the point data ({points_end}..{})", data.len()))));
+            return Err(fe(FormatError::at_byte(
+                235,
+                format!("the EVLRs' offset {t} is not after the point data ({points_end}..{})", data.len()),
+            )));
         }
         t => t.map(|t| t as usize),
     };
     let laz = if h.compressed {
-        let vlr_index = vlrs
-            .iter()
-            .position(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
-            .ok_or_else(|| fe(FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into())))?;
+        let vlr_index =
+            vlrs.iter().position(|v| v.user_id == "laszip encoded" && v.record_id == 22204).ok_or_else(|| {
+                fe(FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into()))
+            })?;
         let v = &vlrs[vlr_index];
-        let vlr = laz::LazVlr::from_buffer(&data[v.data.clone()]).map_err(|e| fe(FormatError::at_byte(v.data.start, format!("LASzip VLR: {e}"))))?;
+        let vlr = laz::LazVlr::from_buffer(&data[v.data.clone()])
+            .map_err(|e| fe(FormatError::at_byte(v.data.start, format!("LASzip VLR: {e}"))))?;
         if vlr.items_size() != h.record_len as u64 || vlr.items().is_empty() {
-            return Err(fe(FormatError::at_byte(v.data.start, format!("the LASzip VLR describes {}-byte points, the header {}", vlr.items_size(), h.record_len))));
+            return Err(fe(FormatError::at_byte(
+                v.data.start,
+                format!("the LASzip VLR describes {}-byte points, the header {}", vlr.items_size(), h.record_len),
+            )));
         }
         let chunks = lasfmt::chunk_table(data, &h, &vlr).map_err(fe)?;
         let layers = lasfmt::layer_count(vlr.items());
@@ -124,7 +134,11 @@ impl<'a> Input<'a> {
     /// record (54-byte header and data), in the file's order.
     pub(crate) fn kept_vlrs(&self) -> Vec<(&str, u16, &'a [u8])> {
         let data = self.data;
-        self.vlrs.iter().filter(|v| !(v.user_id == "laszip encoded" || v.user_id == "copc")).map(|v| (v.user_id.as_str(), v.record_id, vlr_bytes(data, v))).collect()
+        self.vlrs
+            .iter()
+            .filter(|v| !(v.user_id == "laszip encoded" || v.user_id == "copc"))
+            .map(|v| (v.user_id.as_str(), v.record_id, vlr_bytes(data, v)))
+            .collect()
     }
 
     /// The EVLRs of user "LASF_Projection" (a LAS 1.4 file's WKT or GeoTIFF CRS may be one) that fit a VLR
@@ -169,7 +183,9 @@ impl<'a> Input<'a> {
                 .collect(),
             None => {
                 let n = self.h.count as usize;
-                (0..crate::cloud::formats::record_jobs(n)).map(|j| crate::cloud::formats::record_range(j, n).start as u64).collect()
+                (0..crate::cloud::formats::record_jobs(n))
+                    .map(|j| crate::cloud::formats::record_range(j, n).start as u64)
+                    .collect()
             }
         }
     }
@@ -193,7 +209,12 @@ impl<'a> Input<'a> {
 
     /// Hands job `job`'s raw records, every field, to `piece` in order: the file's bytes of a LAS job
     /// at once, a LAZ chunk a decompressed piece at a time (`scratch` holds the pieces).
-    pub(crate) fn job_records(&self, job: usize, scratch: &mut Vec<u8>, piece: &mut dyn FnMut(&[u8])) -> Result<(), FormatError> {
+    pub(crate) fn job_records(
+        &self,
+        job: usize,
+        scratch: &mut Vec<u8>,
+        piece: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), FormatError> {
         match &self.laz {
             None => {
                 piece(&self.data[self.job_bytes(job)]);
@@ -201,7 +222,17 @@ impl<'a> Input<'a> {
             }
             Some(l) => {
                 let stride = self.h.record_len as usize;
-                laz_chunk_pieces(self.data, stride, &l.vlr, &l.chunks, l.layers, job, laz::DecompressionSelection::all(), scratch, piece)
+                laz_chunk_pieces(
+                    self.data,
+                    stride,
+                    &l.vlr,
+                    &l.chunks,
+                    l.layers,
+                    job,
+                    laz::DecompressionSelection::all(),
+                    scratch,
+                    piece,
+                )
             }
         }
     }
@@ -214,7 +245,12 @@ enum Axis {
     /// Same scale, offsets a whole number of steps apart.
     Shift(i64),
     /// Another scale: through f64, which must land on the output's grid.
-    Rescale { scale: f64, offset: f64, out_scale: f64, out_offset: f64 },
+    Rescale {
+        scale: f64,
+        offset: f64,
+        out_scale: f64,
+        out_offset: f64,
+    },
 }
 
 fn axes(input: &Header, out: &Header) -> [Axis; 3] {
@@ -403,10 +439,16 @@ fn check_merge(inputs: &[Input]) -> Result<(), ConvertError> {
             return differs("it has EVLRs (waveform data or others), which a merge cannot keep".into());
         }
         if i.h.version != first.h.version {
-            return differs(format!("LAS {}.{} vs {}.{}", i.h.version.0, i.h.version.1, first.h.version.0, first.h.version.1));
+            return differs(format!(
+                "LAS {}.{} vs {}.{}",
+                i.h.version.0, i.h.version.1, first.h.version.0, first.h.version.1
+            ));
         }
         if (i.h.format, i.h.record_len) != (first.h.format, first.h.record_len) {
-            return differs(format!("point format {} ({}-byte records) vs {} ({})", i.h.format, i.h.record_len, first.h.format, first.h.record_len));
+            return differs(format!(
+                "point format {} ({}-byte records) vs {} ({})",
+                i.h.format, i.h.record_len, first.h.format, first.h.record_len
+            ));
         }
         if kept(i) != first_vlrs {
             return differs("its VLRs (the CRS, extra-byte descriptions, ...) differ".into());
@@ -416,7 +458,12 @@ fn check_merge(inputs: &[Input]) -> Result<(), ConvertError> {
 }
 
 /// Writes `inputs` (LAS or LAZ, merged in order) to `out` as LAS or LAZ (`out_laz`), losing nothing.
-pub fn copy<W: Write + Seek + Send + Sync>(inputs: &[Input], out: &mut W, out_laz: bool, progress: &Progress) -> Result<CopySummary, ConvertError> {
+pub fn copy<W: Write + Seek + Send + Sync>(
+    inputs: &[Input],
+    out: &mut W,
+    out_laz: bool,
+    progress: &Progress,
+) -> Result<CopySummary, ConvertError> {
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let first = inputs.first().ok_or(ConvertError::Load(crate::cloud::load::LoadError::NoFiles))?;
     check_merge(inputs)?;
@@ -453,7 +500,8 @@ pub fn copy<W: Write + Seek + Send + Sync>(inputs: &[Input], out: &mut W, out_la
                 .with_fixed_chunk_size(if l.vlr.uses_variable_size_chunks() { 50_000 } else { l.vlr.chunk_size() })
                 .build(),
             None => laz::LazVlr::from_laz_items(
-                laz::LazItemRecordBuilder::default_for_point_format_id(h.format, extra).map_err(|e| ConvertError::Laz(e.to_string()))?,
+                laz::LazItemRecordBuilder::default_for_point_format_id(h.format, extra)
+                    .map_err(|e| ConvertError::Laz(e.to_string()))?,
             ),
         };
         vlr_region.extend_from_slice(&laszip_vlr_record(&vlr).map_err(io)?);
@@ -466,7 +514,8 @@ pub fn copy<W: Write + Seek + Send + Sync>(inputs: &[Input], out: &mut W, out_la
     let vlr_end = first.vlrs.last().map_or(header_size, |v| v.data.end);
     vlr_region.extend_from_slice(&first.data[vlr_end..first.h.data_offset as usize]);
     let data_offset = header_size + vlr_region.len();
-    let data_offset = u32::try_from(data_offset).map_err(|_| ConvertError::Write("the VLRs are larger than LAS's 4 GiB offset allows".into()))?;
+    let data_offset = u32::try_from(data_offset)
+        .map_err(|_| ConvertError::Write("the VLRs are larger than LAS's 4 GiB offset allows".into()))?;
     out.write_all(&header).map_err(io)?;
     out.write_all(&vlr_region).map_err(io)?;
 
@@ -557,7 +606,10 @@ impl Recount {
         let n = self.points;
         let modern = h.version.1 >= 4 && h.header_size >= 375;
         if n > u32::MAX as u64 && !modern {
-            return Err(ConvertError::Write(format!("{n} points do not fit LAS {}.{}'s 32-bit point count", h.version.0, h.version.1)));
+            return Err(ConvertError::Write(format!(
+                "{n} points do not fit LAS {}.{}'s 32-bit point count",
+                h.version.0, h.version.1
+            )));
         }
         let legacy = |v: u64| if h.format >= 6 || v > u32::MAX as u64 { 0 } else { v as u32 };
         header[107..111].copy_from_slice(&legacy(n).to_le_bytes());

@@ -122,7 +122,8 @@ impl Partial {
     }
 
     fn commit(mut self) -> Result<(), ConvertError> {
-        std::fs::rename(&self.tmp, &self.output).map_err(|source| ConvertError::Io { path: self.output.clone(), source })?;
+        std::fs::rename(&self.tmp, &self.output)
+            .map_err(|source| ConvertError::Io { path: self.output.clone(), source })?;
         self.done = true;
         Ok(())
     }
@@ -151,7 +152,12 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
         let s = copc::write(inputs, &partial.tmp, opts)?;
         partial.commit()?;
         let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
-        return Ok(ConvertSummary { points: s.points, bytes, format, how: "COPC: exact values in an octree of LAZ chunks" });
+        return Ok(ConvertSummary {
+            points: s.points,
+            bytes,
+            format,
+            how: "COPC: exact values in an octree of LAZ chunks",
+        });
     }
     let (points, how) = {
         let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
@@ -188,8 +194,14 @@ pub fn write_cloud(cloud: &crate::cloud::PointCloud, path: &Path) -> Result<(), 
             };
             let cols = writers::FileColumns {
                 path: path.into(),
-                xyz: cloud.points.par_iter().map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64]).collect(),
-                rgb16: a.is_none_or(|a| a.has_rgb).then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
+                xyz: cloud
+                    .points
+                    .par_iter()
+                    .map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64])
+                    .collect(),
+                rgb16: a
+                    .is_none_or(|a| a.has_rgb)
+                    .then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
                 intensity: a.and_then(|a| a.intensity.clone()),
                 classification: a.and_then(|a| a.classification.clone()),
                 precision: (o == glam::DVec3::ZERO).then_some(crate::cloud::stream::Precision::F32),
@@ -202,20 +214,33 @@ pub fn write_cloud(cloud: &crate::cloud::PointCloud, path: &Path) -> Result<(), 
 }
 
 /// Writes `inputs` as `format` into `w`; returns the points written and how.
-fn write_to(inputs: &[PathBuf], w: &mut BufWriter<std::fs::File>, format: OutFormat, opts: &LoadOptions) -> Result<(u64, &'static str), ConvertError> {
+fn write_to(
+    inputs: &[PathBuf],
+    w: &mut BufWriter<std::fs::File>,
+    format: OutFormat,
+    opts: &LoadOptions,
+) -> Result<(u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {
         let cloud = load::load_files_with(inputs, opts)?;
         w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
         return Ok((cloud.points.len() as u64, "the viewer's local f32 positions"));
     }
-    let files: Vec<(PathBuf, FileBytes)> = inputs.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, LoadError>>()?;
+    let files: Vec<(PathBuf, FileBytes)> =
+        inputs.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, LoadError>>()?;
     let progress = Progress::new(0, opts.progress);
     let all_las = files.iter().all(|(_, b)| las_copy::is_las(b.bytes()));
     if matches!(format, OutFormat::Las | OutFormat::Laz) && all_las {
         let opened = files.iter().map(|(p, b)| las_copy::open(p, b.bytes())).collect::<Result<Vec<_>, _>>()?;
         let s = las_copy::copy(&opened, w, format == OutFormat::Laz, &progress)?;
         progress.finish();
-        return Ok((s.points, if s.verbatim { "the input's bytes (records, VLRs, EVLRs)" } else { "records passed through byte for byte" }));
+        return Ok((
+            s.points,
+            if s.verbatim {
+                "the input's bytes (records, VLRs, EVLRs)"
+            } else {
+                "records passed through byte for byte"
+            },
+        ));
     }
     let mut exact = Vec::with_capacity(files.len());
     for (path, bytes) in &files {

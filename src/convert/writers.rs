@@ -41,7 +41,13 @@ impl FileColumns {
 }
 
 /// Decodes `data` (`path`, of `format`) keeping its exact values.
-pub fn read_exact(path: &Path, data: &[u8], format: Format, pts: bool, progress: &Progress) -> Result<FileColumns, ConvertError> {
+pub fn read_exact(
+    path: &Path,
+    data: &[u8],
+    format: Format,
+    pts: bool,
+    progress: &Progress,
+) -> Result<FileColumns, ConvertError> {
     let input = |source| ConvertError::Input { path: path.into(), source };
     let r = crate::cloud::formats::catch_quietly(|| -> Result<FileColumns, ConvertError> {
         let src = load::open_source(data, format, pts).map_err(input)?;
@@ -56,30 +62,31 @@ pub fn read_exact(path: &Path, data: &[u8], format: Format, pts: bool, progress:
                 precision: Some(src.precision()),
                 ..Default::default()
             };
-            let stats = stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
-                if st.first_nonfinite.is_some() {
-                    return Ok(()); // reported below, with its index in the file
-                }
-                f.xyz.extend_from_slice(&st.xyz64);
-                if let Some(c) = &mut f.rgb16 {
-                    if st.colorless {
-                        c.extend(std::iter::repeat_n([0u16; 3], st.len()));
-                    } else {
-                        c.extend_from_slice(&st.rgb16);
+            let stats =
+                stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
+                    if st.first_nonfinite.is_some() {
+                        return Ok(()); // reported below, with its index in the file
                     }
-                }
-                if let Some(v) = &mut f.intensity {
-                    v.extend_from_slice(&st.intensity);
-                }
-                if let Some(v) = &mut f.classification {
-                    v.extend_from_slice(&st.classification);
-                }
-                Ok(())
-            })
-            .map_err(|e| match e {
-                StreamError::Decode(source) => input(source),
-                StreamError::Sink(e) => e,
-            })?;
+                    f.xyz.extend_from_slice(&st.xyz64);
+                    if let Some(c) = &mut f.rgb16 {
+                        if st.colorless {
+                            c.extend(std::iter::repeat_n([0u16; 3], st.len()));
+                        } else {
+                            c.extend_from_slice(&st.rgb16);
+                        }
+                    }
+                    if let Some(v) = &mut f.intensity {
+                        v.extend_from_slice(&st.intensity);
+                    }
+                    if let Some(v) = &mut f.classification {
+                        v.extend_from_slice(&st.classification);
+                    }
+                    Ok(())
+                })
+                .map_err(|e| match e {
+                    StreamError::Decode(source) => input(source),
+                    StreamError::Sink(e) => e,
+                })?;
             if let Some(point) = stats.first_nonfinite {
                 return Err(ConvertError::NonFinite { path: path.into(), point });
             }
@@ -88,7 +95,9 @@ pub fn read_exact(path: &Path, data: &[u8], format: Format, pts: bool, progress:
             }
         }
     });
-    r.unwrap_or_else(|m| Err(input(crate::cloud::formats::FormatError::Invalid(format!("the decoder failed on this file ({m})")))))
+    r.unwrap_or_else(|m| {
+        Err(input(crate::cloud::formats::FormatError::Invalid(format!("the decoder failed on this file ({m})"))))
+    })
 }
 
 /// Points serialized per parallel batch.
@@ -129,7 +138,8 @@ struct Plan {
 
 fn plan(files: &[FileColumns]) -> Plan {
     let rgb = files.iter().any(|f| f.rgb16.is_some());
-    let rgb_wide = files.iter().filter_map(|f| f.rgb16.as_ref()).any(|c| c.par_iter().any(|v| v.iter().any(|x| x % 257 != 0)));
+    let rgb_wide =
+        files.iter().filter_map(|f| f.rgb16.as_ref()).any(|c| c.par_iter().any(|v| v.iter().any(|x| x % 257 != 0)));
     let f32_exact = files.iter().all(|f| {
         f.precision == Some(Precision::F32) || f.xyz.par_iter().all(|p| p.iter().all(|&v| v as f32 as f64 == v))
     });
@@ -143,7 +153,11 @@ fn plan(files: &[FileColumns]) -> Plan {
 }
 
 /// Writes `files` in order as `format` (not raw records); returns the points written.
-pub fn write<W: Write + Seek + Send + Sync>(files: &[FileColumns], format: super::OutFormat, w: &mut W) -> Result<u64, ConvertError> {
+pub fn write<W: Write + Seek + Send + Sync>(
+    files: &[FileColumns],
+    format: super::OutFormat,
+    w: &mut W,
+) -> Result<u64, ConvertError> {
     use super::OutFormat;
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let p = plan(files);
@@ -152,7 +166,9 @@ pub fn write<W: Write + Seek + Send + Sync>(files: &[FileColumns], format: super
         OutFormat::Xyz => write_text(w, files, &p, false).map_err(io)?,
         OutFormat::Csv => write_text(w, files, &p, true).map_err(io)?,
         OutFormat::Las | OutFormat::Laz => write_las(w, files, &p, format == OutFormat::Laz)?,
-        OutFormat::Raw | OutFormat::Copc => return Err(ConvertError::Write("raw records and COPC are not written from columns in memory".into())),
+        OutFormat::Raw | OutFormat::Copc => {
+            return Err(ConvertError::Write("raw records and COPC are not written from columns in memory".into()))
+        }
     }
     Ok(files.iter().map(|f| f.len() as u64).sum())
 }
@@ -269,7 +285,8 @@ fn write_text<W: Write>(w: &mut W, files: &[FileColumns], p: &Plan, csv: bool) -
 
 /// Power-of-ten scales, as literals: `10f64.powi(e)` is not correctly rounded everywhere (MinGW's
 /// gives 1.0000000000000008e-8), and the scale is written into the file.
-const SCALES: [f64; 19] = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12];
+const SCALES: [f64; 19] =
+    [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12];
 
 /// Scale and offset of one axis spanning `min..=max`: the finest power-of-ten scale, at least 1 µm
 /// (finer than any scanner), whose steps from the floored minimum reach the maximum within 31 bits.
@@ -281,7 +298,9 @@ pub fn axis_grid(min: f64, max: f64) -> Option<(f64, f64)> {
 
 /// The date as LAS stores it: (day of the year, year).
 pub(crate) fn today() -> (u16, u16) {
-    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0) as i64;
+    let days =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0)
+            as i64;
     // Civil-from-days (Howard Hinnant's algorithm), then the day of the year.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -292,12 +311,18 @@ pub(crate) fn today() -> (u16, u16) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let before = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][(month - 1) as usize] + i64::from(leap && month > 2);
+    let before =
+        [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][(month - 1) as usize] + i64::from(leap && month > 2);
     let day = doy_mar - (153 * mp + 2) / 5 + 1;
     ((before + day) as u16, year as u16)
 }
 
-fn write_las<W: Write + Seek + Send + Sync>(w: &mut W, files: &[FileColumns], p: &Plan, laz: bool) -> Result<(), ConvertError> {
+fn write_las<W: Write + Seek + Send + Sync>(
+    w: &mut W,
+    files: &[FileColumns],
+    p: &Plan,
+    laz: bool,
+) -> Result<(), ConvertError> {
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let n: usize = files.iter().map(FileColumns::len).sum();
     let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
@@ -305,14 +330,20 @@ fn write_las<W: Write + Seek + Send + Sync>(w: &mut W, files: &[FileColumns], p:
         let (a, b) = f
             .xyz
             .par_iter()
-            .fold(|| ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]), |(mut a, mut b), v| {
-                for k in 0..3 {
-                    a[k] = a[k].min(v[k]);
-                    b[k] = b[k].max(v[k]);
-                }
-                (a, b)
-            })
-            .reduce(|| ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]), |x, y| (std::array::from_fn(|k| x.0[k].min(y.0[k])), std::array::from_fn(|k| x.1[k].max(y.1[k]))));
+            .fold(
+                || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+                |(mut a, mut b), v| {
+                    for k in 0..3 {
+                        a[k] = a[k].min(v[k]);
+                        b[k] = b[k].max(v[k]);
+                    }
+                    (a, b)
+                },
+            )
+            .reduce(
+                || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+                |x, y| (std::array::from_fn(|k| x.0[k].min(y.0[k])), std::array::from_fn(|k| x.1[k].max(y.1[k]))),
+            );
         for k in 0..3 {
             lo[k] = lo[k].min(a[k]);
             hi[k] = hi[k].max(b[k]);
@@ -322,7 +353,9 @@ fn write_las<W: Write + Seek + Send + Sync>(w: &mut W, files: &[FileColumns], p:
     let mut offset = [0.0; 3];
     for k in 0..3 {
         if n > 0 {
-            let (s, o) = axis_grid(lo[k], hi[k]).ok_or_else(|| ConvertError::Write(format!("the extent {}..{} does not fit LAS's 32-bit coordinates", lo[k], hi[k])))?;
+            let (s, o) = axis_grid(lo[k], hi[k]).ok_or_else(|| {
+                ConvertError::Write(format!("the extent {}..{} does not fit LAS's 32-bit coordinates", lo[k], hi[k]))
+            })?;
             scale[k] = s;
             offset[k] = o;
         }
@@ -342,12 +375,17 @@ fn write_las<W: Write + Seek + Send + Sync>(w: &mut W, files: &[FileColumns], p:
     };
     for f in files {
         if let Some(i) = f.xyz.par_iter().position_first(|v| q(*v).is_none()) {
-            return Err(ConvertError::Point { path: f.path.clone(), point: i as u64, what: format!("{:?} does not fit LAS's 32-bit coordinates at scale {scale:?}", f.xyz[i]) });
+            return Err(ConvertError::Point {
+                path: f.path.clone(),
+                point: i as u64,
+                what: format!("{:?} does not fit LAS's 32-bit coordinates at scale {scale:?}", f.xyz[i]),
+            });
         }
     }
     let header_size: u16 = if minor >= 4 { 375 } else { 227 };
     let laz_vlr = if laz {
-        let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, 0).map_err(|e| ConvertError::Laz(e.to_string()))?;
+        let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, 0)
+            .map_err(|e| ConvertError::Laz(e.to_string()))?;
         Some(laz::LazVlr::from_laz_items(items))
     } else {
         None

@@ -80,8 +80,7 @@ impl Window {
             return Err(WindowError::InvalidSize { width, height, max: MAX_WINDOW_SIDE_PX });
         }
         let (last_error, glfw) = init_glfw();
-        let mut glfw =
-            glfw.map_err(|e| WindowError::NoDisplay { reason: take_reason(&last_error, &e.to_string()) })?;
+        let mut glfw = glfw.map_err(|e| WindowError::NoDisplay { reason: take_reason(&last_error, &e.to_string()) })?;
 
         glfw.window_hint(glfw::WindowHint::ContextVersion(3, 3));
         glfw.window_hint(glfw::WindowHint::OpenGlProfile(glfw::OpenGlProfileHint::Core));

@@ -18,9 +18,13 @@ pub enum Action {
     /// Esc: mouse-look on or off.
     ToggleMouselook,
     /// A left click without a drag (framebuffer pixels from the top-left): pick, or measure.
-    Click { at_px: Vec2 },
+    Click {
+        at_px: Vec2,
+    },
     /// The cursor rests at a pixel (`None`: it left the view, or the panel has it).
-    Hover { at_px: Option<Vec2> },
+    Hover {
+        at_px: Option<Vec2>,
+    },
     FrameAll,
     Reset,
     View(View),
@@ -44,7 +48,9 @@ pub enum Action {
     ToggleMeasure,
     ClearMeasure,
     /// Save a PNG of the view in the current directory (`with_panel`: as shown, panel included).
-    Screenshot { with_panel: bool },
+    Screenshot {
+        with_panel: bool,
+    },
     /// Print the pose as `--camera` arguments and copy it to the clipboard.
     PrintPose,
     /// Store the pose in bookmark slot 0..=8.
@@ -57,8 +63,14 @@ pub enum Action {
     ToggleHelp,
     TogglePanel,
     /// Load files as layers (`replace`: instead of the layers shown).
-    Open { paths: Vec<PathBuf>, replace: bool },
-    SetLayerVisible { layer: usize, visible: bool },
+    Open {
+        paths: Vec<PathBuf>,
+        replace: bool,
+    },
+    SetLayerVisible {
+        layer: usize,
+        visible: bool,
+    },
     ToggleColorByLayer,
     /// Forget the messages shown (errors stay until dismissed).
     DismissMessages,

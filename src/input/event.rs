@@ -21,7 +21,11 @@ pub struct Mods {
 
 impl Mods {
     pub fn from_glfw(m: Modifiers) -> Mods {
-        Mods { shift: m.contains(Modifiers::Shift), ctrl: m.contains(Modifiers::Control), alt: m.contains(Modifiers::Alt) }
+        Mods {
+            shift: m.contains(Modifiers::Shift),
+            ctrl: m.contains(Modifiers::Control),
+            alt: m.contains(Modifiers::Alt),
+        }
     }
 }
 
@@ -39,7 +43,10 @@ pub enum Button {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputEvent {
     /// The cursor moved to (x, y), screen coordinates from the top-left.
-    CursorPos { x: f64, y: f64 },
+    CursorPos {
+        x: f64,
+        y: f64,
+    },
     Button {
         button: Button,
         down: bool,
@@ -47,7 +54,9 @@ pub enum InputEvent {
         mods: Mods,
     },
     /// Wheel notches, positive away from the user.
-    Scroll { dy: f64 },
+    Scroll {
+        dy: f64,
+    },
     Key {
         #[serde(with = "key_serde")]
         key: Key,
@@ -58,8 +67,12 @@ pub enum InputEvent {
         mods: Mods,
     },
     /// Files dropped on the window.
-    Drop { paths: Vec<PathBuf> },
-    Focus { focused: bool },
+    Drop {
+        paths: Vec<PathBuf>,
+    },
+    Focus {
+        focused: bool,
+    },
 }
 
 impl InputEvent {
@@ -93,15 +106,90 @@ impl InputEvent {
 
 /// Every key a script may name (those the viewer binds, plus the modifiers).
 const KEYS: &[Key] = &[
-    Key::A, Key::B, Key::C, Key::D, Key::E, Key::F, Key::G, Key::H, Key::I, Key::J, Key::K, Key::L, Key::M,
-    Key::N, Key::O, Key::P, Key::Q, Key::R, Key::S, Key::T, Key::U, Key::V, Key::W, Key::X, Key::Y, Key::Z,
-    Key::Num0, Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5, Key::Num6, Key::Num7, Key::Num8, Key::Num9,
-    Key::Kp0, Key::Kp1, Key::Kp2, Key::Kp3, Key::Kp4, Key::Kp5, Key::Kp6, Key::Kp7, Key::Kp8, Key::Kp9,
-    Key::KpAdd, Key::KpSubtract, Key::Equal, Key::Minus, Key::LeftBracket, Key::RightBracket,
-    Key::Escape, Key::Tab, Key::Space, Key::Enter, Key::Backspace, Key::Delete,
-    Key::F1, Key::F2, Key::F3, Key::F4, Key::F5, Key::F6, Key::F7, Key::F8, Key::F9, Key::F10, Key::F11, Key::F12,
-    Key::LeftShift, Key::RightShift, Key::LeftControl, Key::RightControl, Key::LeftAlt, Key::RightAlt,
-    Key::Up, Key::Down, Key::Left, Key::Right, Key::PageUp, Key::PageDown, Key::Home, Key::End,
+    Key::A,
+    Key::B,
+    Key::C,
+    Key::D,
+    Key::E,
+    Key::F,
+    Key::G,
+    Key::H,
+    Key::I,
+    Key::J,
+    Key::K,
+    Key::L,
+    Key::M,
+    Key::N,
+    Key::O,
+    Key::P,
+    Key::Q,
+    Key::R,
+    Key::S,
+    Key::T,
+    Key::U,
+    Key::V,
+    Key::W,
+    Key::X,
+    Key::Y,
+    Key::Z,
+    Key::Num0,
+    Key::Num1,
+    Key::Num2,
+    Key::Num3,
+    Key::Num4,
+    Key::Num5,
+    Key::Num6,
+    Key::Num7,
+    Key::Num8,
+    Key::Num9,
+    Key::Kp0,
+    Key::Kp1,
+    Key::Kp2,
+    Key::Kp3,
+    Key::Kp4,
+    Key::Kp5,
+    Key::Kp6,
+    Key::Kp7,
+    Key::Kp8,
+    Key::Kp9,
+    Key::KpAdd,
+    Key::KpSubtract,
+    Key::Equal,
+    Key::Minus,
+    Key::LeftBracket,
+    Key::RightBracket,
+    Key::Escape,
+    Key::Tab,
+    Key::Space,
+    Key::Enter,
+    Key::Backspace,
+    Key::Delete,
+    Key::F1,
+    Key::F2,
+    Key::F3,
+    Key::F4,
+    Key::F5,
+    Key::F6,
+    Key::F7,
+    Key::F8,
+    Key::F9,
+    Key::F10,
+    Key::F11,
+    Key::F12,
+    Key::LeftShift,
+    Key::RightShift,
+    Key::LeftControl,
+    Key::RightControl,
+    Key::LeftAlt,
+    Key::RightAlt,
+    Key::Up,
+    Key::Down,
+    Key::Left,
+    Key::Right,
+    Key::PageUp,
+    Key::PageDown,
+    Key::Home,
+    Key::End,
 ];
 
 /// A key's name (GLFW's `Debug` form).
@@ -123,7 +211,9 @@ mod key_serde {
     }
     pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
         let name: String = serde::Deserialize::deserialize(d)?;
-        super::key_by_name(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown key '{name}' (examples: W, Escape, Kp7, Num1, LeftShift)")))
+        super::key_by_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown key '{name}' (examples: W, Escape, Kp7, Num1, LeftShift)"))
+        })
     }
 }
 
@@ -134,15 +224,29 @@ mod tests {
     #[test]
     fn glfw_events_convert_and_others_are_dropped() {
         let drop = WindowEvent::FileDrop(vec![PathBuf::from("/tmp/a.las"), PathBuf::from("b.ply")]);
-        assert_eq!(InputEvent::from_glfw(&drop), Some(InputEvent::Drop { paths: vec!["/tmp/a.las".into(), "b.ply".into()] }));
+        assert_eq!(
+            InputEvent::from_glfw(&drop),
+            Some(InputEvent::Drop { paths: vec!["/tmp/a.las".into(), "b.ply".into()] })
+        );
         let key = WindowEvent::Key(Key::W, 25, Action::Repeat, Modifiers::Shift);
         assert_eq!(
             InputEvent::from_glfw(&key),
-            Some(InputEvent::Key { key: Key::W, down: true, repeat: true, mods: Mods { shift: true, ..Default::default() } })
+            Some(InputEvent::Key {
+                key: Key::W,
+                down: true,
+                repeat: true,
+                mods: Mods { shift: true, ..Default::default() }
+            })
         );
         let b = WindowEvent::MouseButton(MouseButton::Button3, Action::Release, Modifiers::empty());
-        assert_eq!(InputEvent::from_glfw(&b), Some(InputEvent::Button { button: Button::Middle, down: false, mods: Mods::default() }));
-        assert_eq!(InputEvent::from_glfw(&WindowEvent::MouseButton(MouseButton::Button6, Action::Press, Modifiers::empty())), None);
+        assert_eq!(
+            InputEvent::from_glfw(&b),
+            Some(InputEvent::Button { button: Button::Middle, down: false, mods: Mods::default() })
+        );
+        assert_eq!(
+            InputEvent::from_glfw(&WindowEvent::MouseButton(MouseButton::Button6, Action::Press, Modifiers::empty())),
+            None
+        );
         assert_eq!(InputEvent::from_glfw(&WindowEvent::Refresh), None);
     }
 

@@ -307,15 +307,27 @@ mod tests {
         let mut k = Keymap::default();
         let c = ctx(0.0);
         assert_eq!(k.handle(&at(10.0, 10.0), &c), vec![Action::Hover { at_px: Some(Vec2::new(10.0, 10.0)) }]);
-        assert_eq!(k.handle(&button(true), &c), vec![Action::Nav(Nav::DragStart { button: DragButton::Left, at_px: Vec2::new(10.0, 10.0) })]);
-        assert_eq!(k.handle(&at(30.0, 12.0), &c), vec![Action::Nav(Nav::DragTo { button: DragButton::Left, at_px: Vec2::new(30.0, 12.0) })]);
+        assert_eq!(
+            k.handle(&button(true), &c),
+            vec![Action::Nav(Nav::DragStart { button: DragButton::Left, at_px: Vec2::new(10.0, 10.0) })]
+        );
+        assert_eq!(
+            k.handle(&at(30.0, 12.0), &c),
+            vec![Action::Nav(Nav::DragTo { button: DragButton::Left, at_px: Vec2::new(30.0, 12.0) })]
+        );
         // A drag ends without a click.
         assert_eq!(k.handle(&button(false), &c), vec![Action::Nav(Nav::DragEnd)]);
         // Press and release in place: a click; again soon after: a double-click instead of a second click.
         k.handle(&button(true), &ctx(1.0));
-        assert_eq!(k.handle(&button(false), &ctx(1.0)), vec![Action::Nav(Nav::DragEnd), Action::Click { at_px: Vec2::new(30.0, 12.0) }]);
+        assert_eq!(
+            k.handle(&button(false), &ctx(1.0)),
+            vec![Action::Nav(Nav::DragEnd), Action::Click { at_px: Vec2::new(30.0, 12.0) }]
+        );
         k.handle(&button(true), &ctx(1.2));
-        assert_eq!(k.handle(&button(false), &ctx(1.2)), vec![Action::Nav(Nav::DragEnd), Action::Nav(Nav::DoubleClick { at_px: Vec2::new(30.0, 12.0) })]);
+        assert_eq!(
+            k.handle(&button(false), &ctx(1.2)),
+            vec![Action::Nav(Nav::DragEnd), Action::Nav(Nav::DoubleClick { at_px: Vec2::new(30.0, 12.0) })]
+        );
         // Too slow: two clicks.
         k.handle(&button(true), &ctx(3.0));
         k.handle(&button(false), &ctx(3.0));
@@ -359,12 +371,17 @@ mod tests {
     fn keys_map_to_their_actions() {
         let mut k = Keymap::default();
         let ctrl = Mods { ctrl: true, ..Default::default() };
-        let press = |k: &mut Keymap, key: Key, mods: Mods| k.handle(&InputEvent::Key { key, down: true, repeat: false, mods }, &ctx(0.0));
+        let press = |k: &mut Keymap, key: Key, mods: Mods| {
+            k.handle(&InputEvent::Key { key, down: true, repeat: false, mods }, &ctx(0.0))
+        };
         assert_eq!(press(&mut k, Key::Kp7, Mods::default()), vec![Action::View(View::Top)]);
         assert_eq!(press(&mut k, Key::Kp7, ctrl), vec![Action::View(View::Bottom)]);
         assert_eq!(press(&mut k, Key::Num3, ctrl), vec![Action::StoreBookmark(2)]);
         assert_eq!(press(&mut k, Key::Num3, Mods::default()), vec![Action::RecallBookmark(2)]);
-        assert_eq!(press(&mut k, Key::P, Mods { shift: true, ..Default::default() }), vec![Action::Screenshot { with_panel: true }]);
+        assert_eq!(
+            press(&mut k, Key::P, Mods { shift: true, ..Default::default() }),
+            vec![Action::Screenshot { with_panel: true }]
+        );
         assert_eq!(press(&mut k, Key::F1, Mods::default()), vec![Action::ToggleHelp]);
         assert_eq!(press(&mut k, Key::KpAdd, Mods::default()), vec![Action::PointSizeStep(1)]);
         assert_eq!(press(&mut k, Key::Minus, Mods::default()), vec![Action::PointSizeStep(-1)]);
@@ -372,10 +389,15 @@ mod tests {
         assert_eq!(press(&mut k, Key::B, Mods::default()), vec![Action::NextBackground]);
         assert!(press(&mut k, Key::W, Mods::default()).is_empty());
         // Repeats do not fire actions.
-        assert!(k.handle(&InputEvent::Key { key: Key::F, down: true, repeat: true, mods: Mods::default() }, &ctx(0.0)).is_empty());
+        assert!(k
+            .handle(&InputEvent::Key { key: Key::F, down: true, repeat: true, mods: Mods::default() }, &ctx(0.0))
+            .is_empty());
         // Shift held while files drop: replace.
         k.handle(&key(Key::LeftShift, true), &ctx(0.0));
-        assert_eq!(k.handle(&InputEvent::Drop { paths: vec!["a.ply".into()] }, &ctx(0.0)), vec![Action::Open { paths: vec!["a.ply".into()], replace: true }]);
+        assert_eq!(
+            k.handle(&InputEvent::Drop { paths: vec!["a.ply".into()] }, &ctx(0.0)),
+            vec![Action::Open { paths: vec!["a.ply".into()], replace: true }]
+        );
         k.handle(&InputEvent::Focus { focused: false }, &ctx(0.0));
         assert_eq!(k.held(), MoveInput::default());
     }

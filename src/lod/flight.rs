@@ -146,9 +146,17 @@ impl StopReport {
         if self.missing_nodes == 0 {
             "nothing: the view was complete at the stop".into()
         } else if self.loader_blocked > 0.2 || ran_out > 0.5 {
-            format!("the render thread's uploads (loaders blocked {:.0}%, slice ran out in {:.0}% of frames)", 100.0 * self.loader_blocked, 100.0 * ran_out)
+            format!(
+                "the render thread's uploads (loaders blocked {:.0}%, slice ran out in {:.0}% of frames)",
+                100.0 * self.loader_blocked,
+                100.0 * ran_out
+            )
         } else if self.loader_busy > 0.7 {
-            format!("decoding (loader threads busy {:.0}%, {:.2}M points/s a thread)", 100.0 * self.loader_busy, self.points_per_s_per_thread / 1e6)
+            format!(
+                "decoding (loader threads busy {:.0}%, {:.2}M points/s a thread)",
+                100.0 * self.loader_busy,
+                self.points_per_s_per_thread / 1e6
+            )
         } else {
             format!("reads' latency or little left to read (loader threads busy only {:.0}%)", 100.0 * self.loader_busy)
         }
@@ -179,7 +187,12 @@ impl Flyer<'_> {
     fn frame(&mut self) -> Result<FrameOut, RenderError> {
         let (w, h) = self.opts.size_px;
         let t = Instant::now();
-        let mut frame = self.cam.frame_params(w, h).with_mode(self.opts.mode).with_look(self.opts.look).with_spacing(self.opts.spacing_m);
+        let mut frame = self
+            .cam
+            .frame_params(w, h)
+            .with_mode(self.opts.mode)
+            .with_look(self.opts.look)
+            .with_spacing(self.opts.spacing_m);
         let mut complete = true;
         let mut status = None;
         if let Some(lod) = self.lod.as_deref_mut() {
@@ -276,7 +289,11 @@ pub fn fly(
     let frame_origin = path.frame.origin(origin);
     let streamed = lod.is_some();
     let (scene_points, point_budget, pool_bytes) = match &lod {
-        Some(l) => (l.total_points(), l.options().point_budget, l.slots() as u64 * (20 * crate::render::gpu_data::BATCH_POINTS as u64 + 45)),
+        Some(l) => (
+            l.total_points(),
+            l.options().point_budget,
+            l.slots() as u64 * (20 * crate::render::gpu_data::BATCH_POINTS as u64 + 45),
+        ),
         None => (r.num_points(), 0, 0),
     };
     let backend = r.name().to_string();
@@ -413,8 +430,10 @@ mod tests {
         let base = StopReport { missing_nodes: 40, frames: 100, ..Default::default() };
         let judge = |s: StopReport| s.judge();
         assert!(judge(StopReport { missing_nodes: 0, ..base.clone() }).starts_with("nothing"));
-        assert!(judge(StopReport { loader_blocked: 0.5, loader_busy: 0.4, ..base.clone() }).starts_with("the render thread's uploads"));
-        assert!(judge(StopReport { frames_slice_ran_out: 60, loader_busy: 0.9, ..base.clone() }).starts_with("the render thread's uploads"));
+        assert!(judge(StopReport { loader_blocked: 0.5, loader_busy: 0.4, ..base.clone() })
+            .starts_with("the render thread's uploads"));
+        assert!(judge(StopReport { frames_slice_ran_out: 60, loader_busy: 0.9, ..base.clone() })
+            .starts_with("the render thread's uploads"));
         let d = judge(StopReport { loader_busy: 0.95, points_per_s_per_thread: 2.5e6, ..base.clone() });
         assert!(d.starts_with("decoding") && d.contains("95%") && d.contains("2.50M"), "{d}");
         assert!(judge(StopReport { loader_busy: 0.2, ..base }).starts_with("reads' latency"));

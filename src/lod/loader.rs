@@ -100,11 +100,19 @@ impl Loader {
             blocked_ns: AtomicU64::new(0),
         });
         let (tx, rx) = sync_channel(CHANNEL_NODES);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("pcv-lod-prep-{i}")).build().ok().map(Arc::new);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("pcv-lod-prep-{i}"))
+            .build()
+            .ok()
+            .map(Arc::new);
         let threads = (0..threads.max(1))
             .filter_map(|i| {
                 let (shared, tx, pool) = (shared.clone(), tx.clone(), pool.clone());
-                std::thread::Builder::new().name(format!("pcv-lod-{i}")).spawn(move || worker(&shared, &tx, pool.as_deref())).ok()
+                std::thread::Builder::new()
+                    .name(format!("pcv-lod-{i}"))
+                    .spawn(move || worker(&shared, &tx, pool.as_deref()))
+                    .ok()
             })
             .collect();
         Loader { shared, rx: Some(rx), threads }
@@ -118,7 +126,8 @@ impl Loader {
     /// Replaces the wanted nodes (in priority order, highest first).
     pub fn want(&self, requests: Vec<Request>) {
         if let Ok(mut q) = self.shared.queue.lock() {
-            q.wanted = requests.into_iter().filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id)).collect();
+            q.wanted =
+                requests.into_iter().filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id)).collect();
         }
         self.shared.wake.notify_all();
     }

@@ -90,11 +90,14 @@ impl MemorySource {
             }
             let d = level_of(i as u64, depth);
             let cells = (1u64 << d) as f64;
-            let c = |k: usize| (((p.pos[k] as f64 - cube_min_local[k]) / size * cells).floor().clamp(0.0, cells - 1.0)) as u32;
+            let c = |k: usize| {
+                (((p.pos[k] as f64 - cube_min_local[k]) / size * cells).floor().clamp(0.0, cells - 1.0)) as u32
+            };
             Some(NodeKey::new(d, c(0), c(1), c(2)))
         };
         // Pass 1: every point's node key, and the nodes' counts.
-        let keys: Vec<u64> = points.par_iter().enumerate().map(|(i, p)| key_of(i, p).map_or(u64::MAX, |k| pack(&k))).collect();
+        let keys: Vec<u64> =
+            points.par_iter().enumerate().map(|(i, p)| key_of(i, p).map_or(u64::MAX, |k| pack(&k))).collect();
         let counts: HashMap<u64, u64> = keys
             .par_chunks(1 << 20)
             .map(|chunk| {
@@ -149,7 +152,12 @@ impl MemorySource {
         let nodes: Vec<OctreeNode> = order
             .iter()
             .zip(&ranges)
-            .map(|(k, r)| OctreeNode { key: unpack(*k), point_count: (r.end - r.start) as u64, byte_offset: 16 * r.start as u64, byte_size: 16 * (r.end - r.start) as u64 })
+            .map(|(k, r)| OctreeNode {
+                key: unpack(*k),
+                point_count: (r.end - r.start) as u64,
+                byte_offset: 16 * r.start as u64,
+                byte_size: 16 * (r.end - r.start) as u64,
+            })
             .collect();
         let spacing_all = crate::cloud::spacing::estimate_points(points, n) as f64;
         let root_spacing_m = if spacing_all > 0.0 { spacing_all * f64::from(1u32 << depth) } else { size / 100.0 };
@@ -200,7 +208,10 @@ impl NodeSource for MemorySource {
     }
 
     fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {
-        let i = *self.index.get(&node.key).ok_or_else(|| NodeError::Unknown { source_name: self.name.clone(), key: node.key })?;
+        let i = *self
+            .index
+            .get(&node.key)
+            .ok_or_else(|| NodeError::Unknown { source_name: self.name.clone(), key: node.key })?;
         let pts = &self.points[self.ranges[i].clone()];
         let shift = self.origin - origin;
         let points = if shift == DVec3::ZERO {
@@ -254,7 +265,11 @@ mod tests {
         let root = o.nodes.iter().find(|n| n.key == NodeKey::ROOT).unwrap();
         let d = o.max_depth();
         let expect = 200_000.0 / 4f64.powi(d as i32);
-        assert!((root.point_count as f64 - expect).abs() < expect * 0.2 + 50.0, "root {} vs {expect}", root.point_count);
+        assert!(
+            (root.point_count as f64 - expect).abs() < expect * 0.2 + 50.0,
+            "root {} vs {expect}",
+            root.point_count
+        );
         assert!((o.spacing_at_m(d) - crate::cloud::spacing::estimate(&cloud) as f64).abs() < 1e-3);
     }
 

@@ -189,7 +189,9 @@ impl NodePool {
             let gone: Vec<NodeId> = self
                 .nodes
                 .iter()
-                .filter(|(other, r)| other.tile == id.tile && is_descendant_or_self(&r.key, &key) && !keep.contains(other))
+                .filter(|(other, r)| {
+                    other.tile == id.tile && is_descendant_or_self(&r.key, &key) && !keep.contains(other)
+                })
                 .map(|(other, _)| *other)
                 .collect();
             for g in gone {

@@ -66,7 +66,8 @@ impl LodOptions {
     /// staging of the copies), a loader thread a core but one (the render thread's; at least one).
     /// `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for measurements).
     pub fn with_budget(point_budget: u64) -> LodOptions {
-        let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
+        let env =
+            |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
         let threads = default_loader_threads(std::thread::available_parallelism().map_or(2, |n| n.get()));
         LodOptions {
             point_budget,
@@ -90,7 +91,15 @@ pub fn default_point_budget(r: &mut dyn Rasterizer) -> (u64, String) {
         if let Ok(cap) = cuda.point_capacity() {
             let half = cap.free_bytes / 2 / 20;
             let budget = half.min(MAX_DEFAULT_BUDGET_CUDA);
-            return (budget, format!("half of the {:.1} GB free on {} at 20 bytes a point, at most {}M", cap.free_bytes as f64 / 1e9, cap.device, MAX_DEFAULT_BUDGET_CUDA / 1_000_000));
+            return (
+                budget,
+                format!(
+                    "half of the {:.1} GB free on {} at 20 bytes a point, at most {}M",
+                    cap.free_bytes as f64 / 1e9,
+                    cap.device,
+                    MAX_DEFAULT_BUDGET_CUDA / 1_000_000
+                ),
+            );
         }
     }
     (DEFAULT_BUDGET_CPU, format!("the {} backend's default, {}M", r.name(), DEFAULT_BUDGET_CPU / 1_000_000))
@@ -230,9 +239,13 @@ impl LodScene {
         let bounds = Bounds { min: (lo - origin).as_vec3(), max: (hi - origin).as_vec3() };
         // Nodes' last batches are partly filled: the pool gets the slots the budget's points take at the
         // tiles' own fill, and a quarter more to cache nodes the camera may come back to.
-        let (all_slots, all_points) = hierarchies.iter().flat_map(|h| &h.octree.nodes).fold((0u64, 0u64), |(s, p), n| (s + slots_for(n.point_count), p + n.point_count));
+        let (all_slots, all_points) = hierarchies
+            .iter()
+            .flat_map(|h| &h.octree.nodes)
+            .fold((0u64, 0u64), |(s, p), n| (s + slots_for(n.point_count), p + n.point_count));
         let fill = (all_slots as f64 * BATCH_POINTS as f64 / all_points.max(1) as f64).max(1.0);
-        let slots = ((slots_for(opts.point_budget) as f64 * fill * SLOTS_PER_BUDGET_SLOT).ceil() as u64 + 8).min(u32::MAX as u64 / 2) as u32;
+        let slots = ((slots_for(opts.point_budget) as f64 * fill * SLOTS_PER_BUDGET_SLOT).ceil() as u64 + 8)
+            .min(u32::MAX as u64 / 2) as u32;
         let label = match tiles.len() {
             1 => tiles[0].name(),
             n => format!("{n} tiles"),
@@ -304,7 +317,12 @@ impl LodScene {
             points: Default::default(),
             bounds: self.bounds,
             origin: self.origin,
-            label: format!("{} (level of detail, {} points, budget {})", self.label, self.total_points(), self.opts.point_budget),
+            label: format!(
+                "{} (level of detail, {} points, budget {})",
+                self.label,
+                self.total_points(),
+                self.opts.point_budget
+            ),
             scene: None,
             attributes: None,
             device: None,
@@ -359,7 +377,12 @@ impl LodScene {
 
     /// One frame's selection, loads and uploads (see the module doc); `frame` is the frame about to be
     /// drawn and `eye` the camera's position in local coordinates.
-    pub fn update(&mut self, r: &mut dyn Rasterizer, frame: &FrameParams, eye: Vec3) -> Result<&LodStatus, RenderError> {
+    pub fn update(
+        &mut self,
+        r: &mut dyn Rasterizer,
+        frame: &FrameParams,
+        eye: Vec3,
+    ) -> Result<&LodStatus, RenderError> {
         if !self.attached {
             self.attach(r)?;
         }
@@ -384,7 +407,12 @@ impl LodScene {
                 self.pool.insert(s.id, node.key, Vec::new(), self.frame);
                 continue;
             }
-            wanted.push(Request { id: s.id, node, source: self.tiles[s.id.tile as usize].clone(), origin: self.origin });
+            wanted.push(Request {
+                id: s.id,
+                node,
+                source: self.tiles[s.id.tile as usize].clone(),
+                origin: self.origin,
+            });
         }
         self.loader.want(wanted);
         // Write what has arrived, for a slice of the frame.
@@ -405,7 +433,8 @@ impl LodScene {
                 }
             };
             let need = p.batches.len() as u32;
-            let room = if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
+            let room =
+                if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
             if !room {
                 self.discarded += 1;
                 continue;
@@ -487,7 +516,8 @@ impl LodScene {
         };
         self.status = LodStatus {
             changed,
-            complete: drawn.len() + self.failed.iter().filter(|f| keep.contains(f)).count() >= self.selection.nodes.len(),
+            complete: drawn.len() + self.failed.iter().filter(|f| keep.contains(f)).count()
+                >= self.selection.nodes.len(),
             selected_nodes: self.selection.nodes.len(),
             selected_points: self.selection.points,
             drawn_nodes: drawn.len(),
@@ -526,7 +556,13 @@ mod tests {
                 nodes.push(OctreeNode { key: NodeKey::new(d, x, y, z), point_count: 10, byte_offset: 0, byte_size: 0 });
             }
         }
-        let octree = Octree { cube: Cube { min: DVec3::ZERO, size: 64.0 }, root_spacing_m: 1.0, points_min: DVec3::ZERO, points_max: DVec3::splat(64.0), nodes };
+        let octree = Octree {
+            cube: Cube { min: DVec3::ZERO, size: 64.0 },
+            root_spacing_m: 1.0,
+            points_min: DVec3::ZERO,
+            points_max: DVec3::splat(64.0),
+            nodes,
+        };
         Hierarchy::new(octree, DVec3::ZERO)
     }
 
@@ -538,7 +574,8 @@ mod tests {
         let c0 = NodeKey::new(1, 0, 0, 0);
         let mut drawn: HashSet<NodeId> = [id(NodeKey::ROOT), id(c0)].into();
         let v = |a: f32, b: f32| (Vec3::splat(a), Vec3::splat(b));
-        let depth = |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn);
+        let depth =
+            |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn);
         // Inside the drawn child 0: its depth; reaching into the undrawn child 7: the root's.
         assert_eq!(depth(v(1.0, 10.0), &drawn), 1);
         assert_eq!(depth(v(1.0, 40.0), &drawn), 0);

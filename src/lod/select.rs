@@ -109,7 +109,11 @@ pub struct SelectView {
 
 impl SelectView {
     pub fn new(frame: &crate::render::FrameParams, eye: Vec3, fov_y_rad: f32) -> SelectView {
-        SelectView { uniforms: frame.uniforms(), eye, px_per_rad: frame.height_px as f32 / (2.0 * (fov_y_rad * 0.5).tan()) }
+        SelectView {
+            uniforms: frame.uniforms(),
+            eye,
+            px_per_rad: frame.height_px as f32 / (2.0 * (fov_y_rad * 0.5).tan()),
+        }
     }
 }
 
@@ -171,7 +175,8 @@ fn measure(h: &Hierarchy, i: u32, view: &SelectView) -> (f32, f32) {
     let radius = (hi - lo).length() * 0.5;
     let distance = center.distance(view.eye);
     let nearest = view.eye.clamp(lo, hi).distance(view.eye);
-    let priority = if distance <= radius || !distance.is_finite() { f32::MAX } else { radius / distance * view.px_per_rad };
+    let priority =
+        if distance <= radius || !distance.is_finite() { f32::MAX } else { radius / distance * view.px_per_rad };
     let spacing_px = if nearest <= 0.0 { f32::MAX } else { h.spacing_m(i) as f32 / nearest * view.px_per_rad };
     (priority, spacing_px)
 }
@@ -233,7 +238,12 @@ mod tests {
             for x in 0..n {
                 for y in 0..n {
                     for z in 0..n {
-                        nodes.push(OctreeNode { key: NodeKey::new(d, x, y, z), point_count: points, byte_offset: 0, byte_size: 0 });
+                        nodes.push(OctreeNode {
+                            key: NodeKey::new(d, x, y, z),
+                            point_count: points,
+                            byte_offset: 0,
+                            byte_size: 0,
+                        });
                     }
                 }
             }
@@ -278,7 +288,11 @@ mod tests {
             let s = select(&tiles, &view, &opts(budget));
             assert!(s.points <= budget, "{} points over a budget of {budget}", s.points);
             assert_eq!(s.points, s.nodes.len() as u64 * 1000);
-            assert_eq!(s.budget_hit, s.points + 1000 > budget || s.nodes.is_empty() && budget < 1000, "budget {budget}");
+            assert_eq!(
+                s.budget_hit,
+                s.points + 1000 > budget || s.nodes.is_empty() && budget < 1000,
+                "budget {budget}"
+            );
             check_closed(&tiles, &s);
             assert_eq!(s.nodes.is_empty(), budget < 1000);
             if let Some(first) = s.nodes.first() {

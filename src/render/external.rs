@@ -199,10 +199,18 @@ impl ExternalPoints {
         const POS: &str = "points";
         const COL: &str = "colors";
         if points.dtype != Dtype::F32 {
-            return Err(ExternalError::Dtype { arg: POS, expected: "float32 positions", got: points.dtype.to_string() });
+            return Err(ExternalError::Dtype {
+                arg: POS,
+                expected: "float32 positions",
+                got: points.dtype.to_string(),
+            });
         }
         if points.shape.len() != 2 || !(points.shape[1] == 3 || points.shape[1] == 4) {
-            return Err(ExternalError::Shape { arg: POS, expected: "(N, 3) or (N, 4)".into(), got: points.shape.clone() });
+            return Err(ExternalError::Shape {
+                arg: POS,
+                expected: "(N, 3) or (N, 4)".into(),
+                got: points.shape.clone(),
+            });
         }
         let positions = layout(points);
         check_aligned(POS, &positions)?;
@@ -212,7 +220,10 @@ impl ExternalPoints {
         let n = positions.rows;
         let Some(c) = colors else {
             let none = StridedLayout { ptr: 0, rows: 0, row_bytes: 0, col_bytes: 0, span: None };
-            return Ok(ExternalPoints { positions, colors: ColorsLayout { kind: ColorKind::Constant, array: none, constant: DEFAULT_COLOR } });
+            return Ok(ExternalPoints {
+                positions,
+                colors: ColorsLayout { kind: ColorKind::Constant, array: none, constant: DEFAULT_COLOR },
+            });
         };
         let expected = "uint8 (N, 3) or (N, 4), uint32 (N,) packed RGBA8, or float32 (N, 3) or (N, 4) in 0..1";
         let kind = match (c.dtype, c.shape.as_slice()) {
@@ -316,7 +327,10 @@ mod tests {
         assert_eq!((c.colors.kind, c.colors.array.row_bytes, c.colors.array.col_bytes), (ColorKind::U8x3, 3, 1));
 
         let err = |p: &ArrayDesc, c: Option<&ArrayDesc>| ExternalPoints::new(p, c).unwrap_err().to_string();
-        assert_eq!(err(&desc(&[7, 3], None, Dtype { kind: 'f', bytes: 8 }), None), "points: expected float32 positions, got dtype float64");
+        assert_eq!(
+            err(&desc(&[7, 3], None, Dtype { kind: 'f', bytes: 8 }), None),
+            "points: expected float32 positions, got dtype float64"
+        );
         assert!(err(&desc(&[7], None, Dtype::F32), None).starts_with("points: expected shape (N, 3) or (N, 4)"));
         assert_eq!(err(&p, Some(&desc(&[6, 3], None, Dtype::U8))), "colors: 6 rows, but points has 7");
         assert!(err(&p, Some(&desc(&[7, 3], None, Dtype { kind: 'i', bytes: 8 }))).contains("got dtype int64"));

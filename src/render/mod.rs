@@ -23,8 +23,8 @@
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
 pub mod cpu;
-pub mod external;
 pub mod cuda;
+pub mod external;
 pub mod gpu_data;
 pub mod look;
 pub mod multi;
@@ -224,7 +224,14 @@ impl FrameParams {
 
     /// The post passes' uniforms.
     pub fn post_uniforms(&self) -> PostUniforms {
-        self.look.post_uniforms(&self.clip_from_world, self.width_px, self.height_px, self.near_m, self.far_m, self.spacing_m)
+        self.look.post_uniforms(
+            &self.clip_from_world,
+            self.width_px,
+            self.height_px,
+            self.near_m,
+            self.far_m,
+            self.spacing_m,
+        )
     }
 
     pub fn num_pixels(&self) -> usize {

@@ -116,7 +116,10 @@ pub fn split(num_points: u64, parts: usize) -> Result<Vec<Range<u64>>, RenderErr
 /// for `points` (`what`, e.g. "12 points") past that.
 fn indexable(points: u64, mode: &'static str, what: String) -> Result<(), RenderError> {
     if points >= crate::render::gpu_data::EMPTY_PAYLOAD {
-        return Err(RenderError::ModeUnavailable { mode, reason: format!("{what}: the composite indexes fewer than 2^34 - 1") });
+        return Err(RenderError::ModeUnavailable {
+            mode,
+            reason: format!("{what}: the composite indexes fewer than 2^34 - 1"),
+        });
     }
     Ok(())
 }
@@ -256,7 +259,11 @@ impl MultiRasterizer {
     /// and each share takes a contiguous, batch-aligned range of the files' order, copied to its device
     /// as it is decoded (every device's copies run at once); then each device sorts and batches its
     /// share on the files' common grid (a thread per device), as one GPU would its cloud.
-    fn stream_shares(&mut self, files: &crate::cloud::device::DeviceFiles, cloud: &PointCloud) -> Result<(), RenderError> {
+    fn stream_shares(
+        &mut self,
+        files: &crate::cloud::device::DeviceFiles,
+        cloud: &PointCloud,
+    ) -> Result<(), RenderError> {
         let planned = files.planned_points();
         let ranges = split(planned, self.shares.len())?;
         let ctxs: Vec<_> = self.shares.iter().map(|s| s.gpu.context().clone()).collect();
@@ -299,7 +306,10 @@ impl MultiRasterizer {
         let index_words = frame.mode != RenderMode::Packed;
         let f = frame.uniforms();
         let word_ptr = |s: &Share| {
-            s.gpu.words_ptr().ok_or_else(|| RenderError::Cuda { context: "composite".into(), message: "a share has no visibility buffer".into() })
+            s.gpu.words_ptr().ok_or_else(|| RenderError::Cuda {
+                context: "composite".into(),
+                message: "a share has no visibility buffer".into(),
+            })
         };
         // Per device, on the lead's stream: offsets, then the min of the device's shares into the lead.
         let mut bufs = Vec::with_capacity(self.devices.len());
@@ -336,7 +346,8 @@ impl MultiRasterizer {
             let dev = &mut self.devices[d];
             if dev.gathered.as_ref().is_none_or(|g| g.len() != n) {
                 dev.gathered = None;
-                dev.gathered = Some(super::cuda::memory::DeviceBuffer::alloc(&ctx, n, "the composite's gathered colours")?);
+                dev.gathered =
+                    Some(super::cuda::memory::DeviceBuffer::alloc(&ctx, n, "the composite's gathered colours")?);
             }
             let gathered = dev.gathered.as_ref().map_or(0, |g| g.ptr());
             let lead = &self.shares[dev.shares[0]];
@@ -350,10 +361,24 @@ impl MultiRasterizer {
                 // SAFETY: the lead's buffer and `gathered` hold `n` words, `colors` `count` words, all on
                 // this device; the gather reads colours only for indices first .. first + count.
                 unsafe {
-                    kernels::words_gather(table, stream, f, rank.recv, colors, s.range.start, count, (k == 0) as u32, gathered)
+                    kernels::words_gather(
+                        table,
+                        stream,
+                        f,
+                        rank.recv,
+                        colors,
+                        s.range.start,
+                        count,
+                        (k == 0) as u32,
+                        gathered,
+                    )
                 }?;
             }
-            gathers.push(RankBuffers { send: gathered, recv: if d == root { root_words } else { gathered }, stream: stream.cu_stream() });
+            gathers.push(RankBuffers {
+                send: gathered,
+                recv: if d == root { root_words } else { gathered },
+                stream: stream.cu_stream(),
+            });
         }
         // SAFETY: each rank sends its `n` gathered words; the root receives into its lead's buffer.
         unsafe { self.comms.reduce_min_u64(&gathers, n, root) }
@@ -385,7 +410,11 @@ fn on_each_device<I: Send, T: Send>(
         }
         let handles: Vec<_> = by_device
             .into_iter()
-            .map(|work| scope.spawn(move || work.into_iter().map(|(s, input)| f(s, input)).collect::<Result<Vec<T>, RenderError>>()))
+            .map(|work| {
+                scope.spawn(move || {
+                    work.into_iter().map(|(s, input)| f(s, input)).collect::<Result<Vec<T>, RenderError>>()
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(panicked(what)))).collect()
     });
@@ -430,9 +459,10 @@ impl Rasterizer for MultiRasterizer {
         }
         let t0 = Instant::now();
         let inputs = vec![(); self.shares.len()];
-        let stats = on_each_device(&mut self.shares, self.devices.len(), inputs, "a share's raster passes", |s, ()| {
-            s.gpu.render_stage(frame, None, Stage::Raster)
-        })?;
+        let stats =
+            on_each_device(&mut self.shares, self.devices.len(), inputs, "a share's raster passes", |s, ()| {
+                s.gpu.render_stage(frame, None, Stage::Raster)
+            })?;
         let tc = Instant::now();
         self.composite(frame)?;
         self.sync_all()?;
@@ -492,7 +522,10 @@ impl Rasterizer for MultiRasterizer {
     }
 
     fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
-        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
+        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable {
+            mode: "level of detail",
+            reason: "no node pool reserved".into(),
+        })?;
         let n = self.shares.len();
         let per = BATCH_POINTS as usize;
         let mut by_share: Vec<Vec<super::SlotWrite<'_>>> = (0..n).map(|_| Vec::new()).collect();
@@ -533,8 +566,15 @@ impl Rasterizer for MultiRasterizer {
         Ok(self.pool_fence_done)
     }
 
-    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch], after_write: u64) -> Result<(), RenderError> {
-        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })?;
+    fn set_slot_batches(
+        &mut self,
+        batches: &[crate::render::gpu_data::Batch],
+        after_write: u64,
+    ) -> Result<(), RenderError> {
+        let slots = self.pool_slots.ok_or_else(|| RenderError::ModeUnavailable {
+            mode: "level of detail",
+            reason: "no node pool reserved".into(),
+        })?;
         if batches.len() != slots as usize {
             return Err(RenderError::ModeUnavailable {
                 mode: "level of detail",
@@ -547,7 +587,8 @@ impl Rasterizer for MultiRasterizer {
             // A share with no slot of its own (a pool smaller than the shares) keeps one empty slot.
             local.resize(((s.range.end - s.range.start) / BATCH_POINTS as u64) as usize, crate::lod::pool::EMPTY_BATCH);
             // The share's own fence for the writes up to `after_write` (0: all of them are complete).
-            let share_fence = self.pool_fences.iter().filter(|(f, _)| *f <= after_write).map(|(_, per)| per[k]).max().unwrap_or(0);
+            let share_fence =
+                self.pool_fences.iter().filter(|(f, _)| *f <= after_write).map(|(_, per)| per[k]).max().unwrap_or(0);
             s.gpu.set_slot_batches(&local, share_fence)?;
         }
         Ok(())
@@ -558,7 +599,9 @@ impl Rasterizer for MultiRasterizer {
         // use the frame's one spacing on several GPUs.
         match self.pool_slots {
             Some(_) => Ok(()),
-            None => Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+            None => {
+                Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })
+            }
         }
     }
 

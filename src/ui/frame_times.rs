@@ -27,7 +27,14 @@ pub struct FrameTimes {
 
 impl Default for FrameTimes {
     fn default() -> Self {
-        FrameTimes { history_ms: Vec::with_capacity(HISTORY_LEN), next: 0, smoothed_ms: 0.0, count: 0, interval_ms: 0.0, last_ms: 0.0 }
+        FrameTimes {
+            history_ms: Vec::with_capacity(HISTORY_LEN),
+            next: 0,
+            smoothed_ms: 0.0,
+            count: 0,
+            interval_ms: 0.0,
+            last_ms: 0.0,
+        }
     }
 }
 
@@ -36,7 +43,8 @@ impl FrameTimes {
     pub fn push(&mut self, frame_ms: f64) {
         let frame_ms = if frame_ms.is_finite() { frame_ms.max(0.0) } else { 0.0 };
         // The first frame pays for warm-up: the smoothing starts again from the second.
-        self.smoothed_ms = if self.count <= 1 { frame_ms } else { self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms) };
+        self.smoothed_ms =
+            if self.count <= 1 { frame_ms } else { self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms) };
         self.last_ms = frame_ms;
         self.count += 1;
         if self.history_ms.len() < HISTORY_LEN {

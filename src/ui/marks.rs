@@ -54,10 +54,14 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     let label = format!("{:.3} m", d.total_m);
     let size = ui.calc_text_size(&label);
     let mid = (pa + pb) * 0.5 + Vec2::new(8.0, -size[1] - 4.0);
-    dl.add_rect((mid - Vec2::splat(3.0)).to_array(), (mid + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(), SHADOW)
-        .filled(true)
-        .rounding(3.0)
-        .build();
+    dl.add_rect(
+        (mid - Vec2::splat(3.0)).to_array(),
+        (mid + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(),
+        SHADOW,
+    )
+    .filled(true)
+    .rounding(3.0)
+    .build();
     dl.add_text(mid.to_array(), MEASURE, &label);
 }
 

@@ -121,7 +121,13 @@ impl Overlay {
 
     /// Builds and draws the overlay into the current (default) framebuffer; returns what its widgets
     /// asked for.
-    pub fn draw(&mut self, window: &Window, dt_s: f32, state: &AppState, info: &FrameInfo<'_>) -> Result<Vec<Action>, OverlayError> {
+    pub fn draw(
+        &mut self,
+        window: &Window,
+        dt_s: f32,
+        state: &AppState,
+        info: &FrameInfo<'_>,
+    ) -> Result<Vec<Action>, OverlayError> {
         self.platform.prepare_frame(self.imgui.io_mut(), window.glfw_window(), dt_s);
         let mut actions = Vec::new();
         let ui = self.imgui.new_frame();

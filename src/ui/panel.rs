@@ -29,11 +29,22 @@ const ERROR: [f32; 4] = [1.0, 0.45, 0.35, 1.0];
 #[derive(Clone, Debug, PartialEq)]
 pub enum LegendEntry {
     /// The elevation ramp from `lo` to `hi` metres (file coordinates) along the up axis.
-    Ramp { lo: f64, hi: f64, axis: UpAxis },
+    Ramp {
+        lo: f64,
+        hi: f64,
+        axis: UpAxis,
+    },
     /// Intensity shown as gray from `lo` (black) to `hi` (white).
-    Gray { lo: f32, hi: f32 },
+    Gray {
+        lo: f32,
+        hi: f32,
+    },
     /// A class present in the cloud.
-    Class { code: u8, count: u64, rgba: [u8; 4] },
+    Class {
+        code: u8,
+        count: u64,
+        rgba: [u8; 4],
+    },
     Note(String),
 }
 
@@ -74,7 +85,10 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
             if cloud.scene.is_some() {
                 vec![LegendEntry::Note("the built-in scene's own colors".into())]
             } else if colorless > 0 {
-                vec![LegendEntry::Note(format!("file colors; {colorless} file(s) without colors by elevation:")), elevation()]
+                vec![
+                    LegendEntry::Note(format!("file colors; {colorless} file(s) without colors by elevation:")),
+                    elevation(),
+                ]
             } else {
                 vec![LegendEntry::Note("the files' own colors".into())]
             }
@@ -96,7 +110,11 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
                     .iter()
                     .enumerate()
                     .filter(|(_, &n)| n > 0)
-                    .map(|(c, &n)| LegendEntry::Class { code: c as u8, count: n, rgba: attributes::class_color(c as u8) })
+                    .map(|(c, &n)| LegendEntry::Class {
+                        code: c as u8,
+                        count: n,
+                        rgba: attributes::class_color(c as u8),
+                    })
                     .collect()
             }
             None => vec![],
@@ -114,7 +132,14 @@ fn short(label: &str) -> &str {
 }
 
 /// Builds the panel.
-pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, section: &mut Option<Section>, legend: &mut LegendCache, actions: &mut Vec<Action>) {
+pub fn build(
+    ui: &imgui::Ui,
+    s: &AppState,
+    info: &FrameInfo<'_>,
+    section: &mut Option<Section>,
+    legend: &mut LegendCache,
+    actions: &mut Vec<Action>,
+) {
     ui.window("##panel")
         // Pinned: imgui would otherwise push a movable window off to the side while the display is tiny
         // and leave it there.
@@ -206,8 +231,14 @@ fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 }
 
 fn tabs(ui: &imgui::Ui, section: &mut Option<Section>, actions: &mut Vec<Action>) {
-    for (i, (name, sec)) in
-        [("Files", Section::Files), ("View", Section::View), ("Camera", Section::Camera), ("Perf", Section::Performance)].into_iter().enumerate()
+    for (i, (name, sec)) in [
+        ("Files", Section::Files),
+        ("View", Section::View),
+        ("Camera", Section::Camera),
+        ("Perf", Section::Performance),
+    ]
+    .into_iter()
+    .enumerate()
     {
         if i > 0 {
             ui.same_line();
@@ -257,7 +288,11 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 
 fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Vec<Action>) {
     ui.separator();
-    let modes = if s.layers.cloud.is_lazy_scene() { vec![ColorMode::Rgb] } else { attributes::available_modes(&s.layers.cloud) };
+    let modes = if s.layers.cloud.is_lazy_scene() {
+        vec![ColorMode::Rgb]
+    } else {
+        attributes::available_modes(&s.layers.cloud)
+    };
     ui.text("color (C)");
     for m in modes {
         ui.same_line();
@@ -282,7 +317,9 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                 ui.same_line();
                 ui.text(format!("{} .. {} m along {axis}", fmt_m(*lo), fmt_m(*hi)));
             }
-            LegendEntry::Gray { lo, hi } => ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile")),
+            LegendEntry::Gray { lo, hi } => {
+                ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile"))
+            }
             LegendEntry::Class { code, count, rgba } => {
                 ui.color_button(format!("##class{code}"), rgba_f(*rgba));
                 ui.same_line();
@@ -302,7 +339,9 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     }
     ui.text_disabled(format!("up: {}", s.up_reason));
     ui.text("view");
-    for (label, v) in [("top (7)", View::Top), ("front (1)", View::Front), ("side (3)", View::Right), ("oblique", View::Oblique)] {
+    for (label, v) in
+        [("top (7)", View::Top), ("front (1)", View::Front), ("side (3)", View::Right), ("oblique", View::Oblique)]
+    {
         ui.same_line();
         if ui.small_button(label) {
             actions.push(Action::View(v));
@@ -329,14 +368,22 @@ fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         PointSize::Adaptive { max_px } => max_px as i32,
     };
     if ui.checkbox("adaptive", &mut adaptive) {
-        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: size.clamp(2, 16) as u8 } } else { PointSize::Fixed(1) }));
+        actions.push(Action::SetPointSize(if adaptive {
+            PointSize::Adaptive { max_px: size.clamp(2, 16) as u8 }
+        } else {
+            PointSize::Fixed(1)
+        }));
     }
     ui.same_line();
     ui.set_next_item_width(110.0);
     let label = if adaptive { "largest point px (+/-)" } else { "point px (+/-)" };
     if ui.slider(label, if adaptive { 2 } else { 1 }, 16, &mut size) {
         let n = size.clamp(1, 16) as u8;
-        actions.push(Action::SetPointSize(if adaptive { PointSize::Adaptive { max_px: n.max(2) } } else { PointSize::Fixed(n) }));
+        actions.push(Action::SetPointSize(if adaptive {
+            PointSize::Adaptive { max_px: n.max(2) }
+        } else {
+            PointSize::Fixed(n)
+        }));
     }
     let mut edl_on = s.look.edl.is_some();
     if ui.checkbox("eye-dome lighting (L)", &mut edl_on) {
@@ -414,7 +461,11 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             actions.push(Action::RecallBookmark(i));
         }
         if ui.is_item_hovered() {
-            ui.tooltip_text(if set { format!("recall bookmark {} (key {})", i + 1, i + 1) } else { format!("empty: Ctrl+{} stores the view", i + 1) });
+            ui.tooltip_text(if set {
+                format!("recall bookmark {} (key {})", i + 1, i + 1)
+            } else {
+                format!("empty: Ctrl+{} stores the view", i + 1)
+            });
         }
     }
     if ui.small_button("store") {

@@ -22,7 +22,11 @@ pub fn points(n: usize, base: [f64; 3]) -> Vec<Pt> {
         .map(|i| {
             let f = i as f64;
             Pt {
-                xyz: [base[0] + (f * 1.125) % 37.0 - 5.0, base[1] - (f * 2.375) % 23.0, base[2] + (f * 0.625) % 7.0 - 1.5],
+                xyz: [
+                    base[0] + (f * 1.125) % 37.0 - 5.0,
+                    base[1] - (f * 2.375) % 23.0,
+                    base[2] + (f * 0.625) % 7.0 - 1.5,
+                ],
                 rgb: [(i * 37 % 256) as u8, (i * 91 % 256) as u8, (255 - i * 13 % 256) as u8],
                 intensity: (i * 997 % 65536) as u16,
                 class: classes[i % classes.len()],
@@ -270,7 +274,10 @@ pub fn e57(pts: &[Pt], t: [f64; 3]) -> (Vec<u8>, E57Points) {
         let half = pts.len() / 2;
         let mut pc = w.add_pointcloud("scan-1", proto).expect("pc");
         let s = std::f64::consts::FRAC_1_SQRT_2;
-        pc.set_transform(Some(Transform { rotation: Quaternion { w: s, x: 0.0, y: 0.0, z: s }, translation: Translation { x: t[0], y: t[1], z: t[2] } }));
+        pc.set_transform(Some(Transform {
+            rotation: Quaternion { w: s, x: 0.0, y: 0.0, z: s },
+            translation: Translation { x: t[0], y: t[1], z: t[2] },
+        }));
         for p in &pts[..half] {
             pc.add_point(vec![
                 RecordValue::Double(p.xyz[0]),
@@ -295,8 +302,13 @@ pub fn e57(pts: &[Pt], t: [f64; 3]) -> (Vec<u8>, E57Points) {
         let mut pc = w.add_pointcloud("scan-2", proto).expect("pc");
         for (k, p) in pts[half..].iter().enumerate() {
             let (r, az, el) = (2.0 + k as f64, 0.25 * k as f64, 0.125 * k as f64 - 0.5);
-            pc.add_point(vec![RecordValue::Double(r), RecordValue::Double(az), RecordValue::Double(el), RecordValue::Integer(p.intensity as i64)])
-                .expect("add");
+            pc.add_point(vec![
+                RecordValue::Double(r),
+                RecordValue::Double(az),
+                RecordValue::Double(el),
+                RecordValue::Integer(p.intensity as i64),
+            ])
+            .expect("add");
             expected.push(([r * el.cos() * az.cos(), r * el.cos() * az.sin(), r * el.sin()], None, p.intensity));
         }
         pc.finalize().expect("finalize");

@@ -41,7 +41,10 @@ fn file_header(data: &[u8]) -> Result<FileHeader, FormatError> {
     let u64at = |o: usize| u64::from_le_bytes(super::bytes(data, o));
     let (length, xml_offset, xml_length, page_size) = (u64at(16), u64at(24), u64at(32), u64at(40));
     if length != data.len() as u64 {
-        return Err(FormatError::at_byte(16, format!("the header says the file is {length} bytes, but it is {}", data.len())));
+        return Err(FormatError::at_byte(
+            16,
+            format!("the header says the file is {length} bytes, but it is {}", data.len()),
+        ));
     }
     if page_size != PAGE {
         return Err(FormatError::at_byte(40, format!("page size {page_size}: E57 pages are {PAGE} bytes")));
@@ -52,7 +55,10 @@ fn file_header(data: &[u8]) -> Result<FileHeader, FormatError> {
     // The logical length (without the 4-byte checksum of each page) must fit the pages after the offset.
     let room = (length - xml_offset) - (length - xml_offset).div_ceil(PAGE) * 4;
     if xml_length > room {
-        return Err(FormatError::at_byte(32, format!("XML section length {xml_length} is larger than the {room} bytes after its offset {xml_offset}")));
+        return Err(FormatError::at_byte(
+            32,
+            format!("XML section length {xml_length} is larger than the {room} bytes after its offset {xml_offset}"),
+        ));
     }
     Ok(FileHeader { xml_offset, xml_length })
 }
@@ -107,7 +113,12 @@ fn open_reader(data: &[u8]) -> Result<Reader<'_>, FormatError> {
     // The XML section's physical bytes: its logical length plus 4 checksum bytes a page.
     let phys_end = fh.xml_offset + fh.xml_length + fh.xml_length.div_ceil(PAGE - 4) * 4 + 4;
     let r = e57::E57Reader::new(Cursor::new(data)).map_err(|e| {
-        placed(data, fh.xml_offset..phys_end, &format!("the XML section (byte {}, {} bytes)", fh.xml_offset, fh.xml_length), e)
+        placed(
+            data,
+            fh.xml_offset..phys_end,
+            &format!("the XML section (byte {}, {} bytes)", fh.xml_offset, fh.xml_length),
+            e,
+        )
     })?;
     Ok(r)
 }
@@ -143,7 +154,11 @@ fn bounds_of(pcs: &[e57::PointCloud]) -> Option<DBounds> {
         let cb = pc.cartesian_bounds.as_ref()?;
         let (lo, hi) = ([cb.x_min?, cb.y_min?, cb.z_min?], [cb.x_max?, cb.y_max?, cb.z_max?]);
         for k in 0..8 {
-            let p = [if k & 1 == 0 { lo[0] } else { hi[0] }, if k & 2 == 0 { lo[1] } else { hi[1] }, if k & 4 == 0 { lo[2] } else { hi[2] }];
+            let p = [
+                if k & 1 == 0 { lo[0] } else { hi[0] },
+                if k & 2 == 0 { lo[1] } else { hi[1] },
+                if k & 4 == 0 { lo[2] } else { hi[2] },
+            ];
             b.include(pose(pc, p));
         }
     }
@@ -227,7 +242,9 @@ impl ChunkSource for E57Source<'_> {
         let what = |i: Option<usize>| {
             let name = pc.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
             match i {
-                Some(i) => format!("scan {k}{name}, point {i} of {} (binary section at byte {})", pc.records, pc.file_offset),
+                Some(i) => {
+                    format!("scan {k}{name}, point {i} of {} (binary section at byte {})", pc.records, pc.file_offset)
+                }
                 None => format!("scan {k}{name} (binary section at byte {})", pc.file_offset),
             }
         };
@@ -246,7 +263,12 @@ impl ChunkSource for E57Source<'_> {
                 continue;
             };
             let rgba = match &p.color {
-                Some(c) => [color_from_unit(c.red as f64), color_from_unit(c.green as f64), color_from_unit(c.blue as f64), 255],
+                Some(c) => [
+                    color_from_unit(c.red as f64),
+                    color_from_unit(c.green as f64),
+                    color_from_unit(c.blue as f64),
+                    255,
+                ],
                 None => [0, 0, 0, 255],
             };
             out.push([x, y, z], rgba, p.intensity.unwrap_or(0.0), 0, origin);

@@ -19,7 +19,10 @@
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
-use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError, ReadOptions, Rec};
+use super::{
+    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError,
+    ReadOptions, Rec,
+};
 use crate::cloud::point::Point;
 use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use laz::laszip::ChunkTableEntry;
@@ -88,7 +91,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         return Err(FormatError::at_byte(0, "not a LAS file: it does not start with 'LASF'"));
     }
     if data.len() < 227 {
-        return Err(FormatError::at_byte(data.len(), format!("the file ends inside the LAS header ({} of at least 227 bytes)", data.len())));
+        return Err(FormatError::at_byte(
+            data.len(),
+            format!("the file ends inside the LAS header ({} of at least 227 bytes)", data.len()),
+        ));
     }
     let version = (data[24], data[25]);
     if version.0 != 1 || version.1 > 4 {
@@ -101,7 +107,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         _ => 375,
     };
     if (header_size as usize) < min_header || header_size as usize > data.len() {
-        return Err(FormatError::at_byte(94, format!("header size {header_size} is impossible for LAS 1.{} in a {}-byte file", version.1, data.len())));
+        return Err(FormatError::at_byte(
+            94,
+            format!("header size {header_size} is impossible for LAS 1.{} in a {}-byte file", version.1, data.len()),
+        ));
     }
     let data_offset = u32le(data, 96);
     let num_vlrs = u32le(data, 100);
@@ -115,7 +124,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     if record_len < FORMAT_SIZES[format as usize] {
         return Err(FormatError::at_byte(
             105,
-            format!("point record length {record_len} is shorter than point format {format}'s {} bytes", FORMAT_SIZES[format as usize]),
+            format!(
+                "point record length {record_len} is shorter than point format {format}'s {} bytes",
+                FORMAT_SIZES[format as usize]
+            ),
         ));
     }
     let legacy = u32le(data, 107) as u64;
@@ -132,7 +144,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     let offset = v3(155);
     for (k, axis) in ["x", "y", "z"].iter().enumerate() {
         if !(scale[k].is_finite() && scale[k] != 0.0) {
-            return Err(FormatError::at_byte(131 + 8 * k, format!("{axis} scale {} is not a finite non-zero number", scale[k])));
+            return Err(FormatError::at_byte(
+                131 + 8 * k,
+                format!("{axis} scale {} is not a finite non-zero number", scale[k]),
+            ));
         }
         if !offset[k].is_finite() {
             return Err(FormatError::at_byte(155 + 8 * k, format!("{axis} offset {} is not finite", offset[k])));
@@ -141,7 +156,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     let max = [f64le(data, 179), f64le(data, 195), f64le(data, 211)];
     let min = [f64le(data, 187), f64le(data, 203), f64le(data, 219)];
     if (data_offset as usize) < header_size as usize || data_offset as usize > data.len() {
-        return Err(FormatError::at_byte(96, format!("offset to point data {data_offset} is outside the {}-byte file", data.len())));
+        return Err(FormatError::at_byte(
+            96,
+            format!("offset to point data {data_offset} is outside the {}-byte file", data.len()),
+        ));
     }
     Ok(Header {
         version,
@@ -169,14 +187,24 @@ pub fn vlrs(data: &[u8], h: &Header) -> Result<Vec<Vlr>, FormatError> {
     let mut out = Vec::new();
     for k in 0..h.num_vlrs {
         if at + 54 > end {
-            return Err(FormatError::at_byte(at, format!("VLR {k} of {} runs past the start of the point data (byte {end})", h.num_vlrs)));
+            return Err(FormatError::at_byte(
+                at,
+                format!("VLR {k} of {} runs past the start of the point data (byte {end})", h.num_vlrs),
+            ));
         }
         let len = u16le(data, at + 20) as usize;
         let data_start = at + 54;
         if data_start + len > end {
-            return Err(FormatError::at_byte(at, format!("VLR {k} ({len} bytes) runs past the start of the point data (byte {end})")));
+            return Err(FormatError::at_byte(
+                at,
+                format!("VLR {k} ({len} bytes) runs past the start of the point data (byte {end})"),
+            ));
         }
-        out.push(Vlr { user_id: text(&data[at + 2..at + 18]), record_id: u16le(data, at + 18), data: data_start..data_start + len });
+        out.push(Vlr {
+            user_id: text(&data[at + 2..at + 18]),
+            record_id: u16le(data, at + 18),
+            data: data_start..data_start + len,
+        });
         at = data_start + len;
     }
     Ok(out)
@@ -221,7 +249,11 @@ pub(crate) fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + 
             let v = [u16le(rec, o), u16le(rec, o + 2), u16le(rec, o + 4)];
             r.aux = v[0].max(v[1]).max(v[2]);
             r.rgb16 = Some(v);
-            r.rgba = if eight_bit { [v[0] as u8, v[1] as u8, v[2] as u8, 255] } else { [(v[0] >> 8) as u8, (v[1] >> 8) as u8, (v[2] >> 8) as u8, 255] };
+            r.rgba = if eight_bit {
+                [v[0] as u8, v[1] as u8, v[2] as u8, 255]
+            } else {
+                [(v[0] >> 8) as u8, (v[1] >> 8) as u8, (v[2] >> 8) as u8, 255]
+            };
         }
         r
     }
@@ -230,7 +262,8 @@ pub(crate) fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + 
 fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
     let copc = vlrs.iter().any(|v| v.user_id == "copc");
     let kind = if h.compressed { "LAZ" } else { "LAS" };
-    let mut variant = format!("{kind} {}.{}, point format {} ({}-byte records)", h.version.0, h.version.1, h.format, h.record_len);
+    let mut variant =
+        format!("{kind} {}.{}, point format {} ({}-byte records)", h.version.0, h.version.1, h.format, h.record_len);
     if copc {
         variant.push_str(", COPC (read as plain LAZ)");
     }
@@ -243,7 +276,8 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
             _ => "rgb (u16)".into(),
         });
     }
-    let mut skipped = vec!["returns".to_string(), "flags".into(), "scan angle".into(), "user data".into(), "point source id".into()];
+    let mut skipped =
+        vec!["returns".to_string(), "flags".into(), "scan angle".into(), "user data".into(), "point source id".into()];
     if !matches!(h.format, 0 | 2) {
         skipped.push("gps time".into());
     }
@@ -275,7 +309,8 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
         declared_points: Some(h.count),
         attributes,
         skipped,
-        header_bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty() && b.min.iter().chain(&b.max).all(|v| v.is_finite())),
+        header_bounds: Some(DBounds { min: h.min, max: h.max })
+            .filter(|b| !b.is_empty() && b.min.iter().chain(&b.max).all(|v| v.is_finite())),
         notes,
     }
 }
@@ -379,11 +414,11 @@ fn open_las<'a>(data: &'a [u8], h: &Header) -> Result<Body<'a>, FormatError> {
 }
 
 fn open_laz<'a>(data: &'a [u8], h: &Header, vl: &[Vlr]) -> Result<Body<'a>, FormatError> {
-    let lz = vl
-        .iter()
-        .find(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
-        .ok_or_else(|| FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into()))?;
-    let vlr = laz::LazVlr::from_buffer(&data[lz.data.clone()]).map_err(|e| FormatError::at_byte(lz.data.start, format!("LASzip VLR: {e}")))?;
+    let lz = vl.iter().find(|v| v.user_id == "laszip encoded" && v.record_id == 22204).ok_or_else(|| {
+        FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into())
+    })?;
+    let vlr = laz::LazVlr::from_buffer(&data[lz.data.clone()])
+        .map_err(|e| FormatError::at_byte(lz.data.start, format!("LASzip VLR: {e}")))?;
     let items_size: u64 = vlr.items().iter().map(|i| i.size() as u64).sum();
     if items_size != h.record_len as u64 {
         return Err(FormatError::at_byte(
@@ -397,7 +432,12 @@ fn open_laz<'a>(data: &'a [u8], h: &Header, vl: &[Vlr]) -> Result<Body<'a>, Form
     if h.count as u128 * h.record_len as u128 > data.len() as u128 * MAX_LAZ_RATIO as u128 {
         return Err(FormatError::at_byte(
             h.count_at,
-            format!("the header declares {} points of {} bytes, more than a {}-byte LAZ file can hold", h.count, h.record_len, data.len()),
+            format!(
+                "the header declares {} points of {} bytes, more than a {}-byte LAZ file can hold",
+                h.count,
+                h.record_len,
+                data.len()
+            ),
         ));
     }
     let layers = layer_count(vlr.items());
@@ -426,7 +466,15 @@ impl LasSource<'_> {
 
     /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
     /// chunk's bytes actually hold, whatever count its entry declares.
-    fn decode_laz(&self, k: usize, vlr: &laz::LazVlr, chunks: &[Chunk], layers: Option<usize>, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
+    fn decode_laz(
+        &self,
+        k: usize,
+        vlr: &laz::LazVlr,
+        chunks: &[Chunk],
+        layers: Option<usize>,
+        origin: &[f64; 3],
+        out: &mut Staging,
+    ) -> Result<(), FormatError> {
         let selection = laz::DecompressionSelection(
             laz::DecompressionSelection::XY_RETURNS_CHANNEL
                 | laz::DecompressionSelection::Z
@@ -461,7 +509,15 @@ pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_
         return out.push_records(src, stride, &record_fn(h, eight_bit), origin);
     }
     let l = layout(h.format);
-    let p = LasFast { stride, rgb: l.rgb.unwrap_or(0), class_byte: l.class_byte, class_mask: l.class_mask, scale: h.scale, offset: h.offset, origin: *origin };
+    let p = LasFast {
+        stride,
+        rgb: l.rgb.unwrap_or(0),
+        class_byte: l.class_byte,
+        class_mask: l.class_mask,
+        scale: h.scale,
+        offset: h.offset,
+        origin: *origin,
+    };
     match (l.rgb.is_some(), eight_bit) {
         (true, false) => p.run::<true, false>(src, out),
         (true, true) => p.run::<true, true>(src, out),
@@ -526,7 +582,11 @@ impl LasFast {
                 let mut rgba = [0, 0, 0, 255];
                 if RGB {
                     let c: [u8; 6] = unsafe { f.get::<6>(self.rgb) };
-                    let v = [u16::from_le_bytes([c[0], c[1]]), u16::from_le_bytes([c[2], c[3]]), u16::from_le_bytes([c[4], c[5]])];
+                    let v = [
+                        u16::from_le_bytes([c[0], c[1]]),
+                        u16::from_le_bytes([c[2], c[3]]),
+                        u16::from_le_bytes([c[4], c[5]]),
+                    ];
                     aux = aux.max(v[0]).max(v[1]).max(v[2]);
                     rgba = if EIGHT { [c[0], c[2], c[4], 255] } else { [c[1], c[3], c[5], 255] };
                 }
@@ -575,8 +635,20 @@ pub(crate) fn laz_chunk_pieces(
                 let bytes = &data[c.byte..c.byte + c.bytes];
                 let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
                 check_layers(bytes, stride, layers).map_err(at)?;
-                return super::laz::decode_layered_chunk(bytes, layout, c.points, selection, LAZ_PIECE_POINTS, scratch, piece).map_err(|e| {
-                    at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", e.after, c.points))
+                return super::laz::decode_layered_chunk(
+                    bytes,
+                    layout,
+                    c.points,
+                    selection,
+                    LAZ_PIECE_POINTS,
+                    scratch,
+                    piece,
+                )
+                .map_err(|e| {
+                    at(format!(
+                        "its data ends or breaks after {} of the {} points it should hold ({e})",
+                        e.after, c.points
+                    ))
                 });
             }
         }
@@ -619,7 +691,8 @@ pub(crate) fn laz_crate_pieces(
     }
     let r = super::catch_quietly(|| -> Result<(), FormatError> {
         let cursor = std::io::Cursor::new(bytes);
-        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version() {
+        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version()
+        {
             1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
             _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
         };
@@ -631,8 +704,13 @@ pub(crate) fn laz_crate_pieces(
             scratch.clear();
             scratch.resize(n * stride, 0);
             for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
-                dec.decompress_next(rec)
-                    .map_err(|e| at(format!("its data ends or breaks after {} of the {} points it should hold ({e})", done + i, c.points)))?;
+                dec.decompress_next(rec).map_err(|e| {
+                    at(format!(
+                        "its data ends or breaks after {} of the {} points it should hold ({e})",
+                        done + i,
+                        c.points
+                    ))
+                })?;
             }
             piece(scratch);
             done += n;
@@ -686,7 +764,8 @@ impl ChunkSource for LasSource<'_> {
     fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
         Some(match &self.body {
             Body::Las { count, .. } => {
-                let (r, stride, at) = (record_range(job, *count), self.h.record_len as usize, self.h.data_offset as usize);
+                let (r, stride, at) =
+                    (record_range(job, *count), self.h.record_len as usize, self.h.data_offset as usize);
                 at + r.start * stride..at + r.end * stride
             }
             Body::Laz { chunks, .. } => chunks[job].byte..chunks[job].byte + chunks[job].bytes,
@@ -706,7 +785,13 @@ impl ChunkSource for LasSource<'_> {
             Body::Las { records, count } => {
                 let stride = self.h.record_len as usize;
                 let r = record_range(job, *count);
-                push_las_records(out, &records[r.start * stride..r.end * stride], &self.h, self.eight_bit.load(Ordering::Relaxed), origin);
+                push_las_records(
+                    out,
+                    &records[r.start * stride..r.end * stride],
+                    &self.h,
+                    self.eight_bit.load(Ordering::Relaxed),
+                    origin,
+                );
                 Ok(())
             }
             Body::Laz { vlr, chunks, layers } => self.decode_laz(job, vlr, chunks, *layers, origin, out),
@@ -763,7 +848,10 @@ fn check_layers(chunk: &[u8], record_len: usize, layers: usize) -> Result<(), St
     }
     let sum: u64 = (0..layers).map(|k| u32le(chunk, at + 4 * k) as u64).sum();
     if sum > (chunk.len() - table_end) as u64 {
-        return Err(format!("its layers add up to {sum} bytes, more than the {} bytes that follow", chunk.len() - table_end));
+        return Err(format!(
+            "its layers add up to {sum} bytes, more than the {} bytes that follow",
+            chunk.len() - table_end
+        ));
     }
     Ok(())
 }
@@ -785,18 +873,26 @@ pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<
     }
     // The table follows the 8-byte offset itself and the chunks, and holds at least its 8-byte head.
     if table_at < start as i64 + 8 || table_at as u64 + 8 > data.len() as u64 {
-        return Err(FormatError::at_byte(start, format!("LAZ chunk table offset {table_at} is outside the point data")));
+        return Err(FormatError::at_byte(
+            start,
+            format!("LAZ chunk table offset {table_at} is outside the point data"),
+        ));
     }
     let table_at = table_at as usize;
     let n_chunks = u32le(data, table_at + 4) as usize;
     let data_bytes = table_at - start - 8;
     if n_chunks > data_bytes / 8 + 1 {
-        return Err(FormatError::at_byte(table_at, format!("the LAZ chunk table lists {n_chunks} chunks, more than {data_bytes} bytes of point data can hold")));
+        return Err(FormatError::at_byte(
+            table_at,
+            format!("the LAZ chunk table lists {n_chunks} chunks, more than {data_bytes} bytes of point data can hold"),
+        ));
     }
     let mut cursor = std::io::Cursor::new(data);
     cursor.set_position(start as u64);
     let table = super::catch_quietly(|| laz::laszip::ChunkTable::read_from(&mut cursor, vlr))
-        .map_err(|m| FormatError::at_byte(table_at, format!("the LAZ chunk table is corrupt (the decoder failed: {m})")))?
+        .map_err(|m| {
+            FormatError::at_byte(table_at, format!("the LAZ chunk table is corrupt (the decoder failed: {m})"))
+        })?
         .map_err(|e| FormatError::at_byte(table_at, format!("LAZ chunk table: {e}")))?;
     let entries: &[ChunkTableEntry] = table.as_ref();
     let mut chunks = Vec::with_capacity(entries.len());
@@ -822,11 +918,17 @@ pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<
         if points > left || (!vlr.uses_variable_size_chunks() && points == 0) {
             return Err(FormatError::at_byte(
                 table_at,
-                format!("the LAZ chunk table's chunks hold more than the {} points the header declares (chunk {k})", h.count),
+                format!(
+                    "the LAZ chunk table's chunks hold more than the {} points the header declares (chunk {k})",
+                    h.count
+                ),
             ));
         }
         if e.byte_count > (table_at - byte) as u64 {
-            return Err(FormatError::at_byte(byte, format!("LAZ chunk {k} ({} bytes) runs past the chunk table at byte {table_at}", e.byte_count)));
+            return Err(FormatError::at_byte(
+                byte,
+                format!("LAZ chunk {k} ({} bytes) runs past the chunk table at byte {table_at}", e.byte_count),
+            ));
         }
         chunks.push(Chunk { byte, bytes: e.byte_count as usize, points: points as usize });
         byte += e.byte_count as usize;

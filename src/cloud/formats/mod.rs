@@ -213,7 +213,11 @@ impl Progress {
     }
 
     /// A bar that also counts into `shared` (a window's view of the load).
-    pub fn with_shared(total: u64, enabled: bool, shared: std::sync::Arc<crate::cloud::progress::LoadProgress>) -> Progress {
+    pub fn with_shared(
+        total: u64,
+        enabled: bool,
+        shared: std::sync::Arc<crate::cloud::progress::LoadProgress>,
+    ) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template("loading {prefix}{bar:40} {human_pos}/{human_len} points ({msg}, ETA {eta})")
@@ -272,7 +276,10 @@ static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
 
 /// The text of a caught panic.
 pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into())
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
 }
 
 /// Runs `f` and turns a panic inside it (on this thread) into `Err(message)`, without the panic hook

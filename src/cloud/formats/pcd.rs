@@ -12,8 +12,8 @@
 //! chunks, each line holding exactly the values the fields take. NaN points (the holes of organized clouds) are dropped and counted. The `VIEWPOINT` (the
 //! sensor pose) is reported, not applied, as PCL does.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError,
-    ReadOptions, Rec, Scalar, TextChunk,
+    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
+    FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use rayon::prelude::*;
@@ -61,7 +61,8 @@ pub fn sniff(data: &[u8]) -> bool {
 pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     let mut at = 0usize;
     let mut line_no = 0u64;
-    let (mut names, mut sizes, mut types, mut counts): (Vec<String>, Vec<usize>, Vec<char>, Vec<usize>) = Default::default();
+    let (mut names, mut sizes, mut types, mut counts): (Vec<String>, Vec<usize>, Vec<char>, Vec<usize>) =
+        Default::default();
     let (mut version, mut viewpoint) = (String::new(), String::new());
     let (mut width, mut height, mut points) = (None, None, None);
     loop {
@@ -81,7 +82,9 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         }
         let rest: Vec<&str> = w.collect();
         let nums = |what: &str| -> Result<Vec<usize>, FormatError> {
-            rest.iter().map(|t| t.parse::<usize>().map_err(|_| err(format!("{what}: '{t}' is not a whole number")))).collect()
+            rest.iter()
+                .map(|t| t.parse::<usize>().map_err(|_| err(format!("{what}: '{t}' is not a whole number"))))
+                .collect()
         };
         let one = |what: &str| -> Result<u64, FormatError> {
             rest.first().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| err(format!("{what} needs a whole number")))
@@ -134,7 +137,9 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
                         ('U', 8) => Scalar::U64,
                         ('F', 4) => Scalar::F32,
                         ('F', 8) => Scalar::F64,
-                        (t, s) => return Err(err(format!("field '{}': TYPE {t} with SIZE {s} is not a PCD type", names[i]))),
+                        (t, s) => {
+                            return Err(err(format!("field '{}': TYPE {t} with SIZE {s} is not a PCD type", names[i])))
+                        }
                     };
                     if counts[i] == 0 || counts[i] > 1 << 16 {
                         return Err(err(format!("field '{}': COUNT {} is impossible", names[i], counts[i])));
@@ -188,7 +193,8 @@ fn roles(h: &Header) -> Result<Roles, FormatError> {
     }
     let packed = pos(&["rgb", "rgba"]).filter(|&i| h.fields[i].ty.size() == 4);
     let sep = [pos(&["r", "red"]), pos(&["g", "green"]), pos(&["b", "blue"])];
-    let rgb = if packed.is_none() && sep.iter().all(|s| s.is_some()) { Some(sep.map(|s| s.unwrap_or(0))) } else { None };
+    let rgb =
+        if packed.is_none() && sep.iter().all(|s| s.is_some()) { Some(sep.map(|s| s.unwrap_or(0))) } else { None };
     Ok(Roles { xyz, packed, rgb, intensity: pos(&["intensity"]), class: pos(&["classification"]) })
 }
 
@@ -215,19 +221,29 @@ fn info(h: &Header, r: &Roles) -> FileInfo {
     if let Some(i) = r.class {
         attributes.push(format!("classification ({})", ty(i)));
     }
-    let used = |i: usize| r.xyz.contains(&i) || r.packed == Some(i) || r.rgb.is_some_and(|c| c.contains(&i)) || r.intensity == Some(i) || r.class == Some(i);
+    let used = |i: usize| {
+        r.xyz.contains(&i)
+            || r.packed == Some(i)
+            || r.rgb.is_some_and(|c| c.contains(&i))
+            || r.intensity == Some(i)
+            || r.class == Some(i)
+    };
     let skipped = h.fields.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, f)| f.name.clone()).collect();
     let data = match h.data {
         DataKind::Ascii => "ascii",
         DataKind::Binary => "binary",
         DataKind::BinaryCompressed => "binary_compressed",
     };
-    let mut notes = vec![format!("width {} height {}{}", h.width, h.height, if h.height > 1 { " (organized)" } else { "" })];
+    let mut notes =
+        vec![format!("width {} height {}{}", h.width, h.height, if h.height > 1 { " (organized)" } else { "" })];
     if !h.viewpoint.is_empty() {
         notes.push(format!("viewpoint {} (not applied)", h.viewpoint));
     }
     FileInfo {
-        variant: format!("{data}{}", if h.version.is_empty() { String::new() } else { format!(", version {}", h.version) }),
+        variant: format!(
+            "{data}{}",
+            if h.version.is_empty() { String::new() } else { format!(", version {}", h.version) }
+        ),
         declared_points: Some(h.points),
         attributes,
         skipped,
@@ -246,7 +262,11 @@ fn record_fn<'a>(h: &'a Header, r: &Roles) -> impl Fn(&[u8]) -> Rec + Sync + 'a 
     let class = r.class.map(f);
     move |rec: &[u8]| {
         let mut out = Rec {
-            xyz: [xyz[0].0.read(rec, xyz[0].1, true), xyz[1].0.read(rec, xyz[1].1, true), xyz[2].0.read(rec, xyz[2].1, true)],
+            xyz: [
+                xyz[0].0.read(rec, xyz[0].1, true),
+                xyz[1].0.read(rec, xyz[1].1, true),
+                xyz[2].0.read(rec, xyz[2].1, true),
+            ],
             rgba: [0, 0, 0, 255],
             ..Default::default()
         };
@@ -255,7 +275,12 @@ fn record_fn<'a>(h: &'a Header, r: &Roles) -> impl Fn(&[u8]) -> Rec + Sync + 'a 
             out.rgba = [(w >> 16) as u8, (w >> 8) as u8, w as u8, 255];
         }
         if let Some(c) = rgb {
-            out.rgba = [c[0].0.read_color(rec, c[0].1, true), c[1].0.read_color(rec, c[1].1, true), c[2].0.read_color(rec, c[2].1, true), 255];
+            out.rgba = [
+                c[0].0.read_color(rec, c[0].1, true),
+                c[1].0.read_color(rec, c[1].1, true),
+                c[2].0.read_color(rec, c[2].1, true),
+                255,
+            ];
         }
         if let Some((t, o)) = inten {
             out.intensity = t.read(rec, o, true) as f32;
@@ -340,7 +365,10 @@ pub fn open(data: &[u8]) -> Result<PcdSource<'_>, FormatError> {
             if need > avail || (h.record_size == 0 && h.points > 0) {
                 return Err(FormatError::at_byte(
                     h.body,
-                    format!("the header declares {} points of {} bytes ({need} bytes), but only {avail} bytes follow it", h.points, h.record_size),
+                    format!(
+                        "the header declares {} points of {} bytes ({need} bytes), but only {avail} bytes follow it",
+                        h.points, h.record_size
+                    ),
                 ));
             }
             Body::Binary(&data[h.body..h.body + need as usize])
@@ -351,7 +379,11 @@ pub fn open(data: &[u8]) -> Result<PcdSource<'_>, FormatError> {
             if h.points > (data.len() - start) as u64 / 2 + 1 {
                 return Err(FormatError::at_line(
                     h.lines + 1,
-                    format!("the header declares {} points, more than the {} bytes after it can hold", h.points, data.len() - start),
+                    format!(
+                        "the header declares {} points, more than the {} bytes after it can hold",
+                        h.points,
+                        data.len() - start
+                    ),
                 ));
             }
             Body::Ascii(text_chunks(&data[start..], h.lines + 1, 4 << 20))
@@ -375,11 +407,15 @@ impl PcdSource<'_> {
                 continue;
             }
             if vals.len() != width {
-                return Err(FormatError::at_line(line_no, format!("{} values, the header's fields take {width}", vals.len())));
+                return Err(FormatError::at_line(
+                    line_no,
+                    format!("{} values, the header's fields take {width}", vals.len()),
+                ));
             }
             let num = |i: usize| -> Result<f64, FormatError> {
                 let t = vals[col[i]];
-                t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name)))
+                t.parse::<f64>()
+                    .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name)))
             };
             let xyz = [num(r.xyz[0])?, num(r.xyz[1])?, num(r.xyz[2])?];
             let mut rgba = [0, 0, 0, 255];
@@ -474,7 +510,12 @@ impl ChunkSource for PcdSource<'_> {
     }
 
     fn precision(&self) -> Precision {
-        if self.roles.xyz.iter().all(|&i| matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)) {
+        if self
+            .roles
+            .xyz
+            .iter()
+            .all(|&i| matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16))
+        {
             Precision::F32
         } else {
             Precision::F64
@@ -497,16 +538,23 @@ fn decompress(data: &[u8], h: &Header) -> Result<Vec<u8>, FormatError> {
     if uncompressed as u128 != expect {
         return Err(FormatError::at_byte(
             at + 4,
-            format!("the uncompressed size {uncompressed} is not {} points × {} bytes = {expect}", h.points, h.record_size),
+            format!(
+                "the uncompressed size {uncompressed} is not {} points × {} bytes = {expect}",
+                h.points, h.record_size
+            ),
         ));
     }
     if compressed > data.len() - at - 8 {
-        return Err(FormatError::at_byte(at, format!("the compressed size {compressed} is larger than the {} bytes that follow", data.len() - at - 8)));
+        return Err(FormatError::at_byte(
+            at,
+            format!("the compressed size {compressed} is larger than the {} bytes that follow", data.len() - at - 8),
+        ));
     }
     if uncompressed > compressed as u64 * LZF_MAX_RATIO {
         return Err(FormatError::at_byte(at + 4, format!("{compressed} LZF bytes cannot hold {uncompressed} bytes")));
     }
-    let soa = lzf_decompress(&data[at + 8..at + 8 + compressed], uncompressed as usize).map_err(|(off, m)| FormatError::at_byte(at + 8 + off, m))?;
+    let soa = lzf_decompress(&data[at + 8..at + 8 + compressed], uncompressed as usize)
+        .map_err(|(off, m)| FormatError::at_byte(at + 8 + off, m))?;
     // Field by field (each field's values for all points) → record by record.
     let n = h.points as usize;
     let rs = h.record_size;
@@ -554,11 +602,15 @@ pub fn lzf_decompress(input: &[u8], out_len: usize) -> Result<Vec<u8>, (usize, S
         } else {
             let mut len = ctrl >> 5;
             if len == 7 {
-                let Some(&extra) = input.get(ip) else { return Err((at, "LZF back reference past the end of the data".into())) };
+                let Some(&extra) = input.get(ip) else {
+                    return Err((at, "LZF back reference past the end of the data".into()));
+                };
                 len += extra as usize;
                 ip += 1;
             }
-            let Some(&low) = input.get(ip) else { return Err((at, "LZF back reference past the end of the data".into())) };
+            let Some(&low) = input.get(ip) else {
+                return Err((at, "LZF back reference past the end of the data".into()));
+            };
             ip += 1;
             let dist = ((ctrl & 0x1f) << 8) + low as usize + 1;
             let len = len + 2;

@@ -16,8 +16,8 @@
 //! memory-mapped file; vertex records with list properties are walked one by one. Ascii vertex lines
 //! are parsed in line-aligned pieces, and a line must hold exactly the values its properties take.
 use super::{
-    color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
-    Fields, FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded,
+    Fields, FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
@@ -114,7 +114,11 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     let end = find(window, b"\nend_header").map(|i| i + 1).ok_or_else(|| {
         FormatError::at_byte(
             0,
-            if data.len() > MAX_HEADER_BYTES { "no 'end_header' in the first MiB" } else { "no 'end_header': the header is truncated" },
+            if data.len() > MAX_HEADER_BYTES {
+                "no 'end_header' in the first MiB"
+            } else {
+                "no 'end_header': the header is truncated"
+            },
         )
     })?;
     // The body starts after the end_header line's newline.
@@ -149,7 +153,9 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
             Some("element") => {
                 let name = w.next().ok_or_else(|| err("element without a name".into()))?.to_string();
                 let count_text = w.next().unwrap_or("");
-                let count = count_text.parse::<u64>().map_err(|_| err(format!("element '{name}': '{count_text}' is not a count")))?;
+                let count = count_text
+                    .parse::<u64>()
+                    .map_err(|_| err(format!("element '{name}': '{count_text}' is not a count")))?;
                 elements.push(Element { name, count, props: Vec::new() });
             }
             Some("property") => {
@@ -205,7 +211,8 @@ fn roles(el: &Element) -> Result<(Roles, Vec<String>), FormatError> {
     r.intensity = pos(&["intensity", "scalar_intensity", "reflectance"])
         .or_else(|| names.iter().position(|n| n.starts_with("scalar_") && n != "scalar_classification"));
     r.class = pos(&["classification", "scalar_classification", "class"]);
-    let missing: Vec<&str> = ["x", "y", "z"].into_iter().zip(r.xyz).filter(|(_, i)| i.is_none()).map(|(a, _)| a).collect();
+    let missing: Vec<&str> =
+        ["x", "y", "z"].into_iter().zip(r.xyz).filter(|(_, i)| i.is_none()).map(|(a, _)| a).collect();
     if !missing.is_empty() {
         return Err(FormatError::Invalid(format!(
             "the vertex element has no '{}' property (it has: {})",
@@ -256,8 +263,12 @@ fn info_of(h: &Header, el: &Element, r: &Roles, skipped: Vec<String>) -> FileInf
     if let Some(i) = r.class {
         attributes.push(format!("classification ({}, {})", ty(Some(i)), el.props[i].name));
     }
-    let others: Vec<String> =
-        h.elements.iter().filter(|e| e.name != el.name).map(|e| format!("element {} ({} items, not read)", e.name, e.count)).collect();
+    let others: Vec<String> = h
+        .elements
+        .iter()
+        .filter(|e| e.name != el.name)
+        .map(|e| format!("element {} ({} items, not read)", e.name, e.count))
+        .collect();
     FileInfo {
         variant: format!("{enc} {}", h.version),
         declared_points: Some(el.count),
@@ -271,10 +282,12 @@ fn info_of(h: &Header, el: &Element, r: &Roles, skipped: Vec<String>) -> FileInf
 /// Where the vertex element's data starts (bytes for binary, lines for ascii), skipping the elements
 /// before it.
 fn vertex_element(h: &Header) -> Result<usize, FormatError> {
-    h.elements
-        .iter()
-        .position(|e| e.name == "vertex")
-        .ok_or_else(|| FormatError::Invalid(format!("no 'vertex' element (elements: {})", h.elements.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))))
+    h.elements.iter().position(|e| e.name == "vertex").ok_or_else(|| {
+        FormatError::Invalid(format!(
+            "no 'vertex' element (elements: {})",
+            h.elements.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    })
 }
 
 /// Whether `p` of `el` is a face's list of vertex indices (whose entries must name vertices).
@@ -287,7 +300,10 @@ fn is_face_list(el: &Element, p: &Property) -> bool {
 /// least 3 vertices, each an index below `vertices`: a face list read from the wrong place fails that.
 fn skip_binary(data: &[u8], start: usize, el: &Element, le: bool, vertices: u64) -> Result<usize, FormatError> {
     let short = |at: usize, k: u64| {
-        FormatError::at_byte(at, format!("the file ends inside element '{}' (in record {k} of the {} declared)", el.name, el.count))
+        FormatError::at_byte(
+            at,
+            format!("the file ends inside element '{}' (in record {k} of the {} declared)", el.name, el.count),
+        )
     };
     if let Some(size) = el.fixed_size() {
         let left = (data.len() - start) as u64;
@@ -309,13 +325,18 @@ fn skip_binary(data: &[u8], start: usize, el: &Element, le: bool, vertices: u64)
                     if !(0.0..=(data.len() - at) as f64).contains(&n) {
                         return Err(FormatError::at_byte(
                             at,
-                            format!("list '{}' of element '{}' (record {k}): length {n} is impossible here", p.name, el.name),
+                            format!(
+                                "list '{}' of element '{}' (record {k}): length {n} is impossible here",
+                                p.name, el.name
+                            ),
                         ));
                     }
                     let items = at + count.size();
                     at = items + n as usize * item.size();
                     if at <= data.len() && is_face_list(el, p) {
-                        let bad = |m: String| FormatError::at_byte(items - count.size(), format!("element '{}' record {k}: {m}", el.name));
+                        let bad = |m: String| {
+                            FormatError::at_byte(items - count.size(), format!("element '{}' record {k}: {m}", el.name))
+                        };
                         if n < 3.0 {
                             return Err(bad(format!("a face of {n} vertices (a face needs at least 3)")));
                         }
@@ -344,7 +365,8 @@ pub fn estimate(data: &[u8]) -> Option<DBounds> {
     let (r, _) = roles(el).ok()?;
     match h.encoding {
         Encoding::Ascii => {
-            let start = ascii_skip_lines(data, h.body, h.lines + 1, h.elements[..vi].iter().map(|e| e.count).sum()).ok()?.0;
+            let start =
+                ascii_skip_lines(data, h.body, h.lines + 1, h.elements[..vi].iter().map(|e| e.count).sum()).ok()?.0;
             let text = std::str::from_utf8(&data[start..data.len().min(start + (1 << 16))]).ok()?;
             sample_bounds(text.lines().take(64).filter_map(|l| {
                 let v: Vec<f64> = l.split_ascii_whitespace().filter_map(|t| t.parse().ok()).collect();
@@ -422,9 +444,18 @@ impl FixedDec {
             ..Default::default()
         };
         if let Some(c) = self.rgb {
-            out.rgba = [c[0].0.read_color(rec, c[0].1, le), c[1].0.read_color(rec, c[1].1, le), c[2].0.read_color(rec, c[2].1, le), 255];
+            out.rgba = [
+                c[0].0.read_color(rec, c[0].1, le),
+                c[1].0.read_color(rec, c[1].1, le),
+                c[2].0.read_color(rec, c[2].1, le),
+                255,
+            ];
             if c[0].0 != Scalar::U8 {
-                out.rgb16 = Some([c[0].0.read_color16(rec, c[0].1, le), c[1].0.read_color16(rec, c[1].1, le), c[2].0.read_color16(rec, c[2].1, le)]);
+                out.rgb16 = Some([
+                    c[0].0.read_color16(rec, c[0].1, le),
+                    c[1].0.read_color16(rec, c[1].1, le),
+                    c[2].0.read_color16(rec, c[2].1, le),
+                ]);
             }
         }
         if let Some((s, o)) = self.inten {
@@ -451,7 +482,13 @@ impl FixedDec {
     }
 
     /// Runs the loop compiled for AVX2 where the CPU has it, else the baseline one.
-    fn push_fast_in<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+    fn push_fast_in<const RGB: bool, const STD: bool>(
+        &self,
+        src: &[u8],
+        size: usize,
+        origin: &[f64; 3],
+        out: &mut Staging,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above), all `push_avx2` asks for.
@@ -462,21 +499,41 @@ impl FixedDec {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn push_avx2<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+    unsafe fn push_avx2<const RGB: bool, const STD: bool>(
+        &self,
+        src: &[u8],
+        size: usize,
+        origin: &[f64; 3],
+        out: &mut Staging,
+    ) {
         self.push_loop::<RGB, STD>(src, size, origin, out)
     }
 
     #[inline(always)]
-    fn push_loop<const RGB: bool, const STD: bool>(&self, src: &[u8], size: usize, origin: &[f64; 3], out: &mut Staging) {
+    fn push_loop<const RGB: bool, const STD: bool>(
+        &self,
+        src: &[u8],
+        size: usize,
+        origin: &[f64; 3],
+        out: &mut Staging,
+    ) {
         let n = src.len() / size;
-        let (xo, c) = if STD { ([0, 4, 8], [12, 13, 14]) } else { (self.xyz.map(|f| f.1), self.rgb.map(|c| c.map(|f| f.1)).unwrap_or([0; 3])) };
+        let (xo, c) = if STD {
+            ([0, 4, 8], [12, 13, 14])
+        } else {
+            (self.xyz.map(|f| f.1), self.rgb.map(|c| c.map(|f| f.1)).unwrap_or([0; 3]))
+        };
         let zero = *origin == [0.0; 3];
         let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         let mut kept = 0usize;
         {
             let (pts, _, _) = out.spare(n);
             // Every field read below ends within the record (checked once per record, cheaply).
-            let needed = (xo.iter().max().copied().unwrap_or(0) + 4).max(if RGB { c.iter().max().copied().unwrap_or(0) + 1 } else { 0 });
+            let needed = (xo.iter().max().copied().unwrap_or(0) + 4).max(if RGB {
+                c.iter().max().copied().unwrap_or(0) + 1
+            } else {
+                0
+            });
             for rec in src.chunks_exact(size).take(n) {
                 let f = Fields::new(rec, needed);
                 // SAFETY (every `get` below): the offsets are this layout's fields, all under `needed`.
@@ -496,14 +553,23 @@ impl FixedDec {
                 let pos = if zero {
                     v
                 } else {
-                    [(v[0] as f64 - origin[0]) as f32, (v[1] as f64 - origin[1]) as f32, (v[2] as f64 - origin[2]) as f32]
+                    [
+                        (v[0] as f64 - origin[0]) as f32,
+                        (v[1] as f64 - origin[1]) as f32,
+                        (v[2] as f64 - origin[2]) as f32,
+                    ]
                 };
                 let rgba = if RGB {
                     if STD {
                         let b: [u8; 3] = unsafe { f.get::<3>(12) };
                         [b[0], b[1], b[2], 255]
                     } else {
-                        [unsafe { f.get::<1>(c[0]) }[0], unsafe { f.get::<1>(c[1]) }[0], unsafe { f.get::<1>(c[2]) }[0], 255]
+                        [
+                            unsafe { f.get::<1>(c[0]) }[0],
+                            unsafe { f.get::<1>(c[1]) }[0],
+                            unsafe { f.get::<1>(c[2]) }[0],
+                            255,
+                        ]
                     }
                 } else {
                     [0, 0, 0, 255]
@@ -549,7 +615,13 @@ pub fn open(data: &[u8]) -> Result<PlySource<'_>, FormatError> {
     Ok(PlySource { data, h, vi, roles, body, info })
 }
 
-fn open_binary<'a>(data: &'a [u8], h: &Header, vi: usize, r: &Roles, info: &mut FileInfo) -> Result<Body<'a>, FormatError> {
+fn open_binary<'a>(
+    data: &'a [u8],
+    h: &Header,
+    vi: usize,
+    r: &Roles,
+    info: &mut FileInfo,
+) -> Result<Body<'a>, FormatError> {
     let le = h.encoding == Encoding::BinaryLittleEndian;
     let mut start = h.body;
     let vertices = h.elements[vi].count;
@@ -585,7 +657,11 @@ fn open_binary<'a>(data: &'a [u8], h: &Header, vi: usize, r: &Roles, info: &mut 
     let rgb = r.rgb.map(field);
     let rgb = if rgb.iter().all(|c| c.is_some()) { Some(rgb.map(|c| c.unwrap_or((Scalar::U8, 0)))) } else { None };
     let (inten, class) = (field(r.intensity), field(r.class));
-    let fast = le && xyz.iter().all(|f| f.0 == Scalar::F32) && rgb.is_none_or(|c| c.iter().all(|f| f.0 == Scalar::U8)) && inten.is_none() && class.is_none();
+    let fast = le
+        && xyz.iter().all(|f| f.0 == Scalar::F32)
+        && rgb.is_none_or(|c| c.iter().all(|f| f.0 == Scalar::U8))
+        && inten.is_none()
+        && class.is_none();
     let dec = FixedDec { le, xyz, rgb, inten, class, fast };
     Ok(Body::Fixed { records: &data[start..end], size, count: el.count as usize, dec })
 }
@@ -602,11 +678,19 @@ fn open_ascii<'a>(data: &'a [u8], h: &Header, vi: usize, info: &mut FileInfo) ->
     if el.count > (data.len() - start) as u64 / min_line + 1 {
         return Err(FormatError::at_line(
             first_line,
-            format!("the header declares {} vertices, more than the {} bytes after it can hold", el.count, data.len() - start),
+            format!(
+                "the header declares {} vertices, more than the {} bytes after it can hold",
+                el.count,
+                data.len() - start
+            ),
         ));
     }
-    let (end, mut line) = ascii_skip_lines(data, start, first_line, el.count)
-        .map_err(|e| FormatError::at_line(first_line, format!("the header declares {} vertices but fewer vertex lines follow ({e})", el.count)))?;
+    let (end, mut line) = ascii_skip_lines(data, start, first_line, el.count).map_err(|e| {
+        FormatError::at_line(
+            first_line,
+            format!("the header declares {} vertices but fewer vertex lines follow ({e})", el.count),
+        )
+    })?;
     let mut at = end;
     for e in &h.elements[vi + 1..] {
         (at, line) = ascii_element(data, at, line, e, el.count)?;
@@ -620,12 +704,21 @@ fn open_ascii<'a>(data: &'a [u8], h: &Header, vi: usize, info: &mut FileInfo) ->
 /// Checks the `el.count` ascii lines of `el` from `at` (line number `line`): each must hold the values
 /// its properties take (lists: their length, then that many; faces: at least 3 indices below
 /// `vertices`). Returns the offset and line after them.
-fn ascii_element(data: &[u8], mut at: usize, mut line: u64, el: &Element, vertices: u64) -> Result<(usize, u64), FormatError> {
+fn ascii_element(
+    data: &[u8],
+    mut at: usize,
+    mut line: u64,
+    el: &Element,
+    vertices: u64,
+) -> Result<(usize, u64), FormatError> {
     for k in 0..el.count {
         // The next non-empty line.
         let text = loop {
             if at >= data.len() {
-                return Err(FormatError::at_line(line, format!("the file ends inside element '{}' ({k} of its {} lines)", el.name, el.count)));
+                return Err(FormatError::at_line(
+                    line,
+                    format!("the file ends inside element '{}' ({k} of its {} lines)", el.name, el.count),
+                ));
             }
             let end = memchr::memchr(b'\n', &data[at..]).map(|i| at + i + 1).unwrap_or(data.len());
             let l = &data[at..end];
@@ -639,24 +732,36 @@ fn ascii_element(data: &[u8], mut at: usize, mut line: u64, el: &Element, vertic
         let text = std::str::from_utf8(text).map_err(|_| FormatError::at_line(here, "not UTF-8 text"))?;
         let mut tokens = text.split_ascii_whitespace();
         for p in &el.props {
-            let missing = || FormatError::at_line(here, format!("element '{}': the line ends before '{}'", el.name, p.name));
+            let missing =
+                || FormatError::at_line(here, format!("element '{}': the line ends before '{}'", el.name, p.name));
             let t = tokens.next().ok_or_else(missing)?;
             if let Kind::List { .. } = p.kind {
-                let n = t.parse::<u64>().map_err(|_| FormatError::at_line(here, format!("element '{}': list length '{t}' is not a count", el.name)))?;
+                let n = t.parse::<u64>().map_err(|_| {
+                    FormatError::at_line(here, format!("element '{}': list length '{t}' is not a count", el.name))
+                })?;
                 let face = is_face_list(el, p);
                 if face && n < 3 {
-                    return Err(FormatError::at_line(here, format!("element '{}': a face of {n} vertices (a face needs at least 3)", el.name)));
+                    return Err(FormatError::at_line(
+                        here,
+                        format!("element '{}': a face of {n} vertices (a face needs at least 3)", el.name),
+                    ));
                 }
                 for _ in 0..n {
                     let v = tokens.next().ok_or_else(missing)?;
                     if face && v.parse::<u64>().map_or(true, |v| v >= vertices) {
-                        return Err(FormatError::at_line(here, format!("element '{}': vertex index '{v}' is not one of the {vertices} vertices", el.name)));
+                        return Err(FormatError::at_line(
+                            here,
+                            format!("element '{}': vertex index '{v}' is not one of the {vertices} vertices", el.name),
+                        ));
                     }
                 }
             }
         }
         if tokens.next().is_some() {
-            return Err(FormatError::at_line(here, format!("element '{}': more values on the line than its properties take", el.name)));
+            return Err(FormatError::at_line(
+                here,
+                format!("element '{}': more values on the line than its properties take", el.name),
+            ));
         }
     }
     Ok((at, line))
@@ -695,8 +800,12 @@ impl PlySource<'_> {
     /// One piece of vertex lines.
     fn decode_ascii(&self, c: &TextChunk, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
         let (el, r) = (&self.h.elements[self.vi], &self.roles);
-        let text = std::str::from_utf8(c.text)
-            .map_err(|e| FormatError::at_line(c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64, "not UTF-8 text"))?;
+        let text = std::str::from_utf8(c.text).map_err(|e| {
+            FormatError::at_line(
+                c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64,
+                "not UTF-8 text",
+            )
+        })?;
         for (k, line) in text.split('\n').enumerate() {
             let line_no = c.first_line + k as u64;
             let mut tokens = line.split_ascii_whitespace().peekable();
@@ -708,8 +817,11 @@ impl PlySource<'_> {
             let (mut inten, mut class) = (0f32, 0u8);
             for (i, p) in el.props.iter().enumerate() {
                 let mut next = || -> Result<f64, FormatError> {
-                    let t = tokens.next().ok_or_else(|| FormatError::at_line(line_no, format!("the vertex has too few values: '{}' is missing", p.name)))?;
-                    t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", p.name)))
+                    let t = tokens.next().ok_or_else(|| {
+                        FormatError::at_line(line_no, format!("the vertex has too few values: '{}' is missing", p.name))
+                    })?;
+                    t.parse::<f64>()
+                        .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", p.name)))
                 };
                 match p.kind {
                     Kind::Scalar(s) => {
@@ -728,7 +840,10 @@ impl PlySource<'_> {
                 }
             }
             if tokens.next().is_some() {
-                return Err(FormatError::at_line(line_no, format!("the vertex line has more values than its {} properties take", el.props.len())));
+                return Err(FormatError::at_line(
+                    line_no,
+                    format!("the vertex line has more values than its {} properties take", el.props.len()),
+                ));
             }
             out.push(vals, rgba, inten, class, origin);
         }
@@ -811,7 +926,11 @@ impl ChunkSource for PlySource<'_> {
 
     fn precision(&self) -> Precision {
         let el = &self.h.elements[self.vi];
-        let f32_only = self.roles.xyz.iter().all(|i| i.is_some_and(|i| matches!(kind_scalar(&el.props[i]), Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)));
+        let f32_only = self.roles.xyz.iter().all(|i| {
+            i.is_some_and(|i| {
+                matches!(kind_scalar(&el.props[i]), Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)
+            })
+        });
         if f32_only {
             Precision::F32
         } else {
@@ -823,7 +942,16 @@ impl ChunkSource for PlySource<'_> {
 /// Stores value `v` of vertex property `i` where its role says.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn assign(r: &Roles, i: usize, s: Scalar, v: f64, xyz: &mut [f64; 3], rgba: &mut [u8; 4], inten: &mut f32, class: &mut u8) {
+fn assign(
+    r: &Roles,
+    i: usize,
+    s: Scalar,
+    v: f64,
+    xyz: &mut [f64; 3],
+    rgba: &mut [u8; 4],
+    inten: &mut f32,
+    class: &mut u8,
+) {
     for k in 0..3 {
         if r.xyz[k] == Some(i) {
             xyz[k] = v;
@@ -894,7 +1022,13 @@ mod tests {
         let body = b.len();
         b.extend_from_slice(&[0u8; 20]);
         let e = read_bytes(&b).unwrap_err();
-        assert_eq!(e, FormatError::at_byte(body, "the header declares 3 vertices of 12 bytes (36 bytes), but only 20 bytes follow the header"));
+        assert_eq!(
+            e,
+            FormatError::at_byte(
+                body,
+                "the header declares 3 vertices of 12 bytes (36 bytes), but only 20 bytes follow the header"
+            )
+        );
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! every fixed-record format: positions go through f64 so the loader's origin applies to them too
 //! (with origin 0, the usual case for these local-coordinate files, the positions are copied exactly);
 //! NaN or infinite positions are dropped. The colors, alpha included, are kept as stored.
-use super::{record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec};
+use super::{
+    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError,
+    ReadOptions, Rec,
+};
 use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
 pub const RECORD_BYTES: usize = 16;
@@ -32,7 +35,10 @@ pub fn open(data: &[u8]) -> Result<RawSource<'_>, FormatError> {
     if let Some(offset) = partial_record(data.len() as u64) {
         return Err(FormatError::at_byte(
             offset as usize,
-            format!("size {} bytes is not a multiple of the 16-byte record; the partial record starts here", data.len()),
+            format!(
+                "size {} bytes is not a multiple of the 16-byte record; the partial record starts here",
+                data.len()
+            ),
         ));
     }
     Ok(RawSource { data, count: data.len() / RECORD_BYTES })

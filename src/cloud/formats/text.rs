@@ -13,7 +13,10 @@
 //! line-aligned chunks parsed on all cores; every data line must hold as many values as the first one
 //! (a line of 6 numbers in a file of 3 is two lines run together, not a point), and any line that is
 //! not numbers in the expected columns is an error naming its line.
-use super::{color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec, TextChunk};
+use super::{
+    color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec,
+    TextChunk,
+};
 use crate::cloud::stream::{ChunkSource, Staging};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,7 +205,12 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
         let pos = |role: &str| names.iter().position(|n| name_role(n) == Some(role));
         match (pos("x"), pos("y"), pos("z")) {
             (Some(x), Some(y), Some(z)) => l.xyz = [x, y, z],
-            _ => return Err(FormatError::at_line(first_line.saturating_sub(1).max(1), format!("the header names no x, y and z columns: {}", names.join(" ")))),
+            _ => {
+                return Err(FormatError::at_line(
+                    first_line.saturating_sub(1).max(1),
+                    format!("the header names no x, y and z columns: {}", names.join(" ")),
+                ))
+            }
         }
         if let (Some(r), Some(g), Some(b)) = (pos("r"), pos("g"), pos("b")) {
             l.rgb = Some(([r, g, b], color_scale(&samples, [r, g, b]).unwrap_or(ColorScale::Byte)));
@@ -237,11 +245,20 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
             }
         }
     }
-    l.min_cols = [Some(l.xyz[0]), Some(l.xyz[1]), Some(l.xyz[2]), l.rgb.map(|c| c.0[0]), l.rgb.map(|c| c.0[1]), l.rgb.map(|c| c.0[2]), l.intensity, l.class]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(2)
+    l.min_cols = [
+        Some(l.xyz[0]),
+        Some(l.xyz[1]),
+        Some(l.xyz[2]),
+        l.rgb.map(|c| c.0[0]),
+        l.rgb.map(|c| c.0[1]),
+        l.rgb.map(|c| c.0[2]),
+        l.intensity,
+        l.class,
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(2)
         + 1;
     if l.min_cols > l.columns {
         return Err(FormatError::at_line(
@@ -256,7 +273,8 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
 pub fn estimate(data: &[u8], pts: bool) -> Option<DBounds> {
     let l = layout(data, pts).ok()?;
     let text = &data[l.start..data.len().min(l.start + (1 << 16))];
-    let text = std::str::from_utf8(text).ok().or_else(|| std::str::from_utf8(&text[..text.len().saturating_sub(4)]).ok())?;
+    let text =
+        std::str::from_utf8(text).ok().or_else(|| std::str::from_utf8(&text[..text.len().saturating_sub(4)]).ok())?;
     sample_bounds(text.lines().take(256).filter_map(|line| {
         let v = numbers(line.trim(), l.sep)?;
         Some([*v.get(l.xyz[0])?, *v.get(l.xyz[1])?, *v.get(l.xyz[2])?])
@@ -330,7 +348,10 @@ impl ChunkSource for TextSource<'_> {
     fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
         let (c, l) = (&self.chunks[job], &self.l);
         let text = std::str::from_utf8(c.text).map_err(|e| {
-            FormatError::at_line(c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64, "not text (invalid UTF-8)")
+            FormatError::at_line(
+                c.first_line + memchr::memchr_iter(b'\n', &c.text[..e.valid_up_to()]).count() as u64,
+                "not text (invalid UTF-8)",
+            )
         })?;
         let mut vals: Vec<&str> = Vec::with_capacity(l.columns.max(8));
         for (k, line) in text.split('\n').enumerate() {
@@ -347,22 +368,36 @@ impl ChunkSource for TextSource<'_> {
             if vals.len() != l.columns {
                 return Err(FormatError::at_line(
                     line_no,
-                    format!("{} values, but the file's lines have {} (line {} has)", vals.len(), l.columns, l.first_line),
+                    format!(
+                        "{} values, but the file's lines have {} (line {} has)",
+                        vals.len(),
+                        l.columns,
+                        l.first_line
+                    ),
                 ));
             }
             let num = |i: usize| -> Result<f64, FormatError> {
                 let t = vals[i];
-                t.parse::<f64>().map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
+                t.parse::<f64>()
+                    .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
             };
-            let mut r = Rec { xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?], rgba: [0, 0, 0, 255], ..Default::default() };
+            let mut r = Rec {
+                xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?],
+                rgba: [0, 0, 0, 255],
+                ..Default::default()
+            };
             if let Some((c, scale)) = l.rgb {
                 let mut wide = [0u16; 3];
                 for k in 0..3 {
                     let v = num(c[k])?;
                     (r.rgba[k], wide[k]) = match scale {
-                        ColorScale::Byte => (v.round().clamp(0.0, 255.0) as u8, v.round().clamp(0.0, 255.0) as u16 * 257),
+                        ColorScale::Byte => {
+                            (v.round().clamp(0.0, 255.0) as u8, v.round().clamp(0.0, 255.0) as u16 * 257)
+                        }
                         ColorScale::Unit => (color_from_unit(v), (v * 65535.0).round().clamp(0.0, 65535.0) as u16),
-                        ColorScale::Word => ((v.clamp(0.0, 65535.0) as u32 >> 8) as u8, v.round().clamp(0.0, 65535.0) as u16),
+                        ColorScale::Word => {
+                            ((v.clamp(0.0, 65535.0) as u32 >> 8) as u8, v.round().clamp(0.0, 65535.0) as u16)
+                        }
                     };
                 }
                 r.rgb16 = Some(wide);
@@ -414,7 +449,12 @@ impl ChunkSource for TextSource<'_> {
         if l.class.is_some() {
             attributes.push("classification".into());
         }
-        let used = |i: usize| l.xyz.contains(&i) || l.rgb.is_some_and(|c| c.0.contains(&i)) || l.intensity == Some(i) || l.class == Some(i);
+        let used = |i: usize| {
+            l.xyz.contains(&i)
+                || l.rgb.is_some_and(|c| c.0.contains(&i))
+                || l.intensity == Some(i)
+                || l.class == Some(i)
+        };
         FileInfo {
             variant: format!(
                 "{}{sep}-separated, columns: {}",

@@ -98,7 +98,13 @@ impl Temp {
     fn new(next_to: &Path, what: &str) -> Result<Temp, ConvertError> {
         let name = next_to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let path = next_to.with_file_name(format!(".{name}.pcv-{what}-{}", std::process::id()));
-        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).map_err(|source| ConvertError::Io { path: path.clone(), source })?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|source| ConvertError::Io { path: path.clone(), source })?;
         Ok(Temp { path, file })
     }
 
@@ -187,23 +193,35 @@ impl Layout {
     /// on the output grid (at most half a step away) they are inside it.
     fn holds(&self, b: &DBounds) -> bool {
         let step = self.scale[0].max(self.scale[1]).max(self.scale[2]);
-        b.is_empty() || (0..3).all(|k| b.min[k] >= self.cube_min[k] + step && b.max[k] <= self.cube_min[k] + self.cube_size - step)
+        b.is_empty()
+            || (0..3)
+                .all(|k| b.min[k] >= self.cube_min[k] + step && b.max[k] <= self.cube_min[k] + self.cube_size - step)
     }
 
     /// The layout for `count` points in `bounds`: the grid (`las_grid`, the inputs' own, when the
     /// extent fits it; else the LAS writer's), the cube two grid steps larger than the bounds on
     /// each side.
-    fn new(bounds: &DBounds, count: u64, las_grid: Option<([f64; 3], [f64; 3])>, format: u8, extra: usize, node_max: usize) -> Result<Layout, ConvertError> {
+    fn new(
+        bounds: &DBounds,
+        count: u64,
+        las_grid: Option<([f64; 3], [f64; 3])>,
+        format: u8,
+        extra: usize,
+        node_max: usize,
+    ) -> Result<Layout, ConvertError> {
         let mut scale = [0.001; 3];
         let mut offset = [0.0; 3];
         let known = count > 0 && !bounds.is_empty();
         if known {
             for k in 0..3 {
                 let (lo, hi) = (bounds.min[k], bounds.max[k]);
-                let own = las_grid.filter(|(sc, of)| ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9);
+                let own = las_grid
+                    .filter(|(sc, of)| ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9);
                 let (sc, of) = match own {
                     Some((sc, of)) => (sc[k], of[k]),
-                    None => super::writers::axis_grid(lo, hi).ok_or_else(|| ConvertError::Write(format!("the extent {lo}..{hi} does not fit LAS's 32-bit coordinates")))?,
+                    None => super::writers::axis_grid(lo, hi).ok_or_else(|| {
+                        ConvertError::Write(format!("the extent {lo}..{hi} does not fit LAS's 32-bit coordinates"))
+                    })?,
                 };
                 scale[k] = sc;
                 offset[k] = of;
@@ -215,9 +233,19 @@ impl Layout {
         let extent = if known { (0..3).map(|k| bounds.max[k] - bounds.min[k]).fold(0.0f64, f64::max) } else { 1.0 };
         // A cube a hair larger than the points plus two grid steps on each side.
         let cube_size = extent * (1.0 + 1e-9) + 4.0 * step;
-        let center: [f64; 3] = std::array::from_fn(|k| if known { (bounds.min[k] + bounds.max[k]) * 0.5 } else { offset[k] });
+        let center: [f64; 3] =
+            std::array::from_fn(|k| if known { (bounds.min[k] + bounds.max[k]) * 0.5 } else { offset[k] });
         let record_len = partition::record_len(format) + extra;
-        Ok(Layout { format, extra, record_len, scale, offset, node_max: node_max.max(1), cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5), cube_size })
+        Ok(Layout {
+            format,
+            extra,
+            record_len,
+            scale,
+            offset,
+            node_max: node_max.max(1),
+            cube_min: std::array::from_fn(|k| center[k] - cube_size * 0.5),
+            cube_size,
+        })
     }
 
     fn center(&self) -> [f64; 3] {
@@ -238,12 +266,21 @@ pub fn write(inputs: &[PathBuf], out: &Path, opts: &LoadOptions) -> Result<CopcS
 /// [`write`], splitting nodes of more than `node_max_points` (small octrees for tests and fuzz seeds).
 /// `PCV_COPC_PHASES=1` prints each pass's end time and the temporary files' peak on stderr;
 /// `PCV_LAZ_ENCODER=laz` compresses the nodes with the `laz` crate instead of pcv's encoder.
-pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_points: usize) -> Result<CopcSummary, ConvertError> {
+pub fn write_with(
+    inputs: &[PathBuf],
+    out: &Path,
+    opts: &LoadOptions,
+    node_max_points: usize,
+) -> Result<CopcSummary, ConvertError> {
     let t0 = std::time::Instant::now();
     let phases = std::env::var_os("PCV_COPC_PHASES").is_some();
     let phase = |what: &str| {
         if phases {
-            eprintln!("pcv convert: {what} at {:.2} s (CPU {:.2} s)", t0.elapsed().as_secs_f64(), cpu_time::process_s());
+            eprintln!(
+                "pcv convert: {what} at {:.2} s (CPU {:.2} s)",
+                t0.elapsed().as_secs_f64(),
+                cpu_time::process_s()
+            );
         }
     };
     // Pass 1: the LAS/LAZ inputs' headers; the other inputs spilled.
@@ -303,8 +340,15 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         spill_tmp = Some(t);
         phase("spilled the inputs that are not LAS/LAZ");
     }
-    let format = if nir { 8u8 } else if rgb { 7 } else { 6 };
-    let las_grid = if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) { grids[0] } else { None };
+    let format = if nir {
+        8u8
+    } else if rgb {
+        7
+    } else {
+        6
+    };
+    let las_grid =
+        if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) { grids[0] } else { None };
     let mut lay = Layout::new(&bounds, count, las_grid, format, carried.extra, node_max_points)?;
     let mut depth_p = 0u32;
     while depth_p < MAX_PARTITION_DEPTH && count > CELL_TARGET_POINTS << (2 * depth_p) {
@@ -343,7 +387,8 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
         .with_variable_chunk_size()
         .build();
     let io_out = |source| ConvertError::Io { path: out.into(), source };
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(out).map_err(io_out)?;
+    let file =
+        std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(out).map_err(io_out)?;
     let mut laz_data = Vec::new();
     laz_vlr.write_to(&mut laz_data).map_err(io_out)?;
     let data_offset = 375 + 54 + 160 + 54 + laz_data.len() as u64 + carried.bytes() as u64;
@@ -356,7 +401,8 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     // `PCV_LAZ_ENCODER=laz` keeps every node on the `laz` crate (benchmarks compare the two).
     let layout = match std::env::var("PCV_LAZ_ENCODER").as_deref() {
         Ok("laz") => None,
-        _ => crate::cloud::formats::laz::encoder::Layout::of(laz_vlr.items()).filter(|l| l.record_len() == lay.record_len),
+        _ => crate::cloud::formats::laz::encoder::Layout::of(laz_vlr.items())
+            .filter(|l| l.record_len() == lay.record_len),
     };
     let compress = |key: NodeKey, recs: &[u8]| -> Result<Vec<u8>, ConvertError> {
         let t = cpu_time::thread_ns();
@@ -437,7 +483,13 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
     upper.extend(level);
     let done: Vec<(NodeKey, usize, Vec<u8>)> = upper
         .into_par_iter()
-        .map(|(k, recs)| if recs.is_empty() { Ok((k, 0, Vec::new())) } else { compress(k, &recs).map(|c| (k, recs.len() / lay.record_len, c)) })
+        .map(|(k, recs)| {
+            if recs.is_empty() {
+                Ok((k, 0, Vec::new()))
+            } else {
+                compress(k, &recs).map(|c| (k, recs.len() / lay.record_len, c))
+            }
+        })
         .collect::<Result<_, _>>()?;
     progress.inc(done.iter().map(|d| d.1 as u64).sum());
     let mut sink = sink.into_inner().map_err(|_| ConvertError::Write("a writer thread failed".into()))?;
@@ -457,7 +509,11 @@ pub fn write_with(inputs: &[PathBuf], out: &Path, opts: &LoadOptions, node_max_p
             s(&compress_ns),
             if layout.is_some() { "pcv's" } else { "the laz crate's" }
         );
-        eprintln!("pcv convert: temporary files peaked at {:.2} GB ({:.1} B a point)", temp_peak as f64 / 1e9, temp_peak as f64 / n.max(1) as f64);
+        eprintln!(
+            "pcv convert: temporary files peaked at {:.2} GB ({:.1} B a point)",
+            temp_peak as f64 / 1e9,
+            temp_peak as f64 / n.max(1) as f64
+        );
     }
     Ok(CopcSummary { seconds: t0.elapsed().as_secs_f64(), temp_bytes_peak: temp_peak, ..summary })
 }
@@ -775,7 +831,8 @@ mod tests {
         for _ in 0..100 {
             let lo: [f64; 3] = std::array::from_fn(|_| rng.random_range(-1.0e6..1.0e6));
             let extent = 10f64.powf(rng.random_range(-1.0..5.0));
-            let bounds = DBounds { min: lo, max: std::array::from_fn(|k| lo[k] + extent * rng.random_range(0.01..1.0)) };
+            let bounds =
+                DBounds { min: lo, max: std::array::from_fn(|k| lo[k] + extent * rng.random_range(0.01..1.0)) };
             let lay = Layout::new(&bounds, 1000, None, 6, 0, 100).expect("a layout for the bounds");
             for _ in 0..300 {
                 let q: [i32; 3] = std::array::from_fn(|k| {
@@ -792,7 +849,11 @@ mod tests {
                     let (grid, child) = Layout::grid_cell_and_child(deep, key);
                     assert_eq!(grid, lay.grid_cell(q, key), "q {q:?} in {key:?}");
                     let below = lay.cell(q, d + 1);
-                    assert_eq!(key.children()[child], NodeKey::new(d + 1, below[0], below[1], below[2]), "q {q:?} in {key:?}");
+                    assert_eq!(
+                        key.children()[child],
+                        NodeKey::new(d + 1, below[0], below[1], below[2]),
+                        "q {q:?} in {key:?}"
+                    );
                 }
             }
         }

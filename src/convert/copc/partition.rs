@@ -57,7 +57,12 @@ enum Axis {
     /// Same scale, offsets a whole number of steps apart.
     Shift(i64),
     /// Another grid: through the f64 coordinate, rounded to the output's grid.
-    Rescale { scale: f64, offset: f64, out_scale: f64, out_offset: f64 },
+    Rescale {
+        scale: f64,
+        offset: f64,
+        out_scale: f64,
+        out_offset: f64,
+    },
 }
 
 /// How one LAS input's records become output records.
@@ -116,7 +121,8 @@ impl RecordMap {
         });
         let (_, out_rgb, out_nir) = format_fields(lay.format);
         let std_len = FORMAT_SIZES[f as usize] as usize;
-        let extra_at = (carry_extra && lay.extra > 0 && h.record_len as usize == std_len + lay.extra).then_some(std_len);
+        let extra_at =
+            (carry_extra && lay.extra > 0 && h.record_len as usize == std_len + lay.extra).then_some(std_len);
         RecordMap {
             legacy,
             gps_at,
@@ -257,7 +263,15 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(lay: &'a Layout, depth: u32, tolerant: bool, cells: &'a CellsFile, stripe: usize, next: &'a [AtomicU64], block_recs: usize) -> Worker<'a> {
+    fn new(
+        lay: &'a Layout,
+        depth: u32,
+        tolerant: bool,
+        cells: &'a CellsFile,
+        stripe: usize,
+        next: &'a [AtomicU64],
+        block_recs: usize,
+    ) -> Worker<'a> {
         let side = 1usize << depth;
         let n = side * side * side;
         Worker {
@@ -338,7 +352,10 @@ impl<'a> Worker<'a> {
             self.tally.misfits += 1;
             return Ok(());
         }
-        Err(FormatError::Invalid(format!("point {point} does not fit LAS's 32-bit coordinates at scale {:?} (offset {:?})", self.lay.scale, self.lay.offset)))
+        Err(FormatError::Invalid(format!(
+            "point {point} does not fit LAS's 32-bit coordinates at scale {:?} (offset {:?})",
+            self.lay.scale, self.lay.offset
+        )))
     }
 }
 
@@ -377,7 +394,9 @@ impl<'a> LasJobs<'a> {
         let m = &self.map;
         let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
         for (i, rec) in recs.chunks_exact(stride).enumerate() {
-            let v: [i32; 3] = std::array::from_fn(|k| i32::from_le_bytes([rec[4 * k], rec[4 * k + 1], rec[4 * k + 2], rec[4 * k + 3]]));
+            let v: [i32; 3] = std::array::from_fn(|k| {
+                i32::from_le_bytes([rec[4 * k], rec[4 * k + 1], rec[4 * k + 2], rec[4 * k + 3]])
+            });
             if m.check_finite {
                 for k in 0..3 {
                     let real = v[k] as f64 * m.scale[k] + m.offset[k];
@@ -569,7 +588,8 @@ pub(super) fn partition(
                                 if stop.load(Ordering::Relaxed) {
                                     return Ok(());
                                 }
-                                src.run(job, &mut scratch, &mut w).map_err(|source| ConvertError::Input { path: p.path().clone(), source })?;
+                                src.run(job, &mut scratch, &mut w)
+                                    .map_err(|source| ConvertError::Input { path: p.path().clone(), source })?;
                                 if let Some(e) = w.write_error.take() {
                                     return Err(e);
                                 }
@@ -592,7 +612,13 @@ pub(super) fn partition(
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err((usize::MAX, ConvertError::Write("a partition thread panicked".into()))))).collect()
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err((usize::MAX, ConvertError::Write("a partition thread panicked".into()))))
+            })
+            .collect()
     });
     // The error of the earliest job (the one a single thread would have met first).
     let mut done = Vec::with_capacity(results.len());
@@ -646,7 +672,8 @@ fn with_jobs(
             f(&Released { src: &las, bytes: Some(&bytes) })
         }
         Planned::Spill { start, count, .. } => {
-            let s = spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
+            let s =
+                spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
             let spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count };
             f(&Released { src: &spilled, bytes: None })
         }

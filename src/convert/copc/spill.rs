@@ -24,7 +24,12 @@ pub(super) struct Spilled {
 }
 
 /// Decodes `inputs` into `tmp`, one after the other.
-pub(super) fn spill(inputs: &[PathBuf], tmp: &mut Temp, opts: &LoadOptions, progress: &Progress) -> Result<Spilled, ConvertError> {
+pub(super) fn spill(
+    inputs: &[PathBuf],
+    tmp: &mut Temp,
+    opts: &LoadOptions,
+    progress: &Progress,
+) -> Result<Spilled, ConvertError> {
     let mut s = Spilled { ranges: Vec::new(), bounds: DBounds::EMPTY, rgb: false };
     let io_tmp = |source| ConvertError::Io { path: tmp.path.clone(), source };
     let mut w = BufWriter::with_capacity(4 << 20, tmp.file.try_clone().map_err(io_tmp)?);
@@ -44,31 +49,32 @@ pub(super) fn spill(inputs: &[PathBuf], tmp: &mut Temp, opts: &LoadOptions, prog
         loop {
             let (mut count, mut b) = (0u64, s.bounds);
             let mut buf = Vec::new();
-            let stats = stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
-                if st.first_nonfinite.is_some() {
-                    return Ok(()); // reported below, with its index in the file
-                }
-                buf.clear();
-                buf.reserve(st.len() * SPILL_LEN);
-                for i in 0..st.len() {
-                    let v = st.xyz64[i];
-                    b.include(v);
-                    for x in v {
-                        buf.extend_from_slice(&x.to_le_bytes());
+            let stats =
+                stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
+                    if st.first_nonfinite.is_some() {
+                        return Ok(()); // reported below, with its index in the file
                     }
-                    let c = if st.colorless { [0; 3] } else { st.rgb16[i] };
-                    c.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
-                    let inten = st.intensity.get(i).map_or(0, |t| t.round().clamp(0.0, 65535.0) as u16);
-                    buf.extend_from_slice(&inten.to_le_bytes());
-                    buf.push(st.classification.get(i).copied().unwrap_or(0));
-                }
-                count += st.len() as u64;
-                w.write_all(&buf).map_err(|source| ConvertError::Io { path: tmp.path.clone(), source })
-            })
-            .map_err(|e| match e {
-                StreamError::Decode(source) => input(source),
-                StreamError::Sink(e) => e,
-            })?;
+                    buf.clear();
+                    buf.reserve(st.len() * SPILL_LEN);
+                    for i in 0..st.len() {
+                        let v = st.xyz64[i];
+                        b.include(v);
+                        for x in v {
+                            buf.extend_from_slice(&x.to_le_bytes());
+                        }
+                        let c = if st.colorless { [0; 3] } else { st.rgb16[i] };
+                        c.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
+                        let inten = st.intensity.get(i).map_or(0, |t| t.round().clamp(0.0, 65535.0) as u16);
+                        buf.extend_from_slice(&inten.to_le_bytes());
+                        buf.push(st.classification.get(i).copied().unwrap_or(0));
+                    }
+                    count += st.len() as u64;
+                    w.write_all(&buf).map_err(|source| ConvertError::Io { path: tmp.path.clone(), source })
+                })
+                .map_err(|e| match e {
+                    StreamError::Decode(source) => input(source),
+                    StreamError::Sink(e) => e,
+                })?;
             if let Some(point) = stats.first_nonfinite {
                 return Err(ConvertError::NonFinite { path: path.clone(), point });
             }

@@ -49,8 +49,10 @@ impl Carried {
         let extra = (h.record_len as usize).saturating_sub(FORMAT_SIZES[h.format as usize] as usize);
         let kept = input.kept_vlrs();
         let description = kept.iter().find(|v| v.0 == "LASF_Spec" && v.1 == 4).map(|v| v.2[54..].to_vec());
-        let mut crs: Vec<(u16, Vec<u8>)> = kept.iter().filter(|v| v.0 == PROJECTION).map(|v| (v.1, v.2.to_vec())).collect();
-        let evlrs: Vec<(u16, Vec<u8>)> = input.crs_evlrs_as_vlrs().into_iter().filter(|e| !crs.iter().any(|c| c.0 == e.0)).collect();
+        let mut crs: Vec<(u16, Vec<u8>)> =
+            kept.iter().filter(|v| v.0 == PROJECTION).map(|v| (v.1, v.2.to_vec())).collect();
+        let evlrs: Vec<(u16, Vec<u8>)> =
+            input.crs_evlrs_as_vlrs().into_iter().filter(|e| !crs.iter().any(|c| c.0 == e.0)).collect();
         crs.extend(evlrs.iter().cloned());
         let Some(first) = &self.first else {
             self.first = Some(path.into());
@@ -69,7 +71,12 @@ impl Carried {
             return extra > 0;
         };
         if crs != self.crs {
-            self.notes.push(format!("{}: its CRS VLRs differ from {}'s; the output keeps {}'s", path.display(), first.display(), first.display()));
+            self.notes.push(format!(
+                "{}: its CRS VLRs differ from {}'s; the output keeps {}'s",
+                path.display(),
+                first.display(),
+                first.display()
+            ));
         }
         let same = extra == self.extra && description == self.extra_description;
         if !same && (extra > 0 || self.extra > 0) {
@@ -87,7 +94,11 @@ impl Carried {
     /// [`Carried::add`].
     pub fn add_other(&mut self, path: &Path) {
         if self.extra > 0 {
-            self.notes.push(format!("{}: it has no extra bytes: its points get zeros in the output's {}", path.display(), self.extra));
+            self.notes.push(format!(
+                "{}: it has no extra bytes: its points get zeros in the output's {}",
+                path.display(),
+                self.extra
+            ));
         }
     }
 

@@ -134,7 +134,15 @@ pub fn corner_rect(f: &FrameUniforms, b: &Batch) -> Option<([f32; 4], f32, f32)>
 /// given the box's projected corners: `rect` = x min, x max, y min, y max of their pixel coordinates,
 /// `dmin` their smallest depth, `wmin` their smallest w (all corners in front of the camera).
 #[inline(always)]
-pub fn behind_pyramid(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> bool {
+pub fn behind_pyramid(
+    f: &FrameUniforms,
+    h: &HzbParams,
+    hzb: &[u32],
+    b: &Batch,
+    rect: [f32; 4],
+    dmin: f32,
+    wmin: f32,
+) -> bool {
     let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin) else {
         return false;
     };
@@ -170,7 +178,14 @@ struct PyramidWindow {
 /// The [`PyramidWindow`] of a box (as [`behind_pyramid`] takes it), or `None` where the box cannot be
 /// behind the pyramid: its nearest depth at or before the near plane (or NaN), or its rectangle off the frame.
 #[inline(always)]
-fn pyramid_window(f: &FrameUniforms, h: &HzbParams, b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> Option<PyramidWindow> {
+fn pyramid_window(
+    f: &FrameUniforms,
+    h: &HzbParams,
+    b: &Batch,
+    rect: [f32; 4],
+    dmin: f32,
+    wmin: f32,
+) -> Option<PyramidWindow> {
     let [xmin, xmax, ymin, ymax] = rect;
     let d_low = dmin + -depth_rounding(f, b, wmin);
     if d_low.is_nan() || d_low <= 0.0 {
@@ -186,7 +201,9 @@ fn pyramid_window(f: &FrameUniforms, h: &HzbParams, b: &Batch, rect: [f32; 4], d
     let (ix0, ix1, iy0, iy1) = (x0 as u32, x1 as u32, y0 as u32, y1 as u32);
     let mut l = 0usize;
     let t = HZB_TILE_LOG2 as usize;
-    while l + 1 < h.levels as usize && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7) {
+    while l + 1 < h.levels as usize
+        && ((ix1 >> (t + l)) - (ix0 >> (t + l)) > 7 || (iy1 >> (t + l)) - (iy0 >> (t + l)) > 7)
+    {
         l += 1;
     }
     let (cx0, cx1) = (ix0 >> (t + l), (ix1 >> (t + l)).min(h.width[l] - 1));
@@ -222,8 +239,17 @@ mod tests {
     #[test]
     fn behind_pyramid_reads_as_few_cells_and_decides_alike() {
         /// Every cell of the window read, then compared (the step before the early exit).
-        fn full_scan(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], b: &Batch, rect: [f32; 4], dmin: f32, wmin: f32) -> bool {
-            let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin) else {
+        fn full_scan(
+            f: &FrameUniforms,
+            h: &HzbParams,
+            hzb: &[u32],
+            b: &Batch,
+            rect: [f32; 4],
+            dmin: f32,
+            wmin: f32,
+        ) -> bool {
+            let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin)
+            else {
                 return false;
             };
             let mut hmax = 0u32;
@@ -246,7 +272,8 @@ mod tests {
             let hp = HzbParams::for_frame(w, ht);
             for _ in 0..3 {
                 let flat = next() < 0.3;
-                let level0: Vec<u32> = (0..(hp.width[0] * hp.height[0])).map(|_| if flat { 0.5f32 } else { next() }.to_bits()).collect();
+                let level0: Vec<u32> =
+                    (0..(hp.width[0] * hp.height[0])).map(|_| if flat { 0.5f32 } else { next() }.to_bits()).collect();
                 let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
                 let mut hzb = vec![0u32; hp.total as usize];
                 super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
@@ -257,7 +284,11 @@ mod tests {
                     let dmin = next() * 1.2 - 0.1;
                     let b = Batch { min: [-0.1; 3], max: [0.1; 3], scale: [0.0; 3], num_points: 1 };
                     let want = full_scan(&f, &hp, &hzb, &b, rect, dmin, 2.0);
-                    assert_eq!(behind_pyramid(&f, &hp, &hzb, &b, rect, dmin, 2.0), want, "{w}x{ht}, rect {rect:?}, depth {dmin}");
+                    assert_eq!(
+                        behind_pyramid(&f, &hp, &hzb, &b, rect, dmin, 2.0),
+                        want,
+                        "{w}x{ht}, rect {rect:?}, depth {dmin}"
+                    );
                     hidden += want as u32;
                     shown += !want as u32;
                 }
@@ -345,7 +376,10 @@ mod tests {
                     culled += 1;
                     let first = b * BATCH_POINTS as usize;
                     for j in first..first + batch.num_points as usize {
-                        assert!(super::super::project::project(&f, p.positions[j]).is_none(), "culled batch {b} holds visible point {j}");
+                        assert!(
+                            super::super::project::project(&f, p.positions[j]).is_none(),
+                            "culled batch {b} holds visible point {j}"
+                        );
                     }
                 }
             }

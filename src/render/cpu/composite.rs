@@ -76,7 +76,13 @@ mod tests {
     use super::*;
 
     fn frame(w: u32, h: u32) -> FrameUniforms {
-        FrameUniforms { screen_from_world: [0.0; 16], width: w, height: h, clear_color: 0xff102030, clear_color_top: 0xff405060 }
+        FrameUniforms {
+            screen_from_world: [0.0; 16],
+            width: w,
+            height: h,
+            clear_color: 0xff102030,
+            clear_color_top: 0xff405060,
+        }
     }
 
     #[test]

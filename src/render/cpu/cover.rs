@@ -88,7 +88,8 @@ impl Cover {
         let mut diff = vec![0i32; rows * (self.cols + 1)];
         let mut any = false;
         for &b in list {
-            let Some([x0, x1, y0, y1]) = self.rect(f, &test_box(&batches[b as usize], &batches[b as usize], quant)) else {
+            let Some([x0, x1, y0, y1]) = self.rect(f, &test_box(&batches[b as usize], &batches[b as usize], quant))
+            else {
                 self.mark_all();
                 return;
             };
@@ -118,7 +119,8 @@ impl Cover {
     /// a point of box `b` can land, or `None` when that is not bounded (a corner at w ≤ 0, not finite).
     fn rect(&self, f: &FrameUniforms, b: &Batch) -> Option<[usize; 4]> {
         let m = f.screen_from_world.map(|v| v as f64);
-        let (mut xmin, mut xmax, mut ymin, mut ymax, mut wmin) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY);
+        let (mut xmin, mut xmax, mut ymin, mut ymax, mut wmin) =
+            (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY);
         for c in 0..8u32 {
             let p = [0, 1, 2].map(|k| if c & (1 << k) != 0 { b.max[k] as f64 } else { b.min[k] as f64 });
             let row = |r: usize| m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] + m[12 + r];
@@ -135,7 +137,10 @@ impl Cover {
         }
         // The f32 rounding of a point's pixel coordinates (see the module doc), doubled, plus a pixel.
         let u = (2.0f64).powi(-24);
-        let mag = |r: usize| m[12 + r].abs() + (0..3).map(|k| m[4 * k + r].abs() * (b.min[k].abs().max(b.max[k].abs()) as f64)).sum::<f64>();
+        let mag = |r: usize| {
+            m[12 + r].abs()
+                + (0..3).map(|k| m[4 * k + r].abs() * (b.min[k].abs().max(b.max[k].abs()) as f64)).sum::<f64>()
+        };
         let span = (self.width + self.height + 1) as f64;
         let s3 = mag(3) * span;
         let err = |r: usize| 2.0 * (4.0 * u * (mag(r) + s3) / wmin + 4.0 * u * span) + 1.0;
@@ -145,7 +150,8 @@ impl Cover {
             return None;
         }
         let clamp = |v: f64, n: usize| v.clamp(-1.0, n as f64) as i64;
-        let (x0, x1, y0, y1) = (clamp(x0, self.width), clamp(x1, self.width), clamp(y0, self.height), clamp(y1, self.height));
+        let (x0, x1, y0, y1) =
+            (clamp(x0, self.width), clamp(x1, self.width), clamp(y0, self.height), clamp(y1, self.height));
         let (wd, ht) = (self.width as i64 - 1, self.height as i64 - 1);
         let (x0, x1, y0, y1) = (x0.max(0), x1.min(wd), y0.max(0), y1.min(ht));
         if x0 > x1 || y0 > y1 {
@@ -170,7 +176,13 @@ mod tests {
     fn poses(cloud: &crate::cloud::PointCloud) -> Vec<crate::camera::Pose> {
         crate::bench::scenarios(cloud)
             .iter()
-            .flat_map(|sc| (0..3).map(move |k| crate::camera::Pose { yaw_rad: sc.pose.yaw_rad + k as f32 * 1.3, pitch_rad: sc.pose.pitch_rad + k as f32 * 0.2, ..sc.pose }))
+            .flat_map(|sc| {
+                (0..3).map(move |k| crate::camera::Pose {
+                    yaw_rad: sc.pose.yaw_rad + k as f32 * 1.3,
+                    pitch_rad: sc.pose.pitch_rad + k as f32 * 0.2,
+                    ..sc.pose
+                })
+            })
             .collect()
     }
 
@@ -187,7 +199,8 @@ mod tests {
         for pose in poses(&cloud) {
             let cam = Camera::start_for(&cloud, Some(pose));
             let f = FrameParams::new(cam.clip_from_world(w, h), w, h).uniforms();
-            let list: Vec<u32> = (0..p.batches.len() as u32).filter(|&b| !batch_culled(&f, &p.batches[b as usize])).collect();
+            let list: Vec<u32> =
+                (0..p.batches.len() as u32).filter(|&b| !batch_culled(&f, &p.batches[b as usize])).collect();
             for quant in [false, true] {
                 let mut c = Cover::new(w, h);
                 c.add_batches(&f, &p.batches, &list, quant);
@@ -200,7 +213,10 @@ mod tests {
                         let pos = if coarse { dequantize_pos(batch, p.quant[j]) } else { p.positions[j] };
                         if let Some(q) = project(&f, pos) {
                             points += 1;
-                            assert!(marked(Some(c.row(q.y_px as usize)), q.x_px as usize), "point {j} of batch {b} at {q:?} outside the mask (quant {quant})");
+                            assert!(
+                                marked(Some(c.row(q.y_px as usize)), q.x_px as usize),
+                                "point {j} of batch {b} at {q:?} outside the mask (quant {quant})"
+                            );
                         }
                     }
                 }
@@ -220,7 +236,8 @@ mod tests {
             r.upload(&cloud).unwrap();
             for pose in poses(&cloud) {
                 let cam = Camera::start_for(&cloud, Some(pose));
-                let frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+                let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+                    .with_depth_range(cam.depth_range().near, cam.depth_range().far);
                 let mut want = vec![0u32; frame.num_pixels()];
                 r.render(&frame.with_mode(RenderMode::Vis), Target::Host(&mut want)).unwrap();
                 let want_depth = r.depth_bits();

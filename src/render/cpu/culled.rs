@@ -31,12 +31,14 @@
 //! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
 //! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
 //! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
-use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_rect, corner_row};
+use super::batch::{
+    batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_rect, corner_row,
+};
+use super::preprocess::{group_points, group_shift};
 use super::private::Dest;
 use super::scatter::words::draw_words;
 use super::scatter::{draw_points, Payload, Private, PrivateRare, Shared, Sink, RARE};
 use super::simd::with_fma;
-use super::preprocess::{group_points, group_shift};
 use crate::render::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
 use crate::render::BatchCounts;
 use rayon::prelude::*;
@@ -98,7 +100,13 @@ with_fma! {
 /// Tests every batch against the view and the pyramid `hzb`, sets `visible` for the next frame, and
 /// returns the batches still to draw (in the view, not hidden, not drawn in phase 1) with the counts of
 /// batches outside the view and hidden.
-pub fn phase2(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32]) -> (Vec<u32>, BatchCounts) {
+pub fn phase2(
+    f: &FrameUniforms,
+    h: &HzbParams,
+    batches: &[Batch],
+    visible: &mut [u8],
+    hzb: &[u32],
+) -> (Vec<u32>, BatchCounts) {
     assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
     let mut decided = vec![0u8; batches.len()];
     batches
@@ -122,7 +130,14 @@ pub fn phase2(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut
 /// One batch's points into the visibility buffer: from `words` (quantized, decoded as they are drawn)
 /// or `positions`.
 #[inline(always)]
-fn raster_points<S: Sink>(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, sink: &mut S) {
+fn raster_points<S: Sink>(
+    f: &FrameUniforms,
+    batch: &Batch,
+    first: usize,
+    positions: &[[f32; 3]],
+    words: Option<&[u32]>,
+    sink: &mut S,
+) {
     match words {
         Some(words) => draw_words(f, batch, words, first as u64, sink),
         None => draw_points(f, positions, Payload::Index(first as u64), sink),
@@ -230,7 +245,16 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
 /// FMA code, which a closure is not always).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn draw_run<S: Sink>(f: &FrameUniforms, batch: &Batch, from: usize, to: usize, positions: &[[f32; 3]], quant: &[u32], quantized: bool, sink: &mut S) {
+fn draw_run<S: Sink>(
+    f: &FrameUniforms,
+    batch: &Batch,
+    from: usize,
+    to: usize,
+    positions: &[[f32; 3]],
+    quant: &[u32],
+    quantized: bool,
+    sink: &mut S,
+) {
     let words = if quantized { Some(&quant[from..to]) } else { None };
     raster_points(f, batch, from, &positions[from..to], words, sink);
 }
@@ -316,7 +340,10 @@ pub fn raster_groups(
     select: Select<'_>,
 ) -> (BatchCounts, u64) {
     assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
-    assert!(groups.is_empty() || groups.len() == positions.len().div_ceil(group_points()), "one group per group_points() points");
+    assert!(
+        groups.is_empty() || groups.len() == positions.len().div_ceil(group_points()),
+        "one group per group_points() points"
+    );
     let one = |b: u32, sink: &mut dyn FnMut(usize, &Batch, &Arrays<'_>, bool) -> u64| {
         let (b, batch) = (b as usize, &batches[b as usize]);
         let coarse = batch_quantized_ok(f, batch);
@@ -330,7 +357,11 @@ pub fn raster_groups(
         Dest::Shared(vis) => {
             assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
             list.par_iter()
-                .map(|&b| one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut Shared(vis))))
+                .map(|&b| {
+                    one(b, &mut |b, batch, data, quantized| {
+                        raster_selected(f, b, batch, data, quantized, &select, &mut Shared(vis))
+                    })
+                })
                 .reduce(|| (BatchCounts::default(), 0), add)
         }
         Dest::Private(p) => p.run(
@@ -346,10 +377,14 @@ pub fn raster_groups(
                     .map(|&b| {
                         if rare && dense_batch(f, &batches[b as usize]) {
                             let mut sink = PrivateRare(&mut *buf);
-                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                            one(b, &mut |b, batch, data, quantized| {
+                                raster_selected(f, b, batch, data, quantized, &select, &mut sink)
+                            })
                         } else {
                             let mut sink = Private(&mut *buf);
-                            one(b, &mut |b, batch, data, quantized| raster_selected(f, b, batch, data, quantized, &select, &mut sink))
+                            one(b, &mut |b, batch, data, quantized| {
+                                raster_selected(f, b, batch, data, quantized, &select, &mut sink)
+                            })
                         }
                     })
                     .fold((BatchCounts::default(), 0), add)
@@ -461,15 +496,27 @@ mod tests {
                     set_rare_density(0.0);
                     let mut px = vec![0u32; frame.num_pixels()];
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
-                    assert!(px == want && with.depth_bits() == want_depth, "culled, pose {} round {round} frame {k}", sc.name);
+                    assert!(
+                        px == want && with.depth_bits() == want_depth,
+                        "culled, pose {} round {round} frame {k}",
+                        sc.name
+                    );
                     with.render(&frame.with_mode(RenderMode::Quant), Target::Host(&mut px)).unwrap();
-                    assert!(px == want_q && with.depth_bits() == want_q_depth, "quant, pose {} round {round} frame {k}", sc.name);
+                    assert!(
+                        px == want_q && with.depth_bits() == want_q_depth,
+                        "quant, pose {} round {round} frame {k}",
+                        sc.name
+                    );
                     checked += 1;
                     let mut whole = vec![0u32; frame.num_pixels()];
                     without.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut whole)).unwrap();
                     with.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
                     let (a, b) = (with.points_drawn().unwrap(), without.points_drawn().unwrap());
-                    assert!(a <= b + cloud.points.len() as u64 / 10, "pose {}: {a} points with groups, {b} without", sc.name);
+                    assert!(
+                        a <= b + cloud.points.len() as u64 / 10,
+                        "pose {}: {a} points with groups, {b} without",
+                        sc.name
+                    );
                     fewer += (a * 10 < b * 9) as u32;
                 }
             }
@@ -506,11 +553,13 @@ mod tests {
         let (mut hidden, mut shown, mut total) = (0, 0, 0);
         for sc in crate::bench::scenarios(&cloud) {
             let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
-            let frame = FrameParams::new(cam.clip_from_world(w, ht), w, ht).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+            let frame = FrameParams::new(cam.clip_from_world(w, ht), w, ht)
+                .with_depth_range(cam.depth_range().near, cam.depth_range().far);
             let f = frame.uniforms();
             for _ in 0..4 {
                 // A pyramid of random far-ish depths, each level the max below (as the real one).
-                let mut level0: Vec<u32> = (0..(hp.width[0] * hp.height[0])).map(|_| (0.2 + 0.8 * next()).to_bits()).collect();
+                let mut level0: Vec<u32> =
+                    (0..(hp.width[0] * hp.height[0])).map(|_| (0.2 + 0.8 * next()).to_bits()).collect();
                 if next() < 0.3 {
                     level0.iter_mut().for_each(|d| *d = 1.0f32.to_bits());
                 }
@@ -519,7 +568,11 @@ mod tests {
                 super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
                 for k in 0..3000 {
                     let t = |a: f32, b: f32, r: f32| a + (b - a) * r;
-                    let c = [t(lo.x, hi.x, next() * 1.4 - 0.2), t(lo.y, hi.y, next() * 1.4 - 0.2), t(lo.z, hi.z, next() * 1.4 - 0.2)];
+                    let c = [
+                        t(lo.x, hi.x, next() * 1.4 - 0.2),
+                        t(lo.y, hi.y, next() * 1.4 - 0.2),
+                        t(lo.z, hi.z, next() * 1.4 - 0.2),
+                    ];
                     let size = (hi - lo).max_element() * [0.0, 1e-4, 0.003, 0.03, 0.3, 3.0][k % 6] * next();
                     let mut g = Batch { min: c, max: c, scale: [0.0; 3], num_points: 256 };
                     for a in 0..3 {
@@ -534,14 +587,22 @@ mod tests {
                     }
                     let want = pair(&f, &hp, &hzb, &g);
                     assert_eq!(fused(&f, &hp, &hzb, &g), want, "pose {} box {g:?}", sc.name);
-                    assert_eq!(group_hidden(&f, &hp, &hzb, &g), batch_culled(&f, &g) || batch_occluded(&f, &hp, &g, &hzb), "plain build, pose {}", sc.name);
+                    assert_eq!(
+                        group_hidden(&f, &hp, &hzb, &g),
+                        batch_culled(&f, &g) || batch_occluded(&f, &hp, &g, &hzb),
+                        "plain build, pose {}",
+                        sc.name
+                    );
                     hidden += want as u32;
                     shown += !want as u32;
                     total += 1;
                 }
             }
         }
-        assert!(hidden > total / 20 && shown > total / 20, "both answers common: {hidden} hidden, {shown} shown of {total}");
+        assert!(
+            hidden > total / 20 && shown > total / 20,
+            "both answers common: {hidden} hidden, {shown} shown of {total}"
+        );
     }
 
     /// The marks: every group with a point that owns a pixel, and no other.
@@ -549,11 +610,19 @@ mod tests {
     fn mark_groups_marks_the_groups_that_own_pixels() {
         use crate::render::gpu_data::word;
         let g = group_points() as u64; // 256 unless PCV_CPU_GROUP_POINTS says otherwise
-        let vis: Vec<AtomicU64> = [word(5, 3), word(7, 2 * g + g / 3), word(1, EMPTY_PAYLOAD), word(2, 2 * g + g / 3 + 1)].into_iter().map(AtomicU64::new).collect();
+        let vis: Vec<AtomicU64> =
+            [word(5, 3), word(7, 2 * g + g / 3), word(1, EMPTY_PAYLOAD), word(2, 2 * g + g / 3 + 1)]
+                .into_iter()
+                .map(AtomicU64::new)
+                .collect();
         let marks: Vec<AtomicU8> = (0..4).map(|i| AtomicU8::new((i == 3) as u8)).collect();
         mark_groups(&vis, &marks);
         let got: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
-        assert_eq!(got, [1, 0, 1, 0], "groups 0 (point 3) and 2 (points 2g + g/3 and the next); group 3's old mark cleared");
+        assert_eq!(
+            got,
+            [1, 0, 1, 0],
+            "groups 0 (point 3) and 2 (points 2g + g/3 and the next); group 3's old mark cleared"
+        );
     }
 
     /// A wall in front of a smaller wall: once the first frame has drawn both, the hidden one's batches
@@ -589,6 +658,10 @@ mod tests {
         // skips them: most of the back wall (a few batches straddle both walls in Morton order).
         assert_eq!(counts[0].occluded + counts[1].occluded, 0, "{counts:?}");
         assert!(counts[2].occluded * 4 >= back_batches * 3, "the back wall's batches are skipped: {counts:?}");
-        assert_eq!(counts[0].drawn() + counts[0].culled, (2 * n_side * n_side).div_ceil(BATCH_POINTS as usize) as u32, "{counts:?}");
+        assert_eq!(
+            counts[0].drawn() + counts[0].culled,
+            (2 * n_side * n_side).div_ceil(BATCH_POINTS as usize) as u32,
+            "{counts:?}"
+        );
     }
 }

@@ -86,12 +86,17 @@ pub fn ext_color(c: &HostColors, i: u64) -> u32 {
         ColorKind::Constant => c.constant,
         ColorKind::Rgba32 => a.u32(i, 0),
         ColorKind::U8x3 => a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | 0xff00_0000,
-        ColorKind::U8x4 => a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | (a.u8(i, 3) as u32) << 24,
+        ColorKind::U8x4 => {
+            a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | (a.u8(i, 3) as u32) << 24
+        }
         ColorKind::F32x3 => {
             unit_to_u8(a.f32(i, 0)) | unit_to_u8(a.f32(i, 1)) << 8 | unit_to_u8(a.f32(i, 2)) << 16 | 0xff00_0000
         }
         ColorKind::F32x4 => {
-            unit_to_u8(a.f32(i, 0)) | unit_to_u8(a.f32(i, 1)) << 8 | unit_to_u8(a.f32(i, 2)) << 16 | unit_to_u8(a.f32(i, 3)) << 24
+            unit_to_u8(a.f32(i, 0))
+                | unit_to_u8(a.f32(i, 1)) << 8
+                | unit_to_u8(a.f32(i, 2)) << 16
+                | unit_to_u8(a.f32(i, 3)) << 24
         }
     }
 }
@@ -168,7 +173,10 @@ pub fn ext_bounds_keys(positions: &Strided, num_points: u64) -> [u32; 6] {
                 k
             },
         )
-        .reduce(|| [u32::MAX, u32::MAX, u32::MAX, 0, 0, 0], |a, b| std::array::from_fn(|j| if j < 3 { a[j].min(b[j]) } else { a[j].max(b[j]) }))
+        .reduce(
+            || [u32::MAX, u32::MAX, u32::MAX, 0, 0, 0],
+            |a, b| std::array::from_fn(|j| if j < 3 { a[j].min(b[j]) } else { a[j].max(b[j]) }),
+        )
 }
 
 /// Bounds from the six keys ([`Bounds::EMPTY`] when no point was finite).
@@ -230,12 +238,30 @@ mod tests {
 
     #[test]
     fn colours_convert_like_the_loaders() {
-        assert_eq!([unit_to_u8(0.0), unit_to_u8(1.0), unit_to_u8(0.5), unit_to_u8(2.0), unit_to_u8(-1.0), unit_to_u8(f32::NAN)], [0, 255, 128, 255, 0, 0]);
+        assert_eq!(
+            [
+                unit_to_u8(0.0),
+                unit_to_u8(1.0),
+                unit_to_u8(0.5),
+                unit_to_u8(2.0),
+                unit_to_u8(-1.0),
+                unit_to_u8(f32::NAN)
+            ],
+            [0, 255, 128, 255, 0, 0]
+        );
         let u8s = [10u8, 20, 30, 40, 50, 60];
-        let c = HostColors { kind: ColorKind::U8x3, array: Some(Strided { bytes: &u8s, base: 0, row: 3, col: 1 }), constant: 0 };
+        let c = HostColors {
+            kind: ColorKind::U8x3,
+            array: Some(Strided { bytes: &u8s, base: 0, row: 3, col: 1 }),
+            constant: 0,
+        };
         assert_eq!(ext_color(&c, 1), 0xff3c_3228);
         let f = floats(&[1.0, 0.0, 0.5, 0.25]);
-        let c = HostColors { kind: ColorKind::F32x4, array: Some(Strided { bytes: &f, base: 0, row: 16, col: 4 }), constant: 0 };
+        let c = HostColors {
+            kind: ColorKind::F32x4,
+            array: Some(Strided { bytes: &f, base: 0, row: 16, col: 4 }),
+            constant: 0,
+        };
         assert_eq!(ext_color(&c, 0), 0x4080_00ff);
         let none = HostColors { kind: ColorKind::Constant, array: None, constant: 7 };
         assert_eq!(ext_color(&none, 5), 7);

@@ -95,14 +95,18 @@ mod tests {
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
         let defrag = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/defrag").unwrap_or_default();
         // Without direct compaction for advised ranges a fault takes a huge page only if one is free.
-        let compacts = defrag.contains("[madvise]") || defrag.contains("[always]") || defrag.contains("[defer+madvise]");
+        let compacts =
+            defrag.contains("[madvise]") || defrag.contains("[always]") || defrag.contains("[defer+madvise]");
         if !(mode.contains("[madvise]") || mode.contains("[always]")) || !compacts || !wanted() {
             println!("skipped: transparent huge pages '{}', defrag '{}' here", mode.trim(), defrag.trim());
             return;
         }
         let anon_huge = || -> u64 {
             let s = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-            s.lines().find(|l| l.starts_with("AnonHugePages:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0)
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+                .unwrap_or(0)
         };
         let before = anon_huge();
         let v = filled(64 << 20, 1u8);

@@ -39,7 +39,14 @@ pub fn build(h: &HzbParams, width: u32, height: u32, depth: impl Fn(usize) -> u3
 /// far))` (`c` of this frame's size; every pixel's depth at most `far`, and `far` in the cells `c`
 /// does not mark), the tiles of unmarked cells are set to `far` without reading their pixels (see the
 /// module doc; unless [`FAST_COVER`] is off); `row_max` may then leave `acc` as it is there.
-pub fn build_by_rows(h: &HzbParams, width: u32, height: u32, cover: Option<(&Cover, u32)>, row_max: impl Fn(usize, &mut [u32]) + Sync, hzb: &mut [u32]) {
+pub fn build_by_rows(
+    h: &HzbParams,
+    width: u32,
+    height: u32,
+    cover: Option<(&Cover, u32)>,
+    row_max: impl Fn(usize, &mut [u32]) + Sync,
+    hzb: &mut [u32],
+) {
     assert_eq!(hzb.len(), h.total as usize, "pyramid size");
     let (tw, t) = (h.width[0] as usize, HZB_TILE as usize);
     let cover = cover.filter(|_| FAST_COVER.on());
@@ -128,7 +135,11 @@ mod tests {
                             want = want.max(depth[y * w as usize + x]);
                         }
                     }
-                    assert_eq!(hzb[h.offset[l] as usize + cy * h.width[l] as usize + cx], want, "level {l} cell {cx},{cy}");
+                    assert_eq!(
+                        hzb[h.offset[l] as usize + cy * h.width[l] as usize + cx],
+                        want,
+                        "level {l} cell {cx},{cy}"
+                    );
                 }
             }
         }
@@ -179,7 +190,10 @@ mod tests {
                 let mut plain = vec![7u32; h.total as usize];
                 build_by_rows(&h, w, ht, None, row_max, &mut plain);
                 if pattern != 1 && cover.cells.contains(&0) {
-                    assert_ne!(plain, want, "{w} x {ht}, pattern {pattern}: the unmarked cells' rows are not the far depth");
+                    assert_ne!(
+                        plain, want,
+                        "{w} x {ht}, pattern {pattern}: the unmarked cells' rows are not the far depth"
+                    );
                 }
             }
         }

@@ -38,8 +38,8 @@ pub mod preprocess;
 pub mod private;
 pub mod project;
 pub mod rng;
-pub mod scene;
 pub mod scatter;
+pub mod scene;
 pub mod simd;
 pub mod splat;
 pub mod stream_upload;
@@ -48,9 +48,9 @@ pub mod vis;
 use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
+use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
 use glam::Mat4;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -248,7 +248,8 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        let order = (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
+        let order =
+            (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
         self.take(&points, order);
         Ok(())
     }
@@ -308,7 +309,11 @@ impl Rasterizer for CpuRasterizer {
         Ok(0)
     }
 
-    fn set_slot_batches(&mut self, batches: &[crate::render::gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
+    fn set_slot_batches(
+        &mut self,
+        batches: &[crate::render::gpu_data::Batch],
+        _after_write: u64,
+    ) -> Result<(), RenderError> {
         let p = self.pool_mut()?;
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {
@@ -323,7 +328,10 @@ impl Rasterizer for CpuRasterizer {
     fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
         let slots = self.pool_mut()?.batches.len();
         if spacing_m.len() != slots {
-            return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()) });
+            return Err(RenderError::ModeUnavailable {
+                mode: "level of detail",
+                reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()),
+            });
         }
         self.slot_spacing = Some(spacing_m.to_vec());
         Ok(())
@@ -335,7 +343,10 @@ impl Rasterizer for CpuRasterizer {
 
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
         if self.pool && !frame.mode.culls() {
-            return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: "a level-of-detail pool is drawn by culled or quant".into(),
+            });
         }
         let drawn_points = self.num_points();
         if frame.mode == RenderMode::Quant {
@@ -373,9 +384,10 @@ impl Rasterizer for CpuRasterizer {
         // The visibility passes draw into per-thread buffers with few threads, merged into `vis`
         // (which they then write whole: no clear needed).
         let threads = rayon::current_num_threads();
-        let use_private = matches!(frame.mode, RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed)
-            && !plan.contains(&Pass::VisDisk)
-            && private::wanted(threads);
+        let use_private =
+            matches!(frame.mode, RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed)
+                && !plan.contains(&Pass::VisDisk)
+                && private::wanted(threads);
         if use_private {
             self.private.prepare(threads, n);
         } else {
@@ -387,7 +399,8 @@ impl Rasterizer for CpuRasterizer {
         let clean = self.clean.take().filter(|c| c.size() == (frame.width_px as usize, frame.height_px as usize));
         let splats = plan.contains(&Pass::Splat);
         // The merge also resolves when the resolve pass comes right after the draw (no splat between).
-        let fuse_resolve = use_private && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
+        let fuse_resolve = use_private
+            && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
         let mut resolved = false;
         let background = |y: u32| post::background(&f, y);
         let mut holds = match frame.mode {
@@ -425,7 +438,17 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |y| packed::packed_clear_word(&f, y), None, resolve, None, None)));
+                        merge_ms = Some(ms_of(|| {
+                            self.private.merge(
+                                &mut self.vis,
+                                frame.width_px as usize,
+                                |y| packed::packed_clear_word(&f, y),
+                                None,
+                                resolve,
+                                None,
+                                None,
+                            )
+                        }));
                         resolved = fuse_resolve;
                     } else {
                         packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
@@ -436,8 +459,22 @@ impl Rasterizer for CpuRasterizer {
                     if use_private {
                         vis::vis(&f, positions, private::Dest::Private(&mut self.private));
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
-                        let resolve = fuse_resolve.then_some(private::Resolve::Index { colors, background: &background, image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, None, resolve, None, None)));
+                        let resolve = fuse_resolve.then_some(private::Resolve::Index {
+                            colors,
+                            background: &background,
+                            image: &mut *color,
+                        });
+                        merge_ms = Some(ms_of(|| {
+                            self.private.merge(
+                                &mut self.vis,
+                                frame.width_px as usize,
+                                |_| empty_word,
+                                None,
+                                resolve,
+                                None,
+                                None,
+                            )
+                        }));
                         resolved = fuse_resolve;
                     } else {
                         vis::vis(&f, positions, private::Dest::Shared(&self.vis));
@@ -449,8 +486,22 @@ impl Rasterizer for CpuRasterizer {
                     let quant = frame.mode == RenderMode::Quant;
                     let list1 = culled::phase1(&f, &p.batches, &self.visible);
                     let select = culled::Select::Marked(&self.group_marks);
-                    let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
-                    let (counts, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list1, &p.positions, &p.quant, quant, dest, select);
+                    let dest = if use_private {
+                        private::Dest::Private(&mut self.private)
+                    } else {
+                        private::Dest::Shared(&self.vis)
+                    };
+                    let (counts, points) = culled::raster_groups(
+                        &f,
+                        &p.batches,
+                        &p.groups,
+                        &list1,
+                        &p.positions,
+                        &p.quant,
+                        quant,
+                        dest,
+                        select,
+                    );
                     // This frame's coverage mask, from the batches drawn (private buffers only).
                     if use_private && cover::wanted() {
                         let mut c = cover::Cover::new(frame.width_px, frame.height_px);
@@ -465,7 +516,14 @@ impl Rasterizer for CpuRasterizer {
                     self.hzb.resize(hzb_params.total as usize, 0);
                     if use_private {
                         let (private, w) = (&self.private, frame.width_px as usize);
-                        hzb::build_by_rows(&hzb_params, frame.width_px, frame.height_px, cover.as_ref().map(|c| (c, clear::FAR_DEPTH_BITS)), |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))), &mut self.hzb);
+                        hzb::build_by_rows(
+                            &hzb_params,
+                            frame.width_px,
+                            frame.height_px,
+                            cover.as_ref().map(|c| (c, clear::FAR_DEPTH_BITS)),
+                            |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))),
+                            &mut self.hzb,
+                        );
                     } else {
                         let vis = &self.vis;
                         let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
@@ -478,8 +536,22 @@ impl Rasterizer for CpuRasterizer {
                     let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
                     let (h, hzb) = (&hzb_params, &self.hzb[..]);
                     let select = culled::Select::Tested { h, hzb, unmarked: None };
-                    let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
-                    let (drawn, points) = culled::raster_groups(&f, &p.batches, &p.groups, &list2, &p.positions, &p.quant, quant, dest, select);
+                    let dest = if use_private {
+                        private::Dest::Private(&mut self.private)
+                    } else {
+                        private::Dest::Shared(&self.vis)
+                    };
+                    let (drawn, points) = culled::raster_groups(
+                        &f,
+                        &p.batches,
+                        &p.groups,
+                        &list2,
+                        &p.positions,
+                        &p.quant,
+                        quant,
+                        dest,
+                        select,
+                    );
                     // Phase 2's batches join the mask (the rest of phase 1's are in it already).
                     if let Some(c) = cover.as_mut() {
                         c.add_batches(&f, &p.batches, &list2, quant);
@@ -490,14 +562,43 @@ impl Rasterizer for CpuRasterizer {
                     if !p.groups.is_empty() {
                         let rest = culled::still_visible(&drawn1, &self.visible);
                         let select = culled::Select::Tested { h, hzb, unmarked: Some(&self.group_marks) };
-                        let dest = if use_private { private::Dest::Private(&mut self.private) } else { private::Dest::Shared(&self.vis) };
-                        points_drawn += culled::raster_groups(&f, &p.batches, &p.groups, &rest, &p.positions, &p.quant, quant, dest, select).1;
+                        let dest = if use_private {
+                            private::Dest::Private(&mut self.private)
+                        } else {
+                            private::Dest::Shared(&self.vis)
+                        };
+                        points_drawn += culled::raster_groups(
+                            &f,
+                            &p.batches,
+                            &p.groups,
+                            &rest,
+                            &p.positions,
+                            &p.quant,
+                            quant,
+                            dest,
+                            select,
+                        )
+                        .1;
                     }
                     // The final buffer and, with groups, the marks of the groups that own its pixels.
                     let marks = (!p.groups.is_empty()).then_some(&self.group_marks[..]);
                     if use_private {
-                        let resolve = fuse_resolve.then_some(private::Resolve::Index { colors: &p.colors, background: &background, image: &mut *color });
-                        merge_ms = Some(ms_of(|| self.private.merge(&mut self.vis, frame.width_px as usize, |_| empty_word, marks, resolve, cover.as_ref(), clean.as_ref())));
+                        let resolve = fuse_resolve.then_some(private::Resolve::Index {
+                            colors: &p.colors,
+                            background: &background,
+                            image: &mut *color,
+                        });
+                        merge_ms = Some(ms_of(|| {
+                            self.private.merge(
+                                &mut self.vis,
+                                frame.width_px as usize,
+                                |_| empty_word,
+                                marks,
+                                resolve,
+                                cover.as_ref(),
+                                clean.as_ref(),
+                            )
+                        }));
                         resolved = fuse_resolve;
                     } else if let Some(marks) = marks {
                         culled::mark_groups(&self.vis, marks);
@@ -564,9 +665,7 @@ impl Rasterizer for CpuRasterizer {
         let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
             let at = y as usize * w + x as usize;
             Ok::<_, RenderError>(match last.holds {
-                Final::Depth => {
-                    self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
-                }
+                Final::Depth => self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect(),
                 _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
             })
         })?;
@@ -615,7 +714,8 @@ mod tests {
                     for (k, sc) in scenarios.iter().enumerate().chain(scenarios.iter().enumerate().rev()) {
                         let (w, h) = if round == 1 && k == 2 { (200u32, 120u32) } else { (320, 180) };
                         let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
-                        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h).with_depth_range(cam.depth_range().near, cam.depth_range().far);
+                        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+                            .with_depth_range(cam.depth_range().near, cam.depth_range().far);
                         let mut want = vec![0u32; frame.num_pixels()];
                         reference.render(&frame.with_mode(RenderMode::Vis), Target::Host(&mut want)).unwrap();
                         let want_depth = reference.depth_bits();
@@ -624,7 +724,11 @@ mod tests {
                             skipped += r.clean.as_ref().is_some_and(|c| c.cells.contains(&0)) as u32;
                             let mut px = vec![0u32; frame.num_pixels()];
                             r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
-                            assert!(px == want && r.depth_bits() == want_depth, "{threads} threads, round {round}, pose {}", sc.name);
+                            assert!(
+                                px == want && r.depth_bits() == want_depth,
+                                "{threads} threads, round {round}, pose {}",
+                                sc.name
+                            );
                         } else {
                             // The quant mode's own buffer differs from vis; check it keeps the clean state right by
                             // drawing it twice and comparing.
@@ -640,7 +744,10 @@ mod tests {
                         }
                     }
                 }
-                assert!(threads > 2 || skipped > 0, "some merges had a last cover with cells to skip ({threads} threads)");
+                assert!(
+                    threads > 2 || skipped > 0,
+                    "some merges had a last cover with cells to skip ({threads} threads)"
+                );
             });
         }
     }
@@ -686,7 +793,12 @@ mod tests {
             if let Some(i) = want_depth.iter().position(|&d| d != clear::FAR_DEPTH_BITS) {
                 let hit = r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
                 let idx = hit.point_index.expect("the culled mode picks a point") as usize;
-                assert_eq!(glam::Vec3::from(cloud.points[idx].pos), hit.position, "pick maps to the cloud's index, pose {}", sc.name);
+                assert_eq!(
+                    glam::Vec3::from(cloud.points[idx].pos),
+                    hit.position,
+                    "pick maps to the cloud's index, pose {}",
+                    sc.name
+                );
             }
         }
     }

@@ -36,12 +36,17 @@ pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], dest: D
                 .zip(colors.par_chunks(CHUNK_POINTS))
                 .for_each(|(chunk, cols)| draw_points(f, chunk, Payload::Color(cols), &mut Shared(vis)));
         }
-        Dest::Private(p) => p.run(positions.len().div_ceil(CHUNK_POINTS), 1, |cs, buf| {
-            assert_eq!(buf.len(), pixels, "visibility buffer size");
-            for c in cs {
-                draw_points(f, &positions[range(c)], Payload::Color(&colors[range(c)]), &mut Private(buf));
-            }
-        }, |_, _| ()),
+        Dest::Private(p) => p.run(
+            positions.len().div_ceil(CHUNK_POINTS),
+            1,
+            |cs, buf| {
+                assert_eq!(buf.len(), pixels, "visibility buffer size");
+                for c in cs {
+                    draw_points(f, &positions[range(c)], Payload::Color(&colors[range(c)]), &mut Private(buf));
+                }
+            },
+            |_, _| (),
+        ),
     }
 }
 

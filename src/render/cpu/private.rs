@@ -71,7 +71,13 @@ impl PrivateBuffers {
 
     /// Runs `work(items, buffer)` over `0..len` in pieces of `step` items, one task per buffer, each
     /// taking the next piece as it is done; returns the results folded with `add`.
-    pub fn run<R: Send + Default>(&mut self, len: usize, step: usize, work: impl Fn(std::ops::Range<usize>, &mut [u64]) -> R + Sync, add: impl Fn(R, R) -> R + Sync + Send) -> R {
+    pub fn run<R: Send + Default>(
+        &mut self,
+        len: usize,
+        step: usize,
+        work: impl Fn(std::ops::Range<usize>, &mut [u64]) -> R + Sync,
+        add: impl Fn(R, R) -> R + Sync + Send,
+    ) -> R {
         self.dirty = true;
         let next = AtomicUsize::new(0);
         let step = step.max(1);
@@ -122,14 +128,24 @@ impl PrivateBuffers {
     /// to hold the clear word outside its cells), the clear word is not stored again where neither cover
     /// marks the cell.
     #[allow(clippy::too_many_arguments)]
-    pub fn merge(&mut self, vis: &mut [AtomicU64], width: usize, clear: impl Fn(u32) -> u64 + Sync, marks: Option<&[AtomicU8]>, resolve: Option<Resolve<'_>>, cover: Option<&Cover>, stale: Option<&Cover>) {
+    pub fn merge(
+        &mut self,
+        vis: &mut [AtomicU64],
+        width: usize,
+        clear: impl Fn(u32) -> u64 + Sync,
+        marks: Option<&[AtomicU8]>,
+        resolve: Option<Resolve<'_>>,
+        cover: Option<&Cover>,
+        stale: Option<&Cover>,
+    ) {
         assert!(self.bufs.iter().all(|b| b.len() == vis.len()), "private buffers of the frame's size");
         let width = width.max(1);
         if let Some(m) = marks {
             m.par_iter().for_each(|m| m.store(0, Ordering::Relaxed));
         }
         // Each row's piece of every buffer.
-        let mut rows: Vec<Vec<&mut [u64]>> = (0..vis.len().div_ceil(width)).map(|_| Vec::with_capacity(self.bufs.len())).collect();
+        let mut rows: Vec<Vec<&mut [u64]>> =
+            (0..vis.len().div_ceil(width)).map(|_| Vec::with_capacity(self.bufs.len())).collect();
         for b in self.bufs.iter_mut() {
             for (r, piece) in b.chunks_mut(width).enumerate() {
                 rows[r].push(piece);
@@ -147,20 +163,24 @@ impl PrivateBuffers {
             Some(im) => im.chunks_mut(width).map(Some).collect(),
             None => (0..rows.len()).map(|_| None).collect(),
         };
-        vis.par_chunks_mut(width).zip(rows.into_par_iter()).zip(image_rows.into_par_iter()).enumerate().for_each(|(y, ((out, mut pieces), image))| {
-            let c = clear(y as u32);
-            let image = match (image, colors, &background) {
-                (Some(image), Some(colors), Some(bg)) => RowImage::Index { colors, background: bg(y as u32), image },
-                (Some(image), _, _) => RowImage::Packed { image },
-                (None, _, _) => RowImage::None,
-            };
-            let cells = cover.and_then(|cv| cv.row_cells(y));
-            let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| SKIP_CLEAN.on());
-            match pieces.as_mut_slice() {
-                [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
-                pieces => merge_row_any(out, pieces, c, marks, image, cells),
-            }
-        });
+        vis.par_chunks_mut(width).zip(rows.into_par_iter()).zip(image_rows.into_par_iter()).enumerate().for_each(
+            |(y, ((out, mut pieces), image))| {
+                let c = clear(y as u32);
+                let image = match (image, colors, &background) {
+                    (Some(image), Some(colors), Some(bg)) => {
+                        RowImage::Index { colors, background: bg(y as u32), image }
+                    }
+                    (Some(image), _, _) => RowImage::Packed { image },
+                    (None, _, _) => RowImage::None,
+                };
+                let cells = cover.and_then(|cv| cv.row_cells(y));
+                let stale = stale.and_then(|cv| cv.row_cells(y)).filter(|_| SKIP_CLEAN.on());
+                match pieces.as_mut_slice() {
+                    [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
+                    pieces => merge_row_any(out, pieces, c, marks, image, cells),
+                }
+            },
+        );
         self.dirty = false;
     }
 }
@@ -178,9 +198,15 @@ pub enum Resolve<'a> {
 enum RowImage<'a> {
     None,
     /// The color of each pixel's point, or `background` where none.
-    Index { colors: &'a [u32], background: u32, image: &'a mut [u32] },
+    Index {
+        colors: &'a [u32],
+        background: u32,
+        image: &'a mut [u32],
+    },
     /// The payloads.
-    Packed { image: &'a mut [u32] },
+    Packed {
+        image: &'a mut [u32],
+    },
 }
 
 /// Whether the merge prefetches a block's colors before it resolves them: unless
@@ -199,7 +225,8 @@ const _: () = assert!(CELL_W_PX.is_multiple_of(MERGE_BLOCK), "a merge block lies
 /// where a pixel's group differs from the pixel before's (neighbours mostly show points of one group).
 #[inline(always)]
 fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>) {
-    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, FUSED_FINISH.on()) {
+    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, FUSED_FINISH.on())
+    {
         let shift = group_shift();
         let mut last = u64::MAX; // no group
         for (px, &w) in image[from..from + words.len()].iter_mut().zip(words) {
@@ -269,7 +296,9 @@ fn clear_pixel(c: u64, marks: Option<&[AtomicU8]>, image: &RowImage<'_>) -> u32 
     let mut one = [0u32; 1];
     let mut probe = match image {
         RowImage::None => RowImage::None,
-        RowImage::Index { colors, background, .. } => RowImage::Index { colors, background: *background, image: &mut one },
+        RowImage::Index { colors, background, .. } => {
+            RowImage::Index { colors, background: *background, image: &mut one }
+        }
         RowImage::Packed { .. } => RowImage::Packed { image: &mut one },
     };
     finish_block(&[c], 0, marks, &mut probe);
@@ -294,7 +323,11 @@ fn prefetch_colors(words: &[u64], image: &RowImage<'_>) {
             let i = word_payload(w) as usize;
             // SAFETY: a prefetch reads nothing and never faults; the address is only computed
             // (`wrapping_add`, any index, the empty payload included).
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(colors.as_ptr().wrapping_add(i).cast()) };
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    colors.as_ptr().wrapping_add(i).cast(),
+                )
+            };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -367,14 +400,25 @@ with_avx512! {
 }
 
 /// [`merge_row2`] for any number of buffers, plain stores.
-fn merge_row_any(out: &mut [AtomicU64], pieces: &mut [&mut [u64]], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, cells: Option<&[u8]>) {
+fn merge_row_any(
+    out: &mut [AtomicU64],
+    pieces: &mut [&mut [u64]],
+    c: u64,
+    marks: Option<&[AtomicU8]>,
+    image: RowImage<'_>,
+    cells: Option<&[u8]>,
+) {
     let mut image = image;
     let mut block = [0u64; MERGE_BLOCK];
     for (k, chunk) in out.chunks_mut(MERGE_BLOCK).enumerate() {
         let from = k * MERGE_BLOCK;
         let drawn = marked(cells, from);
         for (j, (o, w)) in chunk.iter_mut().zip(block.iter_mut()).enumerate() {
-            *w = if drawn { pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX))) } else { c };
+            *w = if drawn {
+                pieces.iter_mut().fold(c, |m, p| m.min(std::mem::replace(&mut p[from + j], u64::MAX)))
+            } else {
+                c
+            };
             *o.get_mut() = *w;
         }
         finish_block(&block[..chunk.len()], from, marks, &mut image);
@@ -421,7 +465,9 @@ mod tests {
     #[test]
     fn merge_takes_the_minimum_and_resets() {
         // 75 pixels a row: the fused two-buffer merge's blocks of 32, both halves of its ping-pong and a tail.
-        for (count, (w, h)) in [1usize, 2, 3].into_iter().flat_map(|c| [(c, (7usize, 5usize)), (c, (75, 3)), (c, (64, 4))]) {
+        for (count, (w, h)) in
+            [1usize, 2, 3].into_iter().flat_map(|c| [(c, (7usize, 5usize)), (c, (75, 3)), (c, (64, 4))])
+        {
             let mut p = PrivateBuffers::default();
             p.prepare(count, w * h);
             for frame in 0..3usize {
@@ -438,27 +484,60 @@ mod tests {
                     }
                 }
                 assert_eq!(drawn, w * h * 3, "every item once");
-                let raw = |px: usize| if drawn_at(px) { (0..3).map(|k| k * w * h + px).map(word_of).min().unwrap() } else { u64::MAX };
+                let raw = |px: usize| {
+                    if drawn_at(px) {
+                        (0..3).map(|k| k * w * h + px).map(word_of).min().unwrap()
+                    } else {
+                        u64::MAX
+                    }
+                };
                 let want: Vec<u64> = (0..w * h).map(|px| raw(px).min(word(900, 5))).collect();
-                assert!((0..w * h).all(|i| p.depth(i) == word_depth(raw(i)).min(FAR_DEPTH_BITS)), "depth before the merge");
+                assert!(
+                    (0..w * h).all(|i| p.depth(i) == word_depth(raw(i)).min(FAR_DEPTH_BITS)),
+                    "depth before the merge"
+                );
                 for y in 0..h {
                     let mut row = vec![0u32; w];
                     p.depth_row_max(y * w, &mut row, None);
-                    assert!((0..w).all(|x| row[x] == word_depth(raw(y * w + x)).min(FAR_DEPTH_BITS)), "a row's depth, frame {frame}");
+                    assert!(
+                        (0..w).all(|x| row[x] == word_depth(raw(y * w + x)).min(FAR_DEPTH_BITS)),
+                        "a row's depth, frame {frame}"
+                    );
                 }
                 let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
                 let marks: Vec<AtomicU8> = (0..2).map(|_| AtomicU8::new(1)).collect();
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
                 let bg = |y: u32| 1000 + y;
-                p.merge(&mut vis, w, |_| word(900, 5), Some(&marks), Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }), None, None);
-                let want_image: Vec<u32> = want.iter().enumerate().map(|(i, &v)| if word_payload(v) == EMPTY_PAYLOAD { 1000 + (i / w) as u32 } else { colors[word_payload(v) as usize] }).collect();
+                p.merge(
+                    &mut vis,
+                    w,
+                    |_| word(900, 5),
+                    Some(&marks),
+                    Some(Resolve::Index { colors: &colors, background: &bg, image: &mut image }),
+                    None,
+                    None,
+                );
+                let want_image: Vec<u32> = want
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        if word_payload(v) == EMPTY_PAYLOAD {
+                            1000 + (i / w) as u32
+                        } else {
+                            colors[word_payload(v) as usize]
+                        }
+                    })
+                    .collect();
                 assert_eq!(image, want_image, "resolved image");
                 let got: Vec<u64> = vis.iter_mut().map(|v| *v.get_mut()).collect();
                 assert_eq!(got, want, "{count} buffers, frame {frame}");
                 assert!(p.bufs.iter().all(|b| b.iter().all(|&v| v == u64::MAX)), "buffers reset");
                 let group = |g: u64| want.iter().any(|&v| word_payload(v) / group_points() as u64 == g);
-                assert_eq!(marks.iter().map(|m| m.load(Ordering::Relaxed) != 0).collect::<Vec<_>>(), [group(0), group(1)]);
+                assert_eq!(
+                    marks.iter().map(|m| m.load(Ordering::Relaxed) != 0).collect::<Vec<_>>(),
+                    [group(0), group(1)]
+                );
             }
         }
     }
@@ -470,8 +549,12 @@ mod tests {
     fn row_merge_gives_words_image_and_marks() {
         let colors: Vec<u32> = (0..2000).map(|i| i * 7 + 3).collect();
         for n in [1usize, 31, 32, 33, 64, 65, 100] {
-            let a0: Vec<u64> = (0..n).map(|j| if j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 1900) as u64) }).collect();
-            let b0: Vec<u64> = (0..n).map(|j| if j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 1900) as u64) }).collect();
+            let a0: Vec<u64> = (0..n)
+                .map(|j| if j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 1900) as u64) })
+                .collect();
+            let b0: Vec<u64> = (0..n)
+                .map(|j| if j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 1900) as u64) })
+                .collect();
             let c = word(99, EMPTY_PAYLOAD);
             let want: Vec<u64> = (0..n).map(|j| c.min(a0[j]).min(b0[j])).collect();
             for kind in 0..3 {
@@ -490,11 +573,27 @@ mod tests {
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                     let want_image: Vec<u32> = match kind {
                         0 => vec![0; n],
-                        1 => want.iter().map(|&v| if word_payload(v) == EMPTY_PAYLOAD { 5 } else { colors[word_payload(v) as usize] }).collect(),
+                        1 => {
+                            want.iter()
+                                .map(|&v| {
+                                    if word_payload(v) == EMPTY_PAYLOAD {
+                                        5
+                                    } else {
+                                        colors[word_payload(v) as usize]
+                                    }
+                                })
+                                .collect()
+                        }
                         _ => want.iter().map(|&v| word_payload(v) as u32).collect(),
                     };
                     assert_eq!(image, want_image, "{n} pixels, image {kind}, prefetch {prefetch}");
-                    let want_marks: Vec<u8> = (0..8u64).map(|g| want.iter().any(|&v| word_payload(v) != EMPTY_PAYLOAD && word_payload(v) / group_points() as u64 == g) as u8).collect();
+                    let want_marks: Vec<u8> = (0..8u64)
+                        .map(|g| {
+                            want.iter().any(|&v| {
+                                word_payload(v) != EMPTY_PAYLOAD && word_payload(v) / group_points() as u64 == g
+                            }) as u8
+                        })
+                        .collect();
                     let marks: Vec<u8> = marks.iter().map(|m| m.load(Ordering::Relaxed)).collect();
                     assert_eq!(marks, want_marks, "{n} pixels, image {kind}, prefetch {prefetch}");
                     got.push((words, image));
@@ -524,8 +623,25 @@ mod tests {
         for n in [1usize, 63, 64, 65, 128, 200, 257] {
             let cells: Vec<u8> = (0..n.div_ceil(CELL_W_PX)).map(|k| (k % 2 == 0) as u8).collect();
             let drawn = |j: usize| cells[j / CELL_W_PX] != 0;
-            let a0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 900) as u64) }).collect();
-            let b0: Vec<u64> = (0..n).map(|j| if !drawn(j) || j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 900) as u64) }).collect();
+            let a0: Vec<u64> = (0..n)
+                .map(|j| {
+                    if !drawn(j) || j % 5 == 0 {
+                        u64::MAX
+                    } else {
+                        word((j * 37 % 101) as u32, (j * 13 % 900) as u64)
+                    }
+                })
+                .collect();
+            let b0: Vec<u64> =
+                (0..n)
+                    .map(|j| {
+                        if !drawn(j) || j % 3 == 0 {
+                            u64::MAX
+                        } else {
+                            word((j * 53 % 97) as u32, (j * 29 % 900) as u64)
+                        }
+                    })
+                    .collect();
             // The clear word: no point, or (as a packed clear word's color) a payload in group 9.
             for c in [word(99, EMPTY_PAYLOAD), word(99, 9 * group_points() as u64 + 3)] {
                 for kind in 0..3 {
@@ -540,11 +656,17 @@ mod tests {
                         merge_row2(&mut out, &mut a, &mut b, c, Some(&marks), row, true, Some(&cells), None);
                         assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                         let words: Vec<u64> = out.iter_mut().map(|o| *o.get_mut()).collect();
-                        assert!(words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])), "{n} pixels, image {kind}, fast {fast}");
+                        assert!(
+                            words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])),
+                            "{n} pixels, image {kind}, fast {fast}"
+                        );
                         got.push((words, image, marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>()));
                     }
                     FAST_CLEAR.set(true);
-                    assert!(got[0] == got[1], "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ");
+                    assert!(
+                        got[0] == got[1],
+                        "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ"
+                    );
                     assert!(word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1, "the clear word's group marked");
                 }
             }
@@ -562,7 +684,8 @@ mod tests {
             let mut cover = Cover::new(w as u32, h as u32);
             cover.add_batches(&f, &[], &[], false);
             assert!(cover.row(0).iter().chain(cover.row(8)).all(|&c| c == 0));
-            let marked_by_hand = |x: usize, y: usize| (x / CELL_W_PX, y / 4) == (0, 0) || (x / CELL_W_PX, y / 4) == (2, 1);
+            let marked_by_hand =
+                |x: usize, y: usize| (x / CELL_W_PX, y / 4) == (0, 0) || (x / CELL_W_PX, y / 4) == (2, 1);
             let run = |cover: Option<&Cover>, stray: bool| {
                 let mut p = PrivateBuffers::default();
                 p.prepare(count, w * h);
@@ -579,7 +702,15 @@ mod tests {
                 let mut vis: Vec<AtomicU64> = (0..w * h).map(|_| AtomicU64::new(0)).collect();
                 let mut image = vec![0u32; w * h];
                 let colors: Vec<u32> = (0..(w * h) as u32).map(|i| i * 3 + 1).collect();
-                p.merge(&mut vis, w, |_| word(900, EMPTY_PAYLOAD), None, Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }), cover, None);
+                p.merge(
+                    &mut vis,
+                    w,
+                    |_| word(900, EMPTY_PAYLOAD),
+                    None,
+                    Some(Resolve::Index { colors: &colors, background: &|y| 1000 + y, image: &mut image }),
+                    cover,
+                    None,
+                );
                 (rows, vis.iter_mut().map(|v| *v.get_mut()).collect::<Vec<_>>(), image)
             };
             let want = run(None, false);
@@ -589,7 +720,10 @@ mod tests {
             }
             assert!(run(Some(&cover), false) == want, "{count} buffers: words only in marked cells");
             let stray = run(None, true);
-            assert!(stray.0 != want.0 && stray.1 != want.1 && stray.2 != want.2, "{count} buffers: the stray word shows without the cover");
+            assert!(
+                stray.0 != want.0 && stray.1 != want.1 && stray.2 != want.2,
+                "{count} buffers: the stray word shows without the cover"
+            );
             assert!(run(Some(&cover), true) == want, "{count} buffers: the stray word's cell is not read");
         }
     }
@@ -636,25 +770,39 @@ mod tests {
                 b.copy_from_slice(&b0);
                 let start = std::time::Instant::now();
                 marks.par_iter().for_each(|m| m.store(0, Ordering::Relaxed));
-                out.par_chunks_mut(w).zip(a.par_chunks_mut(w)).zip(b.par_chunks_mut(w)).zip(image.par_chunks_mut(w)).for_each(|(((o, a), b), im)| {
-                    if v == 0 {
-                        old_row2(o, a, b, c);
-                        for x in o.iter_mut() {
-                            let i = word_payload(*x.get_mut());
-                            if i != EMPTY_PAYLOAD {
-                                if let Some(m) = marks.get((i >> group_shift()) as usize) {
-                                    m.store(1, Ordering::Relaxed);
+                out.par_chunks_mut(w)
+                    .zip(a.par_chunks_mut(w))
+                    .zip(b.par_chunks_mut(w))
+                    .zip(image.par_chunks_mut(w))
+                    .for_each(|(((o, a), b), im)| {
+                        if v == 0 {
+                            old_row2(o, a, b, c);
+                            for x in o.iter_mut() {
+                                let i = word_payload(*x.get_mut());
+                                if i != EMPTY_PAYLOAD {
+                                    if let Some(m) = marks.get((i >> group_shift()) as usize) {
+                                        m.store(1, Ordering::Relaxed);
+                                    }
                                 }
                             }
+                            for (px, x) in im.iter_mut().zip(o.iter_mut()) {
+                                let i = word_payload(*x.get_mut());
+                                *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
+                            }
+                        } else {
+                            merge_row2(
+                                o,
+                                a,
+                                b,
+                                c,
+                                Some(&marks),
+                                RowImage::Index { colors: &colors, background: 9, image: im },
+                                v == 2,
+                                None,
+                                None,
+                            );
                         }
-                        for (px, x) in im.iter_mut().zip(o.iter_mut()) {
-                            let i = word_payload(*x.get_mut());
-                            *px = if i == EMPTY_PAYLOAD { 9 } else { colors[i as usize] };
-                        }
-                    } else {
-                        merge_row2(o, a, b, c, Some(&marks), RowImage::Index { colors: &colors, background: 9, image: im }, v == 2, None, None);
-                    }
-                });
+                    });
                 t.push(start.elapsed().as_secs_f64() * 1e3);
             }
         }

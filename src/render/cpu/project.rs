@@ -77,7 +77,12 @@ pub fn project_batch(
 
 /// [`project_batch`] over bare positions (the visibility modes' 12-byte layout).
 #[inline(always)]
-pub fn project_batch_xyz(f: &FrameUniforms, positions: &[[f32; 3]], index: &mut [u32; BATCH], depth_bits: &mut [u32; BATCH]) {
+pub fn project_batch_xyz(
+    f: &FrameUniforms,
+    positions: &[[f32; 3]],
+    index: &mut [u32; BATCH],
+    depth_bits: &mut [u32; BATCH],
+) {
     project_lanes(f, positions, |p| *p, index, depth_bits)
 }
 

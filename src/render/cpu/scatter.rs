@@ -72,7 +72,9 @@ fn prefetch_word<T>(buf: &[T], i: usize) {
     {
         // SAFETY: a prefetch reads nothing and never faults; the address is only computed
         // (`wrapping_add`: no pointer arithmetic past the allocation is asserted).
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(buf.as_ptr().wrapping_add(i).cast()) }
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(buf.as_ptr().wrapping_add(i).cast())
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (buf, i);
@@ -378,7 +380,11 @@ trait BlockPayload {
     ///
     /// # Safety
     /// The CPU has AVX2; the payload has 8 more points.
-    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i);
+    unsafe fn words(
+        &mut self,
+        drop: std::arch::x86_64::__m256i,
+        high: std::arch::x86_64::__m256i,
+    ) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i);
 }
 
 /// Point indices: lane `j` of block `k` has index `first + 8k + j`, kept as 64-bit sums in the words'
@@ -401,7 +407,10 @@ impl IndexWords {
         // SAFETY: the caller's (AVX2).
         unsafe {
             let base = _mm256_set1_epi64x(first as i64);
-            IndexWords { a: _mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)), b: _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)) }
+            IndexWords {
+                a: _mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 4, 5)),
+                b: _mm256_add_epi64(base, _mm256_setr_epi64x(2, 3, 6, 7)),
+            }
         }
     }
 }
@@ -409,11 +418,18 @@ impl IndexWords {
 #[cfg(target_arch = "x86_64")]
 impl BlockPayload for IndexWords {
     #[inline(always)]
-    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+    unsafe fn words(
+        &mut self,
+        drop: std::arch::x86_64::__m256i,
+        high: std::arch::x86_64::__m256i,
+    ) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
         use std::arch::x86_64::*;
         // SAFETY: the caller's (AVX2).
         unsafe {
-            let w = (_mm256_or_si256(_mm256_unpacklo_epi32(drop, high), self.a), _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), self.b));
+            let w = (
+                _mm256_or_si256(_mm256_unpacklo_epi32(drop, high), self.a),
+                _mm256_or_si256(_mm256_unpackhi_epi32(drop, high), self.b),
+            );
             let eight = _mm256_set1_epi64x(8);
             (self.a, self.b) = (_mm256_add_epi64(self.a, eight), _mm256_add_epi64(self.b, eight));
             w
@@ -428,7 +444,11 @@ struct ColorWords(*const u32);
 #[cfg(target_arch = "x86_64")]
 impl BlockPayload for ColorWords {
     #[inline(always)]
-    unsafe fn words(&mut self, drop: std::arch::x86_64::__m256i, high: std::arch::x86_64::__m256i) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+    unsafe fn words(
+        &mut self,
+        drop: std::arch::x86_64::__m256i,
+        high: std::arch::x86_64::__m256i,
+    ) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
         use std::arch::x86_64::*;
         // SAFETY: the caller's: AVX2, and 8 colors from the pointer on.
         unsafe {
@@ -549,10 +569,14 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
             let drop = drop_lanes(w, sx, sy, d, w_px, h_px);
             // sx, sy in [0, size) < 2^31 where kept: truncation is the floor, as `sx as u32`.
             let (px, py) = (_mm256_cvttps_epi32(sx), _mm256_cvttps_epi32(sy));
-            let index = _mm256_andnot_si256(drop, _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px));
+            let index = _mm256_andnot_si256(
+                drop,
+                _mm256_add_epi32(_mm256_mullo_epi32(py, _mm256_set1_epi32(f.width as i32)), px),
+            );
             // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
             // ones the payload's; the unpacks in `payload.words` interleave the halves.
-            let shifted = _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(_mm256_castps_si256(d));
+            let shifted =
+                _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(_mm256_castps_si256(d));
             let (w_a, w_b) = payload.words(drop, _mm256_or_si256(shifted, drop));
             // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
             _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
@@ -596,7 +620,10 @@ unsafe fn drop_lanes(
     unsafe {
         let zero = _mm256_setzero_ps();
         let bits = _mm256_castps_si256(_mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), w));
-        let off_d = _mm256_cmpgt_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff_ffff)), _mm256_set1_epi32(0xbf7f_fffe_u32 as i32));
+        let off_d = _mm256_cmpgt_epi32(
+            _mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff_ffff)),
+            _mm256_set1_epi32(0xbf7f_fffe_u32 as i32),
+        );
         let mut drop = _mm256_cmp_ps::<_CMP_NGE_UQ>(sx, zero);
         drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NLT_UQ>(sx, w_px));
         drop = _mm256_or_ps(drop, _mm256_cmp_ps::<_CMP_NGE_UQ>(sy, zero));
@@ -608,11 +635,19 @@ unsafe fn drop_lanes(
 /// [`draw_avx2_vec`] with `AHEAD` blocks of 8 points in flight ([`Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
+unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(
+    f: &FrameUniforms,
+    positions: &[[f32; 3]],
+    payload: Payload<'_>,
+    sink: &mut S,
+) {
     use std::arch::x86_64::*;
     // Record order of the blended lanes of x, y and z (see the doc of `draw_avx2_vec`).
-    let (perm_x, perm_y, perm_z) =
-        (_mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5), _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    let (perm_x, perm_y, perm_z) = (
+        _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5),
+        _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6),
+        _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7),
+    );
     let floats: *const f32 = positions.as_ptr().cast();
     let blocks = positions.len() / 8;
     let load = |k: usize| {
@@ -711,13 +746,25 @@ unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payloa
     while at < n {
         let count = (n - at).min(16);
         let nf = 3 * count; // floats of these records
-        let mask = |from: usize| -> u16 { if nf <= from { 0 } else if nf >= from + 16 { u16::MAX } else { (1u16 << (nf - from)) - 1 } };
+        let mask = |from: usize| -> u16 {
+            if nf <= from {
+                0
+            } else if nf >= from + 16 {
+                u16::MAX
+            } else {
+                (1u16 << (nf - from)) - 1
+            }
+        };
         let p = floats.wrapping_add(3 * at);
         // SAFETY: the masks cover only floats of records `at .. at + count` (inside `positions`);
         // masked-off elements are neither read nor faulted on.
         let (a, b, c) = unsafe {
             let (p16, p32) = (p.wrapping_add(16), p.wrapping_add(32));
-            (_mm512_maskz_loadu_ps(mask(0), p), _mm512_maskz_loadu_ps(mask(16), p16), _mm512_maskz_loadu_ps(mask(32), p32))
+            (
+                _mm512_maskz_loadu_ps(mask(0), p),
+                _mm512_maskz_loadu_ps(mask(16), p16),
+                _mm512_maskz_loadu_ps(mask(32), p32),
+            )
         };
         let x = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, px0, b), px1, c);
         let y = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, py0, b), py1, c);
@@ -740,7 +787,10 @@ unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payloa
         let (px, py) = (_mm512_cvttps_epu32(sx), _mm512_cvttps_epu32(sy));
         let index = _mm512_maskz_mov_epi32(k, _mm512_add_epi32(_mm512_mullo_epi32(py, width), px));
         let bits = _mm512_castps_si512(d);
-        let (d_lo, d_hi) = (_mm512_cvtepu32_epi64(_mm512_castsi512_si256(bits)), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(bits)));
+        let (d_lo, d_hi) = (
+            _mm512_cvtepu32_epi64(_mm512_castsi512_si256(bits)),
+            _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(bits)),
+        );
         let (p_lo, p_hi) = match payload {
             Payload::Index(first) => {
                 let base = _mm512_set1_epi64((first + at as u64) as i64);
@@ -750,7 +800,10 @@ unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payloa
                 // SAFETY: `colors` is as long as `positions` (asserted by `draw_points`); the mask
                 // covers colors `at .. at + count`.
                 let cv = unsafe { _mm512_maskz_loadu_epi32(valid, colors.as_ptr().add(at).cast()) };
-                (_mm512_cvtepu32_epi64(_mm512_castsi512_si256(cv)), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(cv)))
+                (
+                    _mm512_cvtepu32_epi64(_mm512_castsi512_si256(cv)),
+                    _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(cv)),
+                )
             }
         };
         let w_lo = _mm512_or_si512(_mm512_slli_epi64::<{ crate::render::gpu_data::DEPTH_SHIFT }>(d_lo), p_lo);
@@ -831,10 +884,20 @@ mod tests {
         }
         let (w_px, h_px) = (1920f32, 1080f32);
         let around = |v: f32| [v, f32::from_bits(v.to_bits() - 1), f32::from_bits(v.to_bits() + 1)];
-        let mut edges = vec![0.0f32, -0.0, f32::from_bits(1), -f32::from_bits(1), 1e-30, -1e-30, 0.5, -0.5, -1.0, -1.5, 3e9, -3e9];
-        edges.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::from_bits(0x7fc0_0001), f32::from_bits(0xffc0_0001)]);
+        let mut edges =
+            vec![0.0f32, -0.0, f32::from_bits(1), -f32::from_bits(1), 1e-30, -1e-30, 0.5, -0.5, -1.0, -1.5, 3e9, -3e9];
+        edges.extend([
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7fc0_0001),
+            f32::from_bits(0xffc0_0001),
+        ]);
         edges.extend(around(1.0).into_iter().chain(around(w_px)).chain(around(h_px)).chain(around(2f32.powi(31))));
-        let rule = |w: f32, sx: f32, sy: f32, d: f32| !(w > 0.0 && sx >= 0.0 && sx < w_px && sy >= 0.0 && sy < h_px && d > 0.0 && d < 1.0);
+        let rule = |w: f32, sx: f32, sy: f32, d: f32| {
+            !(w > 0.0 && sx >= 0.0 && sx < w_px && sy >= 0.0 && sy < h_px && d > 0.0 && d < 1.0)
+        };
         #[target_feature(enable = "avx2,fma")]
         unsafe fn lanes(w: &[f32; 8], sx: &[f32; 8], sy: &[f32; 8], d: &[f32; 8], w_px: f32, h_px: f32) -> [i32; 8] {
             let mut out = [0i32; 8];
@@ -872,7 +935,10 @@ mod tests {
     /// buffers, private and shared, with index and color payloads, for every tail length.
     #[test]
     fn every_loop_gives_the_same_buffer() {
-        let cam = crate::camera::FlyCamera::for_cloud(crate::cloud::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) }, true);
+        let cam = crate::camera::FlyCamera::for_cloud(
+            crate::cloud::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) },
+            true,
+        );
         let (w, h) = (97u32, 61u32);
         let f = crate::render::FrameParams::new(cam.clip_from_world(w, h), w, h).uniforms();
         let mut s = 0x1234_5678_9abc_def0u64;
@@ -882,7 +948,8 @@ mod tests {
             s ^= s << 17;
             (s >> 40) as f32 / (1u64 << 24) as f32
         };
-        let mut pos: Vec<[f32; 3]> = (0..5000).map(|_| [(rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0]).collect();
+        let mut pos: Vec<[f32; 3]> =
+            (0..5000).map(|_| [(rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0, (rnd() - 0.5) * 8.0]).collect();
         pos[17] = [f32::NAN, 0.0, 0.0];
         pos[18] = [f32::INFINITY, 0.0, 0.0];
         pos.extend((0..200).map(|i| cam.pose.eye.to_array().map(|v| v + i as f32 * 1e-7)));
@@ -951,7 +1018,10 @@ mod tests {
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
                         by_hand(ahead, &f, &pos[..len], payload, &mut sink);
                         assert!(len < 8 || !UNCHECKED.on() || sink.unchecked > 0, "the unchecked puts are taken");
-                        assert!(got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX), "avx2 unchecked, {len} points, {spare} spare");
+                        assert!(
+                            got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX),
+                            "avx2 unchecked, {len} points, {spare} spare"
+                        );
                     }
                 }
                 if len == pos.len() {

@@ -17,7 +17,10 @@ fn axis_point(ctr: f32, r: f32, ax: f32, ay: f32, lx: f32, ly: f32, h: f32, az: 
 #[inline(always)]
 fn channel(base: f32, u: f32) -> u8 {
     let d = (2.0 * u + -1.0) * 0.1;
-    #[expect(clippy::manual_clamp, reason = "fminf(fmaxf(x, 0), 1) in kernels/scene.cu: NaN gives 0, clamp would keep it")]
+    #[expect(
+        clippy::manual_clamp,
+        reason = "fminf(fmaxf(x, 0), 1) in kernels/scene.cu: NaN gives 0, clamp would keep it"
+    )]
     let c = (base + d).max(0.0).min(1.0);
     (255.0 * c).round() as u8
 }
@@ -29,9 +32,8 @@ pub fn scene_point(s: &SceneParams, cylinders: &[Cylinder], i: u64) -> Point {
     let u = uniform(s.seed, i, 0);
     let v = 2.0 * uniform(s.seed, i, 1) + -1.0;
     let (ly, lx) = sincos_2pi(u);
-    let pos = [0, 1, 2].map(|k| {
-        axis_point(c.center[k], c.radius, c.axis_x[k], c.axis_y[k], lx, ly, c.height, c.axis_z[k], v)
-    });
+    let pos = [0, 1, 2]
+        .map(|k| axis_point(c.center[k], c.radius, c.axis_x[k], c.axis_y[k], lx, ly, c.height, c.axis_z[k], v));
     let rgba = [
         channel(c.color[0], uniform(s.seed, i, 2)),
         channel(c.color[1], uniform(s.seed, i, 3)),

@@ -14,7 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Splats the words `word(i)` of a `u.width × u.height` frame into `out`; `batch_spacing_m`: a spacing
 /// per batch of points whose indices are the words' payloads, or `None`.
-pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, batch_spacing_m: Option<&[f32]>, out: &mut [AtomicU64]) {
+pub fn splat(
+    u: &PostUniforms,
+    word: impl Fn(usize) -> u64 + Sync,
+    batch_spacing_m: Option<&[f32]>,
+    out: &mut [AtomicU64],
+) {
     let (w, h) = (u.width as usize, u.height as usize);
     assert_eq!(out.len(), w * h, "splat output size");
     let r = u.splat_radius_px.min(SPLAT_MAX_RADIUS) as i32;
@@ -27,7 +32,9 @@ pub fn splat(u: &PostUniforms, word: impl Fn(usize) -> u64 + Sync, batch_spacing
                 let w = word(i);
                 let d = word_depth(w);
                 let px = match batch_spacing_m {
-                    Some(s) => s.get((word_payload(w) / BATCH_POINTS as u64) as usize).map_or(0.0, |s| u.adaptive_px_at_1m * s),
+                    Some(s) => {
+                        s.get((word_payload(w) / BATCH_POINTS as u64) as usize).map_or(0.0, |s| u.adaptive_px_at_1m * s)
+                    }
                     None => u.adaptive_px_at_1m,
                 };
                 let dm = if d < FAR_DEPTH_BITS { px / view_distance(u, d) } else { 0.0 };

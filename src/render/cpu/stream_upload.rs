@@ -24,7 +24,12 @@ use std::time::Instant;
 /// follows is the preprocessing).
 pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, Instant), RenderError> {
     let planned = usize::try_from(files.planned_points()).unwrap_or(usize::MAX);
-    let oom = |what: &str| RenderError::Load(format!("{}: no host memory for the {what} of {planned} points", files.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    let oom = |what: &str| {
+        RenderError::Load(format!(
+            "{}: no host memory for the {what} of {planned} points",
+            files.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ))
+    };
     let mut positions: Vec<[f32; 3]> = Vec::new();
     let mut colors: Vec<u32> = Vec::new();
     positions.try_reserve_exact(planned).map_err(|_| oom("positions"))?;
@@ -42,7 +47,8 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, 
     let streamed = Instant::now();
     let bounds = device::local_bounds(files).unwrap_or_else(|| bounds_of(&positions));
     recolor_colorless(files, &bounds, &positions, &mut colors);
-    let order = (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
+    let order =
+        (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
     if let Some(order) = &order {
         permute_columns(order, &mut positions, &mut colors);
     }
@@ -76,7 +82,10 @@ fn recolor_colorless(files: &DeviceFiles, bounds: &Bounds, positions: &[[f32; 3]
         if a >= b {
             continue;
         }
-        colors[a..b].par_iter_mut().zip(&positions[a..b]).for_each(|(c, p)| *c = u32::from_le_bytes(ramp_color(unit(p[2], lo, hi))));
+        colors[a..b]
+            .par_iter_mut()
+            .zip(&positions[a..b])
+            .for_each(|(c, p)| *c = u32::from_le_bytes(ramp_color(unit(p[2], lo, hi))));
     }
 }
 

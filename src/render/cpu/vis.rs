@@ -7,9 +7,9 @@
 //! which gives the same buffer.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
+use super::post::view_distance;
 use super::private::Dest;
 use super::project::project;
-use super::post::view_distance;
 use super::scatter::{draw_points, min_early, Payload, Private, Shared};
 use super::simd::with_fma;
 use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
@@ -46,12 +46,17 @@ pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], dest: Dest<'_>) {
                 draw_points(f, points, Payload::Index((c * CHUNK_POINTS) as u64), &mut Shared(vis))
             });
         }
-        Dest::Private(p) => p.run(positions.len().div_ceil(CHUNK_POINTS), 1, |cs, buf| {
-            assert_eq!(buf.len(), pixels, "visibility buffer size");
-            for c in cs {
-                draw_points(f, chunk(c), Payload::Index((c * CHUNK_POINTS) as u64), &mut Private(buf));
-            }
-        }, |_, _| ()),
+        Dest::Private(p) => p.run(
+            positions.len().div_ceil(CHUNK_POINTS),
+            1,
+            |cs, buf| {
+                assert_eq!(buf.len(), pixels, "visibility buffer size");
+                for c in cs {
+                    draw_points(f, chunk(c), Payload::Index((c * CHUNK_POINTS) as u64), &mut Private(buf));
+                }
+            },
+            |_, _| (),
+        ),
     }
 }
 
@@ -73,7 +78,10 @@ pub fn vis_resolve(f: &FrameUniforms, vis: &[AtomicU64], colors: &[u32], color: 
 pub fn vis_disk(f: &FrameUniforms, u: &PostUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
-    positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, chunk)| vis_disk_chunk(f, u, chunk, c * CHUNK_POINTS, vis));
+    positions
+        .par_chunks(CHUNK_POINTS)
+        .enumerate()
+        .for_each(|(c, chunk)| vis_disk_chunk(f, u, chunk, c * CHUNK_POINTS, vis));
 }
 
 with_fma! {

@@ -141,7 +141,9 @@ fn open_unchecked(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), Rend
         )));
     }
     if ordinal >= count as usize {
-        return Err(RenderError::NoDevice(format!("device {ordinal} asked for; the driver sees {count} CUDA device(s)")));
+        return Err(RenderError::NoDevice(format!(
+            "device {ordinal} asked for; the driver sees {count} CUDA device(s)"
+        )));
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| {
         RenderError::NoDevice(format!("could not create a context on device {ordinal}: {}", describe_driver_error(e)))

@@ -58,7 +58,11 @@ pub fn stream_from_number(number: u64) -> sys::CUstream {
 ///
 /// # Safety
 /// Both streams are live streams of `ctx` (or the legacy / per-thread default stream handles 1 and 2).
-pub unsafe fn order_after(ctx: &CudaContext, consumer: sys::CUstream, producer: sys::CUstream) -> Result<(), RenderError> {
+pub unsafe fn order_after(
+    ctx: &CudaContext,
+    consumer: sys::CUstream,
+    producer: sys::CUstream,
+) -> Result<(), RenderError> {
     if consumer == producer {
         return Ok(());
     }
@@ -153,12 +157,19 @@ impl CudaRasterizer {
         }
         let n = frame.num_pixels();
         if target.len_px() != n {
-            return Err(RenderError::TargetSize { got: target.len_px(), width: frame.width_px, height: frame.height_px });
+            return Err(RenderError::TargetSize {
+                got: target.len_px(),
+                width: frame.width_px,
+                height: frame.height_px,
+            });
         }
         if n > u32::MAX as usize {
             return Err(RenderError::Cuda {
                 context: "render".into(),
-                message: format!("a {}x{} frame has more pixels than the kernels index", frame.width_px, frame.height_px),
+                message: format!(
+                    "a {}x{} frame has more pixels than the kernels index",
+                    frame.width_px, frame.height_px
+                ),
             });
         }
         let num_points = p.num_points();
@@ -192,7 +203,17 @@ impl CudaRasterizer {
             }
             let dst = self.external.packed.as_ref().map_or(0, |b| b.ptr());
             // SAFETY: the caller's contract covers the positions; `dst` holds 3 floats a point.
-            unsafe { kernels::pack_positions(&self.kernels, &self.stream, num_points, pos.ptr, pos.row_bytes, pos.col_bytes, dst) }?;
+            unsafe {
+                kernels::pack_positions(
+                    &self.kernels,
+                    &self.stream,
+                    num_points,
+                    pos.ptr,
+                    pos.row_bytes,
+                    pos.col_bytes,
+                    dst,
+                )
+            }?;
             dst
         } else {
             pos.ptr
@@ -210,7 +231,9 @@ impl CudaRasterizer {
         for &pass in &plan {
             match pass {
                 Pass::Clear => unsafe { kernels::vis_clear(k, stream, f, vis_ptr) }?,
-                Pass::Vis if p.positions_packed() => unsafe { kernels::vis(k, stream, f, pos.ptr, num_points, vis_ptr) }?,
+                Pass::Vis if p.positions_packed() => {
+                    unsafe { kernels::vis(k, stream, f, pos.ptr, num_points, vis_ptr) }?
+                }
                 Pass::Vis => unsafe {
                     kernels::vis_strided(k, stream, f, pos.ptr, pos.row_bytes, pos.col_bytes, num_points, vis_ptr)
                 }?,
@@ -222,11 +245,25 @@ impl CudaRasterizer {
                 }
                 Pass::Resolve => unsafe {
                     let a = &c.array;
-                    kernels::ext_resolve(k, stream, f, vis_ptr, a.ptr, a.row_bytes, a.col_bytes, c.kind as u32, c.constant, color_ptr)
+                    kernels::ext_resolve(
+                        k,
+                        stream,
+                        f,
+                        vis_ptr,
+                        a.ptr,
+                        a.row_bytes,
+                        a.col_bytes,
+                        c.kind as u32,
+                        c.constant,
+                        color_ptr,
+                    )
                 }?,
                 Pass::Edl => unsafe { kernels::edl_words(k, stream, u, vis_ptr, color_ptr) }?,
                 other => {
-                    return Err(RenderError::ModeUnavailable { mode: "vis", reason: format!("pass {} on arrays", other.name()) })
+                    return Err(RenderError::ModeUnavailable {
+                        mode: "vis",
+                        reason: format!("pass {} on arrays", other.name()),
+                    })
                 }
             }
             timer.mark(stream)?;
@@ -254,7 +291,11 @@ impl CudaRasterizer {
     /// As [`CudaRasterizer::render_external`], for as long as `keepalive` lives: it must keep the arrays
     /// allocated, and their producers must order writes that race with rendering themselves (a frame may
     /// show a mix of old and new values, never freed memory).
-    pub unsafe fn show_external(&mut self, p: ExternalPoints, keepalive: Box<dyn Any + Send>) -> Result<Bounds, RenderError> {
+    pub unsafe fn show_external(
+        &mut self,
+        p: ExternalPoints,
+        keepalive: Box<dyn Any + Send>,
+    ) -> Result<Bounds, RenderError> {
         self.check_external(&p)?;
         // SAFETY: forwarded from this function's contract.
         let bounds = unsafe { self.external_bounds(&p) }?;
@@ -338,7 +379,10 @@ fn check_array(ordinal: usize, arg: &'static str, l: &StridedLayout) -> Result<(
         });
     }
     if device != ordinal as std::ffi::c_int {
-        return Err(RenderError::Argument { arg, message: format!("on CUDA device {device}; pcv renders on device {ordinal}") });
+        return Err(RenderError::Argument {
+            arg,
+            message: format!("on CUDA device {device}; pcv renders on device {ordinal}"),
+        });
     }
     let (mut base, mut size): (sys::CUdeviceptr, usize) = (0, 0);
     // SAFETY: both out-pointers are valid locals.
@@ -347,7 +391,9 @@ fn check_array(ordinal: usize, arg: &'static str, l: &StridedLayout) -> Result<(
     if r == sys::CUresult::CUDA_SUCCESS && start.saturating_add(len) > base.saturating_add(size as u64) {
         return Err(RenderError::Argument {
             arg,
-            message: format!("its {len} bytes from {start:#x} run past the end of their allocation ({size} bytes from {base:#x})"),
+            message: format!(
+                "its {len} bytes from {start:#x} run past the end of their allocation ({size} bytes from {base:#x})"
+            ),
         });
     }
     Ok(())

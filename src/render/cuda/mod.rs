@@ -29,8 +29,8 @@ pub mod modules;
 pub mod nccl;
 pub mod preprocess;
 pub mod slot_upload;
-pub mod timing;
 pub mod stream_upload;
+pub mod timing;
 pub mod upload;
 
 pub use context::DeviceInfo;
@@ -42,11 +42,11 @@ use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
-use preprocess::DevicePrepared;
 use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
 use modules::{KernelTable, Module};
+use preprocess::DevicePrepared;
 use std::sync::Arc;
 use timing::PassTimer;
 
@@ -206,8 +206,15 @@ impl CudaRasterizer {
         preprocess::check_chunk(chunk_points)?;
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
-        let (prepared, ms) =
-            preprocess::preprocess_scene_chunked(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, 0..spec.num_points, chunk_points)?;
+        let (prepared, ms) = preprocess::preprocess_scene_chunked(
+            &self.ctx,
+            &self.stream,
+            &self.kernels,
+            spec,
+            &cloud.bounds,
+            0..spec.num_points,
+            chunk_points,
+        )?;
         self.prepared_points = spec.num_points;
         self.prepared = Ok(prepared);
         self.preprocess_ms = Some(ms);
@@ -368,7 +375,13 @@ impl CudaRasterizer {
         let (free_bytes, _) = context::mem_info(&self.ctx)?;
         if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
             let (prepared, ms) = preprocess::preprocess_scene_chunked(
-                &self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, first..first + count, preprocess::CHUNK_POINTS,
+                &self.ctx,
+                &self.stream,
+                &self.kernels,
+                spec,
+                &cloud.bounds,
+                first..first + count,
+                preprocess::CHUNK_POINTS,
             )?;
             self.prepared_points = count;
             self.prepared = Ok(prepared);
@@ -386,7 +399,11 @@ impl CudaRasterizer {
     /// Takes points already on this device (a share of files streamed to several GPUs, see
     /// [`stream_upload::upload_files_split`]) and prepares them on the grid of `bounds`, as
     /// [`Rasterizer::upload`] does with the points it streams itself.
-    pub fn upload_device_points(&mut self, points: DeviceBuffer<Point>, bounds: &crate::cloud::Bounds) -> Result<(), RenderError> {
+    pub fn upload_device_points(
+        &mut self,
+        points: DeviceBuffer<Point>,
+        bounds: &crate::cloud::Bounds,
+    ) -> Result<(), RenderError> {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
         let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, bounds)?;
@@ -399,7 +416,12 @@ impl CudaRasterizer {
     /// Runs `stage` of a frame: the whole frame into `target`, or only its raster passes (the words
     /// stay in the visibility buffer, [`CudaRasterizer::words_ptr`]), or only its post passes (splat,
     /// resolve, EDL) on colour words someone else wrote into that buffer (the multi-GPU composite).
-    pub fn render_stage(&mut self, frame: &FrameParams, target: Option<Target<'_>>, stage: Stage) -> Result<FrameStats, RenderError> {
+    pub fn render_stage(
+        &mut self,
+        frame: &FrameParams,
+        target: Option<Target<'_>>,
+        stage: Stage,
+    ) -> Result<FrameStats, RenderError> {
         let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
             (Some(p), _) => (p.len() as u64, p.ptr()),
             (None, n) if n > 0 => (n, 0),
@@ -414,10 +436,17 @@ impl CudaRasterizer {
         let n = frame.num_pixels();
         match &target {
             Some(t) if t.len_px() != n => {
-                return Err(RenderError::TargetSize { got: t.len_px(), width: frame.width_px, height: frame.height_px });
+                return Err(RenderError::TargetSize {
+                    got: t.len_px(),
+                    width: frame.width_px,
+                    height: frame.height_px,
+                });
             }
             None if stage != Stage::Raster => {
-                return Err(RenderError::Cuda { context: "render".into(), message: "no target for the frame's colours".into() });
+                return Err(RenderError::Cuda {
+                    context: "render".into(),
+                    message: "no target for the frame's colours".into(),
+                });
             }
             _ => {}
         }
@@ -441,45 +470,31 @@ impl CudaRasterizer {
             self.prepared_or_err(frame.mode)?;
         }
         if self.pool_points.is_some() && !frame.mode.culls() {
-            return Err(RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "a level-of-detail pool is drawn by culled or quant".into() });
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: "a level-of-detail pool is drawn by culled or quant".into(),
+            });
         }
         let stats_points = self.pool_points.unwrap_or(num_points);
         if n == 0 {
             // Nothing to draw into (a minimized window): no launch can touch a pixel.
-            let passes = plan
-                .iter()
-                .map(|p| PassTime {
-                    name: p.name(),
-                    ms: 0.0,
-                })
-                .collect();
+            let passes = plan.iter().map(|p| PassTime { name: p.name(), ms: 0.0 }).collect();
             self.last = None;
-            return Ok(FrameStats {
-                passes,
-                total_ms: 0.0,
-                points: stats_points,
-                batches: None,
-            });
+            return Ok(FrameStats { passes, total_ms: 0.0, points: stats_points, batches: None });
         }
         if let Some(Target::Device { ptr, len_px }) = &target {
             self.check_device_target(*ptr, *len_px)?;
         }
-        self.ctx
-            .bind_to_thread()
-            .map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let color_ptr = match &target {
             Some(Target::Device { ptr, .. }) => *ptr,
-            Some(Target::Host(_)) => {
-                Self::frame_buffer(&mut self.color, &self.ctx, n, "the color buffer")?
-            }
+            Some(Target::Host(_)) => Self::frame_buffer(&mut self.color, &self.ctx, n, "the color buffer")?,
             // The raster stage writes no colours (the reference mode, which would, was refused above).
             None => 0,
         };
         let splats = plan.contains(&Pass::Splat);
         let depth_ptr = match frame.mode {
-            RenderMode::Reference => {
-                Self::frame_buffer(&mut self.depth, &self.ctx, n, "the depth buffer")?
-            }
+            RenderMode::Reference => Self::frame_buffer(&mut self.depth, &self.ctx, n, "the depth buffer")?,
             _ => 0,
         };
         let mut vis_ptr = match frame.mode != RenderMode::Reference || splats {
@@ -515,10 +530,7 @@ impl CudaRasterizer {
         let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
         let prep = self.prepared.as_ref().ok();
-        let no_prep = || RenderError::ModeUnavailable {
-            mode: frame.mode.name(),
-            reason: "no prepared points".into(),
-        };
+        let no_prep = || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
         let timer = &mut self.timer;
         timer.begin(stream)?;
@@ -537,24 +549,16 @@ impl CudaRasterizer {
         for &pass in &plan {
             match pass {
                 Pass::Clear => match frame.mode {
-                    RenderMode::Reference => {
-                        unsafe { kernels::clear(k, stream, f, depth_ptr, color_ptr) }?
-                    }
+                    RenderMode::Reference => unsafe { kernels::clear(k, stream, f, depth_ptr, color_ptr) }?,
                     RenderMode::Packed => unsafe { kernels::packed_clear(k, stream, f, vis_ptr) }?,
                     _ => {
                         unsafe { kernels::vis_clear(k, stream, f, vis_ptr) }?;
                         self.counters.zero(stream)?;
                     }
                 },
-                Pass::Depth => {
-                    unsafe { kernels::depth(k, stream, f, points_ptr, num_points, depth_ptr) }?
-                }
-                Pass::Color => unsafe {
-                    kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr)
-                }?,
-                Pass::Packed => {
-                    unsafe { kernels::packed(k, stream, f, points_ptr, num_points, vis_ptr) }?
-                }
+                Pass::Depth => unsafe { kernels::depth(k, stream, f, points_ptr, num_points, depth_ptr) }?,
+                Pass::Color => unsafe { kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr) }?,
+                Pass::Packed => unsafe { kernels::packed(k, stream, f, points_ptr, num_points, vis_ptr) }?,
                 Pass::Vis => {
                     let p = prep.ok_or_else(no_prep)?;
                     unsafe { kernels::vis(k, stream, f, p.positions.ptr(), num_points, vis_ptr) }?
@@ -567,20 +571,47 @@ impl CudaRasterizer {
                 // of this frame's size; the lists' counts live in `counters`.
                 Pass::Draw1 | Pass::Draw2 => {
                     let p = prep.ok_or_else(no_prep)?;
-                    let (b, nb, pos, visible, list) = (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
+                    let (b, nb, pos, visible, list) =
+                        (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
                     let count = if pass == Pass::Draw1 {
                         unsafe { kernels::cull_phase1(k, stream, f, b, nb, visible, list, counts_ptr) }?;
                         counts_ptr + 4 * counter::LIST1 as u64
                     } else {
-                        unsafe { kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr) }?;
+                        unsafe {
+                            kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr)
+                        }?;
                         counts_ptr + 4 * counter::LIST2 as u64
                     };
                     match frame.mode {
                         RenderMode::Quant => unsafe {
-                            kernels::raster_list_quant(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
+                            kernels::raster_list_quant(
+                                k,
+                                stream,
+                                f,
+                                b,
+                                list,
+                                count,
+                                pos,
+                                p.quant.ptr(),
+                                vis_ptr,
+                                counts_ptr,
+                                nb,
+                            )
                         }?,
                         _ => unsafe {
-                            kernels::raster_list(k, stream, f, b, list, count, pos, p.quant.ptr(), vis_ptr, counts_ptr, nb)
+                            kernels::raster_list(
+                                k,
+                                stream,
+                                f,
+                                b,
+                                list,
+                                count,
+                                pos,
+                                p.quant.ptr(),
+                                vis_ptr,
+                                counts_ptr,
+                                nb,
+                            )
                         }?,
                     }
                 }
@@ -591,9 +622,7 @@ impl CudaRasterizer {
                 }
                 Pass::Splat => {
                     if holds == Final::Depth {
-                        unsafe {
-                            kernels::splat_ref(k, stream, u, depth_ptr, color_ptr, vis_out_ptr)
-                        }?;
+                        unsafe { kernels::splat_ref(k, stream, u, depth_ptr, color_ptr, vis_out_ptr) }?;
                         holds = Final::VisColor;
                     } else {
                         // `spacing_ptr` is 0 or holds `spacing_batches` floats, one per pool slot, and in
@@ -644,14 +673,8 @@ impl CudaRasterizer {
             })?;
             color.read_at(stream, 0, buf)?;
         }
-        Ok(FrameStats {
-            passes,
-            total_ms,
-            points: stats_points,
-            batches,
-        })
+        Ok(FrameStats { passes, total_ms, points: stats_points, batches })
     }
-
 }
 
 /// Which passes of a frame [`CudaRasterizer::render_stage`] runs.
@@ -726,60 +749,40 @@ impl Rasterizer for CudaRasterizer {
         self.preprocess_ms
     }
 
-    fn render(
-        &mut self,
-        frame: &FrameParams,
-        target: Target<'_>,
-    ) -> Result<FrameStats, RenderError> {
+    fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
         if self.external.shown.is_some() {
             return self.render_shown(frame, target);
         }
         self.render_stage(frame, Some(target), Stage::Whole)
     }
 
-    fn pick(
-        &mut self,
-        x_px: u32,
-        y_px: u32,
-        radius_px: u32,
-    ) -> Result<Option<PickHit>, RenderError> {
+    fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
         let Some(last) = self.last else {
             return Ok(None);
         };
         if x_px >= last.width_px || y_px >= last.height_px {
             return Ok(None);
         }
-        self.ctx
-            .bind_to_thread()
-            .map_err(cuda_error("cuCtxSetCurrent"))?;
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let (stream, w) = (&self.stream, last.width_px as usize);
         let (vis, depth) = (self.vis.as_ref(), self.depth.as_ref());
-        let missing = || RenderError::Cuda {
-            context: "pick".into(),
-            message: "the last frame's buffer is gone".into(),
-        };
-        let win = Window::read(
-            x_px,
-            y_px,
-            radius_px,
-            last.width_px,
-            last.height_px,
-            |y, x, len| {
-                let at = y as usize * w + x as usize;
-                match last.holds {
-                    Final::Depth => {
-                        let mut row = vec![0u32; len];
-                        depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                        Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
-                    }
-                    _ => {
-                        let mut row = vec![0u64; len];
-                        vis.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                        Ok(row)
-                    }
+        let missing =
+            || RenderError::Cuda { context: "pick".into(), message: "the last frame's buffer is gone".into() };
+        let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
+            let at = y as usize * w + x as usize;
+            match last.holds {
+                Final::Depth => {
+                    let mut row = vec![0u32; len];
+                    depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
+                    Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
                 }
-            },
-        )?;
+                _ => {
+                    let mut row = vec![0u64; len];
+                    vis.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
+                    Ok(row)
+                }
+            }
+        })?;
         let Some((pixel, w)) = nearest_in_window(&win) else {
             return Ok(None);
         };
@@ -801,19 +804,8 @@ impl Rasterizer for CudaRasterizer {
                 return Ok(Some(PickHit { pixel, position, point_index, depth }));
             }
         }
-        let position = unproject(
-            &last.clip_from_world,
-            pixel,
-            last.width_px,
-            last.height_px,
-            depth,
-        );
-        Ok(Some(PickHit {
-            pixel,
-            position,
-            point_index: None,
-            depth,
-        }))
+        let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
+        Ok(Some(PickHit { pixel, position, point_index: None, depth }))
     }
 
     fn num_points(&self) -> u64 {
@@ -855,7 +847,8 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
-        let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        let no_pool =
+            || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
@@ -868,7 +861,8 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
-        let no_pool = || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        let no_pool =
+            || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
@@ -889,7 +883,12 @@ impl Rasterizer for CudaRasterizer {
     fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
         let slots = match (&self.prepared, self.pool_points) {
             (Ok(p), Some(_)) => p.batches.len(),
-            _ => return Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
+            _ => {
+                return Err(RenderError::ModeUnavailable {
+                    mode: "level of detail",
+                    reason: "no node pool reserved".into(),
+                })
+            }
         };
         if spacing_m.len() != slots {
             return Err(RenderError::ModeUnavailable {

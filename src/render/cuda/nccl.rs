@@ -40,8 +40,25 @@ struct Fns {
     get_error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
     comm_init_all: unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> NcclResult,
     comm_destroy: unsafe extern "C" fn(ncclComm_t) -> NcclResult,
-    all_reduce: unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t, Stream) -> NcclResult,
-    reduce: unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, c_int, ncclComm_t, Stream) -> NcclResult,
+    all_reduce: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclRedOp_t,
+        ncclComm_t,
+        Stream,
+    ) -> NcclResult,
+    reduce: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclRedOp_t,
+        c_int,
+        ncclComm_t,
+        Stream,
+    ) -> NcclResult,
     group_start: unsafe extern "C" fn() -> NcclResult,
     group_end: unsafe extern "C" fn() -> NcclResult,
 }
@@ -83,7 +100,8 @@ impl Nccl {
 
 /// NCCL's version code as text: 22803 → "2.28.3" (codes from 2.9 on), 2708 → "2.7.8" (before).
 pub fn version_text(v: i32) -> String {
-    let (major, minor, patch) = if v >= 10000 { (v / 10000, (v % 10000) / 100, v % 100) } else { (v / 1000, (v % 1000) / 100, v % 100) };
+    let (major, minor, patch) =
+        if v >= 10000 { (v / 10000, (v % 10000) / 100, v % 100) } else { (v / 1000, (v % 1000) / 100, v % 100) };
     format!("{major}.{minor}.{patch}")
 }
 
@@ -110,7 +128,10 @@ pub fn candidates() -> Vec<PathBuf> {
         roots.push(PathBuf::from(home).join(".local/lib"));
     }
     for root in roots {
-        for py in subdirs(&root).into_iter().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python3"))) {
+        for py in subdirs(&root)
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python3")))
+        {
             for pkgs in ["site-packages", "dist-packages"] {
                 out.push(py.join(pkgs).join("nvidia/nccl/lib").join(NCCL_SONAME));
             }

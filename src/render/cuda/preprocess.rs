@@ -116,9 +116,7 @@ pub fn preprocess(
     // SAFETY: `sorted` holds `n` points, `positions` 3n floats, `colors` n words.
     unsafe { kernels::split(table, stream, n, sorted.ptr(), positions.ptr(), colors.ptr()) }?;
     // SAFETY: `positions` holds 3n floats and `batches` ceil(n / BATCH_POINTS) batches.
-    unsafe {
-        kernels::batch_bounds(table, stream, n, positions.ptr(), batches.ptr(), num_batches)
-    }?;
+    unsafe { kernels::batch_bounds(table, stream, n, positions.ptr(), batches.ptr(), num_batches) }?;
     // SAFETY: `positions` 3n floats, `batches` ceil(n / BATCH_POINTS) batches, `quant` n words.
     unsafe { kernels::quantize(table, stream, n, positions.ptr(), batches.ptr(), quant.ptr()) }?;
     stream.synchronize().map_err(cuda_error("preprocessing (split, batch bounds, quantize)"))?;
@@ -184,7 +182,12 @@ pub fn preprocess_scene_chunked(
     let need = chunked_bytes(n).max(20 * n + 36 * n.min(chunk_points) + RESERVE_BYTES);
     if need > free_bytes {
         let per = 20 + 36 * n.min(chunk_points) / n.max(1);
-        return Err(RenderError::OutOfMemory { points: n, needed_bytes: need, free_bytes, fit_points: free_bytes / per });
+        return Err(RenderError::OutOfMemory {
+            points: n,
+            needed_bytes: need,
+            free_bytes,
+            fit_points: free_bytes / per,
+        });
     }
     if n == 0 || n >= crate::render::gpu_data::EMPTY_PAYLOAD {
         return Err(RenderError::Cuda {
@@ -232,7 +235,10 @@ pub fn preprocess_scene_chunked(
         // exclusive scan of these points' counts (summing to `len`), so every slot is below `len`.
         unsafe { kernels::cell_scatter(table, stream, gc, made.ptr(), hist.ptr(), sorted.ptr(), order.ptr()) }?;
         let (pos, col) = (positions.ptr() + 12 * first, colors.ptr() + 4 * first);
-        let (bat, q) = (batches.ptr() + std::mem::size_of::<Batch>() as u64 * (first / BATCH_POINTS as u64), quant.ptr() + 4 * first);
+        let (bat, q) = (
+            batches.ptr() + std::mem::size_of::<Batch>() as u64 * (first / BATCH_POINTS as u64),
+            quant.ptr() + 4 * first,
+        );
         let nb = len.div_ceil(BATCH_POINTS as u64) as u32;
         // SAFETY: points first .. first + len of the scene: `sorted` holds `len` points; from the
         // offsets above `positions` holds 3 * len floats, `colors` and `quant` len words and `batches`

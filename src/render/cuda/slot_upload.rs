@@ -138,7 +138,12 @@ impl SlotUploader {
 
     /// Enqueues `writes` into the pool `p` (checked against its slots) after the work already on
     /// `render`; returns the write's fence (see the module doc).
-    pub fn write(&mut self, render: &CudaStream, p: &DevicePrepared, writes: &[SlotWrite<'_>]) -> Result<u64, RenderError> {
+    pub fn write(
+        &mut self,
+        render: &CudaStream,
+        p: &DevicePrepared,
+        writes: &[SlotWrite<'_>],
+    ) -> Result<u64, RenderError> {
         for w in writes {
             crate::render::check_slot_write(w, p.num_batches())?;
         }
@@ -146,7 +151,10 @@ impl SlotUploader {
         // GPUs' rasterizers share one thread).
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.ready()?;
-        let copy = self.copy.clone().ok_or_else(|| RenderError::Cuda { context: "node pool upload".into(), message: "no copy stream".into() })?;
+        let copy = self.copy.clone().ok_or_else(|| RenderError::Cuda {
+            context: "node pool upload".into(),
+            message: "no copy stream".into(),
+        })?;
         if let Some(mark) = &self.render_mark {
             mark.record(render).map_err(cuda_error("cuEventRecord on the render stream"))?;
             copy.wait(mark).map_err(cuda_error("cuStreamWaitEvent of the copy stream"))?;

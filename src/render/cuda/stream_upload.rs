@@ -49,7 +49,8 @@ impl<T: bytemuck::Pod> Pinned<T> {
         let bytes = cap * std::mem::size_of::<T>();
         // SAFETY: the context is current; the returned buffer is owned by this value alone and freed
         // once, in Drop; it is only read through slices of the points written into it.
-        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_error(format!("cuMemHostAlloc of {bytes} bytes")))? as *mut T;
+        let ptr = unsafe { result::malloc_host(bytes, 0) }
+            .map_err(cuda_error(format!("cuMemHostAlloc of {bytes} bytes")))? as *mut T;
         Ok(Pinned { ptr, cap, ctx: ctx.clone() })
     }
 
@@ -239,12 +240,21 @@ pub fn upload_files(ctx: &Arc<CudaContext>, files: &DeviceFiles) -> Result<Devic
 /// on device `ctxs[k]` (`--gpus`: each device takes a contiguous part of the files' order; the copies
 /// of every device run at once, on their own copy streams, while the decoders go on). Each buffer
 /// holds exactly the points of its range that arrived (files may drop non-finite points).
-pub fn upload_files_split(ctxs: &[Arc<CudaContext>], files: &DeviceFiles, ranges: &[Range<u64>]) -> Result<Vec<DeviceBuffer<Point>>, RenderError> {
+pub fn upload_files_split(
+    ctxs: &[Arc<CudaContext>],
+    files: &DeviceFiles,
+    ranges: &[Range<u64>],
+) -> Result<Vec<DeviceBuffer<Point>>, RenderError> {
     if ctxs.is_empty() || ctxs.len() != ranges.len() {
-        return Err(RenderError::Cuda { context: "streaming upload".into(), message: format!("{} devices for {} ranges", ctxs.len(), ranges.len()) });
+        return Err(RenderError::Cuda {
+            context: "streaming upload".into(),
+            message: format!("{} devices for {} ranges", ctxs.len(), ranges.len()),
+        });
     }
-    let mut dsts = ctxs.iter().zip(ranges).map(|(ctx, r)| alloc_points(ctx, r.end - r.start)).collect::<Result<Vec<_>, _>>()?;
-    let ups = ctxs.iter().zip(dsts.iter_mut()).map(|(ctx, dst)| Uploader::new(ctx, dst)).collect::<Result<Vec<_>, _>>()?;
+    let mut dsts =
+        ctxs.iter().zip(ranges).map(|(ctx, r)| alloc_points(ctx, r.end - r.start)).collect::<Result<Vec<_>, _>>()?;
+    let ups =
+        ctxs.iter().zip(dsts.iter_mut()).map(|(ctx, dst)| Uploader::new(ctx, dst)).collect::<Result<Vec<_>, _>>()?;
     let mut router = Router { ups, ranges: ranges.to_vec(), seen: 0 };
     let r = stream_files(files, &mut |pts| router.push(pts).map_err(|e| e.to_string()));
     // Every copy must finish before the slots are freed, whatever happened.
@@ -252,8 +262,12 @@ pub fn upload_files_split(ctxs: &[Arc<CudaContext>], files: &DeviceFiles, ranges
     drop(router);
     match r {
         Ok(_) => {}
-        Err(DeviceLoadError::Load(e)) => return Err(RenderError::Cuda { context: "streaming the files".into(), message: e.to_string() }),
-        Err(DeviceLoadError::Sink(m)) => return Err(RenderError::Cuda { context: "streaming upload".into(), message: m }),
+        Err(DeviceLoadError::Load(e)) => {
+            return Err(RenderError::Cuda { context: "streaming the files".into(), message: e.to_string() })
+        }
+        Err(DeviceLoadError::Sink(m)) => {
+            return Err(RenderError::Cuda { context: "streaming upload".into(), message: m })
+        }
     }
     for (dst, arrived) in dsts.iter_mut().zip(finished) {
         dst.truncate(arrived?);

@@ -102,7 +102,11 @@ pub struct SceneMaker {
 }
 
 impl SceneMaker {
-    pub fn new(ctx: &Arc<CudaContext>, stream: &CudaStream, spec: crate::cloud::SceneSpec) -> Result<SceneMaker, RenderError> {
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        stream: &CudaStream,
+        spec: crate::cloud::SceneSpec,
+    ) -> Result<SceneMaker, RenderError> {
         let cyl = scene::cylinders(spec.seed);
         let params = scene::params(spec.num_points, spec.seed);
         let mut cylinders = DeviceBuffer::<Cylinder>::alloc(ctx, cyl.len(), "the scene's cylinders")?;
@@ -120,7 +124,14 @@ impl SceneMaker {
     ///
     /// # Safety
     /// `dst` must hold room for `count` points.
-    pub unsafe fn make(&self, kernels: &KernelTable, stream: &CudaStream, first: u64, count: u64, dst: u64) -> Result<(), RenderError> {
+    pub unsafe fn make(
+        &self,
+        kernels: &KernelTable,
+        stream: &CudaStream,
+        first: u64,
+        count: u64,
+        dst: u64,
+    ) -> Result<(), RenderError> {
         if first.checked_add(count).is_none_or(|end| end > self.params.num_points) {
             return Err(RenderError::Cuda {
                 context: "scene upload".into(),

@@ -123,17 +123,24 @@ pub fn read(
             Some((page, k)) => format!("the hierarchy page named by entry {k} of the page at byte {page}"),
         };
         if size == 0 || size % ENTRY_LEN as u64 != 0 {
-            return Err(format!("{whose}: byte {offset}: its size {size} is not a positive multiple of {ENTRY_LEN} bytes"));
+            return Err(format!(
+                "{whose}: byte {offset}: its size {size} is not a positive multiple of {ENTRY_LEN} bytes"
+            ));
         }
         if offset.checked_add(size).is_none_or(|end| end > file_len) {
-            return Err(format!("{whose}: bytes {offset}..{} are past the end of the {file_len}-byte file", offset as u128 + size as u128));
+            return Err(format!(
+                "{whose}: bytes {offset}..{} are past the end of the {file_len}-byte file",
+                offset as u128 + size as u128
+            ));
         }
         if pages_read.insert(offset, ()).is_some() {
             return Err(format!("{whose}: byte {offset}: this page was already read (the hierarchy loops)"));
         }
         bytes_read += size;
         if bytes_read > file_len {
-            return Err(format!("{whose}: byte {offset}: the hierarchy pages add up to more bytes than the {file_len}-byte file holds"));
+            return Err(format!(
+                "{whose}: byte {offset}: the hierarchy pages add up to more bytes than the {file_len}-byte file holds"
+            ));
         }
         let page = fetch(offset, size as usize).map_err(|e| format!("{whose}: {e}"))?;
         if page.len() as u64 != size {
@@ -148,7 +155,9 @@ pub fn read(
             }
             let cells = 1i64 << d;
             if [x, y, z].iter().any(|&c| c < 0 || c as i64 >= cells) {
-                return Err(bad(format!("key ({d}, {x}, {y}, {z}) is outside the octree (cells 0..{cells} at depth {d})")));
+                return Err(bad(format!(
+                    "key ({d}, {x}, {y}, {z}) is outside the octree (cells 0..{cells} at depth {d})"
+                )));
             }
             let key = NodeKey::new(d as u32, x as u32, y as u32, z as u32);
             let (off, bytes, count) = (u64at(e, 16), i32at(e, 24), i32at(e, 28));
@@ -163,7 +172,9 @@ pub fn read(
                 return Err(bad(format!("point count {count} (only -1, for a child page, may be negative)")));
             }
             if let Some((p, j)) = seen.insert(key, (offset, k)) {
-                return Err(bad(format!("node ({d}, {x}, {y}, {z}) is listed twice (also entry {j} of the page at byte {p})")));
+                return Err(bad(format!(
+                    "node ({d}, {x}, {y}, {z}) is listed twice (also entry {j} of the page at byte {p})"
+                )));
             }
             if count == 0 {
                 nodes.push(OctreeNode { key, point_count: 0, byte_offset: 0, byte_size: 0 });
@@ -173,7 +184,10 @@ pub fn read(
                 return Err(bad(format!("{count} points in {bytes} bytes")));
             }
             if off.checked_add(bytes as u64).is_none_or(|end| end > file_len) {
-                return Err(bad(format!("its points at bytes {off}..{} are past the end of the {file_len}-byte file", off as u128 + bytes as u128)));
+                return Err(bad(format!(
+                    "its points at bytes {off}..{} are past the end of the {file_len}-byte file",
+                    off as u128 + bytes as u128
+                )));
             }
             if count as u64 * record_len as u64 > bytes as u64 * MAX_LAZ_RATIO {
                 return Err(bad(format!("{count} points of {record_len} bytes cannot be in {bytes} compressed bytes")));
@@ -222,7 +236,10 @@ mod tests {
         file.extend(page(&child));
         let nodes = read_mem(&file, (1000, 3 * ENTRY_LEN as u64)).unwrap();
         assert_eq!(nodes.len(), 3);
-        assert_eq!(nodes[2], OctreeNode { key: NodeKey::new(2, 3, 3, 3), point_count: 50, byte_offset: 500, byte_size: 100 });
+        assert_eq!(
+            nodes[2],
+            OctreeNode { key: NodeKey::new(2, 3, 3, 3), point_count: 50, byte_offset: 500, byte_size: 100 }
+        );
         assert_eq!(nodes[1].point_count, 0);
     }
 
@@ -240,11 +257,16 @@ mod tests {
         file.extend(page(&[entry_bytes(NodeKey::ROOT, 1000, 32, -1)]));
         assert!(read_mem(&file, (1000, 32)).unwrap_err().contains("already read"));
         let mut file = vec![0u8; 1000];
-        file.extend(page(&[entry_bytes(NodeKey::ROOT, 0, 400, 100), entry_bytes(NodeKey::new(2, 0, 0, 0), 0, 400, 10)]));
+        file.extend(page(&[
+            entry_bytes(NodeKey::ROOT, 0, 400, 100),
+            entry_bytes(NodeKey::new(2, 0, 0, 0), 0, 400, 10),
+        ]));
         assert!(read_mem(&file, (1000, 64)).unwrap_err().contains("has no parent"));
         let mut file = vec![0u8; 1000];
         file.extend(page(&[entry_bytes(NodeKey::ROOT, 900, 400, 100)]));
-        assert!(read_mem(&file, (1000, 32)).unwrap_err().contains("entry 0 (byte 1000): its points at bytes 900..1300"));
+        assert!(read_mem(&file, (1000, 32))
+            .unwrap_err()
+            .contains("entry 0 (byte 1000): its points at bytes 900..1300"));
         let mut file = vec![0u8; 1000];
         file.extend(page(&[entry_bytes(NodeKey::ROOT, 0, 1, 1_000_000)]));
         assert!(read_mem(&file, (1000, 32)).unwrap_err().contains("cannot be in 1 compressed bytes"));
@@ -252,7 +274,15 @@ mod tests {
 
     #[test]
     fn info_round_trips() {
-        let i = CopcInfo { center: [1.0, 2.0, 3.0], halfsize: 4.0, spacing: 0.5, root_hier_offset: 9, root_hier_size: 64, gpstime_min: 1.0, gpstime_max: 2.0 };
+        let i = CopcInfo {
+            center: [1.0, 2.0, 3.0],
+            halfsize: 4.0,
+            spacing: 0.5,
+            root_hier_offset: 9,
+            root_hier_size: 64,
+            gpstime_min: 1.0,
+            gpstime_max: 2.0,
+        };
         assert_eq!(CopcInfo::parse(&i.to_bytes(), 0).unwrap(), i);
         let mut b = i.to_bytes();
         b[24..32].copy_from_slice(&(-1.0f64).to_le_bytes());

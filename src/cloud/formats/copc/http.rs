@@ -41,7 +41,12 @@ pub struct HttpOptions {
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        HttpOptions { retries: 4, backoff: Duration::from_millis(250), timeout: Duration::from_secs(60), cache_dir: default_cache_dir() }
+        HttpOptions {
+            retries: 4,
+            backoff: Duration::from_millis(250),
+            timeout: Duration::from_secs(60),
+            cache_dir: default_cache_dir(),
+        }
     }
 }
 
@@ -53,7 +58,9 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     #[cfg(windows)]
     let base = std::env::var_os("LOCALAPPDATA").map(PathBuf::from);
     #[cfg(not(windows))]
-    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
     base.map(|b| b.join("pcv").join("copc"))
 }
 
@@ -122,7 +129,12 @@ impl HttpSource {
 
     fn try_fetch(&self, offset: u64, len: u64, first: bool) -> Result<(Vec<u8>, u64, String), Failure> {
         let range = format!("bytes={offset}-{}", offset + len.max(1) - 1);
-        let mut resp = self.agent.get(&self.url).header("Range", &range).call().map_err(|e| Failure { retry: true, what: format!("request failed: {e}") })?;
+        let mut resp = self
+            .agent
+            .get(&self.url)
+            .header("Range", &range)
+            .call()
+            .map_err(|e| Failure { retry: true, what: format!("request failed: {e}") })?;
         let status = resp.status().as_u16();
         match status {
             206 => {}
@@ -139,7 +151,8 @@ impl HttpSource {
             _ => return Err(Failure { retry: false, what: format!("the server answered {status}") }),
         }
         let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
-        let cr = header("content-range").ok_or_else(|| Failure { retry: false, what: "a 206 answer without a Content-Range header".into() })?;
+        let cr = header("content-range")
+            .ok_or_else(|| Failure { retry: false, what: "a 206 answer without a Content-Range header".into() })?;
         let etag = header("etag").unwrap_or_default();
         // "bytes START-END/TOTAL"
         let parse = || -> Option<(u64, u64, u64)> {
@@ -148,13 +161,22 @@ impl HttpSource {
             let (a, b) = span.split_once('-')?;
             Some((a.trim().parse().ok()?, b.trim().parse().ok()?, total.trim().parse().ok()?))
         };
-        let (start, end, total) = parse().ok_or_else(|| Failure { retry: false, what: format!("cannot read its Content-Range '{cr}'") })?;
+        let (start, end, total) =
+            parse().ok_or_else(|| Failure { retry: false, what: format!("cannot read its Content-Range '{cr}'") })?;
         let want_end = if first { (offset + len).min(total) } else { offset + len };
         if start != offset || end + 1 != want_end {
-            return Err(Failure { retry: false, what: format!("the server sent bytes {start}..{} for a request of {offset}..{want_end}", end + 1) });
+            return Err(Failure {
+                retry: false,
+                what: format!("the server sent bytes {start}..{} for a request of {offset}..{want_end}", end + 1),
+            });
         }
         let n = want_end - offset;
-        let body = resp.body_mut().with_config().limit(n + 1).read_to_vec().map_err(|e| Failure { retry: true, what: format!("the answer broke off: {e}") })?;
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(n + 1)
+            .read_to_vec()
+            .map_err(|e| Failure { retry: true, what: format!("the answer broke off: {e}") })?;
         if body.len() as u64 != n {
             return Err(Failure { retry: true, what: format!("the answer holds {} bytes, not {n}", body.len()) });
         }
@@ -194,7 +216,9 @@ impl ByteSource for HttpSource {
             if let Some(dir) = c.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            let tmp = c.with_extension(format!("partial-{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
+            let tmp = c.with_extension(
+                format!("partial-{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""),
+            );
             if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, &c).is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }

@@ -64,9 +64,15 @@ pub fn open_copc(path_or_url: &str) -> Result<CopcFile, CopcError> {
 /// [`open_copc`] with the HTTP options (retries, cache) for URLs.
 pub fn open_with(path_or_url: &str, http_opts: &http::HttpOptions) -> Result<CopcFile, CopcError> {
     let src: Arc<dyn ByteSource> = if http::is_url(path_or_url) {
-        Arc::new(http::HttpSource::open(path_or_url, http_opts).map_err(|what| CopcError::Open { name: path_or_url.into(), what })?)
+        Arc::new(
+            http::HttpSource::open(path_or_url, http_opts)
+                .map_err(|what| CopcError::Open { name: path_or_url.into(), what })?,
+        )
     } else {
-        Arc::new(FileSource::open(std::path::Path::new(path_or_url)).map_err(|e| CopcError::Open { name: path_or_url.into(), what: e.to_string() })?)
+        Arc::new(
+            FileSource::open(std::path::Path::new(path_or_url))
+                .map_err(|e| CopcError::Open { name: path_or_url.into(), what: e.to_string() })?,
+        )
     };
     CopcFile::open(src)
 }
@@ -74,7 +80,11 @@ pub fn open_with(path_or_url: &str, http_opts: &http::HttpOptions) -> Result<Cop
 /// Whether a file starting with `data` (its first 375 bytes or more) is COPC: LAS whose first VLR, at
 /// byte 375, is the COPC info VLR.
 pub fn sniff(data: &[u8]) -> bool {
-    data.len() >= 375 + 54 && data.starts_with(b"LASF") && &data[375 + 2..375 + 6] == b"copc" && data[375 + 6] == 0 && data[375 + 18] == 1
+    data.len() >= 375 + 54
+        && data.starts_with(b"LASF")
+        && &data[375 + 2..375 + 6] == b"copc"
+        && data[375 + 6] == 0
+        && data[375 + 18] == 1
 }
 
 impl CopcFile {
@@ -83,7 +93,8 @@ impl CopcFile {
         let name = src.name();
         let invalid = |what: String| CopcError::Invalid { name: name.clone(), what };
         let len = src.len();
-        let head = src.read_at(0, len.min(375) as usize).map_err(|what| CopcError::Open { name: name.clone(), what })?;
+        let head =
+            src.read_at(0, len.min(375) as usize).map_err(|what| CopcError::Open { name: name.clone(), what })?;
         if !lasfmt::sniff(&head) {
             return Err(CopcError::NotCopc { name, what: "it does not start with 'LASF'".into() });
         }
@@ -112,14 +123,27 @@ impl CopcFile {
             .iter()
             .find(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
             .ok_or_else(|| invalid("no LASzip VLR (laszip encoded/22204)".into()))?;
-        let laz = laz::LazVlr::from_buffer(&prefix[lz.data.clone()]).map_err(|e| invalid(format!("byte {}: LASzip VLR: {e}", lz.data.start)))?;
+        let laz = laz::LazVlr::from_buffer(&prefix[lz.data.clone()])
+            .map_err(|e| invalid(format!("byte {}: LASzip VLR: {e}", lz.data.start)))?;
         if laz.items().is_empty() || laz.items_size() != header.record_len as u64 {
-            return Err(invalid(format!("byte {}: the LASzip VLR describes {}-byte points, the header {}", lz.data.start, laz.items_size(), header.record_len)));
+            return Err(invalid(format!(
+                "byte {}: the LASzip VLR describes {}-byte points, the header {}",
+                lz.data.start,
+                laz.items_size(),
+                header.record_len
+            )));
         }
         let layers = lasfmt::layer_count(laz.items());
-        let nodes = hierarchy::read((info.root_hier_offset, info.root_hier_size), len, header.record_len, &mut |o, l| src.read_at(o, l)).map_err(invalid)?;
-        let cube = Cube { min: DVec3::from_array(info.center) - DVec3::splat(info.halfsize), size: 2.0 * info.halfsize };
-        let (points_min, points_max) = if header.min.iter().chain(&header.max).all(|v| v.is_finite()) && (0..3).all(|k| header.min[k] <= header.max[k]) {
+        let nodes =
+            hierarchy::read((info.root_hier_offset, info.root_hier_size), len, header.record_len, &mut |o, l| {
+                src.read_at(o, l)
+            })
+            .map_err(invalid)?;
+        let cube =
+            Cube { min: DVec3::from_array(info.center) - DVec3::splat(info.halfsize), size: 2.0 * info.halfsize };
+        let (points_min, points_max) = if header.min.iter().chain(&header.max).all(|v| v.is_finite())
+            && (0..3).all(|k| header.min[k] <= header.max[k])
+        {
             (DVec3::from_array(header.min), DVec3::from_array(header.max))
         } else {
             (cube.min, cube.max())
@@ -161,7 +185,8 @@ impl CopcFile {
     pub fn node_records(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decompress(&bytes, node, &self.header, &self.laz, self.layers, laz::DecompressionSelection::all()).map_err(err)
+        read::decompress(&bytes, node, &self.header, &self.laz, self.layers, laz::DecompressionSelection::all())
+            .map_err(err)
     }
 
     /// The exact values of a node's points (f64 coordinates, 16-bit colors, ...).
@@ -212,11 +237,16 @@ impl NodeSource for CopcFile {
 
     fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {
         if node.point_count == 0 {
-            return Ok(NodePoints { points: Vec::new(), intensity: Some(Vec::new()), classification: Some(Vec::new()) });
+            return Ok(NodePoints {
+                points: Vec::new(),
+                intensity: Some(Vec::new()),
+                classification: Some(Vec::new()),
+            });
         }
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decode_node(&bytes, node, &self.header, &self.laz, self.layers, self.eight_bit, &self.octree, origin).map_err(err)
+        read::decode_node(&bytes, node, &self.header, &self.laz, self.layers, self.eight_bit, &self.octree, origin)
+            .map_err(err)
     }
 }
 

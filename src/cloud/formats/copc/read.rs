@@ -10,7 +10,7 @@
 //! [`exact`] gives the records' exact values instead (f64 coordinates, 16-bit colors, GPS time), for
 //! tests and tools.
 use crate::cloud::attributes::{ramp_color, unit};
-use crate::cloud::formats::las::{laz_chunk_pieces, layout, push_las_records, record_fn, Chunk, Header};
+use crate::cloud::formats::las::{layout, laz_chunk_pieces, push_las_records, record_fn, Chunk, Header};
 use crate::cloud::formats::Columns;
 use crate::cloud::octree::{NodePoints, Octree, OctreeNode};
 use crate::cloud::stream::Staging;
@@ -18,13 +18,27 @@ use glam::DVec3;
 
 /// Decompresses a node's chunk (`bytes`) into its raw records, decompressing the fields `selection`
 /// names (the others are left zero).
-pub fn decompress(bytes: &[u8], node: &OctreeNode, h: &Header, vlr: &laz::LazVlr, layers: Option<usize>, selection: laz::DecompressionSelection) -> Result<Vec<u8>, String> {
+pub fn decompress(
+    bytes: &[u8],
+    node: &OctreeNode,
+    h: &Header,
+    vlr: &laz::LazVlr,
+    layers: Option<usize>,
+    selection: laz::DecompressionSelection,
+) -> Result<Vec<u8>, String> {
     let stride = h.record_len as usize;
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20) * stride);
     let mut scratch = Vec::new();
     laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p))
-        .map_err(|e| format!("its LAZ chunk at bytes {}..{}: {}", node.byte_offset, node.byte_offset + node.byte_size, strip_at(&e.to_string())))?;
+        .map_err(|e| {
+            format!(
+                "its LAZ chunk at bytes {}..{}: {}",
+                node.byte_offset,
+                node.byte_offset + node.byte_size,
+                strip_at(&e.to_string())
+            )
+        })?;
     Ok(all)
 }
 
@@ -65,8 +79,17 @@ pub fn decode_node(
     st.reset(0, Columns { intensity: true, classification: true });
     let o = origin.to_array();
     let mut scratch = Vec::new();
-    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| push_las_records(&mut st, p, h, eight_bit, &o))
-        .map_err(|e| format!("its LAZ chunk at bytes {}..{}: {}", node.byte_offset, node.byte_offset + node.byte_size, strip_at(&e.to_string())))?;
+    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| {
+        push_las_records(&mut st, p, h, eight_bit, &o)
+    })
+    .map_err(|e| {
+        format!(
+            "its LAZ chunk at bytes {}..{}: {}",
+            node.byte_offset,
+            node.byte_offset + node.byte_size,
+            strip_at(&e.to_string())
+        )
+    })?;
     if layout(h.format).rgb.is_none() {
         let (lo, hi) = ((octree.points_min.z - origin.z) as f32, (octree.points_max.z - origin.z) as f32);
         for p in &mut st.points {
@@ -98,7 +121,8 @@ pub fn exact(records: &[u8], h: &Header) -> ExactPoints {
         6..=10 => Some(22),
         _ => None,
     };
-    let mut e = ExactPoints { rgb16: has_rgb.then(Vec::new), gps_time: gps_at.map(|_| Vec::new()), ..Default::default() };
+    let mut e =
+        ExactPoints { rgb16: has_rgb.then(Vec::new), gps_time: gps_at.map(|_| Vec::new()), ..Default::default() };
     for rec in records.chunks_exact(h.record_len as usize) {
         let r = f(rec);
         e.xyz.push(r.xyz);

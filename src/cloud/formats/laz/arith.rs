@@ -202,7 +202,9 @@ impl<'a> Decoder<'a> {
             debug_assert!(sym < m.symbols && (sym as usize) < dist.len() - 1);
             // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
             // `dist` has `symbols` + 1 entries.
-            (low, high) = unsafe { (dist.get_unchecked(sym as usize).dist as u32, dist.get_unchecked(sym as usize + 1).dist as u32) };
+            (low, high) = unsafe {
+                (dist.get_unchecked(sym as usize).dist as u32, dist.get_unchecked(sym as usize + 1).dist as u32)
+            };
         }
         // The last symbol's range ends at `length`; `dist` has a spare entry past the last symbol, so
         // the next symbol's bound is read either way and picked without a branch.
@@ -485,7 +487,10 @@ impl<T: Entry> Model<T> {
     #[cold]
     fn update(&mut self) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2") {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
             // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked just above), all `update_avx2` is compiled for.
             return unsafe { self.update_avx2() };
         }
@@ -632,7 +637,8 @@ fn spread_avx2(dc: &mut [Dc], scale: u32) {
         // Inclusive prefix sums within each 128-bit half, then the low half's total added to the high half.
         let x = _mm256_add_epi32(c, _mm256_slli_si256::<4>(c));
         let x = _mm256_add_epi32(x, _mm256_slli_si256::<8>(x));
-        let low_total = _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(x, lane3));
+        let low_total =
+            _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(x, lane3));
         let inclusive = _mm256_add_epi32(_mm256_add_epi32(x, low_total), carry);
         let before = _mm256_sub_epi32(inclusive, c);
         // (scale × before) mod 2^32, >> 16.
@@ -657,7 +663,13 @@ pub(crate) struct BitModel {
 
 impl Default for BitModel {
     fn default() -> Self {
-        BitModel { bit_0_count: 1, bit_count: 2, bit_0_prob: 1 << (BM_LENGTH_SHIFT - 1), bits_until_update: 4, update_cycle: 4 }
+        BitModel {
+            bit_0_count: 1,
+            bit_count: 2,
+            bit_0_prob: 1 << (BM_LENGTH_SHIFT - 1),
+            bits_until_update: 4,
+            update_cycle: 4,
+        }
     }
 }
 
@@ -789,7 +801,20 @@ mod tests {
     /// entries in all (a power of 2).
     #[test]
     fn table_sizes_follow_the_symbol_count() {
-        let sizes = [(2u32, 16usize), (3, 32), (17, 256), (33, 512), (64, 512), (65, 512), (128, 512), (129, 1024), (256, 1024), (257, 2048), (516, 2048), (2048, 2048)];
+        let sizes = [
+            (2u32, 16usize),
+            (3, 32),
+            (17, 256),
+            (33, 512),
+            (64, 512),
+            (65, 512),
+            (128, 512),
+            (129, 1024),
+            (256, 1024),
+            (257, 2048),
+            (516, 2048),
+            (2048, 2048),
+        ];
         for (symbols, entries) in sizes {
             let mut m = Model::<u16>::new(symbols);
             m.build();
@@ -816,9 +841,17 @@ mod tests {
             let (mut mw, mut mn) = (Model::<u8>::new(256), Model::<u8>::new(256));
             let (mut bw, mut bn) = (BitModel::default(), BitModel::default());
             for i in 0..60 {
-                let (a, b) = if i % 3 == 0 { (wide.bit(&mut bw), narrow.bit(&mut bn)) } else { (wide.symbol(&mut mw), narrow.symbol(&mut mn)) };
+                let (a, b) = if i % 3 == 0 {
+                    (wide.bit(&mut bw), narrow.bit(&mut bn))
+                } else {
+                    (wide.symbol(&mut mw), narrow.symbol(&mut mn))
+                };
                 assert_eq!(a, b, "{len} bytes, symbol {i}");
-                assert_eq!((wide.index(), wide.value, wide.length, wide.bad, wide.ended), (narrow.index(), narrow.value, narrow.length, narrow.bad, narrow.ended), "{len} bytes, symbol {i}");
+                assert_eq!(
+                    (wide.index(), wide.value, wide.length, wide.bad, wide.ended),
+                    (narrow.index(), narrow.value, narrow.length, narrow.bad, narrow.ended),
+                    "{len} bytes, symbol {i}"
+                );
                 assert!(wide.index() <= len);
             }
         }
@@ -864,10 +897,15 @@ mod tests {
     }
 
     fn same_model<T: Entry + PartialEq + std::fmt::Debug>(a: &Model<T>, b: &Model<T>, what: &str) {
-        let (da, db): (Vec<_>, Vec<_>) = (a.dc.iter().map(|e| (e.dist, e.count)).collect(), b.dc.iter().map(|e| (e.dist, e.count)).collect());
+        let (da, db): (Vec<_>, Vec<_>) =
+            (a.dc.iter().map(|e| (e.dist, e.count)).collect(), b.dc.iter().map(|e| (e.dist, e.count)).collect());
         assert_eq!(da, db, "{what}: dist/count");
         assert_eq!(a.table, b.table, "{what}: table");
-        assert_eq!((a.mps, a.mps_low, a.mps_width, a.total_count, a.update_cycle, a.until_update), (b.mps, b.mps_low, b.mps_width, b.total_count, b.update_cycle, b.until_update), "{what}: fields");
+        assert_eq!(
+            (a.mps, a.mps_low, a.mps_width, a.total_count, a.update_cycle, a.until_update),
+            (b.mps, b.mps_low, b.mps_width, b.total_count, b.update_cycle, b.until_update),
+            "{what}: fields"
+        );
     }
 
     /// `update` (its AVX2 build where the CPU has AVX2, and the portable one) gives the reference's
@@ -888,10 +926,34 @@ mod tests {
                 let r = (seed >> 33) as u32;
                 let s = match pattern {
                     0 => r % symbols,
-                    1 => if !r.is_multiple_of(16) { 0 } else { r % symbols },
-                    2 => if !r.is_multiple_of(16) { symbols / 2 } else { r % symbols },
-                    3 => if !r.is_multiple_of(16) { symbols - 1 } else { r % symbols },
-                    _ => if r.is_multiple_of(8) { r % symbols } else { [1, symbols - 1][(r % 2) as usize].min(symbols - 1) },
+                    1 => {
+                        if !r.is_multiple_of(16) {
+                            0
+                        } else {
+                            r % symbols
+                        }
+                    }
+                    2 => {
+                        if !r.is_multiple_of(16) {
+                            symbols / 2
+                        } else {
+                            r % symbols
+                        }
+                    }
+                    3 => {
+                        if !r.is_multiple_of(16) {
+                            symbols - 1
+                        } else {
+                            r % symbols
+                        }
+                    }
+                    _ => {
+                        if r.is_multiple_of(8) {
+                            r % symbols
+                        } else {
+                            [1, symbols - 1][(r % 2) as usize].min(symbols - 1)
+                        }
+                    }
                 };
                 for m in &mut models {
                     m.dc[s as usize].count += 1;

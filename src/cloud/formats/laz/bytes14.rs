@@ -22,8 +22,12 @@ impl<'a> Bytes14<'a> {
     /// The state after a chunk's first point, whose extra bytes are `first`, in context `context`.
     pub fn new(first: &[u8], context: usize, d: Vec<(Decoder<'a>, bool)>) -> Self {
         let n = first.len();
-        let mut me =
-            Bytes14 { d, contexts: [None, None, None, None], last: [vec![0; n], vec![0; n], vec![0; n], vec![0; n]], last_context_used: context };
+        let mut me = Bytes14 {
+            d,
+            contexts: [None, None, None, None],
+            last: [vec![0; n], vec![0; n], vec![0; n], vec![0; n]],
+            last_context_used: context,
+        };
         me.contexts[context] = Some(vec![Model::new(256); n]);
         me.last[context].copy_from_slice(first);
         me

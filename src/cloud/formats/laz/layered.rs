@@ -94,7 +94,17 @@ pub(super) fn run_in<const RGB: bool, const NIR: bool, const SIMD: bool>(
     let Some(first) = bytes.get(..stride) else { return broken };
     let Some(all) = layers(bytes, stride, count) else { return broken };
     let sel = |bit: u32| selection.0 & bit != 0;
-    let wanted = [true, sel(S::Z), sel(S::CLASSIFICATION), sel(S::FLAGS), sel(S::INTENSITY), sel(S::SCAN_ANGLE), sel(S::USER_DATA), sel(S::POINT_SOURCE_ID), sel(S::GPS_TIME)];
+    let wanted = [
+        true,
+        sel(S::Z),
+        sel(S::CLASSIFICATION),
+        sel(S::FLAGS),
+        sel(S::INTENSITY),
+        sel(S::SCAN_ANGLE),
+        sel(S::USER_DATA),
+        sel(S::POINT_SOURCE_ID),
+        sel(S::GPS_TIME),
+    ];
     let mut read = wanted.to_vec();
     read.extend(RGB.then(|| sel(S::RGB)));
     read.extend(NIR.then(|| sel(S::NIR)));

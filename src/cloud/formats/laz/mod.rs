@@ -18,13 +18,13 @@
 //! compare the two).
 mod arith;
 mod bytes14;
+pub mod encoder;
 mod gps;
 mod layered;
 mod point10;
 mod point14;
 mod rgb;
 mod rgb14;
-pub mod encoder;
 #[cfg(test)]
 mod tests;
 
@@ -128,7 +128,10 @@ pub(crate) fn decode_chunk(
 pub(crate) fn has_bmi() -> bool {
     static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *HAS.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("lzcnt") && std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2")
+        std::arch::is_x86_feature_detected!("lzcnt")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("avx2")
     })
 }
 

@@ -214,7 +214,8 @@ impl Context {
                 let multi = d.symbol(&mut self.gps_time_no_diff) as i32;
                 if multi == 0 {
                     self.last_gps_diffs[last] = self.gps_time.decode(d, 0, 0);
-                    self.last_gps_times[last] = self.last_gps_times[last].wrapping_add(self.last_gps_diffs[last] as i64);
+                    self.last_gps_times[last] =
+                        self.last_gps_times[last].wrapping_add(self.last_gps_diffs[last] as i64);
                     self.multi_extreme_counter[last] = 0;
                 } else if multi == 1 {
                     self.full_gps_time(d);
@@ -389,11 +390,13 @@ impl<'a> Point14<'a> {
         }
 
         if on[SCAN_ANGLE] && scan_angle_changed {
-            ctx.last.scan_angle = ctx.scan_angle.decode(dangle, i32::from(ctx.last.scan_angle), gps_time_changed as usize) as i16;
+            ctx.last.scan_angle =
+                ctx.scan_angle.decode(dangle, i32::from(ctx.last.scan_angle), gps_time_changed as usize) as i16;
         }
 
         if on[USER_DATA] {
-            ctx.last.user_data = duser.symbol(model_at(&mut ctx.user_data[(ctx.last.user_data / 4) as usize], 256)) as u8;
+            ctx.last.user_data =
+                duser.symbol(model_at(&mut ctx.user_data[(ctx.last.user_data / 4) as usize], 256)) as u8;
         }
 
         if on[POINT_SOURCE] && point_source_changed {

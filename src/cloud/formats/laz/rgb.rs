@@ -33,7 +33,13 @@ static CLAMP_U8: [u8; 768] = {
     let mut t = [0u8; 768];
     let mut i = 0;
     while i < 768 {
-        t[i] = if i < 256 { 0 } else if i < 512 { (i - 256) as u8 } else { 255 };
+        t[i] = if i < 256 {
+            0
+        } else if i < 512 {
+            (i - 256) as u8
+        } else {
+            255
+        };
         i += 1;
     }
     t

@@ -97,7 +97,11 @@ impl<'a> Nir14<'a> {
             if let Some(m) = self.contexts[context].as_deref_mut() {
                 let last = self.last[last_idx];
                 let sym = self.d.symbol(&mut m.bytes_used);
-                let mut v = if sym & 1 != 0 { (self.d.symbol(&mut m.lower) as u8).wrapping_add(last as u8) as u16 } else { last & 0x00FF };
+                let mut v = if sym & 1 != 0 {
+                    (self.d.symbol(&mut m.lower) as u8).wrapping_add(last as u8) as u16
+                } else {
+                    last & 0x00FF
+                };
                 if sym & 2 != 0 {
                     v |= ((self.d.symbol(&mut m.upper) as u8).wrapping_add((last >> 8) as u8) as u16) << 8;
                 } else {

@@ -149,10 +149,30 @@ fn both(vlr: &laz::LazVlr, chunks: &[Chunk], data: &[u8], stride: usize) -> (Vec
     let layers = crate::cloud::formats::las::layer_count(vlr.items());
     let (mut want, mut got, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..chunks.len() {
-        laz_crate_pieces(data, stride, vlr, chunks, layers, k, laz::DecompressionSelection::all(), &mut scratch, &mut |p| want.extend_from_slice(p))
-            .expect("laz decodes");
-        laz_chunk_pieces(data, stride, vlr, chunks, layers, k, laz::DecompressionSelection::all(), &mut scratch, &mut |p| got.extend_from_slice(p))
-            .expect("pcv decodes");
+        laz_crate_pieces(
+            data,
+            stride,
+            vlr,
+            chunks,
+            layers,
+            k,
+            laz::DecompressionSelection::all(),
+            &mut scratch,
+            &mut |p| want.extend_from_slice(p),
+        )
+        .expect("laz decodes");
+        laz_chunk_pieces(
+            data,
+            stride,
+            vlr,
+            chunks,
+            layers,
+            k,
+            laz::DecompressionSelection::all(),
+            &mut scratch,
+            &mut |p| got.extend_from_slice(p),
+        )
+        .expect("pcv decodes");
     }
     (want, got)
 }
@@ -191,7 +211,11 @@ fn same_records_as_laz_for_formats_0_to_3_and_6_to_8() {
                 let (want, got) = both(&vlr, &chunks, &data, stride);
                 assert_eq!(want.len(), recs.len(), "format {format}: laz decodes every point");
                 assert!(want == recs, "format {format}: laz round trip: {}", first_difference(&want, &recs, stride));
-                assert!(got == want, "format {format} extra {extra} seed {seed}: {}", first_difference(&got, &want, stride));
+                assert!(
+                    got == want,
+                    "format {format} extra {extra} seed {seed}: {}",
+                    first_difference(&got, &want, stride)
+                );
             }
         }
     }
@@ -253,7 +277,17 @@ fn damaged_chunks_fail_cleanly_where_laz_does() {
         let fast = decode_chunk(&bad, items, c.points, 1000, &mut scratch, &mut |p| got.extend_from_slice(p));
         let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
         let mut want = Vec::new();
-        let slow = laz_crate_pieces(&bad, stride, &vlr, &one, None, 0, laz::DecompressionSelection::all(), &mut scratch, &mut |p| want.extend_from_slice(p));
+        let slow = laz_crate_pieces(
+            &bad,
+            stride,
+            &vlr,
+            &one,
+            None,
+            0,
+            laz::DecompressionSelection::all(),
+            &mut scratch,
+            &mut |p| want.extend_from_slice(p),
+        );
         // Whatever both decoded is the same; where `laz` ran out of data, so did pcv, after as many
         // points. (`laz` may also fail by panicking, which pcv does not; then pcv decodes on.)
         let n = got.len().min(want.len());
@@ -278,12 +312,24 @@ fn loader_selection() -> laz::DecompressionSelection {
 }
 
 /// Every chunk's records by `laz` and by pcv's decoder with `selection`.
-fn both_selected(vlr: &laz::LazVlr, chunks: &[Chunk], data: &[u8], stride: usize, selection: laz::DecompressionSelection) -> (Vec<u8>, Vec<u8>) {
+fn both_selected(
+    vlr: &laz::LazVlr,
+    chunks: &[Chunk],
+    data: &[u8],
+    stride: usize,
+    selection: laz::DecompressionSelection,
+) -> (Vec<u8>, Vec<u8>) {
     let layers = crate::cloud::formats::las::layer_count(vlr.items());
     let (mut want, mut got, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..chunks.len() {
-        laz_crate_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| want.extend_from_slice(p)).expect("laz decodes");
-        laz_chunk_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| got.extend_from_slice(p)).expect("pcv decodes");
+        laz_crate_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| {
+            want.extend_from_slice(p)
+        })
+        .expect("laz decodes");
+        laz_chunk_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| {
+            got.extend_from_slice(p)
+        })
+        .expect("pcv decodes");
     }
     (want, got)
 }
@@ -333,7 +379,12 @@ fn layered_records_as_laz_for_selections_and_empty_layers() {
                 for selection in selections {
                     let (want, got) = both_selected(&vlr, &chunks, &data, stride, selection);
                     assert_eq!(want.len(), recs.len());
-                    assert!(got == want, "format {format} extra {extra} constant {constant} selection {:#x}: {}", selection.0, first_difference(&got, &want, stride));
+                    assert!(
+                        got == want,
+                        "format {format} extra {extra} constant {constant} selection {:#x}: {}",
+                        selection.0,
+                        first_difference(&got, &want, stride)
+                    );
                 }
             }
         }
@@ -378,14 +429,25 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
             let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
             for selection in [laz::DecompressionSelection::all(), loader_selection()] {
                 let (mut got, mut want) = (Vec::new(), Vec::new());
-                let fast = laz_chunk_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| got.extend_from_slice(p));
-                let slow = laz_crate_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| want.extend_from_slice(p));
+                let fast = laz_chunk_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
+                    got.extend_from_slice(p)
+                });
+                let slow = laz_crate_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
+                    want.extend_from_slice(p)
+                });
                 // Whatever both decoded is the same; where `laz` decodes it all, so does pcv. (`laz`
                 // may also fail by panicking, which pcv does not; then pcv decodes on.)
                 let n = got.len().min(want.len());
-                assert!(got[..n] == want[..n], "format {format} trial {trial}: {}", first_difference(&got[..n], &want[..n], stride));
+                assert!(
+                    got[..n] == want[..n],
+                    "format {format} trial {trial}: {}",
+                    first_difference(&got[..n], &want[..n], stride)
+                );
                 if slow.is_ok() {
-                    assert!(fast.is_ok(), "format {format} trial {trial}: laz decoded the damaged chunk, pcv failed: {fast:?}");
+                    assert!(
+                        fast.is_ok(),
+                        "format {format} trial {trial}: laz decoded the damaged chunk, pcv failed: {fast:?}"
+                    );
                     assert_eq!(got, want);
                 }
                 if fast.is_err() && trial % 4 == 0 {
@@ -419,29 +481,78 @@ fn bmi_and_baseline_loops_decode_alike() {
                         let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
                         let mut b = Vec::new();
                         let rb = match (items.gps, items.rgb) {
-                            (false, false) => super::run_in::<false, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, false) => super::run_in::<true, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (false, true) => super::run_in::<false, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, true) => super::run_in::<true, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, false) => {
+                                super::run_in::<false, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (true, false) => {
+                                super::run_in::<true, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (false, true) => {
+                                super::run_in::<false, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (true, true) => {
+                                super::run_in::<true, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
                         };
                         ((a, ra), (b, rb))
                     } else {
                         let layout = layout_of(vlr.items()).expect("layered items covered");
                         let sel = if format == 7 { loader_selection() } else { S::all() };
                         let mut a = Vec::new();
-                        let ra = super::decode_layered_chunk(bytes, layout, c.points, sel, 700, &mut s1, &mut |p| a.extend_from_slice(p));
+                        let ra = super::decode_layered_chunk(bytes, layout, c.points, sel, 700, &mut s1, &mut |p| {
+                            a.extend_from_slice(p)
+                        });
                         let mut b = Vec::new();
                         let rb = match (layout.rgb, layout.nir) {
-                            (false, _) => super::layered::run_in::<false, false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, false) => super::layered::run_in::<true, false, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
-                            (true, true) => super::layered::run_in::<true, true, false>(bytes, layout, c.points, sel, 700, &mut s2, &mut |p| b.extend_from_slice(p)),
+                            (false, _) => super::layered::run_in::<false, false, false>(
+                                bytes,
+                                layout,
+                                c.points,
+                                sel,
+                                700,
+                                &mut s2,
+                                &mut |p| b.extend_from_slice(p),
+                            ),
+                            (true, false) => super::layered::run_in::<true, false, false>(
+                                bytes,
+                                layout,
+                                c.points,
+                                sel,
+                                700,
+                                &mut s2,
+                                &mut |p| b.extend_from_slice(p),
+                            ),
+                            (true, true) => super::layered::run_in::<true, true, false>(
+                                bytes,
+                                layout,
+                                c.points,
+                                sel,
+                                700,
+                                &mut s2,
+                                &mut |p| b.extend_from_slice(p),
+                            ),
                         };
                         ((a, ra), (b, rb))
                     };
-                    assert!(a.0 == b.0, "format {format} extra {extra} cut {cut}: {}", first_difference(&a.0, &b.0, stride));
+                    assert!(
+                        a.0 == b.0,
+                        "format {format} extra {extra} cut {cut}: {}",
+                        first_difference(&a.0, &b.0, stride)
+                    );
                     assert_eq!(a.1, b.1, "format {format} extra {extra} cut {cut}");
                     if cut == whole.len() {
-                        assert!(a.1.is_ok() && a.0.len() == c.points * stride, "format {format} extra {extra}: the whole chunk decodes");
+                        assert!(
+                            a.1.is_ok() && a.0.len() == c.points * stride,
+                            "format {format} extra {extra}: the whole chunk decodes"
+                        );
                     }
                 }
             }

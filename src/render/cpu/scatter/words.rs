@@ -62,7 +62,13 @@ pub fn draw_decoded<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], fi
 /// [`draw_words`] 8 words at a time in AVX2 registers, `AHEAD` blocks in flight ([`super::Ahead`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch: &Batch, words: &[u32], first: u64, sink: &mut S) {
+unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(
+    f: &FrameUniforms,
+    batch: &Batch,
+    words: &[u32],
+    first: u64,
+    sink: &mut S,
+) {
     use std::arch::x86_64::*;
     let field = _mm256_set1_epi32(1023);
     let (scale, min) = (batch.scale.map(|v| _mm256_set1_ps(v)), batch.min.map(|v| _mm256_set1_ps(v)));
@@ -72,8 +78,10 @@ unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(f: &FrameUniforms, batch:
         let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(8 * k).cast()) };
         // (q as f32).mul_add(scale[k], min[k]) per field, as `dequantize`.
         let x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, field)), scale[0], min[0]);
-        let y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)), scale[1], min[1]);
-        let z = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)), scale[2], min[2]);
+        let y =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)), scale[1], min[1]);
+        let z =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)), scale[2], min[2]);
         (x, y, z)
     };
     // SAFETY: this function's features; `load` reads blocks below `blocks`; the payload is an index.
@@ -101,7 +109,8 @@ mod tests {
     fn the_fused_loop_gives_the_buffer_of_decoding_then_drawing() {
         let cloud = crate::cloud::scene::generate(60_000, 3, false);
         let g = crate::render::cpu::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
-        let p = crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(&g, &cloud.points));
+        let p =
+            crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(&g, &cloud.points));
         let mut cam = crate::camera::FlyCamera::for_cloud(cloud.bounds, true);
         let (w, h) = (97u32, 61u32);
         let n = (w * h) as usize;
@@ -125,7 +134,9 @@ mod tests {
                 .batches
                 .iter()
                 .enumerate()
-                .map(|(b, batch)| (*batch, p.quant[b * per..b * per + batch.num_points as usize].to_vec(), (b * per) as u64))
+                .map(|(b, batch)| {
+                    (*batch, p.quant[b * per..b * per + batch.num_points as usize].to_vec(), (b * per) as u64)
+                })
                 .collect();
             for size in [1e-3f32, 0.1, 3.0] {
                 let batch = Batch {
@@ -163,8 +174,19 @@ mod tests {
                         assert!(got == want, "fused, {len} words");
                         let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                         // SAFETY: as above.
-                        unsafe { draw_words_avx2::<_, { super::super::PREFETCH_BLOCKS }>(&f, batch, words, *first, &mut Shared(&shared)) };
-                        assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "fused with prefetch, shared, {len} words");
+                        unsafe {
+                            draw_words_avx2::<_, { super::super::PREFETCH_BLOCKS }>(
+                                &f,
+                                batch,
+                                words,
+                                *first,
+                                &mut Shared(&shared),
+                            )
+                        };
+                        assert!(
+                            shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()),
+                            "fused with prefetch, shared, {len} words"
+                        );
                     }
                     checked += 1;
                 }

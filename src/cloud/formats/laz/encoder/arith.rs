@@ -261,7 +261,13 @@ pub(super) struct BitModel {
 
 impl BitModel {
     pub fn new() -> BitModel {
-        BitModel { bit_0_count: 1, bit_count: 2, bit_0_prob: 1 << (BM_LENGTH_SHIFT - 1), bits_until_update: 4, update_cycle: 4 }
+        BitModel {
+            bit_0_count: 1,
+            bit_count: 2,
+            bit_0_prob: 1 << (BM_LENGTH_SHIFT - 1),
+            bits_until_update: 4,
+            update_cycle: 4,
+        }
     }
 
     fn update(&mut self) {

@@ -422,7 +422,8 @@ impl Point14 {
         }
 
         self.changed[USER_DATA] |= last.user_data != cur.user_data;
-        e_user.encode_symbol(model_at(&mut ctx.user_data[(last.user_data / 4) as usize], 256), u32::from(cur.user_data));
+        e_user
+            .encode_symbol(model_at(&mut ctx.user_data[(last.user_data / 4) as usize], 256), u32::from(cur.user_data));
 
         if point_source_changed {
             self.changed[POINT_SOURCE] = true;

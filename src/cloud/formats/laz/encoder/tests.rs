@@ -44,7 +44,8 @@ fn records(kind: Kind, format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8>
     let mut rng = StdRng::seed_from_u64(seed);
     let len = 30 + if format >= 7 { 6 } else { 0 } + if format == 8 { 2 } else { 0 } + extra;
     let mut out = vec![0u8; len * n];
-    let (mut x, mut y, mut z) = (rng.random_range(-1_000_000..1_000_000i32), rng.random_range(0..1_000_000i32), 5000i32);
+    let (mut x, mut y, mut z) =
+        (rng.random_range(-1_000_000..1_000_000i32), rng.random_range(0..1_000_000i32), 5000i32);
     let mut gps = 300_000_000.0f64 + rng.random_range(0.0..1.0);
     let (mut r, mut nr) = (1u8, 1u8);
     let mut channel = 0u8;
@@ -61,7 +62,9 @@ fn records(kind: Kind, format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8>
             nr = if rng.random_bool(0.6) { 1 } else { rng.random_range(1..=15) };
             r = 1;
             gps += match kind {
-                Kind::Wild if rng.random_bool(0.1) => sequences[rng.random_range(0..4)] - gps + rng.random_range(0.0..10.0),
+                Kind::Wild if rng.random_bool(0.1) => {
+                    sequences[rng.random_range(0..4)] - gps + rng.random_range(0.0..10.0)
+                }
                 Kind::Wild if rng.random_bool(0.05) => -rng.random_range(0.0..1.0),
                 Kind::Wild if rng.random_bool(0.05) => rng.random_range(0.0..1000.0),
                 Kind::Wild if rng.random_bool(0.02) => 0.0,
@@ -99,8 +102,12 @@ fn records(kind: Kind, format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8>
         rec[15] = class_flags | channel << 4 | dir << 6 | edge << 7;
         rec[16] = [2u8, 2, 2, 3, 5, 6, 9][rng.random_range(0..7)] | if rng.random_bool(0.01) { 0x40 } else { 0 };
         rec[17] = if rng.random_bool(0.9) { 0 } else { rng.random() };
-        rec[18..20].copy_from_slice(&(rng.random_range(-30..30i16) * if rng.random_bool(0.3) { 0 } else { 1 }).to_le_bytes());
-        rec[20..22].copy_from_slice(&(7 + (i / 20_000) as u16 + if matches!(kind, Kind::Wild) && rng.random_bool(0.05) { 1 } else { 0 }).to_le_bytes());
+        rec[18..20]
+            .copy_from_slice(&(rng.random_range(-30..30i16) * if rng.random_bool(0.3) { 0 } else { 1 }).to_le_bytes());
+        rec[20..22].copy_from_slice(
+            &(7 + (i / 20_000) as u16 + if matches!(kind, Kind::Wild) && rng.random_bool(0.05) { 1 } else { 0 })
+                .to_le_bytes(),
+        );
         let g = if matches!(kind, Kind::Wild) && rng.random_bool(0.002) { f64::from_bits(rng.random()) } else { gps };
         rec[22..30].copy_from_slice(&g.to_le_bytes());
         let mut at = 30;
@@ -130,7 +137,13 @@ fn records(kind: Kind, format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8>
             *b = match k {
                 0 => 42,
                 1 => (i / 1000) as u8,
-                _ => if rng.random_bool(0.5) { rng.random() } else { 7 },
+                _ => {
+                    if rng.random_bool(0.5) {
+                        rng.random()
+                    } else {
+                        7
+                    }
+                }
             };
         }
     }
@@ -156,8 +169,13 @@ fn check(format: u8, extra: u16, recs: &[u8], what: &str) {
 
 #[test]
 fn same_bytes_as_laz_for_every_item_set_and_kind() {
-    let kinds =
-        [Kind::Noise, Kind::Terrain { channels: 1 }, Kind::Terrain { channels: 2 }, Kind::Terrain { channels: 4 }, Kind::Wild];
+    let kinds = [
+        Kind::Noise,
+        Kind::Terrain { channels: 1 },
+        Kind::Terrain { channels: 2 },
+        Kind::Terrain { channels: 4 },
+        Kind::Wild,
+    ];
     let mut seed = 1;
     for format in [6u8, 7, 8] {
         for extra in [0u16, 3, 4] {
