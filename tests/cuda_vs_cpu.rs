@@ -1036,7 +1036,7 @@ fn egl_helper_makes_a_readable_buffer() {
 
 #[test]
 fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
-    use pcv::display::interop::GlBufferRegistration;
+    use pcv::render::cuda::interop::GlBufferRegistration;
     let Some(mut cuda) = cuda_or_skip("gl interop") else { return };
     let Some(ctx) = egl_or_skip("gl interop") else { return };
     let gl = &ctx.gl;
@@ -1052,7 +1052,7 @@ fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
         cuda.render(&frame, Target::Host(&mut host)).expect("host render");
         let depth = cuda.depth_bits().expect("depth");
         let pbo = gl_buffer(gl, px * 4);
-        let mut reg = GlBufferRegistration::register(&cuda, pbo).expect("register");
+        let mut reg = GlBufferRegistration::register(&cuda.cuda_handle().expect("a CUDA handle"), pbo).expect("register");
         for round in 0..2 {
             {
                 let mapped = reg.map().expect("map");

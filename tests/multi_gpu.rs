@@ -66,7 +66,7 @@ fn backends(test: &str) -> Option<(CudaRasterizer, MultiRasterizer)> {
 fn render(r: &mut dyn Rasterizer, frame: &FrameParams) -> (Vec<u32>, Vec<u32>) {
     let mut img = vec![0u32; frame.num_pixels()];
     r.render(frame, Target::Host(&mut img)).unwrap_or_else(|e| panic!("{} render: {e}", r.name()));
-    let depth = r.as_cuda().expect("a CUDA backend").depth_bits().expect("depth bits");
+    let depth = r.device_depth_bits().expect("a CUDA backend").expect("depth bits");
     (img, depth)
 }
 

@@ -354,8 +354,8 @@ fn window_thread(
             return;
         }
     };
-    let _ = ready.send(match r.as_cuda() {
-        Some(c) => Ready::Cuda { stream: c.stream().clone(), ctx: c.context().clone() },
+    let _ = ready.send(match r.cuda_handle() {
+        Some(c) => Ready::Cuda { stream: c.stream, ctx: c.ctx },
         None => Ready::Cpu,
     });
     let Ok(set) = first.recv() else {
@@ -366,19 +366,13 @@ fn window_thread(
         PointSet::Host(cloud) => r.upload(&cloud).map(|_| cloud),
         PointSet::Device { points, keepalive } => {
             let n = points.num_points();
-            match r.as_cuda() {
-                // SAFETY: PointSet::device's contract (promised by its maker) is show_external's.
-                Some(c) => unsafe { c.show_external(points, keepalive) }.map(|bounds| {
-                    let mut cloud = PointCloud::from_points(
-                        Vec::new(),
-                        glam::DVec3::ZERO,
-                        format!("{n} points from Python (device arrays)"),
-                    );
-                    cloud.bounds = bounds;
-                    cloud
-                }),
-                None => Err(pcv::render::RenderError::UnsupportedTarget { backend: "cpu", target: "device array" }),
-            }
+            // SAFETY: PointSet::device's contract (promised by its maker) is show_external's.
+            unsafe { r.show_external(points, keepalive) }.map(|bounds| {
+                let mut cloud =
+                    PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, format!("{n} points from Python (device arrays)"));
+                cloud.bounds = bounds;
+                cloud
+            })
         }
     };
     let cloud = match shown {

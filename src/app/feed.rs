@@ -6,7 +6,7 @@
 //! loop out of its idle wait (`glfwPostEmptyEvent`, through the thread-safe GLFW handle the loop gave
 //! with [`PointFeed::attach`]). Each turn the loop calls [`poll`], which takes the set and makes it
 //! what the rasterizer draws: host points are uploaded like a loaded file, device arrays are shown in
-//! place ([`crate::render::cuda::CudaRasterizer::show_external`]: no copy, no allocation); the camera's
+//! place ([`crate::render::Rasterizer::show_external`]: no copy, no allocation); the camera's
 //! planes follow the new bounds and the frame is drawn again. After each frame that rendered the
 //! points the loop calls [`PointFeed::rendered`], which wakes senders waiting in
 //! [`PointFeed::wait_rendered`] for their set to be on screen. [`PointFeed::request_close`] closes the
@@ -38,7 +38,7 @@ impl PointSet {
     /// Device arrays for the window.
     ///
     /// # Safety
-    /// As [`crate::render::cuda::CudaRasterizer::show_external`]: the arrays are device memory of the
+    /// As [`crate::render::Rasterizer::show_external`]: the arrays are device memory of the
     /// window's CUDA context holding what `points` describes, kept allocated by `keepalive`, and the
     /// streams that wrote them are ordered before the window's stream.
     pub unsafe fn device(points: ExternalPoints, keepalive: Box<dyn Any + Send>) -> PointSet {
@@ -257,11 +257,8 @@ pub fn apply(state: &mut AppState, rasterizer: &mut dyn Rasterizer, set: PointSe
         }
         PointSet::Device { points, keepalive } => {
             let n = points.num_points();
-            let cuda = rasterizer
-                .as_cuda()
-                .ok_or(RenderError::UnsupportedTarget { backend: "cpu", target: "device array" })?;
             // SAFETY: PointSet::device's contract, which its maker promised, is show_external's.
-            let bounds = unsafe { cuda.show_external(points, keepalive) }?;
+            let bounds = unsafe { rasterizer.show_external(points, keepalive) }?;
             let mut c = PointCloud::from_points(
                 Vec::new(),
                 glam::DVec3::ZERO,

@@ -11,7 +11,7 @@
 //! ([`Surface::cuda_stages`]). Fields drop in declaration order: the registration is released before
 //! the buffer it names is deleted.
 use crate::display::blit::PixelSurface;
-use crate::display::interop::GlBufferRegistration;
+use crate::render::cuda::interop::GlBufferRegistration;
 use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, Target, CLEAR_COLOR};
 use crate::viewer::ViewerError;
 use std::rc::Rc;
@@ -39,7 +39,8 @@ impl Surface {
         allow_interop: bool,
     ) -> Result<(Surface, Option<RenderError>), ViewerError> {
         let pixels = PixelSurface::new(gl.clone(), width_px, height_px)?;
-        let (registration, interop_error) = match rasterizer.as_cuda() {
+        let cuda = rasterizer.cuda_handle();
+        let (registration, interop_error) = match &cuda {
             Some(cuda) if allow_interop => match GlBufferRegistration::register(cuda, pixels.pbo_name()) {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(e)),
@@ -47,9 +48,9 @@ impl Surface {
             _ => (None, None),
         };
         let host_px = if registration.is_some() { Vec::new() } else { vec![CLEAR_COLOR; pixels.num_pixels()] };
-        let events = match (&registration, rasterizer.as_cuda()) {
+        let events = match (&registration, &cuda) {
             (Some(_), Some(cuda)) => {
-                let make = || cuda.context().new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
+                let make = || cuda.ctx.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
                 match (make(), make(), make(), make()) {
                     (Ok(a), Ok(b), Ok(c), Ok(d)) => Some([a, b, c, d]),
                     _ => None, // no stage times, the frames still go through
@@ -68,7 +69,7 @@ impl Surface {
     pub fn render(&mut self, rasterizer: &mut dyn Rasterizer, frame: &FrameParams) -> Result<FrameStats, ViewerError> {
         match &mut self.registration {
             Some(registration) => {
-                let stream = rasterizer.as_cuda().map(|c| c.stream().clone());
+                let stream = rasterizer.cuda_handle().map(|c| c.stream);
                 let mark = |k: usize| {
                     if let (Some(ev), Some(s)) = (&self.events, &stream) {
                         let _ = ev[k].record(s);

@@ -213,8 +213,8 @@ pub fn run(
         copy_gb_per_s: None,
         results: Vec::new(),
     };
-    if let Some(cuda) = rasterizer.as_cuda() {
-        let gb_s = cuda.measure_copy_gb_per_s(COPY_BENCH_BYTES, 5)?;
+    if let Some(gb_s) = rasterizer.measure_copy_gb_per_s(COPY_BENCH_BYTES, 5) {
+        let gb_s = gb_s?;
         println!("device-to-device copy of {} MiB: {gb_s:.0} GB/s (read + write)", COPY_BENCH_BYTES >> 20);
         report.copy_gb_per_s = Some(gb_s);
     }
@@ -294,8 +294,8 @@ pub fn run(
                     let mut r = summarize(n, mode, sc.name, opts, &stats, clip_from_world.to_cols_array());
                     r.look = look_label(look);
                     r.fraction_of_copy_bw = report.copy_gb_per_s.map(|c| r.effective_gb_per_s / c);
-                    if let Some(cuda) = rasterizer.as_cuda() {
-                        let depth = cuda.depth_bits()?;
+                    if let Some(depth) = rasterizer.device_depth_bits() {
+                        let depth = depth?;
                         match &*reference {
                             None if mode == RenderMode::Reference => *reference = Some((depth, pixels.clone())),
                             Some((ref_depth, ref_pixels)) => {
@@ -427,8 +427,8 @@ fn dump_points(
 ) -> Result<PathBuf, BenchError> {
     let path = opts.dump_dir.join(format!("pcv-bench-{n}.bin"));
     // The points the backend holds: read back from the device for a scene the GPU made.
-    let points = match rasterizer.as_cuda() {
-        Some(cuda) => std::sync::Arc::new(cuda.download_points()?),
+    let points = match rasterizer.device_points() {
+        Some(points) => std::sync::Arc::new(points?),
         None => cloud.host_points(true),
     };
     crate::cloud::load::write_raw(&path, &points)?;

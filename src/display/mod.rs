@@ -1,16 +1,15 @@
-//! The display: window, blit path, CUDA-GL interop and imgui's GLFW glue.
+//! The display: window, blit path and imgui's GLFW glue.
 //!
 //! How it works: [`window`] opens a GLFW window with an OpenGL 3.3 core context and loads `glow` for it.
 //! A frame goes through [`blit::PixelSurface`]: the rasterizer fills its pixel buffer (from host memory
-//! on the CPU backend; on the CUDA backend directly, through [`interop`]'s registration and mapping of
-//! that buffer), then the buffer is copied to a texture on the GPU and blitted 1:1 to the window.
+//! on the CPU backend; on the CUDA backend directly, through the render crate's CUDA-GL interop
+//! ([`crate::render::cuda::interop`]), which registers and maps that buffer), then the buffer is copied to a texture on the GPU and blitted 1:1 to the window.
 //! The panel ([`crate::ui`]) draws on top with imgui, fed by [`platform`]'s GLFW input glue. The loop
-//! that ties them together is [`crate::app::run`]; [`gl_timer`] times its GL stages on the GPU.
+//! that ties them together is the viewer's; [`gl_timer`] times its GL stages on the GPU.
 //!
 //! Everything GL here runs on the thread that opened the window, whose context stays current; GL objects
 //! must be dropped before the [`window::Window`] (and a CUDA registration before the buffer it names).
 pub mod blit;
 pub mod gl_timer;
-pub mod interop;
 pub mod platform;
 pub mod window;

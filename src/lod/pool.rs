@@ -16,7 +16,7 @@
 //! frustum and occlusion passes skip nothing they should draw and draw nothing they should not.
 use super::select::NodeId;
 use crate::cloud::octree::NodeKey;
-use crate::render::gpu_data::{Batch, BATCH_POINTS};
+use crate::render::gpu_data::{Batch, BATCH_POINTS, EMPTY_BATCH};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -123,9 +123,6 @@ pub struct NodePool {
     /// Bumped by every insert and eviction (a drawn set over an unchanged pool gives the same table).
     pub version: u64,
 }
-
-/// A batch of no points (an unused slot).
-pub const EMPTY_BATCH: Batch = Batch { min: [0.0; 3], max: [0.0; 3], scale: [0.0; 3], num_points: 0 };
 
 impl NodePool {
     pub fn new(capacity: u32) -> NodePool {

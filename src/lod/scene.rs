@@ -87,20 +87,18 @@ pub fn default_loader_threads(cores: usize) -> usize {
 
 /// The default point budget for `r` and how it was chosen.
 pub fn default_point_budget(r: &mut dyn Rasterizer) -> (u64, String) {
-    if let Some(cuda) = r.as_cuda() {
-        if let Ok(cap) = cuda.point_capacity() {
-            let half = cap.free_bytes / 2 / 20;
-            let budget = half.min(MAX_DEFAULT_BUDGET_CUDA);
-            return (
-                budget,
-                format!(
-                    "half of the {:.1} GB free on {} at 20 bytes a point, at most {}M",
-                    cap.free_bytes as f64 / 1e9,
-                    cap.device,
-                    MAX_DEFAULT_BUDGET_CUDA / 1_000_000
-                ),
-            );
-        }
+    if let Some(Ok(cap)) = r.device_capacity() {
+        let half = cap.free_bytes / 2 / 20;
+        let budget = half.min(MAX_DEFAULT_BUDGET_CUDA);
+        return (
+            budget,
+            format!(
+                "half of the {:.1} GB free on {} at 20 bytes a point, at most {}M",
+                cap.free_bytes as f64 / 1e9,
+                cap.device,
+                MAX_DEFAULT_BUDGET_CUDA / 1_000_000
+            ),
+        );
     }
     (DEFAULT_BUDGET_CPU, format!("the {} backend's default, {}M", r.name(), DEFAULT_BUDGET_CPU / 1_000_000))
 }

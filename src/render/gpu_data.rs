@@ -64,6 +64,9 @@ pub struct Batch {
     pub num_points: u32,
 }
 
+/// A batch of no points: an unused slot of a level-of-detail pool, drawn as nothing.
+pub const EMPTY_BATCH: Batch = Batch { min: [0.0; 3], max: [0.0; 3], scale: [0.0; 3], num_points: 0 };
+
 /// The bucket sort's grid: cell = floor((p - origin) * inv_cell) per axis, clamped to
 /// `[0, 2^bits - 1]`, Morton-interleaved into a `3 * bits` key; non-finite points get the last bucket.
 #[repr(C)]

@@ -32,6 +32,7 @@ pub mod pick;
 pub mod plan;
 
 use crate::cloud::PointCloud;
+use gpu_data::Point;
 use glam::Mat4;
 use gpu_data::{FrameUniforms, PostUniforms};
 use look::Look;
@@ -376,9 +377,45 @@ pub trait Rasterizer {
     fn pick(&mut self, _x_px: u32, _y_px: u32, _radius_px: u32) -> Result<Option<PickHit>, RenderError> {
         Ok(None)
     }
-    /// Downcast hook for the window's CUDA-GL interop, which needs the CUDA backend itself.
-    fn as_cuda(&mut self) -> Option<&mut cuda::CudaRasterizer> {
+    /// The CUDA context and stream this backend draws with (`None` off CUDA; on several GPUs, the
+    /// window GPU's): what the window's pixel buffer is registered with for CUDA-GL interop
+    /// ([`cuda::interop`]), and what callers order their own device work against (Python's arrays).
+    fn cuda_handle(&self) -> Option<cuda::CudaHandle> {
         None
+    }
+    /// What the device (on several GPUs, the window GPU) can take now: its free memory and the points
+    /// that fit it (`None` where there is no device). Level of detail's default budget reads it.
+    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        None
+    }
+    /// The device's copy bandwidth, best of `repeats` device-to-device copies of `bytes` bytes (read +
+    /// write counted), in GB/s; `None` where there is no device.
+    fn measure_copy_gb_per_s(&self, _bytes: usize, _repeats: u32) -> Option<Result<f64, RenderError>> {
+        None
+    }
+    /// The last frame's final depth read back from the device, as float bits (the reference's depth
+    /// buffer, or the visibility buffer's high halves); `None` where there is no device.
+    fn device_depth_bits(&self) -> Option<Result<Vec<u32>, RenderError>> {
+        None
+    }
+    /// The uploaded points copied back from the device (a scene the GPU made, for the bench's peer);
+    /// `None` where there is no device.
+    fn device_points(&self) -> Option<Result<Vec<Point>, RenderError>> {
+        None
+    }
+    /// Shows Python's (or any producer's) device arrays in place of uploaded points until the next
+    /// upload or show, keeping `keepalive` (what owns them) until then; returns their finite points'
+    /// box. Backends without a device refuse ([`RenderError::UnsupportedTarget`]).
+    ///
+    /// # Safety
+    /// As [`cuda::CudaRasterizer::show_external`]: `keepalive` must keep the arrays allocated, and their
+    /// producers must order writes that race with rendering themselves.
+    unsafe fn show_external(
+        &mut self,
+        _points: external::ExternalPoints,
+        _keepalive: Box<dyn std::any::Any + Send>,
+    ) -> Result<crate::cloud::Bounds, RenderError> {
+        Err(RenderError::UnsupportedTarget { backend: self.name(), target: "device array" })
     }
     /// Level of detail: replaces the uploaded points by a pool of `slots` empty batch slots of
     /// `BATCH_POINTS` points each (positions, colours, quantized words; 20 bytes a point), drawn by the

@@ -585,7 +585,7 @@ impl Rasterizer for MultiRasterizer {
         for (k, s) in self.shares.iter_mut().enumerate() {
             let mut local: Vec<_> = batches.iter().skip(k).step_by(n).copied().collect();
             // A share with no slot of its own (a pool smaller than the shares) keeps one empty slot.
-            local.resize(((s.range.end - s.range.start) / BATCH_POINTS as u64) as usize, crate::lod::pool::EMPTY_BATCH);
+            local.resize(((s.range.end - s.range.start) / BATCH_POINTS as u64) as usize, crate::render::gpu_data::EMPTY_BATCH);
             // The share's own fence for the writes up to `after_write` (0: all of them are complete).
             let share_fence =
                 self.pool_fences.iter().filter(|(f, _)| *f <= after_write).map(|(_, per)| per[k]).max().unwrap_or(0);
@@ -624,10 +624,45 @@ impl Rasterizer for MultiRasterizer {
         Some(self.point_capacity())
     }
 
-    /// The window GPU's rasterizer (its context and stream carry the GL interop and the post passes).
-    fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {
+    /// The window GPU's context and stream (they carry the GL interop and the post passes).
+    fn cuda_handle(&self) -> Option<crate::render::cuda::CudaHandle> {
+        self.root().cuda_handle()
+    }
+
+    /// The window GPU's capacity.
+    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        self.root().device_capacity()
+    }
+
+    fn measure_copy_gb_per_s(&self, bytes: usize, repeats: u32) -> Option<Result<f64, RenderError>> {
+        Rasterizer::measure_copy_gb_per_s(self.root(), bytes, repeats)
+    }
+
+    /// The window GPU's buffer: the composite's depth.
+    fn device_depth_bits(&self) -> Option<Result<Vec<u32>, RenderError>> {
+        self.root().device_depth_bits()
+    }
+
+    fn device_points(&self) -> Option<Result<Vec<crate::render::gpu_data::Point>, RenderError>> {
+        self.root().device_points()
+    }
+
+    /// On the window GPU.
+    unsafe fn show_external(
+        &mut self,
+        points: crate::render::external::ExternalPoints,
+        keepalive: Box<dyn std::any::Any + Send>,
+    ) -> Result<crate::cloud::Bounds, RenderError> {
         let root = self.devices[0].shares[0];
-        Some(&mut self.shares[root].gpu)
+        // SAFETY: the trait method's contract, forwarded.
+        unsafe { self.shares[root].gpu.show_external(points, keepalive) }
+    }
+}
+
+impl MultiRasterizer {
+    /// The window GPU's rasterizer.
+    fn root(&self) -> &CudaRasterizer {
+        &self.shares[self.devices[0].shares[0]].gpu
     }
 }
 

@@ -281,7 +281,7 @@ impl Rasterizer for CpuRasterizer {
         self.prepared = Some(Arc::new(preprocess::Prepared {
             positions: vec![[0.0; 3]; n],
             colors: vec![0; n],
-            batches: vec![crate::lod::pool::EMPTY_BATCH; slots as usize],
+            batches: vec![crate::render::gpu_data::EMPTY_BATCH; slots as usize],
             quant: vec![0; n],
             groups: Vec::new(),
         }));

@@ -16,13 +16,14 @@
 //!   `pcv_packed` and `pcv_packed_resolve` instead; the batched modes run `pcv_vis_clear`, their pass
 //!   (`pcv_vis`, `pcv_culled`, `pcv_culled_dedup` or `pcv_quant`) and `pcv_vis_resolve`. The depth (or 64-bit visibility) buffer is internal
 //!   and follows the frame size. The last pass writes into a [`Target::Device`] pointer directly (a GL
-//!   pixel buffer mapped by [`crate::display::interop`]); for [`Target::Host`] it writes an internal
+//!   pixel buffer mapped by [`interop`]); for [`Target::Host`] it writes an internal
 //!   color buffer that is then copied into the host slice.
 //!
 //! Every kernel has a CPU twin of the same name in `render/cpu/`; `tests/cuda_vs_cpu.rs` checks the
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
 pub mod external;
+pub mod interop;
 pub mod kernels;
 pub mod memory;
 pub mod modules;
@@ -71,6 +72,14 @@ struct LastFrame {
     width_px: u32,
     height_px: u32,
     holds: Final,
+}
+
+/// A backend's CUDA context and the stream its copies and launches are ordered on
+/// ([`Rasterizer::cuda_handle`]).
+#[derive(Clone)]
+pub struct CudaHandle {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
 }
 
 /// Renders with the CUDA kernels on device 0.
@@ -835,7 +844,7 @@ impl Rasterizer for CudaRasterizer {
         let positions = DeviceBuffer::<f32>::alloc(&self.ctx, 3 * n as usize, "the node pool's positions")?;
         let colors = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's colours")?;
         let mut batches = DeviceBuffer::<Batch>::alloc(&self.ctx, slots as usize, "the node pool's batches")?;
-        batches.write_at(&self.stream, 0, &vec![crate::lod::pool::EMPTY_BATCH; slots as usize])?;
+        batches.write_at(&self.stream, 0, &vec![crate::render::gpu_data::EMPTY_BATCH; slots as usize])?;
         let quant = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's quantized words")?;
         let mut visible = DeviceBuffer::<u8>::alloc(&self.ctx, slots as usize, "the node pool's visibility")?;
         visible.zero(&self.stream)?;
@@ -913,8 +922,33 @@ impl Rasterizer for CudaRasterizer {
         mem_info(&self.ctx).ok().map(|(free, total)| total.saturating_sub(free))
     }
 
-    fn as_cuda(&mut self) -> Option<&mut CudaRasterizer> {
-        Some(self)
+    fn cuda_handle(&self) -> Option<CudaHandle> {
+        Some(CudaHandle { ctx: self.ctx.clone(), stream: self.stream.clone() })
+    }
+
+    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+        Some(self.point_capacity())
+    }
+
+    fn measure_copy_gb_per_s(&self, bytes: usize, repeats: u32) -> Option<Result<f64, RenderError>> {
+        Some(CudaRasterizer::measure_copy_gb_per_s(self, bytes, repeats))
+    }
+
+    fn device_depth_bits(&self) -> Option<Result<Vec<u32>, RenderError>> {
+        Some(self.depth_bits())
+    }
+
+    fn device_points(&self) -> Option<Result<Vec<Point>, RenderError>> {
+        Some(self.download_points())
+    }
+
+    unsafe fn show_external(
+        &mut self,
+        points: crate::render::external::ExternalPoints,
+        keepalive: Box<dyn std::any::Any + Send>,
+    ) -> Result<crate::cloud::Bounds, RenderError> {
+        // SAFETY: the trait method's contract is the inherent method's.
+        unsafe { CudaRasterizer::show_external(self, points, keepalive) }
     }
 }
 

@@ -15,7 +15,7 @@
 //! Both calls need the GL context that owns the buffer current on the calling thread, and a buffer must
 //! be unregistered before GL deletes it (drop the registration first).
 use crate::render::cuda::context::{cuda_error, describe_driver_error};
-use crate::render::cuda::CudaRasterizer;
+use crate::render::cuda::CudaHandle;
 use crate::render::RenderError;
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use std::ffi::c_uint;
@@ -28,7 +28,7 @@ type RegisterBufferFn = unsafe extern "C" fn(*mut sys::CUgraphicsResource, c_uin
 fn register_buffer_fn() -> Result<RegisterBufferFn, RenderError> {
     static F: OnceLock<Result<RegisterBufferFn, String>> = OnceLock::new();
     F.get_or_init(|| {
-        // SAFETY: a CudaRasterizer exists (the only caller is `register`), so `is_culib_present` said
+        // SAFETY: a CUDA context exists (the only caller is `register`, given its handle), so `is_culib_present` said
         // libcuda loads and `culib()` returns it without panicking. The symbol, if present, has the
         // signature of RegisterBufferFn (cudaGL.h), and the library stays loaded for the process's life
         // (cudarc keeps it in a static), so the copied function pointer never dangles.
@@ -62,11 +62,11 @@ pub struct MappedGlBuffer<'a> {
 }
 
 impl GlBufferRegistration {
-    /// Registers GL buffer object `gl_buffer_name` (a PBO) with `cuda`'s context. The GL context that
-    /// owns the buffer must be current on this thread.
-    pub fn register(cuda: &CudaRasterizer, gl_buffer_name: u32) -> Result<Self, RenderError> {
+    /// Registers GL buffer object `gl_buffer_name` (a PBO) with `cuda`'s context, to be mapped on its
+    /// stream. The GL context that owns the buffer must be current on this thread.
+    pub fn register(cuda: &CudaHandle, gl_buffer_name: u32) -> Result<Self, RenderError> {
         let register = register_buffer_fn()?;
-        let ctx = cuda.context().clone();
+        let ctx = cuda.ctx.clone();
         ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let mut resource: sys::CUgraphicsResource = std::ptr::null_mut();
         let flags = sys::CUgraphicsRegisterFlags::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD as c_uint;
@@ -81,7 +81,7 @@ impl GlBufferRegistration {
                 describe_driver_error(e)
             ),
         })?;
-        Ok(Self { resource, gl_buffer_name, stream: cuda.stream().clone(), ctx })
+        Ok(Self { resource, gl_buffer_name, stream: cuda.stream.clone(), ctx })
     }
 
     /// The GL buffer object's name.
