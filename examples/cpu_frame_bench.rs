@@ -19,7 +19,7 @@
 //!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
 use pcv::bench::scenarios;
 use pcv::camera::FlyCamera;
-use pcv::platform::cpu_time;
+use pcv::cloud::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
 use std::time::Instant;

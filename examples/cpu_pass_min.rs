@@ -12,7 +12,7 @@
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::{scenarios, Summary};
 use pcv::camera::FlyCamera;
-use pcv::platform::cpu_time;
+use pcv::cloud::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::time::Instant;

@@ -11,7 +11,7 @@
 //! Usage: cargo run --release --example laz_encode_bench -- FILE.copc.laz [--points 3M] [--runs 3]
 use anyhow::{bail, Context, Result};
 use pcv::cloud::formats::laz::encoder::{encode_chunk, Layout};
-use pcv::platform::cpu_time;
+use pcv::cloud::cpu_time;
 use std::io::{Read, Seek, SeekFrom};
 
 /// The LASzip VLR, the chunks' point counts (up to `max` points) and their records.

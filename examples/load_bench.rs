@@ -34,7 +34,7 @@ use pcv::cloud::formats::{FormatError, Progress};
 use pcv::cloud::load::{self, load_files_with, FileBytes, LoadOptions};
 use pcv::cloud::stream::{stream, Staging, StreamError};
 use pcv::convert::writers::FileColumns;
-use pcv::platform::cpu_time;
+use pcv::cloud::cpu_time;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -84,7 +84,7 @@ struct SourceArgs {
     /// Seed of the built-in scene: the same seed gives the same points on every backend.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::render::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
@@ -305,7 +305,7 @@ struct BenchArgs {
     points: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::platform::BACKEND_HELP)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::render::platform::BACKEND_HELP)]
     backend: BackendChoice,
     /// GPU counts to time, comma separated (N or all): each count runs every scenario (e.g. 1,2).
     #[arg(long, value_delimiter = ',', value_parser = Gpus::parse, default_value = "1")]

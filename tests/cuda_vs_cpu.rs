@@ -690,7 +690,7 @@ fn errors_are_reported_not_panicked() {
         match CudaRasterizer::new() {
             Err(RenderError::NoDriver(msg)) => {
                 assert!(
-                    msg.contains(pcv::platform::CUDA_DRIVER_LIBRARY),
+                    msg.contains(pcv::render::platform::CUDA_DRIVER_LIBRARY),
                     "NoDriver should name the driver library: {msg}"
                 );
                 println!("no driver here, as expected: {msg}");

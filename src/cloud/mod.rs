@@ -6,6 +6,7 @@
 //! its origin at 0; files ([`load`], [`formats`]) are recentred on their common center, and carry their
 //! intensity and classification in [`attributes`], which also recolors the points.
 pub mod attributes;
+pub mod cpu_time;
 pub mod device;
 pub mod formats;
 pub mod load;

@@ -1,46 +1,9 @@
-//! What differs between the systems pcv runs on, in one place: the CUDA driver's library and how to get
-//! it, the advice when no window can open, the Python that runs the bench's peer, keeping an error on
-//! screen when a double-clicked pcv.exe's console would close with it, and ([`fmaf`]) a correctly
-//! rounded `fmaf` for MinGW-w64 builds, whose C library's is not; ([`cpu_time`]) the CPU time of the
-//! process or a thread, for the benches and `convert`'s phase timings.
+//! What differs between the systems the viewer runs on: the advice when no window can open, the Python
+//! that runs the bench's peer, and keeping an error on screen when a double-clicked pcv.exe's console
+//! would close with it (the renderer's own, the CUDA driver's library among them, are in
+//! [`crate::render::platform`]).
 //!
-//! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`, so a
-//! message names `libcuda.so.1` and `LD_LIBRARY_PATH` on Linux and `nvcuda.dll` and the NVIDIA display
-//! driver on Windows; the CUDA backend, the overlay's note, the window's errors and `--help` all read
-//! them from here. cudarc itself tries the same names (`libcuda.so`, `libcuda.so.1`, … on Linux,
-//! `nvcuda.dll` on Windows), from the system's library search path (Windows: the exe's folder,
-//! System32, `PATH`).
-
-pub mod cpu_time;
-pub mod fmaf;
-
-/// The NVIDIA driver's CUDA library, as the system's loader names it.
-#[cfg(windows)]
-pub const CUDA_DRIVER_LIBRARY: &str = "nvcuda.dll";
-/// The NVIDIA driver's CUDA library, as the system's loader names it.
-#[cfg(not(windows))]
-pub const CUDA_DRIVER_LIBRARY: &str = "libcuda.so.1";
-
-/// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
-#[cfg(windows)]
-pub const CUDA_DRIVER_REMEDY: &str = "install or update the NVIDIA display driver (580 or newer for CUDA 13; \
-it puts nvcuda.dll in C:\\Windows\\System32); the CUDA toolkit is not needed to run pcv";
-/// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
-#[cfg(target_os = "linux")]
-pub const CUDA_DRIVER_REMEDY: &str = "install the NVIDIA driver (580 or newer for CUDA 13), or put the directory \
-holding libcuda.so.1 on LD_LIBRARY_PATH";
-/// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
-#[cfg(not(any(windows, target_os = "linux")))]
-pub const CUDA_DRIVER_REMEDY: &str = "CUDA needs Linux or Windows with an NVIDIA driver";
-
-/// `--backend`'s help: what auto picks and which library CUDA needs on this system.
-#[cfg(windows)]
-pub const BACKEND_HELP: &str = "Rasterizer: auto picks CUDA when the NVIDIA driver (nvcuda.dll) and a device \
-exist, else the CPU (which needs no driver)";
-/// `--backend`'s help: what auto picks and which library CUDA needs on this system.
-#[cfg(not(windows))]
-pub const BACKEND_HELP: &str = "Rasterizer: auto picks CUDA when the NVIDIA driver (libcuda.so.1) and a device \
-exist, else the CPU (which needs no driver)";
+//! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`.
 
 /// The advice every "no window" error carries.
 #[cfg(windows)]
@@ -51,14 +14,6 @@ offers only OpenGL 1.1), or put Mesa's opengl32.dll (llvmpipe, e.g. from mesa-di
 #[cfg(not(windows))]
 pub const NO_DISPLAY_ADVICE: &str = "use `pcv render ... -o image.png` to render without a window (headless), \
 or run the viewer on a virtual display: `xvfb-run -a pcv ...`";
-
-/// How to get the kernels into a build that has none.
-#[cfg(windows)]
-pub const NO_KERNELS_REMEDY: &str = "rebuild with nvcc.exe (the CUDA toolkit's, found through CUDA_PATH, or \
-PyPI's; see the README's Windows section), or use --backend cpu";
-/// How to get the kernels into a build that has none.
-#[cfg(not(windows))]
-pub const NO_KERNELS_REMEDY: &str = "rebuild after scripts/setup.sh, or use --backend cpu";
 
 /// The Python interpreter that runs `pcv bench --peer`: `PCV_PYTHON` when set, else `python` on
 /// Windows (the python.org installer's name; `python3` is often only the Store's stub there) and
@@ -106,27 +61,15 @@ mod tests {
     #[test]
     fn overlay_texts_are_ascii() {
         // The overlay's font (imgui's default) draws '?' for anything else, such as a dash.
-        for text in [CUDA_DRIVER_LIBRARY, CUDA_DRIVER_REMEDY, BACKEND_HELP, NO_DISPLAY_ADVICE, NO_KERNELS_REMEDY] {
-            assert!(text.is_ascii(), "{text}");
-        }
+        assert!(NO_DISPLAY_ADVICE.is_ascii(), "{NO_DISPLAY_ADVICE}");
     }
 
     #[test]
-    fn messages_name_this_systems_library() {
-        assert!(BACKEND_HELP.contains(CUDA_DRIVER_LIBRARY));
+    fn messages_name_this_systems_tools() {
         if cfg!(windows) {
-            assert_eq!(CUDA_DRIVER_LIBRARY, "nvcuda.dll");
-            for text in [CUDA_DRIVER_REMEDY, BACKEND_HELP, NO_DISPLAY_ADVICE, NO_KERNELS_REMEDY] {
-                assert!(
-                    !text.contains("libcuda") && !text.contains("LD_LIBRARY_PATH") && !text.contains("xvfb"),
-                    "{text}"
-                );
-            }
+            assert!(!NO_DISPLAY_ADVICE.contains("xvfb"), "{NO_DISPLAY_ADVICE}");
         } else {
-            assert!(CUDA_DRIVER_LIBRARY.starts_with("libcuda"));
-            for text in [CUDA_DRIVER_REMEDY, BACKEND_HELP, NO_DISPLAY_ADVICE] {
-                assert!(!text.contains(".dll"), "{text}");
-            }
+            assert!(!NO_DISPLAY_ADVICE.contains(".dll"), "{NO_DISPLAY_ADVICE}");
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod look;
 pub mod multi;
 pub mod pick;
 pub mod plan;
+pub mod platform;
 
 use crate::cloud::PointCloud;
 use gpu_data::Point;
@@ -51,7 +52,7 @@ pub enum RenderError {
     PtxRejected { kernel: String, message: String },
     #[error("out of GPU memory: {needed_bytes} bytes needed for {points} points, {free_bytes} free; about {fit_points} points would fit")]
     OutOfMemory { points: u64, needed_bytes: u64, free_bytes: u64, fit_points: u64 },
-    #[error("this build has no CUDA kernels (built without nvcc): {remedy}", remedy = crate::platform::NO_KERNELS_REMEDY)]
+    #[error("this build has no CUDA kernels (built without nvcc): {remedy}", remedy = crate::render::platform::NO_KERNELS_REMEDY)]
     NoKernels,
     #[error("CUDA error in {context}: {message}")]
     Cuda { context: String, message: String },

@@ -54,7 +54,7 @@ use crate::cloud::formats::copc::hierarchy::{entry_bytes, CopcInfo, ENTRY_LEN};
 use crate::cloud::formats::{DBounds, Progress};
 use crate::cloud::load::{FileBytes, LoadOptions};
 use crate::cloud::octree::NodeKey;
-use crate::platform::cpu_time;
+use crate::cloud::cpu_time;
 use partition::{format_fields, Planned, Tally};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashSet};

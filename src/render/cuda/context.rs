@@ -10,7 +10,7 @@
 //!
 //! [`cuda_error`] turns a driver error into [`RenderError::Cuda`] with the driver's name for it
 //! (`CUDA_ERROR_OUT_OF_MEMORY`) and its description.
-use crate::platform;
+use crate::render::platform;
 use crate::render::RenderError;
 use cudarc::driver::result::DriverError;
 use cudarc::driver::{sys, CudaContext};
