@@ -29,7 +29,10 @@ pub fn render_frame(
     look: &Look,
     spacing_m: f32,
 ) -> Result<(Frame, FrameStats), RenderError> {
-    let frame = camera.frame_params(width_px, height_px).with_mode(mode).with_look(*look).with_spacing(spacing_m);
+    let frame = crate::render::FrameParams::of_camera(camera, width_px, height_px)
+        .with_mode(mode)
+        .with_look(*look)
+        .with_spacing(spacing_m);
     let mut pixels = vec![0u32; frame.num_pixels()];
     let stats = rasterizer.render(&frame, Target::Host(&mut pixels))?;
     Ok((Frame::new(width_px, height_px, pixels), stats))
@@ -129,13 +132,17 @@ pub fn record(
         if let Some(child) = ffmpeg.as_mut() {
             let fed = child.stdin.as_mut().map(|stdin| stdin.write_all(&frame.to_rgba_top_down()));
             if !matches!(fed, Some(Ok(()))) {
-                video_note =
-                    Some(finish_ffmpeg(ffmpeg.take()).err().unwrap_or_else(|| "ffmpeg stopped reading frames".into()));
+                video_note = Some(
+                    finish_ffmpeg(ffmpeg.take())
+                        .err()
+                        .unwrap_or_else(|| "ffmpeg stopped reading frames".into()),
+                );
             }
         }
         progress(k + 1, total);
     }
-    std::fs::write(&poses_path, poses).map_err(|source| RecordError::Io { path: poses_path.clone(), source })?;
+    std::fs::write(&poses_path, poses)
+        .map_err(|source| RecordError::Io { path: poses_path.clone(), source })?;
     let video = match ffmpeg {
         Some(child) => match finish_ffmpeg(Some(child)) {
             Ok(()) => Some(dir.join("flight.mp4")),

@@ -399,7 +399,8 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT (example: 1920x1080)"))?;
+    let (w, h) =
+        s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT (example: 1920x1080)"))?;
     let w: u32 = w.trim().parse().map_err(|_| format!("bad width in '{s}'"))?;
     let h: u32 = h.trim().parse().map_err(|_| format!("bad height in '{s}'"))?;
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
@@ -517,7 +518,10 @@ fn open_lod(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<pcv::lod::L
 
 /// [`open_lod`], with the time its sources were open (before the scene and its pool were made: what
 /// a COPC file's first frame counts from; an octree built in memory is not counted).
-fn open_lod_timed(s: &SourceArgs, r: &mut dyn Rasterizer) -> Result<Option<(pcv::lod::LodScene, std::time::Instant)>> {
+fn open_lod_timed(
+    s: &SourceArgs,
+    r: &mut dyn Rasterizer,
+) -> Result<Option<(pcv::lod::LodScene, std::time::Instant)>> {
     use pcv::lod::{memory::MemorySource, LodOptions, LodScene};
     let named_copc = s.files.iter().any(|f| f.is_dir() || is_copc(f));
     if !(s.lod || s.point_budget.is_some() || named_copc) {
@@ -591,7 +595,11 @@ fn backend(choice: BackendChoice) -> Result<(Box<dyn Rasterizer>, Option<String>
 
 /// The backend for `gpus` GPUs with `shares` shares each: the one-GPU backends for one share on one
 /// GPU, else the multi-GPU one (CUDA and NCCL; never the CPU).
-fn backend_gpus(choice: BackendChoice, gpus: Gpus, shares: usize) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
+fn backend_gpus(
+    choice: BackendChoice,
+    gpus: Gpus,
+    shares: usize,
+) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
     let n = gpus.resolve();
     if shares == 0 {
         bail!("--gpu-shares must be at least 1");
@@ -604,8 +612,9 @@ fn backend_gpus(choice: BackendChoice, gpus: Gpus, shares: usize) -> Result<(Box
             "--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only"
         );
     }
-    let r = MultiRasterizer::new(n.max(1), shares)
-        .with_context(|| format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1)))?;
+    let r = MultiRasterizer::new(n.max(1), shares).with_context(|| {
+        format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1))
+    })?;
     eprintln!("pcv: {}", r.description());
     Ok((Box::new(r), None))
 }
@@ -684,7 +693,12 @@ fn view(a: ViewArgs) -> Result<()> {
         eprintln!("pcv: frames went through host memory: {why}");
     }
     if let Some(p) = &a.screenshot {
-        eprintln!("pcv: {} frames, mean {:.2} ms; screenshot {}", summary.frames, summary.mean_frame_ms, p.display());
+        eprintln!(
+            "pcv: {} frames, mean {:.2} ms; screenshot {}",
+            summary.frames,
+            summary.mean_frame_ms,
+            p.display()
+        );
     }
     Ok(())
 }
@@ -702,7 +716,9 @@ fn render(a: RenderArgs) -> Result<()> {
             prepared = Some(pcv::viewer::prepare(&mut c, &a.camera.start(a.size)));
             c
         }
-        None => load_and_upload(s, r.as_mut(), |c| prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size))))?,
+        None => load_and_upload(s, r.as_mut(), |c| {
+            prepared = Some(pcv::viewer::prepare(c, &a.camera.start(a.size)))
+        })?,
     };
     let (cam, _) = prepared.context("the start camera")?;
     let loaded_s = started.elapsed().as_secs_f64();
@@ -712,7 +728,7 @@ fn render(a: RenderArgs) -> Result<()> {
     if let Some(l) = lod.as_mut() {
         // The view as complete as the budget allows (a minute at most).
         mode = pcv::lod::LodScene::mode_for(a.mode);
-        let frame = cam.frame_params(a.size.0, a.size.1).with_mode(mode);
+        let frame = pcv::render::FrameParams::of_camera(&cam, a.size.0, a.size.1).with_mode(mode);
         let t = std::time::Instant::now();
         loop {
             let st = l.update(r.as_mut(), &frame, cam.pose.eye)?;
@@ -733,7 +749,8 @@ fn render(a: RenderArgs) -> Result<()> {
             eprintln!("pcv: level of detail: {e}");
         }
     }
-    let (frame, stats) = pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, mode, &look, spacing_m)?;
+    let (frame, stats) =
+        pcv::headless::render_frame(r.as_mut(), &cam, a.size.0, a.size.1, mode, &look, spacing_m)?;
     let framed_s = started.elapsed().as_secs_f64();
     frame.write_png(&a.output)?;
     eprintln!(
@@ -799,7 +816,8 @@ fn record(a: RecordArgs) -> Result<()> {
             refining_png: Some(a.output.join("refining.png")),
             complete_png: Some(a.output.join("complete.png")),
         };
-        let report = pcv::lod::flight::fly(r.as_mut(), lod.as_mut(), &cam, cloud.origin, &path, &fo, opened_at)?;
+        let report =
+            pcv::lod::flight::fly(r.as_mut(), lod.as_mut(), &cam, cloud.origin, &path, &fo, opened_at)?;
         println!("{}", pcv::lod::flight::summary(&report));
         let mut v = serde_json::to_value(&report)?;
         v["date_utc"] = serde_json::json!(pcv::bench::utc_now());
@@ -849,7 +867,15 @@ fn diff(a: DiffArgs) -> Result<()> {
     let fa = Frame::read_png(&a.a)?;
     let fb = Frame::read_png(&a.b)?;
     if (fa.width, fa.height) != (fb.width, fb.height) {
-        bail!("{} is {}x{} but {} is {}x{}", a.a.display(), fa.width, fa.height, a.b.display(), fb.width, fb.height);
+        bail!(
+            "{} is {}x{} but {} is {}x{}",
+            a.a.display(),
+            fa.width,
+            fa.height,
+            a.b.display(),
+            fb.width,
+            fb.height
+        );
     }
     let (w, h) = (fa.width, fa.height);
     let (x0, y0, rw, rh) = match a.region.as_deref() {
@@ -919,7 +945,8 @@ fn bench(a: BenchArgs) -> Result<()> {
     };
     let seed = a.seed;
     // Files are loaded (and colored) once, before the rasterizer is timed.
-    let files = if a.files.is_empty() || a.window { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
+    let files =
+        if a.files.is_empty() || a.window { None } else { Some(load_cloud(&a.files, 0, seed, a.color)?) };
     for (gi, &gpus) in a.gpus.iter().enumerate() {
         let (mut r, _) = backend_gpus(a.backend, gpus, a.gpu_shares)?;
         println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), env!("PCV_GIT_COMMIT"));
@@ -941,9 +968,12 @@ fn bench(a: BenchArgs) -> Result<()> {
         }
         // One report per GPU count: FILE.json, or FILE-gpusN.json when several counts are timed.
         let suffixed = |p: &PathBuf| match (a.gpus.len() > 1, p.file_stem(), p.extension()) {
-            (true, Some(stem), Some(ext)) => {
-                p.with_file_name(format!("{}-gpus{}.{}", stem.to_string_lossy(), gpus.resolve(), ext.to_string_lossy()))
-            }
+            (true, Some(stem), Some(ext)) => p.with_file_name(format!(
+                "{}-gpus{}.{}",
+                stem.to_string_lossy(),
+                gpus.resolve(),
+                ext.to_string_lossy()
+            )),
             _ => p.clone(),
         };
         if let Some(p) = a.json.as_ref().map(suffixed) {
@@ -952,7 +982,8 @@ fn bench(a: BenchArgs) -> Result<()> {
             println!("wrote {}", p.display());
         }
         if let Some(p) = a.plot.as_ref().filter(|_| gi == 0) {
-            let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            let title =
+                format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
             pcv::bench::plot::plot(&report.results, &title, p)?;
             println!("wrote {}", p.display());
         }
@@ -974,7 +1005,9 @@ fn bench_window(a: &BenchArgs, r: &mut dyn Rasterizer, opts: &pcv::bench::BenchO
             Some(c) => c.clone(),
         };
         r.upload(&cloud).context("uploading the points")?;
-        all.extend(pcv::bench::window::run(r, &cloud, opts, |res| println!("{}", pcv::bench::window::table_row(res)))?);
+        all.extend(pcv::bench::window::run(r, &cloud, opts, |res| {
+            println!("{}", pcv::bench::window::table_row(res))
+        })?);
     }
     if let Some(p) = &a.json {
         let v = serde_json::json!({
@@ -984,7 +1017,8 @@ fn bench_window(a: &BenchArgs, r: &mut dyn Rasterizer, opts: &pcv::bench::BenchO
             "device": r.description(),
             "window": all,
         });
-        std::fs::write(p, serde_json::to_string_pretty(&v)?).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(p, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("writing {}", p.display()))?;
         println!("wrote {}", p.display());
     }
     Ok(())

@@ -5,7 +5,7 @@
 //! place in the one order every share is cut from, the composite equals the single image bit for bit
 //! in `vis` mode — ties included — and in `packed` mode; depths equal everywhere. Several poses (the
 //! bench's start, close-up, far, top and grazing), 2, 3 and 5 shares, a gradient background.
-use pcv::bench::scenarios;
+use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
 use pcv::cloud::{order::morton_order, scene};
 use pcv::render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
@@ -75,11 +75,16 @@ fn composite_of_shares_equals_the_single_image() {
                 })
                 .collect();
             let composite = composite_shares(&f, shares);
-            let depth_diff = composite.iter().zip(&single).filter(|(a, b)| word_depth(**a) != word_depth(**b)).count();
+            let depth_diff =
+                composite.iter().zip(&single).filter(|(a, b)| word_depth(**a) != word_depth(**b)).count();
             assert_eq!(depth_diff, 0, "{} {parts} shares: depths differ at {depth_diff} pixels", sc.name);
             let img = colours(&composite);
             let diff = img.iter().zip(&single_img).filter(|(a, b)| a != b).count();
-            assert_eq!(diff, 0, "{} {parts} shares: vis colours differ at {diff} of {covered} covered pixels", sc.name);
+            assert_eq!(
+                diff, 0,
+                "{} {parts} shares: vis colours differ at {diff} of {covered} covered pixels",
+                sc.name
+            );
             // Packed: colour words; the composite is the min over the shares.
             let mut all = vec![u64::MAX; (W * H) as usize];
             for r in &ranges {

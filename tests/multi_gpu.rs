@@ -13,7 +13,7 @@
 //!   point size (where a tie moves to the neighbours the splat reaches) differing pixels must stay
 //!   under 1% of the frame. The counts are printed.
 //! - A built-in scene (each share made on its GPU) and a host cloud (split in Morton order).
-use pcv::bench::scenarios;
+use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
 use pcv::cloud::{scene, PointCloud};
 use pcv::render::cpu::project::project;
@@ -120,11 +120,21 @@ fn compare_cloud(test: &str, host: &PointCloud, upload: &PointCloud) {
                 let (b2, db2) = if mode.culls() { render(&mut multi, &frame) } else { (b, db) };
                 let label = format!("{test} {} {} look {li}", sc.name, mode.name());
                 let depth_diff = da2.iter().zip(&db2).filter(|(x, y)| x != y).count();
-                let differing: HashMap<usize, u32> =
-                    a2.iter().zip(&b2).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| (i, da2[i])).collect();
+                let differing: HashMap<usize, u32> = a2
+                    .iter()
+                    .zip(&b2)
+                    .enumerate()
+                    .filter(|(_, (x, y))| x != y)
+                    .map(|(i, _)| (i, da2[i]))
+                    .collect();
                 let covered = da2.iter().filter(|&&d| d < 0x3f80_0000).count();
                 if mode == RenderMode::Packed {
-                    assert_eq!(differing.len(), 0, "{label}: packed images differ at {} pixels", differing.len());
+                    assert_eq!(
+                        differing.len(),
+                        0,
+                        "{label}: packed images differ at {} pixels",
+                        differing.len()
+                    );
                 }
                 // Quant draws 10-bit coordinates in each batch's box, and a share's batches are not one
                 // GPU's: its depths may differ (below).
@@ -241,7 +251,8 @@ fn composite_kernels_match_their_cpu_twins() {
     unsafe {
         kernels::words_offset(table, stream, n as u64, da.ptr(), 123).expect("offset");
         kernels::words_min(table, stream, n as u64, da.ptr(), db.ptr()).expect("min");
-        kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 1, dout.ptr()).expect("gather");
+        kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 1, dout.ptr())
+            .expect("gather");
     }
     let (mut ca, mut cout) = (a.clone(), vec![7u64; n]);
     words_offset(&mut ca, 123);
@@ -255,7 +266,8 @@ fn composite_kernels_match_their_cpu_twins() {
     // Without init the pixels another share won keep what was there.
     let dkeep = upload(&vec![7u64; n]);
     // SAFETY: as above.
-    unsafe { kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 0, dkeep.ptr()) }.expect("gather");
+    unsafe { kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 0, dkeep.ptr()) }
+        .expect("gather");
     let mut ckeep = vec![7u64; n];
     words_gather(&f, &ca, &colors, 2000, false, &mut ckeep);
     assert!(dkeep.to_vec(stream).expect("read") == ckeep, "gather without init differs from its twin");
@@ -315,7 +327,8 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     let Some((mut single, mut multi)) = backends("lod") else { return };
     let cloud = scene::generate(2_000_000, 3, false);
     let src: std::sync::Arc<dyn NodeSource> = std::sync::Arc::new(MemorySource::build(&cloud, 20_000));
-    let opts = LodOptions { point_budget: 1_500_000, target_spacing_px: 1.0, upload_ms_per_frame: 1e9, threads: 4 };
+    let opts =
+        LodOptions { point_budget: 1_500_000, target_spacing_px: 1.0, upload_ms_per_frame: 1e9, threads: 4 };
     let mut lod_a = LodScene::open(vec![src.clone()], opts).expect("scene");
     let mut lod_b = LodScene::open(vec![src], opts).expect("scene");
     let mut cam = Camera::for_cloud(lod_a.bounds(), false);
@@ -327,7 +340,7 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
         let dir = Vec3::new(yaw.cos(), yaw.sin(), -0.3);
         let eye = lod_a.bounds().center() - dir * lod_a.bounds().radius() * (0.3 + 0.4 * k as f32);
         cam.pose = Pose { eye, yaw_rad: yaw, pitch_rad: -0.3 };
-        let frame = cam.frame_params(W, H).with_mode(RenderMode::Culled);
+        let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
         let finish = |lod: &mut LodScene, r: &mut dyn Rasterizer| {
             for _ in 0..4000 {
                 let st = lod.update(r, &frame, eye).expect("update").clone();

@@ -98,9 +98,12 @@ impl Viewer {
         let (p, c, ext) = read_points(points, colors, stream, &no_cuda)?;
         match (p.place, &r.cuda) {
             (Place::Host, _) => Ok(PointSet::Host(host_cloud(&ext, "points from Python"))),
-            (Place::Device, None) => Err(PyValueError::new_err(format!("points: a CUDA array, but {}", no_cuda()))),
+            (Place::Device, None) => {
+                Err(PyValueError::new_err(format!("points: a CUDA array, but {}", no_cuda())))
+            }
             (Place::Device, Some((window_stream, ctx))) => {
-                if matches!(self.config.look.point_size, PointSize::Adaptive { .. }) && self.config.spacing_m.is_none()
+                if matches!(self.config.look.point_size, PointSize::Adaptive { .. })
+                    && self.config.spacing_m.is_none()
                 {
                     return Err(PyValueError::new_err(
                         "point_size: adaptive sizes of device arrays need spacing= (pcv.Viewer(spacing=...))",
@@ -129,7 +132,12 @@ impl Viewer {
         }
     }
 
-    fn start(&self, py: Python<'_>, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn start(
+        &self,
+        py: Python<'_>,
+        points: &Bound<'_, PyAny>,
+        colors: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let feed = PointFeed::new();
         let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
         let (first_tx, first_rx) = mpsc::channel::<PointSet>();
@@ -139,7 +147,8 @@ impl Viewer {
             .name("pcv-viewer".into())
             .spawn(move || window_thread(config, thread_feed, ready_tx, first_rx, applied_tx))
             .map_err(|e| Error::new_err(format!("could not start the window's thread: {e}")))?;
-        let ready = py.detach(move || ready_rx.recv()).unwrap_or(Ready::Failed("the window's thread ended".into()));
+        let ready =
+            py.detach(move || ready_rx.recv()).unwrap_or(Ready::Failed("the window's thread ended".into()));
         let cuda = match ready {
             Ready::Cuda { stream, ctx } => Some((stream, ctx)),
             Ready::Cpu => None,
@@ -171,7 +180,10 @@ impl Viewer {
             }
             Phase::Starting => {
                 stop(py, &mut running);
-                return Err(Error::new_err(format!("the window did not open within {} s", OPEN_TIMEOUT.as_secs())));
+                return Err(Error::new_err(format!(
+                    "the window did not open within {} s",
+                    OPEN_TIMEOUT.as_secs()
+                )));
             }
         }
         lock(&OPEN).push(Arc::downgrade(&feed));
@@ -239,7 +251,12 @@ impl Viewer {
 
     /// Opens the window on these points (or shows them in the open one) and returns once it is open.
     #[pyo3(signature = (points, colors=None))]
-    fn show(&self, py: Python<'_>, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn show(
+        &self,
+        py: Python<'_>,
+        points: &Bound<'_, PyAny>,
+        colors: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         if self.is_open() {
             self.update(py, points, colors, true)?;
             return Ok(());
@@ -368,8 +385,11 @@ fn window_thread(
             let n = points.num_points();
             // SAFETY: PointSet::device's contract (promised by its maker) is show_external's.
             unsafe { r.show_external(points, keepalive) }.map(|bounds| {
-                let mut cloud =
-                    PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, format!("{n} points from Python (device arrays)"));
+                let mut cloud = PointCloud::from_points(
+                    Vec::new(),
+                    glam::DVec3::ZERO,
+                    format!("{n} points from Python (device arrays)"),
+                );
                 cloud.bounds = bounds;
                 cloud
             })

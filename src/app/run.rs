@@ -73,9 +73,12 @@ pub fn run_scene(
     if opts.frames == Some(0) {
         return match opts.screenshot {
             Some(_) => Err(ViewerError::NoScreenshot { reason: "zero frames were asked for" }),
-            None => {
-                Ok(ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None, gpu_stages_ms: Vec::new() })
-            }
+            None => Ok(ViewerSummary {
+                frames: 0,
+                mean_frame_ms: 0.0,
+                interop_fallback: None,
+                gpu_stages_ms: Vec::new(),
+            }),
         };
     }
     // Declaration order is drop order reversed: the surface (CUDA registration, GL objects) and the
@@ -93,8 +96,11 @@ pub fn run_scene(
         f.attach(window.thread_safe_glfw());
     }
 
-    let controller =
-        opts.controller.unwrap_or(if cloud.scene.is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
+    let controller = opts.controller.unwrap_or(if cloud.scene.is_some() {
+        ControllerKind::Fly
+    } else {
+        ControllerKind::Orbit
+    });
     let mut layers = Layers::new(cloud.clone());
     // The caller uploaded `cloud`: this only sets the index map.
     let _ = layers.uploaded();
@@ -185,7 +191,8 @@ pub fn run_scene(
         let (fb_w, fb_h) = window.framebuffer_size_px();
         let (win_w, win_h) = window.window_size();
         let px_per_coord = Vec2::new(fb_w as f32 / win_w.max(1) as f32, fb_h as f32 / win_h.max(1) as f32);
-        let px_per_coord = if px_per_coord.is_finite() && px_per_coord.x > 0.0 { px_per_coord } else { Vec2::ONE };
+        let px_per_coord =
+            if px_per_coord.is_finite() && px_per_coord.x > 0.0 { px_per_coord } else { Vec2::ONE };
         let mut actions = std::mem::take(&mut ui_actions);
         let mut scripted_events = script.as_mut().map(|s| s.due(frames_shown)).unwrap_or_default();
         if ui_settle > 0 {
@@ -200,7 +207,9 @@ pub fn run_scene(
             }
             match event {
                 WindowEvent::FramebufferSize(..) => need.redraw_scene = true,
-                WindowEvent::Refresh | WindowEvent::Focus(_) | WindowEvent::Iconify(_) => need.redraw_ui = true,
+                WindowEvent::Refresh | WindowEvent::Focus(_) | WindowEvent::Iconify(_) => {
+                    need.redraw_ui = true
+                }
                 _ => {}
             }
         }
@@ -225,8 +234,12 @@ pub fn run_scene(
         let ui_keyboard = overlay.as_ref().is_some_and(Overlay::wants_keyboard);
         let held = if ui_keyboard { Default::default() } else { keymap.held() };
         let pick_error = {
-            let mut picker =
-                RasterPicker { rasterizer: &mut *rasterizer, size_px: (fb_w, fb_h), valid: picker_valid, error: None };
+            let mut picker = RasterPicker {
+                rasterizer: &mut *rasterizer,
+                size_px: (fb_w, fb_h),
+                valid: picker_valid,
+                error: None,
+            };
             let mut ctx = UpdateCtx { picker: &mut picker };
             for a in actions {
                 need.merge(update::apply(&mut state, a, &mut ctx));
@@ -274,7 +287,8 @@ pub fn run_scene(
 
         // Level of detail: this frame's selection, loads and uploads; a new batch table is drawn.
         if let Some(l) = lod.as_deref_mut().filter(|_| fb_w > 0 && fb_h > 0) {
-            let frame = state.nav.camera.frame_params(fb_w, fb_h).with_mode(LodScene::mode_for(state.mode));
+            let frame = crate::render::FrameParams::of_camera(&state.nav.camera, fb_w, fb_h)
+                .with_mode(LodScene::mode_for(state.mode));
             match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {
                 Ok(st) => {
                     if st.changed {
@@ -331,10 +345,7 @@ pub fn run_scene(
         }
         if render_points {
             let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
-            let frame = state
-                .nav
-                .camera
-                .frame_params(fb_w, fb_h)
+            let frame = crate::render::FrameParams::of_camera(&state.nav.camera, fb_w, fb_h)
                 .with_mode(mode)
                 .with_look(state.look)
                 .with_spacing(state.spacing_m);
@@ -415,9 +426,10 @@ pub fn run_scene(
                     "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
                 });
             }
-            writeln!(t, "{line}")
-                .and_then(|_| t.flush())
-                .map_err(|source| ViewerError::Trace { path: opts.trace.clone().unwrap_or_default(), source })?;
+            writeln!(t, "{line}").and_then(|_| t.flush()).map_err(|source| ViewerError::Trace {
+                path: opts.trace.clone().unwrap_or_default(),
+                source,
+            })?;
         }
         need = Effects::default();
         if closing {
@@ -452,7 +464,12 @@ pub fn run_scene(
         1 => first_frame_ms,
         n => sum_frame_ms_after_first / (n - 1) as f64,
     };
-    Ok(ViewerSummary { frames: frames_shown, mean_frame_ms, interop_fallback, gpu_stages_ms: stage_samples.medians() })
+    Ok(ViewerSummary {
+        frames: frames_shown,
+        mean_frame_ms,
+        interop_fallback,
+        gpu_stages_ms: stage_samples.medians(),
+    })
 }
 
 /// Saves what the back buffer holds now as `./pcv-<time>.png` and says where.

@@ -194,7 +194,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             apply(s, Action::SetColor(modes[(i + 1) % modes.len()]), ctx)
         }
         Action::SetColor(mode) => match recolor(s, mode) {
-            Ok(changed) => Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() },
+            Ok(changed) => {
+                Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() }
+            }
             Err(e) => {
                 s.messages.error(e);
                 Effects::ui()
@@ -236,7 +238,11 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::ToggleMeasure => {
             s.measure.active = !s.measure.active;
             s.measure.points.clear();
-            s.messages.info(if s.measure.active { "measure: click two points (T again: off)" } else { "measure off" });
+            s.messages.info(if s.measure.active {
+                "measure: click two points (T again: off)"
+            } else {
+                "measure off"
+            });
             Effects::ui()
         }
         Action::ClearMeasure => {
@@ -269,7 +275,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 Effects::ui()
             }
         },
-        Action::SaveBookmarksAsPath => Effects { save_bookmarks: true, redraw_ui: true, ..Default::default() },
+        Action::SaveBookmarksAsPath => {
+            Effects { save_bookmarks: true, redraw_ui: true, ..Default::default() }
+        }
         Action::TogglePath => match s.path.as_mut() {
             Some(p) => {
                 if !p.playing && p.t_s >= p.path.duration_s() {
@@ -445,7 +453,11 @@ pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
             }
         })
         .collect();
-    (!keyframes.is_empty()).then_some(CameraPath { keyframes, frame: CameraFrame::File, up: Some(s.nav.camera.up) })
+    (!keyframes.is_empty()).then_some(CameraPath {
+        keyframes,
+        frame: CameraFrame::File,
+        up: Some(s.nav.camera.up),
+    })
 }
 
 /// The flight of `path` over `layers`' cloud, starting at its first keyframe, playing.
@@ -618,7 +630,8 @@ mod tests {
         let fx = tick(&mut s, &MoveInput::default(), 0.016, &mut UpdateCtx { picker });
         assert!(!fx.redraw(), "{fx:?}");
         // Held keys move the camera.
-        let fx = tick(&mut s, &MoveInput { forward: 1.0, ..Default::default() }, 0.016, &mut UpdateCtx { picker });
+        let fx =
+            tick(&mut s, &MoveInput { forward: 1.0, ..Default::default() }, 0.016, &mut UpdateCtx { picker });
         assert!(fx.redraw_scene);
     }
 

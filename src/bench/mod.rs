@@ -19,64 +19,14 @@
 pub mod plot;
 pub mod window;
 
-use crate::camera::{frame_pose, FlyCamera, Pose};
+use crate::camera::scenarios::scenarios;
+use crate::camera::FlyCamera;
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
 use crate::render::look::{Look, PointSize};
 use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// One named pose.
-#[derive(Clone, Debug)]
-pub struct Scenario {
-    pub name: &'static str,
-    pub pose: Pose,
-}
-
-/// The bench's poses for a cloud: start (the viewer's first view), close-up (inside the cloud), far
-/// (the cloud small in the middle), top (straight down from above), grazing (low along the cloud's
-/// length, just above its lowest points) and inside (the built-in scene: within the first cylinder,
-/// looking along its axis; a file: at its center).
-pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
-    let start = FlyCamera::start_for(cloud, None).start;
-    let framed = frame_pose(cloud.bounds, start.yaw_rad, start.pitch_rad);
-    let (b, r) = (cloud.bounds, cloud.bounds.radius().max(1e-3));
-    let center = b.center();
-    // Close-up: from the middle of the cloud, looking the start direction.
-    let close = Pose { eye: center - start.forward() * r * 0.1, ..start };
-    // Far: four times the framing distance.
-    let far = Pose { eye: center + (framed.eye - center) * 4.0, ..start };
-    let top = Pose { eye: center + glam::Vec3::Z * r * 2.2, yaw_rad: 0.0, pitch_rad: -std::f32::consts::FRAC_PI_2 };
-    let size = b.max - b.min;
-    let along_x = size.x >= size.y;
-    let grazing = Pose {
-        eye: if along_x {
-            glam::Vec3::new(b.min.x - r * 0.6, center.y, b.min.z + size.z * 0.15)
-        } else {
-            glam::Vec3::new(center.x, b.min.y - r * 0.6, b.min.z + size.z * 0.15)
-        },
-        yaw_rad: if along_x { 0.0 } else { std::f32::consts::FRAC_PI_2 },
-        pitch_rad: -0.05,
-    };
-    let inside = match cloud.scene {
-        Some(s) => {
-            let c = crate::cloud::scene::cylinders(s.seed)[0];
-            let axis = glam::Vec3::from_array(c.axis_z).normalize_or_zero();
-            let eye = glam::Vec3::from_array(c.center) - axis * c.height * 0.4;
-            Pose { eye, yaw_rad: axis.y.atan2(axis.x), pitch_rad: axis.z.clamp(-1.0, 1.0).asin() }
-        }
-        None => Pose { eye: center, ..start },
-    };
-    vec![
-        Scenario { name: "start", pose: start },
-        Scenario { name: "close-up", pose: close },
-        Scenario { name: "far", pose: far },
-        Scenario { name: "top", pose: top },
-        Scenario { name: "grazing", pose: grazing },
-        Scenario { name: "inside", pose: inside },
-    ]
-}
 
 /// Median and minimum of a series, in ms.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -92,7 +42,8 @@ impl Summary {
         }
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
-        let median = if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) * 0.5 };
+        let median =
+            if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) * 0.5 };
         Summary { median_ms: median, min_ms: v[0] }
     }
 }
@@ -297,10 +248,13 @@ pub fn run(
                     if let Some(depth) = rasterizer.device_depth_bits() {
                         let depth = depth?;
                         match &*reference {
-                            None if mode == RenderMode::Reference => *reference = Some((depth, pixels.clone())),
+                            None if mode == RenderMode::Reference => {
+                                *reference = Some((depth, pixels.clone()))
+                            }
                             Some((ref_depth, ref_pixels)) => {
-                                let depth_differing_px = (mode != RenderMode::Packed)
-                                    .then(|| ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64);
+                                let depth_differing_px = (mode != RenderMode::Packed).then(|| {
+                                    ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64
+                                });
                                 let color_differing_px =
                                     ref_pixels.iter().zip(&pixels).filter(|(a, b)| a != b).count() as u64;
                                 r.vs_reference = Some(ImageCheck { depth_differing_px, color_differing_px });
@@ -314,7 +268,11 @@ pub fn run(
                             peer = Some(run_peer(script, file, &r, opts)?);
                         }
                         r.peer = peer.clone().map(|p| PeerResult {
-                            speedup: if r.frame.median_ms > 0.0 { p.frame_ms_median / r.frame.median_ms } else { 0.0 },
+                            speedup: if r.frame.median_ms > 0.0 {
+                                p.frame_ms_median / r.frame.median_ms
+                            } else {
+                                0.0
+                            },
                             ..p
                         });
                     }
@@ -340,7 +298,8 @@ fn summarize(
     stats: &[FrameStats],
     m: [f32; 16],
 ) -> ScenarioResult {
-    let names: Vec<&'static str> = stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
+    let names: Vec<&'static str> =
+        stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
     let passes = names
         .iter()
         .map(|name| {
@@ -453,7 +412,10 @@ fn run_peer(
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
         .map_err(|e| {
-            err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy()))
+            err(format!(
+                "could not start {} (set PCV_PYTHON to another interpreter): {e}",
+                python.to_string_lossy()
+            ))
         })?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
@@ -496,14 +458,21 @@ pub fn table_header() -> String {
 
 /// One table line.
 pub fn table_row(r: &ScenarioResult) -> String {
-    let passes = r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
-    let peer = r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
+    let passes =
+        r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
+    let peer =
+        r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
     let copy = r.fraction_of_copy_bw.map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0));
     let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
-        format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
+        format!(
+            "{}/{}",
+            c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()),
+            c.color_differing_px
+        )
     });
-    let batches =
-        r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
+    let batches = r
+        .batches
+        .map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
     format!(
         "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,
@@ -524,7 +493,8 @@ pub fn table_row(r: &ScenarioResult) -> String {
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
     let z = days + 719_468;
@@ -556,14 +526,5 @@ mod tests {
         let s = utc_now();
         assert_eq!(s.len(), 20, "{s}");
         assert!(s.starts_with("20") && s.ends_with('Z'));
-    }
-
-    #[test]
-    fn scenarios_are_distinct() {
-        let cloud = crate::cloud::scene::lazy(1000, 1);
-        let s = scenarios(&cloud);
-        assert_eq!(s.len(), 6);
-        assert_eq!(s[0].pose, Pose::PROTOTYPE);
-        assert!(s[2].pose.eye.length() > s[0].pose.eye.length());
     }
 }

@@ -47,7 +47,10 @@ fn lines(results: &[ScenarioResult]) -> Vec<(String, BTreeMap<String, Line>)> {
             poses[i].1.entry(format!("prototype{size}")).or_default().insert(r.points, p.frame_ms_median);
         }
     }
-    poses.into_iter().map(|(p, m)| (p, m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect())).collect()
+    poses
+        .into_iter()
+        .map(|(p, m)| (p, m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect()))
+        .collect()
 }
 
 /// Draws `results` into the SVG file `path`.
@@ -60,7 +63,8 @@ pub fn plot(results: &[ScenarioResult], title: &str, path: &Path) -> Result<(), 
     if poses.is_empty() {
         return Err(PlotError::Empty);
     }
-    let draw_err = |e: &dyn std::fmt::Display| PlotError::Draw { path: shown.clone(), message: e.to_string() };
+    let draw_err =
+        |e: &dyn std::fmt::Display| PlotError::Draw { path: shown.clone(), message: e.to_string() };
     let cols = poses.len().min(3);
     let rows = poses.len().div_ceil(cols);
     let (pw, ph) = (520u32, 380u32);
@@ -110,7 +114,9 @@ pub fn plot(results: &[ScenarioResult], title: &str, path: &Path) -> Result<(), 
                 .map_err(|e| draw_err(&e))?
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-            chart.draw_series(data.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(|e| draw_err(&e))?;
+            chart
+                .draw_series(data.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                .map_err(|e| draw_err(&e))?;
         }
         chart
             .configure_series_labels()

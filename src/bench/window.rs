@@ -8,7 +8,8 @@
 //! pixel buffer into a texture, the blit to the window and the panel; on the CPU backend the upload of
 //! the frame into the pixel buffer replaces map and unmap. Their sum is the frame's GPU time; the
 //! wall-clock time per frame (which includes the X server's presentation) is reported beside it.
-use super::{scenarios, BenchError, BenchOptions};
+use super::{BenchError, BenchOptions};
+use crate::camera::scenarios::scenarios;
 use crate::camera::Camera;
 use crate::cloud::PointCloud;
 use crate::render::Rasterizer;
@@ -51,7 +52,8 @@ pub fn run(
             vo.camera = Camera::start_for(cloud, Some(sc.pose));
             vo.mode = mode;
             vo.look = look;
-            let s = crate::viewer::run(cloud, rasterizer, vo, None).map_err(|e| BenchError::Window(e.to_string()))?;
+            let s = crate::viewer::run(cloud, rasterizer, vo, None)
+                .map_err(|e| BenchError::Window(e.to_string()))?;
             let r = WindowResult {
                 points: rasterizer.num_points(),
                 mode,

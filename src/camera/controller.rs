@@ -15,7 +15,9 @@ use super::Camera;
 use glam::{Vec2, Vec3};
 
 /// Which controller is active.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ControllerKind {
     /// Left-drag orbits around the point under the cursor, the wheel zooms to the cursor.

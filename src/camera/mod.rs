@@ -21,8 +21,11 @@ pub mod lens;
 pub mod orbit;
 pub mod path;
 pub mod pose;
+pub mod scenarios;
 
-pub use controller::{CameraController, ControllerKind, DepthProbe, DragButton, MoveInput, Nav, NavCtx, NoProbe};
+pub use controller::{
+    CameraController, ControllerKind, DepthProbe, DragButton, MoveInput, Nav, NavCtx, NoProbe,
+};
 pub use framing::View;
 pub use lens::{DepthRange, FOV_Y_RAD};
 pub use pose::{Basis, CameraFrame, Pose, PoseArg, UpAxis, UpChoice};
@@ -87,7 +90,12 @@ pub struct StartOptions {
 
 impl Default for StartOptions {
     fn default() -> Self {
-        StartOptions { pose: None, frame: CameraFrame::File, up: UpChoice::Auto, aspect: framing::DEFAULT_ASPECT }
+        StartOptions {
+            pose: None,
+            frame: CameraFrame::File,
+            up: UpChoice::Auto,
+            aspect: framing::DEFAULT_ASPECT,
+        }
     }
 }
 
@@ -202,19 +210,12 @@ impl Camera {
         self.clip_from_view(width_px, height_px) * self.view_from_world()
     }
 
-    /// The frame this camera renders at this size: its `clip_from_world` and the planes it was made
-    /// with (the post passes turn depth back into distance with them).
-    pub fn frame_params(&self, width_px: u32, height_px: u32) -> crate::render::FrameParams {
-        let d = self.depth_range();
-        crate::render::FrameParams::new(self.clip_from_world(width_px, height_px), width_px, height_px)
-            .with_depth_range(d.near, d.far)
-    }
-
     /// Mouse-look: `dx_px`, `dy_px` of motion in a window `height_px` tall (the prototype's rule: 3
     /// radians per window height, pitch clamped to ±90°).
     pub fn look(&mut self, dx_px: f32, dy_px: f32, height_px: f32) {
         let h = height_px.max(1.0);
-        self.pose.pitch_rad = (self.pose.pitch_rad - dy_px / h * LOOK_RAD_PER_HEIGHT).clamp(-FRAC_PI_2, FRAC_PI_2);
+        self.pose.pitch_rad =
+            (self.pose.pitch_rad - dy_px / h * LOOK_RAD_PER_HEIGHT).clamp(-FRAC_PI_2, FRAC_PI_2);
         self.pose.yaw_rad = (self.pose.yaw_rad - dx_px / h * LOOK_RAD_PER_HEIGHT) % TAU;
     }
 
@@ -439,8 +440,11 @@ mod tests {
         );
         cloud.scene = None;
         let arg = PoseArg::parse("500001,4000002,103,10,-20").unwrap();
-        let file =
-            Camera::start(&cloud, &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() }).0;
+        let file = Camera::start(
+            &cloud,
+            &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() },
+        )
+        .0;
         assert!(file.pose.eye.abs_diff_eq(Vec3::new(1.0, 2.0, 3.0), 1e-6), "{}", file.pose.eye);
         assert_eq!(file.start, file.pose);
         let local = Camera::start(

@@ -24,9 +24,10 @@ pub fn estimate(cloud: &PointCloud) -> f32 {
             let sample = super::scene::generate(n, s.seed, false);
             estimate_points(&sample.points, s.num_points)
         }
-        _ if cloud.is_device_only() => {
-            estimate_points(&cloud.device.as_ref().map(|d| super::device::sample(d)).unwrap_or_default(), cloud.len())
-        }
+        _ if cloud.is_device_only() => estimate_points(
+            &cloud.device.as_ref().map(|d| super::device::sample(d)).unwrap_or_default(),
+            cloud.len(),
+        ),
         _ => estimate_points(&cloud.points, cloud.points.len() as u64),
     }
 }

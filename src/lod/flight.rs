@@ -158,7 +158,10 @@ impl StopReport {
                 self.points_per_s_per_thread / 1e6
             )
         } else {
-            format!("reads' latency or little left to read (loader threads busy only {:.0}%)", 100.0 * self.loader_busy)
+            format!(
+                "reads' latency or little left to read (loader threads busy only {:.0}%)",
+                100.0 * self.loader_busy
+            )
         }
     }
 }
@@ -187,9 +190,7 @@ impl Flyer<'_> {
     fn frame(&mut self) -> Result<FrameOut, RenderError> {
         let (w, h) = self.opts.size_px;
         let t = Instant::now();
-        let mut frame = self
-            .cam
-            .frame_params(w, h)
+        let mut frame = crate::render::FrameParams::of_camera(&self.cam, w, h)
             .with_mode(self.opts.mode)
             .with_look(self.opts.look)
             .with_spacing(self.opts.spacing_m);
@@ -264,9 +265,10 @@ impl Flyer<'_> {
 
 fn write_png(path: &Option<PathBuf>, (w, h): (u32, u32), pixels: &[u32]) -> Result<(), RenderError> {
     if let Some(p) = path {
-        Frame::new(w, h, pixels.to_vec())
-            .write_png(p)
-            .map_err(|e| RenderError::Cuda { context: "writing a flight's snapshot".into(), message: e.to_string() })?;
+        Frame::new(w, h, pixels.to_vec()).write_png(p).map_err(|e| RenderError::Cuda {
+            context: "writing a flight's snapshot".into(),
+            message: e.to_string(),
+        })?;
     }
     Ok(())
 }

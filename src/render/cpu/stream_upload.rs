@@ -47,8 +47,8 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, 
     let streamed = Instant::now();
     let bounds = device::local_bounds(files).unwrap_or_else(|| bounds_of(&positions));
     recolor_colorless(files, &bounds, &positions, &mut colors);
-    let order =
-        (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
+    let order = (positions.len() < u32::MAX as usize)
+        .then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
     if let Some(order) = &order {
         permute_columns(order, &mut positions, &mut colors);
     }
@@ -75,7 +75,9 @@ fn recolor_colorless(files: &DeviceFiles, bounds: &Bounds, positions: &[[f32; 3]
     if !matches!(files.color(), ColorSpec::Rgb { .. }) || bounds.is_empty() {
         return;
     }
-    let Some(sources) = files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sources.clone())) else { return };
+    let Some(sources) = files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sources.clone())) else {
+        return;
+    };
     let (lo, hi) = (bounds.min.z, bounds.max.z);
     for s in sources.iter().filter(|s| !s.has_rgb) {
         let (a, b) = (s.points.start as usize, (s.points.end as usize).min(colors.len()));

@@ -40,7 +40,9 @@ pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 
 use super::pick::{nearest_in_window, unproject, Window};
 use super::plan::Pass;
-use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
+use super::{
+    BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
+};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
 use context::{cuda_error, mem_info};
@@ -206,7 +208,11 @@ impl CudaRasterizer {
     /// Makes the built-in scene `cloud` on the device and prepares it `chunk_points` points at a time
     /// ([`preprocess::preprocess_scene_chunked`]): what `upload` does for scenes too large to keep as
     /// 16-byte points; public so that tests can run it on small scenes. Only the batched modes draw it.
-    pub fn upload_scene_in_chunks(&mut self, cloud: &PointCloud, chunk_points: u64) -> Result<(), RenderError> {
+    pub fn upload_scene_in_chunks(
+        &mut self,
+        cloud: &PointCloud,
+        chunk_points: u64,
+    ) -> Result<(), RenderError> {
         let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a chunk at a time".into(),
@@ -276,7 +282,9 @@ impl CudaRasterizer {
     }
 
     fn prepared_or_err(&self, mode: RenderMode) -> Result<&DevicePrepared, RenderError> {
-        self.prepared.as_ref().map_err(|why| RenderError::ModeUnavailable { mode: mode.name(), reason: why.clone() })
+        self.prepared
+            .as_ref()
+            .map_err(|why| RenderError::ModeUnavailable { mode: mode.name(), reason: why.clone() })
     }
 
     /// The device's copy bandwidth: a device-to-device copy of `bytes` bytes (read + write counted),
@@ -323,7 +331,10 @@ impl CudaRasterizer {
     /// Checks that a caller's device pointer holds `len_px` words, where the driver can tell.
     fn check_device_target(&self, ptr: u64, len_px: usize) -> Result<(), RenderError> {
         if ptr == 0 {
-            return Err(RenderError::Cuda { context: "Target::Device".into(), message: "null device pointer".into() });
+            return Err(RenderError::Cuda {
+                context: "Target::Device".into(),
+                message: "null device pointer".into(),
+            });
         }
         if !ptr.is_multiple_of(4) {
             return Err(RenderError::Cuda {
@@ -368,7 +379,12 @@ impl CudaRasterizer {
     /// Makes points `first .. first + count` of the built-in scene `cloud` on this device and prepares
     /// them (sorted within the share, on the whole scene's grid): whole, keeping the 16-byte points, when
     /// they fit beside the batched buffers, else a chunk at a time. One rank's share of `--gpus`.
-    pub fn upload_scene_share(&mut self, cloud: &PointCloud, first: u64, count: u64) -> Result<(), RenderError> {
+    pub fn upload_scene_share(
+        &mut self,
+        cloud: &PointCloud,
+        first: u64,
+        count: u64,
+    ) -> Result<(), RenderError> {
         let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a share at a time".into(),
@@ -397,7 +413,8 @@ impl CudaRasterizer {
             self.preprocess_ms = Some(ms);
             return Ok(());
         }
-        let points = upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
+        let points =
+            upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
         let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
         self.points = Some(done.points);
         self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
@@ -516,7 +533,9 @@ impl CudaRasterizer {
         };
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let hzb_ptr = match frame.mode.culls() {
-            true => Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?,
+            true => {
+                Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?
+            }
             false => 0,
         };
         let mut holds = match frame.mode {
@@ -539,7 +558,8 @@ impl CudaRasterizer {
         let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
         let prep = self.prepared.as_ref().ok();
-        let no_prep = || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
+        let no_prep =
+            || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
         let timer = &mut self.timer;
         timer.begin(stream)?;
@@ -566,7 +586,9 @@ impl CudaRasterizer {
                     }
                 },
                 Pass::Depth => unsafe { kernels::depth(k, stream, f, points_ptr, num_points, depth_ptr) }?,
-                Pass::Color => unsafe { kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr) }?,
+                Pass::Color => {
+                    unsafe { kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr) }?
+                }
                 Pass::Packed => unsafe { kernels::packed(k, stream, f, points_ptr, num_points, vis_ptr) }?,
                 Pass::Vis => {
                     let p = prep.ok_or_else(no_prep)?;
@@ -587,7 +609,9 @@ impl CudaRasterizer {
                         counts_ptr + 4 * counter::LIST1 as u64
                     } else {
                         unsafe {
-                            kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr)
+                            kernels::cull_phase2(
+                                k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr,
+                            )
                         }?;
                         counts_ptr + 4 * counter::LIST2 as u64
                     };
@@ -636,7 +660,9 @@ impl CudaRasterizer {
                     } else {
                         // `spacing_ptr` is 0 or holds `spacing_batches` floats, one per pool slot, and in
                         // VisIndex the payloads are indices into the pool (checked against the count).
-                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches) }?;
+                        unsafe {
+                            kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches)
+                        }?;
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
@@ -775,8 +801,10 @@ impl Rasterizer for CudaRasterizer {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let (stream, w) = (&self.stream, last.width_px as usize);
         let (vis, depth) = (self.vis.as_ref(), self.depth.as_ref());
-        let missing =
-            || RenderError::Cuda { context: "pick".into(), message: "the last frame's buffer is gone".into() };
+        let missing = || RenderError::Cuda {
+            context: "pick".into(),
+            message: "the last frame's buffer is gone".into(),
+        };
         let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
             let at = y as usize * w + x as usize;
             match last.holds {
@@ -856,8 +884,10 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
-        let no_pool =
-            || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        let no_pool = || RenderError::ModeUnavailable {
+            mode: "level of detail",
+            reason: "no node pool reserved".into(),
+        };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
@@ -870,8 +900,10 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
-        let no_pool =
-            || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
+        let no_pool = || RenderError::ModeUnavailable {
+            mode: "level of detail",
+            reason: "no node pool reserved".into(),
+        };
         if self.pool_points.is_none() {
             return Err(no_pool());
         }
@@ -879,7 +911,11 @@ impl Rasterizer for CudaRasterizer {
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {
                 mode: "level of detail",
-                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
+                reason: format!(
+                    "a table of {} batches for a pool of {} slots",
+                    batches.len(),
+                    p.batches.len()
+                ),
             });
         }
         // The frames drawn with this table run after the copies of the slots it draws.
