@@ -8,19 +8,8 @@ use bytemuck::{Pod, Zeroable};
 
 /// The point record (16 bytes); it belongs to the cloud, and is mirrored here for the kernels.
 pub use crate::cloud::point::Point;
-
-/// One cylinder of the built-in scene.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Cylinder {
-    pub center: [f32; 3],
-    pub axis_x: [f32; 3],
-    pub axis_y: [f32; 3],
-    pub axis_z: [f32; 3],
-    pub radius: f32,
-    pub height: f32,
-    pub color: [f32; 3],
-}
+/// The built-in scene's cylinder and generator parameters; they belong to the scene's definition.
+pub use crate::cloud::scene::{Cylinder, SceneParams};
 
 /// What every raster pass needs to know about the frame.
 #[repr(C)]
@@ -36,16 +25,6 @@ pub struct FrameUniforms {
     pub clear_color: u32,
     /// Background at the top row (equal to `clear_color`: a solid background).
     pub clear_color_top: u32,
-}
-
-/// The built-in scene generator's parameters.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct SceneParams {
-    pub seed: u64,
-    pub num_points: u64,
-    pub num_cylinders: u32,
-    pub _pad: u32,
 }
 
 /// Points per batch (`PCV_BATCH_POINTS` in kernels/shared.h): the preprocessing cuts the spatially

@@ -2,14 +2,43 @@
 //!
 //! How it works: the ten cylinders are drawn on the host from the seed, as the prototype draws them
 //! (center in [-1, 1]³, two orthonormal axes with the second one re-drawn while it is too close to the
-//! first, radius in [0.1, 0.2], half-height in [0.5, 1], color in [0.3, 1]³). The points are then made by
-//! the scene kernel or its CPU twin ([`crate::render::cpu::scene`]), point i from (seed, i) alone.
+//! first, radius in [0.1, 0.2], half-height in [0.5, 1], color in [0.3, 1]³). Point i is made from
+//! (seed, i) alone ([`points`], with the counter-based hash of [`rng`]), by the scene kernel
+//! (`kernels/scene.cu`) on the device or by [`points::scene`] here: this module is the scene's one
+//! definition, and the kernel's CPU twin (`render::cpu::scene`) is [`points`] itself.
+pub mod points;
+pub mod rng;
+
 use super::{Bounds, PointCloud, SceneSpec};
 use crate::cloud::point::Point;
-use crate::render::cpu::rng::mix64;
-use crate::render::gpu_data::{Cylinder, SceneParams};
+use bytemuck::{Pod, Zeroable};
 use glam::{DVec3, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
+use rng::mix64;
+
+/// One cylinder of the built-in scene (`struct Cylinder` in kernels/shared.h; size asserted in
+/// `render::gpu_data`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Cylinder {
+    pub center: [f32; 3],
+    pub axis_x: [f32; 3],
+    pub axis_y: [f32; 3],
+    pub axis_z: [f32; 3],
+    pub radius: f32,
+    pub height: f32,
+    pub color: [f32; 3],
+}
+
+/// The built-in scene generator's parameters (`struct SceneParams` in kernels/shared.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SceneParams {
+    pub seed: u64,
+    pub num_points: u64,
+    pub num_cylinders: u32,
+    pub _pad: u32,
+}
 
 /// The prototype's cylinder count.
 pub const NUM_CYLINDERS: u32 = 10;
@@ -94,7 +123,7 @@ pub fn generate(num_points: u64, seed: u64, show_progress: bool) -> PointCloud {
         None
     };
     for (c, out) in points.chunks_mut(chunk).enumerate() {
-        crate::render::cpu::scene::scene(&s, &cyl, (c * chunk) as u64, out);
+        points::scene(&s, &cyl, (c * chunk) as u64, out);
         if let Some(b) = &bar {
             b.inc(out.len() as u64);
         }
