@@ -9,7 +9,7 @@
 //! the summary says why there is no video.
 use crate::camera::path::CameraPath;
 use crate::camera::Camera;
-use crate::image_io::{Frame, ImageError};
+use crate::render::image_io::{Frame, ImageError};
 use crate::render::look::Look;
 use crate::render::{FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;

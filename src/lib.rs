@@ -13,7 +13,6 @@
 //! - [`viewer`]: the viewer's entry point and options;
 //! - [`headless`]: frames with no window (`pcv render`, `pcv record`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
-//! - [`image_io`]: PNG in and out;
 //! - [`platform`]: what differs between Linux and Windows (the CUDA driver's library, advice in messages).
 pub mod app;
 pub mod bench;
@@ -22,7 +21,6 @@ pub mod cloud;
 pub mod convert;
 pub mod display;
 pub mod headless;
-pub mod image_io;
 pub mod info;
 pub mod input;
 pub mod lod;

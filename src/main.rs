@@ -863,7 +863,7 @@ fn record(a: RecordArgs) -> Result<()> {
 }
 
 fn diff(a: DiffArgs) -> Result<()> {
-    use pcv::image_io::Frame;
+    use pcv::render::image_io::Frame;
     let fa = Frame::read_png(&a.a)?;
     let fb = Frame::read_png(&a.b)?;
     if (fa.width, fa.height) != (fb.width, fb.height) {

@@ -9,7 +9,7 @@ use crate::camera::{Camera, ControllerKind, StartOptions};
 use crate::cloud::PointCloud;
 use crate::display::blit::BlitError;
 use crate::display::window::WindowError;
-use crate::image_io::ImageError;
+use crate::render::image_io::ImageError;
 use crate::input::script::InputScript;
 use crate::render::{Rasterizer, RenderError, RenderMode};
 use crate::ui::OverlayError;

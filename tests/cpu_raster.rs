@@ -5,7 +5,7 @@ use common::Reference;
 use glam::{Mat4, Vec3};
 use pcv::camera::{FlyCamera, Pose};
 use pcv::cloud::{scene, PointCloud};
-use pcv::image_io::Frame;
+use pcv::render::image_io::Frame;
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::gpu_data::Point;

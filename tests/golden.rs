@@ -11,7 +11,7 @@ mod common;
 use common::Reference;
 use pcv::camera::{FlyCamera, Pose};
 use pcv::cloud::scene;
-use pcv::image_io::Frame;
+use pcv::render::image_io::Frame;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};

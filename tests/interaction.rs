@@ -16,7 +16,7 @@
 //! the video, `ffmpeg`) is not installed.
 use glam::{Mat4, Vec2, Vec3};
 use pcv::camera::{Pose, UpAxis, FOV_Y_RAD};
-use pcv::image_io::Frame;
+use pcv::render::image_io::Frame;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

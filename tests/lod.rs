@@ -240,7 +240,7 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("180000 points in 2 tile(s), budget 100000 points (--point-budget)"), "{err}");
     assert!(err.contains("selected nodes drawn"), "{err}");
-    let img = pcv::image_io::Frame::read_png(&png).unwrap();
+    let img = pcv::render::image_io::Frame::read_png(&png).unwrap();
     let bg = img.pixels[0];
     assert!(img.pixels.iter().filter(|&&c| c != bg).count() > 2000, "the tiles show");
     // An empty directory is an error naming it.

@@ -420,7 +420,7 @@ fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf)
     };
     let words: Vec<u32> =
         bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-    let frame = pcv::image_io::Frame::new(w, h, words);
+    let frame = pcv::render::image_io::Frame::new(w, h, words);
     py.detach(|| frame.write_png(&path)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 

@@ -19,7 +19,7 @@
 use super::scene::LodScene;
 use crate::camera::path::CameraPath;
 use crate::camera::Camera;
-use crate::image_io::Frame;
+use crate::render::image_io::Frame;
 use crate::render::look::Look;
 use crate::render::{Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;

@@ -26,6 +26,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod external;
 pub mod gpu_data;
+pub mod image_io;
 pub mod look;
 pub mod multi;
 pub mod pick;

@@ -2,7 +2,7 @@
 //! about exact depth ties.
 #![allow(dead_code)]
 
-use pcv::image_io::Frame;
+use pcv::render::image_io::Frame;
 use pcv::render::cpu::project::project;
 use pcv::render::gpu_data::Point;
 use pcv::render::FrameParams;
