@@ -9,8 +9,8 @@ use crate::camera::{Camera, ControllerKind, StartOptions};
 use crate::cloud::PointCloud;
 use crate::display::blit::BlitError;
 use crate::display::window::WindowError;
-use crate::render::image_io::ImageError;
 use crate::input::script::InputScript;
+use crate::render::image_io::ImageError;
 use crate::render::{Rasterizer, RenderError, RenderMode};
 use crate::ui::OverlayError;
 

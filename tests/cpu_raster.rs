@@ -5,10 +5,10 @@ use common::Reference;
 use glam::{Mat4, Vec3};
 use pcv::camera::{FlyCamera, Pose};
 use pcv::cloud::{scene, PointCloud};
-use pcv::render::image_io::Frame;
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::gpu_data::Point;
+use pcv::render::image_io::Frame;
 use pcv::render::{FrameParams, Rasterizer, Target, CLEAR_COLOR};
 
 fn cloud(points: Vec<Point>) -> PointCloud {

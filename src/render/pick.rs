@@ -1,13 +1,78 @@
-//! Picking: which point of the last frame lies under (or nearest to) a pixel.
+//! Picking: which point of the last frame lies under (or nearest to) a pixel, the same on every backend.
 //!
-//! How it works: a backend reads the final depth or visibility words of a small window around the pixel
-//! (its last frame's buffer after any splat: depth bits in the high half, the payload in the low half)
-//! and hands them to [`nearest_in_window`], which keeps the non-empty word closest to the pixel on
-//! screen, the nearest in depth among equally close ones. The backend then turns the payload into the
-//! point: a point index where the mode keeps one (the batched modes), whose position it reads; else the
+//! How it works: [`pick`] reads the final depth or visibility words of a small window around the pixel
+//! through the backend's [`PickWords`] (its last frame's buffer after any splat, as words: depth bits in
+//! the high half, the payload in the low half; a depth-only buffer as words of payload 0) and hands them
+//! to [`nearest_in_window`], which keeps the non-empty word closest to the pixel on screen, the nearest
+//! in depth among equally close ones. The payload then becomes the point: a point index where the
+//! mode keeps one ([`Final::VisIndex`], the batched modes), whose position the backend reads; else the
 //! pixel's centre at that depth, back through `clip_from_world` ([`unproject`]).
 use super::cpu::post::FAR_DEPTH_BITS;
+use super::gpu_data::{word_depth, word_payload};
+use super::{PickHit, RenderError};
 use glam::{Mat4, Vec3, Vec4};
+
+/// Which buffer holds a frame's final depth (and payload).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Final {
+    /// The reference's 32-bit depth buffer (no splat).
+    Depth,
+    /// A visibility buffer whose payload is a colour (`packed`, or the reference after a splat).
+    VisColor,
+    /// A visibility buffer whose payload is a point index into the prepared (sorted) points.
+    VisIndex,
+}
+
+/// What [`pick`] needs of a backend's last frame.
+#[derive(Clone, Copy, Debug)]
+pub struct LastFrame {
+    pub clip_from_world: Mat4,
+    pub width_px: u32,
+    pub height_px: u32,
+    pub holds: Final,
+}
+
+/// What a backend lends [`pick`]: its last frame's final words and its points' positions.
+pub trait PickWords {
+    /// The last frame drawn (`None` before the first, or after an upload).
+    fn last_frame(&self) -> Option<LastFrame>;
+    /// `len` final words of row `y` from column `x` of `last`'s buffer: visibility words as they are,
+    /// a depth buffer's values as [`super::gpu_data::word`]`(depth, 0)`.
+    fn read_words(&mut self, last: &LastFrame, y: u32, x: u32, len: usize) -> Result<Vec<u64>, RenderError>;
+    /// The position of prepared point `index` and its index in the uploaded cloud's order (`None` where
+    /// the backend does not know it); `None` where there is no such point.
+    fn point(&mut self, index: u64) -> Result<Option<(Vec3, Option<u64>)>, RenderError>;
+}
+
+/// The nearest point of `src`'s last frame within `radius_px` pixels of pixel (`x_px`, `y_px`) (row 0 at
+/// the bottom), or `None` where no point was drawn there ([`super::Rasterizer::pick`]).
+pub fn pick(
+    src: &mut dyn PickWords,
+    x_px: u32,
+    y_px: u32,
+    radius_px: u32,
+) -> Result<Option<PickHit>, RenderError> {
+    let Some(last) = src.last_frame() else {
+        return Ok(None);
+    };
+    if x_px >= last.width_px || y_px >= last.height_px {
+        return Ok(None);
+    }
+    let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
+        src.read_words(&last, y, x, len)
+    })?;
+    let Some((pixel, w)) = nearest_in_window(&win) else {
+        return Ok(None);
+    };
+    let depth = f32::from_bits(word_depth(w));
+    if last.holds == Final::VisIndex {
+        if let Some((position, point_index)) = src.point(word_payload(w))? {
+            return Ok(Some(PickHit { pixel, position, point_index, depth }));
+        }
+    }
+    let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
+    Ok(Some(PickHit { pixel, position, point_index: None, depth }))
+}
 
 /// A window of `(2r + 1)²` words around a pixel, row by row from the bottom; words outside the frame
 /// are `u64::MAX`.

@@ -2,9 +2,9 @@
 //! about exact depth ties.
 #![allow(dead_code)]
 
-use pcv::render::image_io::Frame;
 use pcv::render::cpu::project::project;
 use pcv::render::gpu_data::Point;
+use pcv::render::image_io::Frame;
 use pcv::render::FrameParams;
 
 /// What the reference says about every pixel: the smallest depth bits and every color that a point

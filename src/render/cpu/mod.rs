@@ -45,38 +45,17 @@ pub mod splat;
 pub mod stream_upload;
 pub mod vis;
 
-use super::pick::{nearest_in_window, unproject, Window};
+use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
 use super::{
     BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
 };
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
-use crate::render::gpu_data::{word, word_depth, word_payload, HzbParams};
-use glam::Mat4;
+use crate::render::gpu_data::{word, word_depth, HzbParams};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Which buffer holds the last frame's final depth (and payload).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Final {
-    /// The reference's 32-bit depth buffer (no splat).
-    Depth,
-    /// A visibility buffer whose payload is a colour (`packed`, or the reference after a splat).
-    VisColor,
-    /// A visibility buffer whose payload is a point index (the batched modes).
-    VisIndex,
-}
-
-/// What [`Rasterizer::pick`] needs of the last frame.
-#[derive(Clone, Copy, Debug)]
-struct LastFrame {
-    clip_from_world: Mat4,
-    width_px: u32,
-    height_px: u32,
-    holds: Final,
-}
 
 /// Renders with rayon on the CPU.
 #[derive(Default)]
@@ -698,41 +677,32 @@ impl Rasterizer for CpuRasterizer {
     }
 
     fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
-        let Some(last) = self.last else {
-            return Ok(None);
-        };
-        if x_px >= last.width_px || y_px >= last.height_px {
-            return Ok(None);
-        }
-        let w = last.width_px as usize;
-        let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
-            let at = y as usize * w + x as usize;
-            Ok::<_, RenderError>(match last.holds {
-                Final::Depth => {
-                    self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
-                }
-                _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
-            })
-        })?;
-        let Some((pixel, w)) = nearest_in_window(&win) else {
-            return Ok(None);
-        };
-        let depth = f32::from_bits(word_depth(w));
-        if last.holds == Final::VisIndex {
-            let index = word_payload(w) as usize;
-            let p = self.prepared.as_ref().and_then(|p| p.positions.get(index).copied());
-            if let Some(pos) = p {
-                let original = self.order.as_ref().map_or(index as u64, |o| o[index] as u64);
-                return Ok(Some(PickHit {
-                    pixel,
-                    position: glam::Vec3::from(pos),
-                    point_index: Some(original),
-                    depth,
-                }));
+        super::pick::pick(self, x_px, y_px, radius_px)
+    }
+}
+
+impl PickWords for CpuRasterizer {
+    fn last_frame(&self) -> Option<LastFrame> {
+        self.last
+    }
+
+    fn read_words(&mut self, last: &LastFrame, y: u32, x: u32, len: usize) -> Result<Vec<u64>, RenderError> {
+        let at = y as usize * last.width_px as usize + x as usize;
+        Ok(match last.holds {
+            Final::Depth => {
+                self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
             }
-        }
-        let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
-        Ok(Some(PickHit { pixel, position, point_index: None, depth }))
+            _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
+        })
+    }
+
+    fn point(&mut self, index: u64) -> Result<Option<(glam::Vec3, Option<u64>)>, RenderError> {
+        let index = index as usize;
+        let Some(pos) = self.prepared.as_ref().and_then(|p| p.positions.get(index).copied()) else {
+            return Ok(None);
+        };
+        let original = self.order.as_ref().map_or(index as u64, |o| o[index] as u64);
+        Ok(Some((glam::Vec3::from(pos), Some(original))))
     }
 }
 

@@ -21,10 +21,11 @@
 //! [`CudaRasterizer::depth_to_device`] copies the last frame's depth into a caller's buffer.
 use super::context::cuda_error;
 use super::memory::DeviceBuffer;
-use super::{kernels, CudaRasterizer, Final, LastFrame};
+use super::{kernels, CudaRasterizer};
 use crate::cloud::Bounds;
 use crate::render::cpu::external::bounds_from_keys;
 use crate::render::external::{ExternalPoints, StridedLayout};
+use crate::render::pick::{Final, LastFrame};
 use crate::render::plan::Pass;
 use crate::render::{FrameParams, FrameStats, RenderError, RenderMode, Target};
 use cudarc::driver::{sys, CudaContext};

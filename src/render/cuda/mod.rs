@@ -38,13 +38,13 @@ pub use context::DeviceInfo;
 pub use kernels::{KernelEntry, LAUNCHED_KERNELS};
 pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 
-use super::pick::{nearest_in_window, unproject, Window};
+use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
 use super::{
     BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
 };
 use crate::cloud::PointCloud;
-use crate::render::gpu_data::{counter, word, word_depth, word_payload, Batch, HzbParams, Point};
+use crate::render::gpu_data::{counter, word, word_depth, Batch, HzbParams, Point};
 use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
@@ -55,26 +55,6 @@ use timing::PassTimer;
 
 /// The most passes a frame has (clear, two raster passes, splat, resolve, EDL).
 const MAX_PASSES: usize = 8;
-
-/// Which buffer holds the last frame's final depth (and payload).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Final {
-    /// The reference's 32-bit depth buffer (no splat).
-    Depth,
-    /// A visibility buffer whose payload is a colour (`packed`, or the reference after a splat).
-    VisColor,
-    /// A visibility buffer whose payload is a point index into the prepared (sorted) points.
-    VisIndex,
-}
-
-/// What [`Rasterizer::pick`] needs of the last frame.
-#[derive(Clone, Copy, Debug)]
-struct LastFrame {
-    clip_from_world: glam::Mat4,
-    width_px: u32,
-    height_px: u32,
-    holds: Final,
-}
 
 /// A backend's CUDA context and the stream its copies and launches are ordered on
 /// ([`Rasterizer::cuda_handle`]).
@@ -792,57 +772,8 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn pick(&mut self, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
-        let Some(last) = self.last else {
-            return Ok(None);
-        };
-        if x_px >= last.width_px || y_px >= last.height_px {
-            return Ok(None);
-        }
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-        let (stream, w) = (&self.stream, last.width_px as usize);
-        let (vis, depth) = (self.vis.as_ref(), self.depth.as_ref());
-        let missing = || RenderError::Cuda {
-            context: "pick".into(),
-            message: "the last frame's buffer is gone".into(),
-        };
-        let win = Window::read(x_px, y_px, radius_px, last.width_px, last.height_px, |y, x, len| {
-            let at = y as usize * w + x as usize;
-            match last.holds {
-                Final::Depth => {
-                    let mut row = vec![0u32; len];
-                    depth.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                    Ok::<_, RenderError>(row.into_iter().map(|d| word(d, 0)).collect())
-                }
-                _ => {
-                    let mut row = vec![0u64; len];
-                    vis.ok_or_else(missing)?.read_at(stream, at, &mut row)?;
-                    Ok(row)
-                }
-            }
-        })?;
-        let Some((pixel, w)) = nearest_in_window(&win) else {
-            return Ok(None);
-        };
-        let depth = f32::from_bits(word_depth(w));
-        if let (Final::VisIndex, Ok(p)) = (last.holds, &self.prepared) {
-            let index = word_payload(w) as usize;
-            if index < p.colors.len() {
-                let mut pos = [0f32; 3];
-                p.positions.read_at(stream, 3 * index, &mut pos)?;
-                let point_index = match &p.order {
-                    Some(order) => {
-                        let mut original = [0u32; 1];
-                        order.read_at(stream, index, &mut original)?;
-                        Some(original[0] as u64)
-                    }
-                    None => None,
-                };
-                let position = glam::Vec3::from(pos);
-                return Ok(Some(PickHit { pixel, position, point_index, depth }));
-            }
-        }
-        let position = unproject(&last.clip_from_world, pixel, last.width_px, last.height_px, depth);
-        Ok(Some(PickHit { pixel, position, point_index: None, depth }))
+        super::pick::pick(self, x_px, y_px, radius_px)
     }
 
     fn num_points(&self) -> u64 {
@@ -985,6 +916,53 @@ impl Rasterizer for CudaRasterizer {
     ) -> Result<crate::cloud::Bounds, RenderError> {
         // SAFETY: the trait method's contract is the inherent method's.
         unsafe { CudaRasterizer::show_external(self, points, keepalive) }
+    }
+}
+
+impl PickWords for CudaRasterizer {
+    fn last_frame(&self) -> Option<LastFrame> {
+        self.last
+    }
+
+    fn read_words(&mut self, last: &LastFrame, y: u32, x: u32, len: usize) -> Result<Vec<u64>, RenderError> {
+        let at = y as usize * last.width_px as usize + x as usize;
+        let missing = || RenderError::Cuda {
+            context: "pick".into(),
+            message: "the last frame's buffer is gone".into(),
+        };
+        match last.holds {
+            Final::Depth => {
+                let mut row = vec![0u32; len];
+                self.depth.as_ref().ok_or_else(missing)?.read_at(&self.stream, at, &mut row)?;
+                Ok(row.into_iter().map(|d| word(d, 0)).collect())
+            }
+            _ => {
+                let mut row = vec![0u64; len];
+                self.vis.as_ref().ok_or_else(missing)?.read_at(&self.stream, at, &mut row)?;
+                Ok(row)
+            }
+        }
+    }
+
+    fn point(&mut self, index: u64) -> Result<Option<(glam::Vec3, Option<u64>)>, RenderError> {
+        let Ok(p) = &self.prepared else {
+            return Ok(None);
+        };
+        let index = index as usize;
+        if index >= p.colors.len() {
+            return Ok(None);
+        }
+        let mut pos = [0f32; 3];
+        p.positions.read_at(&self.stream, 3 * index, &mut pos)?;
+        let original = match &p.order {
+            Some(order) => {
+                let mut original = [0u32; 1];
+                order.read_at(&self.stream, index, &mut original)?;
+                Some(original[0] as u64)
+            }
+            None => None,
+        };
+        Ok(Some((glam::Vec3::from(pos), original)))
     }
 }
 
