@@ -1,9 +1,8 @@
 //! The interactive viewer's entry point: what it takes, what it returns, how it fails.
 //!
 //! How it works: [`run`] hands the cloud, the rasterizer and the [`ViewerOptions`] to the loop in
-//! [`crate::app::run`] (input → actions → state → frame). [`prepare`] makes the camera a cloud starts
-//! with and colours the cloud for its up axis before the first upload; the viewer, `pcv render` and
-//! `pcv record` all call it, so a window's frame and a headless frame of the same pose are the same.
+//! [`crate::app::run`] (input → actions → state → frame). The cloud, the rasterizer and the start camera
+//! come from [`crate::session`] ([`crate::session::Session::view`] calls [`run`] or [`run_lod`]).
 use crate::camera::path::CameraPath;
 use crate::camera::{Camera, ControllerKind, StartOptions};
 use crate::cloud::PointCloud;
@@ -28,7 +27,7 @@ pub struct ViewerOptions {
     pub screenshot: Option<std::path::PathBuf>,
     /// Show the panel (Tab toggles it when on; `false` leaves the overlay out entirely).
     pub overlay: bool,
-    /// The camera to start with ([`prepare`]); R returns to its start pose.
+    /// The camera to start with ([`crate::session::prepare`]); R returns to its start pose.
     pub camera: Camera,
     /// Why the camera's up axis is what it is (shown in the panel).
     pub up_reason: String,
@@ -123,16 +122,6 @@ pub enum ViewerError {
 /// so that `pcv` without a display fails at once (with the same advice as [`run`]).
 pub fn check_display() -> Result<(), ViewerError> {
     crate::display::window::check_display().map_err(ViewerError::from)
-}
-
-/// The camera `cloud` starts with for `start` (its up axis, framing or `--camera` pose), with the
-/// cloud's elevation colours turned to that up axis. Call before uploading the cloud.
-pub fn prepare(cloud: &mut PointCloud, start: &StartOptions) -> (Camera, String) {
-    let (camera, reason) = Camera::start(cloud, start);
-    if camera.up != crate::camera::UpAxis::PosZ && !cloud.is_lazy_scene() {
-        crate::cloud::attributes::apply_up(cloud, camera.up.vector());
-    }
-    (camera, reason.0)
 }
 
 /// Runs the viewer on `cloud`, already uploaded to `rasterizer`, until the window closes or

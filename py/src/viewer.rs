@@ -24,9 +24,9 @@ use crate::{check_size, host_cloud, options, read_points, render_error, Error, O
 use cudarc::driver::{CudaContext, CudaStream};
 use pcv::app::feed::{Phase, PointFeed, PointSet};
 use pcv::camera::Camera as LibCamera;
-use pcv::cloud::PointCloud;
 use pcv::render::cuda::external::{check_points, order_after, stream_from_number};
 use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
+use pcv::session::{Session, Source};
 use pcv::viewer::ViewerOptions;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -363,15 +363,16 @@ fn window_thread(
     first: mpsc::Receiver<PointSet>,
     applied: mpsc::Sender<Result<(), String>>,
 ) {
-    let (mut r, note) = match pcv::render::make_rasterizer(config.backend.library()) {
-        Ok(made) => made,
+    let backend = pcv::session::BackendOptions { choice: config.backend.library(), ..Default::default() };
+    let mut session = match pcv::session::make_backend(&backend) {
+        Ok((r, note)) => Session::with_backend(r, note),
         Err(e) => {
-            let _ = ready.send(Ready::Failed(e.to_string()));
-            feed.detach(Some(e.to_string()));
+            let _ = ready.send(Ready::Failed(e.root_cause().to_string()));
+            feed.detach(Some(e.root_cause().to_string()));
             return;
         }
     };
-    let _ = ready.send(match r.cuda_handle() {
+    let _ = ready.send(match session.rasterizer.cuda_handle() {
         Some(c) => Ready::Cuda { stream: c.stream, ctx: c.ctx },
         None => Ready::Cpu,
     });
@@ -380,29 +381,21 @@ fn window_thread(
         return;
     };
     let shown = match set {
-        PointSet::Host(cloud) => r.upload(&cloud).map(|_| cloud),
+        PointSet::Host(cloud) => {
+            session.open(Source::Cloud(cloud), &Default::default()).map_err(|e| e.root_cause().to_string())
+        }
         PointSet::Device { points, keepalive } => {
-            let n = points.num_points();
+            let label = format!("{} points from Python (device arrays)", points.num_points());
             // SAFETY: PointSet::device's contract (promised by its maker) is show_external's.
-            unsafe { r.show_external(points, keepalive) }.map(|bounds| {
-                let mut cloud = PointCloud::from_points(
-                    Vec::new(),
-                    glam::DVec3::ZERO,
-                    format!("{n} points from Python (device arrays)"),
-                );
-                cloud.bounds = bounds;
-                cloud
-            })
+            unsafe { session.show_arrays(points, keepalive, label) }.map_err(|e| e.to_string())
         }
     };
-    let cloud = match shown {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = applied.send(Err(e.to_string()));
-            feed.detach(Some(e.to_string()));
-            return;
-        }
-    };
+    if let Err(e) = shown {
+        let _ = applied.send(Err(e.clone()));
+        feed.detach(Some(e));
+        return;
+    }
+    let cloud = &session.cloud;
     let _ = applied.send(Ok(()));
     let spacing_m = config.spacing_m.unwrap_or_else(|| match cloud.points.is_empty() {
         true => 0.0,
@@ -428,10 +421,10 @@ fn window_thread(
         trace: None,
         feed: Some(feed.clone()),
     };
-    let result = pcv::viewer::run(&cloud, r.as_mut(), opts, note);
+    let result = session.view(opts);
     // A set sent but never taken is dropped here; PyO3 releases its Python references later, with the GIL.
     drop(feed.detach(result.err().map(|e| e.to_string())));
-    drop(r);
+    drop(session);
 }
 
 /// Closes every open window at interpreter exit (before Python's objects go).

@@ -23,7 +23,7 @@ use crate::camera::scenarios::scenarios;
 use crate::camera::FlyCamera;
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
-use crate::render::look::{Look, PointSize};
+use crate::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -145,6 +145,59 @@ pub enum BenchError {
     Peer { script: String, message: String },
     #[error("the windowed bench: {0}")]
     Window(String),
+    #[error("{path}: {message}")]
+    Report { path: String, message: String },
+}
+
+/// Where the report of one GPU count goes: `p`, or `p` with `-gpusN` before its extension when several
+/// counts are timed.
+pub fn report_path(p: &std::path::Path, several: bool, gpus: usize) -> PathBuf {
+    match (several, p.file_stem(), p.extension()) {
+        (true, Some(stem), Some(ext)) => {
+            p.with_file_name(format!("{}-gpus{gpus}.{}", stem.to_string_lossy(), ext.to_string_lossy()))
+        }
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Writes `report` as JSON to `path`, with the date, the commit and `device` added to its fields.
+pub fn write_json(
+    path: &std::path::Path,
+    report: &impl serde::Serialize,
+    device: &str,
+) -> Result<(), BenchError> {
+    let report_error = |message: String| BenchError::Report { path: path.display().to_string(), message };
+    let mut v = serde_json::to_value(report).map_err(|e| report_error(e.to_string()))?;
+    v["date_utc"] = serde_json::json!(utc_now());
+    v["commit"] = serde_json::json!(GIT_COMMIT);
+    v["device"] = serde_json::json!(device);
+    let text = serde_json::to_string_pretty(&v).map_err(|e| report_error(e.to_string()))?;
+    std::fs::write(path, text).map_err(|e| report_error(e.to_string()))
+}
+
+/// The commit the binary was built from (`build.rs`), for reports.
+pub const GIT_COMMIT: &str = env!("PCV_GIT_COMMIT");
+
+/// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
+/// point is larger than a pixel, where it differs from gather), on `background`.
+pub fn looks(
+    point_sizes: &[PointSize],
+    splats: &[SplatMethod],
+    edl: &[bool],
+    background: Background,
+) -> Vec<Look> {
+    let mut looks = Vec::new();
+    for &point_size in point_sizes {
+        for &splat in splats {
+            for &on in edl {
+                let look = Look { point_size, edl: on.then_some(Edl::DEFAULT), background, splat };
+                if splat == SplatMethod::Gather || look.splats() {
+                    looks.push(look);
+                }
+            }
+        }
+    }
+    looks
 }
 
 /// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
@@ -156,7 +209,7 @@ pub fn run(
 ) -> Result<BenchReport, BenchError> {
     let mut report = BenchReport {
         date_utc: utc_now(),
-        commit: env!("PCV_GIT_COMMIT").to_string(),
+        commit: GIT_COMMIT.to_string(),
         backend: rasterizer.name().to_string(),
         device: rasterizer.description(),
         upload_ms: Vec::new(),

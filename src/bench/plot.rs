@@ -54,6 +54,27 @@ fn lines(results: &[ScenarioResult]) -> Vec<(String, BTreeMap<String, Line>)> {
 }
 
 /// Draws `results` into the SVG file `path`.
+/// Charts the saved `pcv bench --json` reports `from` (merged; the title names the last one's device,
+/// date and commit) into `path`, and says so.
+pub fn plot_reports(from: &[std::path::PathBuf], path: &Path) -> Result<(), super::BenchError> {
+    let (mut results, mut title) = (Vec::new(), String::from("pcv bench"));
+    for f in from {
+        let report_error =
+            |message: String| super::BenchError::Report { path: f.display().to_string(), message };
+        let text = std::fs::read_to_string(f).map_err(|e| report_error(e.to_string()))?;
+        let report: super::BenchReport = serde_json::from_str(&text)
+            .map_err(|e| report_error(format!("not a pcv bench --json report ({e})")))?;
+        title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+        results.extend(report.results);
+    }
+    plot(&results, &title, path).map_err(|e| super::BenchError::Report {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 pub fn plot(results: &[ScenarioResult], title: &str, path: &Path) -> Result<(), PlotError> {
     let shown = path.display().to_string();
     if path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()) != Some("svg".into()) {

@@ -33,6 +33,37 @@ pub struct WindowResult {
     pub interop_fallback: Option<String>,
 }
 
+/// `pcv bench --window`: each of `opts`' point counts made by `source` and uploaded, then timed by
+/// [`run`] with a table row a result, and the results written as JSON to `json`.
+pub fn run_all(
+    rasterizer: &mut dyn Rasterizer,
+    opts: &BenchOptions,
+    source: impl Fn(u64) -> PointCloud,
+    json: Option<&std::path::Path>,
+) -> Result<(), BenchError> {
+    let mut all = Vec::new();
+    println!("{}", table_header());
+    for &n in &opts.point_counts {
+        let cloud = source(n);
+        rasterizer.upload(&cloud)?;
+        all.extend(run(rasterizer, &cloud, opts, |res| println!("{}", table_row(res)))?);
+    }
+    if let Some(p) = json {
+        let v = serde_json::json!({
+            "date_utc": super::utc_now(),
+            "commit": super::GIT_COMMIT,
+            "backend": rasterizer.name(),
+            "device": rasterizer.description(),
+            "window": all,
+        });
+        let report_error = |message: String| BenchError::Report { path: p.display().to_string(), message };
+        let text = serde_json::to_string_pretty(&v).map_err(|e| report_error(e.to_string()))?;
+        std::fs::write(p, text).map_err(|e| report_error(e.to_string()))?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
 /// Times `cloud` (uploaded to `rasterizer`) in a window at every pose, in every mode of `opts`.
 pub fn run(
     rasterizer: &mut dyn Rasterizer,

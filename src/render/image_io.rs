@@ -93,3 +93,41 @@ impl Frame {
         Ok(Frame::from_rgba_top_down(info.width, info.height, &rgba))
     }
 }
+
+/// How two frames of the same size differ ([`diff_frames`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameDiff {
+    /// Pixels of the region whose RGB differ.
+    pub differing: u64,
+    /// Pixels compared.
+    pub compared: u64,
+    /// White where RGB differ, black elsewhere (the whole frame's size).
+    pub mask: Frame,
+}
+
+/// Compares the RGB of `a` and `b` (alpha aside) in `region` (x, y, width, height in pixels from the
+/// top-left corner; `None`: everywhere). Errors say what does not fit: different sizes, a region
+/// outside the frames.
+pub fn diff_frames(a: &Frame, b: &Frame, region: Option<(u32, u32, u32, u32)>) -> Result<FrameDiff, String> {
+    if (a.width, a.height) != (b.width, b.height) {
+        return Err(format!("the images are {}x{} and {}x{}", a.width, a.height, b.width, b.height));
+    }
+    let (w, h) = (a.width, a.height);
+    let (x0, y0, rw, rh) = region.unwrap_or((0, 0, w, h));
+    if x0.saturating_add(rw) > w || y0.saturating_add(rh) > h {
+        return Err(format!("region {x0},{y0},{rw},{rh} is outside the {w}x{h} images"));
+    }
+    let mut differing = 0u64;
+    let mut mask = vec![0xff00_0000u32; a.pixels.len()];
+    for y_top in y0..y0 + rh {
+        let y = h - 1 - y_top; // frames are stored bottom-up
+        for x in x0..x0 + rw {
+            let i = (y * w + x) as usize;
+            if (a.pixels[i] ^ b.pixels[i]) & 0x00ff_ffff != 0 {
+                differing += 1;
+                mask[i] = 0xffff_ffff;
+            }
+        }
+    }
+    Ok(FrameDiff { differing, compared: rw as u64 * rh as u64, mask: Frame::new(w, h, mask) })
+}

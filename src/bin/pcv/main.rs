@@ -1,0 +1,297 @@
+//! The `pcv` command line: arguments ([`args`]) and, for each command, a call into the library's one
+//! way in ([`pcv::session::open`]) and what the command prints (see `pcv --help`).
+mod args;
+
+use anyhow::{bail, Context, Result};
+use args::{BenchArgs, Cli, Command, ConvertArgs, DiffArgs, InfoArgs, RecordArgs, RenderArgs, ViewArgs};
+use clap::Parser;
+use pcv::camera::{StartOptions, UpChoice};
+use pcv::render::FrameParams;
+use pcv::session::{self, Session};
+use std::time::{Duration, Instant};
+
+/// How long `pcv render` waits for a level-of-detail view to complete.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("pcv: error: {e:#}");
+        pcv::platform::hold_console_after_error();
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        None => view(cli.view),
+        Some(Command::Render(a)) => render(a),
+        Some(Command::Bench(a)) => bench(a),
+        Some(Command::Diff(a)) => diff(a),
+        Some(Command::Info(a)) => info(a),
+        Some(Command::Convert(a)) => convert(a),
+        Some(Command::Record(a)) => record(a),
+    }
+}
+
+fn view(a: ViewArgs) -> Result<()> {
+    // Fail before loading anything when there is no display to open a window on.
+    pcv::viewer::check_display()?;
+    let path = a.path.as_deref().map(pcv::camera::path::CameraPath::load).transpose()?;
+    let script = a.input_script.as_deref().map(pcv::input::script::InputScript::load).transpose()?;
+    let mut start = a.camera.start(a.size);
+    if let Some(up) = path.as_ref().and_then(|p| p.up) {
+        start.up = UpChoice::Axis(up);
+    }
+    let s = &a.source;
+    let mut session = session::open(s.source(), &s.backend(), &s.open_options(start))?;
+    let opts = pcv::viewer::ViewerOptions {
+        size_px: a.size,
+        vsync: !a.no_vsync && a.frames.is_none(),
+        frames: a.frames,
+        screenshot: a.screenshot.clone(),
+        overlay: !a.no_overlay,
+        camera: session.camera,
+        up_reason: session.up_reason.clone(),
+        controller: a.controller,
+        mode: a.mode,
+        look: session.look(&a.look.overrides()),
+        spacing_m: session.spacing_m(),
+        continuous: a.continuous,
+        path,
+        script,
+        trace: a.trace.clone(),
+        feed: None,
+    };
+    let summary = session.view(opts)?;
+    if let Some(why) = &summary.interop_fallback {
+        eprintln!("pcv: frames went through host memory: {why}");
+    }
+    if let Some(p) = &a.screenshot {
+        let (frames, ms) = (summary.frames, summary.mean_frame_ms);
+        eprintln!("pcv: {frames} frames, mean {ms:.2} ms; screenshot {}", p.display());
+    }
+    Ok(())
+}
+
+fn render(a: RenderArgs) -> Result<()> {
+    let started = Instant::now();
+    let s = &a.source;
+    let mut session = session::open(s.source(), &s.backend(), &s.open_options(a.camera.start(a.size)))?;
+    let look = session.look(&a.look.overrides());
+    let mode = session.mode_for(a.mode);
+    // Level of detail: the view as complete as the budget allows (a minute at most).
+    let frame = FrameParams::of_camera(&session.camera, a.size.0, a.size.1).with_mode(mode);
+    let spacing_m = match session.settle(&frame, SETTLE_TIMEOUT)? {
+        Some(nodes_m) => nodes_m,
+        None => session.spacing_m(),
+    };
+    let (w, h) = a.size;
+    let r = session.rasterizer.as_mut();
+    let (frame, stats) = pcv::headless::render_frame(r, &session.camera, w, h, mode, &look, spacing_m)?;
+    let framed_s = started.elapsed().as_secs_f64();
+    frame.write_png(&a.output)?;
+    let (points, ms, out) = (stats.points, stats.total_ms, a.output.display());
+    eprintln!("pcv: rendered {points} points at {w}x{h} with {} in {ms:.2} ms -> {out}", r.name());
+    // Where the time to the first image went (the "on screen in N s" figure of a large file).
+    let (t, done_s) = (session.times, started.elapsed().as_secs_f64());
+    eprintln!(
+        "pcv: times: backend {:.0} ms, load and upload {:.0} ms, spacing and first frame {:.0} ms, PNG {:.0} ms; {:.2} s in all",
+        t.backend_s * 1e3,
+        (t.loaded_s - t.backend_s) * 1e3,
+        (framed_s - t.loaded_s) * 1e3,
+        (done_s - framed_s) * 1e3,
+        done_s
+    );
+    Ok(())
+}
+
+fn record(a: RecordArgs) -> Result<()> {
+    if !(a.fps.is_finite() && a.fps > 0.0 && a.fps <= 1000.0) {
+        bail!("--fps must be between 0 and 1000, got {}", a.fps);
+    }
+    let mut path = pcv::camera::path::CameraPath::load(&a.path)?;
+    if let Some(frame) = a.camera_frame {
+        path.frame = frame;
+    }
+    let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
+    let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
+    let s = &a.source;
+    let mut session = session::open(s.source(), &s.backend(), &s.open_options(start))?;
+    let look = session.look(&a.look.overrides());
+    let spacing_m = session.spacing_m();
+    let (cam, origin) = (session.camera, session.cloud.origin);
+    if let Some(json) = &a.measure {
+        std::fs::create_dir_all(&a.output).with_context(|| format!("making {}", a.output.display()))?;
+        let fo = pcv::lod::flight::FlightOptions {
+            size_px: a.size,
+            mode: a.mode,
+            look,
+            spacing_m,
+            settle_timeout_s: SETTLE_TIMEOUT.as_secs_f64(),
+            refining_png: Some(a.output.join("refining.png")),
+            complete_png: Some(a.output.join("complete.png")),
+        };
+        let report = session.measure_flight(&path, &fo)?;
+        println!("{}", pcv::lod::flight::summary(&report));
+        pcv::bench::write_json(json, &report, &session.rasterizer.description())?;
+        eprintln!("pcv: wrote {}", json.display());
+        return Ok(());
+    }
+    if session.lod().is_some() {
+        bail!("pcv record with level of detail measures flights (--measure FILE.json); for PNG frames of a streamed scene, use the window's --path");
+    }
+    let out_dir = a.output.clone();
+    let opts = pcv::headless::RecordOptions {
+        size_px: a.size,
+        fps: a.fps,
+        out_dir,
+        mode: a.mode,
+        look,
+        spacing_m,
+        video: !a.no_video,
+    };
+    let r = session.rasterizer.as_mut();
+    let summary = pcv::headless::record(r, &cam, origin, &path, &opts, &mut |done, total| {
+        if done == total || done % 30 == 0 {
+            eprint!("\rpcv: recording frame {done}/{total}");
+        }
+    })?;
+    eprintln!();
+    let (frames, ms) = (summary.frames, summary.mean_render_ms);
+    let (dur, out) = (path.duration_s(), a.output.display());
+    eprintln!("pcv: {frames} frames of {dur:.2} s at {} fps ({ms:.1} ms a frame) -> {out}", a.fps);
+    match (&summary.video, &summary.video_note) {
+        (Some(v), _) => eprintln!("pcv: video {}", v.display()),
+        (None, Some(why)) => eprintln!("pcv: no video: {why}"),
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+fn diff(a: DiffArgs) -> Result<()> {
+    use pcv::render::image_io::{diff_frames, Frame};
+    let (fa, fb) = (Frame::read_png(&a.a)?, Frame::read_png(&a.b)?);
+    let region = match a.region.as_deref() {
+        Some(&[x, y, w, h]) => Some((x, y, w, h)),
+        Some(other) => bail!("--region takes x,y,width,height; got {} numbers", other.len()),
+        None => None,
+    };
+    if (fa.width, fa.height) != (fb.width, fb.height) {
+        let (an, bn) = (a.a.display(), a.b.display());
+        bail!("{an} is {}x{} but {bn} is {}x{}", fa.width, fa.height, fb.width, fb.height);
+    }
+    let d = diff_frames(&fa, &fb, region).map_err(anyhow::Error::msg)?;
+    let pct = d.differing as f64 * 100.0 / d.compared.max(1) as f64;
+    println!("{} of {} pixels differ ({pct:.3}%)", d.differing, d.compared);
+    if let Some(p) = &a.out {
+        d.mask.write_png(p)?;
+    }
+    if d.differing > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn bench(a: BenchArgs) -> Result<()> {
+    if a.frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    if !a.from.is_empty() {
+        let plot = a.plot.as_ref().context("--from needs --plot")?;
+        return pcv::bench::plot::plot_reports(&a.from, plot).map_err(Into::into);
+    }
+    let opts = pcv::bench::BenchOptions {
+        point_counts: if a.files.is_empty() { a.points.clone() } else { vec![0] },
+        seed: a.seed,
+        files: a.files.clone(),
+        width_px: a.size.0,
+        height_px: a.size.1,
+        warmup_frames: a.warmup,
+        timed_frames: a.frames,
+        modes: a.mode.clone(),
+        looks: pcv::bench::looks(&a.point_size, &a.splat, &a.edl, a.background),
+        peer_script: a.peer.clone(),
+        dump_dir: a.dump_dir.clone(),
+        keep_dump: a.keep_dump,
+        print_mvp: a.print_mvp,
+    };
+    // Files are loaded (and colored) once, before the rasterizer is timed.
+    let files = match a.files.is_empty() {
+        true => None,
+        false => Some(session::load_cloud(&a.files, 0, a.seed, a.color)?),
+    };
+    let source = |n: u64| match &files {
+        None => pcv::cloud::scene::lazy(n, a.seed),
+        Some(cloud) => cloud.clone(),
+    };
+    for (gi, &gpus) in a.gpus.iter().enumerate() {
+        let backend = session::BackendOptions { choice: a.backend, gpus, gpu_shares: a.gpu_shares };
+        let mut session = Session::start(&backend)?;
+        let r = session.rasterizer.as_mut();
+        println!("pcv bench: backend {} ({}), commit {}", r.name(), r.description(), pcv::bench::GIT_COMMIT);
+        if a.window {
+            pcv::viewer::check_display()?;
+            return pcv::bench::window::run_all(r, &opts, source, a.json.as_deref()).map_err(Into::into);
+        }
+        println!("{}", pcv::bench::table_header());
+        let report = pcv::bench::run(r, &opts, &mut |n| Ok(source(n)), |res| {
+            println!("{}", pcv::bench::table_row(res))
+        })?;
+        for (n, ms) in &report.upload_ms {
+            println!("upload/generate {n} points: {ms:.1} ms");
+        }
+        // One report per GPU count: FILE.json, or FILE-gpusN.json when several counts are timed.
+        if let Some(p) = a.json.as_ref().map(|p| pcv::bench::report_path(p, a.gpus.len() > 1, gpus.resolve()))
+        {
+            std::fs::write(&p, serde_json::to_string_pretty(&report)?)
+                .with_context(|| format!("writing {}", p.display()))?;
+            println!("wrote {}", p.display());
+        }
+        if let Some(p) = a.plot.as_ref().filter(|_| gi == 0) {
+            let title =
+                format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            pcv::bench::plot::plot(&report.results, &title, p)?;
+            println!("wrote {}", p.display());
+        }
+        // The devices go back before the next count opens them.
+        drop(session);
+    }
+    Ok(())
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    let reports: Vec<_> = a.files.iter().map(|f| (f, pcv::info::file_report(f))).collect();
+    let failed = reports.iter().filter(|(_, r)| r.is_err()).count();
+    let mut json = Vec::new();
+    for (f, r) in reports {
+        match r {
+            Ok(r) if a.json => json.push(serde_json::to_value(&r)?),
+            Ok(r) => print!("{}", r.to_text()),
+            Err(e) => {
+                if a.json {
+                    json.push(serde_json::json!({ "path": f.display().to_string(), "error": e.to_string() }));
+                }
+                eprintln!("pcv: error: {e}");
+            }
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    if failed > 0 {
+        bail!("{failed} of {} files could not be read", a.files.len());
+    }
+    Ok(())
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    let t0 = Instant::now();
+    let s = pcv::convert::convert(&a.inputs, &a.output, &pcv::cloud::load::LoadOptions::default())?;
+    let secs = t0.elapsed().as_secs_f64();
+    let rate = s.points as f64 / secs.max(1e-9) / 1e6;
+    let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);
+    eprintln!(
+        "pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)"
+    );
+    Ok(())
+}

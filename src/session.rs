@@ -1,0 +1,526 @@
+//! One way in: [`open`] turns what a user asked to see into a backend with the points on it and the
+//! camera to start from, for every command (`pcv`, `render`, `record`, `bench`) and for Python.
+//!
+//! How it works, in order:
+//! 1. **The backend** ([`BackendOptions`]): CUDA, the CPU or `auto` (CUDA where a driver and a device
+//!    exist, else the CPU, saying why), or the multi-GPU backend for `--gpus N` / `--gpu-shares N`.
+//! 2. **The source** ([`Source`]): the built-in scene, point files (a folder: every point file in it;
+//!    COPC files and `http(s)://` URLs), or a cloud made in code.
+//! 3. **How it is held**, chosen from the source and the options: level of detail ([`Shown::Lod`]: an
+//!    octree streamed a node at a time under a point budget) for COPC files, URLs and folders, or when
+//!    `--lod` / `--point-budget` asks; otherwise resident points ([`Shown::Cloud`]). Files that do not fit
+//!    the host budget are streamed to the device without a host copy; a cloud that does not fit the
+//!    device at all shows a uniform subsample of what fits and says how to see every point.
+//! 4. **The start camera** ([`crate::camera::Camera::start`]), and the elevation colours turned to its
+//!    up axis, before the points are uploaded — so a window's first frame and `pcv render`'s frame of the
+//!    same pose are the same image.
+//!
+//! Messages a user should see while this happens (a backend fallback, a subsample, an automatic colour
+//! mode, level of detail's pool) go to standard error with the `pcv:` prefix, as the command line
+//! always did.
+use crate::camera::{Camera, StartOptions, UpAxis};
+use crate::cloud::attributes::{apply_up, auto_color, recolor, ColorMode};
+use crate::cloud::{device, load, octree::NodeSource, scene, PointCloud};
+use crate::lod::{memory::MemorySource, LodOptions, LodScene};
+use crate::render::look::{Look, LookOverrides};
+use crate::render::multi::{Gpus, MultiRasterizer};
+use crate::render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to show.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// The built-in scene: ten random cylinders of `points` points; the same seed gives the same points
+    /// on every backend.
+    Scene { points: u64, seed: u64 },
+    /// Point files shown together; a folder stands for every point file in it; COPC files and
+    /// `http(s)://` URLs stream with level of detail.
+    Files(Vec<PathBuf>),
+    /// A cloud made in code (Python's host arrays, tests).
+    Cloud(PointCloud),
+}
+
+impl Source {
+    /// The files of `--points`/`--seed` and positional arguments: the built-in scene without files.
+    pub fn from_args(files: &[PathBuf], points: u64, seed: u64) -> Source {
+        match files.is_empty() {
+            true => Source::Scene { points, seed },
+            false => Source::Files(files.to_vec()),
+        }
+    }
+}
+
+/// Which backend draws, on how many GPUs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackendOptions {
+    pub choice: BackendChoice,
+    /// GPUs to split the cloud across (each renders its share; NCCL composites them).
+    pub gpus: Gpus,
+    /// Shares of the cloud per GPU, composited like GPUs.
+    pub gpu_shares: usize,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        BackendOptions { choice: BackendChoice::Auto, gpus: Gpus::Count(1), gpu_shares: 1 }
+    }
+}
+
+/// How a source is opened.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// How loaded files' points are coloured (`None`: the files' colours, or intensity or elevation for
+    /// files written without colours).
+    pub color: Option<ColorMode>,
+    /// Load at most this many of the files' points, a uniform subsample over the whole cloud.
+    pub max_points: Option<u64>,
+    /// Draw from an octree under a point budget, whatever the source.
+    pub lod: bool,
+    /// The level-of-detail point budget (implies `lod`; `None`: the backend's default).
+    pub point_budget: Option<u64>,
+    /// The start camera: `--camera`, its frame, the up axis, the aspect ratio.
+    pub start: StartOptions,
+}
+
+/// What a session shows.
+pub enum Shown {
+    /// Points uploaded to the backend.
+    Cloud,
+    /// A level-of-detail scene attached to the backend (nodes stream in as the camera asks for them).
+    Lod(LodScene),
+}
+
+/// How long a session took to start and open, in seconds from its start.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpenTimes {
+    /// The backend was ready.
+    pub backend_s: f64,
+    /// The last source was loaded and uploaded (or its level-of-detail scene attached), counting from
+    /// the session's start as if it had opened right after the backend.
+    pub loaded_s: f64,
+}
+
+/// A backend with a source on it and the camera to start from.
+pub struct Session {
+    pub rasterizer: Box<dyn Rasterizer>,
+    /// Why `auto` fell back to the CPU, for the panel.
+    pub backend_note: Option<String>,
+    /// The uploaded cloud, or a level-of-detail scene's placeholder (its bounds, origin and label).
+    pub cloud: PointCloud,
+    pub shown: Shown,
+    pub camera: Camera,
+    /// Why the camera's up axis is what it is.
+    pub up_reason: String,
+    /// When the sources were open (a level-of-detail scene's first frame counts from here; a resident
+    /// cloud's from the start of its load).
+    pub opened_at: Instant,
+    pub times: OpenTimes,
+}
+
+/// Opens `source` on a backend made for `backend`: see the module doc for what happens in which order.
+pub fn open(source: Source, backend: &BackendOptions, opts: &OpenOptions) -> Result<Session> {
+    let mut session = Session::start(backend)?;
+    session.open(source, opts)?;
+    Ok(session)
+}
+
+impl Session {
+    /// A session on the backend `backend` asks for, showing nothing yet; says so when `auto` falls back
+    /// to the CPU.
+    pub fn start(backend: &BackendOptions) -> Result<Session> {
+        let started = Instant::now();
+        let (rasterizer, backend_note) = make_backend(backend)?;
+        if let Some(n) = &backend_note {
+            eprintln!("pcv: using the CPU backend ({n})");
+        }
+        let mut session = Session::with_backend(rasterizer, backend_note);
+        session.times = OpenTimes { backend_s: started.elapsed().as_secs_f64(), loaded_s: 0.0 };
+        session.times.loaded_s = session.times.backend_s;
+        Ok(session)
+    }
+
+    /// A session on a backend made with [`make_backend`] (`backend_note`: why `auto` fell back to the
+    /// CPU), showing nothing yet.
+    pub fn with_backend(rasterizer: Box<dyn Rasterizer>, backend_note: Option<String>) -> Session {
+        let cloud = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, "nothing");
+        let camera = Camera::for_cloud(cloud.bounds, true);
+        Session {
+            rasterizer,
+            backend_note,
+            cloud,
+            shown: Shown::Cloud,
+            camera,
+            up_reason: String::new(),
+            opened_at: Instant::now(),
+            times: OpenTimes::default(),
+        }
+    }
+
+    /// Shows `source` in place of what was shown: loaded and uploaded, streamed, or attached as a
+    /// level-of-detail scene, with its start camera.
+    pub fn open(&mut self, source: Source, opts: &OpenOptions) -> Result<()> {
+        let started = Instant::now();
+        // What was shown goes first, so that its memory counts as free for what comes next.
+        self.shown = Shown::Cloud;
+        let (cloud, shown, camera, up_reason, opened_at) = open_on(self.rasterizer.as_mut(), source, opts)?;
+        (self.cloud, self.shown, self.camera, self.up_reason, self.opened_at) =
+            (cloud, shown, camera, up_reason, opened_at);
+        self.times.loaded_s = self.times.backend_s + started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Shows arrays someone else owns (Python's device arrays) in place of what was shown, keeping
+    /// `keepalive` (what owns them) until the next open or show; `label` names them.
+    ///
+    /// # Safety
+    /// As [`Rasterizer::show_external`]: `keepalive` must keep the arrays allocated, and their producers
+    /// must order writes that race with rendering themselves.
+    pub unsafe fn show_arrays(
+        &mut self,
+        points: crate::render::external::ExternalPoints,
+        keepalive: Box<dyn std::any::Any + Send>,
+        label: String,
+    ) -> Result<(), crate::render::RenderError> {
+        self.shown = Shown::Cloud;
+        // SAFETY: this function's contract is show_external's.
+        let bounds = unsafe { self.rasterizer.show_external(points, keepalive) }?;
+        let mut cloud = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, label);
+        cloud.bounds = bounds;
+        self.cloud = cloud;
+        Ok(())
+    }
+
+    /// Runs the viewer on what is shown until the window closes or `opts.frames` frames are shown.
+    pub fn view(
+        &mut self,
+        opts: crate::viewer::ViewerOptions,
+    ) -> Result<crate::viewer::ViewerSummary, crate::viewer::ViewerError> {
+        let note = self.backend_note.clone();
+        match &mut self.shown {
+            Shown::Lod(l) => crate::viewer::run_lod(&self.cloud, self.rasterizer.as_mut(), opts, note, l),
+            Shown::Cloud => crate::viewer::run(&self.cloud, self.rasterizer.as_mut(), opts, note),
+        }
+    }
+
+    /// `pcv record --measure`: flies `path` from the start camera as fast as frames come (level of
+    /// detail loading as it goes) and reports time to first frame, frame times and time to a complete
+    /// view ([`crate::lod::flight::fly`]).
+    pub fn measure_flight(
+        &mut self,
+        path: &crate::camera::path::CameraPath,
+        opts: &crate::lod::flight::FlightOptions,
+    ) -> Result<crate::lod::flight::FlightReport, crate::render::RenderError> {
+        let lod = match &mut self.shown {
+            Shown::Lod(l) => Some(l),
+            Shown::Cloud => None,
+        };
+        let (camera, origin) = (self.camera, self.cloud.origin);
+        crate::lod::flight::fly(self.rasterizer.as_mut(), lod, &camera, origin, path, opts, self.opened_at)
+    }
+
+    /// The look for the shown cloud with `overrides` (the prototype's for the built-in scene, adaptive
+    /// points and eye-dome lighting for files).
+    pub fn look(&self, overrides: &LookOverrides) -> Look {
+        Look::for_cloud(self.cloud.scene.is_some(), overrides)
+    }
+
+    /// The shown cloud's point spacing, for adaptive point sizes (level of detail: the placeholder's;
+    /// the nodes' own spacing comes as they load).
+    pub fn spacing_m(&self) -> f32 {
+        crate::cloud::spacing::estimate(&self.cloud)
+    }
+
+    /// The level-of-detail scene, if that is what is shown.
+    pub fn lod(&mut self) -> Option<&mut LodScene> {
+        match &mut self.shown {
+            Shown::Lod(l) => Some(l),
+            Shown::Cloud => None,
+        }
+    }
+
+    /// The mode frames are drawn in: `mode`, or the culled mode a level-of-detail pool needs.
+    pub fn mode_for(&self, mode: RenderMode) -> RenderMode {
+        match self.shown {
+            Shown::Lod(_) => LodScene::mode_for(mode),
+            Shown::Cloud => mode,
+        }
+    }
+
+    /// Level of detail: loads and uploads the nodes `frame` from the start camera selects until the view
+    /// is as complete as the budget allows or `timeout` passes, and says so; returns the nodes' point
+    /// spacing (`None`: nothing is streamed). Resident clouds return at once.
+    pub fn settle(&mut self, frame: &FrameParams, timeout: Duration) -> Result<Option<f32>> {
+        let eye = self.camera.pose.eye;
+        let Shown::Lod(l) = &mut self.shown else {
+            return Ok(None);
+        };
+        let t = Instant::now();
+        let spacing_m = loop {
+            let st = l.update(self.rasterizer.as_mut(), frame, eye)?;
+            if (st.complete && st.loading == 0) || t.elapsed() >= timeout {
+                eprintln!(
+                    "pcv: level of detail: {} of {} selected nodes drawn ({} points) after {:.2} s",
+                    st.drawn_nodes,
+                    st.selected_nodes,
+                    st.drawn_points,
+                    t.elapsed().as_secs_f64()
+                );
+                break st.spacing_m;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        for e in l.errors() {
+            eprintln!("pcv: level of detail: {e}");
+        }
+        Ok(Some(spacing_m))
+    }
+}
+
+/// The backend `opts` asks for: the one-GPU backends for one share on one GPU, else the multi-GPU one
+/// (CUDA and NCCL; never the CPU, and it says which GPUs it uses). Returns why `auto` fell back to the
+/// CPU, if it did.
+pub fn make_backend(opts: &BackendOptions) -> Result<(Box<dyn Rasterizer>, Option<String>)> {
+    let (choice, gpus, shares) = (opts.choice, opts.gpus, opts.gpu_shares);
+    let n = gpus.resolve();
+    if shares == 0 {
+        bail!("--gpu-shares must be at least 1");
+    }
+    if (n == 1 || (n == 0 && gpus == Gpus::All && choice != BackendChoice::Cuda)) && shares == 1 {
+        return make_rasterizer(choice).context("could not start the rasterizer");
+    }
+    if choice == BackendChoice::Cpu {
+        bail!("--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only");
+    }
+    let r = MultiRasterizer::new(n.max(1), shares).with_context(|| {
+        format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1))
+    })?;
+    eprintln!("pcv: {}", r.description());
+    Ok((Box::new(r), None))
+}
+
+/// Opens `source` on `r`: the cloud (or level-of-detail placeholder), what is shown, the start camera
+/// and its up axis's reason, and when the sources were open.
+fn open_on(
+    r: &mut dyn Rasterizer,
+    source: Source,
+    opts: &OpenOptions,
+) -> Result<(PointCloud, Shown, Camera, String, Instant)> {
+    let started = Instant::now();
+    if let Some((lod, opened_at)) = open_lod(r, &source, opts)? {
+        let mut cloud = lod.placeholder_cloud();
+        let (camera, up_reason) = prepare(&mut cloud, &opts.start);
+        return Ok((cloud, Shown::Lod(lod), camera, up_reason, opened_at));
+    }
+    let mut prepared = None;
+    let cloud = load_and_upload(r, source, opts, |c| prepared = Some(prepare(c, &opts.start)))?;
+    let (camera, up_reason) = prepared.context("the start camera")?;
+    Ok((cloud, Shown::Cloud, camera, up_reason, started))
+}
+
+/// The camera `cloud` starts with for `start` (its up axis, framing or `--camera` pose), with the
+/// cloud's elevation colours turned to that up axis. Called before the cloud is uploaded.
+pub fn prepare(cloud: &mut PointCloud, start: &StartOptions) -> (Camera, String) {
+    let (camera, reason) = Camera::start(cloud, start);
+    if camera.up != UpAxis::PosZ && !cloud.is_lazy_scene() {
+        apply_up(cloud, camera.up.vector());
+    }
+    (camera, reason.0)
+}
+
+/// The cloud `files` hold (the built-in scene without files), coloured as `color` asks (or as
+/// [`auto_color`] finds best, saying so).
+pub fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
+    if files.is_empty() {
+        if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
+            bail!("--color {c}: the built-in scene has only its own colors");
+        }
+        Ok(scene::lazy(points, seed))
+    } else {
+        let mut cloud = load::load_files(files)?;
+        match color {
+            Some(c) => recolor(&mut cloud, c)?,
+            None => {
+                if let Some(note) = auto_color(&mut cloud) {
+                    eprintln!("pcv: {note}");
+                }
+            }
+        }
+        Ok(cloud)
+    }
+}
+
+/// Host memory a file cloud may take on a backend that streams (512 MiB, or the backend's own budget:
+/// the CPU one's is smaller, since it keeps its own copy); larger clouds go to the device only
+/// (`PCV_HOST_BUDGET_MB` changes it).
+fn host_budget_bytes(r: &dyn Rasterizer) -> u64 {
+    match std::env::var("PCV_HOST_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
+        Some(mb) => mb << 20,
+        None => r.host_copy_budget_bytes().unwrap_or(512 << 20),
+    }
+}
+
+/// Loads `source` for `r` and uploads it, calling `prepare` on the cloud first. On a streaming
+/// backend, a cloud that does not fit shows a uniform subsample of what fits (and says how to see it
+/// all), and one larger than the host budget is streamed to the device without a host copy; elsewhere
+/// the host cloud is loaded (`max_points`: a uniform subsample). Returns the cloud, uploaded.
+fn load_and_upload(
+    r: &mut dyn Rasterizer,
+    source: Source,
+    opts: &OpenOptions,
+    prepare: impl FnOnce(&mut PointCloud),
+) -> Result<PointCloud> {
+    let files = match source {
+        Source::Files(files) => files,
+        Source::Scene { points, seed } => {
+            let mut cloud = load_cloud(&[], points, seed, opts.color)?;
+            prepare(&mut cloud);
+            r.upload(&cloud).context("uploading the points")?;
+            return Ok(cloud);
+        }
+        Source::Cloud(mut cloud) => {
+            prepare(&mut cloud);
+            r.upload(&cloud).context("uploading the points")?;
+            return Ok(cloud);
+        }
+    };
+    // Several GPUs: the capacity of them all (each takes a share of the stream).
+    if let Some(cap) = r.stream_capacity().transpose()? {
+        let load_opts = load::LoadOptions::default();
+        let mut subsample = opts.max_points;
+        let plan = match device::plan(&files, &load_opts, &cap, opts.max_points) {
+            // Too large for the GPU: show what fits, and say how to see it all.
+            Err(load::LoadError::DoesNotFit { files: what, points, fit_points, device, .. })
+                if opts.max_points.is_none() && fit_points > 0 =>
+            {
+                eprintln!(
+                    "pcv: {what}: {points} points do not fit {device}; showing a uniform subsample of {fit_points}. To see every point, convert to COPC and stream it with level of detail: pcv convert {} -o cloud.copc.laz, then pcv cloud.copc.laz",
+                    files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+                );
+                subsample = Some(fit_points);
+                device::plan(&files, &load_opts, &cap, Some(fit_points))?
+            }
+            other => other?,
+        };
+        if subsample.is_some()
+            || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
+        {
+            let mut cloud = device::cloud(plan);
+            r.upload(&cloud).context("streaming the points to the device")?;
+            let note = device::finish(&mut cloud, opts.color.is_none());
+            if let Some(c) = opts.color.filter(|c| *c != ColorMode::Rgb) {
+                device::set_color(&mut cloud, c).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(n) = &note {
+                eprintln!("pcv: {n}");
+            }
+            if note.is_some() || opts.color.is_some_and(|c| c != ColorMode::Rgb) {
+                r.upload(&cloud).context("streaming the points to the device again, colored")?;
+            }
+            prepare(&mut cloud);
+            return Ok(cloud);
+        }
+    }
+    let mut cloud = load_cloud(&files, 0, 0, opts.color)?;
+    if let Some(k) = opts.max_points {
+        load::keep_evenly(&mut cloud, k);
+    }
+    prepare(&mut cloud);
+    r.upload(&cloud).context("uploading the points")?;
+    Ok(cloud)
+}
+
+/// Whether `p` is a COPC file (its COPC info VLR, or an `http(s)://` URL, which pcv reads as COPC).
+fn is_copc(p: &Path) -> bool {
+    let t = p.to_string_lossy();
+    if t.starts_with("http://") || t.starts_with("https://") {
+        return true;
+    }
+    let mut head = [0u8; 375 + 54];
+    std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+        && crate::cloud::formats::copc::sniff(&head)
+}
+
+/// The point files of a folder, sorted.
+fn point_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut inside: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            p.is_file() && load::SUPPORTED_EXTENSIONS.iter().any(|(e, _)| *e == ext)
+        })
+        .collect();
+    inside.sort();
+    if inside.is_empty() {
+        bail!("{}: no point files in this directory", dir.display());
+    }
+    Ok(inside)
+}
+
+/// The level-of-detail scene `source` and `opts` ask for (COPC files or URLs, a directory, `lod`,
+/// `point_budget`), attached to `r`, with the time its sources were open (before the scene and its
+/// pool were made: what a COPC file's first frame counts from; an octree built in memory is not
+/// counted); `None` when they ask for none.
+fn open_lod(
+    r: &mut dyn Rasterizer,
+    source: &Source,
+    opts: &OpenOptions,
+) -> Result<Option<(LodScene, Instant)>> {
+    let asked = opts.lod || opts.point_budget.is_some();
+    let (files, scene) = match source {
+        Source::Files(f) => (f.as_slice(), None),
+        Source::Scene { points, seed } => (&[][..], Some((*points, *seed))),
+        Source::Cloud(_) if asked => bail!("level of detail needs files or the built-in scene"),
+        Source::Cloud(_) => return Ok(None),
+    };
+    let named_copc = files.iter().any(|f| f.is_dir() || is_copc(f));
+    if !(asked || named_copc) {
+        return Ok(None);
+    }
+    // Each file (a directory: each point file in it) is a tile of one scene.
+    let mut tiles = Vec::new();
+    for f in files {
+        match f.is_dir() {
+            true => tiles.extend(point_files_in(f)?),
+            false => tiles.push(f.clone()),
+        }
+    }
+    if !(asked || tiles.iter().any(|f| is_copc(f))) {
+        return Ok(None);
+    }
+    let mut sources: Vec<Arc<dyn NodeSource>> = Vec::new();
+    // COPC files (and URLs) stream their own octrees; other files get one built in memory.
+    let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = tiles.into_iter().partition(|f| is_copc(f));
+    for f in &copc {
+        sources.push(crate::cloud::formats::copc::open(&f.to_string_lossy())?);
+    }
+    // No files: the built-in scene, as one tile.
+    let groups: Vec<Vec<PathBuf>> = match other.is_empty() && copc.is_empty() {
+        true => vec![Vec::new()],
+        false => other.iter().map(|f| vec![f.clone()]).collect(),
+    };
+    let (points, seed) = scene.unwrap_or((0, 0));
+    for g in &groups {
+        let cloud = load_cloud(g, points, seed, opts.color)?;
+        eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
+        sources.push(Arc::new(MemorySource::build(&cloud, crate::lod::memory::DEFAULT_ROOT_POINTS)));
+    }
+    let opened_at = Instant::now();
+    let (budget, how) = match opts.point_budget {
+        Some(b) => (b, "--point-budget".to_string()),
+        None => crate::lod::default_point_budget(r),
+    };
+    let mut lod = LodScene::open(sources, LodOptions::with_budget(budget))?;
+    lod.attach(r).context("making the GPU node pool")?;
+    eprintln!(
+        "pcv: level of detail: {} points in {} tile(s), budget {budget} points ({how}), pool of {} slots ({:.2} GB)",
+        lod.total_points(),
+        lod.tiles(),
+        lod.slots(),
+        lod.slots() as f64 * 4096.0 * 20.0 / 1e9
+    );
+    Ok(Some((lod, opened_at)))
+}
