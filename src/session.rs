@@ -90,7 +90,7 @@ pub enum Shown {
     /// Points uploaded to the backend.
     Cloud,
     /// A level-of-detail scene attached to the backend (nodes stream in as the camera asks for them).
-    Lod(LodScene),
+    Lod(Box<LodScene>),
 }
 
 /// How long a session took to start and open, in seconds from its start.
@@ -214,7 +214,7 @@ impl Session {
         opts: &crate::lod::flight::FlightOptions,
     ) -> Result<crate::lod::flight::FlightReport, crate::render::RenderError> {
         let lod = match &mut self.shown {
-            Shown::Lod(l) => Some(l),
+            Shown::Lod(l) => Some(&mut **l),
             Shown::Cloud => None,
         };
         let (camera, origin) = (self.camera, self.cloud.origin);
@@ -312,7 +312,7 @@ fn open_on(
     if let Some((lod, opened_at)) = open_lod(r, &source, opts)? {
         let mut cloud = lod.placeholder_cloud();
         let (camera, up_reason) = prepare(&mut cloud, &opts.start);
-        return Ok((cloud, Shown::Lod(lod), camera, up_reason, opened_at));
+        return Ok((cloud, Shown::Lod(Box::new(lod)), camera, up_reason, opened_at));
     }
     let mut prepared = None;
     let cloud = load_and_upload(r, source, opts, |c| prepared = Some(prepare(c, &opts.start)))?;

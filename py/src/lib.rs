@@ -8,7 +8,7 @@
 //! owns and exports the same ways; host arrays become the library's points and render on the CPU
 //! backend (or the CUDA one) into host memory that numpy takes without a copy. [`camera`] maps
 //! `pcv.Camera` to the library's camera, [`viewer`] runs the library's window on a thread of its own
-//! fed with new arrays ([`pcv::app::feed`]). Errors name the argument and what was expected.
+//! fed with new arrays ([`pcv::viewer::feed`]). Errors name the argument and what was expected.
 mod arrays;
 mod backend;
 mod camera;

@@ -7,11 +7,13 @@
 //! `offset + round((x − offset) / scale) · scale`, which is exactly the value the file stores and
 //! `pcv info` computes, since the f32 local position is far finer than the grid for any tile), the
 //! file it came from, and its intensity, classification and RGB where that file had them.
-//! [`Picker`] is the pick as the viewer's update step sees it (pixels from the top-left), so tests can
-//! stand in for the rasterizer; [`RasterPicker`] is the real one.
+//! [`Picker`] is the pick as the viewer's update step sees it (pixels from the top-left): [`Reads`],
+//! the picks the viewer read of the last frame before the update ([`reads_needed`] says which), so the
+//! update never touches the GPU; tests stand in for it with pickers of their own.
+use crate::camera::MoveInput;
 use crate::cloud::formats::Format;
 use crate::cloud::PointCloud;
-use crate::render::{PickHit, Rasterizer};
+use crate::render::PickHit;
 use glam::{DVec3, Vec2, Vec3};
 use std::collections::HashMap;
 
@@ -24,34 +26,62 @@ pub trait Picker {
     fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit>;
 }
 
-/// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as
-/// "nothing there" and are kept for the panel.
-pub struct RasterPicker<'a> {
-    pub rasterizer: &'a mut dyn Rasterizer,
-    pub size_px: (u32, u32),
-    /// Whether a frame of this size was rendered (nothing to pick before).
-    pub valid: bool,
-    pub error: Option<String>,
+/// What an update may read of the last frame, read before it: the pick at each pixel and radius the
+/// coming update needs ([`reads_needed`]), gathered by the viewer's effects ([`Reads::gather`] with the
+/// rasterizer's pick), so that the update itself only looks data up. A pixel that was not gathered
+/// reads as nothing there.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reads {
+    hits: Vec<((Vec2, u32), Option<PickHit>)>,
 }
 
-impl Picker for RasterPicker<'_> {
-    fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
-        let (w, h) = self.size_px;
-        let inside = at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32;
-        if !(self.valid && inside) {
-            return None;
-        }
-        // GLFW counts rows from the top, the frame from the bottom.
-        let x = at_px.x as u32;
-        let y = h - 1 - (at_px.y as u32).min(h - 1);
-        match self.rasterizer.pick(x, y, radius_px) {
-            Ok(hit) => hit,
-            Err(e) => {
-                self.error = Some(e.to_string());
-                None
+impl Reads {
+    /// The picks at `wanted` (pixels from the top-left, radius), each read once with `pick`.
+    pub fn gather(wanted: &[(Vec2, u32)], pick: &mut dyn Picker) -> Reads {
+        let mut hits: Vec<((Vec2, u32), Option<PickHit>)> = Vec::with_capacity(wanted.len());
+        for &w in wanted {
+            if !hits.iter().any(|(k, _)| *k == w) {
+                hits.push((w, pick.pick(w.0, w.1)));
             }
         }
+        Reads { hits }
     }
+}
+
+impl Picker for Reads {
+    fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+        self.hits.iter().find(|(k, _)| *k == (at_px, radius_px)).and_then(|(_, h)| *h)
+    }
+}
+
+/// The picks `actions`, then held keys `held`, will ask for in [`super::update`] on `s`: a click's and
+/// the hovered pixel's, each press, wheel turn and double click's (the controllers' pivot and zoom
+/// target), and the screen centre's while walking at an adaptive speed (the depth ahead).
+pub fn reads_needed(
+    s: &super::state::AppState,
+    actions: &[crate::input::Action],
+    held: &MoveInput,
+) -> Vec<(Vec2, u32)> {
+    use crate::camera::controller::PICK_RADIUS_PX;
+    use crate::camera::Nav;
+    use crate::input::Action;
+    let mut wanted = Vec::new();
+    for a in actions {
+        match a {
+            Action::Click { at_px } | Action::Hover { at_px: Some(at_px) } => {
+                wanted.push((*at_px, CLICK_RADIUS_PX))
+            }
+            Action::Nav(
+                Nav::DragStart { at_px, .. } | Nav::Wheel { at_px, .. } | Nav::DoubleClick { at_px },
+            ) => wanted.push((*at_px, PICK_RADIUS_PX)),
+            _ => {}
+        }
+    }
+    if held.is_moving() && s.nav.camera.adaptive_speed {
+        let (w, h) = s.size_px;
+        wanted.push((Vec2::new(w as f32 * 0.5, h as f32 * 0.5), crate::camera::controller::AHEAD_RADIUS_PX));
+    }
+    wanted
 }
 
 /// A [`Picker`] as the camera controllers' depth probe.

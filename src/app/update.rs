@@ -5,8 +5,9 @@
 //! window, the GPU or the disk: what needs them comes back as [`Effects`] — draw again (the points, or
 //! only the panel over the last frame), upload the points again (new colours, layers shown or
 //! hidden), save a screenshot, print the pose, start loading files, switch mouse-look, quit — and the
-//! loop ([`super::run`]) does it. What lies under a pixel comes from a [`Picker`], so tests run the
-//! whole update with a stand-in for the rasterizer.
+//! viewer's loop (`crate::viewer::run`) does it. What lies under a pixel comes from a [`Picker`]: the
+//! picks the loop read of the last frame before the update ([`super::pick::Reads`]; tests stand in for
+//! them), so an update is input + state → state + effects, with no GPU in between.
 use super::layers::Layers;
 use super::loading::{LoadEvent, Loader};
 use super::pick::{describe, PickedPoint, Picker, ProbeOf, CLICK_RADIUS_PX};
@@ -67,9 +68,10 @@ impl Effects {
     }
 }
 
-/// What an update may read besides the state.
+/// What an update may read besides the state: the last frame's picks, read before the update
+/// ([`super::pick::Reads`] in the viewer), so the update itself never reads the GPU.
 pub struct UpdateCtx<'a> {
-    pub picker: &'a mut dyn Picker,
+    pub reads: &'a mut dyn Picker,
 }
 
 /// Picks at `at_px` and describes the point on the full cloud.
@@ -111,7 +113,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 p.playing = false;
             }
             let size_px = s.size_px;
-            let moved = s.nav.handle(&nav, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.picker) });
+            let moved = s.nav.handle(&nav, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.reads) });
             Effects { redraw_scene: moved, redraw_ui: true, ..Default::default() }
         }
         Action::ToggleMouselook => {
@@ -119,7 +121,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             Effects { mouselook: Some(s.mouselook), redraw_ui: true, ..Default::default() }
         }
         Action::Click { at_px } => {
-            let picked = pick_at(s, at_px, CLICK_RADIUS_PX, ctx.picker);
+            let picked = pick_at(s, at_px, CLICK_RADIUS_PX, ctx.reads);
             match (picked, s.measure.active) {
                 (Some(p), true) => {
                     if s.measure.points.len() >= 2 {
@@ -134,7 +136,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             Effects::ui()
         }
         Action::Hover { at_px } => {
-            let hover = at_px.and_then(|at| pick_at(s, at, CLICK_RADIUS_PX, ctx.picker));
+            let hover = at_px.and_then(|at| pick_at(s, at, CLICK_RADIUS_PX, ctx.reads));
             let changed = hover != s.hover;
             s.hover = hover;
             Effects { redraw_ui: changed || s.measure.active, ..Default::default() }
@@ -348,7 +350,7 @@ pub fn tick(s: &mut AppState, held: &MoveInput, dt_s: f32, ctx: &mut UpdateCtx<'
             p.playing = false;
         }
         let size_px = s.size_px;
-        fx.redraw_scene |= s.nav.tick(held, dt_s, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.picker) });
+        fx.redraw_scene |= s.nav.tick(held, dt_s, &mut NavCtx { size_px, probe: &mut ProbeOf(ctx.reads) });
         fx.redraw_ui = true;
     }
     if let Some(p) = s.path.as_mut().filter(|p| p.playing) {
@@ -528,14 +530,14 @@ mod tests {
         let mut s = state();
         let picker = &mut Always { at: Vec3::new(1.0, 2.0, 0.5), index: Some(21) };
         let second = &mut Always { at: Vec3::new(4.0, 6.0, 0.5), index: None };
-        let ctx = &mut UpdateCtx { picker };
+        let ctx = &mut UpdateCtx { reads: picker };
         apply(&mut s, Action::Click { at_px: Vec2::new(10.0, 10.0) }, ctx);
         let p = s.picked.clone().unwrap();
         assert_eq!(p.file, DVec3::new(1001.0, 2002.0, 0.5));
         assert_eq!(p.intensity, Some(21.0));
         apply(&mut s, Action::ToggleMeasure, ctx);
         apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
-        ctx.picker = second;
+        ctx.reads = second;
         apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
         assert_eq!(s.measure.points.len(), 2);
         let d = super::super::pick::distance(&s.measure.points[0], &s.measure.points[1], Vec3::Z);
@@ -551,7 +553,7 @@ mod tests {
     fn keys_change_the_view_up_axis_and_colors() {
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
-        let ctx = &mut UpdateCtx { picker };
+        let ctx = &mut UpdateCtx { reads: picker };
         let start = s.nav.camera.pose;
         assert!(apply(&mut s, Action::View(View::Top), ctx).redraw_scene);
         assert!(s.nav.camera.basis().forward.abs_diff_eq(-Vec3::Z, 1e-5));
@@ -573,7 +575,7 @@ mod tests {
     fn bookmarks_store_and_recall_and_become_a_path() {
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
-        let ctx = &mut UpdateCtx { picker };
+        let ctx = &mut UpdateCtx { reads: picker };
         assert!(bookmarks_path(&s).is_none());
         apply(&mut s, Action::StoreBookmark(0), ctx);
         let a = s.nav.camera.pose;
@@ -602,7 +604,7 @@ mod tests {
         use crate::render::look::{Background, Edl, PointSize};
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
-        let ctx = &mut UpdateCtx { picker };
+        let ctx = &mut UpdateCtx { reads: picker };
         s.look.point_size = PointSize::Fixed(3);
         assert!(apply(&mut s, Action::PointSizeStep(1), ctx).redraw_scene);
         assert_eq!(s.look.point_size, PointSize::Fixed(4));
@@ -627,11 +629,15 @@ mod tests {
     fn nothing_changes_without_input() {
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
-        let fx = tick(&mut s, &MoveInput::default(), 0.016, &mut UpdateCtx { picker });
+        let fx = tick(&mut s, &MoveInput::default(), 0.016, &mut UpdateCtx { reads: picker });
         assert!(!fx.redraw(), "{fx:?}");
         // Held keys move the camera.
-        let fx =
-            tick(&mut s, &MoveInput { forward: 1.0, ..Default::default() }, 0.016, &mut UpdateCtx { picker });
+        let fx = tick(
+            &mut s,
+            &MoveInput { forward: 1.0, ..Default::default() },
+            0.016,
+            &mut UpdateCtx { reads: picker },
+        );
         assert!(fx.redraw_scene);
     }
 
@@ -644,7 +650,7 @@ mod tests {
         std::fs::write(&bad, "LASF not really").unwrap();
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
-        let ctx = &mut UpdateCtx { picker };
+        let ctx = &mut UpdateCtx { reads: picker };
         let fx = apply(&mut s, Action::Open { paths: vec![bad.clone(), f.clone()], replace: false }, ctx);
         let (paths, replace) = fx.open.unwrap();
         start_loading(&mut s, paths, replace);

@@ -113,6 +113,8 @@ pub struct NavCtx<'a> {
 
 /// Pixels around the cursor searched for a point to orbit around or zoom to.
 pub const PICK_RADIUS_PX: u32 = 8;
+/// Pixels around the screen centre searched for the depth ahead (the adaptive walking speed).
+pub const AHEAD_RADIUS_PX: u32 = 24;
 /// Mouse sensitivity of turning (drag, mouse-look and orbit): radians per window height of motion (the
 /// prototype's 3).
 pub const LOOK_RAD_PER_HEIGHT: f32 = 3.0;
@@ -146,7 +148,8 @@ pub mod shared {
         if cam.adaptive_speed {
             let (w, h) = ctx.size_px;
             let center = Vec2::new(w as f32 * 0.5, h as f32 * 0.5);
-            let ahead = ctx.probe.probe(center, 24).map(|p| (p - cam.pose.eye).dot(cam.basis().forward));
+            let ahead =
+                ctx.probe.probe(center, AHEAD_RADIUS_PX).map(|p| (p - cam.pose.eye).dot(cam.basis().forward));
             cam.adapt_speed(ahead, dt_s);
         }
         cam.walk(held, dt_s);

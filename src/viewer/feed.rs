@@ -15,9 +15,9 @@
 //!
 //! Sets are numbered in the order they were sent; `applied` and `rendered` say how far the loop got, so
 //! a sender knows when the set it sent (or a newer one) has been drawn.
-use super::layers::Layers;
-use super::state::AppState;
-use super::update::Effects;
+use crate::app::layers::Layers;
+use crate::app::state::AppState;
+use crate::app::update::Effects;
 use crate::cloud::PointCloud;
 use crate::render::external::ExternalPoints;
 use crate::render::{Rasterizer, RenderError};

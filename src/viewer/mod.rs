@@ -1,8 +1,18 @@
 //! The interactive viewer's entry point: what it takes, what it returns, how it fails.
 //!
-//! How it works: [`run`] hands the cloud, the rasterizer and the [`ViewerOptions`] to the loop in
-//! [`crate::app::run`] (input → actions → state → frame). The cloud, the rasterizer and the start camera
-//! come from [`crate::session`] ([`crate::session::Session::view`] calls [`run`] or [`run_lod`]).
+//! How it works: [`run`] hands the cloud, the rasterizer and the [`ViewerOptions`] to the loop
+//! ([`mod@run`]: input → actions → state → effects → frame). The loop keeps the window side in
+//! [`frontend`] (the window, the panel, the pixel [`surface`], the keymap), does what the pure update
+//! ([`crate::app::update`]) asks of the world in [`effects`], writes `--trace` lines ([`trace`]) and
+//! takes points sent from other threads ([`feed`]). The cloud, the rasterizer and the start camera come
+//! from [`crate::session`] ([`crate::session::Session::view`] calls [`run`] or [`run_lod`]).
+pub mod effects;
+pub mod feed;
+pub mod frontend;
+pub mod run;
+pub mod surface;
+pub mod trace;
+
 use crate::camera::path::CameraPath;
 use crate::camera::{Camera, ControllerKind, StartOptions};
 use crate::cloud::PointCloud;
@@ -48,7 +58,7 @@ pub struct ViewerOptions {
     /// Write one JSON line per frame drawn: pose, picked point, measurement (`--trace`).
     pub trace: Option<std::path::PathBuf>,
     /// Points sent from another thread while the window runs (the Python module's `Viewer.update`).
-    pub feed: Option<std::sync::Arc<crate::app::feed::PointFeed>>,
+    pub feed: Option<std::sync::Arc<feed::PointFeed>>,
 }
 
 impl ViewerOptions {
@@ -133,7 +143,7 @@ pub fn run(
     opts: ViewerOptions,
     backend_note: Option<String>,
 ) -> Result<ViewerSummary, ViewerError> {
-    crate::app::run::run(cloud, rasterizer, opts, backend_note)
+    run::run(cloud, rasterizer, opts, backend_note)
 }
 
 /// Runs the viewer on a level-of-detail scene attached to `rasterizer` (see [`crate::lod`]); `cloud`
@@ -145,5 +155,5 @@ pub fn run_lod(
     backend_note: Option<String>,
     lod: &mut crate::lod::LodScene,
 ) -> Result<ViewerSummary, ViewerError> {
-    crate::app::run::run_scene(cloud, rasterizer, opts, backend_note, Some(lod))
+    run::run_scene(cloud, rasterizer, opts, backend_note, Some(lod))
 }

@@ -10,10 +10,10 @@
 //! again. On the CUDA backend, events around the map and the unmap time them on the GPU
 //! ([`Surface::cuda_stages`]). Fields drop in declaration order: the registration is released before
 //! the buffer it names is deleted.
+use super::ViewerError;
 use crate::display::blit::PixelSurface;
 use crate::render::cuda::interop::GlBufferRegistration;
 use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, Target, CLEAR_COLOR};
-use crate::viewer::ViewerError;
 use std::rc::Rc;
 
 /// The pixel surface of the current size.

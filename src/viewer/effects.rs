@@ -1,0 +1,156 @@
+//! The viewer's effects: everything a turn does to the world outside the state, in one place.
+//!
+//! How it works: the update ([`crate::app::update`]) only changes the state and returns
+//! [`Effects`] as data. Before it, [`gather_reads`] reads of the last frame what the update will look
+//! at (the picks [`reads_needed`] lists, through [`RasterPicker`]: the rasterizer's pick); after it,
+//! [`run`] carries out the effects that need the window, the GPU or the disk — mouse-look, starting a
+//! load, printing the pose, saving bookmarks, uploading the points again, quitting — and level of
+//! detail's turn ([`lod_turn`]: this frame's selection, loads and uploads). What is left for the draw
+//! (render the points, redraw the panel, take a screenshot) stays in the effects for the frontend.
+use super::frontend::Frontend;
+use crate::app::capture::{pose_args, unique_path};
+use crate::app::pick::{reads_needed, Picker, Reads};
+use crate::app::state::AppState;
+use crate::app::update::{self, Effects};
+use crate::camera::MoveInput;
+use crate::input::Action;
+use crate::lod::LodScene;
+use crate::render::{FrameParams, PickHit, Rasterizer};
+use glam::Vec2;
+use std::time::SystemTime;
+
+/// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as
+/// "nothing there" and are kept for the panel.
+pub struct RasterPicker<'a> {
+    pub rasterizer: &'a mut dyn Rasterizer,
+    pub size_px: (u32, u32),
+    /// Whether a frame of this size was rendered (nothing to pick before).
+    pub valid: bool,
+    pub error: Option<String>,
+}
+
+impl Picker for RasterPicker<'_> {
+    fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+        let (w, h) = self.size_px;
+        let inside = at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32;
+        if !(self.valid && inside) {
+            return None;
+        }
+        // GLFW counts rows from the top, the frame from the bottom.
+        let x = at_px.x as u32;
+        let y = h - 1 - (at_px.y as u32).min(h - 1);
+        match self.rasterizer.pick(x, y, radius_px) {
+            Ok(hit) => hit,
+            Err(e) => {
+                self.error = Some(e.to_string());
+                None
+            }
+        }
+    }
+}
+
+/// Reads of the last frame (of `size_px`; `valid`: one of that size was drawn) what `actions` and the
+/// held keys will pick in the update on `state`; a failed read is reported in the panel.
+pub fn gather_reads(
+    state: &mut AppState,
+    rasterizer: &mut dyn Rasterizer,
+    actions: &[Action],
+    held: &MoveInput,
+    valid: bool,
+) -> Reads {
+    let wanted = reads_needed(state, actions, held);
+    let mut picker = RasterPicker { rasterizer, size_px: state.size_px, valid, error: None };
+    let reads = Reads::gather(&wanted, &mut picker);
+    if let Some(e) = picker.error {
+        state.messages.error(format!("picking failed: {e}"));
+    }
+    reads
+}
+
+/// Carries out what `need` asks of the window, the disk and the GPU (taking those requests out of it).
+pub fn run(
+    need: &mut Effects,
+    state: &mut AppState,
+    front: &mut Frontend,
+    rasterizer: &mut dyn Rasterizer,
+    lod: bool,
+) {
+    if let Some(on) = need.mouselook.take() {
+        front.set_mouselook(on);
+    }
+    if let Some((paths, replace)) = need.open.take() {
+        update::start_loading(state, paths, replace);
+    }
+    if std::mem::take(&mut need.print_pose) {
+        let args = pose_args(&state.nav.camera, state.layers.cloud.origin);
+        println!("pcv: camera {args}");
+        front.window.set_clipboard(&args);
+        state.messages.info("pose printed and copied to the clipboard");
+    }
+    if std::mem::take(&mut need.save_bookmarks) {
+        save_bookmarks(state);
+    }
+    let reupload = std::mem::take(&mut need.reupload);
+    if reupload && lod {
+        state.messages.info("level of detail: the streamed nodes keep their colours");
+    } else if reupload {
+        match rasterizer.upload(&state.layers.uploaded()) {
+            Ok(()) => front.window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
+            Err(e) => state.messages.error(format!("uploading the points failed: {e}")),
+        }
+        need.redraw_scene = true;
+    }
+    if std::mem::take(&mut need.quit) {
+        front.window.set_should_close(true);
+    }
+}
+
+/// Level of detail's turn at a framebuffer of `size_px`: this frame's selection, loads and uploads; a
+/// new batch table is drawn, and the nodes' spacing sizes adaptive points.
+pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rasterizer: &mut dyn Rasterizer) {
+    let (w, h) = state.size_px;
+    let frame = FrameParams::of_camera(&state.nav.camera, w, h).with_mode(LodScene::mode_for(state.mode));
+    match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {
+        Ok(st) => {
+            if st.changed {
+                need.redraw_scene = true;
+            }
+            if st.spacing_m > 0.0 {
+                state.spacing_m = st.spacing_m;
+            }
+        }
+        Err(e) => state.messages.error(format!("level of detail: {e}")),
+    }
+    if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
+        state.messages.error(format!("level of detail: {e}"));
+    }
+}
+
+/// Saves what the back buffer holds now as `./pcv-<time>.png` and says where.
+pub fn save_screenshot(state: &mut AppState, front: &Frontend) -> Result<(), super::ViewerError> {
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let path = unique_path(&dir, "pcv", "png", SystemTime::now());
+    match front.read_back_buffer()?.write_png(&path) {
+        Ok(()) => state.messages.info(format!("screenshot {}", path.display())),
+        Err(e) => state.messages.error(format!("screenshot not saved: {e}")),
+    }
+    Ok(())
+}
+
+/// Writes the bookmarks as `./pcv-path-<time>.json` and says where.
+fn save_bookmarks(state: &mut AppState) {
+    let Some(path) = update::bookmarks_path(state) else {
+        state.messages.info("no bookmarks to save: Ctrl+1..9 stores the view");
+        return;
+    };
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let file = unique_path(&dir, "pcv-path", "json", SystemTime::now());
+    match std::fs::write(&file, path.to_json()) {
+        Ok(()) => state.messages.info(format!(
+            "camera path {} ({} keyframes): pcv --path or pcv record --path",
+            file.display(),
+            path.keyframes.len()
+        )),
+        Err(e) => state.messages.error(format!("{}: {e}", file.display())),
+    }
+}

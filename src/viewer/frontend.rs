@@ -1,0 +1,309 @@
+//! The window side of the loop: the GLFW window, the panel, the pixel surface and the keymap — waiting
+//! for input, turning events into actions, and drawing a frame.
+//!
+//! How it works: [`Frontend::wait`] waits for input when the loop has nothing to do (an idle window
+//! takes no CPU and no GPU) and polls otherwise; [`Frontend::input`] gives every event to the panel
+//! first, then to the keymap, which turns it (and an input script's events for this frame) into
+//! actions. [`Frontend::draw`] renders the points when they must be (the camera or the points
+//! changed, the size, a counted or continuous run), else keeps the last frame in the pixel buffer;
+//! blits it; takes a screenshot of the points alone if one was asked for without the panel; draws the
+//! panel (whose widgets return actions for the next turn), the marks and the help; and takes the
+//! screenshot with the panel. GPU stage times (CUDA events around map and unmap, the passes, GL
+//! timestamps around upload, texture copy, blit and panel) are kept for the panel and the summary.
+//! Fields drop in declaration order: the surface (CUDA registration, GL objects) and the panel go
+//! before the window and its GL context.
+use super::effects::save_screenshot;
+use super::surface::{pixel_path, Surface};
+use super::{ViewerError, ViewerOptions};
+use crate::app::state::AppState;
+use crate::app::update::Effects;
+use crate::display::blit::read_default_framebuffer;
+use crate::display::gl_timer::GlStageTimer;
+use crate::display::window::{Window, WindowOptions};
+use crate::input::{Action, InputEvent, Keymap, KeymapCtx};
+use crate::render::image_io::Frame;
+use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
+use crate::ui::{FrameInfo, FrameTimes, Overlay};
+use glam::Vec2;
+use glfw::WindowEvent;
+use std::time::Instant;
+
+/// Longest step the camera takes in one frame, so that a stall does not fling it away.
+pub const MAX_DT_S: f32 = 0.1;
+
+/// What one turn's input came to.
+pub struct TurnInput {
+    pub actions: Vec<Action>,
+    /// Held movement keys (none while the panel has the keyboard).
+    pub held: crate::camera::MoveInput,
+    /// The framebuffer's size now.
+    pub size_px: (u32, u32),
+}
+
+/// How a draw went.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Drawn {
+    /// A frame was drawn (`rendered`: the points were rendered, not only the panel over the last frame).
+    Frame { rendered: bool },
+    /// The mode cannot be drawn on this backend: the state went back to culled; draw again next turn.
+    Retry,
+}
+
+/// The window, its panel and pixel surface, and what the panel shows of the frames.
+pub struct Frontend {
+    surface: Option<Surface>,
+    overlay: Option<Overlay>,
+    gl_timer: GlStageTimer,
+    keymap: Keymap,
+    /// Why frames go through host memory, once CUDA-GL interop failed.
+    pub interop_fallback: Option<String>,
+    pixels_how: String,
+    backend_description: String,
+    backend_note: Option<String>,
+    pub frame_times: FrameTimes,
+    /// The last rendered frame's stats.
+    pub stats: FrameStats,
+    /// The newest whole-frame GPU stages (a frame or two old: GL timestamps arrive late).
+    pub gpu_stages: Vec<PassTime>,
+    /// Actions the panel's widgets asked for, carried out next turn.
+    pub ui_actions: Vec<Action>,
+    /// Panel frames still to draw after input: imgui takes a press and its release in separate frames
+    /// (its input queue trickles), so a click needs a frame after the one that saw it.
+    ui_settle: u8,
+    /// Whether the pixel buffer holds a frame of the current size (picking reads it).
+    rendered: bool,
+    last_shown: Option<Instant>,
+    pub window: Window,
+}
+
+impl Frontend {
+    /// Opens the window (and the panel, unless `opts.overlay` is off) for `rasterizer`.
+    pub fn open(
+        opts: &ViewerOptions,
+        title: &str,
+        rasterizer: &dyn Rasterizer,
+        backend_note: Option<String>,
+    ) -> Result<Frontend, ViewerError> {
+        let window = Window::open(&WindowOptions {
+            size_px: opts.size_px,
+            title: format!("pcv - {title}"),
+            vsync: opts.vsync,
+        })?;
+        let overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
+        Ok(Frontend {
+            surface: None,
+            overlay,
+            gl_timer: GlStageTimer::new(window.gl().clone()),
+            keymap: Keymap::default(),
+            interop_fallback: None,
+            pixels_how: String::new(),
+            backend_description: rasterizer.description(),
+            backend_note,
+            frame_times: FrameTimes::default(),
+            stats: FrameStats::default(),
+            gpu_stages: Vec::new(),
+            ui_actions: Vec::new(),
+            ui_settle: 0,
+            rendered: false,
+            last_shown: None,
+            window,
+        })
+    }
+
+    /// Whether the panel still has frames to draw for the input it saw.
+    pub fn settling(&self) -> bool {
+        !self.ui_actions.is_empty() || self.ui_settle > 0
+    }
+
+    /// Whether the held keys move the camera.
+    pub fn moving(&self) -> bool {
+        self.keymap.held().is_moving()
+    }
+
+    /// Whether picking can read the last frame: one of the framebuffer's current size was rendered.
+    pub fn frame_valid(&self) -> bool {
+        self.rendered
+            && self.surface.as_ref().map(|s| s.pixels.size_px()) == Some(self.window.framebuffer_size_px())
+    }
+
+    /// Waits for events for at most `timeout_s` (`None`: polls only).
+    pub fn wait(&mut self, timeout_s: Option<f64>) {
+        if let Some(t) = timeout_s {
+            self.window.wait_events_timeout(t);
+        }
+    }
+
+    /// This turn's events as actions (the panel's from last turn first, then the window's and the input
+    /// script's `scripted` through the keymap), the held keys, and whether the panel or the window asks
+    /// for a redraw (merged into `need`).
+    pub fn input(&mut self, scripted: Vec<InputEvent>, mouselook: bool, need: &mut Effects) -> TurnInput {
+        let events = self.window.poll_events();
+        let (fb_w, fb_h) = self.window.framebuffer_size_px();
+        let (win_w, win_h) = self.window.window_size();
+        let px_per_coord = Vec2::new(fb_w as f32 / win_w.max(1) as f32, fb_h as f32 / win_h.max(1) as f32);
+        let px_per_coord =
+            if px_per_coord.is_finite() && px_per_coord.x > 0.0 { px_per_coord } else { Vec2::ONE };
+        let mut actions = std::mem::take(&mut self.ui_actions);
+        if self.ui_settle > 0 {
+            self.ui_settle -= 1;
+            need.redraw_ui = true;
+        }
+        for event in &events {
+            if let Some(ov) = self.overlay.as_mut() {
+                ov.handle_event(event);
+                need.redraw_ui = true;
+                self.ui_settle = 2;
+            }
+            match event {
+                WindowEvent::FramebufferSize(..) => need.redraw_scene = true,
+                WindowEvent::Refresh | WindowEvent::Focus(_) | WindowEvent::Iconify(_) => {
+                    need.redraw_ui = true
+                }
+                _ => {}
+            }
+        }
+        let glfw_events = events.iter().filter_map(InputEvent::from_glfw).collect::<Vec<_>>();
+        for ev in glfw_events.into_iter().chain(scripted) {
+            let kctx = KeymapCtx {
+                mouselook,
+                ui_mouse: self.overlay.as_ref().is_some_and(Overlay::wants_mouse),
+                ui_keyboard: self.overlay.as_ref().is_some_and(Overlay::wants_keyboard),
+                px_per_coord,
+                time_s: self.window.time_s(),
+            };
+            actions.extend(self.keymap.handle(&ev, &kctx));
+        }
+        let ui_keyboard = self.overlay.as_ref().is_some_and(Overlay::wants_keyboard);
+        let held = if ui_keyboard { Default::default() } else { self.keymap.held() };
+        TurnInput { actions, held, size_px: (fb_w, fb_h) }
+    }
+
+    /// Mouse-look on or off: the cursor is captured (and the panel told) while on.
+    pub fn set_mouselook(&mut self, on: bool) {
+        self.window.set_mouselook(on);
+        if let Some(ov) = self.overlay.as_mut() {
+            ov.set_mouse_captured(on);
+        }
+    }
+
+    /// Draws a frame of `state` (the points rendered when `render_points`, else the last frame kept),
+    /// with the panel, and takes the screenshots `need` asks for; `mode` is what the points are drawn in.
+    pub fn draw(
+        &mut self,
+        state: &mut AppState,
+        rasterizer: &mut dyn Rasterizer,
+        need: &mut Effects,
+        mode: RenderMode,
+        render_points: bool,
+    ) -> Result<Drawn, ViewerError> {
+        let (fb_w, fb_h) = self.window.framebuffer_size_px();
+        let mut render_points = render_points || !self.rendered;
+        if self.surface.as_ref().map(|s| s.pixels.size_px()) != Some((fb_w, fb_h)) {
+            // The old registration and GL objects go before the new ones are made.
+            drop(self.surface.take());
+            let allow_interop = self.interop_fallback.is_none();
+            let (made, interop_error) =
+                Surface::new(self.window.gl(), fb_w, fb_h, rasterizer, allow_interop)?;
+            if let Some(e) = interop_error {
+                self.interop_fallback =
+                    Some(format!("CUDA could not register the window's pixel buffer ({e})"));
+            }
+            self.pixels_how = pixel_path(&made, self.interop_fallback.as_deref());
+            self.surface = Some(made);
+            render_points = true;
+        }
+        let Some(current) = self.surface.as_mut() else { return Ok(Drawn::Retry) };
+        let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
+        // The GL stages' first timestamp: on the host path before the frame is uploaded into the pixel
+        // buffer; with interop after CUDA's unmap, so that the wait GL makes for CUDA's work (the unmap's
+        // synchronization) falls before it, not into the texture copy.
+        if !current.uses_interop() {
+            self.gl_timer.begin_frame();
+        }
+        if render_points {
+            let frame = FrameParams::of_camera(&state.nav.camera, fb_w, fb_h)
+                .with_mode(mode)
+                .with_look(state.look)
+                .with_spacing(state.spacing_m);
+            self.stats = match current.render(rasterizer, &frame) {
+                // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
+                // chunk at a time): say why and go back to the default mode instead of closing the window.
+                Err(ViewerError::Render(e @ RenderError::ModeUnavailable { .. }))
+                    if state.mode != RenderMode::Culled =>
+                {
+                    state.messages.error(format!("{e}; showing culled"));
+                    state.mode = RenderMode::Culled;
+                    need.redraw_scene = true;
+                    return Ok(Drawn::Retry);
+                }
+                r => r?,
+            };
+            self.rendered = true;
+            if !current.uses_interop() {
+                self.gl_timer.mark("upload");
+            }
+        }
+        if current.uses_interop() {
+            self.gl_timer.begin_frame();
+        }
+        current.pixels.copy_to_texture()?;
+        self.gl_timer.mark("texture");
+        current.pixels.blit()?;
+        self.gl_timer.mark("blit");
+        let screenshot = need.screenshot.take();
+        if screenshot == Some(false) || (screenshot.is_some() && self.overlay.is_none()) {
+            save_screenshot(state, self)?;
+        }
+        if let Some(ov) = self.overlay.as_mut() {
+            let info = FrameInfo {
+                frame_times: &self.frame_times,
+                stats: &self.stats,
+                points: rasterizer.num_points(),
+                size_px: (fb_w, fb_h),
+                backend_name: rasterizer.name(),
+                backend_description: &self.backend_description,
+                backend_note: self.backend_note.as_deref(),
+                pixel_path: &self.pixels_how,
+                gl_renderer: self.window.gl_renderer(),
+                clip_from_world,
+                gpu_stages: &self.gpu_stages,
+            };
+            let dt = self.last_shown.map_or(1.0 / 60.0, |t| t.elapsed().as_secs_f32().min(MAX_DT_S));
+            self.ui_actions = ov.draw(&self.window, dt, state, &info)?;
+            self.gl_timer.mark("panel");
+        }
+        self.gl_timer.end_frame();
+        if render_points {
+            // This frame's CUDA stages and passes with the newest GL stages that have arrived (a frame
+            // or two old: the panel shows them next frame).
+            let cuda = self.surface.as_ref().map(|s| s.cuda_stages.as_slice()).unwrap_or_default();
+            self.gpu_stages = whole_frame_stages(cuda, &self.stats, self.gl_timer.latest());
+        }
+        if screenshot == Some(true) && self.overlay.is_some() {
+            save_screenshot(state, self)?;
+        }
+        Ok(Drawn::Frame { rendered: render_points })
+    }
+
+    /// What the back buffer holds now (the frame just drawn, before the swap).
+    pub fn read_back_buffer(&self) -> Result<Frame, ViewerError> {
+        let (w, h) = self.window.framebuffer_size_px();
+        Ok(read_default_framebuffer(self.window.gl(), w, h)?)
+    }
+
+    /// Shows the frame drawn; `now` is when.
+    pub fn swap(&mut self, now: Instant) {
+        self.window.swap_buffers();
+        self.last_shown = Some(now);
+    }
+}
+
+/// A frame's GPU stages in order: the CUDA map, the render passes (their total), the CUDA unmap, then
+/// the GL stages (upload, texture, blit, panel).
+fn whole_frame_stages(cuda: &[PassTime], stats: &FrameStats, gl: &[PassTime]) -> Vec<PassTime> {
+    let mut out: Vec<PassTime> = cuda.iter().filter(|p| p.name == "map").cloned().collect();
+    out.push(PassTime { name: "passes", ms: stats.total_ms });
+    out.extend(cuda.iter().filter(|p| p.name == "unmap").cloned());
+    out.extend(gl.iter().cloned());
+    out
+}

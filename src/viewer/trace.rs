@@ -1,0 +1,96 @@
+//! `--trace`: one JSON line per frame drawn, for tests and scripted runs — the camera, the controller,
+//! the picked point and the measurement, the layers, the look, the messages, and level of detail's
+//! status.
+use crate::app::capture::pose_args;
+use crate::app::pick::{distance, PickedPoint};
+use crate::app::state::AppState;
+use crate::lod::LodScene;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The open trace file.
+pub struct Trace {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl Trace {
+    /// Creates `path` (`None`: no trace).
+    pub fn create(path: Option<&PathBuf>) -> Result<Option<Trace>, super::ViewerError> {
+        let Some(p) = path else { return Ok(None) };
+        let file = std::fs::File::create(p)
+            .map_err(|source| super::ViewerError::Trace { path: p.clone(), source })?;
+        Ok(Some(Trace { path: p.clone(), out: std::io::BufWriter::new(file) }))
+    }
+
+    /// Writes frame `frame`'s line (`rendered`: it rendered the points; `points`: how many are uploaded).
+    pub fn write(
+        &mut self,
+        s: &AppState,
+        frame: u64,
+        rendered: bool,
+        points: u64,
+        lod: Option<&LodScene>,
+    ) -> Result<(), super::ViewerError> {
+        let mut line = trace_line(s, frame, rendered, points);
+        if let Some(l) = lod {
+            let st = l.status();
+            line["lod"] = serde_json::json!({
+                "complete": st.complete, "selected_nodes": st.selected_nodes, "drawn_nodes": st.drawn_nodes,
+                "drawn_points": st.drawn_points, "resident_points": st.resident_points, "loading": st.loading,
+                "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
+            });
+        }
+        writeln!(self.out, "{line}")
+            .and_then(|_| self.out.flush())
+            .map_err(|source| super::ViewerError::Trace { path: self.path.clone(), source })
+    }
+}
+
+/// One `--trace` line: what a test needs to know about the frame just drawn.
+fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_json::Value {
+    let point = |p: &PickedPoint| {
+        serde_json::json!({
+            "file": [p.file.x, p.file.y, p.file.z],
+            "local": [p.local.x, p.local.y, p.local.z],
+            "index": p.index,
+            "source": p.source.as_ref().map(|s| s.0.clone()),
+            "intensity": p.intensity,
+            "classification": p.classification,
+            "rgb": p.rgb,
+            "snapped": p.snapped,
+        })
+    };
+    let measure = match s.measure.points.as_slice() {
+        [a, b] => {
+            let d = distance(a, b, s.nav.camera.up.vector());
+            serde_json::json!({"total_m": d.total_m, "horizontal_m": d.horizontal_m, "vertical_m": d.vertical_m})
+        }
+        _ => serde_json::Value::Null,
+    };
+    serde_json::json!({
+        "frame": frame,
+        "rendered": rendered,
+        "camera": pose_args(&s.nav.camera, s.layers.cloud.origin),
+        "eye_local": s.nav.camera.pose.eye.to_array(),
+        "yaw_deg": s.nav.camera.pose.yaw_rad.to_degrees(),
+        "pitch_deg": s.nav.camera.pose.pitch_rad.to_degrees(),
+        "up": s.nav.camera.up.name(),
+        "controller": s.nav.active.name(),
+        "mouselook": s.mouselook,
+        "pivot": s.nav.pivot().map(|p| p.to_array()),
+        "picked": s.picked.as_ref().map(point),
+        "measure": measure,
+        "layers": s.layers.layers.iter().map(|l| serde_json::json!({"label": l.label, "points": l.points.end - l.points.start, "visible": l.visible})).collect::<Vec<_>>(),
+        "points": points,
+        "mode": s.mode.name(),
+        "point_size": s.look.point_size.to_string(),
+        "edl": s.look.edl.map(|e| [e.strength, e.radius_px]),
+        "background": s.look.background.to_string(),
+        "color": s.color_mode.name(),
+        "loading": s.loader.is_some(),
+        "help": s.ui.help,
+        "panel": s.ui.panel,
+        "messages": s.messages.list.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
+    })
+}
