@@ -4,9 +4,9 @@ does not): `Range: bytes=A-B`, `bytes=A-` and `bytes=-N` get 206 Partial Content
 Content-Length and an ETag (size and mtime); no Range gets the whole file (200); HEAD works; a range
 past the end gets 416. HTTP/1.1 with keep-alive and one thread a connection, so pcv's pooled agent
 fetches several nodes at once. For `pcv URL` flights on a machine with no outside network
-(scripts/gpu-lod.sh, PCV_LOD_HTTP=1) and by hand:
+(scripts/gpu.sh lod, PCV_LOD_HTTP=1) and by hand:
 
-    scripts/range-server.py DIR [--port 0] [--port-file F]
+    scripts/gpu/range-server.py DIR [--port 0] [--port-file F]
 
 Binds 127.0.0.1 only. With --port 0 (the default) the kernel picks a free port; it is printed on the
 first line of stdout ("serving DIR on http://127.0.0.1:PORT/") and written to --port-file.

@@ -2,9 +2,10 @@
 """Writes a large, real-looking aerial lidar tile as LAS 1.2 (point format 2) with numpy, fast enough for
 hundreds of millions of points: rolling terrain, box buildings with flat roofs, round tree crowns,
 RGB from the kind of surface, intensity, ASPRS classes (2 ground, 5 high vegetation, 6 building).
-Used on the GPU machine for benchmarks of loaded files (pcv's own demo data writers cover small files).
+Used on the GPU machine (scripts/gpu.sh looks, copc, lod-copc) for benchmarks of loaded files (pcv's own
+demo data writers cover small files).
 
-Usage: gpu-terrain-las.py OUT.las POINTS [--size-m 1000] [--seed 1] [--jobs N]
+Usage: scripts/gpu/terrain-las.py OUT.las POINTS [--size-m 1000] [--seed 1] [--jobs N]
 
 --jobs N > 1 writes pieces of 4M points in N processes, each from its own generator (seed, piece): other
 points than the sequential default, as real-looking, and N times faster.
