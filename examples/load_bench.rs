@@ -23,7 +23,7 @@
 //!            as LAS and LAZ: real data's statistics at a size worth timing)
 //!        --rgb8: 8-bit colors stored × 257 (as most LAS files hold 8-bit camera colour) instead of 16-bit
 //!            ones whose low byte is noise to LAZ (the LAZ file is ~26 % smaller and decodes 6–9 % faster on
-//!            2 cores: results/2026-12-02-s15-laz-2core.md);
+//!            2 cores: results/2026-12-02-s15-laz-2core/2026-12-02-s15-laz-2core.md);
 //!        --laz-decoder pcv|laz: LAZ formats 0–3 and 6–8 by pcv's decoders (the default) or the `laz` crate's.
 //! `PCV_BENCH_ONLY=decode|device|load` times only that column; `PCV_BENCH_RUNS=1` also prints every
 //! run's rate and CPU seconds; `PCV_BENCH_MAX_POINTS=N` makes the device stream a subsample of N (as

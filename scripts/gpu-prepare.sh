@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
 # Prepares a run on the GPU machine (the device tool): builds here, gathers what must travel into the
-# git-ignored folder .gpu/, and prints the device `run` arguments.
+# git-ignored folder .gpu/, and prints the device `run` arguments of scripts/gpu.sh's scenarios.
 #
-#   .gpu/bin/pcv                  the release binary (stripped)
+#   .gpu/bin/pcv                  the release binary (stripped; the kernels embedded: PCV_REQUIRE_KERNELS=1)
 #   .gpu/bin/<test>               every integration/unit test binary of `cargo test --release` (stripped)
-#   .gpu/bin/checks.sh            the headless checks: CUDA-vs-CPU and PTX tests, `pcv render` cuda vs cpu
+#   .gpu/bin/build-paths          the path the test binaries run pcv at (CARGO_BIN_EXE_pcv, fixed when
+#                                 they are built): `gpu.sh checks` links it to .gpu/bin/pcv there
+#   .gpu/ex/load_bench, demo_data, external_bench   the examples the scenarios run (load-bench, laz,
+#                                 multi-stream; nav; python)
+#   .gpu/data/                    autzen_trim.las and autzen_trim_7.las (PDAL's test data) from /tmp/real,
+#                                 when there (scenario laz)
+#   .gpu/py/                      with --python: the abi3 wheel (maturin) and pytest's wheels (scenario python)
 #   .gpu/start-x.sh               Xvfb + NVIDIA GLX for windowed runs (from ../shared/gpu-machine)
 #   .gpu/seed_numba_bench.py      the prototype's kernels, as a peer benchmark (from ../shared/peers)
 #   .gpu/gl, .gpu/x               Debian packages (libglvnd; Xvfb + Mesa), fetched once by fetch-debs.sh
 #
-# Usage: scripts/gpu-prepare.sh [--headless | --windowed]
-#   --headless (default)  the run carries .gpu/gl and .gpu/bin only (the X bundle, 46 MB, stays here)
-#   --windowed            the run carries all of .gpu (X bundle included): keep the binaries small
-# Everything carried must stay under the device tool's 64 MiB.
+# Usage: scripts/gpu-prepare.sh [--headless | --windowed] [--python]
+#   --headless (default)  the run printed first is `bash scripts/gpu.sh checks`, carrying .gpu/gl and
+#                         .gpu/bin (the X bundle, 46 MB, stays here)
+#   --windowed            the run printed first is `bash scripts/gpu.sh window`, carrying the X bundle and
+#                         .gpu/bin/pcv only
+#   --python              also builds the Python module's wheel into .gpu/py (maturin) and downloads
+#                         pytest's wheels into .gpu/py/wheels (pip), for `gpu.sh python`
+# Then every scenario's run arguments follow (bash scripts/gpu.sh list says what each does). Everything
+# carried must stay under the device tool's 64 MiB with the source tree: carry single files of .gpu/bin
+# (as the scenarios' lines do) rather than the whole folder where it is large.
 set -euo pipefail
 mode=headless
+python=0
 for a in "$@"; do
   case "$a" in
     --headless) mode=headless ;;
     --windowed) mode=windowed ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --python) python=1 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "gpu-prepare: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -27,9 +41,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 shared="$root/../shared"
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+# The GPU machine has no nvcc: a build without the kernels must fail here, not there.
+export PCV_REQUIRE_KERNELS=1
 
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
-mkdir -p .gpu/bin
+mkdir -p .gpu/bin .gpu/ex
 if [ ! -d .gpu/gl ] || [ -z "$(ls .gpu/gl/*.deb 2>/dev/null)" ]; then
   echo "gpu-prepare: fetching the GL/X packages (.gpu/gl, .gpu/x)"
   "$shared/gpu-machine/fetch-debs.sh"
@@ -37,8 +52,9 @@ fi
 cp "$shared/gpu-machine/start-x.sh" .gpu/start-x.sh
 cp "$shared/peers/seed_numba_bench.py" .gpu/seed_numba_bench.py
 
-echo "gpu-prepare: cargo build --release"
-cargo build --release
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+echo "gpu-prepare: cargo build --release (pcv and the examples load_bench, demo_data, external_bench)"
+cargo build --release --bin pcv --example load_bench --example demo_data --example external_bench
 echo "gpu-prepare: cargo test --release --no-run"
 # Each test executable is a compiler-artifact message with a non-null "executable" and profile.test.
 tests=$(cargo test --release --no-run --message-format=json 2>/dev/null \
@@ -56,72 +72,44 @@ for line in sys.stdin:
 ')
 [ -n "$tests" ] || { echo "gpu-prepare: cargo reported no test executables" >&2; exit 1; }
 
-rm -f .gpu/bin/*
-install -m 755 target/release/pcv .gpu/bin/pcv
+rm -f .gpu/bin/* .gpu/ex/*
+install -m 755 "$target_dir/release/pcv" .gpu/bin/pcv
 while read -r name exe; do
   install -m 755 "$exe" ".gpu/bin/$name"
 done <<<"$tests"
-strip .gpu/bin/* 2>/dev/null || true
+for e in load_bench demo_data external_bench; do install -m 755 "$target_dir/release/examples/$e" .gpu/ex/; done
+strip .gpu/bin/* .gpu/ex/* 2>/dev/null || true
+# Tests that spawn pcv (env!("CARGO_BIN_EXE_pcv"): tests/lod.rs and others) run it at this path.
+echo "pcv=$target_dir/release/pcv" > .gpu/bin/build-paths
 
-# The headless checks, run there from the checkout's root: logs go to $OUT (at most 8 files come back).
-cat > .gpu/bin/checks.sh <<'EOF'
-#!/bin/bash
-# Headless checks on the GPU machine, from the checkout's root: bash .gpu/bin/checks.sh
-# Logs go to $OUT (at most 8 files come back): env.log ptx.log cuda_vs_cpu.log memcheck.log render.log
-# cuda.png cpu.png. Exit status 0 when every check passed.
-set -u
-out=${OUT:-/tmp/pcv-out}; mkdir -p "$out"
-for f in .gpu/gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-export PCV_REQUIRE_KERNELS=1 PCV_REQUIRE_CUDA=1 PCV_REQUIRE_GL=1
-rc=0
-step() { local name=$1; shift; echo "== $name: $*"; "$@"; local r=$?; echo "== $name: exit $r"; [ $r = 0 ] || rc=1; }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; .gpu/bin/pcv --version; } >"$out/env.log" 2>&1
-step ptx .gpu/bin/ptx --nocapture >"$out/ptx.log" 2>&1
-step cuda_vs_cpu .gpu/bin/cuda_vs_cpu --test-threads=1 --nocapture >"$out/cuda_vs_cpu.log" 2>&1
-# Out-of-bounds and misaligned accesses of the kernels, on the smaller tests. API errors are not reported:
-# the error-path test provokes some on purpose (a PTX .version 99.9 refused) and checks each result itself.
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-if [ -n "$cs" ]; then
-  step memcheck "$cs" --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 \
-    .gpu/bin/cuda_vs_cpu --test-threads=1 \
-    host_points errors device_target >"$out/memcheck.log" 2>&1
-else
-  echo "compute-sanitizer not found" >"$out/memcheck.log"
+if ls /tmp/real/autzen_trim.las /tmp/real/autzen_trim_7.las >/dev/null 2>&1; then
+  mkdir -p .gpu/data
+  install -m 644 /tmp/real/autzen_trim.las /tmp/real/autzen_trim_7.las .gpu/data/
 fi
-{
-  pose=${PCV_POSE:--3,0,0,0,0}
-  for b in cuda cpu; do
-    step "render-$b" .gpu/bin/pcv render --backend $b --points 10M --seed 1 --size 1920x1080 --camera="$pose" -o "$out/$b.png"
-  done
-  python3 - "$out/cuda.png" "$out/cpu.png" <<'PY'
-import sys
-import numpy as np
-from PIL import Image
-a, b = (np.asarray(Image.open(p).convert("RGBA")).astype(np.int64) for p in sys.argv[1:3])
-differ = np.any(a != b, axis=-1)
-covered = np.any(b[..., :3] != 0, axis=-1)
-print(f"cuda vs cpu png: {a.shape[1]}x{a.shape[0]}, {int(covered.sum())} non-black pixels on cpu, "
-      f"{int(differ.sum())} pixels differ ({100.0 * differ.sum() / differ.size:.4f}%)")
-PY
-} >"$out/render.log" 2>&1
-cat "$out"/env.log; grep -hE "^== |test result|panicked|ERROR SUMMARY|differ \(" "$out"/*.log
-echo "checks: exit $rc"
-exit $rc
-EOF
-chmod 755 .gpu/bin/checks.sh
+
+if [ "$python" = 1 ]; then
+  echo "gpu-prepare: the Python wheel (maturin) and pytest's wheels into .gpu/py"
+  rm -rf .gpu/py && mkdir -p .gpu/py/wheels
+  # maturin from scripts/test-python.sh's venv when it has one, else from PATH.
+  if "$root/.tools/py-venv/bin/python" -m maturin --version >/dev/null 2>&1; then
+    "$root/.tools/py-venv/bin/python" -m maturin build --release -m py/Cargo.toml -o .gpu/py
+  else
+    maturin build --release -m py/Cargo.toml -o .gpu/py
+  fi
+  python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform any -d .gpu/py/wheels pytest
+fi
 
 echo
-du -sh .gpu/bin .gpu/gl .gpu/x 2>/dev/null || true
-ls -la .gpu/bin
+du -sh .gpu/bin .gpu/ex .gpu/data .gpu/py .gpu/gl .gpu/x 2>/dev/null || true
+ls -la .gpu/bin .gpu/ex
 if [ "$mode" = headless ]; then
-  total=$(du -sm .gpu/bin .gpu/gl .gpu/start-x.sh .gpu/seed_numba_bench.py | awk '{s+=$1} END {print s}')
-  carry='[".gpu/gl", ".gpu/bin", ".gpu/start-x.sh", ".gpu/seed_numba_bench.py"]'
-  cmd='bash .gpu/bin/checks.sh'
+  total=$(du -sm .gpu/bin .gpu/gl | awk '{s+=$1} END {print s}')
+  carry='[".gpu/gl", ".gpu/bin"]'
+  cmd='bash scripts/gpu.sh checks'
 else
-  total=$(du -sm .gpu | awk '{print $1}')
-  carry='[".gpu"]'
-  cmd='source .gpu/start-x.sh && .gpu/bin/pcv --frames 100 --screenshot $OUT/shot.png'
+  total=$(du -sm .gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv | awk '{s+=$1} END {print s}')
+  carry='[".gpu/gl", ".gpu/x", ".gpu/start-x.sh", ".gpu/bin/pcv"]'
+  cmd='bash scripts/gpu.sh window'
 fi
 echo
 echo "gpu-prepare: $mode run, about ${total} MiB carried (limit 64 MiB with the source tree)"
@@ -129,3 +117,6 @@ echo "gpu-prepare: $mode run, about ${total} MiB carried (limit 64 MiB with the 
 echo "device run arguments:"
 echo "  carry:   $carry"
 echo "  command: $cmd"
+echo
+echo "every scenario (command: bash scripts/gpu.sh NAME; timeout_s 600; bash scripts/gpu.sh list for what each does):"
+bash scripts/gpu.sh list --run

@@ -1,7 +1,7 @@
 """The module on the CUDA backend, with device arrays from CuPy, PyTorch, Numba and JAX: each is read
 where it is (no host copy, no device copy), gives the same image as the numpy input on the CPU backend,
 frames go to PyTorch and CuPy in place, and a producer's pending kernel is finished before pcv reads.
-Skips (saying why) without CUDA or without the library in question; scripts/gpu-python.sh runs it on
+Skips (saying why) without CUDA or without the library in question; scripts/gpu.sh python runs it on
 the GPU machine."""
 import os
 import resource

@@ -766,7 +766,7 @@ pub(crate) fn laz_crate_pieces(
 /// the core's L2 cache (512 KiB on the Zen 3 dev box) between the decoder writing them and
 /// [`push_las_records`] reading them; 16384 (~560 KiB) spilled to L3, half of the conversion's time was
 /// those reads, and the stream evicted the decoder's models: 2048 measured 2–3 % less CPU for the decode
-/// and conversion of formats 3 and 7, 512–4096 within ~1.5 % of it (results/2026-12-01-laz-pipeline-2core-s10.md).
+/// and conversion of formats 3 and 7, 512–4096 within ~1.5 % of it (results/2026-12-01-s10-merge-draw-laz-pieces/2026-12-01-laz-pipeline-2core-s10.md).
 pub(crate) const LAZ_PIECE_POINTS: usize = 1 << 11;
 
 impl ChunkSource for LasSource<'_> {

@@ -17,8 +17,8 @@
 //! L1 holds, and the table and distribution loads are on the symbol chain): table entries are bytes
 //! for models of up to 256 symbols (all but the GPS time multiplier models), and each symbol's
 //! cumulative frequency sits beside its count, 16 bits each, so that a symbol's decoding mostly touches
-//! one line of each (results/2026-12-01-laz-decoder-2core-s7.md: ~40 % fewer L1 misses; 16-bit halves:
-//! results/2026-12-02-laz14-s14.md).
+//! one line of each (results/2026-12-01-s7-word-draw-laz-models/2026-12-01-laz-decoder-2core-s7.md: ~40 % fewer L1 misses; 16-bit halves:
+//! results/2026-12-02-s14-new-host-checks/2026-12-02-laz14-s14.md).
 //!
 //! Damaged data never panics: a read past the chunk's end feeds zero bytes and sets `bad`, and a quotient
 //! outside the table (which makes the `laz` crate panic, i.e. fail) sets `bad` too; callers check `bad`
@@ -427,7 +427,7 @@ struct Dc {
 /// mispredicted branch with the most-probable-symbol check: ~1.6 a point in cachegrind's model).
 /// In-process A/B against 4 per symbol: format 3 0.967–0.989, format 7 0.948–0.978 (+0.15 % instructions);
 /// 16 per symbol or 8 up to 128 symbols measured no better, 8 for every model worse (+1.8 %
-/// instructions, format 3 1.004–1.027: the 256-symbol models' 2 KiB tables) (results/2026-12-02-laz13-s13.md).
+/// instructions, format 3 1.004–1.027: the 256-symbol models' 2 KiB tables) (results/2026-12-02-s13-laz-tables-cpu-stores/2026-12-02-laz13-s13.md).
 const FINE_TABLE_SYMBOLS: usize = 64;
 
 /// Spare table entries past the end: `update` writes 8 entries at a time.
@@ -442,7 +442,7 @@ const WIDE_UPDATE_SYMBOLS: usize = 64;
 /// 3/8 (where two symbols hold that much, the last). The check's multiplication replaces the
 /// division and the table loads on the symbol's chain where it hits, and costs a mispredicted branch
 /// where it misses: 3/8 measured ~2 % less CPU than 5/8 for format 3 (no change for format 7), 2/8
-/// and 6/8 more (results/2026-12-01-laz-decoder-2core-s9.md).
+/// and 6/8 more (results/2026-12-01-s9-cover-mask-laz/2026-12-01-laz-decoder-2core-s9.md).
 const MPS_SHARE: u32 = 3 << 12;
 
 impl<T: Entry> Model<T> {

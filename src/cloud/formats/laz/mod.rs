@@ -1,9 +1,9 @@
 //! pcv's own LAZ chunk decoder for the point-wise compression of point formats 0–3 (LAS 1.0–1.3
 //! items Point10, GpsTime, RGB12 and Byte, all version 2: what LASzip and `laz` write for them):
-//! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-laz-decoder-2core.md,
-//! results/2026-12-01-laz-decoder-2core.md).
+//! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-2core/2026-11-30-laz-decoder-2core.md,
+//! results/2026-12-01-s4-copc-1b/2026-12-01-laz-decoder-2core.md).
 //! The layered compression of formats 6–8 (Point14, RGB14, RGBNIR14, Byte14, version 3) has its own
-//! decoder in `layered` (each layer its own stream; results/2026-12-01-laz-decoder-2core-s5.md).
+//! decoder in `layered` (each layer its own stream; results/2026-12-01-s5-copc-convert-laz/2026-12-01-laz-decoder-2core-s5.md).
 //! Other item sets (version 1 items, wave packets, version 4 layered items) are left to `laz`
 //! ([`Items::of`] and [`layout_of`] say which).
 //!
