@@ -2,7 +2,7 @@
 # Installs what pcv needs to build and test on Debian 12 / Ubuntu 24.04 (root or sudo), idempotently:
 #   - apt: a C toolchain, cmake and the X11 -dev headers (GLFW 3.4 is built from source by the glfw crate),
 #     Mesa (software GL for the window tests), Xvfb and xauth (a virtual display), curl
-#   - Rust (rustup, stable) when cargo is missing
+#   - Rust (rustup, stable) when cargo is missing, with rustfmt and clippy
 #   - the CUDA compiler from PyPI (nvidia-cuda-nvcc 13.0.* with nvidia-nvvm pinned to the same release, so the
 #     PTX stays at .version <= 9.0 and loads on driver 580) into .tools/cuda, unless NVCC or CUDA_PATH names one
 #     or PCV_NO_NVCC=1. build.rs finds it there.
@@ -32,6 +32,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   }
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
+# rustfmt and clippy: CI checks the formatting and the lints (.ci/run).
+for tool in rustfmt clippy; do
+  if ! cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1 && command -v rustup >/dev/null 2>&1; then
+    echo "setup: adding the Rust component $tool"
+    rustup component add "$tool" >/dev/null
+  fi
+done
 
 # The CUDA compiler. A user's own toolkit wins (NVCC, CUDA_PATH/CUDA_HOME, nvcc on PATH).
 if [ "${PCV_NO_NVCC:-0}" != 1 ] && [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ] && [ -z "${CUDA_HOME:-}" ] \

@@ -5,7 +5,8 @@
 //! - CPU (always): `vis_strided` + `ext_resolve` over (N, 3), (N, 4), reversed rows and every colour
 //!   format draw exactly the image that `CpuRasterizer` draws of the same points uploaded; the bounds
 //!   pass finds the box of the finite points; `depth_out` is each pixel's depth bits.
-//! - CUDA (skips, saying why, without a GPU; `PCV_REQUIRE_CUDA=1` makes that a failure):
+//! - CUDA (`#[ignore]`d: reported as ignored without a GPU, run with `--include-ignored` on the GPU
+//!   machine, where `PCV_REQUIRE_CUDA=1` makes a missing GPU a failure):
 //!   `CudaRasterizer::render_external` of device copies of the same arrays equals the twin's image, the
 //!   bounds match, `depth_to_device` equals `depth_out`, and the errors: a host pointer, a span past its
 //!   allocation, a mode other than `vis`.
@@ -189,6 +190,7 @@ fn cuda_or_skip(test: &str) -> Option<CudaRasterizer> {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn kernels_equal_the_twin_for_every_layout() {
     let Some(mut cuda) = cuda_or_skip("external kernels") else { return };
     let (pos, col) = points(20_000);
@@ -237,6 +239,7 @@ fn kernels_equal_the_twin_for_every_layout() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn device_errors_name_the_argument() {
     let Some(mut cuda) = cuda_or_skip("external errors") else { return };
     let (pos, _) = points(1000);

@@ -113,7 +113,7 @@ macro_rules! kernels {
             ///
             /// # Safety
             $(#[$doc])*
-            #[allow(clippy::too_many_arguments)]
+            #[allow(clippy::too_many_arguments, reason = "one argument per kernel parameter, as the .cu file declares them")]
             pub unsafe fn $fname(table: &KernelTable, stream: &CudaStream, $($arg: $ty),*) -> Result<(), RenderError> {
                 let func = table.get(Kernel::$variant);
                 let blocks = $rule(func, $n);
