@@ -224,7 +224,7 @@ impl Session {
     /// The look for the shown cloud with `overrides` (the prototype's for the built-in scene, adaptive
     /// points and eye-dome lighting for files).
     pub fn look(&self, overrides: &LookOverrides) -> Look {
-        Look::for_cloud(self.cloud.scene.is_some(), overrides)
+        Look::for_cloud(self.cloud.scene().is_some(), overrides)
     }
 
     /// The shown cloud's point spacing, for adaptive point sizes (level of detail: the placeholder's;

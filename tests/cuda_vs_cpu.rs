@@ -385,7 +385,7 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
             r.upload_in_order(sorted.clone());
             (groups, who, r)
         });
-    let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene.is_some());
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene().is_some());
     for (name, pose) in poses {
         camera.pose = *pose;
         for &(w, h) in SIZES {

@@ -721,7 +721,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert_eq!((plan.declared, plan.planned_points()), (220_000, 220_000));
     let mut cloud = device::cloud(plan);
     assert!(cloud.is_device_only() && cloud.is_lazy_scene() && cloud.points.is_empty());
-    let d = cloud.device.clone().unwrap();
+    let d = cloud.files().cloned().unwrap();
     let mut got = Vec::new();
     let sent = device::stream_files(&d, &mut |p| {
         got.extend_from_slice(p);
@@ -765,7 +765,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     let sub = cloud.host_points(false);
     assert_eq!(sub.len(), 10_000);
     // The points left out were read: the progress counts all of them, as the load's rate does.
-    let p = cloud.device.as_ref().unwrap().progress.snapshot();
+    let p = cloud.files().unwrap().progress.snapshot();
     assert_eq!((p.points_done, p.points_total), (220_000, 220_000));
     let from_b = sub
         .iter()
@@ -800,7 +800,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     let _ = cloud.host_points(false);
     let note = device::finish(&mut cloud, true).expect("a note");
     assert!(note.contains("z.las") && note.contains("intensity"), "{note}");
-    assert!(matches!(cloud.device.as_ref().unwrap().color(), ColorSpec::Intensity { .. }));
+    assert!(matches!(cloud.files().unwrap().color(), ColorSpec::Intensity { .. }));
     assert!(cloud.host_points(false).iter().any(|p| p.rgba != [0, 0, 0, 255]));
 }
 

@@ -171,7 +171,10 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
 #[pyfunction]
 #[pyo3(signature = (points, colors=None, *, camera=None, size=(1280, 720), mode="vis", point_size=None, edl=None,
                     background="black", spacing=None, depth=false, backend="auto", out=None))]
-#[expect(clippy::too_many_arguments, reason = "pcv.render's keyword arguments, one Rust parameter each (PyO3)")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "pcv.render's keyword arguments, one Rust parameter each (PyO3)"
+)]
 fn render<'py>(
     py: Python<'py>,
     points: &Bound<'py, PyAny>,

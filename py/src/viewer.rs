@@ -82,7 +82,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// What keeps device arrays alive while the window draws them: their Python objects or capsules.
-struct Owners(#[expect(dead_code, reason = "held, never read: dropping it releases the arrays")] Vec<Py<PyAny>>);
+struct Owners(
+    #[expect(dead_code, reason = "held, never read: dropping it releases the arrays")] Vec<Py<PyAny>>,
+);
 
 impl Viewer {
     /// Reads `points`/`colors` for the running window: a set to send.
@@ -208,7 +210,10 @@ impl Viewer {
     #[new]
     #[pyo3(signature = (size=(1280, 720), *, camera=None, mode="vis", point_size=None, edl=None, background="gradient",
                         spacing=None, backend="auto", vsync=true, panel=true))]
-    #[expect(clippy::too_many_arguments, reason = "pcv.Viewer's keyword arguments, one Rust parameter each (PyO3)")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "pcv.Viewer's keyword arguments, one Rust parameter each (PyO3)"
+    )]
     fn new(
         size: (u32, u32),
         camera: Option<Bound<'_, Camera>>,

@@ -130,7 +130,7 @@ impl Layers {
         let Some(first) = new.next() else { return attributes::current_mode(&self.cloud) };
         let previous = std::mem::take(&mut self.layers);
         let mut keep_visibility = previous.clone();
-        let mut base = if replace || self.cloud.scene.is_some() {
+        let mut base = if replace || self.cloud.scene().is_some() {
             keep_visibility.clear();
             first
         } else {
@@ -200,7 +200,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         bounds,
         origin: base.origin,
         label: format!("{}, {}", base.label, other.label),
-        scene: None,
+        source: crate::cloud::CloudSource::Host,
         attributes: Some(Arc::new(Attributes {
             intensity: join_f32(&a.intensity, &b.intensity),
             classification,
@@ -210,7 +210,6 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
             loaded_rgba: None,
             color_note: None,
         })),
-        device: None,
     }
 }
 
@@ -301,7 +300,7 @@ mod tests {
         let shown =
             l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Rgb, "a.ply has no intensity");
-        assert!(l.editable() && l.cloud.scene.is_none());
+        assert!(l.editable() && l.cloud.scene().is_none());
         let shown =
             l.add(vec![file("b.ply", DVec3::ZERO, &[2.0], true)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Intensity);

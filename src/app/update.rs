@@ -404,7 +404,7 @@ fn poll_loader(s: &mut AppState) -> Effects {
     if clouds.is_empty() {
         return Effects::ui();
     }
-    let was_builtin = s.layers.cloud.scene.is_some();
+    let was_builtin = s.layers.cloud.scene().is_some();
     s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
     s.spacing_m = crate::cloud::spacing::estimate(&s.layers.cloud);
     if was_builtin && s.look == crate::render::look::Look::PLAIN {

@@ -273,7 +273,7 @@ pub const THIN_RATIO: f32 = 0.25;
 pub fn auto_up(cloud: &PointCloud, box_: &Bounds) -> AutoUp {
     let z = |reason: String| AutoUp { axis: UpAxis::PosZ, reason };
     let Some(attrs) = cloud.attributes.as_ref().filter(|a| !a.sources.is_empty()) else {
-        return z(if cloud.scene.is_some() {
+        return z(if cloud.scene().is_some() {
             "the built-in scene is z-up".into()
         } else {
             "no file: z".into()

@@ -114,7 +114,7 @@ impl Camera {
                 (a.axis, UpReason(format!("{} (auto: {})", a.axis, a.reason)))
             }
         };
-        let mut cam = if cloud.scene.is_some() {
+        let mut cam = if cloud.scene().is_some() {
             Camera::builtin(cloud.bounds)
         } else {
             Camera::framed(cloud.bounds, frame_box, up, opts.aspect)
@@ -438,7 +438,7 @@ mod tests {
             DVec3::new(500_000.0, 4_000_000.0, 100.0),
             "t",
         );
-        cloud.scene = None;
+        cloud.source = crate::cloud::CloudSource::Host;
         let arg = PoseArg::parse("500001,4000002,103,10,-20").unwrap();
         let file = Camera::start(
             &cloud,

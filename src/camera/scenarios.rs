@@ -41,7 +41,7 @@ pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
         yaw_rad: if along_x { 0.0 } else { std::f32::consts::FRAC_PI_2 },
         pitch_rad: -0.05,
     };
-    let inside = match cloud.scene {
+    let inside = match cloud.scene() {
         Some(s) => {
             let c = crate::cloud::scene::cylinders(s.seed)[0];
             let axis = glam::Vec3::from_array(c.axis_z).normalize_or_zero();

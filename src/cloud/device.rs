@@ -193,9 +193,8 @@ pub fn cloud(files: DeviceFiles) -> PointCloud {
         bounds,
         origin: files.origin,
         label,
-        scene: None,
+        source: crate::cloud::CloudSource::Files(Arc::new(files)),
         attributes: None,
-        device: Some(Arc::new(files)),
     }
 }
 
@@ -204,7 +203,7 @@ pub fn cloud(files: DeviceFiles) -> PointCloud {
 /// the files' colors carry nothing and `auto` asks for the automatic choice — the caller then uploads
 /// again, since the device's colors change.
 pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
-    let files = cloud.device.clone()?;
+    let files = cloud.files().cloned()?;
     let s = files.streamed.lock().ok()?.clone()?;
     cloud.bounds = s.bounds.to_local(files.origin);
     let mode = files.color().mode();
@@ -254,7 +253,7 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
 /// Sets the colors the next upload of a device-only `cloud` streams (`--color`): only modes computed
 /// from what the files hold per point.
 pub fn set_color(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), String> {
-    let Some(files) = cloud.device.clone() else { return Err("not a device-only cloud".into()) };
+    let Some(files) = cloud.files().cloned() else { return Err("not a device-only cloud".into()) };
     let s = files.streamed.lock().map_err(|e| e.to_string())?.clone().unwrap_or_default();
     let z = if cloud.bounds.is_empty() { (0.0, 0.0) } else { (cloud.bounds.min.z, cloud.bounds.max.z) };
     let spec = match mode {

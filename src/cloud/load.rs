@@ -455,7 +455,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         bounds,
         origin,
         label,
-        scene: None,
+        source: crate::cloud::CloudSource::Host,
         attributes: Some(Arc::new(Attributes {
             intensity,
             classification,
@@ -465,7 +465,6 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             loaded_rgba: None,
             color_note: None,
         })),
-        device: None,
     }
 }
 

@@ -92,16 +92,25 @@ pub struct PointCloud {
     pub origin: DVec3,
     /// What the points are, for the overlay and reports.
     pub label: String,
-    /// For the built-in scene: its parameters. The camera then starts at the prototype's pose, and a
-    /// scene whose `points` are empty is *lazy*: each backend makes the points itself (the CUDA backend
-    /// with its scene kernel, on the device, without a host copy).
-    pub scene: Option<SceneSpec>,
+    /// What the points are: host points, the built-in scene, or files a backend streams.
+    pub source: CloudSource,
     /// What loaded files held besides positions and colors (intensity, classification, per-file
     /// spans) and the color mode shown; `None` for the built-in scene and clouds made in code.
     pub attributes: Option<Arc<attributes::Attributes>>,
-    /// For files streamed to a device ([`device`]): where the points come from; `points` is then empty
-    /// and the backend decodes the files into its own memory.
-    pub device: Option<Arc<device::DeviceFiles>>,
+}
+
+/// What a cloud's points are, and where they are when `points` does not hold them.
+#[derive(Clone, Debug)]
+pub enum CloudSource {
+    /// Loaded files or points made in code, in `points`.
+    Host,
+    /// The built-in scene of this size and seed. The camera starts at the prototype's pose; with
+    /// `points` empty the scene is *lazy*: each backend makes the points itself (the CUDA backend with
+    /// its scene kernel, on the device, without a host copy).
+    Scene(SceneSpec),
+    /// Files streamed to a device ([`device`]): `points` stays empty and the backend decodes the files
+    /// into its own memory.
+    Files(Arc<device::DeviceFiles>),
 }
 
 /// The built-in scene's size and seed.
@@ -119,16 +128,31 @@ impl PointCloud {
             bounds,
             origin,
             label: label.into(),
-            scene: None,
+            source: CloudSource::Host,
             attributes: None,
-            device: None,
+        }
+    }
+
+    /// The built-in scene's size and seed, if this is the built-in scene (its points made or not).
+    pub fn scene(&self) -> Option<SceneSpec> {
+        match self.source {
+            CloudSource::Scene(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The files a backend streams, if this cloud is streamed to a device.
+    pub fn files(&self) -> Option<&Arc<device::DeviceFiles>> {
+        match &self.source {
+            CloudSource::Files(f) => Some(f),
+            _ => None,
         }
     }
 
     /// Number of points, also for a lazy scene whose points are not made yet and for files streamed to
     /// a device (the points streamed, or planned before the first upload).
     pub fn len(&self) -> u64 {
-        if let Some(d) = self.device.as_ref().filter(|_| self.points.is_empty()) {
+        if let Some(d) = self.files().filter(|_| self.points.is_empty()) {
             return d
                 .streamed
                 .lock()
@@ -136,7 +160,7 @@ impl PointCloud {
                 .and_then(|s| s.as_ref().map(|s| s.points))
                 .unwrap_or_else(|| d.planned_points());
         }
-        match self.scene {
+        match self.scene() {
             Some(s) if self.points.is_empty() => s.num_points,
             _ => self.points.len() as u64,
         }
@@ -152,21 +176,26 @@ impl PointCloud {
     /// points, so what needs them (layers, recoloring on the host, the percentile framing box) treats
     /// both alike.
     pub fn is_lazy_scene(&self) -> bool {
-        (self.scene.is_some_and(|s| s.num_points > 0) || self.device.is_some()) && self.points.is_empty()
+        let unmade = match &self.source {
+            CloudSource::Scene(s) => s.num_points > 0,
+            CloudSource::Files(_) => true,
+            CloudSource::Host => false,
+        };
+        unmade && self.points.is_empty()
     }
 
     /// True for files whose points a backend streams into its own memory ([`device`]): no host copy.
     pub fn is_device_only(&self) -> bool {
-        self.device.is_some() && self.points.is_empty()
+        matches!(self.source, CloudSource::Files(_)) && self.points.is_empty()
     }
 
     /// The host points, made on the CPU first if this is a lazy scene, or decoded from the files of a
     /// device-only cloud (empty if they cannot be read any more: the error was reported at loading).
     pub fn host_points(&self, show_progress: bool) -> Arc<Vec<Point>> {
-        if let Some(d) = self.device.as_ref().filter(|_| self.points.is_empty()) {
+        if let Some(d) = self.files().filter(|_| self.points.is_empty()) {
             return Arc::new(device::host_points(d).unwrap_or_default());
         }
-        match self.scene {
+        match self.scene() {
             Some(s) if self.is_lazy_scene() => scene::generate(s.num_points, s.seed, show_progress).points,
             _ => self.points.clone(),
         }

@@ -18,16 +18,15 @@ pub const POINTS_PER_CELL: f64 = 8.0;
 
 /// The spacing of `cloud`'s points in local units (0 when it cannot tell).
 pub fn estimate(cloud: &PointCloud) -> f32 {
-    match cloud.scene {
+    match cloud.scene() {
         Some(s) if cloud.is_lazy_scene() => {
             let n = s.num_points.min(SAMPLE_POINTS as u64);
             let sample = super::scene::generate(n, s.seed, false);
             estimate_points(&sample.points, s.num_points)
         }
-        _ if cloud.is_device_only() => estimate_points(
-            &cloud.device.as_ref().map(|d| super::device::sample(d)).unwrap_or_default(),
-            cloud.len(),
-        ),
+        _ if cloud.is_device_only() => {
+            estimate_points(&cloud.files().map(|d| super::device::sample(d)).unwrap_or_default(), cloud.len())
+        }
         _ => estimate_points(&cloud.points, cloud.points.len() as u64),
     }
 }

@@ -331,9 +331,8 @@ impl LodScene {
                 self.total_points(),
                 self.opts.point_budget
             ),
-            scene: None,
+            source: crate::cloud::CloudSource::Host,
             attributes: None,
-            device: None,
         }
     }
 

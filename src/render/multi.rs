@@ -223,7 +223,7 @@ impl MultiRasterizer {
 
     /// Splits `cloud` over the shares and uploads each on its device (a thread per device).
     fn upload_shares(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
-        if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+        if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
             return self.stream_shares(files, cloud);
         }
         let ranges = split(cloud.len(), self.shares.len())?;
@@ -249,9 +249,8 @@ impl MultiRasterizer {
                         bounds: cloud.bounds,
                         origin: cloud.origin,
                         label: cloud.label.clone(),
-                        scene: None,
+                        source: crate::cloud::CloudSource::Host,
                         attributes: None,
-                        device: None,
                     };
                     s.gpu.upload(&sub)
                 }

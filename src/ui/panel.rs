@@ -83,7 +83,7 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         ColorMode::Elevation => vec![elevation()],
         ColorMode::Rgb => {
             let colorless = attrs.map(|a| a.sources.iter().filter(|x| !x.has_rgb).count()).unwrap_or(0);
-            if cloud.scene.is_some() {
+            if cloud.scene().is_some() {
                 vec![LegendEntry::Note("the built-in scene's own colors".into())]
             } else if colorless > 0 {
                 vec![

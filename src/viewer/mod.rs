@@ -75,7 +75,7 @@ impl ViewerOptions {
             up_reason: reason.0,
             controller: None,
             mode: RenderMode::Culled,
-            look: crate::render::look::Look::for_cloud(cloud.scene.is_some(), &Default::default()),
+            look: crate::render::look::Look::for_cloud(cloud.scene().is_some(), &Default::default()),
             spacing_m: crate::cloud::spacing::estimate(cloud),
             continuous: false,
             path: None,

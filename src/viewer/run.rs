@@ -159,7 +159,7 @@ pub fn run_scene(
 /// The state a window starts with: the cloud's layers, the start camera and controller (orbit for
 /// files, fly for the built-in scene), the look, and the `--path` flight.
 fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) -> AppState {
-    let controller = opts.controller.unwrap_or(if cloud.scene.is_some() {
+    let controller = opts.controller.unwrap_or(if cloud.scene().is_some() {
         ControllerKind::Fly
     } else {
         ControllerKind::Orbit

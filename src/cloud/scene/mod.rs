@@ -132,7 +132,7 @@ pub fn generate(num_points: u64, seed: u64, show_progress: bool) -> PointCloud {
         b.finish_and_clear();
     }
     let mut cloud = PointCloud::from_points(points, DVec3::ZERO, label(num_points, seed));
-    cloud.scene = Some(SceneSpec { num_points, seed });
+    cloud.source = crate::cloud::CloudSource::Scene(SceneSpec { num_points, seed });
     cloud
 }
 
@@ -149,9 +149,8 @@ pub fn lazy(num_points: u64, seed: u64) -> PointCloud {
         bounds,
         origin: DVec3::ZERO,
         label: label(num_points, seed),
-        scene: Some(SceneSpec { num_points, seed }),
+        source: crate::cloud::CloudSource::Scene(SceneSpec { num_points, seed }),
         attributes: None,
-        device: None,
     }
 }
 

@@ -225,7 +225,7 @@ impl Rasterizer for CpuRasterizer {
     }
 
     fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
-        if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+        if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
             // Drop the old arrays first: the stream's peak is then this cloud's alone.
             self.prepared = None;
             self.order = None;

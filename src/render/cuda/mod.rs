@@ -193,7 +193,7 @@ impl CudaRasterizer {
         cloud: &PointCloud,
         chunk_points: u64,
     ) -> Result<(), RenderError> {
-        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+        let spec = cloud.scene().filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a chunk at a time".into(),
         })?;
@@ -365,7 +365,7 @@ impl CudaRasterizer {
         first: u64,
         count: u64,
     ) -> Result<(), RenderError> {
-        let spec = cloud.scene.filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
+        let spec = cloud.scene().filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a share at a time".into(),
         })?;
@@ -730,7 +730,7 @@ impl Rasterizer for CudaRasterizer {
         self.forget_upload();
         // A built-in scene too large to keep as 16-byte points beside its batched buffers is made and
         // prepared a chunk at a time (only the batched modes then draw it).
-        if let Some(spec) = cloud.scene.filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
+        if let Some(spec) = cloud.scene().filter(|_| cloud.is_lazy_scene() && self.preprocess_on) {
             let (free_bytes, _) = context::mem_info(&self.ctx)?;
             let whole_bytes = 40 * spec.num_points + upload::RESERVE_BYTES;
             if spec.num_points >= u32::MAX as u64 || whole_bytes > free_bytes {
@@ -738,7 +738,7 @@ impl Rasterizer for CudaRasterizer {
             }
         }
         let mut bounds = cloud.bounds;
-        let points = if let Some(files) = cloud.device.as_ref().filter(|_| cloud.is_device_only()) {
+        let points = if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
             // Files streamed to the device: decoded on all cores, copied through pinned slots.
             let points = stream_upload::upload_files(&self.ctx, files)?;
             bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);

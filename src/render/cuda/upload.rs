@@ -53,14 +53,14 @@ pub fn alloc_points(ctx: &Arc<CudaContext>, num_points: u64) -> Result<DeviceBuf
     })
 }
 
-/// Makes the built-in scene `cloud.scene` on the device.
+/// Makes the built-in scene `cloud.scene()` on the device.
 pub fn generate_scene(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     kernels: &KernelTable,
     cloud: &PointCloud,
 ) -> Result<DeviceBuffer<Point>, RenderError> {
-    let spec = cloud.scene.ok_or_else(|| RenderError::Cuda {
+    let spec = cloud.scene().ok_or_else(|| RenderError::Cuda {
         context: "scene upload".into(),
         message: "the cloud is not a built-in scene".into(),
     })?;
