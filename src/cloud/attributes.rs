@@ -10,7 +10,8 @@
 //! blue-green-yellow-red "terrain" ramp over the cloud's z range; intensity is a gray ramp over the
 //! 1st..99th percentile of the intensities (lidar intensities have long tails); classification uses the
 //! usual ASPRS palette (ground brown, vegetation greens, buildings orange-red, water blue, ...) and a
-//! hashed color for codes without a standard meaning.
+//! hashed color for codes without a standard meaning. [`ColorSpec::color`] is the one rule that turns a
+//! point's attributes into its colour, for every path that colours points.
 use super::{Bounds, PointCloud};
 use crate::cloud::point::Point;
 use rayon::prelude::*;
@@ -161,15 +162,20 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
         ColorMode::Intensity => {
             if let Some(values) = &attrs.intensity {
                 let (lo, hi) = percentile_range(values, 0.01, 0.99);
-                points.par_iter_mut().zip(values.par_iter()).for_each(|(p, &v)| {
-                    let g = (unit(v, lo, hi) * 255.0).round() as u8;
-                    p.rgba = [g, g, g, 255];
-                });
+                let spec = ColorSpec::Intensity { lo, hi };
+                points
+                    .par_iter_mut()
+                    .zip(values.par_iter())
+                    .for_each(|(p, &v)| p.rgba = spec.color(None, 0.0, v, 0));
             }
         }
         ColorMode::Classification => {
             if let Some(classes) = &attrs.classification {
-                points.par_iter_mut().zip(classes.par_iter()).for_each(|(p, &c)| p.rgba = class_color(c));
+                let spec = ColorSpec::Classification;
+                points
+                    .par_iter_mut()
+                    .zip(classes.par_iter())
+                    .for_each(|(p, &c)| p.rgba = spec.color(None, 0.0, 0.0, c));
             }
         }
     }
@@ -206,6 +212,53 @@ pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
         Arc::make_mut(a).color_note = Some(note.clone());
     }
     Some(note)
+}
+
+/// How points are coloured, with the ranges its ramps run over: the one rule every path that colours
+/// points follows ([`ColorSpec::color`]) — host clouds ([`recolor`]), files streamed to a device
+/// (`device`), level-of-detail nodes and files without colours.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColorSpec {
+    /// The files' colours; points of files without colours get the elevation ramp over `z` (min, max).
+    Rgb { z: (f32, f32) },
+    /// A gray ramp over `lo..=hi`.
+    Intensity { lo: f32, hi: f32 },
+    /// The terrain ramp over heights `z` (min, max).
+    Elevation { z: (f32, f32) },
+    /// The ASPRS classification palette.
+    Classification,
+}
+
+impl ColorSpec {
+    pub fn mode(&self) -> ColorMode {
+        match self {
+            ColorSpec::Rgb { .. } => ColorMode::Rgb,
+            ColorSpec::Intensity { .. } => ColorMode::Intensity,
+            ColorSpec::Elevation { .. } => ColorMode::Elevation,
+            ColorSpec::Classification => ColorMode::Classification,
+        }
+    }
+
+    /// The colour of one point: `rgb` is its file's colour (`None` where the file had none), `height`
+    /// its height along the up axis (z, or the viewer's up), `intensity` and `class` its attributes.
+    #[inline]
+    pub fn color(&self, rgb: Option<[u8; 4]>, height: f32, intensity: f32, class: u8) -> [u8; 4] {
+        match *self {
+            ColorSpec::Rgb { z } => rgb.unwrap_or_else(|| elevation_color(height, z)),
+            ColorSpec::Elevation { z } => elevation_color(height, z),
+            ColorSpec::Intensity { lo, hi } => {
+                let g = (unit(intensity, lo, hi) * 255.0).round() as u8;
+                [g, g, g, 255]
+            }
+            ColorSpec::Classification => class_color(class),
+        }
+    }
+}
+
+/// The elevation ramp's colour of `height` over `range` (min, max).
+#[inline]
+pub fn elevation_color(height: f32, range: (f32, f32)) -> [u8; 4] {
+    ramp_color(unit(height, range.0, range.1))
 }
 
 /// `v` mapped to 0..=1 over `lo..=hi` (0.5 for an empty range, 0 for NaN).
@@ -274,11 +327,11 @@ pub fn color_by_height(
     range: impl std::slice::SliceIndex<[Point], Output = [Point]>,
     up: glam::Vec3,
 ) {
-    let (lo, hi) = height_range(bounds, up);
+    let spec = ColorSpec::Elevation { z: height_range(bounds, up) };
     points[range]
         .par_iter_mut()
         .with_min_len(1 << 14)
-        .for_each(|p| p.rgba = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+        .for_each(|p| p.rgba = spec.color(None, glam::Vec3::from(p.pos).dot(up), 0.0, 0));
 }
 
 /// The lowest and highest height along `up` within `bounds`.
@@ -311,13 +364,13 @@ pub fn apply_up(cloud: &mut PointCloud, up: glam::Vec3) -> bool {
         }
     }
     if let Some(saved) = attrs.loaded_rgba.as_mut() {
-        let (lo, hi) = height_range(&bounds, up);
+        let spec = ColorSpec::Elevation { z: height_range(&bounds, up) };
         for r in &colorless {
             let r = range(r);
             saved[r.clone()]
                 .par_iter_mut()
                 .zip(points[r].par_iter())
-                .for_each(|(c, p)| *c = ramp_color(unit(glam::Vec3::from(p.pos).dot(up), lo, hi)));
+                .for_each(|(c, p)| *c = spec.color(None, glam::Vec3::from(p.pos).dot(up), 0.0, 0));
         }
     }
     true

@@ -17,7 +17,8 @@
 //! stream records what it saw ([`Streamed`]: exact bounds, counts, which files had which attributes,
 //! an intensity sample for the intensity ramp) and [`finish`] moves it into the cloud. Uploading the
 //! same cloud again (a new color mode) streams the files again.
-use super::attributes::{class_color, percentile_range, ramp_color, unit, Attributes, ColorMode, SourceSpan};
+pub use super::attributes::ColorSpec;
+use super::attributes::{percentile_range, Attributes, ColorMode, SourceSpan};
 use super::formats::{DBounds, Format, FormatError, Progress};
 use super::load::{self, FileBytes, LoadError, LoadOptions};
 use super::point::Point;
@@ -42,34 +43,6 @@ pub struct Capacity {
     pub bytes_per_point: u64,
     pub free_bytes: u64,
     pub device: String,
-}
-
-/// How streamed points are colored.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ColorSpec {
-    /// The files' colors; files without colors get the elevation ramp over `z` (min, max).
-    Rgb {
-        z: (f32, f32),
-    },
-    Intensity {
-        lo: f32,
-        hi: f32,
-    },
-    Elevation {
-        z: (f32, f32),
-    },
-    Classification,
-}
-
-impl ColorSpec {
-    pub fn mode(&self) -> ColorMode {
-        match self {
-            ColorSpec::Rgb { .. } => ColorMode::Rgb,
-            ColorSpec::Intensity { .. } => ColorMode::Intensity,
-            ColorSpec::Elevation { .. } => ColorMode::Elevation,
-            ColorSpec::Classification => ColorMode::Classification,
-        }
-    }
 }
 
 /// What the first stream of a cloud saw.
@@ -321,29 +294,15 @@ pub fn stream_files(
         let first = sent;
         let mut colors = Colors::None;
         let recolor = |st: &mut Staging| {
-            let z_ramp = |z: (f32, f32), p: &mut Point| p.rgba = ramp_color(unit(p.pos[2], z.0, z.1));
-            match spec {
-                ColorSpec::Rgb { z } if !has_rgb || st.colorless => {
-                    st.points.iter_mut().for_each(|p| z_ramp(z, p))
-                }
-                ColorSpec::Rgb { .. } => {}
-                ColorSpec::Elevation { z } => st.points.iter_mut().for_each(|p| z_ramp(z, p)),
-                ColorSpec::Intensity { lo, hi } => {
-                    let inten = std::mem::take(&mut st.intensity);
-                    for (k, p) in st.points.iter_mut().enumerate() {
-                        let g = (unit(inten.get(k).copied().unwrap_or(0.0), lo, hi) * 255.0).round() as u8;
-                        p.rgba = [g, g, g, 255];
-                    }
-                    st.intensity = inten;
-                }
-                ColorSpec::Classification => {
-                    let cls = std::mem::take(&mut st.classification);
-                    for (k, p) in st.points.iter_mut().enumerate() {
-                        p.rgba = class_color(cls.get(k).copied().unwrap_or(0));
-                    }
-                    st.classification = cls;
-                }
+            if matches!(spec, ColorSpec::Rgb { .. }) && has_rgb && !st.colorless {
+                return;
             }
+            let (inten, cls) = (std::mem::take(&mut st.intensity), std::mem::take(&mut st.classification));
+            for (k, p) in st.points.iter_mut().enumerate() {
+                let at = |v: &[f32]| v.get(k).copied().unwrap_or(0.0);
+                p.rgba = spec.color(None, p.pos[2], at(&inten), cls.get(k).copied().unwrap_or(0));
+            }
+            (st.intensity, st.classification) = (inten, cls);
         };
         // The subsample's thinning and the recoloring run in the decoding workers (thinned first: only
         // the points that stay are recolored); the sink's thread only passes slots on.

@@ -12,7 +12,6 @@
 //! scratch column. Host memory at the peak: 16 bytes a point of arrays, the 4-byte order and one 4-byte
 //! scratch: 24 bytes a point, and the backend keeps 20 (the order stays, for picking).
 use super::preprocess::Prepared;
-use crate::cloud::attributes::{ramp_color, unit};
 use crate::cloud::device::{self, ColorSpec, DeviceFiles, DeviceLoadError};
 use crate::cloud::Bounds;
 use crate::render::RenderError;
@@ -78,7 +77,7 @@ fn recolor_colorless(files: &DeviceFiles, bounds: &Bounds, positions: &[[f32; 3]
     let Some(sources) = files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sources.clone())) else {
         return;
     };
-    let (lo, hi) = (bounds.min.z, bounds.max.z);
+    let spec = ColorSpec::Rgb { z: (bounds.min.z, bounds.max.z) };
     for s in sources.iter().filter(|s| !s.has_rgb) {
         let (a, b) = (s.points.start as usize, (s.points.end as usize).min(colors.len()));
         if a >= b {
@@ -87,7 +86,7 @@ fn recolor_colorless(files: &DeviceFiles, bounds: &Bounds, positions: &[[f32; 3]
         colors[a..b]
             .par_iter_mut()
             .zip(&positions[a..b])
-            .for_each(|(c, p)| *c = u32::from_le_bytes(ramp_color(unit(p[2], lo, hi))));
+            .for_each(|(c, p)| *c = u32::from_le_bytes(spec.color(None, p[2], 0.0, 0)));
     }
 }
 

@@ -9,7 +9,7 @@
 //! same origin). Points of formats without RGB get the elevation ramp over the octree's z range.
 //! [`exact`] gives the records' exact values instead (f64 coordinates, 16-bit colors, GPS time), for
 //! tests and tools.
-use crate::cloud::attributes::{ramp_color, unit};
+use crate::cloud::attributes::ColorSpec;
 use crate::cloud::formats::las::{layout, laz_chunk_pieces, push_las_records, record_fn, Chunk, Header};
 use crate::cloud::formats::Columns;
 use crate::cloud::octree::{NodePoints, Octree, OctreeNode};
@@ -93,9 +93,10 @@ pub fn decode_node(
         )
     })?;
     if layout(h.format).rgb.is_none() {
-        let (lo, hi) = ((octree.points_min.z - origin.z) as f32, (octree.points_max.z - origin.z) as f32);
+        let z = ((octree.points_min.z - origin.z) as f32, (octree.points_max.z - origin.z) as f32);
+        let spec = ColorSpec::Rgb { z };
         for p in &mut st.points {
-            p.rgba = ramp_color(unit(p.pos[2], lo, hi));
+            p.rgba = spec.color(None, p.pos[2], 0.0, 0);
         }
     }
     Ok(NodePoints {
