@@ -525,6 +525,56 @@ mod tests {
         s
     }
 
+    /// A stand-in for the rasterizer that counts its reads: every pixel shows one point.
+    struct Counting {
+        reads: Vec<(Vec2, u32)>,
+    }
+    impl Picker for Counting {
+        fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+            self.reads.push((at_px, radius_px));
+            Some(PickHit {
+                pixel: (0, 0),
+                position: Vec3::new(1.0, 2.0, 0.5),
+                point_index: Some(7),
+                depth: 0.5,
+            })
+        }
+    }
+
+    #[test]
+    fn the_update_reads_only_what_was_gathered_before_it() {
+        use crate::app::pick::{reads_needed, Reads};
+        let mut s = state();
+        let at = Vec2::new(100.0, 50.0);
+        let actions = vec![
+            Action::Hover { at_px: Some(at) },
+            Action::Nav(Nav::DragStart { button: DragButton::Left, at_px: at }),
+            Action::Nav(Nav::DragEnd),
+            Action::Click { at_px: at },
+        ];
+        let held = MoveInput { forward: 1.0, ..Default::default() };
+        let wanted = reads_needed(&s, &actions, &held);
+        // The hover and the click share one read; the press reads at the pivot's radius; walking at an
+        // adaptive speed reads the screen centre.
+        assert_eq!(wanted.len(), 4, "{wanted:?}");
+        let centre = Vec2::new(400.0, 225.0);
+        assert!(wanted.contains(&(centre, crate::camera::controller::AHEAD_RADIUS_PX)));
+        let mut rasterizer = Counting { reads: Vec::new() };
+        let mut reads = Reads::gather(&wanted, &mut rasterizer);
+        assert_eq!(rasterizer.reads.len(), 3, "each pixel and radius read once: {:?}", rasterizer.reads);
+        let ctx = &mut UpdateCtx { reads: &mut reads };
+        for a in actions {
+            apply(&mut s, a, ctx);
+        }
+        tick(&mut s, &held, 0.016, ctx);
+        // What the update saw came from the reads: the click picked the gathered point, the press found
+        // it as the orbit's pivot.
+        assert_eq!(s.picked.as_ref().map(|p| p.index), Some(Some(7)));
+        assert_eq!(s.nav.pivot(), Some(Vec3::new(1.0, 2.0, 0.5)));
+        // A pixel that was not gathered reads as nothing there.
+        assert!(Reads::default().pick(at, 6).is_none());
+    }
+
     #[test]
     fn clicks_pick_and_measure_in_file_coordinates() {
         let mut s = state();

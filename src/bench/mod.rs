@@ -575,6 +575,25 @@ mod tests {
     }
 
     #[test]
+    fn looks_combine_sizes_splats_and_edl_scatter_only_where_it_differs() {
+        use crate::render::look::{Background, PointSize, SplatMethod};
+        let sizes = [PointSize::Fixed(1), PointSize::Fixed(3)];
+        let splats = [SplatMethod::Gather, SplatMethod::Scatter];
+        let l = looks(&sizes, &splats, &[false, true], Background::Solid(crate::render::look::rgb(0, 0, 0)));
+        // 1 px: gather only (scatter draws the same); 3 px: both; each with EDL off and on.
+        assert_eq!(l.len(), 2 + 4, "{l:?}");
+        assert!(l.iter().all(|k| k.splat == SplatMethod::Gather || k.point_size == PointSize::Fixed(3)));
+        assert_eq!(l.iter().filter(|k| k.edl.is_some()).count(), 3);
+    }
+
+    #[test]
+    fn reports_of_several_gpu_counts_get_their_count_in_the_name() {
+        let p = std::path::Path::new("/tmp/bench.json");
+        assert_eq!(report_path(p, false, 2), p);
+        assert_eq!(report_path(p, true, 2), std::path::Path::new("/tmp/bench-gpus2.json"));
+    }
+
+    #[test]
     fn utc_now_is_well_formed() {
         let s = utc_now();
         assert_eq!(s.len(), 20, "{s}");

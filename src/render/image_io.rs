@@ -131,3 +131,26 @@ pub fn diff_frames(a: &Frame, b: &Frame, region: Option<(u32, u32, u32, u32)>) -
     }
     Ok(FrameDiff { differing, compared: rw as u64 * rh as u64, mask: Frame::new(w, h, mask) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_counts_rgb_differences_in_a_region_and_masks_them() {
+        let a = Frame::new(4, 3, vec![0xff00_0000; 12]);
+        let mut px = vec![0xff00_0000u32; 12];
+        px[0] = 0xff00_00ff; // bottom-left pixel: red differs
+        px[11] = 0x0000_0000; // top-right: only alpha differs, which does not count
+        let b = Frame::new(4, 3, px);
+        let d = diff_frames(&a, &b, None).unwrap();
+        assert_eq!((d.differing, d.compared), (1, 12));
+        assert_eq!(d.mask.pixels[0], 0xffff_ffff);
+        assert_eq!(d.mask.pixels.iter().filter(|&&m| m == 0xffff_ffff).count(), 1);
+        // The top row only (regions count rows from the top): the bottom-left pixel is outside it.
+        let top = diff_frames(&a, &b, Some((0, 0, 4, 1))).unwrap();
+        assert_eq!((top.differing, top.compared), (0, 4));
+        assert!(diff_frames(&a, &b, Some((2, 0, 3, 1))).unwrap_err().contains("outside"));
+        assert!(diff_frames(&a, &Frame::new(3, 3, vec![0; 9]), None).unwrap_err().contains("4x3 and 3x3"));
+    }
+}
