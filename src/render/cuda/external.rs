@@ -21,6 +21,7 @@
 //! [`CudaRasterizer::depth_to_device`] copies the last frame's depth into a caller's buffer.
 use super::context::cuda_error;
 use super::memory::DeviceBuffer;
+use super::table::DeviceTable;
 use super::{kernels, CudaRasterizer};
 use crate::cloud::Bounds;
 use crate::render::cpu::external::bounds_from_keys;
@@ -321,11 +322,9 @@ impl CudaRasterizer {
         // SAFETY: forwarded from this function's contract.
         let bounds = unsafe { self.external_bounds(&p) }?;
         // The uploaded points (and what was made of them) go: picking and the panel count these.
-        self.points = None;
-        self.prepared = Err("the points are borrowed arrays (shown from Python), not an upload".into());
-        self.preprocess_ms = None;
+        // A level-of-detail pool goes too.
+        self.table = DeviceTable::empty("the points are borrowed arrays (shown from Python), not an upload");
         self.last = None;
-        self.pool_points = None; // a level-of-detail pool goes too
         self.external.shown = Some(Shown { points: p, _keepalive: keepalive });
         Ok(bounds)
     }

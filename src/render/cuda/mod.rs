@@ -6,10 +6,12 @@
 //!   loads the embedded fatbins once (`modules.rs`), and makes one non-blocking stream on which every
 //!   copy and launch is ordered.
 //! - [`Rasterizer::upload`] puts the points on the device and keeps them there (`upload.rs`): the
-//!   built-in scene is made on the device by `pcv_scene`, other clouds are copied in chunks. Then
-//!   `preprocess.rs` sorts them spatially on the device and makes the batched modes' buffers
-//!   (positions, colors, batches, quantized words); `PCV_PREPROCESS=0` skips that (unsorted points, no
-//!   batched modes), to measure what the order alone is worth.
+//!   built-in scene is made on the device by `pcv_scene`, other clouds are copied in chunks, files are
+//!   streamed. Then `preprocess.rs` sorts them spatially on the device and makes the batched modes'
+//!   buffers (positions, colors, batches, quantized words); `PCV_PREPROCESS=0` skips that (unsorted
+//!   points, no batched modes), to measure what the order alone is worth. Every way points reach the
+//!   device — these, a scene made a chunk at a time, a share of several GPUs, level of detail's node
+//!   pool — ends in one [`table::DeviceTable`], which is what the passes draw.
 //! - [`Rasterizer::render`] runs the passes of [`crate::render::plan::passes`] (the launchers are
 //!   generated from one table in `kernels.rs`), e.g. `pcv_clear`, `pcv_depth` and `pcv_color`, with a CUDA event
 //!   before and after each (`timing.rs`); in [`RenderMode::Packed`] it runs `pcv_packed_clear`,
@@ -31,6 +33,7 @@ pub mod nccl;
 pub mod preprocess;
 pub mod slot_upload;
 pub mod stream_upload;
+pub mod table;
 pub mod timing;
 pub mod upload;
 
@@ -51,6 +54,7 @@ use memory::DeviceBuffer;
 use modules::{KernelTable, Module};
 use preprocess::DevicePrepared;
 use std::sync::Arc;
+use table::DeviceTable;
 use timing::PassTimer;
 
 /// The most passes a frame has (clear, two raster passes, splat, resolve, EDL).
@@ -67,10 +71,8 @@ pub struct CudaHandle {
 /// Renders with the CUDA kernels on device 0.
 pub struct CudaRasterizer {
     // Fields drop in declaration order: device memory and modules before the stream and the context.
-    points: Option<DeviceBuffer<Point>>,
-    /// The batched modes' buffers, or why there are none.
-    prepared: Result<DevicePrepared, String>,
-    preprocess_ms: Option<f64>,
+    /// What the passes draw, whichever way the points came ([`table`]).
+    table: DeviceTable,
     /// Whether uploads run the preprocessing (on unless `PCV_PREPROCESS=0`; see [`Self::set_preprocess`]).
     preprocess_on: bool,
     depth: Option<DeviceBuffer<u32>>,
@@ -84,13 +86,6 @@ pub struct CudaRasterizer {
     counters: DeviceBuffer<u32>,
     /// Events around the passes of a frame.
     timer: PassTimer,
-    /// Points of a scene prepared a chunk at a time (its 16-byte points are not kept), or the room of a
-    /// level-of-detail pool; 0 otherwise.
-    prepared_points: u64,
-    /// For a level-of-detail pool ([`Rasterizer::reserve_slots`]): the points its batch table draws.
-    pool_points: Option<u64>,
-    /// The pool's point spacing per slot (adaptive point sizes per node), once set.
-    slot_spacing: Option<DeviceBuffer<f32>>,
     last: Option<LastFrame>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
@@ -117,9 +112,7 @@ impl CudaRasterizer {
         let timer = PassTimer::new(&ctx, MAX_PASSES)?;
         let counters = DeviceBuffer::alloc(&ctx, counter::COUNT, "the batch counters")?;
         Ok(Self {
-            points: None,
-            prepared: Err("no points uploaded".into()),
-            preprocess_ms: None,
+            table: DeviceTable::empty("no points uploaded"),
             preprocess_on: !std::env::var("PCV_PREPROCESS").is_ok_and(|v| v == "0"),
             depth: None,
             vis: None,
@@ -128,9 +121,6 @@ impl CudaRasterizer {
             color: None,
             counters,
             timer,
-            prepared_points: 0,
-            pool_points: None,
-            slot_spacing: None,
             last: None,
             external: Default::default(),
             slot_upload: slot_upload::SlotUploader::new(&ctx),
@@ -201,18 +191,16 @@ impl CudaRasterizer {
         preprocess::check_chunk(chunk_points)?;
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
-        let (prepared, ms) = preprocess::preprocess_scene_chunked(
+        let range = 0..spec.num_points;
+        self.table = DeviceTable::from_chunks(
             &self.ctx,
             &self.stream,
             &self.kernels,
             spec,
             &cloud.bounds,
-            0..spec.num_points,
+            range,
             chunk_points,
         )?;
-        self.prepared_points = spec.num_points;
-        self.prepared = Ok(prepared);
-        self.preprocess_ms = Some(ms);
         Ok(())
     }
 
@@ -222,19 +210,14 @@ impl CudaRasterizer {
     fn forget_upload(&mut self) {
         // A node pool's copies may still write into its buffers: they finish before the buffers go.
         self.slot_upload.finish();
-        self.points = None;
+        self.table = DeviceTable::empty("no points uploaded");
         self.external.shown = None;
-        self.prepared = Err("no points uploaded".into());
-        self.preprocess_ms = None;
         self.last = None;
-        self.prepared_points = 0;
-        self.pool_points = None;
-        self.slot_spacing = None;
     }
 
     /// The uploaded points, copied back to the host.
     pub fn download_points(&self) -> Result<Vec<Point>, RenderError> {
-        self.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
+        self.table.points.as_ref().ok_or(RenderError::NotUploaded)?.to_vec(&self.stream)
     }
 
     /// The last frame's final depth as float bits: the reference's depth buffer, or the visibility
@@ -262,7 +245,8 @@ impl CudaRasterizer {
     }
 
     fn prepared_or_err(&self, mode: RenderMode) -> Result<&DevicePrepared, RenderError> {
-        self.prepared
+        self.table
+            .prepared
             .as_ref()
             .map_err(|why| RenderError::ModeUnavailable { mode: mode.name(), reason: why.clone() })
     }
@@ -348,7 +332,7 @@ impl CudaRasterizer {
 
     /// The prepared points' colours (device address, count), for the composite's gather.
     pub fn colors(&self) -> Option<(u64, u64)> {
-        self.prepared.as_ref().ok().map(|p| (p.colors.ptr(), p.colors.len() as u64))
+        self.table.prepared.as_ref().ok().map(|p| (p.colors.ptr(), p.colors.len() as u64))
     }
 
     /// The loaded kernels (the multi-GPU backend launches the composite's kernels with them).
@@ -379,26 +363,22 @@ impl CudaRasterizer {
         self.forget_upload();
         let (free_bytes, _) = context::mem_info(&self.ctx)?;
         if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
-            let (prepared, ms) = preprocess::preprocess_scene_chunked(
+            let (range, chunk) = (first..first + count, preprocess::CHUNK_POINTS);
+            self.table = DeviceTable::from_chunks(
                 &self.ctx,
                 &self.stream,
                 &self.kernels,
                 spec,
                 &cloud.bounds,
-                first..first + count,
-                preprocess::CHUNK_POINTS,
+                range,
+                chunk,
             )?;
-            self.prepared_points = count;
-            self.prepared = Ok(prepared);
-            self.preprocess_ms = Some(ms);
             return Ok(());
         }
         let points =
             upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds)?;
-        self.points = Some(done.points);
-        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
-        self.prepared = done.prepared;
+        self.table =
+            DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds, true)?;
         Ok(())
     }
 
@@ -412,10 +392,7 @@ impl CudaRasterizer {
     ) -> Result<(), RenderError> {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, bounds)?;
-        self.points = Some(done.points);
-        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
-        self.prepared = done.prepared;
+        self.table = DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, bounds, true)?;
         Ok(())
     }
 
@@ -428,7 +405,7 @@ impl CudaRasterizer {
         target: Option<Target<'_>>,
         stage: Stage,
     ) -> Result<FrameStats, RenderError> {
-        let (num_points, points_ptr) = match (&self.points, self.prepared_points) {
+        let (num_points, points_ptr) = match (&self.table.points, self.table.num_points) {
             (Some(p), _) => (p.len() as u64, p.ptr()),
             (None, n) if n > 0 => (n, 0),
             _ => return Err(RenderError::NotUploaded),
@@ -475,13 +452,13 @@ impl CudaRasterizer {
         if frame.mode.uses_batches() && stage != Stage::Post {
             self.prepared_or_err(frame.mode)?;
         }
-        if self.pool_points.is_some() && !frame.mode.culls() {
+        if self.table.pool_points.is_some() && !frame.mode.culls() {
             return Err(RenderError::ModeUnavailable {
                 mode: frame.mode.name(),
                 reason: "a level-of-detail pool is drawn by culled or quant".into(),
             });
         }
-        let stats_points = self.pool_points.unwrap_or(num_points);
+        let stats_points = self.table.pool_points.unwrap_or(num_points);
         if n == 0 {
             // Nothing to draw into (a minimized window): no launch can touch a pixel.
             let passes = plan.iter().map(|p| PassTime { name: p.name(), ms: 0.0 }).collect();
@@ -526,8 +503,8 @@ impl CudaRasterizer {
         };
         // A pool with a spacing per slot sizes adaptive points by their node's spacing: the uniforms carry
         // pixels per metre of spacing, the splat multiplies by the point's batch's (kernels/splat.cu).
-        let batch_spacing = match (&self.slot_spacing, holds) {
-            (Some(b), Final::VisIndex) if self.pool_points.is_some() => Some((b.ptr(), b.len() as u32)),
+        let batch_spacing = match (&self.table.slot_spacing, holds) {
+            (Some(b), Final::VisIndex) if self.table.pool_points.is_some() => Some((b.ptr(), b.len() as u32)),
             _ => None,
         };
         let f = frame.uniforms();
@@ -537,7 +514,7 @@ impl CudaRasterizer {
         };
         let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
-        let prep = self.prepared.as_ref().ok();
+        let prep = self.table.prepared.as_ref().ok();
         let no_prep =
             || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
@@ -748,20 +725,14 @@ impl Rasterizer for CudaRasterizer {
         } else {
             upload::upload_host(&self.ctx, &self.stream, cloud)?
         };
-        if !self.preprocess_on {
-            self.points = Some(points);
-            self.prepared = Err("the upload skipped the preprocessing (PCV_PREPROCESS=0)".into());
-            return Ok(());
-        }
-        let done = preprocess::preprocess(&self.ctx, &self.stream, &self.kernels, points, &bounds)?;
-        self.points = Some(done.points);
-        self.preprocess_ms = done.prepared.is_ok().then_some(done.elapsed_ms);
-        self.prepared = done.prepared;
+        let preprocess = self.preprocess_on;
+        self.table =
+            DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &bounds, preprocess)?;
         Ok(())
     }
 
     fn preprocess_ms(&self) -> Option<f64> {
-        self.preprocess_ms
+        self.table.preprocess_ms
     }
 
     fn render(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
@@ -777,12 +748,12 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn num_points(&self) -> u64 {
-        if let Some(n) = self.pool_points {
+        if let Some(n) = self.table.pool_points {
             return n;
         }
         match self.shown_external() {
             Some(e) => e.num_points(),
-            None => self.points.as_ref().map_or(self.prepared_points, |p| p.len() as u64),
+            None => self.table.points.as_ref().map_or(self.table.num_points, |p| p.len() as u64),
         }
     }
 
@@ -800,29 +771,12 @@ impl Rasterizer for CudaRasterizer {
                 fit_points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / 20,
             });
         }
-        let positions = DeviceBuffer::<f32>::alloc(&self.ctx, 3 * n as usize, "the node pool's positions")?;
-        let colors = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's colours")?;
-        let mut batches = DeviceBuffer::<Batch>::alloc(&self.ctx, slots as usize, "the node pool's batches")?;
-        batches.write_at(&self.stream, 0, &vec![crate::render::gpu_data::EMPTY_BATCH; slots as usize])?;
-        let quant = DeviceBuffer::<u32>::alloc(&self.ctx, n as usize, "the node pool's quantized words")?;
-        let mut visible = DeviceBuffer::<u8>::alloc(&self.ctx, slots as usize, "the node pool's visibility")?;
-        visible.zero(&self.stream)?;
-        let list = DeviceBuffer::<u32>::alloc(&self.ctx, slots as usize, "the node pool's list of batches")?;
-        self.prepared = Ok(DevicePrepared { positions, colors, batches, quant, order: None, visible, list });
-        self.prepared_points = n;
-        self.pool_points = Some(0);
+        self.table = DeviceTable::pool(&self.ctx, &self.stream, slots)?;
         Ok(())
     }
 
     fn write_slots(&mut self, writes: &[super::SlotWrite<'_>]) -> Result<u64, RenderError> {
-        let no_pool = || RenderError::ModeUnavailable {
-            mode: "level of detail",
-            reason: "no node pool reserved".into(),
-        };
-        if self.pool_points.is_none() {
-            return Err(no_pool());
-        }
-        let p = self.prepared.as_ref().map_err(|_| no_pool())?;
+        let p = self.table.pool_prepared()?;
         self.slot_upload.write(&self.stream, p, writes)
     }
 
@@ -831,54 +785,20 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
-        let no_pool = || RenderError::ModeUnavailable {
-            mode: "level of detail",
-            reason: "no node pool reserved".into(),
-        };
-        if self.pool_points.is_none() {
-            return Err(no_pool());
-        }
-        let p = self.prepared.as_mut().map_err(|_| no_pool())?;
-        if batches.len() != p.batches.len() {
+        let slots = self.table.pool_prepared()?.batches.len();
+        if batches.len() != slots {
             return Err(RenderError::ModeUnavailable {
                 mode: "level of detail",
-                reason: format!(
-                    "a table of {} batches for a pool of {} slots",
-                    batches.len(),
-                    p.batches.len()
-                ),
+                reason: format!("a table of {} batches for a pool of {slots} slots", batches.len()),
             });
         }
         // The frames drawn with this table run after the copies of the slots it draws.
         self.slot_upload.order_after(&self.stream, after_write)?;
-        p.batches.write_at(&self.stream, 0, batches)?;
-        self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
-        Ok(())
+        self.table.set_pool_batches(&self.stream, batches)
     }
 
     fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), RenderError> {
-        let slots = match (&self.prepared, self.pool_points) {
-            (Ok(p), Some(_)) => p.batches.len(),
-            _ => {
-                return Err(RenderError::ModeUnavailable {
-                    mode: "level of detail",
-                    reason: "no node pool reserved".into(),
-                })
-            }
-        };
-        if spacing_m.len() != slots {
-            return Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: format!("{} spacings for a pool of {slots} slots", spacing_m.len()),
-            });
-        }
-        if self.slot_spacing.is_none() {
-            self.slot_spacing = Some(DeviceBuffer::alloc(&self.ctx, slots, "the node pool's spacings")?);
-        }
-        if let Some(b) = &mut self.slot_spacing {
-            b.write_at(&self.stream, 0, spacing_m)?;
-        }
-        Ok(())
+        self.table.set_pool_spacing(&self.ctx, &self.stream, spacing_m)
     }
 
     fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
@@ -945,7 +865,7 @@ impl PickWords for CudaRasterizer {
     }
 
     fn point(&mut self, index: u64) -> Result<Option<(glam::Vec3, Option<u64>)>, RenderError> {
-        let Ok(p) = &self.prepared else {
+        let Ok(p) = &self.table.prepared else {
             return Ok(None);
         };
         let index = index as usize;
