@@ -41,9 +41,8 @@ fn main() {
     let head = manifest.join(".git/HEAD");
     if head.exists() {
         println!("cargo:rerun-if-changed={}", head.display());
-        if let Some(r) = std::fs::read_to_string(&head)
-            .ok()
-            .and_then(|s| s.strip_prefix("ref: ").map(|r| r.trim().to_string()))
+        if let Some(r) =
+            std::fs::read_to_string(&head).ok().and_then(|s| s.strip_prefix("ref: ").map(|r| r.trim().to_string()))
         {
             if manifest.join(".git").join(&r).exists() {
                 println!("cargo:rerun-if-changed={}", manifest.join(".git").join(r).display());

@@ -121,19 +121,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let n = count(&arg("--points").unwrap_or_else(|| "10M".into()));
-    let modes: Vec<RenderMode> = arg("--modes")
-        .unwrap_or_else(|| "culled,quant,vis,packed,reference".into())
-        .split(',')
-        .map(mode)
-        .collect();
+    let modes: Vec<RenderMode> =
+        arg("--modes").unwrap_or_else(|| "culled,quant,vis,packed,reference".into()).split(',').map(mode).collect();
     let poses: Option<Vec<String>> = arg("--poses").map(|p| p.split(',').map(String::from).collect());
     let frames: usize = arg("--frames").map_or(20, |v| v.parse().expect("--frames N"));
     let warmup: usize = arg("--warmup").map_or(3, |v| v.parse().expect("--warmup N"));
     let size = arg("--size").unwrap_or_else(|| "1920x1080".into());
-    let (w, h) = size
-        .split_once('x')
-        .map(|(a, b)| (a.parse().expect("width"), b.parse().expect("height")))
-        .expect("--size WxH");
+    let (w, h) =
+        size.split_once('x').map(|(a, b)| (a.parse().expect("width"), b.parse().expect("height"))).expect("--size WxH");
     let check = args.iter().any(|a| a == "--check");
     if args.iter().any(|a| a == "--memory") {
         memory(&args, n);
@@ -188,20 +183,15 @@ fn main() {
             let names: Vec<&str> = stats[0].passes.iter().map(|p| p.name).collect();
             let passes: Vec<String> = names
                 .iter()
-                .map(|name| {
-                    format!("{name} {:.1}", median(stats.iter().filter_map(|s| s.pass_ms(name)).collect()))
-                })
+                .map(|name| format!("{name} {:.1}", median(stats.iter().filter_map(|s| s.pass_ms(name)).collect())))
                 .collect();
             let batches = stats
                 .last()
                 .and_then(|s| s.batches)
                 .map_or(String::new(), |b| format!("; {}/{}/{}", b.culled, b.occluded, b.drawn()));
-            let points =
-                r.points_drawn().map_or(String::new(), |p| format!("; {:.2}M points drawn", p as f64 * 1e-6));
+            let points = r.points_drawn().map_or(String::new(), |p| format!("; {:.2}M points drawn", p as f64 * 1e-6));
             let mut verdict = String::new();
-            if let (Some((want_px, want_depth)), true) =
-                (&want, matches!(m, RenderMode::Culled | RenderMode::Vis))
-            {
+            if let (Some((want_px, want_depth)), true) = (&want, matches!(m, RenderMode::Culled | RenderMode::Vis)) {
                 let same = *want_px == px && *want_depth == r.depth_bits();
                 verdict = if same { " [= vis]".into() } else { " [DIFFERS from vis]".into() };
             }

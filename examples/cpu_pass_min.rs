@@ -21,20 +21,13 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let n: u64 =
-        arg("--points").map_or(10_000_000, |v| v.trim_end_matches('M').parse::<u64>().unwrap() * 1_000_000);
+    let n: u64 = arg("--points").map_or(10_000_000, |v| v.trim_end_matches('M').parse::<u64>().unwrap() * 1_000_000);
     let modes: Vec<RenderMode> = arg("--modes")
         .unwrap_or_else(|| "culled".into())
         .split(',')
-        .map(|s| {
-            RenderMode::ALL
-                .into_iter()
-                .find(|m| m.name() == s)
-                .unwrap_or_else(|| panic!("unknown mode '{s}'"))
-        })
+        .map(|s| RenderMode::ALL.into_iter().find(|m| m.name() == s).unwrap_or_else(|| panic!("unknown mode '{s}'")))
         .collect();
-    let poses: Vec<String> =
-        arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
+    let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
     // `--toggle S`: frames alternate the switch off and on (reported apart).
     use pcv::render::cpu::{hzb, private, scatter};
@@ -84,12 +77,8 @@ fn main() {
             }
             for (side, (walls, cpus, stats)) in all.into_iter().enumerate() {
                 let label = toggle.as_ref().map_or(String::new(), |t| format!("{t}={}", sides[side]));
-                let names: Vec<&str> = stats[0]
-                    .passes
-                    .iter()
-                    .map(|p| p.name)
-                    .filter(|n| *n != "clear" && *n != "resolve")
-                    .collect();
+                let names: Vec<&str> =
+                    stats[0].passes.iter().map(|p| p.name).filter(|n| *n != "clear" && *n != "resolve").collect();
                 let mut out = Vec::new();
                 for name in names {
                     let s = Summary::of(&stats.iter().filter_map(|s| s.pass_ms(name)).collect::<Vec<_>>());

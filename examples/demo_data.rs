@@ -42,10 +42,8 @@ impl Builder {
     }
 
     fn push(&mut self, local: [f64; 3], rgb: [u8; 3], intensity: f32, class: u8) {
-        self.points.push(Point::new(
-            [local[0] as f32, local[1] as f32, local[2] as f32],
-            [rgb[0], rgb[1], rgb[2], 255],
-        ));
+        self.points
+            .push(Point::new([local[0] as f32, local[1] as f32, local[2] as f32], [rgb[0], rgb[1], rgb[2], 255]));
         self.intensity.push(intensity.clamp(0.0, 65535.0).round());
         self.class.push(class);
     }
@@ -116,8 +114,7 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
     let trees: Vec<(f64, f64, f64, f64)> = (0..140)
         .filter_map(|_| {
             let (x, y) = (rng.random_range(5.0..sx - 5.0), rng.random_range(5.0..sy - 5.0));
-            let clear =
-                houses.iter().all(|h| (x - h.x).abs() > h.w / 2.0 + 4.0 || (y - h.y).abs() > h.d / 2.0 + 4.0);
+            let clear = houses.iter().all(|h| (x - h.x).abs() > h.w / 2.0 + 4.0 || (y - h.y).abs() > h.d / 2.0 + 4.0);
             clear.then(|| (x, y, rng.random_range(2.5..6.0), rng.random_range(8.0..18.0)))
         })
         .collect();
@@ -138,20 +135,13 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
             );
             continue;
         }
-        if let Some(&(tx, ty, r, height)) =
-            trees.iter().find(|t| (x - t.0).powi(2) + (y - t.1).powi(2) < t.2 * t.2)
-        {
+        if let Some(&(tx, ty, r, height)) = trees.iter().find(|t| (x - t.0).powi(2) + (y - t.1).powi(2) < t.2 * t.2) {
             let d = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt() / r;
             if rng.random_bool(0.8) {
                 let z = ground_height(tx, ty)
                     + height * (0.55 + 0.45 * (1.0 - d * d).max(0.0).sqrt())
                     + rng.random_range(-0.8..0.8);
-                b.push(
-                    [x, y, z],
-                    jitter(&mut rng, [60, 120, 45], 25),
-                    300.0 + rng.random_range(0.0..400.0),
-                    5,
-                );
+                b.push([x, y, z], jitter(&mut rng, [60, 120, 45], 25), 300.0 + rng.random_range(0.0..400.0), 5);
                 continue;
             }
         }
@@ -179,12 +169,7 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
             } else {
                 (h.x - h.w / 2.0, h.y + h.d / 2.0 - (t - 2.0 * h.w - h.d))
             };
-            b.push(
-                [x, y, g + rng.random_range(0.0..h.wall_h)],
-                jitter(&mut rng, [200, 195, 180], 10),
-                1100.0,
-                6,
-            );
+            b.push([x, y, g + rng.random_range(0.0..h.wall_h)], jitter(&mut rng, [200, 195, 180], 10), 1100.0, 6);
         }
     }
     // Birds: outliers far above.
@@ -358,13 +343,10 @@ fn main() {
     while i < args.len() {
         match args[i].as_str() {
             "--scale" => {
-                scale =
-                    args.get(i + 1).and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0).unwrap_or_else(
-                        || {
-                            eprintln!("demo_data: --scale takes a positive number");
-                            std::process::exit(2)
-                        },
-                    );
+                scale = args.get(i + 1).and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0).unwrap_or_else(|| {
+                    eprintln!("demo_data: --scale takes a positive number");
+                    std::process::exit(2)
+                });
                 i += 1;
             }
             a if out.is_none() => out = Some(PathBuf::from(a)),

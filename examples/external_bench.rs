@@ -64,9 +64,7 @@ fn main() {
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let n = count(&arg("--points").unwrap_or_else(|| "100M".into())) as usize;
     let (w, h) = arg("--size")
-        .and_then(|s| {
-            s.split_once('x').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-        })
+        .and_then(|s| s.split_once('x').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))))
         .unwrap_or((1920, 1080));
     let repeat: usize = arg("--repeat").and_then(|s| s.parse().ok()).unwrap_or(30);
 
@@ -104,48 +102,34 @@ fn main() {
     let d_pos3 = upload(bytemuck::cast_slice(&pos3), "positions (N, 3)");
     let d_pos4 = upload(bytemuck::cast_slice(&pos), "positions (N, 4)");
     let d_col = upload(bytemuck::cast_slice(&col), "colours (N, 3)");
-    let frame_buf =
-        DeviceBuffer::<u32>::alloc(&ctx, w as usize * h as usize, "the frame").expect("device memory");
+    let frame_buf = DeviceBuffer::<u32>::alloc(&ctx, w as usize * h as usize, "the frame").expect("device memory");
 
     let bounds = Bounds { min: Vec3::splat(-50.0), max: Vec3::splat(50.0) };
     let mut cam = Camera::for_cloud(bounds, false);
-    cam.pose =
-        PoseArg { eye: DVec3::new(-90.0, -70.0, 60.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
+    cam.pose = PoseArg { eye: DVec3::new(-90.0, -70.0, 60.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
     cam.depth = DepthPolicy::Fixed(DepthRange { near: 0.5, far: 400.0 });
     let frame: FrameParams = pcv::render::FrameParams::of_camera(&cam, w, h).with_mode(RenderMode::Vis);
 
-    let desc = |ptr: u64, cols: u64, dtype: Dtype| ArrayDesc {
-        ptr,
-        shape: vec![n as u64, cols],
-        strides_bytes: None,
-        dtype,
-    };
+    let desc =
+        |ptr: u64, cols: u64, dtype: Dtype| ArrayDesc { ptr, shape: vec![n as u64, cols], strides_bytes: None, dtype };
     let colours = desc(d_col.ptr(), 3, Dtype::U8);
-    for (case, positions) in [
-        ("external (N,3)", desc(d_pos3.ptr(), 3, Dtype::F32)),
-        ("external (N,4)", desc(d_pos4.ptr(), 4, Dtype::F32)),
-    ] {
+    for (case, positions) in
+        [("external (N,3)", desc(d_pos3.ptr(), 3, Dtype::F32)), ("external (N,4)", desc(d_pos4.ptr(), 4, Dtype::F32))]
+    {
         let ext = ExternalPoints::new(&positions, Some(&colours)).expect("layout");
         r.check_external(&ext).expect("device arrays");
         let target = frame_buf.ptr();
         let (wall, gpu) = time(repeat, || {
             // SAFETY: the arrays are this context's device memory of the described layouts, alive to the
             // end of main; nothing else writes them.
-            unsafe {
-                r.render_external(
-                    &ext,
-                    &frame,
-                    Target::Device { ptr: target, len_px: w as usize * h as usize },
-                )
-            }
-            .expect("render")
+            unsafe { r.render_external(&ext, &frame, Target::Device { ptr: target, len_px: w as usize * h as usize }) }
+                .expect("render")
         });
         println!("rust {case} points={n} wall_ms={wall:.3} gpu_ms={gpu:.3}");
     }
 
     // The CLI's path: the same points uploaded (16-byte records, sorted by the preprocessing), then render.
-    let points: Vec<Point> =
-        pos3.par_iter().zip(&col).map(|(p, c)| Point::new(*p, [c[0], c[1], c[2], 255])).collect();
+    let points: Vec<Point> = pos3.par_iter().zip(&col).map(|(p, c)| Point::new(*p, [c[0], c[1], c[2], 255])).collect();
     drop((pos, pos3, col));
     let cloud = PointCloud::from_points(points, DVec3::ZERO, "external_bench");
     let t = Instant::now();
@@ -155,8 +139,7 @@ fn main() {
     for mode in [RenderMode::Vis, RenderMode::Culled] {
         let f = frame.with_mode(mode);
         let (wall, gpu) = time(repeat, || {
-            r.render(&f, Target::Device { ptr: frame_buf.ptr(), len_px: w as usize * h as usize })
-                .expect("render")
+            r.render(&f, Target::Device { ptr: frame_buf.ptr(), len_px: w as usize * h as usize }).expect("render")
         });
         println!("rust cli-{} points={n} wall_ms={wall:.3} gpu_ms={gpu:.3}", mode.name());
     }

@@ -36,8 +36,7 @@ fn read_chunks(path: &str, max: u64) -> Result<(laz::LazVlr, Vec<usize>, Vec<u8>
     }
     let Some(vlr) = vlr else { bail!("{path}: no LASzip VLR (not a LAZ file)") };
     f.seek(SeekFrom::Start(data_at))?;
-    let table = laz::laszip::ChunkTable::read_from(&mut f, &vlr)
-        .with_context(|| format!("{path}: the chunk table"))?;
+    let table = laz::laszip::ChunkTable::read_from(&mut f, &vlr).with_context(|| format!("{path}: the chunk table"))?;
     let mut counts = Vec::new();
     let mut total = 0u64;
     for e in table.as_ref() {
@@ -88,9 +87,7 @@ fn main() -> Result<()> {
     }
     let Some(file) = file else { bail!("usage: laz_encode_bench FILE.copc.laz [--points 3M] [--runs 3]") };
     let (vlr, counts, recs) = read_chunks(&file, points)?;
-    let Some(layout) = Layout::of(vlr.items()) else {
-        bail!("{file}: an item set pcv's encoder does not cover")
-    };
+    let Some(layout) = Layout::of(vlr.items()) else { bail!("{file}: an item set pcv's encoder does not cover") };
     let len = layout.record_len();
     let n = recs.len() / len;
     println!("{file}: {n} points in {} chunks, {len}-byte records", counts.len());
@@ -113,11 +110,7 @@ fn main() -> Result<()> {
             let t = cpu_time::thread_s();
             bytes = 0;
             for c in chunks() {
-                bytes += if name == "pcv" {
-                    encode_chunk(layout, c).len()
-                } else {
-                    laz_chunk(vlr.items(), c)?.len()
-                };
+                bytes += if name == "pcv" { encode_chunk(layout, c).len() } else { laz_chunk(vlr.items(), c)?.len() };
             }
             best = best.min(cpu_time::thread_s() - t);
         }

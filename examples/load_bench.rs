@@ -169,11 +169,7 @@ fn write_las(path: &Path, n: u64, format: u8, rgb8: bool) {
                     scan_angle: s.angle as f32,
                     point_source_id: 7,
                     gps_time: f.has_gps_time.then_some(s.gps),
-                    color: f.has_color.then_some(las::Color {
-                        red: s.rgb[0],
-                        green: s.rgb[1],
-                        blue: s.rgb[2],
-                    }),
+                    color: f.has_color.then_some(las::Color { red: s.rgb[0], green: s.rgb[1], blue: s.rgb[2] }),
                     nir: f.has_nir.then_some(s.rgb[0] / 2),
                     ..Default::default()
                 }
@@ -201,8 +197,7 @@ fn tile(las_path: &Path, copies: u64, dir: &Path) -> PathBuf {
         _ => None,
     };
     let span = gps_at.map_or(0.0, |g| {
-        let t: Vec<f64> =
-            records.chunks(len).map(|r| f64::from_le_bytes(r[g..g + 8].try_into().unwrap())).collect();
+        let t: Vec<f64> = records.chunks(len).map(|r| f64::from_le_bytes(r[g..g + 8].try_into().unwrap())).collect();
         t.iter().cloned().fold(f64::MIN, f64::max) - t.iter().cloned().fold(f64::MAX, f64::min) + 1.0
     });
     let mut out = src[..off].to_vec();
@@ -453,8 +448,7 @@ fn decode_only(path: &Path) -> u64 {
 }
 
 fn full_load(path: &Path) -> u64 {
-    let c = load_files_with(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false })
-        .expect("load");
+    let c = load_files_with(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }).expect("load");
     c.points.len() as u64
 }
 
@@ -491,12 +485,8 @@ fn row(name: &str, path: &Path, runs: u32) {
         // Every run's rate and CPU seconds (for A/B comparisons over several invocations).
         for (what, r) in [("decode", &d), ("device", &s), ("load", &l)] {
             if let Some(r) = r {
-                let each: Vec<String> = r
-                    .rates
-                    .iter()
-                    .zip(&r.cpu)
-                    .map(|(m, c)| format!("{:.2} M/s {:.2} CPU-s", m / 1e6, c))
-                    .collect();
+                let each: Vec<String> =
+                    r.rates.iter().zip(&r.cpu).map(|(m, c)| format!("{:.2} M/s {:.2} CPU-s", m / 1e6, c)).collect();
                 println!("{what}: {}", each.join(", "));
             }
         }
@@ -550,9 +540,7 @@ fn main() {
                 let n = count(&val());
                 fast_las = Some((
                     n,
-                    PathBuf::from(
-                        args.next().unwrap_or_else(|| usage_error("--write-las needs a count and a file")),
-                    ),
+                    PathBuf::from(args.next().unwrap_or_else(|| usage_error("--write-las needs a count and a file"))),
                 ));
             }
             "--copies" => copies = count(&val()),
@@ -628,8 +616,7 @@ fn main() {
         }
         let t = Instant::now();
         let kind = format!("{n}-f{laz_format}{}", if rgb8 { "-rgb8" } else { "" });
-        let las_path =
-            dir.join(format!("pcv-load-bench-{kind}{}.las", if ext == "laz" { "-src" } else { "" }));
+        let las_path = dir.join(format!("pcv-load-bench-{kind}{}.las", if ext == "laz" { "-src" } else { "" }));
         write_las(&las_path, n, laz_format, rgb8);
         let p = if ext == "laz" {
             let laz_path = dir.join(format!("pcv-load-bench-{kind}.laz"));

@@ -132,17 +132,13 @@ pub fn record(
         if let Some(child) = ffmpeg.as_mut() {
             let fed = child.stdin.as_mut().map(|stdin| stdin.write_all(&frame.to_rgba_top_down()));
             if !matches!(fed, Some(Ok(()))) {
-                video_note = Some(
-                    finish_ffmpeg(ffmpeg.take())
-                        .err()
-                        .unwrap_or_else(|| "ffmpeg stopped reading frames".into()),
-                );
+                video_note =
+                    Some(finish_ffmpeg(ffmpeg.take()).err().unwrap_or_else(|| "ffmpeg stopped reading frames".into()));
             }
         }
         progress(k + 1, total);
     }
-    std::fs::write(&poses_path, poses)
-        .map_err(|source| RecordError::Io { path: poses_path.clone(), source })?;
+    std::fs::write(&poses_path, poses).map_err(|source| RecordError::Io { path: poses_path.clone(), source })?;
     let video = match ffmpeg {
         Some(child) => match finish_ffmpeg(Some(child)) {
             Ok(()) => Some(dir.join("flight.mp4")),

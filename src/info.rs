@@ -206,12 +206,7 @@ const INDENT: &str = "\n              ";
 
 fn fmt_bounds(b: &DBounds) -> String {
     let v = |a: [f64; 3]| a.map(num).join(" ");
-    format!(
-        "min {}{INDENT}max {}{INDENT}size {}",
-        v(b.min),
-        v(b.max),
-        v(std::array::from_fn(|k| b.max[k] - b.min[k]))
-    )
+    format!("min {}{INDENT}max {}{INDENT}size {}", v(b.min), v(b.max), v(std::array::from_fn(|k| b.max[k] - b.min[k])))
 }
 
 impl FileReport {
@@ -241,10 +236,7 @@ impl FileReport {
             line("intensity", format!("{} .. {}", r[0], r[1]));
         }
         if !self.classes.is_empty() {
-            line(
-                "classes",
-                self.classes.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", "),
-            );
+            line("classes", self.classes.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", "));
         }
         if !self.info.skipped.is_empty() {
             line("skipped", self.info.skipped.join(", "));

@@ -292,11 +292,12 @@ pub fn make_backend(opts: &BackendOptions) -> Result<(Box<dyn Rasterizer>, Optio
         return make_rasterizer(choice).context("could not start the rasterizer");
     }
     if choice == BackendChoice::Cpu {
-        bail!("--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only");
+        bail!(
+            "--gpus {n} --gpu-shares {shares} splits the cloud across CUDA GPUs; --backend cpu draws on the CPU only"
+        );
     }
-    let r = MultiRasterizer::new(n.max(1), shares).with_context(|| {
-        format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1))
-    })?;
+    let r = MultiRasterizer::new(n.max(1), shares)
+        .with_context(|| format!("could not start {} GPU(s) with {shares} share(s) each (--gpus)", n.max(1)))?;
     eprintln!("pcv: {}", r.description());
     Ok((Box::new(r), None))
 }
@@ -464,11 +465,7 @@ fn point_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
 /// `point_budget`), attached to `r`, with the time its sources were open (before the scene and its
 /// pool were made: what a COPC file's first frame counts from; an octree built in memory is not
 /// counted); `None` when they ask for none.
-fn open_lod(
-    r: &mut dyn Rasterizer,
-    source: &Source,
-    opts: &OpenOptions,
-) -> Result<Option<(LodScene, Instant)>> {
+fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Result<Option<(LodScene, Instant)>> {
     let asked = opts.lod || opts.point_budget.is_some();
     let (files, scene) = match source {
         Source::Files(f) => (f.as_slice(), None),

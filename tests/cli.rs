@@ -66,14 +66,8 @@ fn missing_and_bad_files_name_the_file() {
 
     let odd = dir.path().join("odd.bin");
     std::fs::write(&odd, [0u8; 40]).unwrap();
-    let o = pcv(&[
-        "render",
-        odd.to_str().unwrap(),
-        "-o",
-        dir.path().join("a.png").to_str().unwrap(),
-        "--backend",
-        "cpu",
-    ]);
+    let o =
+        pcv(&["render", odd.to_str().unwrap(), "-o", dir.path().join("a.png").to_str().unwrap(), "--backend", "cpu"]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("odd.bin") && e.contains("byte 32"), "{e}");
@@ -93,10 +87,7 @@ fn missing_and_bad_files_name_the_file() {
 }
 
 #[test]
-#[cfg_attr(
-    windows,
-    ignore = "Linux advice (xvfb-run); a Windows session has a display, and its advice differs"
-)]
+#[cfg_attr(windows, ignore = "Linux advice (xvfb-run); a Windows session has a display, and its advice differs")]
 fn viewer_without_a_display_says_what_to_do() {
     let o = pcv(&["--points", "1000", "--frames", "1", "--backend", "cpu"]);
     assert!(!o.status.success());
@@ -108,17 +99,7 @@ fn viewer_without_a_display_says_what_to_do() {
 fn render_writes_the_png_and_raw_points_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.png");
-    let o = pcv(&[
-        "render",
-        "--points",
-        "100k",
-        "--size",
-        "96x54",
-        "--backend",
-        "cpu",
-        "-o",
-        a.to_str().unwrap(),
-    ]);
+    let o = pcv(&["render", "--points", "100k", "--size", "96x54", "--backend", "cpu", "-o", a.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let img = pcv::render::image_io::Frame::read_png(&a).unwrap();
     assert_eq!((img.width, img.height), (96, 54));
@@ -132,22 +113,12 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let b = dir.path().join("b.png");
     // Files get adaptive points, EDL and a gradient by default: ask for the built-in scene's look.
     let look = ["--point-size", "1", "--no-edl", "--background", "black"];
-    let args =
-        [
-            &[
-                "render",
-                raw.to_str().unwrap(),
-                "--camera",
-                "-3,0,0,0,0",
-                "--size",
-                "96x54",
-                "--backend",
-                "cpu",
-            ][..],
-            &look,
-            &["-o", b.to_str().unwrap()],
-        ]
-        .concat();
+    let args = [
+        &["render", raw.to_str().unwrap(), "--camera", "-3,0,0,0,0", "--size", "96x54", "--backend", "cpu"][..],
+        &look,
+        &["-o", b.to_str().unwrap()],
+    ]
+    .concat();
     let o = pcv(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let img_b = pcv::render::image_io::Frame::read_png(&b).unwrap();
@@ -156,10 +127,7 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     // depth step of each other either may win. Every other pixel is the same.
     let diff = img.count_rgb_differences(&img_b);
     let allowed = img.pixels.len() / 200;
-    assert!(
-        diff <= allowed,
-        "{diff} pixels differ (allowed {allowed}: depth rounding between near-coincident points)"
-    );
+    assert!(diff <= allowed, "{diff} pixels differ (allowed {allowed}: depth rounding between near-coincident points)");
 }
 
 #[test]

@@ -75,16 +75,11 @@ fn composite_of_shares_equals_the_single_image() {
                 })
                 .collect();
             let composite = composite_shares(&f, shares);
-            let depth_diff =
-                composite.iter().zip(&single).filter(|(a, b)| word_depth(**a) != word_depth(**b)).count();
+            let depth_diff = composite.iter().zip(&single).filter(|(a, b)| word_depth(**a) != word_depth(**b)).count();
             assert_eq!(depth_diff, 0, "{} {parts} shares: depths differ at {depth_diff} pixels", sc.name);
             let img = colours(&composite);
             let diff = img.iter().zip(&single_img).filter(|(a, b)| a != b).count();
-            assert_eq!(
-                diff, 0,
-                "{} {parts} shares: vis colours differ at {diff} of {covered} covered pixels",
-                sc.name
-            );
+            assert_eq!(diff, 0, "{} {parts} shares: vis colours differ at {diff} of {covered} covered pixels", sc.name);
             // Packed: colour words; the composite is the min over the shares.
             let mut all = vec![u64::MAX; (W * H) as usize];
             for r in &ranges {

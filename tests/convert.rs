@@ -39,11 +39,7 @@ fn full_points(n: usize, f: &Format, scale: f64) -> Vec<Point> {
                 intensity: (i * 7919 % 65536) as u16,
                 return_number: 1 + (i as u8 % nr),
                 number_of_returns: nr,
-                scan_direction: if i % 2 == 0 {
-                    ScanDirection::LeftToRight
-                } else {
-                    ScanDirection::RightToLeft
-                },
+                scan_direction: if i % 2 == 0 { ScanDirection::LeftToRight } else { ScanDirection::RightToLeft },
                 is_edge_of_flight_line: i % 3 == 0,
                 classification: Classification::new(class).unwrap(),
                 is_synthetic: i % 5 == 0,
@@ -51,11 +47,7 @@ fn full_points(n: usize, f: &Format, scale: f64) -> Vec<Point> {
                 is_withheld: i % 11 == 0,
                 is_overlap: extended && i % 13 == 0,
                 scanner_channel: if extended { (i % 4) as u8 } else { 0 },
-                scan_angle: if extended {
-                    ((i % 3001) as f32 - 1500.0) * 0.006
-                } else {
-                    (i % 181) as f32 - 90.0
-                },
+                scan_angle: if extended { ((i % 3001) as f32 - 1500.0) * 0.006 } else { (i % 181) as f32 - 90.0 },
                 user_data: (i * 13) as u8,
                 point_source_id: (i * 31 % 65536) as u16,
                 ..Default::default()
@@ -84,8 +76,7 @@ fn full_points(n: usize, f: &Format, scale: f64) -> Vec<Point> {
                     z_t: 1.5 + i as f32,
                 });
             }
-            p.extra_bytes =
-                (0..f.extra_bytes).map(|k| (i as u8).wrapping_mul(3).wrapping_add(k as u8)).collect();
+            p.extra_bytes = (0..f.extra_bytes).map(|k| (i as u8).wrapping_mul(3).wrapping_add(k as u8)).collect();
             p
         })
         .collect()
@@ -114,13 +105,7 @@ fn crs_vlr(wkt: bool) -> Vlr {
 
 /// A LAS or LAZ file of `points` in `format` with `extra` extra bytes (described by an Extra Bytes
 /// VLR), a CRS VLR, a user VLR and, in LAS 1.4, an EVLR.
-fn source(
-    format: u8,
-    extra: u16,
-    scale: f64,
-    laz: bool,
-    points: Option<Vec<Point>>,
-) -> (Vec<u8>, Vec<Point>) {
+fn source(format: u8, extra: u16, scale: f64, laz: bool, points: Option<Vec<Point>>) -> (Vec<u8>, Vec<Point>) {
     let mut f = Format::new(format).unwrap();
     f.extra_bytes = extra;
     f.is_compressed = laz;
@@ -213,11 +198,7 @@ fn same_las(name: &str, src: &[u8], out: &[u8]) {
     let (hs, ps) = read_las(src);
     let (ho, po) = read_las(out);
     assert_eq!(ho.version(), hs.version(), "{name}: version");
-    assert_eq!(
-        ho.point_format().to_u8().unwrap(),
-        hs.point_format().to_u8().unwrap(),
-        "{name}: point format"
-    );
+    assert_eq!(ho.point_format().to_u8().unwrap(), hs.point_format().to_u8().unwrap(), "{name}: point format");
     assert_eq!(ho.point_format().extra_bytes, hs.point_format().extra_bytes, "{name}: extra bytes");
     assert_eq!(ho.transforms(), hs.transforms(), "{name}: scale and offset");
     assert_eq!(ho.number_of_points(), hs.number_of_points(), "{name}: count");
@@ -225,8 +206,7 @@ fn same_las(name: &str, src: &[u8], out: &[u8]) {
     assert_eq!(ho.file_source_id(), hs.file_source_id(), "{name}: file source id");
     assert_eq!(ho.system_identifier(), hs.system_identifier(), "{name}: system");
     assert_eq!(ho.guid(), hs.guid(), "{name}: guid");
-    let strip =
-        |v: &Vec<Vlr>| -> Vec<Vlr> { v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect() };
+    let strip = |v: &Vec<Vlr>| -> Vec<Vlr> { v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect() };
     assert_eq!(strip(ho.vlrs()), strip(hs.vlrs()), "{name}: VLRs");
     assert_eq!(ho.evlrs(), hs.evlrs(), "{name}: EVLRs");
     if hs.point_format().is_extended {
@@ -325,12 +305,7 @@ fn utm_offsets_at_three_scales_keep_their_grid_in_every_target() {
             assert_eq!(rows.len(), pts.len());
             for (i, (r, p)) in rows.iter().zip(&pts).enumerate() {
                 let v: Vec<f64> = r[..3].iter().map(|s| s.parse().unwrap()).collect();
-                assert_eq!(
-                    grid(v[0], &t.x),
-                    grid(p.x, &t.x),
-                    "scale {scale} {oname}: point {i} x ({})",
-                    r[0]
-                );
+                assert_eq!(grid(v[0], &t.x), grid(p.x, &t.x), "scale {scale} {oname}: point {i} x ({})", r[0]);
                 assert_eq!(grid(v[1], &t.y), grid(p.y, &t.y), "scale {scale} {oname}: point {i} y");
                 assert_eq!(grid(v[2], &t.z), grid(p.z, &t.z), "scale {scale} {oname}: point {i} z");
                 // 16-bit colors as 0-65535 words.
@@ -370,8 +345,7 @@ fn float_sources_stay_float_and_text_keeps_its_digits() {
     let pts = points(200, [0.0; 3]);
     let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
     let sp = dir.path().join("f.ply");
-    std::fs::write(&sp, ply(PlyEnc::Le, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, false, 0))
-        .unwrap();
+    std::fs::write(&sp, ply(PlyEnc::Le, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, false, 0)).unwrap();
     let op = dir.path().join("f-out.ply");
     convert_ok(&[&sp], &op);
     let out = std::fs::read(&op).unwrap();
@@ -413,10 +387,7 @@ fn merges_keep_everything_or_say_why_not() {
         let x = i32::from_le_bytes(r[0..4].try_into().unwrap()) - 10_000;
         r[0..4].copy_from_slice(&x.to_le_bytes());
     }
-    assert_eq!(
-        read_las(&c).1.iter().map(|p| p.x).collect::<Vec<_>>(),
-        pc.iter().map(|p| p.x).collect::<Vec<_>>()
-    );
+    assert_eq!(read_las(&c).1.iter().map(|p| p.x).collect::<Vec<_>>(), pc.iter().map(|p| p.x).collect::<Vec<_>>());
     let (ap, bp, cp) = (dir.path().join("a.las"), dir.path().join("b.laz"), dir.path().join("c.las"));
     std::fs::write(&ap, &a).unwrap();
     std::fs::write(&bp, &b).unwrap();
@@ -430,9 +401,8 @@ fn merges_keep_everything_or_say_why_not() {
         for (i, (g, e)) in got.iter().zip(pa.iter().chain(&pb).chain(&pc)).enumerate() {
             assert_eq!(g, e, "merged {oname}: point {i}");
         }
-        let strip = |v: &Vec<Vlr>| -> Vec<Vlr> {
-            v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect()
-        };
+        let strip =
+            |v: &Vec<Vlr>| -> Vec<Vlr> { v.iter().filter(|v| v.user_id != "laszip encoded").cloned().collect() };
         assert_eq!(strip(h.vlrs()), strip(read_las(&a).0.vlrs()));
         // Bounds and counts recounted over all files.
         let xmax = pa.iter().chain(&pb).chain(&pc).map(|p| p.x).fold(f64::MIN, f64::max);
@@ -447,10 +417,7 @@ fn merges_keep_everything_or_say_why_not() {
     std::fs::write(&bad, &c).unwrap();
     let o = convert(&[&ap, &bad], &dir.path().join("bad.las"));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && e.contains("off-grid.las") && e.contains("point 0") && e.contains("grid"),
-        "{e}"
-    );
+    assert!(!o.status.success() && e.contains("off-grid.las") && e.contains("point 0") && e.contains("grid"), "{e}");
     // Another point format, or other VLRs (another CRS): refused.
     let (d, _) = source(2, 0, 0.001, false, None);
     let dp = dir.path().join("d.las");
@@ -575,10 +542,8 @@ fn internal_waveform_data_moves_with_the_evlrs() {
     let op = dir.path().join("wave.laz");
     convert_ok(&[&sp], &op);
     let out = std::fs::read(&op).unwrap();
-    let (wave, evlr) = (
-        u64::from_le_bytes(out[227..235].try_into().unwrap()),
-        u64::from_le_bytes(out[235..243].try_into().unwrap()),
-    );
+    let (wave, evlr) =
+        (u64::from_le_bytes(out[227..235].try_into().unwrap()), u64::from_le_bytes(out[235..243].try_into().unwrap()));
     assert_eq!(wave, evlr, "the waveform record's offset follows the EVLRs");
     assert_eq!(&out[evlr as usize..], &src[first_evlr as usize..], "the EVLRs, byte for byte");
     same_las("waveform", &src, &out);

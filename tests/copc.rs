@@ -169,10 +169,8 @@ fn laspy_copc_reader_box_query_returns_the_source_points() {
         return;
     }
     // A box over part of the tile, in file coordinates.
-    let (lo, hi) = (
-        [BASE[0] + 300.0, BASE[1] + 200.0, BASE[2] - 100.0],
-        [BASE[0] + 900.0, BASE[1] + 650.0, BASE[2] + 100.0],
-    );
+    let (lo, hi) =
+        ([BASE[0] + 300.0, BASE[1] + 200.0, BASE[2] - 100.0], [BASE[0] + 900.0, BASE[1] + 650.0, BASE[2] + 100.0]);
     let script = r#"
 import sys, laspy
 from laspy import CopcReader, Bounds
@@ -267,11 +265,7 @@ fn pcv_info_shows_the_octree() {
     let (src, pts) = source_las(dir.path(), 200_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
-        .args(["info", "--json"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(["info", "--json"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let levels = v[0]["octree"].as_array().unwrap();
@@ -283,10 +277,7 @@ fn pcv_info_shows_the_octree() {
     assert!((levels[1]["spacing"].as_f64().unwrap() / (s0 / 2.0) - 1.0).abs() < 1e-12);
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("info").arg(&out).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(
-        text.contains("COPC 1.0") && text.contains("octree      depth") && text.contains("level  1:"),
-        "{text}"
-    );
+    assert!(text.contains("COPC 1.0") && text.contains("octree      depth") && text.contains("level  1:"), "{text}");
 }
 
 #[test]
@@ -318,11 +309,7 @@ fn rich_point(i: usize, base: [f64; 3], legacy: bool) -> las::Point {
         intensity: (i * 7919 % 65536) as u16,
         return_number: ret,
         number_of_returns: ret + (i % 3) as u8,
-        scan_direction: if i.is_multiple_of(2) {
-            ScanDirection::LeftToRight
-        } else {
-            ScanDirection::RightToLeft
-        },
+        scan_direction: if i.is_multiple_of(2) { ScanDirection::LeftToRight } else { ScanDirection::RightToLeft },
         is_edge_of_flight_line: i.is_multiple_of(7),
         classification: Classification::new(if legacy { class.min(31) } else { class }).unwrap(),
         is_synthetic: i.is_multiple_of(3),
@@ -398,8 +385,7 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
     let pa = rich_las(&a, 70_000, 4, 8, true, BASE);
     let base_b = [BASE[0] + 900.0, BASE[1] + 50.0, BASE[2]];
     let pb = rich_las(&b, 50_000, 2, 1, false, base_b);
-    std::fs::write(&c, "512010.5 5400020.25 301.125 10 20 30\n512011.5 5400021.25 302.125 40 50 60\n")
-        .unwrap();
+    std::fs::write(&c, "512010.5 5400020.25 301.125 10 20 30\n512011.5 5400021.25 302.125 40 50 60\n").unwrap();
     let out = dir.path().join("out.copc.laz");
     let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
     pcv::convert::copc::write_with(&[a.clone(), b.clone(), c], &out, &opts, 5_000).unwrap();
@@ -427,11 +413,7 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
         assert!((o.x - s.x).abs() < 1e-6 && (o.y - s.y).abs() < 1e-6 && (o.z - s.z).abs() < 1e-6, "{at}");
         assert_eq!(o.intensity, s.intensity, "{at}");
         assert_eq!((o.return_number, o.number_of_returns), (s.return_number, s.number_of_returns), "{at}");
-        assert_eq!(
-            (o.scan_direction, o.is_edge_of_flight_line),
-            (s.scan_direction, s.is_edge_of_flight_line),
-            "{at}"
-        );
+        assert_eq!((o.scan_direction, o.is_edge_of_flight_line), (s.scan_direction, s.is_edge_of_flight_line), "{at}");
         assert_eq!(o.classification, s.classification, "{at}");
         assert_eq!(
             (o.is_synthetic, o.is_key_point, o.is_withheld, o.is_overlap),
@@ -444,12 +426,7 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
             "{at}"
         );
         // The rank in degrees becomes 0.006° steps: within half a step.
-        assert!(
-            (o.scan_angle - s.scan_angle).abs() <= 0.0031,
-            "{at}: scan angle {} vs {}",
-            o.scan_angle,
-            s.scan_angle
-        );
+        assert!((o.scan_angle - s.scan_angle).abs() <= 0.0031, "{at}: scan angle {} vs {}", o.scan_angle, s.scan_angle);
         // No color or NIR in the source: zero (the las crate reads a zero NIR as none).
         assert_eq!((o.color, o.nir), (Some(las::Color::default()), None), "{at}");
     }
@@ -485,8 +462,7 @@ fn nodes_of(path: &Path) -> Vec<NodeRecords> {
         .iter()
         .map(|n| {
             let e = if n.point_count > 0 { Some(f.read_node_exact(n).unwrap()) } else { None };
-            let xyz =
-                e.as_ref().map(|e| e.xyz.iter().map(|p| p.map(f64::to_bits)).collect()).unwrap_or_default();
+            let xyz = e.as_ref().map(|e| e.xyz.iter().map(|p| p.map(f64::to_bits)).collect()).unwrap_or_default();
             let i = e.map(|e| e.intensity).unwrap_or_default();
             (n.key, n.point_count, xyz, i)
         })

@@ -79,9 +79,7 @@ fn serve(data: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Counts>) {
                     }
                     let (status, body, extra) = match (mode, range) {
                         (Mode::Failing, _) => ("500 Internal Server Error", b"no".to_vec(), String::new()),
-                        (Mode::Flaky, _) if seen <= 2 => {
-                            ("503 Service Unavailable", b"busy".to_vec(), String::new())
-                        }
+                        (Mode::Flaky, _) if seen <= 2 => ("503 Service Unavailable", b"busy".to_vec(), String::new()),
                         (Mode::NoRanges, _) | (_, None) => ("200 OK", data.to_vec(), String::new()),
                         (_, Some(r)) => {
                             let (a, b) = r.strip_prefix("bytes=").unwrap().split_once('-').unwrap();
@@ -95,11 +93,8 @@ fn serve(data: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Counts>) {
                         }
                     };
                     let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}\r\n", body.len());
-                    let ok = w
-                        .write_all(head.as_bytes())
-                        .and_then(|_| w.write_all(&body))
-                        .and_then(|_| w.flush())
-                        .is_ok();
+                    let ok =
+                        w.write_all(head.as_bytes()).and_then(|_| w.write_all(&body)).and_then(|_| w.flush()).is_ok();
                     c.in_flight.fetch_sub(1, Ordering::SeqCst);
                     if !ok {
                         return;
@@ -157,10 +152,7 @@ fn over_http_reads_what_the_file_holds_and_caches_it() {
         assert_eq!(again.read_node(n, origin).unwrap(), local.read_node(n, origin).unwrap());
     }
     let second = counts.requests.load(Ordering::SeqCst) - first;
-    eprintln!(
-        "http: {} nodes; {first} requests the first time, {second} with the cache",
-        local.octree().nodes.len()
-    );
+    eprintln!("http: {} nodes; {first} requests the first time, {second} with the cache", local.octree().nodes.len());
     assert_eq!(second, 1, "a cached file must need only the opening request");
     // `pcv info URL`: the octree from the hierarchy.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
@@ -213,17 +205,10 @@ fn flaky_servers_are_retried_and_failing_ones_named() {
     let data = Arc::new(std::fs::read(&path).unwrap());
     let (url, counts) = serve(data.clone(), Mode::Flaky);
     let remote = copc::open_with(&url, &opts(None)).unwrap();
-    let n: u64 = remote
-        .octree()
-        .nodes
-        .iter()
-        .map(|n| remote.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64)
-        .sum();
+    let n: u64 =
+        remote.octree().nodes.iter().map(|n| remote.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64).sum();
     assert_eq!(n, 5_000);
-    assert!(
-        counts.per_range.lock().unwrap().values().all(|&k| k == 3),
-        "every range: two 503s, then the bytes"
-    );
+    assert!(counts.per_range.lock().unwrap().values().all(|&k| k == 3), "every range: two 503s, then the bytes");
 
     let (url, counts) = serve(data.clone(), Mode::Failing);
     let e = copc::open_with(&url, &opts(None)).err().unwrap().to_string();

@@ -177,12 +177,7 @@ fn matches_the_sequential_reference_on_the_scene() {
             let (img, depth) = render(c.points.to_vec(), &frame);
             assert_eq!(depth, reference.depth_bits, "depth buffers differ at {w}x{h}");
             let bad = reference.violations(&img, CLEAR_COLOR);
-            assert!(
-                bad.is_empty(),
-                "{} pixels hold a color no nearest point has, first {:?}",
-                bad.len(),
-                bad.first()
-            );
+            assert!(bad.is_empty(), "{} pixels hold a color no nearest point has, first {:?}", bad.len(), bad.first());
             eprintln!("{w}x{h} {pose:?}: {} exact depth ties", reference.tie_pixels());
         }
     }
@@ -225,13 +220,8 @@ fn batched_projection_equals_the_scalar_rule() {
     let c = scene::generate(20_000, 4, false);
     let mut pts: Vec<Point> = c.points.to_vec();
     // Dropped and edge cases among them.
-    for bad in [
-        [f32::NAN, 0.0, 0.0],
-        [f32::INFINITY, 1.0, 1.0],
-        [-3.0, 0.0, 0.0],
-        [-10.0, 0.0, 0.0],
-        [0.0, 50.0, 0.0],
-    ] {
+    for bad in [[f32::NAN, 0.0, 0.0], [f32::INFINITY, 1.0, 1.0], [-3.0, 0.0, 0.0], [-10.0, 0.0, 0.0], [0.0, 50.0, 0.0]]
+    {
         pts.push(Point::new(bad, RED));
     }
     for pose in [Pose::PROTOTYPE, Pose { eye: Vec3::new(0.0, 0.0, 0.1), yaw_rad: 1.0, pitch_rad: 0.3 }] {
@@ -286,9 +276,8 @@ fn batched_modes_match_the_sequential_reference() {
         cam.pose = pose;
         let frame = FrameParams::new(cam.clip_from_world(w, h), w, h);
         let reference = Reference::render(&sorted, &frame);
-        for (k, mode) in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Culled]
-            .into_iter()
-            .enumerate()
+        for (k, mode) in
+            [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Culled].into_iter().enumerate()
         {
             let mut px = vec![0u32; frame.num_pixels()];
             let stats = r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();

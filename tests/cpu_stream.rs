@@ -66,16 +66,7 @@ fn streamed_cpu_render_peaks_within_24_bytes_a_point() {
     write_ply(&ply, n, true);
     let png = dir.path().join("a.png");
     let o = pcv(
-        &[
-            "render",
-            "--backend",
-            "cpu",
-            ply.to_str().unwrap(),
-            "-o",
-            png.to_str().unwrap(),
-            "--size",
-            "640x360",
-        ],
+        &["render", "--backend", "cpu", ply.to_str().unwrap(), "-o", png.to_str().unwrap(), "--size", "640x360"],
         None,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

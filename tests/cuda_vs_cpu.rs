@@ -47,10 +47,7 @@ fn cuda_or_skip(test: &str) -> Option<CudaRasterizer> {
     }
 }
 
-fn first_mismatch<'a, T: PartialEq + std::fmt::Debug>(
-    a: &'a [T],
-    b: &'a [T],
-) -> Option<(usize, &'a T, &'a T)> {
+fn first_mismatch<'a, T: PartialEq + std::fmt::Debug>(a: &'a [T], b: &'a [T]) -> Option<(usize, &'a T, &'a T)> {
     a.iter().zip(b).enumerate().find(|(_, (x, y))| x != y).map(|(i, (x, y))| (i, x, y))
 }
 
@@ -60,23 +57,16 @@ fn scene_kernel_matches_cpu_twin_bit_for_bit() {
     let Some(mut cuda) = cuda_or_skip("scene") else { return };
     // The points in the kernel's order: no spatial sort at upload.
     cuda.set_preprocess(false);
-    for (n, seed) in [
-        (2_000_000u64, 1u64),
-        (2_000_000, 42),
-        (2_000_000, 0xdead_beef_cafe_f00d),
-        (2_000_003, u64::MAX),
-        (7, 3),
-    ] {
+    for (n, seed) in
+        [(2_000_000u64, 1u64), (2_000_000, 42), (2_000_000, 0xdead_beef_cafe_f00d), (2_000_003, u64::MAX), (7, 3)]
+    {
         cuda.upload(&scene::lazy(n, seed)).expect("scene upload");
         assert_eq!(cuda.num_points(), n);
         let gpu = cuda.download_points().expect("download");
         let cpu = scene::generate(n, seed, false);
         assert_eq!(gpu.len(), cpu.points.len());
-        let differing = gpu
-            .iter()
-            .zip(cpu.points.iter())
-            .filter(|(a, b)| bytemuck::bytes_of(*a) != bytemuck::bytes_of(*b))
-            .count();
+        let differing =
+            gpu.iter().zip(cpu.points.iter()).filter(|(a, b)| bytemuck::bytes_of(*a) != bytemuck::bytes_of(*b)).count();
         println!("scene n={n} seed={seed:#x}: {differing} of {n} points differ");
         if let Some((i, g, c)) = first_mismatch(&gpu, &cpu.points) {
             panic!(
@@ -168,8 +158,7 @@ fn compare(
         panic!("{label}: {depth_diff} depth values differ; first at pixel {i}: cpu {c:#x}, cuda {g:#x}");
     }
     let f = frame.uniforms();
-    let (differing_px, tie_px) =
-        assert_differ_only_at_ties(label, &f, points, &cpu_depth, &cpu_color, &gpu_color);
+    let (differing_px, tie_px) = assert_differ_only_at_ties(label, &f, points, &cpu_depth, &cpu_color, &gpu_color);
     let covered_px = cpu_depth.iter().filter(|&&d| d != 0x3f80_0000).count();
     println!(
         "{label}: {covered_px} of {n} pixels covered, depth identical, {differing_px} colors differ (all {tie_px} at exact depth ties); \
@@ -218,10 +207,7 @@ fn poses(seed: u64) -> Vec<(&'static str, Pose)> {
         ("start", Pose::PROTOTYPE),
         ("close-up", Pose { eye: c0 + Vec3::new(-0.05, 0.02, 0.01), yaw_rad: 0.5, pitch_rad: 0.2 }),
         ("far", Pose { eye: Vec3::new(-60.0, 20.0, 15.0), yaw_rad: (-20f32).atan2(60.0), pitch_rad: -0.23 }),
-        (
-            "down",
-            Pose { eye: Vec3::new(0.1, 0.2, 4.0), yaw_rad: 0.3, pitch_rad: -std::f32::consts::FRAC_PI_2 },
-        ),
+        ("down", Pose { eye: Vec3::new(0.1, 0.2, 4.0), yaw_rad: 0.3, pitch_rad: -std::f32::consts::FRAC_PI_2 }),
         ("away", Pose { eye: Vec3::new(-3.0, 0.0, 0.0), yaw_rad: std::f32::consts::PI, pitch_rad: 0.0 }),
     ]
 }
@@ -276,26 +262,16 @@ fn device_target_equals_host_target() {
             cuda.render(&frame, Target::Host(&mut host)).expect("host render");
             let host_depth = cuda.depth_bits().expect("depth");
             let buf = DeviceBuffer::<u32>::alloc(cuda.context(), px, "test target").expect("alloc");
-            let stats =
-                cuda.render(&frame, Target::Device { ptr: buf.ptr(), len_px: px }).expect("device render");
-            assert_eq!(
-                cuda.depth_bits().expect("depth"),
-                host_depth,
-                "{name} {w}x{h}: depth differs between targets"
-            );
+            let stats = cuda.render(&frame, Target::Device { ptr: buf.ptr(), len_px: px }).expect("device render");
+            assert_eq!(cuda.depth_bits().expect("depth"), host_depth, "{name} {w}x{h}: depth differs between targets");
             let device = buf.to_vec(cuda.stream()).expect("read back");
             let label = format!("device target {name} {w}x{h}");
-            let (d, t) =
-                assert_differ_only_at_ties(&label, &frame.uniforms(), &points, &host_depth, &host, &device);
-            println!(
-                "{label}: {d} pixels differ from the host target ({t} at exact ties), {:.3} ms",
-                stats.total_ms
-            );
+            let (d, t) = assert_differ_only_at_ties(&label, &frame.uniforms(), &points, &host_depth, &host, &device);
+            println!("{label}: {d} pixels differ from the host target ({t} at exact ties), {:.3} ms", stats.total_ms);
             // Packed mode is deterministic: the two targets agree exactly.
             let packed = frame.with_mode(RenderMode::Packed);
             cuda.render(&packed, Target::Host(&mut host)).expect("packed host render");
-            cuda.render(&packed, Target::Device { ptr: buf.ptr(), len_px: px })
-                .expect("packed device render");
+            cuda.render(&packed, Target::Device { ptr: buf.ptr(), len_px: px }).expect("packed device render");
             assert!(
                 buf.to_vec(cuda.stream()).expect("read back") == host,
                 "{label}: packed images differ between targets"
@@ -378,13 +354,12 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
     }
     // The kernels' exact twin (whole batches: its counts are compared too), then the CPU backend's
     // default path (group culling: images and depth only).
-    let mut cpus =
-        [(false, "the CPU twin's"), (true, "the CPU backend's (group culling)")].map(|(groups, who)| {
-            let mut r = CpuRasterizer::new();
-            r.set_group_culling(groups);
-            r.upload_in_order(sorted.clone());
-            (groups, who, r)
-        });
+    let mut cpus = [(false, "the CPU twin's"), (true, "the CPU backend's (group culling)")].map(|(groups, who)| {
+        let mut r = CpuRasterizer::new();
+        r.set_group_culling(groups);
+        r.upload_in_order(sorted.clone());
+        (groups, who, r)
+    });
     let mut camera = FlyCamera::for_cloud(cloud.bounds, cloud.scene().is_some());
     for (name, pose) in poses {
         camera.pose = *pose;
@@ -395,23 +370,14 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
             cuda.render(&frame, Target::Host(&mut ref_color)).expect("cuda reference");
             let ref_depth = cuda.depth_bits().expect("depth");
             // Each culled mode twice: the second frame starts from the first's visibility (occlusion culling).
-            for mode in [
-                RenderMode::Vis,
-                RenderMode::Culled,
-                RenderMode::Culled,
-                RenderMode::Quant,
-                RenderMode::Quant,
-            ] {
+            for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant]
+            {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {w}x{h} {}", mode.name());
                 let mut gpu = vec![0u32; n];
                 let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("cuda batched render");
                 let gpu_depth = cuda.depth_bits().expect("depth");
-                assert_eq!(
-                    gs.passes.iter().map(|p| p.name).collect::<Vec<_>>(),
-                    mode.passes(),
-                    "{l}: pass names"
-                );
+                assert_eq!(gs.passes.iter().map(|p| p.name).collect::<Vec<_>>(), mode.passes(), "{l}: pass names");
                 for (groups, who, cpu) in cpus.iter_mut() {
                     let mut cpu_px = vec![0u32; n];
                     let cs = cpu.render(&fm, Target::Host(&mut cpu_px)).expect("cpu batched render");
@@ -428,8 +394,7 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
                 if mode != RenderMode::Quant {
                     let dz = ref_depth.iter().zip(&gpu_depth).filter(|(a, b)| a != b).count();
                     assert_eq!(dz, 0, "{l}: {dz} depth values differ from the reference mode's");
-                    let (d, _) =
-                        assert_differ_only_at_ties(&l, &fm.uniforms(), &sorted, &ref_depth, &ref_color, &gpu);
+                    let (d, _) = assert_differ_only_at_ties(&l, &fm.uniforms(), &sorted, &ref_depth, &ref_color, &gpu);
                     println!("{l}: equals the CPU twin; vs reference: depth identical, {d} colors differ (ties); batches {:?}; {:.3} ms", gs.batches, gs.total_ms);
                 } else {
                     let d = ref_color.iter().zip(&gpu).filter(|(a, b)| a != b).count();
@@ -455,12 +420,7 @@ fn post_passes_and_picking_match_cpu_twin() {
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
     let looks = [
-        Look {
-            point_size: PointSize::Fixed(3),
-            edl: None,
-            background: Background::BLACK,
-            splat: SplatMethod::Gather,
-        },
+        Look { point_size: PointSize::Fixed(3), edl: None, background: Background::BLACK, splat: SplatMethod::Gather },
         Look {
             point_size: PointSize::Fixed(16),
             edl: Some(Edl::DEFAULT),
@@ -473,12 +433,7 @@ fn post_passes_and_picking_match_cpu_twin() {
             background: Background::WHITE,
             splat: SplatMethod::Gather,
         },
-        Look {
-            point_size: PointSize::Fixed(5),
-            edl: None,
-            background: Background::BLACK,
-            splat: SplatMethod::Scatter,
-        },
+        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
         Look {
             point_size: PointSize::Adaptive { max_px: 8 },
             edl: None,
@@ -540,13 +495,9 @@ fn post_passes_and_picking_match_cpu_twin() {
                     if mode == RenderMode::Vis {
                         for k in 0..16u32 {
                             let (x, y) = ((k * 7919 + 13) % w, (k * 104_729 + 7) % h);
-                            let (g, c) = (
-                                cuda.pick(x, y, 4).expect("cuda pick"),
-                                cpu.pick(x, y, 4).expect("cpu pick"),
-                            );
-                            let same = |h: &Option<pcv::render::PickHit>| {
-                                h.map(|h| (h.pixel, h.position, h.depth.to_bits()))
-                            };
+                            let (g, c) = (cuda.pick(x, y, 4).expect("cuda pick"), cpu.pick(x, y, 4).expect("cpu pick"));
+                            let same =
+                                |h: &Option<pcv::render::PickHit>| h.map(|h| (h.pixel, h.position, h.depth.to_bits()));
                             assert_eq!(same(&g), same(&c), "{l}: pick at ({x}, {y})");
                             if let (Some(g), Some(c)) = (g, c) {
                                 let (gi, ci) = (
@@ -585,8 +536,7 @@ fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
     let src = Arc::new(MemorySource::build(&cloud, 3_000)) as Arc<dyn NodeSource>;
     // The finest level everywhere, the whole cloud fits the budget: the complete view draws every point
     // in view, so any frame before it may only lack points, never add one nearer.
-    let opts =
-        LodOptions { point_budget: 400_000, target_spacing_px: 0.0, upload_ms_per_frame: 1e9, threads: 4 };
+    let opts = LodOptions { point_budget: 400_000, target_spacing_px: 0.0, upload_ms_per_frame: 1e9, threads: 4 };
     let (w, h) = (480, 320);
     let mut cpu = CpuRasterizer::new();
     let all = poses(9);
@@ -712,10 +662,7 @@ fn a_scene_prepared_in_chunks_draws_the_same_depth() {
                 panic!("{name} {}: depth differs at pixel {i}: whole {x:#x}, chunked {y:#x}", mode.name());
             }
             let differ = a.iter().zip(&b).filter(|(x, y)| x != y).count();
-            println!(
-                "{name} {}: depth identical, {differ} colours differ (ties broken by other indices)",
-                mode.name()
-            );
+            println!("{name} {}: depth identical, {differ} colours differ (ties broken by other indices)", mode.name());
         }
         let mut px = vec![0u32; n];
         let e = chunked.render(&frame.with_mode(RenderMode::Reference), Target::Host(&mut px)).unwrap_err();
@@ -831,8 +778,7 @@ fn errors_are_reported_not_panicked() {
     println!("PTX .version 99.9: {e}");
     // The embedded PTX itself JIT-compiles on this driver.
     for k in KERNELS {
-        cuda.try_load_ptx(k.name, k.ptx)
-            .unwrap_or_else(|e| panic!("embedded PTX of {} refused: {e}", k.name));
+        cuda.try_load_ptx(k.name, k.ptx).unwrap_or_else(|e| panic!("embedded PTX of {} refused: {e}", k.name));
     }
     println!("embedded PTX of {} modules JIT-loads on driver CUDA {maj}.{min}", KERNELS.len());
 }
@@ -916,15 +862,13 @@ mod egl {
                 }
                 let get_proc: unsafe extern "C" fn(*const c_char) -> Ptr = sym(lib, c"eglGetProcAddress")?;
                 let get_display: unsafe extern "C" fn(Ptr) -> Ptr = sym(lib, c"eglGetDisplay")?;
-                let initialize: unsafe extern "C" fn(Ptr, *mut i32, *mut i32) -> u32 =
-                    sym(lib, c"eglInitialize")?;
+                let initialize: unsafe extern "C" fn(Ptr, *mut i32, *mut i32) -> u32 = sym(lib, c"eglInitialize")?;
                 let bind_api: unsafe extern "C" fn(u32) -> u32 = sym(lib, c"eglBindAPI")?;
                 let choose_config: unsafe extern "C" fn(Ptr, *const i32, *mut Ptr, i32, *mut i32) -> u32 =
                     sym(lib, c"eglChooseConfig")?;
                 let create_context: unsafe extern "C" fn(Ptr, Ptr, Ptr, *const i32) -> Ptr =
                     sym(lib, c"eglCreateContext")?;
-                let make_current: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr) -> u32 =
-                    sym(lib, c"eglMakeCurrent")?;
+                let make_current: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr) -> u32 = sym(lib, c"eglMakeCurrent")?;
                 let destroy_context: unsafe extern "C" fn(Ptr, Ptr) -> u32 = sym(lib, c"eglDestroyContext")?;
                 let terminate: unsafe extern "C" fn(Ptr) -> u32 = sym(lib, c"eglTerminate")?;
                 let get_error: unsafe extern "C" fn() -> i32 = sym(lib, c"eglGetError")?;
@@ -963,8 +907,7 @@ mod egl {
                     [EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE],
                     [EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE, EGL_NONE, EGL_NONE],
                 ] {
-                    if choose_config(display, attribs.as_ptr(), &mut config, 1, &mut found) != 0 && found > 0
-                    {
+                    if choose_config(display, attribs.as_ptr(), &mut config, 1, &mut found) != 0 && found > 0 {
                         break;
                     }
                 }
@@ -1033,12 +976,7 @@ mod egl {
         fn drop(&mut self) {
             // SAFETY: display and context were created in `new` and are released once, here.
             unsafe {
-                (self.make_current)(
-                    self.display,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                );
+                (self.make_current)(self.display, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
                 (self.destroy_context)(self.display, self.context);
                 (self.terminate)(self.display);
             }
@@ -1065,12 +1003,7 @@ fn gl_read(gl: &egl::Gl, name: u32, words: usize) -> Vec<u32> {
     // SAFETY: the context is current; `out` holds exactly `words * 4` writable bytes.
     unsafe {
         (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, name);
-        (gl.get_buffer_sub_data)(
-            egl::GL_PIXEL_UNPACK_BUFFER,
-            0,
-            (words * 4) as isize,
-            out.as_mut_ptr().cast(),
-        );
+        (gl.get_buffer_sub_data)(egl::GL_PIXEL_UNPACK_BUFFER, 0, (words * 4) as isize, out.as_mut_ptr().cast());
         (gl.bind_buffer)(egl::GL_PIXEL_UNPACK_BUFFER, 0);
     }
     out
@@ -1131,18 +1064,15 @@ fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
         cuda.render(&frame, Target::Host(&mut host)).expect("host render");
         let depth = cuda.depth_bits().expect("depth");
         let pbo = gl_buffer(gl, px * 4);
-        let mut reg = GlBufferRegistration::register(&cuda.cuda_handle().expect("a CUDA handle"), pbo)
-            .expect("register");
+        let mut reg =
+            GlBufferRegistration::register(&cuda.cuda_handle().expect("a CUDA handle"), pbo).expect("register");
         for round in 0..2 {
             {
                 let mapped = reg.map().expect("map");
                 assert_eq!(mapped.size_bytes(), px * 4, "mapped size");
                 assert_ne!(mapped.device_ptr(), 0);
-                cuda.render(
-                    &frame,
-                    Target::Device { ptr: mapped.device_ptr(), len_px: mapped.size_bytes() / 4 },
-                )
-                .expect("render into the mapped PBO");
+                cuda.render(&frame, Target::Device { ptr: mapped.device_ptr(), len_px: mapped.size_bytes() / 4 })
+                    .expect("render into the mapped PBO");
             } // unmapped here
               // SAFETY: the GL context is current.
             unsafe { (gl.finish)() };

@@ -38,9 +38,8 @@ fn points(n: usize) -> (Vec<[f32; 3]>, Vec<[u8; 3]>) {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let mut pos: Vec<[f32; 3]> = (0..n)
-        .map(|_| std::array::from_fn(|_| ((next() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0))
-        .collect();
+    let mut pos: Vec<[f32; 3]> =
+        (0..n).map(|_| std::array::from_fn(|_| ((next() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0)).collect();
     let col: Vec<[u8; 3]> = (0..n).map(|_| std::array::from_fn(|_| next() as u8)).collect();
     pos[3] = [f32::NAN, 0.0, 0.0];
     pos[7] = [f32::INFINITY, 1.0, 1.0];
@@ -49,8 +48,7 @@ fn points(n: usize) -> (Vec<[f32; 3]>, Vec<[u8; 3]>) {
 
 fn frame() -> FrameParams {
     let mut cam = Camera::for_cloud(Bounds { min: Vec3::splat(-4.0), max: Vec3::splat(4.0) }, false);
-    cam.pose =
-        PoseArg { eye: DVec3::new(-9.0, -7.0, 6.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
+    cam.pose = PoseArg { eye: DVec3::new(-9.0, -7.0, 6.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
     pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Vis).with_look(Look::PLAIN)
 }
 
@@ -98,14 +96,8 @@ fn layouts(pos: &[[f32; 3]], col: &[[u8; 3]]) -> Vec<Layout> {
     let f3: Vec<[f32; 3]> = col.iter().map(|c| c.map(|v| v as f32 / 255.0)).collect();
     let f4: Vec<[f32; 4]> = rgba.iter().map(|c| c.map(|v| v as f32 / 255.0)).collect();
     let c = |b: Vec<u8>, shape: Vec<u64>, d: Dtype| Some((b, shape, d));
-    let plain = |name, col| Layout {
-        name,
-        pos: packed.clone(),
-        pos_shape: vec![n, 3],
-        pos_strides: None,
-        pos_first: 0,
-        col,
-    };
+    let plain =
+        |name, col| Layout { name, pos: packed.clone(), pos_shape: vec![n, 3], pos_strides: None, pos_first: 0, col };
     vec![
         plain("(N,3) + u8 (N,3)", c(rgb.clone(), vec![n, 3], Dtype::U8)),
         Layout {
@@ -223,8 +215,7 @@ fn kernels_equal_the_twin_for_every_layout() {
         let bad = img.iter().zip(&expected).filter(|(a, b)| a != b).count();
         assert_eq!(bad, 0, "{}: {bad} pixels differ from the CPU twin", l.name);
         // SAFETY: as above.
-        unsafe { cuda.render_external(&ext, &f, Target::Device { ptr: out.ptr(), len_px: img.len() }) }
-            .unwrap();
+        unsafe { cuda.render_external(&ext, &f, Target::Device { ptr: out.ptr(), len_px: img.len() }) }.unwrap();
         assert_eq!(out.to_vec(&stream).unwrap(), expected, "{}: device target", l.name);
         cuda.depth_to_device(depth.ptr(), img.len()).unwrap();
         assert_eq!(depth.to_vec(&stream).unwrap(), expected_depth, "{}: depth", l.name);
@@ -244,11 +235,8 @@ fn device_errors_name_the_argument() {
     let Some(mut cuda) = cuda_or_skip("external errors") else { return };
     let (pos, _) = points(1000);
     let host = bytes(&pos);
-    let desc =
-        |ptr: u64, n: u64| ArrayDesc { ptr, shape: vec![n, 3], strides_bytes: None, dtype: Dtype::F32 };
-    let e = cuda
-        .check_external(&ExternalPoints::new(&desc(host.as_ptr() as u64, 1000), None).unwrap())
-        .unwrap_err();
+    let desc = |ptr: u64, n: u64| ArrayDesc { ptr, shape: vec![n, 3], strides_bytes: None, dtype: Dtype::F32 };
+    let e = cuda.check_external(&ExternalPoints::new(&desc(host.as_ptr() as u64, 1000), None).unwrap()).unwrap_err();
     assert!(e.to_string().starts_with("points: address"), "{e}");
     let d = DeviceBuffer::<u8>::alloc(cuda.context(), host.len(), "test").unwrap();
     let e = cuda.check_external(&ExternalPoints::new(&desc(d.ptr(), 2000), None).unwrap()).unwrap_err();
@@ -256,8 +244,7 @@ fn device_errors_name_the_argument() {
     let ext = ExternalPoints::new(&desc(d.ptr(), 1000), None).unwrap();
     let mut img = vec![0u32; (W * H) as usize];
     // SAFETY: the array is device memory of 1000 points (uninitialized bytes are still floats).
-    let e =
-        unsafe { cuda.render_external(&ext, &frame().with_mode(RenderMode::Culled), Target::Host(&mut img)) }
-            .unwrap_err();
+    let e = unsafe { cuda.render_external(&ext, &frame().with_mode(RenderMode::Culled), Target::Host(&mut img)) }
+        .unwrap_err();
     assert!(matches!(e, RenderError::ModeUnavailable { .. }), "{e}");
 }

@@ -166,8 +166,7 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             1 => {
                 let i = rng.random_range(0..len);
                 if let Some(b) = d.get_mut(i) {
-                    *b =
-                        [0u8, 0xff, 0x7f, 0x80, b'0', b'9', b'\n', b' ', b'-', b'.'][rng.random_range(0..10)];
+                    *b = [0u8, 0xff, 0x7f, 0x80, b'0', b'9', b'\n', b' ', b'-', b'.'][rng.random_range(0..10)];
                 }
             }
             2 => d.truncate(rng.random_range(0..len)),
@@ -185,9 +184,8 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             }
             5 => {
                 // Overwrite an integer with an interesting value (counts, offsets, sizes).
-                let v: u64 =
-                    [0, 1, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, u64::MAX, 1 << 40, 12345678]
-                        [rng.random_range(0..10)];
+                let v: u64 = [0, 1, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, u64::MAX, 1 << 40, 12345678]
+                    [rng.random_range(0..10)];
                 let w = [1usize, 2, 4, 8][rng.random_range(0..4)];
                 let i = rng.random_range(0..len);
                 for k in 0..w {
@@ -199,14 +197,12 @@ fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             6 => {
                 // Replace a decimal number in the text (header counts, sizes, values).
                 let s = String::from_utf8_lossy(&d).into_owned();
-                let starts: Vec<usize> =
-                    s.char_indices().filter(|(_, c)| c.is_ascii_digit()).map(|(i, _)| i).collect();
+                let starts: Vec<usize> = s.char_indices().filter(|(_, c)| c.is_ascii_digit()).map(|(i, _)| i).collect();
                 if !starts.is_empty() {
                     let i = starts[rng.random_range(0..starts.len())];
                     let end = s[i..].find(|c: char| !c.is_ascii_digit()).map(|e| i + e).unwrap_or(s.len());
-                    let with =
-                        ["0", "1", "999999999999", "18446744073709551615", "-1", "nan", "4294967295", "2"]
-                            [rng.random_range(0..8)];
+                    let with = ["0", "1", "999999999999", "18446744073709551615", "-1", "nan", "4294967295", "2"]
+                        [rng.random_range(0..8)];
                     d = format!("{}{with}{}", &s[..i], &s[end..]).into_bytes();
                 }
             }
@@ -245,9 +241,7 @@ fn feed(target: &str, format: Format, pts: bool, data: &[u8], what: &str) -> Opt
     let largest = LARGEST.load(Ordering::Relaxed);
     let limit = (data.len() * ALLOC_PER_INPUT_BYTE).max(16 << 20);
     let unplaced = match &r {
-        Ok(Some(e)) if format == Format::E57 && !matches!(e, FormatError::AtByte { .. }) => {
-            Some(e.to_string())
-        }
+        Ok(Some(e)) if format == Format::E57 && !matches!(e, FormatError::AtByte { .. }) => Some(e.to_string()),
         _ => None,
     };
     if r.is_err() || largest > limit || unplaced.is_some() {
@@ -386,12 +380,8 @@ fn copc_damaged(seed: &[u8]) -> Vec<(String, Vec<u8>)> {
             "page-loop".into(),
             with(
                 page + 16,
-                &[
-                    (page as u64).to_le_bytes().as_slice(),
-                    &(size as i32).to_le_bytes(),
-                    &(-1i32).to_le_bytes(),
-                ]
-                .concat(),
+                &[(page as u64).to_le_bytes().as_slice(), &(size as i32).to_le_bytes(), &(-1i32).to_le_bytes()]
+                    .concat(),
             ),
         ),
         ("page-cut".into(), seed[..page + size / 2].to_vec()),
@@ -412,11 +402,7 @@ fn feed_copc(data: &[u8], what: &str) -> Option<String> {
         let _ = std::fs::write(&file, data);
         panic!(
             "copc: {what}: {} (input saved to {})",
-            if r.is_err() {
-                "the reader panicked".into()
-            } else {
-                format!("an allocation of {largest} bytes")
-            },
+            if r.is_err() { "the reader panicked".into() } else { format!("an allocation of {largest} bytes") },
             file.display()
         );
     }
@@ -488,8 +474,5 @@ fn copc_reader_survives_damaged_hierarchies_and_nodes() {
         feed_copc(&input, &format!("mutation {n}"));
         n += 1;
     }
-    eprintln!(
-        "fuzz smoke: copc: {replayed} regressions, {n} inputs in {:.1} s",
-        start.elapsed().as_secs_f64()
-    );
+    eprintln!("fuzz smoke: copc: {replayed} regressions, {n} inputs in {:.1} s", start.elapsed().as_secs_f64());
 }

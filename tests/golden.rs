@@ -47,12 +47,7 @@ fn golden_or_update(name: &str, actual: &Frame) -> Option<Frame> {
     }
     let golden = Frame::read_png(&path)
         .unwrap_or_else(|e| panic!("{e}: run `PCV_UPDATE_GOLDEN=1 cargo test --test golden` to create it"));
-    assert_eq!(
-        (golden.width, golden.height),
-        (actual.width, actual.height),
-        "{} has the wrong size",
-        path.display()
-    );
+    assert_eq!((golden.width, golden.height), (actual.width, actual.height), "{} has the wrong size", path.display());
     Some(golden)
 }
 
@@ -76,12 +71,8 @@ fn check_look_golden(name: &str, mode: RenderMode, look: Look) {
     assert_eq!(names, frame.passes().iter().map(|p| p.name()).collect::<Vec<_>>());
     let actual = Frame::new(w, h, px);
     let Some(golden) = golden_or_update(name, &actual) else { return };
-    let diff: Vec<u32> = actual
-        .pixels
-        .iter()
-        .zip(&golden.pixels)
-        .map(|(a, g)| if a == g { 0xff00_0000 } else { 0xffff_ffff })
-        .collect();
+    let diff: Vec<u32> =
+        actual.pixels.iter().zip(&golden.pixels).map(|(a, g)| if a == g { 0xff00_0000 } else { 0xffff_ffff }).collect();
     let differing = diff.iter().filter(|&&d| d != 0xff00_0000).count();
     if differing > 0 {
         fail_with(name, &actual, diff, differing, "this mode's image is deterministic: none may differ");
@@ -159,12 +150,8 @@ fn adaptive_points_with_edl_on_white() {
 
 #[test]
 fn point_size_5_on_gray_in_packed_mode() {
-    let look = Look {
-        point_size: PointSize::Fixed(5),
-        edl: None,
-        background: Background::GRAY,
-        splat: SplatMethod::Gather,
-    };
+    let look =
+        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY, splat: SplatMethod::Gather };
     check_look_golden("look_packed_point5_gray_160x90", RenderMode::Packed, look);
 }
 

@@ -54,10 +54,8 @@ impl Display {
         let mut line = String::new();
         let stdout = child.stdout.take().expect("Xvfb's stdout");
         BufReader::new(stdout).read_line(&mut line).expect("reading Xvfb's display number");
-        let n: u32 = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("Xvfb printed '{line}' instead of a display number"));
+        let n: u32 =
+            line.trim().parse().unwrap_or_else(|_| panic!("Xvfb printed '{line}' instead of a display number"));
         Some(Display { child, name: format!(":{n}") })
     }
 
@@ -92,20 +90,9 @@ fn finish(mut child: Child, what: &str) -> Output {
 }
 
 fn pcv_window(d: &Display, args: &[&str]) -> Output {
-    let child = d
-        .command(PCV)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting pcv");
+    let child = d.command(PCV).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting pcv");
     let out = finish(child, &format!("pcv {}", args.join(" ")));
-    assert!(
-        out.status.success(),
-        "pcv {args:?} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "pcv {args:?} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     out
 }
 
@@ -118,12 +105,7 @@ fn pcv_headless(args: &[&str]) -> Output {
         .spawn()
         .expect("starting pcv");
     let out = finish(child, &format!("pcv {}", args.join(" ")));
-    assert!(
-        out.status.success(),
-        "pcv {args:?} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "pcv {args:?} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     out
 }
 
@@ -133,9 +115,7 @@ fn s(p: &Path) -> &str {
 
 fn trace(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("trace line '{l}': {e}")))
-        .collect()
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("trace line '{l}': {e}"))).collect()
 }
 
 fn write_script(dir: &Path, name: &str, steps: Value) -> PathBuf {
@@ -189,11 +169,7 @@ fn utm_grid_las(dir: &Path) -> PathBuf {
             z: UTM[2] + 0.01 * i as f64 + 0.789,
             intensity: (k * 7 % 60_000) as u16,
             classification: las::point::Classification::new((k % 12) as u8).unwrap(),
-            color: Some(las::Color {
-                red: ((i * 5) << 8) as u16,
-                green: ((j * 5) << 8) as u16,
-                blue: 200 << 8,
-            }),
+            color: Some(las::Color { red: ((i * 5) << 8) as u16, green: ((j * 5) << 8) as u16, blue: 200 << 8 }),
             gps_time: Some(1.0),
             ..Default::default()
         })
@@ -222,8 +198,8 @@ fn pose(line: &Value) -> Pose {
 
 /// Where `p` (local) appears in the window (pixels from the top-left) seen from `pose`.
 fn screen(pose: &Pose, p: Vec3) -> Vec2 {
-    let m = Mat4::perspective_rh_gl(FOV_Y_RAD, W as f32 / H as f32, 0.01, 1000.0)
-        * pose.view_from_world_up(UpAxis::PosZ);
+    let m =
+        Mat4::perspective_rh_gl(FOV_Y_RAD, W as f32 / H as f32, 0.01, 1000.0) * pose.view_from_world_up(UpAxis::PosZ);
     let c = m * p.extend(1.0);
     Vec2::new((c.x / c.w + 1.0) * 0.5 * W as f32, (1.0 - c.y / c.w) * 0.5 * H as f32)
 }
@@ -337,10 +313,7 @@ fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
         screen(&before, target).distance(Vec2::new(400.0, 200.0)) < SPLAT_SLOP_PX,
         "the zoom target was not under the cursor"
     );
-    assert!(
-        screen(&after, target).distance(screen(&before, target)) < 0.5,
-        "the zoom target moved on screen"
-    );
+    assert!(screen(&after, target).distance(screen(&before, target)) < 0.5, "the zoom target moved on screen");
 
     // Double-click: the point comes to the centre; the direction is kept.
     let (before, after) = (pose(&t[26]), pose(&t[30]));
@@ -430,9 +403,7 @@ fn xtest_mouse_and_keys_reach_the_viewer() {
     xdo(&["key", "F1"]);
     wait_for("the help", &|t| t.last().is_some_and(|l| l["help"] == true));
     xdo(&["key", "k"]);
-    wait_for("the pose message", &|t| {
-        t.last().is_some_and(|l| l["messages"].to_string().contains("pose printed"))
-    });
+    wait_for("the pose message", &|t| t.last().is_some_and(|l| l["messages"].to_string().contains("pose printed")));
     let mut child = child;
     let _ = child.kill();
     let out = child.wait_with_output().unwrap();
@@ -538,10 +509,7 @@ fn a_printed_pose_given_back_to_render_gives_the_same_image() {
     let lit = b.pixels.iter().filter(|&&p| p != b.pixels[0]).count();
     assert!(lit > 5000, "the render shows almost nothing ({lit} pixels): the comparison would prove nothing");
     let differing = a.count_rgb_differences(&b);
-    assert!(
-        differing <= a.pixels.len() / 1000,
-        "{differing} pixels differ between the window and `pcv render {line}`"
-    );
+    assert!(differing <= a.pixels.len() / 1000, "{differing} pixels differ between the window and `pcv render {line}`");
 }
 
 #[test]
@@ -551,8 +519,7 @@ fn record_writes_the_frames_of_the_path() {
     let path = dir.path().join("poses.json");
     let a = format!("{},{},{},45,-30", UTM[0] - 20.0, UTM[1] - 20.0, UTM[2] + 30.0);
     let b = format!("{},{},{},135,-50", UTM[0] + 70.0, UTM[1] - 10.0, UTM[2] + 40.0);
-    std::fs::write(&path, json!({"keyframes": [{"t": 0, "camera": a}, {"t": 1.0, "camera": b}]}).to_string())
-        .unwrap();
+    std::fs::write(&path, json!({"keyframes": [{"t": 0, "camera": a}, {"t": 1.0, "camera": b}]}).to_string()).unwrap();
     let out_dir = dir.path().join("frames");
     pcv_headless(&[
         "record",
@@ -587,8 +554,7 @@ fn record_writes_the_frames_of_the_path() {
     let mut args = vec!["render", s(&las_path), "--size", "160x90", "--backend", "cpu", "-o", s(&again)];
     args.extend(poses[5].split_whitespace());
     pcv_headless(&args);
-    let (f5, r5) =
-        (Frame::read_png(&out_dir.join("frame-00005.png")).unwrap(), Frame::read_png(&again).unwrap());
+    let (f5, r5) = (Frame::read_png(&out_dir.join("frame-00005.png")).unwrap(), Frame::read_png(&again).unwrap());
     assert_eq!(f5.count_rgb_differences(&r5), 0, "frame 5 differs from `pcv render {}`", poses[5]);
     // The camera moves: the first and last frames differ.
     let (f0, f10) = (
@@ -623,13 +589,8 @@ fn an_idle_window_takes_no_cpu_and_continuous_keeps_drawing() {
         if continuous {
             args.push("--continuous");
         }
-        let mut child = d
-            .command(PCV)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting pcv");
+        let mut child =
+            d.command(PCV).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("starting pcv");
         let start = Instant::now();
         while trace(&tr).len() < 2 && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(100));
@@ -658,11 +619,9 @@ fn dropped_files_load_as_layers_and_a_bad_one_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let cloud = ground_with_box(dir.path());
     let more = dir.path().join("more.xyz");
-    std::fs::write(&more, (0..500).map(|i| format!("{} {} 3\n", i % 20, i / 20)).collect::<String>())
-        .unwrap();
+    std::fs::write(&more, (0..500).map(|i| format!("{} {} 3\n", i % 20, i / 20)).collect::<String>()).unwrap();
     let bad = dir.path().join("bad.ply");
-    std::fs::write(&bad, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nend_header\n1\n")
-        .unwrap();
+    std::fs::write(&bad, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nend_header\n1\n").unwrap();
     for replace in [false, true] {
         let mut steps = vec![];
         if replace {
@@ -728,24 +687,14 @@ fn the_closed_panel_covers_a_small_corner() {
     }
     assert!(n > 2000, "the panel is not there ({n} pixels differ)");
     let share = (x1 + 1) as f64 * (y1 + 1) as f64 / (800.0 * 450.0);
-    eprintln!(
-        "the panel covers {}x{} px from the top-left corner: {:.1}% of 800x450",
-        x1 + 1,
-        y1 + 1,
-        share * 100.0
-    );
-    assert!(
-        x1 < 360 && y1 < 80 && share < 0.08,
-        "the closed panel reaches ({x1}, {y1}): more than a small corner"
-    );
+    eprintln!("the panel covers {}x{} px from the top-left corner: {:.1}% of 800x450", x1 + 1, y1 + 1, share * 100.0);
+    assert!(x1 < 360 && y1 < 80 && share < 0.08, "the closed panel reaches ({x1}, {y1}): more than a small corner");
 }
 
 #[test]
 fn record_makes_a_video_when_ffmpeg_is_on_path() {
     if Command::new("ffmpeg").arg("-version").output().is_err() {
-        eprintln!(
-            "SKIPPED: ffmpeg is not on PATH (apt-get install ffmpeg); pcv record then writes PNG frames only"
-        );
+        eprintln!("SKIPPED: ffmpeg is not on PATH (apt-get install ffmpeg); pcv record then writes PNG frames only");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -81,10 +81,7 @@ fn check(name: &str, c: &PointCloud, pts: &[Pt], e: Expect) {
     let (lo, hi) = bounds(pts);
     let (blo, bhi) = (c.to_source(c.bounds.min), c.to_source(c.bounds.max));
     for k in 0..3 {
-        assert!(
-            (blo[k] - lo[k]).abs() <= e.tol && (bhi[k] - hi[k]).abs() <= e.tol,
-            "{name}: bounds axis {k}"
-        );
+        assert!((blo[k] - lo[k]).abs() <= e.tol && (bhi[k] - hi[k]).abs() <= e.tol, "{name}: bounds axis {k}");
     }
 }
 
@@ -102,11 +99,9 @@ fn ply_every_encoding_type_and_spelling() {
     let pts = points(300, [0.0; 3]);
     for enc in [PlyEnc::Ascii, PlyEnc::Le, PlyEnc::Be] {
         for xyz_t in ["float", "double"] {
-            for (color_t, names) in [
-                ("uchar", ["red", "green", "blue"]),
-                ("ushort", ["r", "g", "b"]),
-                ("float", ["red", "green", "blue"]),
-            ] {
+            for (color_t, names) in
+                [("uchar", ["red", "green", "blue"]), ("ushort", ["r", "g", "b"]), ("float", ["red", "green", "blue"])]
+            {
                 for (inten_name, inten_t) in [("intensity", "ushort"), ("scalar_intensity", "float")] {
                     let props = [
                         ("x", xyz_t),
@@ -160,11 +155,7 @@ fn ply_without_color_gets_the_elevation_ramp_and_utm_keeps_millimetres() {
     // Recentred: the local positions are small, the origin is the center of the bounds.
     let (lo, hi) = bounds(&pts);
     let center = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0];
-    assert!(
-        (c.origin - glam::DVec3::from_array(center)).length() < 0.05 * 30.0,
-        "origin {} vs {center:?}",
-        c.origin
-    );
+    assert!((c.origin - glam::DVec3::from_array(center)).length() < 0.05 * 30.0, "origin {} vs {center:?}", c.origin);
     assert!(c.points.iter().all(|p| p.pos.iter().all(|v| v.abs() < 40.0)));
 }
 
@@ -190,10 +181,7 @@ fn las_and_laz_every_version_and_point_format() {
                 let (lo, hi) = info_bounds("a.las", &bytes);
                 let (elo, ehi) = bounds(&pts);
                 for k in 0..3 {
-                    assert!(
-                        (lo[k] - elo[k]).abs() < 1e-9 && (hi[k] - ehi[k]).abs() < 1e-9,
-                        "{name}: info bounds"
-                    );
+                    assert!((lo[k] - elo[k]).abs() < 1e-9 && (hi[k] - ehi[k]).abs() < 1e-9, "{name}: info bounds");
                 }
             }
         }
@@ -348,11 +336,7 @@ fn text_formats_orders_headers_and_pts() {
             Expect { intensity: false, class: false, ..ALL },
         ),
         ("a.txt", text(&pts, " ", &["x", "y", "z", "i"], None), Expect { rgb: false, class: false, ..ALL }),
-        (
-            "a.xyz",
-            text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None),
-            Expect { class: false, ..ALL },
-        ),
+        ("a.xyz", text(&pts, " ", &["x", "y", "z", "r", "g", "b", "i"], None), Expect { class: false, ..ALL }),
         (
             "a.csv",
             text(
@@ -370,12 +354,7 @@ fn text_formats_orders_headers_and_pts() {
         ),
         (
             "a.asc",
-            text(
-                &pts,
-                " ",
-                &["x", "y", "z", "r", "g", "b", "0.1", "0.2", "0.3"],
-                Some("//X Y Z R G B Nx Ny Nz"),
-            ),
+            text(&pts, " ", &["x", "y", "z", "r", "g", "b", "0.1", "0.2", "0.3"], Some("//X Y Z R G B Nx Ny Nz")),
             Expect { intensity: false, class: false, ..ALL },
         ),
     ];
@@ -435,10 +414,8 @@ fn several_files_merge_around_their_common_center() {
     assert_eq!(c.points[300].rgba, ramp_color(unit(c.points[300].pos[2], c.bounds.min.z, c.bounds.max.z)));
     assert_eq!(attrs.intensity.as_ref().unwrap()[300], 0.0);
     // Points 1 mm apart in UTM stay 1 mm apart.
-    let close = [
-        Pt { xyz: [UTM[0] + 0.001, UTM[1], UTM[2]], ..a[0] },
-        Pt { xyz: [UTM[0] + 0.002, UTM[1], UTM[2]], ..a[0] },
-    ];
+    let close =
+        [Pt { xyz: [UTM[0] + 0.001, UTM[1], UTM[2]], ..a[0] }, Pt { xyz: [UTM[0] + 0.002, UTM[1], UTM[2]], ..a[0] }];
     let pc = write(dir.path(), "c.las", &las(&close, 2, 0, false, UTM, las_rgb16));
     let c = load_files_with(&[pa, pb, pc], &opts()).unwrap();
     let d = c.points[501].pos[0] - c.points[500].pos[0];
@@ -541,9 +518,8 @@ fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
     // layouts (x, y, z then r, g, b; and another order), raw records and LAS; each checked exactly.
     let n = 200_000usize;
     let bad = |i: usize| i % 997 == 5;
-    let xyz = |i: usize| -> [f64; 3] {
-        [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125]
-    };
+    let xyz =
+        |i: usize| -> [f64; 3] { [(i % 1000) as f64 * 0.25 - 100.0, (i / 1000) as f64 * 0.5, (i % 7) as f64 * 0.125] };
     let rgb = |i: usize| -> [u8; 3] { [(i * 7) as u8, (i * 13) as u8, (i * 29) as u8] };
     let expect: Vec<([f64; 3], [u8; 3])> = (0..n).filter(|&i| !bad(i)).map(|i| (xyz(i), rgb(i))).collect();
     let value = |i: usize, k: usize| {
@@ -593,11 +569,7 @@ fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
         .collect();
     let c = load_one("fast.bin", &raw);
     assert_eq!(c.points.len(), expect.len());
-    assert!(c
-        .points
-        .iter()
-        .zip(&expect)
-        .all(|(p, (x, col))| p.pos == x.map(|v| v as f32) && p.rgba[..3] == col[..]));
+    assert!(c.points.iter().zip(&expect).all(|(p, (x, col))| p.pos == x.map(|v| v as f32) && p.rgba[..3] == col[..]));
     // LAS over several jobs (positions, intensity, classes in order).
     let pts = points(150_000, UTM);
     check("LAS, 3 jobs", &load_one("many.las", &las(&pts, 2, 3, false, UTM, las_rgb16)), &pts, ALL);
@@ -653,16 +625,7 @@ fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
     assert_eq!(auto_color(&mut c), None);
     // The CLI says it on stderr, unless --color rgb asks for the file's colors.
     let png = dir.path().join("z.png");
-    let o = pcv(&[
-        "render",
-        a.to_str().unwrap(),
-        "--size",
-        "64x36",
-        "--backend",
-        "cpu",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
+    let o = pcv(&["render", a.to_str().unwrap(), "--size", "64x36", "--backend", "cpu", "-o", png.to_str().unwrap()]);
     assert!(
         o.status.success() && String::from_utf8_lossy(&o.stderr).contains("shows nothing"),
         "{}",
@@ -689,8 +652,7 @@ fn a_window_can_follow_a_load_through_shared_progress() {
     let pts = points(150_000, UTM);
     let p = write(dir.path(), "a.laz", &las(&pts, 2, 3, true, UTM, las_rgb16));
     let shared = std::sync::Arc::new(pcv::cloud::progress::LoadProgress::new());
-    let c =
-        pcv::cloud::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
+    let c = pcv::cloud::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
     let s = shared.snapshot();
     assert_eq!((s.points_done, s.points_total, s.fraction, s.finished), (150_000, 150_000, 1.0, true));
     assert!(s.points_per_s > 0.0 && s.text().contains("100%"), "{}", s.text());
@@ -749,10 +711,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert!(ds > 0.0 && (ds / hs - 1.0).abs() < 0.2, "spacing from the sample {ds} vs the host points {hs}");
     let attrs = cloud.attributes.as_ref().unwrap();
     assert_eq!(attrs.sources.len(), 2);
-    assert_eq!(
-        (attrs.sources[0].points.clone(), attrs.sources[1].points.clone()),
-        (0..150_000, 150_000..220_000)
-    );
+    assert_eq!((attrs.sources[0].points.clone(), attrs.sources[1].points.clone()), (0..150_000, 150_000..220_000));
     assert!(attrs.sources[0].has_rgb && !attrs.sources[1].has_rgb);
     // Another color mode streams again, colored from each slot's columns.
     device::set_color(&mut cloud, ColorMode::Classification).unwrap();
@@ -767,10 +726,8 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     // The points left out were read: the progress counts all of them, as the load's rate does.
     let p = cloud.files().unwrap().progress.snapshot();
     assert_eq!((p.points_done, p.points_total), (220_000, 220_000));
-    let from_b = sub
-        .iter()
-        .filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos))
-        .count();
+    let from_b =
+        sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
     assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
     let mut keep = host.clone();
     pcv::cloud::load::keep_evenly(&mut keep, 10_000);
@@ -821,10 +778,8 @@ fn damaged_files_fail_cleanly_naming_the_place() {
     let rows: Vec<Vec<f64>> = pts.iter().map(|p| vec![p.xyz[0], p.xyz[1], p.xyz[2]]).collect();
     for enc in [PlyEnc::Le, PlyEnc::Ascii] {
         for faces_first in [false, true] {
-            let c = load_one(
-                "ok.ply",
-                &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4),
-            );
+            let c =
+                load_one("ok.ply", &ply(enc, &[("x", "float"), ("y", "float"), ("z", "float")], &rows, faces_first, 4));
             assert_eq!(c.points.len(), 100);
         }
     }
@@ -849,15 +804,9 @@ fn info_reports_format_count_bounds_and_attributes() {
     let o = pcv(&["info", p.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    for want in [
-        "LAS 1.4, point format 8",
-        "points      250",
-        "intensity",
-        "classification",
-        "rgb (u16)",
-        "nir",
-        "classes",
-    ] {
+    for want in
+        ["LAS 1.4, point format 8", "points      250", "intensity", "classification", "rgb (u16)", "nir", "classes"]
+    {
         assert!(out.contains(want), "info lacks '{want}':\n{out}");
     }
     let o = pcv(&["info", "--json", p.to_str().unwrap()]);

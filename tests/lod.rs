@@ -50,8 +50,7 @@ fn depth_and_colors(r: &mut CpuRasterizer, frame: &FrameParams) -> (Vec<u32>, Ve
 fn eviction_under_a_tiny_budget_draws_the_resident_image() {
     let cloud = scene::generate(300_000, 11, false);
     let src = Arc::new(MemorySource::build(&cloud, 3_000));
-    let whole_slots: u64 =
-        src.octree().nodes.iter().map(|n| pcv::lod::select::slots_for(n.point_count)).sum();
+    let whole_slots: u64 = src.octree().nodes.iter().map(|n| pcv::lod::select::slots_for(n.point_count)).sum();
     let budget = 110_000;
     let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(budget)).unwrap();
     assert!(
@@ -114,11 +113,9 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
 fn refining_opens_no_holes_and_starts_coarse() {
     let cloud = scene::generate(200_000, 3, false);
     let src = Arc::new(MemorySource::build(&cloud, 3_000));
-    let mut lod = LodScene::open(
-        vec![src as Arc<dyn NodeSource>],
-        LodOptions { upload_ms_per_frame: 0.0, ..opts(150_000) },
-    )
-    .unwrap();
+    let mut lod =
+        LodScene::open(vec![src as Arc<dyn NodeSource>], LodOptions { upload_ms_per_frame: 0.0, ..opts(150_000) })
+            .unwrap();
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
     let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
@@ -151,11 +148,7 @@ fn tiles_share_one_origin_and_one_selection() {
     let sb = Arc::new(MemorySource::build_points(&tb, far, "east", 2_000)) as Arc<dyn NodeSource>;
     let mut lod = LodScene::open(vec![sa, sb], opts(1_000_000)).unwrap();
     assert_eq!(lod.tiles(), 2);
-    assert!(
-        (lod.origin() - far - cloud.bounds.center().as_dvec3()).abs().max_element() < 1.0,
-        "{}",
-        lod.origin()
-    );
+    assert!((lod.origin() - far - cloud.bounds.center().as_dvec3()).abs().max_element() < 1.0, "{}", lod.origin());
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
     let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
@@ -166,9 +159,7 @@ fn tiles_share_one_origin_and_one_selection() {
     assert_eq!(lod.status().drawn_points, 150_000, "every point of both tiles is drawn");
     let all: Vec<Point> = ta.iter().chain(&tb).copied().collect();
     let mut resident = CpuRasterizer::new();
-    resident
-        .upload(&PointCloud::from_points(recentred(&all, far, lod.origin()), lod.origin(), "both"))
-        .unwrap();
+    resident.upload(&PointCloud::from_points(recentred(&all, far, lod.origin()), lod.origin(), "both")).unwrap();
     let (want_depth, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
     let (got_depth, _) = depth_and_colors(&mut r, &frame);
     assert_eq!(got_depth, want_depth);
@@ -193,11 +184,7 @@ fn a_budget_below_the_root_is_refused_and_other_modes_draw_culled() {
 }
 
 fn pcv_cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
-        .args(args)
-        .env_remove("DISPLAY")
-        .output()
-        .expect("run pcv")
+    std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
 }
 
 /// Writes a tile of a wavy surface as x y z text, `n × n` points from (x0, y0), in far-away coordinates.
@@ -206,10 +193,7 @@ fn write_tile(path: &std::path::Path, x0: f64, y0: f64, n: usize) {
     for i in 0..n {
         for j in 0..n {
             let (x, y) = (x0 + i as f64 * 0.25, y0 + j as f64 * 0.25);
-            s.push_str(&format!(
-                "{x:.3} {y:.3} {:.3}\n",
-                120.0 + (x * 0.1).sin() * 3.0 + (y * 0.07).cos() * 2.0
-            ));
+            s.push_str(&format!("{x:.3} {y:.3} {:.3}\n", 120.0 + (x * 0.1).sin() * 3.0 + (y * 0.07).cos() * 2.0));
         }
     }
     std::fs::write(path, s).unwrap();
@@ -246,15 +230,7 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     // An empty directory is an error naming it.
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
-    let out = pcv_cli(&[
-        "render",
-        "--backend",
-        "cpu",
-        "--lod",
-        "-o",
-        png.to_str().unwrap(),
-        empty.to_str().unwrap(),
-    ]);
+    let out = pcv_cli(&["render", "--backend", "cpu", "--lod", "-o", png.to_str().unwrap(), empty.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("no point files in this directory") && err.contains("empty"),
@@ -340,8 +316,7 @@ fn copc_tiles_stream_through_the_same_scene() {
     assert_eq!(lod.status().drawn_points, 125_000, "{:?}", lod.status());
     assert!(lod.errors().is_empty(), "{:?}", lod.errors());
     // The same files loaded whole, as plain LAZ, and drawn resident: the same pixels covered.
-    let cloud = pcv::cloud::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")])
-        .unwrap();
+    let cloud = pcv::cloud::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")]).unwrap();
     let pts = recentred(&cloud.points, cloud.origin, lod.origin());
     let mut resident = CpuRasterizer::new();
     resident.upload(&PointCloud::from_points(pts, lod.origin(), "resident")).unwrap();
@@ -391,11 +366,7 @@ impl DeferredCopies {
         if let Some((fence, runs)) = self.pending.pop_front() {
             for (first_slot, positions, colors, quant) in &runs {
                 let w = pcv::render::SlotWrite { first_slot: *first_slot, positions, colors, quant };
-                assert_eq!(
-                    self.inner.write_slots(&[w]).unwrap(),
-                    0,
-                    "the CPU backend copies before returning"
-                );
+                assert_eq!(self.inner.write_slots(&[w]).unwrap(), 0, "the CPU backend copies before returning");
             }
             self.done_fence = fence;
         }
@@ -427,10 +398,7 @@ impl Rasterizer for DeferredCopies {
         self.pending.clear();
         self.inner.reserve_slots(slots)
     }
-    fn write_slots(
-        &mut self,
-        writes: &[pcv::render::SlotWrite<'_>],
-    ) -> Result<u64, pcv::render::RenderError> {
+    fn write_slots(&mut self, writes: &[pcv::render::SlotWrite<'_>]) -> Result<u64, pcv::render::RenderError> {
         self.next_fence += 1;
         let mut runs = Vec::new();
         for w in writes {
@@ -561,15 +529,13 @@ fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
     let entries: Vec<(NodeKey, u64, i32, i32)> = copc[page..page + size]
         .chunks_exact(ENTRY_LEN)
         .map(|e| {
-            let key =
-                NodeKey::new(i32at(e, 0) as u32, i32at(e, 4) as u32, i32at(e, 8) as u32, i32at(e, 12) as u32);
+            let key = NodeKey::new(i32at(e, 0) as u32, i32at(e, 4) as u32, i32at(e, 8) as u32, i32at(e, 12) as u32);
             (key, u64::from_le_bytes(std::array::from_fn(|k| e[16 + k])), i32at(e, 24), i32at(e, 28))
         })
         .collect();
     let under = |k: &NodeKey, a: &NodeKey| {
         k.depth >= a.depth
-            && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth))
-                == (a.x, a.y, a.z)
+            && (k.x >> (k.depth - a.depth), k.y >> (k.depth - a.depth), k.z >> (k.depth - a.depth)) == (a.x, a.y, a.z)
     };
     let mut out = copc.to_vec();
     let mut root_page = Vec::new();

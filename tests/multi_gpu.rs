@@ -120,21 +120,11 @@ fn compare_cloud(test: &str, host: &PointCloud, upload: &PointCloud) {
                 let (b2, db2) = if mode.culls() { render(&mut multi, &frame) } else { (b, db) };
                 let label = format!("{test} {} {} look {li}", sc.name, mode.name());
                 let depth_diff = da2.iter().zip(&db2).filter(|(x, y)| x != y).count();
-                let differing: HashMap<usize, u32> = a2
-                    .iter()
-                    .zip(&b2)
-                    .enumerate()
-                    .filter(|(_, (x, y))| x != y)
-                    .map(|(i, _)| (i, da2[i]))
-                    .collect();
+                let differing: HashMap<usize, u32> =
+                    a2.iter().zip(&b2).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| (i, da2[i])).collect();
                 let covered = da2.iter().filter(|&&d| d < 0x3f80_0000).count();
                 if mode == RenderMode::Packed {
-                    assert_eq!(
-                        differing.len(),
-                        0,
-                        "{label}: packed images differ at {} pixels",
-                        differing.len()
-                    );
+                    assert_eq!(differing.len(), 0, "{label}: packed images differ at {} pixels", differing.len());
                 }
                 // Quant draws 10-bit coordinates in each batch's box, and a share's batches are not one
                 // GPU's: its depths may differ (below).
@@ -255,8 +245,7 @@ fn composite_kernels_match_their_cpu_twins() {
     unsafe {
         kernels::words_offset(table, stream, n as u64, da.ptr(), 123).expect("offset");
         kernels::words_min(table, stream, n as u64, da.ptr(), db.ptr()).expect("min");
-        kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 1, dout.ptr())
-            .expect("gather");
+        kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 1, dout.ptr()).expect("gather");
     }
     let (mut ca, mut cout) = (a.clone(), vec![7u64; n]);
     words_offset(&mut ca, 123);
@@ -270,8 +259,7 @@ fn composite_kernels_match_their_cpu_twins() {
     // Without init the pixels another share won keep what was there.
     let dkeep = upload(&vec![7u64; n]);
     // SAFETY: as above.
-    unsafe { kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 0, dkeep.ptr()) }
-        .expect("gather");
+    unsafe { kernels::words_gather(table, stream, f, da.ptr(), dc.ptr(), 2000, 1000, 0, dkeep.ptr()) }.expect("gather");
     let mut ckeep = vec![7u64; n];
     words_gather(&f, &ca, &colors, 2000, false, &mut ckeep);
     assert!(dkeep.to_vec(stream).expect("read") == ckeep, "gather without init differs from its twin");
@@ -333,8 +321,7 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     let Some((mut single, mut multi)) = backends("lod") else { return };
     let cloud = scene::generate(2_000_000, 3, false);
     let src: std::sync::Arc<dyn NodeSource> = std::sync::Arc::new(MemorySource::build(&cloud, 20_000));
-    let opts =
-        LodOptions { point_budget: 1_500_000, target_spacing_px: 1.0, upload_ms_per_frame: 1e9, threads: 4 };
+    let opts = LodOptions { point_budget: 1_500_000, target_spacing_px: 1.0, upload_ms_per_frame: 1e9, threads: 4 };
     let mut lod_a = LodScene::open(vec![src.clone()], opts).expect("scene");
     let mut lod_b = LodScene::open(vec![src], opts).expect("scene");
     let mut cam = Camera::for_cloud(lod_a.bounds(), false);

@@ -12,9 +12,7 @@ use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 /// apart at 320 × 240), shuffled so that the upload order differs from any spatial order.
 fn grid_cloud() -> PointCloud {
     let mut pts: Vec<Point> = (0..20 * 15)
-        .map(|i| {
-            Point::new([2.0, (i % 20) as f32 * 0.2 - 2.0, (i / 20) as f32 * 0.2 - 1.5], [i as u8, 7, 9, 255])
-        })
+        .map(|i| Point::new([2.0, (i % 20) as f32 * 0.2 - 2.0, (i / 20) as f32 * 0.2 - 1.5], [i as u8, 7, 9, 255]))
         .collect();
     let mut s = 12345u64;
     for i in (1..pts.len()).rev() {
@@ -105,13 +103,7 @@ fn reference_mode_picks_a_position_without_an_index() {
         let hit = r.pick(pr.x_px, pr.y_px, 0).unwrap().unwrap();
         assert_eq!(hit.point_index, None);
         // Within the pixel's footprint at 5 m (a 320-pixel-wide 60° view: ~1.7 cm a pixel).
-        assert!(
-            (hit.position - Vec3::from(p)).length() < 0.03,
-            "{}: {} vs {:?}",
-            mode.name(),
-            hit.position,
-            p
-        );
+        assert!((hit.position - Vec3::from(p)).length() < 0.03, "{}: {} vs {:?}", mode.name(), hit.position, p);
     }
     assert_eq!(cam.pose, Pose::PROTOTYPE);
 }

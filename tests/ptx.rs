@@ -32,9 +32,7 @@ fn entries(ptx: &str) -> Vec<&str> {
             let l = l.trim();
             let i = l.find(".entry ")?;
             let rest = l[i + ".entry ".len()..].trim_start();
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-                .unwrap_or(rest.len());
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(rest.len());
             Some(&rest[..end])
         })
         .collect()
@@ -47,10 +45,7 @@ fn every_launched_kernel_is_an_entry_of_its_module() {
     }
     for k in LAUNCHED_KERNELS {
         let img = image(k.module).unwrap_or_else(|| {
-            panic!(
-                "the host launches {} from kernels/{}.cu, which this build does not embed",
-                k.entry, k.module
-            )
+            panic!("the host launches {} from kernels/{}.cu, which this build does not embed", k.entry, k.module)
         });
         let found = entries(img.ptx);
         assert!(
@@ -90,8 +85,8 @@ fn every_launch_passes_the_parameter_sizes_of_its_entry() {
     }
     for k in LAUNCHED_KERNELS {
         let img = image(k.module).unwrap_or_else(|| panic!("no module {}", k.module));
-        let found = param_sizes(img.ptx, k.entry)
-            .unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
+        let found =
+            param_sizes(img.ptx, k.entry).unwrap_or_else(|| panic!("no .entry {} in kernels/{}.cu", k.entry, k.module));
         assert_eq!(
             found, k.param_bytes,
             "{} in kernels/{}.cu takes parameters of {found:?} bytes; the launch table passes {:?}",
@@ -108,8 +103,7 @@ fn every_ptx_version_loads_on_driver_580() {
     }
     println!("built with: {NVCC_RELEASE}");
     for k in KERNELS {
-        let v =
-            ptx_version(k.ptx).unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
+        let v = ptx_version(k.ptx).unwrap_or_else(|| panic!("kernels/{}.cu's PTX has no .version line", k.name));
         assert!(
             v <= MAX_PTX_VERSION,
             "kernels/{}.cu's PTX is .version {}.{}, newer than {}.{} (CUDA 13.0 / driver 580 refuses it): \
@@ -132,12 +126,7 @@ fn every_module_has_a_fatbin() {
     }
     for k in KERNELS {
         assert!(k.fatbin.len() > 16, "kernels/{}.cu has an empty fatbin ({} bytes)", k.name, k.fatbin.len());
-        assert_eq!(
-            k.fatbin[..4],
-            FATBIN_MAGIC,
-            "kernels/{}.cu's fatbin does not start with the fatbin magic",
-            k.name
-        );
+        assert_eq!(k.fatbin[..4], FATBIN_MAGIC, "kernels/{}.cu's fatbin does not start with the fatbin magic", k.name);
         println!("kernels/{}.cu: fatbin of {} bytes", k.name, k.fatbin.len());
     }
 }

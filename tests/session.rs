@@ -29,8 +29,7 @@ fn write_ply(path: &std::path::Path, n: usize) {
 
 #[test]
 fn the_built_in_scene_opens_lazily_at_the_prototypes_pose() {
-    let s =
-        session::open(Source::Scene { points: 50_000, seed: 3 }, &cpu(), &OpenOptions::default()).unwrap();
+    let s = session::open(Source::Scene { points: 50_000, seed: 3 }, &cpu(), &OpenOptions::default()).unwrap();
     assert!(matches!(s.shown, Shown::Cloud));
     assert!(s.cloud.is_lazy_scene(), "the backend makes the scene's points itself");
     assert_eq!(s.rasterizer.num_points(), 50_000);
@@ -38,8 +37,7 @@ fn the_built_in_scene_opens_lazily_at_the_prototypes_pose() {
     assert_eq!(s.look(&Default::default()), pcv::render::look::Look::PLAIN);
     assert!(s.times.loaded_s >= s.times.backend_s);
     // The scene has only its own colours.
-    let opts =
-        OpenOptions { color: Some(pcv::cloud::attributes::ColorMode::Intensity), ..Default::default() };
+    let opts = OpenOptions { color: Some(pcv::cloud::attributes::ColorMode::Intensity), ..Default::default() };
     let e = session::open(Source::Scene { points: 1000, seed: 1 }, &cpu(), &opts).err().expect("refused");
     assert!(format!("{e:#}").contains("built-in scene has only its own colors"), "{e:#}");
 }
@@ -57,8 +55,7 @@ fn files_load_subsample_and_fail_by_name() {
     let s = session::open(Source::Files(vec![ply.clone()]), &cpu(), &opts).unwrap();
     assert_eq!(s.rasterizer.num_points(), 5_000);
     let missing = dir.path().join("nothing-here.las");
-    let e =
-        session::open(Source::Files(vec![missing]), &cpu(), &OpenOptions::default()).err().expect("fails");
+    let e = session::open(Source::Files(vec![missing]), &cpu(), &OpenOptions::default()).err().expect("fails");
     assert!(format!("{e:#}").contains("nothing-here.las"), "{e:#}");
 }
 
@@ -68,8 +65,7 @@ fn folders_and_lod_open_a_level_of_detail_scene_that_settles() {
     write_ply(&dir.path().join("a.ply"), 30_000);
     write_ply(&dir.path().join("b.ply"), 10_000);
     let lod = OpenOptions { lod: true, ..Default::default() };
-    let mut s =
-        session::open(Source::Files(vec![dir.path().to_path_buf()]), &cpu(), &lod).expect("a folder opens");
+    let mut s = session::open(Source::Files(vec![dir.path().to_path_buf()]), &cpu(), &lod).expect("a folder opens");
     let l = s.lod().expect("level of detail");
     assert_eq!((l.tiles(), l.total_points()), (2, 40_000));
     assert_eq!(s.mode_for(RenderMode::Vis), RenderMode::Culled);
@@ -80,8 +76,7 @@ fn folders_and_lod_open_a_level_of_detail_scene_that_settles() {
     let mut s = session::open(Source::Files(vec![dir.path().join("a.ply")]), &cpu(), &lod).unwrap();
     assert!(s.lod().is_some(), "--lod builds an octree of a file");
     // Resident clouds have nothing to settle.
-    let mut r =
-        session::open(Source::Scene { points: 1000, seed: 1 }, &cpu(), &OpenOptions::default()).unwrap();
+    let mut r = session::open(Source::Scene { points: 1000, seed: 1 }, &cpu(), &OpenOptions::default()).unwrap();
     assert_eq!(r.settle(&frame, Duration::from_secs(1)).unwrap(), None);
 }
 
@@ -90,8 +85,7 @@ fn a_cloud_made_in_code_is_shown_and_opening_again_replaces_it() {
     let mut s = Session::start(&cpu()).unwrap();
     assert_eq!(s.rasterizer.num_points(), 0);
     let points: Vec<Point> = (0..777).map(|i| Point::new([i as f32, 0.0, 0.0], [255; 4])).collect();
-    s.open(Source::Cloud(PointCloud::from_points(points, DVec3::ZERO, "code")), &OpenOptions::default())
-        .unwrap();
+    s.open(Source::Cloud(PointCloud::from_points(points, DVec3::ZERO, "code")), &OpenOptions::default()).unwrap();
     assert_eq!((s.rasterizer.num_points(), s.cloud.label.as_str()), (777, "code"));
     s.open(Source::Scene { points: 2000, seed: 2 }, &OpenOptions::default()).unwrap();
     assert_eq!(s.rasterizer.num_points(), 2000);

@@ -31,8 +31,7 @@ fn out_dir() -> PathBuf {
 }
 
 fn have_xvfb_run() -> bool {
-    let found =
-        Command::new("xvfb-run").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
+    let found = Command::new("xvfb-run").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
     if !found {
         eprintln!("SKIPPED: xvfb-run is not installed (apt-get install xvfb xauth libgl1-mesa-dri) — the window tests need a virtual display");
     }
@@ -42,8 +41,7 @@ fn have_xvfb_run() -> bool {
 /// Runs `cmd`, killing it after [`RUN_TIMEOUT`].
 fn run(mut cmd: Command) -> Output {
     let what = format!("{cmd:?}");
-    let mut child =
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
     let start = Instant::now();
     loop {
         match child.try_wait() {
@@ -78,12 +76,7 @@ fn pcv_render(args: &[&str]) -> Output {
 }
 
 fn assert_ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
 }
 
 fn read(path: &Path) -> Frame {
@@ -131,10 +124,7 @@ fn viewer_screenshot_matches_headless_render() {
     );
     let differing = fa.count_rgb_differences(&fb);
     let allowed = (fa.pixels.len() as f64 * MAX_TIE_FRACTION) as usize;
-    eprintln!(
-        "window vs headless: {differing} of {} pixels differ (allowed {allowed}); {lit} lit",
-        fa.pixels.len()
-    );
+    eprintln!("window vs headless: {differing} of {} pixels differ (allowed {allowed}); {lit} lit", fa.pixels.len());
     assert!(
         differing <= allowed,
         "{differing} pixels differ between {} and {} (allowed {allowed})",
@@ -178,10 +168,7 @@ fn overlay_covers_the_top_left_and_nothing_else() {
 }
 
 #[test]
-#[cfg_attr(
-    windows,
-    ignore = "Linux advice (xvfb-run); a Windows session has a display, and its advice differs"
-)]
+#[cfg_attr(windows, ignore = "Linux advice (xvfb-run); a Windows session has a display, and its advice differs")]
 fn no_display_error_names_render_and_xvfb_run() {
     let mut cmd = Command::new(PCV);
     cmd.args(["--points", "1000", "--backend", "cpu", "--frames", "1"])

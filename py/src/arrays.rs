@@ -39,8 +39,7 @@ pub struct Input {
 }
 
 fn ints(v: &Bound<'_, PyAny>, what: &str, arg: &str) -> PyResult<Vec<i64>> {
-    let t =
-        v.cast::<PyTuple>().map_err(|_| PyTypeError::new_err(format!("{arg}: {what} must be a tuple")))?;
+    let t = v.cast::<PyTuple>().map_err(|_| PyTypeError::new_err(format!("{arg}: {what} must be a tuple")))?;
     t.iter().map(|x| x.extract::<i64>()).collect::<PyResult<Vec<i64>>>()
 }
 
@@ -51,9 +50,7 @@ fn interface(d: &Bound<'_, PyDict>, arg: &str, device: bool) -> PyResult<(ArrayD
     let missing = |k: &str| PyTypeError::new_err(format!("{arg}: {proto} has no '{k}'"));
     if let Some(m) = get("mask")? {
         if !m.is_none() {
-            return Err(PyValueError::new_err(format!(
-                "{arg}: masked arrays ({proto} 'mask') are not supported"
-            )));
+            return Err(PyValueError::new_err(format!("{arg}: masked arrays ({proto} 'mask') are not supported")));
         }
     }
     let shape = ints(&get("shape")?.ok_or_else(|| missing("shape"))?, "'shape'", arg)?;
@@ -62,9 +59,7 @@ fn interface(d: &Bound<'_, PyDict>, arg: &str, device: bool) -> PyResult<(ArrayD
     }
     let typestr: String = get("typestr")?.ok_or_else(|| missing("typestr"))?.extract()?;
     let dtype = Dtype::from_typestr(&typestr).ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "{arg}: dtype '{typestr}' is not read (little-endian float32, uint8 or uint32)"
-        ))
+        PyTypeError::new_err(format!("{arg}: dtype '{typestr}' is not read (little-endian float32, uint8 or uint32)"))
     })?;
     let data = get("data")?.ok_or_else(|| missing("data"))?;
     let ptr: u64 = match data.cast::<PyTuple>() {
@@ -90,9 +85,9 @@ fn interface(d: &Bound<'_, PyDict>, arg: &str, device: bool) -> PyResult<(ArrayD
             // Version 3: the producer's stream, or None for data that is ready.
             Some(s) if s.is_none() => None,
             Some(s) => {
-                let n: u64 = s.extract().map_err(|_| {
-                    PyTypeError::new_err(format!("{arg}: {proto} 'stream' must be an int or None"))
-                })?;
+                let n: u64 = s
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err(format!("{arg}: {proto} 'stream' must be an int or None")))?;
                 if n == 0 {
                     return Err(PyValueError::new_err(format!(
                         "{arg}: {proto} 'stream' 0 is ambiguous (version 3 says 1 for the legacy default stream, 2 for per-thread)"
@@ -120,20 +115,13 @@ fn producer_error(arg: &str, what: &str, e: PyErr, py: Python<'_>) -> PyErr {
 
 /// Reads argument `arg` (see the module doc). `stream`: pcv's CUDA stream for `__dlpack__`, or `None`
 /// when there is no CUDA backend (then a device array is an error saying why: `no_cuda`).
-pub fn read(
-    obj: &Bound<'_, PyAny>,
-    arg: &str,
-    stream: Option<u64>,
-    no_cuda: &dyn Fn() -> String,
-) -> PyResult<Input> {
+pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: Option<u64>, no_cuda: &dyn Fn() -> String) -> PyResult<Input> {
     let py = obj.py();
     let device_error = || PyValueError::new_err(format!("{arg}: a CUDA array, but {}", no_cuda()));
     // 1. DLPack on a CUDA device.
     if let Some(dev) = obj.getattr_opt("__dlpack_device__")? {
-        let (kind, _id): (i32, i32) = dev
-            .call0()
-            .and_then(|d| d.extract())
-            .map_err(|e| producer_error(arg, "__dlpack_device__()", e, py))?;
+        let (kind, _id): (i32, i32) =
+            dev.call0().and_then(|d| d.extract()).map_err(|e| producer_error(arg, "__dlpack_device__()", e, py))?;
         if kind == dlpack::DL_CUDA || kind == dlpack::DL_CUDA_MANAGED {
             let s = stream.ok_or_else(device_error)?;
             let kw = PyDict::new(py);
@@ -166,8 +154,7 @@ pub fn read(
     if let Some(dev) = obj.getattr_opt("__dlpack_device__")? {
         let (kind, _): (i32, i32) = dev.call0()?.extract()?;
         if kind == dlpack::DL_CPU || kind == dlpack::DL_CUDA_HOST {
-            let cap =
-                obj.call_method0("__dlpack__").map_err(|e| producer_error(arg, "__dlpack__()", e, py))?;
+            let cap = obj.call_method0("__dlpack__").map_err(|e| producer_error(arg, "__dlpack__()", e, py))?;
             let d = dlpack::read_capsule(&cap, arg)?;
             return Ok(Input { desc: d.desc, place: Place::Host, owner: cap.unbind(), wait_stream: None });
         }

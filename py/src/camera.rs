@@ -33,12 +33,8 @@ fn planes(near: Option<f32>, far: Option<f32>) -> PyResult<Option<DepthRange>> {
     match (near, far) {
         (None, None) => Ok(None),
         (Some(n), Some(f)) if n > 0.0 && f > n && f.is_finite() => Ok(Some(DepthRange { near: n, far: f })),
-        (Some(n), Some(f)) => {
-            Err(PyValueError::new_err(format!("camera: need 0 < near < far, got near={n}, far={f}")))
-        }
-        _ => Err(PyValueError::new_err(
-            "camera: give both near and far, or neither (planes that follow the eye)",
-        )),
+        (Some(n), Some(f)) => Err(PyValueError::new_err(format!("camera: need 0 < near < far, got near={n}, far={f}"))),
+        _ => Err(PyValueError::new_err("camera: give both near and far, or neither (planes that follow the eye)")),
     }
 }
 
@@ -87,8 +83,7 @@ impl Camera {
     pub fn frame(cam: Option<&Camera>, bounds: Bounds, width_px: u32, height_px: u32) -> FrameParams {
         match cam.map(|c| c.kind) {
             Some(Kind::Matrix { clip_from_world, planes }) => {
-                FrameParams::new(clip_from_world, width_px, height_px)
-                    .with_depth_range(planes.near, planes.far)
+                FrameParams::new(clip_from_world, width_px, height_px).with_depth_range(planes.near, planes.far)
             }
             _ => match Camera::library(cam, bounds) {
                 Some(c) => pcv::render::FrameParams::of_camera(&c, width_px, height_px),
@@ -105,20 +100,12 @@ impl Camera {
     /// print it. `near`, `far`: fixed planes (else they follow the eye around the points).
     #[new]
     #[pyo3(signature = (eye, yaw=0.0, pitch=0.0, *, up="z", near=None, far=None))]
-    fn new(
-        eye: [f64; 3],
-        yaw: f64,
-        pitch: f64,
-        up: &str,
-        near: Option<f32>,
-        far: Option<f32>,
-    ) -> PyResult<Camera> {
+    fn new(eye: [f64; 3], yaw: f64, pitch: f64, up: &str, near: Option<f32>, far: Option<f32>) -> PyResult<Camera> {
         if !(eye.iter().all(|v| v.is_finite()) && yaw.is_finite() && pitch.is_finite()) {
             return Err(PyValueError::new_err("camera: eye, yaw and pitch must be finite"));
         }
         // The library's reading of `--camera x,y,z,yaw,pitch` (in local coordinates): the same pose bits.
-        let pose =
-            PoseArg { eye: DVec3::from_array(eye), yaw_deg: yaw, pitch_deg: pitch }.to_pose(DVec3::ZERO);
+        let pose = PoseArg { eye: DVec3::from_array(eye), yaw_deg: yaw, pitch_deg: pitch }.to_pose(DVec3::ZERO);
         Ok(Camera { kind: Kind::Pose { pose, up: up_axis(up)?, planes: planes(near, far)? } })
     }
 
@@ -147,12 +134,7 @@ impl Camera {
     /// adaptive point sizes).
     #[classmethod]
     #[pyo3(signature = (clip_from_world, *, near=0.01, far=100.0))]
-    fn from_matrix(
-        _cls: &Bound<'_, PyType>,
-        clip_from_world: [[f32; 4]; 4],
-        near: f32,
-        far: f32,
-    ) -> PyResult<Camera> {
+    fn from_matrix(_cls: &Bound<'_, PyType>, clip_from_world: [[f32; 4]; 4], near: f32, far: f32) -> PyResult<Camera> {
         let m = Mat4::from_cols_array_2d(&clip_from_world).transpose();
         if !m.is_finite() {
             return Err(PyValueError::new_err("camera: clip_from_world must be finite"));
@@ -184,9 +166,8 @@ impl Camera {
     fn __repr__(&self) -> String {
         match self.kind {
             Kind::Pose { pose, up, planes } => {
-                let p = planes.map_or("planes following the eye".to_string(), |p| {
-                    format!("near={}, far={}", p.near, p.far)
-                });
+                let p = planes
+                    .map_or("planes following the eye".to_string(), |p| format!("near={}, far={}", p.near, p.far));
                 format!(
                     "pcv.Camera(eye={:?}, yaw={:.3}, pitch={:.3}, up={:?}, {p})",
                     pose.eye.to_array(),

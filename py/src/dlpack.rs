@@ -120,9 +120,7 @@ pub fn read_capsule(capsule: &Bound<'_, PyAny>, arg: &str) -> PyResult<Described
     };
     if tensor.is_null() {
         let _ = PyErr::take(capsule.py());
-        return Err(PyTypeError::new_err(format!(
-            "{arg}: __dlpack__() did not return an unused DLPack capsule"
-        )));
+        return Err(PyTypeError::new_err(format!("{arg}: __dlpack__() did not return an unused DLPack capsule")));
     }
     // SAFETY: the producer's managed tensor lives as long as its capsule, which the caller holds; its
     // shape and strides arrays hold `ndim` entries each (strides may be null: C-contiguous).
@@ -227,24 +225,19 @@ pub fn export<T: Send + 'static>(
         byte_offset: 0,
     };
     let ctx = Box::into_raw(ctx) as *mut c_void;
-    let (pointer, name, destructor): (*mut c_void, &CStr, unsafe extern "C" fn(*mut ffi::PyObject)) =
-        if versioned {
-            let m = Box::new(DLManagedTensorVersioned {
-                version: DLPackVersion { major: 1, minor: 0 },
-                manager_ctx: ctx,
-                deleter: Some(delete_versioned::<T>),
-                flags: 0,
-                dl_tensor: tensor,
-            });
-            (Box::into_raw(m).cast(), VERSIONED, capsule_versioned)
-        } else {
-            let m = Box::new(DLManagedTensor {
-                dl_tensor: tensor,
-                manager_ctx: ctx,
-                deleter: Some(delete_legacy::<T>),
-            });
-            (Box::into_raw(m).cast(), LEGACY, capsule_legacy)
-        };
+    let (pointer, name, destructor): (*mut c_void, &CStr, unsafe extern "C" fn(*mut ffi::PyObject)) = if versioned {
+        let m = Box::new(DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 0 },
+            manager_ctx: ctx,
+            deleter: Some(delete_versioned::<T>),
+            flags: 0,
+            dl_tensor: tensor,
+        });
+        (Box::into_raw(m).cast(), VERSIONED, capsule_versioned)
+    } else {
+        let m = Box::new(DLManagedTensor { dl_tensor: tensor, manager_ctx: ctx, deleter: Some(delete_legacy::<T>) });
+        (Box::into_raw(m).cast(), LEGACY, capsule_legacy)
+    };
     // SAFETY: `pointer` is a live managed tensor owned by the capsule from here on; `name` is static.
     let cap = unsafe { ffi::PyCapsule_New(pointer, name.as_ptr(), Some(destructor)) };
     if cap.is_null() {

@@ -117,15 +117,7 @@ impl Frame {
         }
         let versioned = max_version.is_some_and(|(major, _)| major >= 1);
         let device = DLDevice { device_type: dlpack::DL_CUDA, device_id: self.device };
-        dlpack::export(
-            py,
-            self.buffer.ptr(),
-            &self.shape_vec(),
-            self.kind.dl(),
-            device,
-            self.buffer.clone(),
-            versioned,
-        )
+        dlpack::export(py, self.buffer.ptr(), &self.shape_vec(), self.kind.dl(), device, self.buffer.clone(), versioned)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

@@ -40,9 +40,9 @@ create_exception!(
 /// A library error as a Python exception: arguments the renderer cannot read are `ValueError`s.
 pub(crate) fn render_error(e: RenderError) -> PyErr {
     match e {
-        RenderError::Argument { .. }
-        | RenderError::ModeUnavailable { .. }
-        | RenderError::TargetSize { .. } => PyValueError::new_err(e.to_string()),
+        RenderError::Argument { .. } | RenderError::ModeUnavailable { .. } | RenderError::TargetSize { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
         e => Error::new_err(e.to_string()),
     }
 }
@@ -81,27 +81,22 @@ pub(crate) fn options(
                 .extract::<String>()
                 .map_err(|_| PyTypeError::new_err("point_size: expected 1..16 or 'adaptive[:MAX]'"))?,
         };
-        look.point_size =
-            PointSize::parse(&text).map_err(|e| PyValueError::new_err(format!("point_size: {e}")))?;
+        look.point_size = PointSize::parse(&text).map_err(|e| PyValueError::new_err(format!("point_size: {e}")))?;
     }
     if let Some(e) = edl.filter(|e| !e.is_none()) {
         look.edl = match e.extract::<bool>() {
             Ok(on) => on.then_some(Edl::DEFAULT),
             Err(_) => {
-                let strength: f32 = e
-                    .extract()
-                    .map_err(|_| PyTypeError::new_err("edl: expected True, False or a strength (float)"))?;
+                let strength: f32 =
+                    e.extract().map_err(|_| PyTypeError::new_err("edl: expected True, False or a strength (float)"))?;
                 if !(strength.is_finite() && strength >= 0.0) {
-                    return Err(PyValueError::new_err(format!(
-                        "edl: the strength must be >= 0, got {strength}"
-                    )));
+                    return Err(PyValueError::new_err(format!("edl: the strength must be >= 0, got {strength}")));
                 }
                 Some(Edl { strength, ..Edl::DEFAULT })
             }
         };
     }
-    look.background =
-        Background::parse(background).map_err(|e| PyValueError::new_err(format!("background: {e}")))?;
+    look.background = Background::parse(background).map_err(|e| PyValueError::new_err(format!("background: {e}")))?;
     if let Some(s) = spacing {
         if !(s.is_finite() && s > 0.0) {
             return Err(PyValueError::new_err(format!("spacing: expected a positive distance, got {s}")));
@@ -127,8 +122,7 @@ pub(crate) fn read_points(
     no_cuda: &dyn Fn() -> String,
 ) -> PyResult<(Input, Option<Input>, ExternalPoints)> {
     let p = arrays::read(points, "points", stream, no_cuda)?;
-    let c =
-        colors.filter(|c| !c.is_none()).map(|c| arrays::read(c, "colors", stream, no_cuda)).transpose()?;
+    let c = colors.filter(|c| !c.is_none()).map(|c| arrays::read(c, "colors", stream, no_cuda)).transpose()?;
     if let Some(c) = &c {
         if c.place != p.place {
             let side = |pl: Place| if pl == Place::Device { "on the GPU" } else { "in host memory" };
@@ -171,10 +165,7 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
 #[pyfunction]
 #[pyo3(signature = (points, colors=None, *, camera=None, size=(1280, 720), mode="vis", point_size=None, edl=None,
                     background="black", spacing=None, depth=false, backend="auto", out=None))]
-#[expect(
-    clippy::too_many_arguments,
-    reason = "pcv.render's keyword arguments, one Rust parameter each (PyO3)"
-)]
+#[expect(clippy::too_many_arguments, reason = "pcv.render's keyword arguments, one Rust parameter each (PyO3)")]
 fn render<'py>(
     py: Python<'py>,
     points: &Bound<'py, PyAny>,
@@ -257,8 +248,7 @@ fn render_device(
         None => None,
     };
     let waits: Vec<u64> = [p.wait_stream, c.and_then(|c| c.wait_stream)].into_iter().flatten().collect();
-    let (ext, cam, mode, look, spacing) =
-        (*ext, cam.cloned(), opts.mode, opts.look, opts.spacing_m.unwrap_or(0.0));
+    let (ext, cam, mode, look, spacing) = (*ext, cam.cloned(), opts.mode, opts.look, opts.spacing_m.unwrap_or(0.0));
     let t_call = std::time::Instant::now();
     let rendered = py.detach(move || {
         trace_phase("to the backend thread (GIL released)", t_call);
@@ -279,10 +269,7 @@ fn render_device(
             } else {
                 Bounds::EMPTY
             };
-            let frame = Camera::frame(cam.as_ref(), bounds, w, h)
-                .with_mode(mode)
-                .with_look(look)
-                .with_spacing(spacing);
+            let frame = Camera::frame(cam.as_ref(), bounds, w, h).with_mode(mode).with_look(look).with_spacing(spacing);
             let buffer = match out_buffer {
                 Some(b) => b,
                 None => Arc::new(DeviceBuffer::<u32>::alloc(r.context(), n, "a frame")?),
@@ -290,8 +277,7 @@ fn render_device(
             // SAFETY: as above; the target is the frame's own buffer of `n` words.
             let t = std::time::Instant::now();
             trace_phase("frame set up", t_call);
-            let stats =
-                unsafe { r.render_external(&ext, &frame, Target::Device { ptr: buffer.ptr(), len_px: n }) }?;
+            let stats = unsafe { r.render_external(&ext, &frame, Target::Device { ptr: buffer.ptr(), len_px: n }) }?;
             trace_phase("render_external", t);
             let depth = match depth {
                 true => {
@@ -305,17 +291,9 @@ fn render_device(
         })
     });
     trace_phase("back with the GIL", t_call);
-    let (buffer, depth_buffer, stats, stream, device) =
-        rendered.map_err(Error::new_err)?.map_err(render_error)?;
-    let color = Frame {
-        buffer,
-        width: w,
-        height: h,
-        kind: Kind::Color,
-        device,
-        stats: Some(stats),
-        stream: stream.clone(),
-    };
+    let (buffer, depth_buffer, stats, stream, device) = rendered.map_err(Error::new_err)?.map_err(render_error)?;
+    let color =
+        Frame { buffer, width: w, height: h, kind: Kind::Color, device, stats: Some(stats), stream: stream.clone() };
     let color = match out {
         Some(f) if Arc::ptr_eq(&f.get().buffer, &color.buffer) => f.into_any().unbind(),
         _ => Py::new(py, color)?.into_any(),
@@ -348,10 +326,8 @@ fn render_host(
     let empty = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, "");
     let draw = move |r: &mut dyn Rasterizer| -> Result<(Vec<u32>, pcv::render::FrameStats), RenderError> {
         r.upload(&cloud)?;
-        let frame = Camera::frame(cam.as_ref(), cloud.bounds, w, h)
-            .with_mode(mode)
-            .with_look(look)
-            .with_spacing(spacing);
+        let frame =
+            Camera::frame(cam.as_ref(), cloud.bounds, w, h).with_mode(mode).with_look(look).with_spacing(spacing);
         let mut px = vec![0u32; frame.num_pixels()];
         let stats = r.render(&frame, Target::Host(&mut px))?;
         Ok((px, stats))
@@ -421,8 +397,7 @@ fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf)
         // `input.owner` is held (to the end of this function) and read under the GIL.
         unsafe { std::slice::from_raw_parts(d.ptr as usize as *const u8, len) }
     };
-    let words: Vec<u32> =
-        bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
     let frame = pcv::render::image_io::Frame::new(w, h, words);
     py.detach(|| frame.write_png(&path)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }

@@ -82,9 +82,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// What keeps device arrays alive while the window draws them: their Python objects or capsules.
-struct Owners(
-    #[expect(dead_code, reason = "held, never read: dropping it releases the arrays")] Vec<Py<PyAny>>,
-);
+struct Owners(#[expect(dead_code, reason = "held, never read: dropping it releases the arrays")] Vec<Py<PyAny>>);
 
 impl Viewer {
     /// Reads `points`/`colors` for the running window: a set to send.
@@ -100,12 +98,9 @@ impl Viewer {
         let (p, c, ext) = read_points(points, colors, stream, &no_cuda)?;
         match (p.place, &r.cuda) {
             (Place::Host, _) => Ok(PointSet::Host(host_cloud(&ext, "points from Python"))),
-            (Place::Device, None) => {
-                Err(PyValueError::new_err(format!("points: a CUDA array, but {}", no_cuda())))
-            }
+            (Place::Device, None) => Err(PyValueError::new_err(format!("points: a CUDA array, but {}", no_cuda()))),
             (Place::Device, Some((window_stream, ctx))) => {
-                if matches!(self.config.look.point_size, PointSize::Adaptive { .. })
-                    && self.config.spacing_m.is_none()
+                if matches!(self.config.look.point_size, PointSize::Adaptive { .. }) && self.config.spacing_m.is_none()
                 {
                     return Err(PyValueError::new_err(
                         "point_size: adaptive sizes of device arrays need spacing= (pcv.Viewer(spacing=...))",
@@ -134,12 +129,7 @@ impl Viewer {
         }
     }
 
-    fn start(
-        &self,
-        py: Python<'_>,
-        points: &Bound<'_, PyAny>,
-        colors: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    fn start(&self, py: Python<'_>, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let feed = PointFeed::new();
         let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
         let (first_tx, first_rx) = mpsc::channel::<PointSet>();
@@ -149,8 +139,7 @@ impl Viewer {
             .name("pcv-viewer".into())
             .spawn(move || window_thread(config, thread_feed, ready_tx, first_rx, applied_tx))
             .map_err(|e| Error::new_err(format!("could not start the window's thread: {e}")))?;
-        let ready =
-            py.detach(move || ready_rx.recv()).unwrap_or(Ready::Failed("the window's thread ended".into()));
+        let ready = py.detach(move || ready_rx.recv()).unwrap_or(Ready::Failed("the window's thread ended".into()));
         let cuda = match ready {
             Ready::Cuda { stream, ctx } => Some((stream, ctx)),
             Ready::Cpu => None,
@@ -182,10 +171,7 @@ impl Viewer {
             }
             Phase::Starting => {
                 stop(py, &mut running);
-                return Err(Error::new_err(format!(
-                    "the window did not open within {} s",
-                    OPEN_TIMEOUT.as_secs()
-                )));
+                return Err(Error::new_err(format!("the window did not open within {} s", OPEN_TIMEOUT.as_secs())));
             }
         }
         lock(&OPEN).push(Arc::downgrade(&feed));
@@ -210,10 +196,7 @@ impl Viewer {
     #[new]
     #[pyo3(signature = (size=(1280, 720), *, camera=None, mode="vis", point_size=None, edl=None, background="gradient",
                         spacing=None, backend="auto", vsync=true, panel=true))]
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "pcv.Viewer's keyword arguments, one Rust parameter each (PyO3)"
-    )]
+    #[expect(clippy::too_many_arguments, reason = "pcv.Viewer's keyword arguments, one Rust parameter each (PyO3)")]
     fn new(
         size: (u32, u32),
         camera: Option<Bound<'_, Camera>>,
@@ -256,12 +239,7 @@ impl Viewer {
 
     /// Opens the window on these points (or shows them in the open one) and returns once it is open.
     #[pyo3(signature = (points, colors=None))]
-    fn show(
-        &self,
-        py: Python<'_>,
-        points: &Bound<'_, PyAny>,
-        colors: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    fn show(&self, py: Python<'_>, points: &Bound<'_, PyAny>, colors: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         if self.is_open() {
             self.update(py, points, colors, true)?;
             return Ok(());

@@ -156,8 +156,7 @@ impl Layers {
 /// `base` followed by `other`'s points, moved to `base`'s origin (both in their loaded colours).
 pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
     let d = other.origin - base.origin;
-    let shift =
-        |p: [f32; 3]| [(p[0] as f64 + d.x) as f32, (p[1] as f64 + d.y) as f32, (p[2] as f64 + d.z) as f32];
+    let shift = |p: [f32; 3]| [(p[0] as f64 + d.x) as f32, (p[1] as f64 + d.y) as f32, (p[2] as f64 + d.z) as f32];
     let n_base = base.points.len();
     let n_other = other.points.len();
     let mut points = Vec::with_capacity(n_base + n_other);
@@ -172,8 +171,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         bounds = Bounds::union(bounds, moved);
     }
     let empty = Attributes::default();
-    let (a, b) =
-        (base.attributes.as_deref().unwrap_or(&empty), other.attributes.as_deref().unwrap_or(&empty));
+    let (a, b) = (base.attributes.as_deref().unwrap_or(&empty), other.attributes.as_deref().unwrap_or(&empty));
     let join_f32 = |x: &Option<Vec<f32>>, y: &Option<Vec<f32>>| -> Option<Vec<f32>> {
         if x.is_none() && y.is_none() {
             return None;
@@ -245,12 +243,8 @@ mod tests {
     #[test]
     fn dropped_files_join_as_layers_in_one_frame_of_coordinates() {
         let mut l = Layers::new(file("a.ply", DVec3::new(1000.0, 0.0, 0.0), &[0.0, 1.0], false));
-        let shown = l.add(
-            vec![file("b.ply", DVec3::new(1010.0, 0.0, 0.0), &[0.5], true)],
-            false,
-            ColorMode::Rgb,
-            Vec3::Z,
-        );
+        let shown =
+            l.add(vec![file("b.ply", DVec3::new(1010.0, 0.0, 0.0), &[0.5], true)], false, ColorMode::Rgb, Vec3::Z);
         assert_eq!(shown, ColorMode::Rgb);
         assert_eq!(
             l.layers.iter().map(|x| (x.label.as_str(), x.points.clone())).collect::<Vec<_>>(),
@@ -297,12 +291,10 @@ mod tests {
         let mut l = Layers::new(crate::cloud::scene::lazy(1000, 1));
         assert!(!l.editable());
         assert_eq!(l.layers.len(), 1);
-        let shown =
-            l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);
+        let shown = l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Rgb, "a.ply has no intensity");
         assert!(l.editable() && l.cloud.scene().is_none());
-        let shown =
-            l.add(vec![file("b.ply", DVec3::ZERO, &[2.0], true)], false, ColorMode::Intensity, Vec3::Z);
+        let shown = l.add(vec![file("b.ply", DVec3::ZERO, &[2.0], true)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Intensity);
     }
 }

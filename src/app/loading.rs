@@ -65,9 +65,7 @@ impl Loader {
                 }
                 let t = Instant::now();
                 let event = match load_files_with(std::slice::from_ref(&path), &opts) {
-                    Ok(cloud) => {
-                        Msg::Loaded { path, cloud: Box::new(cloud), ms: t.elapsed().as_secs_f64() * 1e3 }
-                    }
+                    Ok(cloud) => Msg::Loaded { path, cloud: Box::new(cloud), ms: t.elapsed().as_secs_f64() * 1e3 },
                     Err(e) => Msg::Failed { path, message: e.to_string() },
                 };
                 if tx.send(event).is_err() {
@@ -76,15 +74,7 @@ impl Loader {
             }
             let _ = tx.send(Msg::Done);
         });
-        Loader {
-            rx,
-            replace,
-            started: Instant::now(),
-            current: None,
-            loaded: Vec::new(),
-            failed: 0,
-            finished: false,
-        }
+        Loader { rx, replace, started: Instant::now(), current: None, loaded: Vec::new(), failed: 0, finished: false }
     }
 
     /// The events since the last poll. Loaded clouds are kept for [`Loader::take`]; a thread that
@@ -116,10 +106,7 @@ impl Loader {
                         self.finished = true;
                         let path = self.current.take().map(|c| c.0).unwrap_or_default();
                         self.failed += 1;
-                        out.push(LoadEvent::Failed {
-                            path,
-                            message: "the loader stopped unexpectedly".into(),
-                        });
+                        out.push(LoadEvent::Failed { path, message: "the loader stopped unexpectedly".into() });
                         out.push(LoadEvent::Done);
                     }
                     break;
@@ -149,8 +136,7 @@ mod tests {
         let good = dir.path().join("good.xyz");
         std::fs::write(&good, "0 0 0\n1 1 1\n2 0 1\n").unwrap();
         let bad = dir.path().join("bad.ply");
-        std::fs::write(&bad, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n")
-            .unwrap();
+        std::fs::write(&bad, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n").unwrap();
         let missing = dir.path().join("missing.las");
         let mut l = Loader::start(vec![bad.clone(), good.clone(), missing.clone()], false);
         let mut events = Vec::new();
@@ -160,9 +146,7 @@ mod tests {
         }
         let failed: Vec<String> = events
             .iter()
-            .filter_map(
-                |e| if let LoadEvent::Failed { message, .. } = e { Some(message.clone()) } else { None },
-            )
+            .filter_map(|e| if let LoadEvent::Failed { message, .. } = e { Some(message.clone()) } else { None })
             .collect();
         assert_eq!(failed.len(), 2, "{events:?}");
         assert!(failed[0].contains("bad.ply") && failed[1].contains("missing.las"), "{failed:?}");

@@ -38,11 +38,7 @@ impl Messages {
         if !self.quiet {
             println!("pcv: {text}");
         }
-        self.push(Message {
-            level: Level::Info,
-            text,
-            until: Some(Instant::now() + Duration::from_secs_f64(INFO_S)),
-        });
+        self.push(Message { level: Level::Info, text, until: Some(Instant::now() + Duration::from_secs_f64(INFO_S)) });
     }
 
     pub fn error(&mut self, text: impl Into<String>) {

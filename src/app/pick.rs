@@ -68,12 +68,10 @@ pub fn reads_needed(
     let mut wanted = Vec::new();
     for a in actions {
         match a {
-            Action::Click { at_px } | Action::Hover { at_px: Some(at_px) } => {
-                wanted.push((*at_px, CLICK_RADIUS_PX))
+            Action::Click { at_px } | Action::Hover { at_px: Some(at_px) } => wanted.push((*at_px, CLICK_RADIUS_PX)),
+            Action::Nav(Nav::DragStart { at_px, .. } | Nav::Wheel { at_px, .. } | Nav::DoubleClick { at_px }) => {
+                wanted.push((*at_px, PICK_RADIUS_PX))
             }
-            Action::Nav(
-                Nav::DragStart { at_px, .. } | Nav::Wheel { at_px, .. } | Nav::DoubleClick { at_px },
-            ) => wanted.push((*at_px, PICK_RADIUS_PX)),
             _ => {}
         }
     }
@@ -114,8 +112,7 @@ pub struct PickedPoint {
 impl PickedPoint {
     /// One line for the status bar.
     pub fn summary(&self) -> String {
-        let mut s =
-            format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z));
+        let mut s = format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z));
         if let Some(c) = self.classification {
             s.push_str(&format!("  class {c} ({})", class_name(c)));
         }
@@ -127,12 +124,7 @@ impl PickedPoint {
 
     /// The lines the panel shows: position; file and point number; class and intensity; colour.
     pub fn lines(&self) -> Vec<String> {
-        let mut v = vec![format!(
-            "{}, {}, {}",
-            fmt_coord(self.file.x),
-            fmt_coord(self.file.y),
-            fmt_coord(self.file.z)
-        )];
+        let mut v = vec![format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
         let mut from = Vec::new();
         if let Some((label, format)) = &self.source {
             let name = std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label);
@@ -227,12 +219,7 @@ pub fn snap(v: f64, scale: f64, offset: f64) -> f64 {
 }
 
 /// Describes `hit` on `cloud` (the full cloud; `full_index` maps the uploaded cloud's index to it).
-pub fn describe(
-    hit: &PickHit,
-    cloud: &PointCloud,
-    full_index: Option<u64>,
-    grids: &mut ScaleGrids,
-) -> PickedPoint {
+pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grids: &mut ScaleGrids) -> PickedPoint {
     let mut p = PickedPoint {
         local: hit.position,
         file: cloud.to_source(hit.position),
@@ -265,9 +252,7 @@ pub fn describe(
     if span.has_rgb {
         let rgba = match &attrs.loaded_rgba {
             Some(saved) => saved.get(iu).copied(),
-            None if attrs.mode == crate::cloud::attributes::ColorMode::Rgb => {
-                cloud.points.get(iu).map(|q| q.rgba)
-            }
+            None if attrs.mode == crate::cloud::attributes::ColorMode::Rgb => cloud.points.get(iu).map(|q| q.rgba),
             None => None,
         };
         p.rgb = rgba.map(|c| [c[0], c[1], c[2]]);
@@ -298,10 +283,8 @@ mod tests {
     use std::sync::Arc;
 
     fn cloud() -> PointCloud {
-        let points = vec![
-            Point::new([1.0, 2.0, 3.0], [10, 20, 30, 255]),
-            Point::new([-1.0, 0.5, 0.25], [1, 2, 3, 255]),
-        ];
+        let points =
+            vec![Point::new([1.0, 2.0, 3.0], [10, 20, 30, 255]), Point::new([-1.0, 0.5, 0.25], [1, 2, 3, 255])];
         let mut c = PointCloud::from_points(points, DVec3::new(500_000.0, 4_000_000.0, 100.0), "t");
         c.attributes = Some(Arc::new(Attributes {
             intensity: Some(vec![7.0, 300.0]),
@@ -350,19 +333,12 @@ mod tests {
         let b = describe(&hit(Vec3::new(-1.0, 0.5, 0.25)), &c, Some(1), &mut grids);
         assert!(!b.snapped);
         assert_eq!((b.intensity, b.classification, b.rgb), (Some(300.0), Some(6), None));
-        assert!(
-            b.summary().contains("class 6 (building)") && b.summary().contains("intensity 300"),
-            "{}",
-            b.summary()
-        );
+        assert!(b.summary().contains("class 6 (building)") && b.summary().contains("intensity 300"), "{}", b.summary());
         // Without an index only the position is known.
         let n = describe(&hit(Vec3::ONE), &c, None, &mut grids);
         assert_eq!((n.source.clone(), n.intensity), (None, None));
         let d = distance(&a, &b, Vec3::Z);
-        assert!(
-            (d.vertical_m + 2.75).abs() < 1e-9 && (d.horizontal_m - (4.0f64 + 2.25).sqrt()).abs() < 1e-9,
-            "{d:?}"
-        );
+        assert!((d.vertical_m + 2.75).abs() < 1e-9 && (d.horizontal_m - (4.0f64 + 2.25).sqrt()).abs() < 1e-9, "{d:?}");
         assert!((d.total_m - (4.0f64 + 2.25 + 2.75 * 2.75).sqrt()).abs() < 1e-9);
     }
 

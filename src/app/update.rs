@@ -196,9 +196,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             apply(s, Action::SetColor(modes[(i + 1) % modes.len()]), ctx)
         }
         Action::SetColor(mode) => match recolor(s, mode) {
-            Ok(changed) => {
-                Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() }
-            }
+            Ok(changed) => Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() },
             Err(e) => {
                 s.messages.error(e);
                 Effects::ui()
@@ -240,11 +238,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::ToggleMeasure => {
             s.measure.active = !s.measure.active;
             s.measure.points.clear();
-            s.messages.info(if s.measure.active {
-                "measure: click two points (T again: off)"
-            } else {
-                "measure off"
-            });
+            s.messages.info(if s.measure.active { "measure: click two points (T again: off)" } else { "measure off" });
             Effects::ui()
         }
         Action::ClearMeasure => {
@@ -277,9 +271,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 Effects::ui()
             }
         },
-        Action::SaveBookmarksAsPath => {
-            Effects { save_bookmarks: true, redraw_ui: true, ..Default::default() }
-        }
+        Action::SaveBookmarksAsPath => Effects { save_bookmarks: true, redraw_ui: true, ..Default::default() },
         Action::TogglePath => match s.path.as_mut() {
             Some(p) => {
                 if !p.playing && p.t_s >= p.path.duration_s() {
@@ -455,11 +447,7 @@ pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
             }
         })
         .collect();
-    (!keyframes.is_empty()).then_some(CameraPath {
-        keyframes,
-        frame: CameraFrame::File,
-        up: Some(s.nav.camera.up),
-    })
+    (!keyframes.is_empty()).then_some(CameraPath { keyframes, frame: CameraFrame::File, up: Some(s.nav.camera.up) })
 }
 
 /// The flight of `path` over `layers`' cloud, starting at its first keyframe, playing.
@@ -532,12 +520,7 @@ mod tests {
     impl Picker for Counting {
         fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
             self.reads.push((at_px, radius_px));
-            Some(PickHit {
-                pixel: (0, 0),
-                position: Vec3::new(1.0, 2.0, 0.5),
-                point_index: Some(7),
-                depth: 0.5,
-            })
+            Some(PickHit { pixel: (0, 0), position: Vec3::new(1.0, 2.0, 0.5), point_index: Some(7), depth: 0.5 })
         }
     }
 
@@ -682,12 +665,8 @@ mod tests {
         let fx = tick(&mut s, &MoveInput::default(), 0.016, &mut UpdateCtx { reads: picker });
         assert!(!fx.redraw(), "{fx:?}");
         // Held keys move the camera.
-        let fx = tick(
-            &mut s,
-            &MoveInput { forward: 1.0, ..Default::default() },
-            0.016,
-            &mut UpdateCtx { reads: picker },
-        );
+        let fx =
+            tick(&mut s, &MoveInput { forward: 1.0, ..Default::default() }, 0.016, &mut UpdateCtx { reads: picker });
         assert!(fx.redraw_scene);
     }
 

@@ -42,8 +42,7 @@ impl Summary {
         }
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
-        let median =
-            if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) * 0.5 };
+        let median = if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) * 0.5 };
         Summary { median_ms: median, min_ms: v[0] }
     }
 }
@@ -161,11 +160,7 @@ pub fn report_path(p: &std::path::Path, several: bool, gpus: usize) -> PathBuf {
 }
 
 /// Writes `report` as JSON to `path`, with the date, the commit and `device` added to its fields.
-pub fn write_json(
-    path: &std::path::Path,
-    report: &impl serde::Serialize,
-    device: &str,
-) -> Result<(), BenchError> {
+pub fn write_json(path: &std::path::Path, report: &impl serde::Serialize, device: &str) -> Result<(), BenchError> {
     let report_error = |message: String| BenchError::Report { path: path.display().to_string(), message };
     let mut v = serde_json::to_value(report).map_err(|e| report_error(e.to_string()))?;
     v["date_utc"] = serde_json::json!(utc_now());
@@ -180,12 +175,7 @@ pub const GIT_COMMIT: &str = env!("PCV_GIT_COMMIT");
 
 /// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
 /// point is larger than a pixel, where it differs from gather), on `background`.
-pub fn looks(
-    point_sizes: &[PointSize],
-    splats: &[SplatMethod],
-    edl: &[bool],
-    background: Background,
-) -> Vec<Look> {
+pub fn looks(point_sizes: &[PointSize], splats: &[SplatMethod], edl: &[bool], background: Background) -> Vec<Look> {
     let mut looks = Vec::new();
     for &point_size in point_sizes {
         for &splat in splats {
@@ -301,13 +291,10 @@ pub fn run(
                     if let Some(depth) = rasterizer.device_depth_bits() {
                         let depth = depth?;
                         match &*reference {
-                            None if mode == RenderMode::Reference => {
-                                *reference = Some((depth, pixels.clone()))
-                            }
+                            None if mode == RenderMode::Reference => *reference = Some((depth, pixels.clone())),
                             Some((ref_depth, ref_pixels)) => {
-                                let depth_differing_px = (mode != RenderMode::Packed).then(|| {
-                                    ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64
-                                });
+                                let depth_differing_px = (mode != RenderMode::Packed)
+                                    .then(|| ref_depth.iter().zip(&depth).filter(|(a, b)| a != b).count() as u64);
                                 let color_differing_px =
                                     ref_pixels.iter().zip(&pixels).filter(|(a, b)| a != b).count() as u64;
                                 r.vs_reference = Some(ImageCheck { depth_differing_px, color_differing_px });
@@ -321,11 +308,7 @@ pub fn run(
                             peer = Some(run_peer(script, file, &r, opts)?);
                         }
                         r.peer = peer.clone().map(|p| PeerResult {
-                            speedup: if r.frame.median_ms > 0.0 {
-                                p.frame_ms_median / r.frame.median_ms
-                            } else {
-                                0.0
-                            },
+                            speedup: if r.frame.median_ms > 0.0 { p.frame_ms_median / r.frame.median_ms } else { 0.0 },
                             ..p
                         });
                     }
@@ -351,8 +334,7 @@ fn summarize(
     stats: &[FrameStats],
     m: [f32; 16],
 ) -> ScenarioResult {
-    let names: Vec<&'static str> =
-        stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
+    let names: Vec<&'static str> = stats.first().map(|s| s.passes.iter().map(|p| p.name).collect()).unwrap_or_default();
     let passes = names
         .iter()
         .map(|name| {
@@ -465,10 +447,7 @@ fn run_peer(
         .args(["--frames", &opts.timed_frames.max(5).to_string()])
         .output()
         .map_err(|e| {
-            err(format!(
-                "could not start {} (set PCV_PYTHON to another interpreter): {e}",
-                python.to_string_lossy()
-            ))
+            err(format!("could not start {} (set PCV_PYTHON to another interpreter): {e}", python.to_string_lossy()))
         })?;
     if !out.status.success() {
         return Err(err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr))));
@@ -511,21 +490,14 @@ pub fn table_header() -> String {
 
 /// One table line.
 pub fn table_row(r: &ScenarioResult) -> String {
-    let passes =
-        r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
-    let peer =
-        r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
+    let passes = r.passes.iter().map(|(n, s)| format!("{n} {:.3}", s.median_ms)).collect::<Vec<_>>().join(", ");
+    let peer = r.peer.as_ref().map_or("-".to_string(), |p| format!("{:.3} ({:.1}x)", p.frame_ms_median, p.speedup));
     let copy = r.fraction_of_copy_bw.map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0));
     let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
-        format!(
-            "{}/{}",
-            c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()),
-            c.color_differing_px
-        )
+        format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
     });
-    let batches = r
-        .batches
-        .map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
+    let batches =
+        r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
     format!(
         "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,
@@ -546,8 +518,7 @@ pub fn table_row(r: &ScenarioResult) -> String {
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn utc_now() -> String {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
     let z = days + 719_468;

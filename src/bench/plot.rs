@@ -47,10 +47,7 @@ fn lines(results: &[ScenarioResult]) -> Vec<(String, BTreeMap<String, Line>)> {
             poses[i].1.entry(format!("prototype{size}")).or_default().insert(r.points, p.frame_ms_median);
         }
     }
-    poses
-        .into_iter()
-        .map(|(p, m)| (p, m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect()))
-        .collect()
+    poses.into_iter().map(|(p, m)| (p, m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect())).collect()
 }
 
 /// Draws `results` into the SVG file `path`.
@@ -59,18 +56,15 @@ fn lines(results: &[ScenarioResult]) -> Vec<(String, BTreeMap<String, Line>)> {
 pub fn plot_reports(from: &[std::path::PathBuf], path: &Path) -> Result<(), super::BenchError> {
     let (mut results, mut title) = (Vec::new(), String::from("pcv bench"));
     for f in from {
-        let report_error =
-            |message: String| super::BenchError::Report { path: f.display().to_string(), message };
+        let report_error = |message: String| super::BenchError::Report { path: f.display().to_string(), message };
         let text = std::fs::read_to_string(f).map_err(|e| report_error(e.to_string()))?;
-        let report: super::BenchReport = serde_json::from_str(&text)
-            .map_err(|e| report_error(format!("not a pcv bench --json report ({e})")))?;
+        let report: super::BenchReport =
+            serde_json::from_str(&text).map_err(|e| report_error(format!("not a pcv bench --json report ({e})")))?;
         title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
         results.extend(report.results);
     }
-    plot(&results, &title, path).map_err(|e| super::BenchError::Report {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    plot(&results, &title, path)
+        .map_err(|e| super::BenchError::Report { path: path.display().to_string(), message: e.to_string() })?;
     println!("wrote {}", path.display());
     Ok(())
 }
@@ -84,8 +78,7 @@ pub fn plot(results: &[ScenarioResult], title: &str, path: &Path) -> Result<(), 
     if poses.is_empty() {
         return Err(PlotError::Empty);
     }
-    let draw_err =
-        |e: &dyn std::fmt::Display| PlotError::Draw { path: shown.clone(), message: e.to_string() };
+    let draw_err = |e: &dyn std::fmt::Display| PlotError::Draw { path: shown.clone(), message: e.to_string() };
     let cols = poses.len().min(3);
     let rows = poses.len().div_ceil(cols);
     let (pw, ph) = (520u32, 380u32);
@@ -135,9 +128,7 @@ pub fn plot(results: &[ScenarioResult], title: &str, path: &Path) -> Result<(), 
                 .map_err(|e| draw_err(&e))?
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-            chart
-                .draw_series(data.iter().map(|&p| Circle::new(p, 3, c.filled())))
-                .map_err(|e| draw_err(&e))?;
+            chart.draw_series(data.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(|e| draw_err(&e))?;
         }
         chart
             .configure_series_labels()

@@ -83,8 +83,7 @@ pub fn run(
             vo.camera = Camera::start_for(cloud, Some(sc.pose));
             vo.mode = mode;
             vo.look = look;
-            let s = crate::viewer::run(cloud, rasterizer, vo, None)
-                .map_err(|e| BenchError::Window(e.to_string()))?;
+            let s = crate::viewer::run(cloud, rasterizer, vo, None).map_err(|e| BenchError::Window(e.to_string()))?;
             let r = WindowResult {
                 points: rasterizer.num_points(),
                 mode,

@@ -15,9 +15,7 @@ use super::Camera;
 use glam::{Vec2, Vec3};
 
 /// Which controller is active.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ControllerKind {
     /// Left-drag orbits around the point under the cursor, the wheel zooms to the cursor.
@@ -148,8 +146,7 @@ pub mod shared {
         if cam.adaptive_speed {
             let (w, h) = ctx.size_px;
             let center = Vec2::new(w as f32 * 0.5, h as f32 * 0.5);
-            let ahead =
-                ctx.probe.probe(center, AHEAD_RADIUS_PX).map(|p| (p - cam.pose.eye).dot(cam.basis().forward));
+            let ahead = ctx.probe.probe(center, AHEAD_RADIUS_PX).map(|p| (p - cam.pose.eye).dot(cam.basis().forward));
             cam.adapt_speed(ahead, dt_s);
         }
         cam.walk(held, dt_s);

@@ -163,11 +163,7 @@ mod tests {
         assert_eq!(cam.pose.eye, Pose::PROTOTYPE.eye);
         fly.handle(&mut cam, &Nav::DragEnd, ctx);
         let mut cam = scene_camera();
-        fly.handle(
-            &mut cam,
-            &Nav::DragStart { button: DragButton::Right, at_px: Vec2::new(10.0, 10.0) },
-            ctx,
-        );
+        fly.handle(&mut cam, &Nav::DragStart { button: DragButton::Right, at_px: Vec2::new(10.0, 10.0) }, ctx);
         fly.handle(&mut cam, &Nav::DragTo { button: DragButton::Right, at_px: Vec2::new(110.0, 10.0) }, ctx);
         // Dragging right moves the camera left (+y at yaw 0), eye height unchanged.
         assert!(cam.pose.eye.y > 0.0 && cam.pose.eye.z == 0.0 && cam.pose.eye.x == -3.0, "{}", cam.pose.eye);

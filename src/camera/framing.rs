@@ -231,8 +231,7 @@ pub fn percentile_box(points: &[Point], bounds: &Bounds) -> Bounds {
     let mut min = bounds.min;
     let mut max = bounds.max;
     for k in 0..3 {
-        let mut v: Vec<f32> =
-            points.iter().step_by(step).map(|p| p.pos[k]).filter(|x| x.is_finite()).collect();
+        let mut v: Vec<f32> = points.iter().step_by(step).map(|p| p.pos[k]).filter(|x| x.is_finite()).collect();
         if v.len() < 100 {
             continue;
         }
@@ -273,11 +272,7 @@ pub const THIN_RATIO: f32 = 0.25;
 pub fn auto_up(cloud: &PointCloud, box_: &Bounds) -> AutoUp {
     let z = |reason: String| AutoUp { axis: UpAxis::PosZ, reason };
     let Some(attrs) = cloud.attributes.as_ref().filter(|a| !a.sources.is_empty()) else {
-        return z(if cloud.scene().is_some() {
-            "the built-in scene is z-up".into()
-        } else {
-            "no file: z".into()
-        });
+        return z(if cloud.scene().is_some() { "the built-in scene is z-up".into() } else { "no file: z".into() });
     };
     let formats: Vec<Format> = attrs.sources.iter().map(|s| s.format).collect();
     if let Some(f) = formats.iter().find(|f| matches!(f, Format::Las | Format::Laz | Format::E57)) {
@@ -308,10 +303,7 @@ pub fn auto_up(cloud: &PointCloud, box_: &Bounds) -> AutoUp {
             };
         }
     }
-    AutoUp {
-        axis: UpAxis::PosY,
-        reason: "y, the mesh-tool convention (no thin axis, not georeferenced)".into(),
-    }
+    AutoUp { axis: UpAxis::PosY, reason: "y, the mesh-tool convention (no thin axis, not georeferenced)".into() }
 }
 
 #[cfg(test)]
@@ -322,8 +314,7 @@ mod tests {
     /// The projected box's extent in NDC (min x, max x, min y, max y), asserting every corner is in front.
     fn projected(pose: &Pose, up: UpAxis, box_: &Bounds, aspect: f32) -> (f32, f32, f32, f32) {
         let depth = super::super::lens::DepthRange::around(pose.eye, box_);
-        let m =
-            Mat4::perspective_rh_gl(FOV_Y_RAD, aspect, depth.near, depth.far) * pose.view_from_world_up(up);
+        let m = Mat4::perspective_rh_gl(FOV_Y_RAD, aspect, depth.near, depth.far) * pose.view_from_world_up(up);
         let (mut x0, mut x1, mut y0, mut y1) = (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
         for c in corners(box_) {
             let p = m * c.extend(1.0);
@@ -345,10 +336,7 @@ mod tests {
         assert!(inside, "{name}: projected box x {x0}..{x1}, y {y0}..{y1} leaves the frame");
         assert!(fill >= 0.8, "{name}: the box fills only {:.0}% of the frame", fill * 100.0);
         // Centred.
-        assert!(
-            (x0 + x1).abs() < 0.02 && (y0 + y1).abs() < 0.02,
-            "{name}: not centred: x {x0}..{x1}, y {y0}..{y1}"
-        );
+        assert!((x0 + x1).abs() < 0.02 && (y0 + y1).abs() < 0.02, "{name}: not centred: x {x0}..{x1}, y {y0}..{y1}");
         // Looking down.
         assert!(pose.basis(up).forward.dot(up.vector()) < -0.5, "{name}: not looking down");
         pose
@@ -361,22 +349,12 @@ mod tests {
     #[test]
     fn clouds_of_every_shape_fill_the_frame_and_stay_inside() {
         for aspect in [16.0 / 9.0, 4.0 / 3.0, 1.0, 0.5] {
-            assert_framed(
-                "flat 1000x500x20",
-                b([-500.0, -250.0, -10.0], [500.0, 250.0, 10.0]),
-                UpAxis::PosZ,
-                aspect,
-            );
+            assert_framed("flat 1000x500x20", b([-500.0, -250.0, -10.0], [500.0, 250.0, 10.0]), UpAxis::PosZ, aspect);
             assert_framed("strip 500x5x5", b([0.0, 0.0, 0.0], [500.0, 5.0, 5.0]), UpAxis::PosZ, aspect);
             assert_framed("strip along y", b([0.0, 0.0, 0.0], [5.0, 500.0, 5.0]), UpAxis::PosZ, aspect);
             assert_framed("cube", b([-1.0; 3], [1.0; 3]), UpAxis::PosZ, aspect);
             assert_framed("15 cm object", b([-0.075, 0.0, -0.06], [0.075, 0.15, 0.06]), UpAxis::PosY, aspect);
-            assert_framed(
-                "UTM offsets",
-                b([1_000.0, 2_000.0, -5.0], [1_400.0, 2_300.0, 40.0]),
-                UpAxis::PosZ,
-                aspect,
-            );
+            assert_framed("UTM offsets", b([1_000.0, 2_000.0, -5.0], [1_400.0, 2_300.0, 40.0]), UpAxis::PosZ, aspect);
             // A single point is framed as a unit box around it.
             let point = b([3.0; 3], [3.0; 3]);
             assert_eq!(
@@ -385,12 +363,7 @@ mod tests {
             );
             assert_framed("a unit box", padded(&point), UpAxis::PosZ, aspect);
             for up in UpAxis::ALL {
-                assert_framed(
-                    &format!("tile, up {up}"),
-                    b([-500.0, -250.0, -10.0], [500.0, 250.0, 10.0]),
-                    up,
-                    aspect,
-                );
+                assert_framed(&format!("tile, up {up}"), b([-500.0, -250.0, -10.0], [500.0, 250.0, 10.0]), up, aspect);
             }
         }
     }
@@ -440,8 +413,7 @@ mod tests {
 
     #[test]
     fn the_percentile_box_ignores_outliers() {
-        let mut v: Vec<[f32; 3]> =
-            (0..10_000).map(|i| [(i % 100) as f32, (i / 100) as f32, (i % 7) as f32]).collect();
+        let mut v: Vec<[f32; 3]> = (0..10_000).map(|i| [(i % 100) as f32, (i / 100) as f32, (i % 7) as f32]).collect();
         v.push([5000.0, 5000.0, 3000.0]);
         v.push([-4000.0, 0.0, 0.0]);
         let points = pts(&v);
@@ -486,10 +458,7 @@ mod tests {
         assert_eq!(up(&bunny, Format::E57, DVec3::ZERO), UpAxis::PosZ);
         assert_eq!(up(&bunny, Format::Raw, DVec3::ZERO), UpAxis::PosZ);
         assert_eq!(up(&terrain_y_up, Format::Ply, DVec3::ZERO), UpAxis::PosY);
-        assert_eq!(
-            up(&[[-500.0, -250.0, -1.0], [500.0, 250.0, 19.0]], Format::Text, DVec3::ZERO),
-            UpAxis::PosZ
-        );
+        assert_eq!(up(&[[-500.0, -250.0, -1.0], [500.0, 250.0, 19.0]], Format::Text, DVec3::ZERO), UpAxis::PosZ);
         assert_eq!(up(&bunny, Format::Text, DVec3::new(500_000.0, 4_000_000.0, 0.0)), UpAxis::PosZ);
         let scene = crate::cloud::scene::lazy(1000, 1);
         assert_eq!(auto_up(&scene, &scene.bounds).axis, UpAxis::PosZ);

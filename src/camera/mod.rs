@@ -23,9 +23,7 @@ pub mod path;
 pub mod pose;
 pub mod scenarios;
 
-pub use controller::{
-    CameraController, ControllerKind, DepthProbe, DragButton, MoveInput, Nav, NavCtx, NoProbe,
-};
+pub use controller::{CameraController, ControllerKind, DepthProbe, DragButton, MoveInput, Nav, NavCtx, NoProbe};
 pub use framing::View;
 pub use lens::{DepthRange, FOV_Y_RAD};
 pub use pose::{Basis, CameraFrame, Pose, PoseArg, UpAxis, UpChoice};
@@ -90,12 +88,7 @@ pub struct StartOptions {
 
 impl Default for StartOptions {
     fn default() -> Self {
-        StartOptions {
-            pose: None,
-            frame: CameraFrame::File,
-            up: UpChoice::Auto,
-            aspect: framing::DEFAULT_ASPECT,
-        }
+        StartOptions { pose: None, frame: CameraFrame::File, up: UpChoice::Auto, aspect: framing::DEFAULT_ASPECT }
     }
 }
 
@@ -214,8 +207,7 @@ impl Camera {
     /// radians per window height, pitch clamped to ±90°).
     pub fn look(&mut self, dx_px: f32, dy_px: f32, height_px: f32) {
         let h = height_px.max(1.0);
-        self.pose.pitch_rad =
-            (self.pose.pitch_rad - dy_px / h * LOOK_RAD_PER_HEIGHT).clamp(-FRAC_PI_2, FRAC_PI_2);
+        self.pose.pitch_rad = (self.pose.pitch_rad - dy_px / h * LOOK_RAD_PER_HEIGHT).clamp(-FRAC_PI_2, FRAC_PI_2);
         self.pose.yaw_rad = (self.pose.yaw_rad - dx_px / h * LOOK_RAD_PER_HEIGHT) % TAU;
     }
 
@@ -440,11 +432,8 @@ mod tests {
         );
         cloud.source = crate::cloud::CloudSource::Host;
         let arg = PoseArg::parse("500001,4000002,103,10,-20").unwrap();
-        let file = Camera::start(
-            &cloud,
-            &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() },
-        )
-        .0;
+        let file =
+            Camera::start(&cloud, &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() }).0;
         assert!(file.pose.eye.abs_diff_eq(Vec3::new(1.0, 2.0, 3.0), 1e-6), "{}", file.pose.eye);
         assert_eq!(file.start, file.pose);
         let local = Camera::start(

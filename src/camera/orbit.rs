@@ -260,11 +260,7 @@ mod tests {
         let ctx = &mut NavCtx { size_px: size, probe: &mut At(target) };
         orbit.handle(&mut cam, &Nav::Wheel { notches: 1.0, at_px: at }, ctx);
         let d0 = before.distance(target);
-        assert!(
-            (cam.pose.eye.distance(target) - 0.8 * d0).abs() < 1e-3,
-            "moved {}",
-            cam.pose.eye.distance(target)
-        );
+        assert!((cam.pose.eye.distance(target) - 0.8 * d0).abs() < 1e-3, "moved {}", cam.pose.eye.distance(target));
         // The target stays under the cursor.
         assert!(screen(&cam, target, size).distance(at) < 0.5);
         orbit.handle(&mut cam, &Nav::Wheel { notches: -1.0, at_px: at }, ctx);

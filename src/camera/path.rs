@@ -72,15 +72,14 @@ pub struct CameraPath {
 impl CameraPath {
     /// Reads a path file.
     pub fn load(path: &Path) -> Result<CameraPath, PathError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| PathError::Io { path: path.into(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| PathError::Io { path: path.into(), source })?;
         CameraPath::parse(&text, path)
     }
 
     /// Parses a path file's text (`path` names it in errors).
     pub fn parse(text: &str, path: &Path) -> Result<CameraPath, PathError> {
-        let file: PathFile = serde_json::from_str(text)
-            .map_err(|e| PathError::Json { path: path.into(), message: e.to_string() })?;
+        let file: PathFile =
+            serde_json::from_str(text).map_err(|e| PathError::Json { path: path.into(), message: e.to_string() })?;
         if file.keyframes.is_empty() {
             return Err(PathError::Empty { path: path.into() });
         }
@@ -99,12 +98,7 @@ impl CameraPath {
                 (None, None) => 0.0,
             };
             if !t.is_finite() || previous.is_some_and(|p| t <= p) {
-                return Err(PathError::Time {
-                    path: path.into(),
-                    index,
-                    t,
-                    previous: previous.unwrap_or(f64::NAN),
-                });
+                return Err(PathError::Time { path: path.into(), index, t, previous: previous.unwrap_or(f64::NAN) });
             }
             previous = Some(t);
             keyframes.push(Keyframe { t_s: t, pose });
@@ -185,10 +179,7 @@ impl CameraPath {
             s * s * s - s * s,
         );
         let v: [f64; 5] = std::array::from_fn(|c| {
-            h00 * values[i][c]
-                + h10 * h * tangent(i, c)
-                + h01 * values[i + 1][c]
-                + h11 * h * tangent(i + 1, c)
+            h00 * values[i][c] + h10 * h * tangent(i, c) + h01 * values[i + 1][c] + h11 * h * tangent(i + 1, c)
         });
         PoseArg { eye: DVec3::new(v[0], v[1], v[2]), yaw_deg: v[3], pitch_deg: v[4].clamp(-90.0, 90.0) }
     }
@@ -245,10 +236,8 @@ mod tests {
     #[test]
     fn straight_lines_stay_straight_and_even() {
         // Equally spaced keyframes on a line: the spline is the line, at constant speed.
-        let p = parse(
-            r#"{"keyframes": [{"camera": "0,0,0,0,0"}, {"camera": "2,0,0,0,0"}, {"camera": "4,0,0,0,0"}]}"#,
-        )
-        .unwrap();
+        let p = parse(r#"{"keyframes": [{"camera": "0,0,0,0,0"}, {"camera": "2,0,0,0,0"}, {"camera": "4,0,0,0,0"}]}"#)
+            .unwrap();
         for i in 0..=40 {
             let t = i as f64 * 0.1;
             let s = p.sample(t);
@@ -261,8 +250,7 @@ mod tests {
         let e = |t: &str| parse(t).unwrap_err().to_string();
         assert!(e("[").contains("poses.json: not a camera path"), "{}", e("["));
         assert!(e(r#"{"keyframes": []}"#).contains("no keyframes"));
-        assert!(e(r#"{"keyframes": [{"camera": "1,2"}]}"#)
-            .contains("keyframe 0: camera '1,2': expected 5 numbers"));
+        assert!(e(r#"{"keyframes": [{"camera": "1,2"}]}"#).contains("keyframe 0: camera '1,2': expected 5 numbers"));
         assert!(e(r#"{"keyframes": [{"t": 1, "camera": "0,0,0,0,0"}, {"t": 1, "camera": "0,0,0,0,0"}]}"#)
             .contains("keyframe 1: t = 1 s is not after"));
         let missing = CameraPath::load(Path::new("/nonexistent/poses.json")).unwrap_err().to_string();

@@ -41,8 +41,7 @@ pub enum UpAxis {
 
 impl UpAxis {
     /// Every axis, in the order the up key cycles through them.
-    pub const ALL: [UpAxis; 6] =
-        [UpAxis::PosZ, UpAxis::PosY, UpAxis::PosX, UpAxis::NegZ, UpAxis::NegY, UpAxis::NegX];
+    pub const ALL: [UpAxis; 6] = [UpAxis::PosZ, UpAxis::PosY, UpAxis::PosX, UpAxis::NegZ, UpAxis::NegY, UpAxis::NegX];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -214,9 +213,7 @@ pub struct Basis {
 }
 
 /// Which coordinates `--camera` gives the eye in.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CameraFrame {
     /// The files' own coordinates (as `pcv info` prints them, e.g. UTM).
@@ -387,19 +384,16 @@ mod tests {
         assert_eq!(PoseArg::format(&Pose::PROTOTYPE, DVec3::ZERO), "-3,0,0,0,0");
         // Odd values still round-trip bit for bit in local coordinates, and in file coordinates
         // whenever origin + eye is exact in f64 (the eye's last bit above 2^-34 for an origin of 5e5).
-        for (eye, yaw, pitch) in [
-            (Vec3::new(0.1, -7.3e-5, 1234.567), 1.234_567_8f32, -0.987_654_3f32),
-            (Vec3::splat(1e-30), -3.1, 1.5),
-        ] {
+        for (eye, yaw, pitch) in
+            [(Vec3::new(0.1, -7.3e-5, 1234.567), 1.234_567_8f32, -0.987_654_3f32), (Vec3::splat(1e-30), -3.1, 1.5)]
+        {
             let p = Pose { eye, yaw_rad: yaw, pitch_rad: pitch };
             let t = PoseArg::format(&p, DVec3::ZERO);
             assert_eq!(PoseArg::parse(&t).unwrap().to_pose(DVec3::ZERO), p, "{t}");
             let t = PoseArg::format(&p, origin);
             let back = PoseArg::parse(&t).unwrap().to_pose(origin);
             assert!(
-                back.eye.abs_diff_eq(p.eye, 1e-9)
-                    && back.yaw_rad == p.yaw_rad
-                    && back.pitch_rad == p.pitch_rad,
+                back.eye.abs_diff_eq(p.eye, 1e-9) && back.yaw_rad == p.yaw_rad && back.pitch_rad == p.pitch_rad,
                 "{t}"
             );
         }

@@ -28,8 +28,7 @@ pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
     let close = Pose { eye: center - start.forward() * r * 0.1, ..start };
     // Far: four times the framing distance.
     let far = Pose { eye: center + (framed.eye - center) * 4.0, ..start };
-    let top =
-        Pose { eye: center + glam::Vec3::Z * r * 2.2, yaw_rad: 0.0, pitch_rad: -std::f32::consts::FRAC_PI_2 };
+    let top = Pose { eye: center + glam::Vec3::Z * r * 2.2, yaw_rad: 0.0, pitch_rad: -std::f32::consts::FRAC_PI_2 };
     let size = b.max - b.min;
     let along_x = size.x >= size.y;
     let grazing = Pose {

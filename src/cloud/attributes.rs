@@ -163,10 +163,7 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
             if let Some(values) = &attrs.intensity {
                 let (lo, hi) = percentile_range(values, 0.01, 0.99);
                 let spec = ColorSpec::Intensity { lo, hi };
-                points
-                    .par_iter_mut()
-                    .zip(values.par_iter())
-                    .for_each(|(p, &v)| p.rgba = spec.color(None, 0.0, v, 0));
+                points.par_iter_mut().zip(values.par_iter()).for_each(|(p, &v)| p.rgba = spec.color(None, 0.0, v, 0));
             }
         }
         ColorMode::Classification => {
@@ -189,8 +186,7 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
 /// [`Attributes::color_note`] (also returned, for stderr). `--color rgb` skips this and shows them.
 pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
     let a = cloud.attributes.as_deref()?;
-    let colored: Vec<&SourceSpan> =
-        a.sources.iter().filter(|s| s.has_rgb && s.points.start < s.points.end).collect();
+    let colored: Vec<&SourceSpan> = a.sources.iter().filter(|s| s.has_rgb && s.points.start < s.points.end).collect();
     if colored.is_empty() || colored.iter().any(|s| s.uniform_rgb.is_none()) {
         return None;
     }
@@ -204,9 +200,7 @@ pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
         }
         many => format!("{} files: each has one color for all its points", many.len()),
     };
-    let note = format!(
-        "{what}, which shows nothing; coloring by {mode} instead (--color rgb shows the file's colors)"
-    );
+    let note = format!("{what}, which shows nothing; coloring by {mode} instead (--color rgb shows the file's colors)");
     recolor(cloud, mode).ok()?;
     if let Some(a) = cloud.attributes.as_mut() {
         Arc::make_mut(a).color_note = Some(note.clone());
@@ -345,8 +339,7 @@ pub fn height_range(bounds: &Bounds, up: glam::Vec3) -> (f32, f32) {
 /// colors of those files. Returns whether any color changed.
 pub fn apply_up(cloud: &mut PointCloud, up: glam::Vec3) -> bool {
     let Some(attrs) = cloud.attributes.as_ref() else { return false };
-    let colorless: Vec<Range<u64>> =
-        attrs.sources.iter().filter(|s| !s.has_rgb).map(|s| s.points.clone()).collect();
+    let colorless: Vec<Range<u64>> = attrs.sources.iter().filter(|s| !s.has_rgb).map(|s| s.points.clone()).collect();
     let mode = attrs.mode;
     if mode != ColorMode::Elevation && colorless.is_empty() {
         return false;
@@ -412,15 +405,10 @@ mod tests {
     use glam::DVec3;
 
     fn cloud_with(intensity: Option<Vec<f32>>, classes: Option<Vec<u8>>) -> PointCloud {
-        let points: Vec<Point> =
-            (0..5).map(|i| Point::new([0.0, 0.0, i as f32], [10 * i as u8, 1, 2, 255])).collect();
+        let points: Vec<Point> = (0..5).map(|i| Point::new([0.0, 0.0, i as f32], [10 * i as u8, 1, 2, 255])).collect();
         let mut c = PointCloud::from_points(points, DVec3::ZERO, "test");
-        c.attributes = Some(Arc::new(Attributes {
-            intensity,
-            classification: classes,
-            has_rgb: true,
-            ..Default::default()
-        }));
+        c.attributes =
+            Some(Arc::new(Attributes { intensity, classification: classes, has_rgb: true, ..Default::default() }));
         c
     }
 
@@ -447,10 +435,7 @@ mod tests {
         let mut c = cloud_with(None, None);
         let before = c.points.clone();
         let e = recolor(&mut c, ColorMode::Intensity).unwrap_err();
-        assert!(
-            e.to_string().contains("has no intensity") && e.to_string().contains("rgb, elevation"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("has no intensity") && e.to_string().contains("rgb, elevation"), "{e}");
         assert_eq!(c.points, before);
         assert_eq!(available_modes(&c), vec![ColorMode::Rgb, ColorMode::Elevation]);
     }

@@ -127,8 +127,11 @@ pub fn plan(
     for p in paths {
         let bytes = FileBytes::open(p)?;
         let f = load::detect(p, bytes.bytes())?;
-        let src = load::open_source(bytes.bytes(), f, load::is_pts(p))
-            .map_err(|source| LoadError::Format { path: p.clone(), format: f, source })?;
+        let src = load::open_source(bytes.bytes(), f, load::is_pts(p)).map_err(|source| LoadError::Format {
+            path: p.clone(),
+            format: f,
+            source,
+        })?;
         declared = declared.saturating_add((0..src.jobs()).map(|j| src.job_points(j)).sum::<u64>());
         if let Some(b) = src.estimate() {
             estimate = DBounds::union(estimate, b);
@@ -192,15 +195,13 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
     if !auto {
         return None;
     }
-    let colored: Vec<&SourceSpan> =
-        s.sources.iter().filter(|x| x.has_rgb && x.points.start < x.points.end).collect();
+    let colored: Vec<&SourceSpan> = s.sources.iter().filter(|x| x.has_rgb && x.points.start < x.points.end).collect();
     if colored.is_empty() || colored.iter().any(|x| x.uniform_rgb.is_none()) {
         return None;
     }
     let (lo, hi) = percentile_range(&s.intensity_sample, 0.01, 0.99);
     let z = (cloud.bounds.min.z, cloud.bounds.max.z);
-    let spec =
-        if s.any_intensity && hi > lo { ColorSpec::Intensity { lo, hi } } else { ColorSpec::Elevation { z } };
+    let spec = if s.any_intensity && hi > lo { ColorSpec::Intensity { lo, hi } } else { ColorSpec::Elevation { z } };
     if let Ok(mut c) = files.color.lock() {
         *c = spec;
     }
@@ -275,8 +276,11 @@ pub fn stream_files(
     let mut sent = 0u64;
     for (path, &format) in files.paths.iter().zip(&files.formats) {
         let bytes = FileBytes::open(path)?;
-        let src = load::open_source(bytes.bytes(), format, load::is_pts(path))
-            .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format {
+            path: path.clone(),
+            format,
+            source,
+        })?;
         // Each job's first point in that order, for the subsample.
         let mut job_first = Vec::with_capacity(src.jobs());
         let mut declared = 0u64;

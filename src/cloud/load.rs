@@ -48,14 +48,7 @@ pub enum LoadError {
     #[error("no files given")]
     NoFiles,
     #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
-    DoesNotFit {
-        files: String,
-        points: u64,
-        needed_bytes: u64,
-        free_bytes: u64,
-        device: String,
-        fit_points: u64,
-    },
+    DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
 
 const EXTENSIONS_TEXT: &str = ".ply .las .laz .pcd .e57 .xyz .txt .csv .asc .pts .bin .pcv";
@@ -116,12 +109,7 @@ pub fn detect(path: &Path, data: &[u8]) -> Result<Format, LoadError> {
 
 /// Decodes `data` as `format` (`pts`: text in Leica PTS order). Panics propagate: the fuzz targets
 /// call this.
-pub fn decode_bytes(
-    data: &[u8],
-    format: Format,
-    pts: bool,
-    opts: &ReadOptions,
-) -> Result<Decoded, FormatError> {
+pub fn decode_bytes(data: &[u8], format: Format, pts: bool, opts: &ReadOptions) -> Result<Decoded, FormatError> {
     match format {
         Format::Ply => formats::ply::read(data, opts),
         Format::Las | Format::Laz => formats::las::read(data, opts),
@@ -201,9 +189,7 @@ impl FileBytes {
                 // changes: dropping its pages only makes later reads fetch the same file bytes again
                 // (the usual caveat of mapping files — another process truncating the file — applies
                 // as it does to every read of the map).
-                let _ = unsafe {
-                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
-                };
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
             }
         }
         #[cfg(not(unix))]
@@ -266,9 +252,7 @@ pub fn decode_file(
     let pts = is_pts(path);
     match formats::catch_quietly(|| decode_bytes(data, format, pts, &opts)) {
         Ok(Ok(d)) => Ok(d),
-        Ok(Err(FormatError::AtByte { offset, msg }))
-            if format == Format::Raw && msg.contains("16-byte record") =>
-        {
+        Ok(Err(FormatError::AtByte { offset, msg })) if format == Format::Raw && msg.contains("16-byte record") => {
             Err(LoadError::TruncatedRecord { path: path.into(), size_bytes: data.len() as u64, offset })
         }
         Ok(Err(source)) => Err(LoadError::Format { path: path.into(), format, source }),
@@ -308,10 +292,8 @@ fn load_files_counted(
         let format = detect(p, bytes.bytes())?;
         opened.push((p.clone(), bytes, format));
     }
-    let estimate_all = opened
-        .iter()
-        .filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p)))
-        .fold(DBounds::EMPTY, DBounds::union);
+    let estimate_all =
+        opened.iter().filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p))).fold(DBounds::EMPTY, DBounds::union);
     let mut origin = choose_origin(&estimate_all);
     let progress = Progress::with_shared(0, opts.progress, shared);
     let mut files = decode_all(&opened, origin, &progress, opts)?;
@@ -373,17 +355,12 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
     let bounds64 = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
     let exact = choose_origin(&bounds64);
     let mut origin = origin;
-    if (exact - origin).length() > 0.05 * bounds64.radius()
-        || (exact == DVec3::ZERO) != (origin == DVec3::ZERO)
-    {
+    if (exact - origin).length() > 0.05 * bounds64.radius() || (exact == DVec3::ZERO) != (origin == DVec3::ZERO) {
         let d = (origin - exact).to_array();
         for f in &mut files {
             f.decoded.points.par_iter_mut().for_each(|p| {
-                p.pos = [
-                    (p.pos[0] as f64 + d[0]) as f32,
-                    (p.pos[1] as f64 + d[1]) as f32,
-                    (p.pos[2] as f64 + d[2]) as f32,
-                ];
+                p.pos =
+                    [(p.pos[0] as f64 + d[0]) as f32, (p.pos[1] as f64 + d[1]) as f32, (p.pos[2] as f64 + d[2]) as f32];
             });
         }
         origin = exact;
@@ -512,10 +489,7 @@ mod tests {
         assert_eq!(detect(Path::new("a.ply"), b"1 2 3\n").unwrap(), Format::Ply);
         assert_eq!(detect(Path::new("noext"), b"1 2 3\n4 5 6\n").unwrap(), Format::Text);
         assert!(matches!(detect(Path::new("a.xyzw"), b"1 2 3"), Err(LoadError::UnsupportedFormat { .. })));
-        assert!(matches!(
-            detect(Path::new("noext"), &[0xff, 0x00, 0x13]),
-            Err(LoadError::UnsupportedFormat { .. })
-        ));
+        assert!(matches!(detect(Path::new("noext"), &[0xff, 0x00, 0x13]), Err(LoadError::UnsupportedFormat { .. })));
         assert_eq!(detect(Path::new("a.bin"), b"# .PCD v0.7\nVERSION 0.7\n").unwrap(), Format::Pcd);
     }
 

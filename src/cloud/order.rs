@@ -70,11 +70,7 @@ pub struct MortonKeys {
 impl MortonKeys {
     pub fn new(bounds: &Bounds) -> Self {
         let extent = (bounds.max - bounds.min).max_element().max(f32::MIN_POSITIVE);
-        MortonKeys {
-            min: bounds.min.to_array(),
-            scale: ((1u32 << 21) - 1) as f32 / extent,
-            empty: bounds.is_empty(),
-        }
+        MortonKeys { min: bounds.min.to_array(), scale: ((1u32 << 21) - 1) as f32 / extent, empty: bounds.is_empty() }
     }
 
     /// The Morton key of `pos` (non-finite positions sort last).
@@ -99,8 +95,7 @@ pub fn morton_key(pos: [f32; 3], bounds: &Bounds) -> u64 {
 /// The points' indices in Morton order (`points.len()` must be below 2^32).
 pub fn morton_order(points: &[Point], bounds: &Bounds) -> Vec<u32> {
     let mk = MortonKeys::new(bounds);
-    let mut keys: Vec<(u64, u32)> =
-        points.par_iter().enumerate().map(|(i, p)| (mk.key(p.pos), i as u32)).collect();
+    let mut keys: Vec<(u64, u32)> = points.par_iter().enumerate().map(|(i, p)| (mk.key(p.pos), i as u32)).collect();
     keys.par_sort_unstable();
     keys.into_par_iter().map(|(_, i)| i).collect()
 }

@@ -182,13 +182,7 @@ impl Staging {
     /// Decodes every `stride`-byte record of `src` with `f` and appends the points (the fixed-record
     /// formats' inner loop: no per-point capacity checks).
     #[inline]
-    pub(crate) fn push_records<F: Fn(&[u8]) -> Rec>(
-        &mut self,
-        src: &[u8],
-        stride: usize,
-        f: &F,
-        origin: &[f64; 3],
-    ) {
+    pub(crate) fn push_records<F: Fn(&[u8]) -> Rec>(&mut self, src: &[u8], stride: usize, f: &F, origin: &[f64; 3]) {
         if self.keep_f64 {
             // The exact path (`pcv convert`): one point at a time, keeping f64 and 16-bit colors.
             for rec in src.chunks_exact(stride) {
@@ -222,11 +216,7 @@ impl Staging {
             }
             b.include(r.xyz);
             pts[kept].write(Point {
-                pos: [
-                    (r.xyz[0] - origin[0]) as f32,
-                    (r.xyz[1] - origin[1]) as f32,
-                    (r.xyz[2] - origin[2]) as f32,
-                ],
+                pos: [(r.xyz[0] - origin[0]) as f32, (r.xyz[1] - origin[1]) as f32, (r.xyz[2] - origin[2]) as f32],
                 rgba: r.rgba,
             });
             if let Some(v) = inten.get_mut(kept) {
@@ -264,8 +254,7 @@ impl Staging {
 }
 
 /// Uninitialized room in a slot's point, intensity and classification columns.
-pub(crate) type Spare<'a> =
-    (&'a mut [MaybeUninit<Point>], &'a mut [MaybeUninit<f32>], &'a mut [MaybeUninit<u8>]);
+pub(crate) type Spare<'a> = (&'a mut [MaybeUninit<Point>], &'a mut [MaybeUninit<f32>], &'a mut [MaybeUninit<u8>]);
 
 /// What a source says once every job was decoded.
 #[derive(Clone, Debug, PartialEq)]
@@ -543,9 +532,7 @@ pub(crate) fn stream_placed<E>(
                 st.reset(j, cols);
                 let r = match crate::cloud::formats::catch_quietly(|| src.decode(j, origin, &mut st)) {
                     Ok(r) => r,
-                    Err(panic) => {
-                        Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})")))
-                    }
+                    Err(panic) => Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})"))),
                 };
                 if has_rgb && r.is_ok() {
                     st.note_uniform_color();
@@ -648,11 +635,7 @@ impl Collect {
 
 /// Decodes all of `src` into host vectors: the whole file as one [`Decoded`]. A source that asks for
 /// it is decoded a second time (see [`Verdict::Again`]).
-pub fn collect(
-    src: &dyn ChunkSource,
-    origin: &[f64; 3],
-    progress: &Progress,
-) -> Result<Decoded, FormatError> {
+pub fn collect(src: &dyn ChunkSource, origin: &[f64; 3], progress: &Progress) -> Result<Decoded, FormatError> {
     Ok(collect_with(src, origin, progress, false)?.0)
 }
 
@@ -700,21 +683,16 @@ pub fn collect_with(
                 first: first.clone(),
             };
             let mut colorless = Vec::new();
-            let stats = stream_placed(
-                src,
-                origin,
-                progress,
-                false,
-                Some(&place),
-                None,
-                &mut |st: &Staging| -> Result<(), FormatError> {
-                    kept.push(st.len());
-                    if st.colorless && !st.is_empty() {
-                        colorless.push(first[st.job]..first[st.job] + st.len());
-                    }
-                    Ok(())
-                },
-            )
+            let stats = stream_placed(src, origin, progress, false, Some(&place), None, &mut |st: &Staging| -> Result<
+                (),
+                FormatError,
+            > {
+                kept.push(st.len());
+                if st.colorless && !st.is_empty() {
+                    colorless.push(first[st.job]..first[st.job] + st.len());
+                }
+                Ok(())
+            })
             .map_err(unify)?;
             // SAFETY: the workers wrote `kept[j]` points (and intensities, classes where the columns
             // exist) at `first[j]..` for every job `j` (the stream succeeded, so every job was placed
@@ -851,10 +829,7 @@ mod tests {
         assert_eq!(d.intensity.unwrap().len(), total);
         assert!(d.classification.is_none());
         let bad = Fake { sizes: vec![5; 100], bad: Some(37) };
-        assert_eq!(
-            collect(&bad, &[0.0; 3], &Progress::hidden()).unwrap_err(),
-            FormatError::at_byte(37, "bad job")
-        );
+        assert_eq!(collect(&bad, &[0.0; 3], &Progress::hidden()).unwrap_err(), FormatError::at_byte(37, "bad job"));
     }
 
     #[test]

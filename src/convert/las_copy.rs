@@ -19,9 +19,7 @@
 //! records of a merge. A point whose coordinate (integer × scale + offset) is not finite is an error
 //! naming the file and the point: nothing is written for it.
 use super::ConvertError;
-use crate::cloud::formats::las::{
-    self as lasfmt, always_finite, laz_chunk_pieces, Chunk, Header, Vlr, FORMAT_SIZES,
-};
+use crate::cloud::formats::las::{self as lasfmt, always_finite, laz_chunk_pieces, Chunk, Header, Vlr, FORMAT_SIZES};
 use crate::cloud::formats::{Columns, DBounds, FileInfo, FormatError, Progress};
 use crate::cloud::stream::{stream, ChunkSource, Staging, StreamError};
 use std::io::{Seek, SeekFrom, Write};
@@ -76,11 +74,7 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
     let mut tail = None;
     if h.version.1 >= 4 && h.header_size >= 375 && u32at(data, 243) > 0 {
         tail = Some(u64at(data, 235));
-    } else if h.version.1 >= 3
-        && h.header_size >= 235
-        && global & INTERNAL_WAVEFORM_BIT != 0
-        && u64at(data, 227) > 0
-    {
+    } else if h.version.1 >= 3 && h.header_size >= 235 && global & INTERNAL_WAVEFORM_BIT != 0 && u64at(data, 227) > 0 {
         tail = Some(u64at(data, 227));
     }
     let points_end = if h.compressed {
@@ -108,13 +102,9 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
         t => t.map(|t| t as usize),
     };
     let laz = if h.compressed {
-        let vlr_index = vlrs
-            .iter()
-            .position(|v| v.user_id == "laszip encoded" && v.record_id == 22204)
-            .ok_or_else(|| {
-                fe(FormatError::Invalid(
-                    "compressed point format but no LASzip VLR (laszip encoded/22204)".into(),
-                ))
+        let vlr_index =
+            vlrs.iter().position(|v| v.user_id == "laszip encoded" && v.record_id == 22204).ok_or_else(|| {
+                fe(FormatError::Invalid("compressed point format but no LASzip VLR (laszip encoded/22204)".into()))
             })?;
         let v = &vlrs[vlr_index];
         let vlr = laz::LazVlr::from_buffer(&data[v.data.clone()])
@@ -122,11 +112,7 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
         if vlr.items_size() != h.record_len as u64 || vlr.items().is_empty() {
             return Err(fe(FormatError::at_byte(
                 v.data.start,
-                format!(
-                    "the LASzip VLR describes {}-byte points, the header {}",
-                    vlr.items_size(),
-                    h.record_len
-                ),
+                format!("the LASzip VLR describes {}-byte points, the header {}", vlr.items_size(), h.record_len),
             )));
         }
         let chunks = lasfmt::chunk_table(data, &h, &vlr).map_err(fe)?;
@@ -448,8 +434,7 @@ fn check_merge(inputs: &[Input]) -> Result<(), ConvertError> {
     let kept = |i: &Input| -> Vec<Vec<u8>> { i.kept_vlrs().into_iter().map(|v| v.2.to_vec()).collect() };
     let first_vlrs = kept(first);
     for i in inputs {
-        let differs =
-            |what: String| Err(ConvertError::Merge { path: i.path.clone(), first: first.path.clone(), what });
+        let differs = |what: String| Err(ConvertError::Merge { path: i.path.clone(), first: first.path.clone(), what });
         if inputs.len() > 1 && i.tail.is_some() {
             return differs("it has EVLRs (waveform data or others), which a merge cannot keep".into());
         }
@@ -512,11 +497,7 @@ pub fn copy<W: Write + Seek + Send + Sync>(
         let extra = h.record_len - FORMAT_SIZES[h.format as usize];
         let vlr = match &first.laz {
             Some(l) => laz::LazVlrBuilder::new(l.vlr.items().clone())
-                .with_fixed_chunk_size(if l.vlr.uses_variable_size_chunks() {
-                    50_000
-                } else {
-                    l.vlr.chunk_size()
-                })
+                .with_fixed_chunk_size(if l.vlr.uses_variable_size_chunks() { 50_000 } else { l.vlr.chunk_size() })
                 .build(),
             None => laz::LazVlr::from_laz_items(
                 laz::LazItemRecordBuilder::default_for_point_format_id(h.format, extra)
@@ -542,8 +523,7 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     let mut recount = Recount::new();
     let mut dest = match &laz_vlr {
         Some(vlr) => Dest::Laz {
-            c: laz::ParLasZipCompressor::new(&mut *out, vlr.clone())
-                .map_err(|e| ConvertError::Laz(e.to_string()))?,
+            c: laz::ParLasZipCompressor::new(&mut *out, vlr.clone()).map_err(|e| ConvertError::Laz(e.to_string()))?,
             pending: Vec::new(),
             // Several chunks at a time, compressed in parallel.
             batch: vlr.chunk_size() as usize * stride * 2 * rayon::current_num_threads(),
@@ -552,27 +532,24 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     };
     for input in inputs {
         let src = Records::new(input, h);
-        let r =
-            stream(&src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
-                recount.add(&st.scratch, stride, h.format);
-                progress.inc((st.scratch.len() / stride) as u64);
-                match &mut dest {
-                    Dest::Las(w) => w.write_all(&st.scratch).map_err(io),
-                    Dest::Laz { c, pending, batch } => {
-                        pending.extend_from_slice(&st.scratch);
-                        if pending.len() >= *batch {
-                            c.compress_many(pending).map_err(io)?;
-                            pending.clear();
-                        }
-                        Ok(())
+        let r = stream(&src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
+            recount.add(&st.scratch, stride, h.format);
+            progress.inc((st.scratch.len() / stride) as u64);
+            match &mut dest {
+                Dest::Las(w) => w.write_all(&st.scratch).map_err(io),
+                Dest::Laz { c, pending, batch } => {
+                    pending.extend_from_slice(&st.scratch);
+                    if pending.len() >= *batch {
+                        c.compress_many(pending).map_err(io)?;
+                        pending.clear();
                     }
+                    Ok(())
                 }
-            });
+            }
+        });
         match r {
             Ok(_) => {}
-            Err(StreamError::Decode(source)) => {
-                return Err(ConvertError::Input { path: input.path.clone(), source })
-            }
+            Err(StreamError::Decode(source)) => return Err(ConvertError::Input { path: input.path.clone(), source }),
             Err(StreamError::Sink(e)) => return Err(e),
         }
     }

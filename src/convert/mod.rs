@@ -116,8 +116,7 @@ struct Partial {
 
 impl Partial {
     fn new(output: &Path) -> Partial {
-        let name =
-            output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let tmp = output.with_file_name(format!(".{name}.pcv-partial-{}", std::process::id()));
         Partial { tmp, output: output.into(), done: false }
     }
@@ -139,11 +138,7 @@ impl Drop for Partial {
 }
 
 /// Reads `inputs` and writes them to `output`.
-pub fn convert(
-    inputs: &[PathBuf],
-    output: &Path,
-    opts: &LoadOptions,
-) -> Result<ConvertSummary, ConvertError> {
+pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<ConvertSummary, ConvertError> {
     let format = out_format(output)?;
     if inputs.is_empty() {
         return Err(LoadError::NoFiles.into());
@@ -204,9 +199,9 @@ pub fn write_cloud(cloud: &crate::cloud::PointCloud, path: &Path) -> Result<(), 
                     .par_iter()
                     .map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64])
                     .collect(),
-                rgb16: a.is_none_or(|a| a.has_rgb).then(|| {
-                    rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()
-                }),
+                rgb16: a
+                    .is_none_or(|a| a.has_rgb)
+                    .then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
                 intensity: a.and_then(|a| a.intensity.clone()),
                 classification: a.and_then(|a| a.classification.clone()),
                 precision: (o == glam::DVec3::ZERO).then_some(crate::cloud::stream::Precision::F32),
@@ -227,8 +222,7 @@ fn write_to(
 ) -> Result<(u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {
         let cloud = load::load_files_with(inputs, opts)?;
-        w.write_all(bytemuck::cast_slice(&cloud.points[..]))
-            .map_err(|e| ConvertError::Write(e.to_string()))?;
+        w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
         return Ok((cloud.points.len() as u64, "the viewer's local f32 positions"));
     }
     let files: Vec<(PathBuf, FileBytes)> =
@@ -236,8 +230,7 @@ fn write_to(
     let progress = Progress::new(0, opts.progress);
     let all_las = files.iter().all(|(_, b)| las_copy::is_las(b.bytes()));
     if matches!(format, OutFormat::Las | OutFormat::Laz) && all_las {
-        let opened =
-            files.iter().map(|(p, b)| las_copy::open(p, b.bytes())).collect::<Result<Vec<_>, _>>()?;
+        let opened = files.iter().map(|(p, b)| las_copy::open(p, b.bytes())).collect::<Result<Vec<_>, _>>()?;
         let s = las_copy::copy(&opened, w, format == OutFormat::Laz, &progress)?;
         progress.finish();
         return Ok((

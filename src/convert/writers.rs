@@ -49,24 +49,21 @@ pub fn read_exact(
     progress: &Progress,
 ) -> Result<FileColumns, ConvertError> {
     let input = |source| ConvertError::Input { path: path.into(), source };
-    let r =
-        crate::cloud::formats::catch_quietly(|| -> Result<FileColumns, ConvertError> {
-            let src = load::open_source(data, format, pts).map_err(input)?;
-            progress.add_total(src.reserve_points());
-            loop {
-                let cols = src.columns();
-                let mut f = FileColumns {
-                    path: path.into(),
-                    rgb16: src.has_rgb().then(Vec::new),
-                    intensity: cols.intensity.then(Vec::new),
-                    classification: cols.classification.then(Vec::new),
-                    precision: Some(src.precision()),
-                    ..Default::default()
-                };
-                let stats = stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<
-                    (),
-                    ConvertError,
-                > {
+    let r = crate::cloud::formats::catch_quietly(|| -> Result<FileColumns, ConvertError> {
+        let src = load::open_source(data, format, pts).map_err(input)?;
+        progress.add_total(src.reserve_points());
+        loop {
+            let cols = src.columns();
+            let mut f = FileColumns {
+                path: path.into(),
+                rgb16: src.has_rgb().then(Vec::new),
+                intensity: cols.intensity.then(Vec::new),
+                classification: cols.classification.then(Vec::new),
+                precision: Some(src.precision()),
+                ..Default::default()
+            };
+            let stats =
+                stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
                     if st.first_nonfinite.is_some() {
                         return Ok(()); // reported below, with its index in the file
                     }
@@ -90,18 +87,16 @@ pub fn read_exact(
                     StreamError::Decode(source) => input(source),
                     StreamError::Sink(e) => e,
                 })?;
-                if let Some(point) = stats.first_nonfinite {
-                    return Err(ConvertError::NonFinite { path: path.into(), point });
-                }
-                if src.finish(&stats).map_err(input)? == Verdict::Done {
-                    return Ok(f);
-                }
+            if let Some(point) = stats.first_nonfinite {
+                return Err(ConvertError::NonFinite { path: path.into(), point });
             }
-        });
+            if src.finish(&stats).map_err(input)? == Verdict::Done {
+                return Ok(f);
+            }
+        }
+    });
     r.unwrap_or_else(|m| {
-        Err(input(crate::cloud::formats::FormatError::Invalid(format!(
-            "the decoder failed on this file ({m})"
-        ))))
+        Err(input(crate::cloud::formats::FormatError::Invalid(format!("the decoder failed on this file ({m})"))))
     })
 }
 
@@ -109,11 +104,7 @@ pub fn read_exact(
 const BATCH: usize = 1 << 22;
 
 /// Writes `n` items: `ser(i, out)` appends item `i`'s bytes; batches are serialized in parallel.
-fn write_items<W: Write>(
-    w: &mut W,
-    n: usize,
-    ser: impl Fn(usize, &mut Vec<u8>) + Sync,
-) -> std::io::Result<()> {
+fn write_items<W: Write>(w: &mut W, n: usize, ser: impl Fn(usize, &mut Vec<u8>) + Sync) -> std::io::Result<()> {
     for start in (0..n).step_by(BATCH) {
         let end = (start + BATCH).min(n);
         let parts: Vec<Vec<u8>> = (start..end)
@@ -147,13 +138,10 @@ struct Plan {
 
 fn plan(files: &[FileColumns]) -> Plan {
     let rgb = files.iter().any(|f| f.rgb16.is_some());
-    let rgb_wide = files
-        .iter()
-        .filter_map(|f| f.rgb16.as_ref())
-        .any(|c| c.par_iter().any(|v| v.iter().any(|x| x % 257 != 0)));
+    let rgb_wide =
+        files.iter().filter_map(|f| f.rgb16.as_ref()).any(|c| c.par_iter().any(|v| v.iter().any(|x| x % 257 != 0)));
     let f32_exact = files.iter().all(|f| {
-        f.precision == Some(Precision::F32)
-            || f.xyz.par_iter().all(|p| p.iter().all(|&v| v as f32 as f64 == v))
+        f.precision == Some(Precision::F32) || f.xyz.par_iter().all(|p| p.iter().all(|&v| v as f32 as f64 == v))
     });
     Plan {
         rgb,
@@ -179,9 +167,7 @@ pub fn write<W: Write + Seek + Send + Sync>(
         OutFormat::Csv => write_text(w, files, &p, true).map_err(io)?,
         OutFormat::Las | OutFormat::Laz => write_las(w, files, &p, format == OutFormat::Laz)?,
         OutFormat::Raw | OutFormat::Copc => {
-            return Err(ConvertError::Write(
-                "raw records and COPC are not written from columns in memory".into(),
-            ))
+            return Err(ConvertError::Write("raw records and COPC are not written from columns in memory".into()))
         }
     }
     Ok(files.iter().map(|f| f.len() as u64).sum())
@@ -312,10 +298,9 @@ pub fn axis_grid(min: f64, max: f64) -> Option<(f64, f64)> {
 
 /// The date as LAS stores it: (day of the year, year).
 pub(crate) fn today() -> (u16, u16) {
-    let days = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() / 86_400)
-        .unwrap_or(0) as i64;
+    let days =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0)
+            as i64;
     // Civil-from-days (Howard Hinnant's algorithm), then the day of the year.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -326,8 +311,8 @@ pub(crate) fn today() -> (u16, u16) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let before = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][(month - 1) as usize]
-        + i64::from(leap && month > 2);
+    let before =
+        [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][(month - 1) as usize] + i64::from(leap && month > 2);
     let day = doy_mar - (153 * mp + 2) / 5 + 1;
     ((before + day) as u16, year as u16)
 }
@@ -357,9 +342,7 @@ fn write_las<W: Write + Seek + Send + Sync>(
             )
             .reduce(
                 || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
-                |x, y| {
-                    (std::array::from_fn(|k| x.0[k].min(y.0[k])), std::array::from_fn(|k| x.1[k].max(y.1[k])))
-                },
+                |x, y| (std::array::from_fn(|k| x.0[k].min(y.0[k])), std::array::from_fn(|k| x.1[k].max(y.1[k]))),
             );
         for k in 0..3 {
             lo[k] = lo[k].min(a[k]);
@@ -371,17 +354,13 @@ fn write_las<W: Write + Seek + Send + Sync>(
     for k in 0..3 {
         if n > 0 {
             let (s, o) = axis_grid(lo[k], hi[k]).ok_or_else(|| {
-                ConvertError::Write(format!(
-                    "the extent {}..{} does not fit LAS's 32-bit coordinates",
-                    lo[k], hi[k]
-                ))
+                ConvertError::Write(format!("the extent {}..{} does not fit LAS's 32-bit coordinates", lo[k], hi[k]))
             })?;
             scale[k] = s;
             offset[k] = o;
         }
     }
-    let big_class =
-        files.iter().filter_map(|f| f.classification.as_ref()).any(|v| v.par_iter().any(|&k| k > 31));
+    let big_class = files.iter().filter_map(|f| f.classification.as_ref()).any(|v| v.par_iter().any(|&k| k > 31));
     let modern = big_class || n > u32::MAX as usize;
     let (minor, format, record_len): (u8, u8, u16) = match (modern, p.rgb) {
         (false, false) => (2, 0, 20),
@@ -511,8 +490,7 @@ fn write_las<W: Write + Seek + Send + Sync>(
         }
         Some(vlr) => {
             let per = vlr.chunk_size() as usize * 2 * rayon::current_num_threads();
-            let mut comp =
-                laz::ParLasZipCompressor::new(&mut *w, vlr).map_err(|e| ConvertError::Laz(e.to_string()))?;
+            let mut comp = laz::ParLasZipCompressor::new(&mut *w, vlr).map_err(|e| ConvertError::Laz(e.to_string()))?;
             let mut raw = Vec::new();
             for f in files {
                 for start in (0..f.len()).step_by(per.max(1)) {

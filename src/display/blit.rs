@@ -58,12 +58,7 @@ impl PixelSurface {
         // SAFETY: the context is current (module contract); MAX_TEXTURE_SIZE is a valid integer query.
         let max_side_px = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) }.max(0) as u32;
         let max_bytes = i32::MAX as u64;
-        if width_px == 0
-            || height_px == 0
-            || width_px > max_side_px
-            || height_px > max_side_px
-            || bytes > max_bytes
-        {
+        if width_px == 0 || height_px == 0 || width_px > max_side_px || height_px > max_side_px || bytes > max_bytes {
             return Err(BlitError::TooLarge { width: width_px, height: height_px, max_side_px, max_bytes });
         }
         let (w, h) = (width_px as i32, height_px as i32);
@@ -71,8 +66,8 @@ impl PixelSurface {
         drain_gl_errors(&gl);
 
         // SAFETY: the context is current; creating a name has no preconditions.
-        let pbo = unsafe { gl.create_buffer() }
-            .map_err(|message| BlitError::Create { what: "pixel buffer", message })?;
+        let pbo =
+            unsafe { gl.create_buffer() }.map_err(|message| BlitError::Create { what: "pixel buffer", message })?;
         // SAFETY: as above.
         let texture = match unsafe { gl.create_texture() } {
             Ok(t) => t,
@@ -107,17 +102,7 @@ impl PixelSurface {
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
 
             gl.bind_texture(glow::TEXTURE_2D, Some(surface.texture));
-            gl.tex_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                glow::RGBA8 as i32,
-                w,
-                h,
-                0,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                None,
-            );
+            gl.tex_image_2d(glow::TEXTURE_2D, 0, glow::RGBA8 as i32, w, h, 0, glow::RGBA, glow::UNSIGNED_BYTE, None);
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MIN_FILTER, glow::NEAREST as i32);
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAG_FILTER, glow::NEAREST as i32);
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, 0);
@@ -164,11 +149,7 @@ impl PixelSurface {
     /// Copies a host frame (RGBA8 words, row 0 at the bottom) into the PBO.
     pub fn upload_host(&self, pixels: &[u32]) -> Result<(), BlitError> {
         if pixels.len() != self.num_pixels() {
-            return Err(BlitError::PixelCount {
-                got: pixels.len(),
-                width: self.width_px,
-                height: self.height_px,
-            });
+            return Err(BlitError::PixelCount { got: pixels.len(), width: self.width_px, height: self.height_px });
         }
         let gl = &self.gl;
         // SAFETY: the context is current and `pbo` is live; the slice is exactly the buffer's size (checked
@@ -251,11 +232,7 @@ impl Drop for PixelSurface {
 
 /// Reads the default framebuffer's back buffer (what the next swap shows) as an opaque RGBA8 frame,
 /// row 0 at the bottom.
-pub fn read_default_framebuffer(
-    gl: &glow::Context,
-    width_px: u32,
-    height_px: u32,
-) -> Result<Frame, BlitError> {
+pub fn read_default_framebuffer(gl: &glow::Context, width_px: u32, height_px: u32) -> Result<Frame, BlitError> {
     let bytes = width_px as u64 * height_px as u64 * 4;
     if width_px == 0
         || height_px == 0

@@ -136,11 +136,7 @@ impl GlStageTimer {
                 // glGetQueryObjectui64v writes the result through the pointer glow takes as an "offset",
                 // here a live local u64.
                 unsafe {
-                    self.gl.get_query_parameter_u64_with_offset(
-                        q,
-                        glow::QUERY_RESULT,
-                        &mut ns as *mut u64 as usize,
-                    )
+                    self.gl.get_query_parameter_u64_with_offset(q, glow::QUERY_RESULT, &mut ns as *mut u64 as usize)
                 };
                 stamps.push(ns);
             }

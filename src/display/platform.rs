@@ -33,13 +33,9 @@ impl GlfwPlatform {
     pub fn set_mouse_captured(&mut self, io: &mut Io, captured: bool) {
         if captured && !self.mouse_captured {
             io.add_mouse_pos_event([-f32::MAX, -f32::MAX]);
-            for button in [
-                MouseButton::Left,
-                MouseButton::Right,
-                MouseButton::Middle,
-                MouseButton::Extra1,
-                MouseButton::Extra2,
-            ] {
+            for button in
+                [MouseButton::Left, MouseButton::Right, MouseButton::Middle, MouseButton::Extra1, MouseButton::Extra2]
+            {
                 io.add_mouse_button_event(button, false);
             }
         }
@@ -49,20 +45,14 @@ impl GlfwPlatform {
     /// Forwards one window event to imgui.
     pub fn handle_event(&mut self, io: &mut Io, event: &WindowEvent) {
         match *event {
-            WindowEvent::CursorPos(x, y) if !self.mouse_captured => {
-                io.add_mouse_pos_event([x as f32, y as f32])
-            }
-            WindowEvent::CursorEnter(false) if !self.mouse_captured => {
-                io.add_mouse_pos_event([-f32::MAX, -f32::MAX])
-            }
+            WindowEvent::CursorPos(x, y) if !self.mouse_captured => io.add_mouse_pos_event([x as f32, y as f32]),
+            WindowEvent::CursorEnter(false) if !self.mouse_captured => io.add_mouse_pos_event([-f32::MAX, -f32::MAX]),
             WindowEvent::MouseButton(button, action, _) if !self.mouse_captured => {
                 if let Some(b) = to_imgui_button(button) {
                     io.add_mouse_button_event(b, action != Action::Release);
                 }
             }
-            WindowEvent::Scroll(dx, dy) if !self.mouse_captured => {
-                io.add_mouse_wheel_event([dx as f32, dy as f32])
-            }
+            WindowEvent::Scroll(dx, dy) if !self.mouse_captured => io.add_mouse_wheel_event([dx as f32, dy as f32]),
             WindowEvent::Key(key, _, action, mods) => {
                 let down = action != Action::Release;
                 io.add_key_event(Key::ModCtrl, mods.contains(glfw::Modifiers::Control));

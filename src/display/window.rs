@@ -80,8 +80,7 @@ impl Window {
             return Err(WindowError::InvalidSize { width, height, max: MAX_WINDOW_SIDE_PX });
         }
         let (last_error, glfw) = init_glfw();
-        let mut glfw =
-            glfw.map_err(|e| WindowError::NoDisplay { reason: take_reason(&last_error, &e.to_string()) })?;
+        let mut glfw = glfw.map_err(|e| WindowError::NoDisplay { reason: take_reason(&last_error, &e.to_string()) })?;
 
         glfw.window_hint(glfw::WindowHint::ContextVersion(3, 3));
         glfw.window_hint(glfw::WindowHint::OpenGlProfile(glfw::OpenGlProfileHint::Core));
@@ -91,17 +90,12 @@ impl Window {
         // platform allows it (on X11 this is the default).
         glfw.window_hint(glfw::WindowHint::ScaleToMonitor(false));
 
-        let (mut window, events) =
-            glfw.create_window(width, height, &opts.title, glfw::WindowMode::Windowed).ok_or_else(|| {
-                WindowError::NoWindow { reason: take_reason(&last_error, "window creation failed") }
-            })?;
+        let (mut window, events) = glfw
+            .create_window(width, height, &opts.title, glfw::WindowMode::Windowed)
+            .ok_or_else(|| WindowError::NoWindow { reason: take_reason(&last_error, "window creation failed") })?;
         window.set_all_polling(true);
         window.make_current();
-        glfw.set_swap_interval(if opts.vsync {
-            glfw::SwapInterval::Sync(1)
-        } else {
-            glfw::SwapInterval::None
-        });
+        glfw.set_swap_interval(if opts.vsync { glfw::SwapInterval::Sync(1) } else { glfw::SwapInterval::None });
 
         // SAFETY: the window's context was just made current on this thread, and it stays current for as
         // long as the returned `Window` (which owns the window) lives; the loader returns null for a name
@@ -114,11 +108,7 @@ impl Window {
         };
         // SAFETY: the context is current; RENDERER and VERSION are valid string queries in every context.
         let gl_renderer = unsafe {
-            format!(
-                "{} (OpenGL {})",
-                gl.get_parameter_string(glow::RENDERER),
-                gl.get_parameter_string(glow::VERSION)
-            )
+            format!("{} (OpenGL {})", gl.get_parameter_string(glow::RENDERER), gl.get_parameter_string(glow::VERSION))
         };
         Ok(Window { gl: Rc::new(gl), events, window, glfw, mouselook: false, gl_renderer })
     }

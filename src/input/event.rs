@@ -212,9 +212,7 @@ mod key_serde {
     pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
         let name: String = serde::Deserialize::deserialize(d)?;
         super::key_by_name(&name).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown key '{name}' (examples: W, Escape, Kp7, Num1, LeftShift)"
-            ))
+            serde::de::Error::custom(format!("unknown key '{name}' (examples: W, Escape, Kp7, Num1, LeftShift)"))
         })
     }
 }
@@ -246,11 +244,7 @@ mod tests {
             Some(InputEvent::Button { button: Button::Middle, down: false, mods: Mods::default() })
         );
         assert_eq!(
-            InputEvent::from_glfw(&WindowEvent::MouseButton(
-                MouseButton::Button6,
-                Action::Press,
-                Modifiers::empty()
-            )),
+            InputEvent::from_glfw(&WindowEvent::MouseButton(MouseButton::Button6, Action::Press, Modifiers::empty())),
             None
         );
         assert_eq!(InputEvent::from_glfw(&WindowEvent::Refresh), None);
@@ -265,12 +259,10 @@ mod tests {
         assert_eq!(key_by_name("3"), Some(Key::Num3));
         assert_eq!(key_by_name("kp7"), Some(Key::Kp7));
         assert_eq!(key_by_name("nope"), None);
-        let e: InputEvent =
-            serde_json::from_str(r#"{"type": "key", "key": "Escape", "down": true}"#).unwrap();
+        let e: InputEvent = serde_json::from_str(r#"{"type": "key", "key": "Escape", "down": true}"#).unwrap();
         assert_eq!(e, InputEvent::Key { key: Key::Escape, down: true, repeat: false, mods: Mods::default() });
         assert_eq!(serde_json::from_str::<InputEvent>(&serde_json::to_string(&e).unwrap()).unwrap(), e);
-        let bad = serde_json::from_str::<InputEvent>(r#"{"type": "key", "key": "Nope", "down": true}"#)
-            .unwrap_err();
+        let bad = serde_json::from_str::<InputEvent>(r#"{"type": "key", "key": "Nope", "down": true}"#).unwrap_err();
         assert!(bad.to_string().contains("unknown key 'Nope'"), "{bad}");
     }
 }

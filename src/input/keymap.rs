@@ -186,9 +186,7 @@ impl Keymap {
                     return out;
                 }
                 match self.last_click {
-                    Some((t, at))
-                        if ctx.time_s - t <= DOUBLE_CLICK_S && at.distance(p.at) <= CLICK_SLOP_PX =>
-                    {
+                    Some((t, at)) if ctx.time_s - t <= DOUBLE_CLICK_S && at.distance(p.at) <= CLICK_SLOP_PX => {
                         self.last_click = None;
                         out.push(Action::Nav(Nav::DoubleClick { at_px: px(p.at) }));
                     }
@@ -289,13 +287,7 @@ mod tests {
     use super::*;
 
     fn ctx(t: f64) -> KeymapCtx {
-        KeymapCtx {
-            mouselook: false,
-            ui_mouse: false,
-            ui_keyboard: false,
-            px_per_coord: Vec2::ONE,
-            time_s: t,
-        }
+        KeymapCtx { mouselook: false, ui_mouse: false, ui_keyboard: false, px_per_coord: Vec2::ONE, time_s: t }
     }
 
     fn key(k: Key, down: bool) -> InputEvent {
@@ -347,10 +339,7 @@ mod tests {
     fn positions_are_framebuffer_pixels_and_the_panel_keeps_its_input() {
         let mut k = Keymap::default();
         let hidpi = KeymapCtx { px_per_coord: Vec2::splat(2.0), ..ctx(0.0) };
-        assert_eq!(
-            k.handle(&at(5.0, 6.0), &hidpi),
-            vec![Action::Hover { at_px: Some(Vec2::new(10.0, 12.0)) }]
-        );
+        assert_eq!(k.handle(&at(5.0, 6.0), &hidpi), vec![Action::Hover { at_px: Some(Vec2::new(10.0, 12.0)) }]);
         let ui = KeymapCtx { ui_mouse: true, ui_keyboard: true, ..ctx(0.0) };
         assert_eq!(k.handle(&at(5.0, 6.0), &ui), vec![Action::Hover { at_px: None }]);
         assert!(k.handle(&button(true), &ui).is_empty());
@@ -369,16 +358,10 @@ mod tests {
         assert_eq!(k.handle(&key(Key::Escape, true), &ctx(0.0)), vec![Action::ToggleMouselook]);
         let look = KeymapCtx { mouselook: true, ..ctx(0.0) };
         assert!(k.handle(&at(400.0, 300.0), &look).is_empty());
-        assert_eq!(
-            k.handle(&at(410.0, 295.0), &look),
-            vec![Action::Nav(Nav::Look { dx_px: 10.0, dy_px: -5.0 })]
-        );
+        assert_eq!(k.handle(&at(410.0, 295.0), &look), vec![Action::Nav(Nav::Look { dx_px: 10.0, dy_px: -5.0 })]);
         // Clicks do nothing in mouse-look; the wheel still scales the speed.
         assert!(k.handle(&button(true), &look).is_empty());
-        assert!(matches!(
-            k.handle(&InputEvent::Scroll { dy: -1.0 }, &look)[0],
-            Action::Nav(Nav::Wheel { .. })
-        ));
+        assert!(matches!(k.handle(&InputEvent::Scroll { dy: -1.0 }, &look)[0], Action::Nav(Nav::Wheel { .. })));
         // Esc works even when the panel has the keyboard, while mouse-look is on.
         let ui = KeymapCtx { ui_keyboard: true, ..look };
         assert_eq!(k.handle(&key(Key::Escape, true), &ui), vec![Action::ToggleMouselook]);
@@ -407,10 +390,7 @@ mod tests {
         assert!(press(&mut k, Key::W, Mods::default()).is_empty());
         // Repeats do not fire actions.
         assert!(k
-            .handle(
-                &InputEvent::Key { key: Key::F, down: true, repeat: true, mods: Mods::default() },
-                &ctx(0.0)
-            )
+            .handle(&InputEvent::Key { key: Key::F, down: true, repeat: true, mods: Mods::default() }, &ctx(0.0))
             .is_empty());
         // Shift held while files drop: replace.
         k.handle(&key(Key::LeftShift, true), &ctx(0.0));

@@ -44,10 +44,9 @@ pub struct InputScript {
 
 impl InputScript {
     pub fn load(path: &Path) -> Result<InputScript, ScriptError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ScriptError::Io { path: path.into(), source })?;
-        let mut steps: Vec<Step> = serde_json::from_str(&text)
-            .map_err(|e| ScriptError::Json { path: path.into(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io { path: path.into(), source })?;
+        let mut steps: Vec<Step> =
+            serde_json::from_str(&text).map_err(|e| ScriptError::Json { path: path.into(), message: e.to_string() })?;
         steps.sort_by_key(|s| s.frame);
         Ok(InputScript { steps, next: 0 })
     }
@@ -85,10 +84,7 @@ mod tests {
         let mut s = InputScript::load(&p).unwrap();
         assert!(s.due(0).is_empty());
         assert_eq!(s.due(2), vec![InputEvent::CursorPos { x: 1.0, y: 2.0 }]);
-        assert_eq!(
-            s.due(5),
-            vec![InputEvent::Scroll { dy: 1.0 }, InputEvent::Drop { paths: vec!["a.las".into()] }]
-        );
+        assert_eq!(s.due(5), vec![InputEvent::Scroll { dy: 1.0 }, InputEvent::Drop { paths: vec!["a.las".into()] }]);
         assert!(!s.pending() && s.due(9).is_empty());
         std::fs::write(&p, r#"[{"frame": 1, "type": "jump"}]"#).unwrap();
         let e = InputScript::load(&p).unwrap_err().to_string();

@@ -158,10 +158,7 @@ impl StopReport {
                 self.points_per_s_per_thread / 1e6
             )
         } else {
-            format!(
-                "reads' latency or little left to read (loader threads busy only {:.0}%)",
-                100.0 * self.loader_busy
-            )
+            format!("reads' latency or little left to read (loader threads busy only {:.0}%)", 100.0 * self.loader_busy)
         }
     }
 }
@@ -265,10 +262,9 @@ impl Flyer<'_> {
 
 fn write_png(path: &Option<PathBuf>, (w, h): (u32, u32), pixels: &[u32]) -> Result<(), RenderError> {
     if let Some(p) = path {
-        Frame::new(w, h, pixels.to_vec()).write_png(p).map_err(|e| RenderError::Cuda {
-            context: "writing a flight's snapshot".into(),
-            message: e.to_string(),
-        })?;
+        Frame::new(w, h, pixels.to_vec())
+            .write_png(p)
+            .map_err(|e| RenderError::Cuda { context: "writing a flight's snapshot".into(), message: e.to_string() })?;
     }
     Ok(())
 }

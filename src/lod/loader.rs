@@ -126,10 +126,8 @@ impl Loader {
     /// Replaces the wanted nodes (in priority order, highest first).
     pub fn want(&self, requests: Vec<Request>) {
         if let Ok(mut q) = self.shared.queue.lock() {
-            q.wanted = requests
-                .into_iter()
-                .filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id))
-                .collect();
+            q.wanted =
+                requests.into_iter().filter(|r| !q.in_flight.contains(&r.id) && !q.ready.contains(&r.id)).collect();
         }
         self.shared.wake.notify_all();
     }

@@ -78,8 +78,7 @@ impl MemorySource {
             }
             d
         };
-        let (lo, hi) =
-            if bounds.is_empty() { (glam::Vec3::ZERO, glam::Vec3::ZERO) } else { (bounds.min, bounds.max) };
+        let (lo, hi) = if bounds.is_empty() { (glam::Vec3::ZERO, glam::Vec3::ZERO) } else { (bounds.min, bounds.max) };
         // The cube: the bounds' largest side, centred on the bounds, a hair larger so that the max lies inside.
         let size = ((hi - lo).max_element() as f64 * (1.0 + 1e-6)).max(1e-6);
         let center = (lo.as_dvec3() + hi.as_dvec3()) * 0.5;
@@ -92,8 +91,7 @@ impl MemorySource {
             let d = level_of(i as u64, depth);
             let cells = (1u64 << d) as f64;
             let c = |k: usize| {
-                (((p.pos[k] as f64 - cube_min_local[k]) / size * cells).floor().clamp(0.0, cells - 1.0))
-                    as u32
+                (((p.pos[k] as f64 - cube_min_local[k]) / size * cells).floor().clamp(0.0, cells - 1.0)) as u32
             };
             Some(NodeKey::new(d, c(0), c(1), c(2)))
         };
@@ -162,8 +160,7 @@ impl MemorySource {
             })
             .collect();
         let spacing_all = crate::cloud::spacing::estimate_points(points, n) as f64;
-        let root_spacing_m =
-            if spacing_all > 0.0 { spacing_all * f64::from(1u32 << depth) } else { size / 100.0 };
+        let root_spacing_m = if spacing_all > 0.0 { spacing_all * f64::from(1u32 << depth) } else { size / 100.0 };
         let index = nodes.iter().enumerate().map(|(i, n)| (n.key, i)).collect();
         let octree = Octree {
             cube,
@@ -172,14 +169,7 @@ impl MemorySource {
             points_max: origin + hi.as_dvec3(),
             nodes,
         };
-        MemorySource {
-            name: format!("{name} (octree in memory)"),
-            octree,
-            points: grouped,
-            ranges,
-            index,
-            origin,
-        }
+        MemorySource { name: format!("{name} (octree in memory)"), octree, points: grouped, ranges, index, origin }
     }
 
     /// The position of the points' local (0, 0, 0) in the source's coordinates.
@@ -258,12 +248,7 @@ mod tests {
             for p in &pts {
                 for k in 0..3 {
                     let v = p.pos[k] as f64;
-                    assert!(
-                        v >= c.min[k] - 1e-4 && v <= c.max()[k] + 1e-4,
-                        "{:?} outside {:?}",
-                        p.pos,
-                        n.key
-                    );
+                    assert!(v >= c.min[k] - 1e-4 && v <= c.max()[k] + 1e-4, "{:?} outside {:?}", p.pos, n.key);
                 }
             }
             if let Some(parent) = n.key.parent() {
@@ -290,8 +275,7 @@ mod tests {
 
     #[test]
     fn nodes_are_read_relative_to_any_origin() {
-        let pts: Vec<Point> =
-            (0..1000).map(|i| Point::new([i as f32 * 0.01, 0.5, 0.25], [1, 2, 3, 255])).collect();
+        let pts: Vec<Point> = (0..1000).map(|i| Point::new([i as f32 * 0.01, 0.5, 0.25], [1, 2, 3, 255])).collect();
         let src = MemorySource::build_points(&pts, DVec3::new(500_000.0, 4_000_000.0, 10.0), "t", 100);
         let n = src.octree().nodes.iter().find(|n| n.point_count > 0).copied().unwrap();
         let a = src.read_node(&n, src.origin()).unwrap().points;
@@ -303,8 +287,7 @@ mod tests {
             }
             assert_eq!(p.rgba, q.rgba);
         }
-        let missing =
-            OctreeNode { key: NodeKey::new(9, 1, 1, 1), point_count: 1, byte_offset: 0, byte_size: 0 };
+        let missing = OctreeNode { key: NodeKey::new(9, 1, 1, 1), point_count: 1, byte_offset: 0, byte_size: 0 };
         let e = src.read_node(&missing, DVec3::ZERO).unwrap_err().to_string();
         assert!(e.contains("t (octree in memory)") && e.contains("not in its octree"), "{e}");
     }

@@ -30,10 +30,7 @@ pub struct SlotRuns {
 
 impl SlotRuns {
     pub fn new(capacity: u32) -> SlotRuns {
-        SlotRuns {
-            free: if capacity > 0 { std::iter::once(0..capacity).collect() } else { Vec::new() },
-            capacity,
-        }
+        SlotRuns { free: if capacity > 0 { std::iter::once(0..capacity).collect() } else { Vec::new() }, capacity }
     }
 
     pub fn capacity(&self) -> u32 {
@@ -346,10 +343,7 @@ mod tests {
         p.set_drawn(&[id(0), id(1)].into());
         assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).sum::<u32>(), 4108);
         p.evict(&id(0));
-        assert_eq!(
-            p.take_table().unwrap().iter().map(|b| b.num_points).collect::<Vec<_>>(),
-            vec![0, 0, 9, 0]
-        );
+        assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).collect::<Vec<_>>(), vec![0, 0, 9, 0]);
     }
 
     #[test]

@@ -66,9 +66,8 @@ impl LodOptions {
     /// staging of the copies), a loader thread a core but one (the render thread's; at least one).
     /// `PCV_LOD_UPLOAD_MS`, `PCV_LOD_THREADS` and `PCV_LOD_SPACING_PX` change them (for measurements).
     pub fn with_budget(point_budget: u64) -> LodOptions {
-        let env = |k: &str| {
-            std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0)
-        };
+        let env =
+            |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0);
         let threads = default_loader_threads(std::thread::available_parallelism().map_or(2, |n| n.get()));
         LodOptions {
             point_budget,
@@ -159,14 +158,7 @@ pub struct LodStatus {
 /// touches is a drawn child, else the smallest of those children's effective depths over the box's part
 /// in them (the coarsest level drawn everywhere under the box). Touching is closed (a box on an octant's
 /// face touches both sides), so a batch is never made finer than all its surroundings.
-pub fn effective_depth(
-    h: &Hierarchy,
-    tile: u32,
-    node: u32,
-    lo: Vec3,
-    hi: Vec3,
-    drawn: &HashSet<NodeId>,
-) -> u32 {
+pub fn effective_depth(h: &Hierarchy, tile: u32, node: u32, lo: Vec3, hi: Vec3, drawn: &HashSet<NodeId>) -> u32 {
     let key = h.node(node).key;
     let (nlo, nhi) = h.local_box(node);
     let mid = (nlo + nhi) * 0.5;
@@ -177,8 +169,7 @@ pub fn effective_depth(
         if !(hx[dx as usize] && hy[dy as usize] && hz[dz as usize]) {
             continue;
         }
-        let child =
-            crate::cloud::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
+        let child = crate::cloud::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
         let Some(c) = h.find(child).filter(|&c| drawn.contains(&NodeId { tile, node: c })) else {
             return key.depth;
         };
@@ -235,8 +226,7 @@ impl LodScene {
             hi = hi.max(o.points_max);
         }
         let origin = (lo + hi) * 0.5;
-        let hierarchies: Vec<Hierarchy> =
-            sources.iter().map(|s| Hierarchy::new(s.octree().clone(), origin)).collect();
+        let hierarchies: Vec<Hierarchy> = sources.iter().map(|s| Hierarchy::new(s.octree().clone(), origin)).collect();
         for (h, s) in hierarchies.iter().zip(&sources) {
             let root = h.find(crate::cloud::octree::NodeKey::ROOT).map_or(0, |i| h.node(i).point_count);
             if root > opts.point_budget {
@@ -407,10 +397,7 @@ impl LodScene {
             self.pool.touch(&s.id, self.frame);
             let h = &self.hierarchies[s.id.tile as usize];
             let node = *h.node(s.id.node);
-            if self.pool.contains(&s.id)
-                || self.failed.contains(&s.id)
-                || self.arrived.iter().any(|l| l.id == s.id)
-            {
+            if self.pool.contains(&s.id) || self.failed.contains(&s.id) || self.arrived.iter().any(|l| l.id == s.id) {
                 continue;
             }
             if node.point_count == 0 {
@@ -443,11 +430,8 @@ impl LodScene {
                 }
             };
             let need = p.batches.len() as u32;
-            let room = if keep.contains(&l.id) {
-                self.pool.make_room(need, &keep)
-            } else {
-                self.pool.free_slots() >= need
-            };
+            let room =
+                if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
             if !room {
                 self.discarded += 1;
                 continue;
@@ -491,8 +475,7 @@ impl LodScene {
         let (mut drawn_points, mut leaf_weight, mut leaf_spacing) = (0u64, 0f64, 0f64);
         for s in &self.selection.nodes {
             let h = &self.hierarchies[s.id.tile as usize];
-            let parent_ok =
-                h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
+            let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
             match self.pool.get(&s.id) {
                 Some(res) if res.fence <= done && parent_ok => {
                     drawn.insert(s.id);
@@ -509,8 +492,7 @@ impl LodScene {
             let h = &self.hierarchies[id.tile as usize];
             let pts = self.pool.get(id).map_or(0, |r| r.points);
             drawn_points += pts;
-            let leaf =
-                !h.children(id.node).iter().any(|c| drawn.contains(&NodeId { tile: id.tile, node: *c }));
+            let leaf = !h.children(id.node).iter().any(|c| drawn.contains(&NodeId { tile: id.tile, node: *c }));
             if leaf && pts > 0 {
                 leaf_weight += pts as f64;
                 leaf_spacing += pts as f64 * h.spacing_m(id.node);
@@ -568,12 +550,7 @@ mod tests {
         for d in 0..=depth {
             let n = 1u32 << d;
             for (x, y, z) in (0..n * n * n).map(|i| (i % n, (i / n) % n, i / (n * n))) {
-                nodes.push(OctreeNode {
-                    key: NodeKey::new(d, x, y, z),
-                    point_count: 10,
-                    byte_offset: 0,
-                    byte_size: 0,
-                });
+                nodes.push(OctreeNode { key: NodeKey::new(d, x, y, z), point_count: 10, byte_offset: 0, byte_size: 0 });
             }
         }
         let octree = Octree {
@@ -594,9 +571,8 @@ mod tests {
         let c0 = NodeKey::new(1, 0, 0, 0);
         let mut drawn: HashSet<NodeId> = [id(NodeKey::ROOT), id(c0)].into();
         let v = |a: f32, b: f32| (Vec3::splat(a), Vec3::splat(b));
-        let depth = |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| {
-            effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn)
-        };
+        let depth =
+            |lo_hi: (Vec3, Vec3), drawn: &HashSet<NodeId>| effective_depth(&h, 0, root, lo_hi.0, lo_hi.1, drawn);
         // Inside the drawn child 0: its depth; reaching into the undrawn child 7: the root's.
         assert_eq!(depth(v(1.0, 10.0), &drawn), 1);
         assert_eq!(depth(v(1.0, 40.0), &drawn), 0);

@@ -42,8 +42,7 @@ pub struct Hierarchy {
 
 impl Hierarchy {
     pub fn new(octree: Octree, origin: DVec3) -> Hierarchy {
-        let index: HashMap<NodeKey, u32> =
-            octree.nodes.iter().enumerate().map(|(i, n)| (n.key, i as u32)).collect();
+        let index: HashMap<NodeKey, u32> = octree.nodes.iter().enumerate().map(|(i, n)| (n.key, i as u32)).collect();
         let mut children = vec![Vec::new(); octree.nodes.len()];
         for (i, n) in octree.nodes.iter().enumerate() {
             if let Some(p) = n.key.parent().and_then(|p| index.get(&p)) {
@@ -176,13 +175,9 @@ fn measure(h: &Hierarchy, i: u32, view: &SelectView) -> (f32, f32) {
     let radius = (hi - lo).length() * 0.5;
     let distance = center.distance(view.eye);
     let nearest = view.eye.clamp(lo, hi).distance(view.eye);
-    let priority = if distance <= radius || !distance.is_finite() {
-        f32::MAX
-    } else {
-        radius / distance * view.px_per_rad
-    };
-    let spacing_px =
-        if nearest <= 0.0 { f32::MAX } else { h.spacing_m(i) as f32 / nearest * view.px_per_rad };
+    let priority =
+        if distance <= radius || !distance.is_finite() { f32::MAX } else { radius / distance * view.px_per_rad };
+    let spacing_px = if nearest <= 0.0 { f32::MAX } else { h.spacing_m(i) as f32 / nearest * view.px_per_rad };
     (priority, spacing_px)
 }
 
@@ -279,11 +274,7 @@ mod tests {
         let mut seen = HashSet::new();
         for n in &s.nodes {
             if let Some(p) = tiles[n.id.tile as usize].parent(n.id.node) {
-                assert!(
-                    seen.contains(&NodeId { tile: n.id.tile, node: p }),
-                    "{:?} selected before its parent",
-                    n.id
-                );
+                assert!(seen.contains(&NodeId { tile: n.id.tile, node: p }), "{:?} selected before its parent", n.id);
             }
             assert!(seen.insert(n.id), "{:?} selected twice", n.id);
         }
@@ -323,10 +314,7 @@ mod tests {
         let s = select(&tiles, &view, &opts(u64::MAX));
         check_closed(&tiles, &s);
         let keys: Vec<NodeKey> = s.nodes.iter().map(|n| tiles[0].node(n.id.node).key).collect();
-        assert!(
-            keys.iter().filter(|k| k.depth == 3).all(|k| k.x >= 3),
-            "a node behind the eye was selected: {keys:?}"
-        );
+        assert!(keys.iter().filter(|k| k.depth == 3).all(|k| k.x >= 3), "a node behind the eye was selected: {keys:?}");
         assert!(keys.contains(&NodeKey::new(3, 5, 4, 4)), "the node ahead is selected");
         assert!(!keys.contains(&NodeKey::new(3, 0, 4, 4)));
         // Looking away from the whole cube: nothing at all.

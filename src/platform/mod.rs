@@ -7,14 +7,12 @@
 
 /// The advice every "no window" error carries.
 #[cfg(windows)]
-pub const NO_DISPLAY_ADVICE: &str =
-    "use `pcv render ... -o image.png` to render without a window (headless); \
+pub const NO_DISPLAY_ADVICE: &str = "use `pcv render ... -o image.png` to render without a window (headless); \
 the viewer needs OpenGL 3.3: install the GPU's own driver (a virtual machine or a remote session without one \
 offers only OpenGL 1.1), or put Mesa's opengl32.dll (llvmpipe, e.g. from mesa-dist-win) beside pcv.exe";
 /// The advice every "no window" error carries.
 #[cfg(not(windows))]
-pub const NO_DISPLAY_ADVICE: &str =
-    "use `pcv render ... -o image.png` to render without a window (headless), \
+pub const NO_DISPLAY_ADVICE: &str = "use `pcv render ... -o image.png` to render without a window (headless), \
 or run the viewer on a virtual display: `xvfb-run -a pcv ...`";
 
 /// The Python interpreter that runs `pcv bench --peer`: `PCV_PYTHON` when set, else `python` on

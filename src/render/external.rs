@@ -225,8 +225,7 @@ impl ExternalPoints {
                 colors: ColorsLayout { kind: ColorKind::Constant, array: none, constant: DEFAULT_COLOR },
             });
         };
-        let expected =
-            "uint8 (N, 3) or (N, 4), uint32 (N,) packed RGBA8, or float32 (N, 3) or (N, 4) in 0..1";
+        let expected = "uint8 (N, 3) or (N, 4), uint32 (N,) packed RGBA8, or float32 (N, 3) or (N, 4) in 0..1";
         let kind = match (c.dtype, c.shape.as_slice()) {
             (Dtype::U32, [_]) => ColorKind::Rgba32,
             (Dtype::U8, [_, 3]) => ColorKind::U8x3,
@@ -234,11 +233,7 @@ impl ExternalPoints {
             (Dtype::F32, [_, 3]) => ColorKind::F32x3,
             (Dtype::F32, [_, 4]) => ColorKind::F32x4,
             (Dtype::U32 | Dtype::U8 | Dtype::F32, _) => {
-                return Err(ExternalError::Shape {
-                    arg: COL,
-                    expected: expected.into(),
-                    got: c.shape.clone(),
-                })
+                return Err(ExternalError::Shape { arg: COL, expected: expected.into(), got: c.shape.clone() })
             }
             (d, _) => return Err(ExternalError::Dtype { arg: COL, expected, got: d.to_string() }),
         };
@@ -329,23 +324,16 @@ mod tests {
         assert_eq!(e.colors.kind, ColorKind::Constant);
         assert!(ExternalPoints::new(&desc(&[7, 3], None, Dtype::F32), None).unwrap().positions_packed());
         let c = ExternalPoints::new(&p, Some(&desc(&[7, 3], None, Dtype::U8))).unwrap();
-        assert_eq!(
-            (c.colors.kind, c.colors.array.row_bytes, c.colors.array.col_bytes),
-            (ColorKind::U8x3, 3, 1)
-        );
+        assert_eq!((c.colors.kind, c.colors.array.row_bytes, c.colors.array.col_bytes), (ColorKind::U8x3, 3, 1));
 
         let err = |p: &ArrayDesc, c: Option<&ArrayDesc>| ExternalPoints::new(p, c).unwrap_err().to_string();
         assert_eq!(
             err(&desc(&[7, 3], None, Dtype { kind: 'f', bytes: 8 }), None),
             "points: expected float32 positions, got dtype float64"
         );
-        assert!(
-            err(&desc(&[7], None, Dtype::F32), None).starts_with("points: expected shape (N, 3) or (N, 4)")
-        );
+        assert!(err(&desc(&[7], None, Dtype::F32), None).starts_with("points: expected shape (N, 3) or (N, 4)"));
         assert_eq!(err(&p, Some(&desc(&[6, 3], None, Dtype::U8))), "colors: 6 rows, but points has 7");
-        assert!(
-            err(&p, Some(&desc(&[7, 3], None, Dtype { kind: 'i', bytes: 8 }))).contains("got dtype int64")
-        );
+        assert!(err(&p, Some(&desc(&[7, 3], None, Dtype { kind: 'i', bytes: 8 }))).contains("got dtype int64"));
         assert!(err(&p, Some(&desc(&[7, 2], None, Dtype::U8))).starts_with("colors: expected shape"));
         let odd = ArrayDesc { ptr: 0x1002, ..p.clone() };
         assert!(err(&odd, None).contains("not a multiple of 4 bytes"));

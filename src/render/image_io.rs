@@ -60,8 +60,7 @@ impl Frame {
 
     pub fn write_png(&self, path: &Path) -> Result<(), ImageError> {
         let p = path.display().to_string();
-        let file =
-            std::fs::File::create(path).map_err(|source| ImageError::Io { path: p.clone(), source })?;
+        let file = std::fs::File::create(path).map_err(|source| ImageError::Io { path: p.clone(), source })?;
         let mut enc = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);

@@ -39,9 +39,7 @@ impl PointSize {
         let t = s.trim().to_ascii_lowercase();
         if let Some(rest) = t.strip_prefix("adaptive") {
             let max_px = match rest.strip_prefix(':') {
-                Some(m) => {
-                    m.parse::<u8>().map_err(|_| format!("'{s}': the adaptive maximum must be 2..=16"))?
-                }
+                Some(m) => m.parse::<u8>().map_err(|_| format!("'{s}': the adaptive maximum must be 2..=16"))?,
                 None if rest.is_empty() => DEFAULT_ADAPTIVE_MAX_PX,
                 None => return Err(format!("'{s}' is not a point size (1..=16, adaptive or adaptive:MAX)")),
             };
@@ -69,9 +67,7 @@ impl PointSize {
     pub fn bigger(self) -> PointSize {
         match self {
             PointSize::Fixed(n) => PointSize::Fixed((n + 1).min(MAX_POINT_SIZE_PX)),
-            PointSize::Adaptive { max_px } => {
-                PointSize::Adaptive { max_px: (max_px + 1).min(MAX_POINT_SIZE_PX) }
-            }
+            PointSize::Adaptive { max_px } => PointSize::Adaptive { max_px: (max_px + 1).min(MAX_POINT_SIZE_PX) },
         }
     }
 
@@ -145,8 +141,7 @@ impl Background {
     /// The soft dark gradient loaded files get by default.
     pub const GRADIENT: Background = Background::Gradient { top: rgb(62, 68, 82), bottom: rgb(14, 15, 19) };
     /// What the `B` key cycles through.
-    pub const CYCLE: [Background; 4] =
-        [Background::GRADIENT, Background::BLACK, Background::GRAY, Background::WHITE];
+    pub const CYCLE: [Background; 4] = [Background::GRADIENT, Background::BLACK, Background::GRAY, Background::WHITE];
 
     /// Parses `black`, `gray`/`grey`, `white`, `R,G,B` (0–255), `gradient` or `gradient:R,G,B:R,G,B`
     /// (top, then bottom).
@@ -249,12 +244,8 @@ pub struct LookOverrides {
 
 impl Look {
     /// The prototype's look: 1-pixel points, no EDL, black.
-    pub const PLAIN: Look = Look {
-        point_size: PointSize::Fixed(1),
-        edl: None,
-        background: Background::BLACK,
-        splat: SplatMethod::Gather,
-    };
+    pub const PLAIN: Look =
+        Look { point_size: PointSize::Fixed(1), edl: None, background: Background::BLACK, splat: SplatMethod::Gather };
 
     /// The default look: [`Look::PLAIN`] for the built-in scene, adaptive points with EDL on a soft
     /// gradient for loaded files (see the module doc), with `o` applied over it.
@@ -278,8 +269,7 @@ impl Look {
         if let Some(s) = o.splat {
             look.splat = s;
         }
-        let edl_on =
-            o.edl.unwrap_or(look.edl.is_some() || o.edl_strength.is_some() || o.edl_radius_px.is_some());
+        let edl_on = o.edl.unwrap_or(look.edl.is_some() || o.edl_strength.is_some() || o.edl_radius_px.is_some());
         look.edl = edl_on.then(|| Edl {
             strength: o.edl_strength.unwrap_or(Edl::DEFAULT.strength).max(0.0),
             radius_px: o.edl_radius_px.unwrap_or(Edl::DEFAULT.radius_px),
@@ -381,8 +371,7 @@ mod tests {
         assert_eq!(Look::for_cloud(true, &LookOverrides::default()), Look::PLAIN);
         let files = Look::for_cloud(false, &LookOverrides::default());
         assert!(files.edl.is_some() && matches!(files.point_size, PointSize::Adaptive { .. }));
-        let o =
-            LookOverrides { edl: Some(false), point_size: Some(PointSize::Fixed(3)), ..Default::default() };
+        let o = LookOverrides { edl: Some(false), point_size: Some(PointSize::Fixed(3)), ..Default::default() };
         let l = Look::for_cloud(false, &o);
         assert_eq!((l.edl, l.point_size), (None, PointSize::Fixed(3)));
         let o = LookOverrides { edl_strength: Some(2.0), ..Default::default() };

@@ -78,9 +78,7 @@ pub enum RenderError {
 
 /// How the passes are arranged. Every mode gives the reference's image except where two points share
 /// one depth exactly.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum RenderMode {
     /// The design's three passes: clear, depth (atomic min), color (depth equality).
     #[default]
@@ -106,8 +104,7 @@ impl RenderMode {
         [RenderMode::Reference, RenderMode::Packed, RenderMode::Vis, RenderMode::Culled, RenderMode::Quant];
     /// The modes the window's M key cycles through (`packed` is never faster than `vis`: it stays for
     /// tests and benchmarks).
-    pub const CYCLE: [RenderMode; 4] =
-        [RenderMode::Culled, RenderMode::Quant, RenderMode::Vis, RenderMode::Reference];
+    pub const CYCLE: [RenderMode; 4] = [RenderMode::Culled, RenderMode::Quant, RenderMode::Vis, RenderMode::Reference];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -210,8 +207,7 @@ impl FrameParams {
     /// plain look.
     pub fn of_camera(camera: &crate::camera::Camera, width_px: u32, height_px: u32) -> Self {
         let d = camera.depth_range();
-        Self::new(camera.clip_from_world(width_px, height_px), width_px, height_px)
-            .with_depth_range(d.near, d.far)
+        Self::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_depth_range(d.near, d.far)
     }
 
     pub fn with_mode(self, mode: RenderMode) -> Self {
@@ -367,10 +363,7 @@ impl SlotWrite<'_> {
 }
 
 fn no_pool(backend: &str) -> RenderError {
-    RenderError::ModeUnavailable {
-        mode: "level of detail",
-        reason: format!("the {backend} backend has no node pool"),
-    }
+    RenderError::ModeUnavailable { mode: "level of detail", reason: format!("the {backend} backend has no node pool") }
 }
 
 /// A point rasterizer: the CPU backend and the CUDA backend implement it.
@@ -455,11 +448,7 @@ pub trait Rasterizer {
     /// Sets the pool's batch table: one batch per slot, zero points for a slot not drawn. The table
     /// draws slots filled by writes up to fence `after_write`: frames drawn with it wait for those
     /// copies (on the device; callers that draw only completed writes never make them wait).
-    fn set_slot_batches(
-        &mut self,
-        _batches: &[gpu_data::Batch],
-        _after_write: u64,
-    ) -> Result<(), RenderError> {
+    fn set_slot_batches(&mut self, _batches: &[gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
         Err(no_pool(self.name()))
     }
     /// Sets the pool's point spacing per slot (metres; its node's): adaptive point sizes then size each

@@ -51,9 +51,7 @@
 use super::cuda::nccl::{Comms, RankBuffers};
 use super::cuda::{context, kernels, CudaRasterizer, Stage};
 use super::gpu_data::BATCH_POINTS;
-use super::{
-    BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
-};
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use std::ops::Range;
 use std::sync::Arc;
@@ -103,9 +101,7 @@ pub fn split(num_points: u64, parts: usize) -> Result<Vec<Range<u64>>, RenderErr
     if batches < p {
         return Err(RenderError::ModeUnavailable {
             mode: "split",
-            reason: format!(
-                "{num_points} points cannot be split into {parts} shares of whole {batch}-point batches"
-            ),
+            reason: format!("{num_points} points cannot be split into {parts} shares of whole {batch}-point batches"),
         });
     }
     Ok((0..p)
@@ -174,9 +170,7 @@ impl MultiRasterizer {
         }
         let seen = context::device_count();
         if seen < gpus {
-            return Err(RenderError::NoDevice(format!(
-                "{gpus} GPUs asked for (--gpus), the driver sees {seen}"
-            )));
+            return Err(RenderError::NoDevice(format!("{gpus} GPUs asked for (--gpus), the driver sees {seen}")));
         }
         let mut shares = Vec::new();
         let mut devices = Vec::new();
@@ -294,8 +288,7 @@ impl MultiRasterizer {
         for d in &self.devices {
             caps.push(self.shares[d.shares[0]].gpu.point_capacity()?);
         }
-        let per_share =
-            caps.iter().map(|c| c.points / self.devices[0].shares.len() as u64).min().unwrap_or(0);
+        let per_share = caps.iter().map(|c| c.points / self.devices[0].shares.len() as u64).min().unwrap_or(0);
         let first = caps.first().cloned().ok_or_else(|| RenderError::NoDevice("no GPU".into()))?;
         Ok(crate::cloud::device::Capacity {
             points: per_share * self.shares.len() as u64,
@@ -352,11 +345,8 @@ impl MultiRasterizer {
             let dev = &mut self.devices[d];
             if dev.gathered.as_ref().is_none_or(|g| g.len() != n) {
                 dev.gathered = None;
-                dev.gathered = Some(super::cuda::memory::DeviceBuffer::alloc(
-                    &ctx,
-                    n,
-                    "the composite's gathered colours",
-                )?);
+                dev.gathered =
+                    Some(super::cuda::memory::DeviceBuffer::alloc(&ctx, n, "the composite's gathered colours")?);
             }
             let gathered = dev.gathered.as_ref().map_or(0, |g| g.ptr());
             let lead = &self.shares[dev.shares[0]];
@@ -468,13 +458,10 @@ impl Rasterizer for MultiRasterizer {
         }
         let t0 = Instant::now();
         let inputs = vec![(); self.shares.len()];
-        let stats = on_each_device(
-            &mut self.shares,
-            self.devices.len(),
-            inputs,
-            "a share's raster passes",
-            |s, ()| s.gpu.render_stage(frame, None, Stage::Raster),
-        )?;
+        let stats =
+            on_each_device(&mut self.shares, self.devices.len(), inputs, "a share's raster passes", |s, ()| {
+                s.gpu.render_stage(frame, None, Stage::Raster)
+            })?;
         let tc = Instant::now();
         self.composite(frame)?;
         self.sync_all()?;
@@ -498,12 +485,7 @@ impl Rasterizer for MultiRasterizer {
             quantized: a.quantized + b.quantized,
             full: a.full + b.full,
         });
-        Ok(FrameStats {
-            passes,
-            total_ms: t0.elapsed().as_secs_f64() * 1e3,
-            points: self.num_points(),
-            batches,
-        })
+        Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: self.num_points(), batches })
     }
 
     fn num_points(&self) -> u64 {
@@ -572,8 +554,7 @@ impl Rasterizer for MultiRasterizer {
     }
 
     fn slot_writes_done(&mut self) -> Result<u64, RenderError> {
-        let done: Vec<u64> =
-            self.shares.iter_mut().map(|s| s.gpu.slot_writes_done()).collect::<Result<_, _>>()?;
+        let done: Vec<u64> = self.shares.iter_mut().map(|s| s.gpu.slot_writes_done()).collect::<Result<_, _>>()?;
         while let Some((fence, per)) = self.pool_fences.front() {
             if per.iter().zip(&done).any(|(f, d)| f > d) {
                 break;
@@ -608,13 +589,8 @@ impl Rasterizer for MultiRasterizer {
                 crate::render::gpu_data::EMPTY_BATCH,
             );
             // The share's own fence for the writes up to `after_write` (0: all of them are complete).
-            let share_fence = self
-                .pool_fences
-                .iter()
-                .filter(|(f, _)| *f <= after_write)
-                .map(|(_, per)| per[k])
-                .max()
-                .unwrap_or(0);
+            let share_fence =
+                self.pool_fences.iter().filter(|(f, _)| *f <= after_write).map(|(_, per)| per[k]).max().unwrap_or(0);
             s.gpu.set_slot_batches(&local, share_fence)?;
         }
         Ok(())
@@ -625,10 +601,9 @@ impl Rasterizer for MultiRasterizer {
         // use the frame's one spacing on several GPUs.
         match self.pool_slots {
             Some(_) => Ok(()),
-            None => Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: "no node pool reserved".into(),
-            }),
+            None => {
+                Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() })
+            }
         }
     }
 

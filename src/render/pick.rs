@@ -46,12 +46,7 @@ pub trait PickWords {
 
 /// The nearest point of `src`'s last frame within `radius_px` pixels of pixel (`x_px`, `y_px`) (row 0 at
 /// the bottom), or `None` where no point was drawn there ([`super::Rasterizer::pick`]).
-pub fn pick(
-    src: &mut dyn PickWords,
-    x_px: u32,
-    y_px: u32,
-    radius_px: u32,
-) -> Result<Option<PickHit>, RenderError> {
+pub fn pick(src: &mut dyn PickWords, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
     let Some(last) = src.last_frame() else {
         return Ok(None);
     };

@@ -107,20 +107,11 @@ mod tests {
         assert_eq!(names(RenderMode::Reference, &plain), ["clear", "depth", "color"]);
         assert_eq!(names(RenderMode::Vis, &plain), ["clear", "vis", "resolve"]);
         let full = Look { point_size: PointSize::Fixed(3), edl: Some(Edl::DEFAULT), ..plain };
-        assert_eq!(
-            names(RenderMode::Reference, &full),
-            ["clear", "depth", "color", "splat", "resolve", "edl"]
-        );
-        assert_eq!(
-            names(RenderMode::Culled, &full),
-            ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]
-        );
+        assert_eq!(names(RenderMode::Reference, &full), ["clear", "depth", "color", "splat", "resolve", "edl"]);
+        assert_eq!(names(RenderMode::Culled, &full), ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]);
         let scatter = Look { splat: SplatMethod::Scatter, ..full };
         assert_eq!(names(RenderMode::Vis, &scatter), ["clear", "vis-disk", "resolve", "edl"]);
-        assert_eq!(
-            names(RenderMode::Culled, &scatter),
-            ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]
-        );
+        assert_eq!(names(RenderMode::Culled, &scatter), ["clear", "draw1", "hzb", "draw2", "splat", "resolve", "edl"]);
         let edl_only = Look { edl: Some(Edl::DEFAULT), ..plain };
         assert_eq!(names(RenderMode::Reference, &edl_only), ["clear", "depth", "color", "edl"]);
         assert_eq!(names(RenderMode::Packed, &edl_only), ["clear", "packed", "resolve", "edl"]);

@@ -43,11 +43,8 @@ impl FrameTimes {
     pub fn push(&mut self, frame_ms: f64) {
         let frame_ms = if frame_ms.is_finite() { frame_ms.max(0.0) } else { 0.0 };
         // The first frame pays for warm-up: the smoothing starts again from the second.
-        self.smoothed_ms = if self.count <= 1 {
-            frame_ms
-        } else {
-            self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms)
-        };
+        self.smoothed_ms =
+            if self.count <= 1 { frame_ms } else { self.smoothed_ms + SMOOTHING * (frame_ms - self.smoothed_ms) };
         self.last_ms = frame_ms;
         self.count += 1;
         if self.history_ms.len() < HISTORY_LEN {
@@ -72,9 +69,7 @@ impl FrameTimes {
     /// an interval longer than [`IDLE_GAP_MS`]), which restarts the rate.
     pub fn push_interval(&mut self, interval_ms: Option<f64>) {
         match interval_ms.filter(|ms| ms.is_finite() && *ms > 0.0 && *ms <= IDLE_GAP_MS) {
-            Some(ms) if self.interval_ms > 0.0 => {
-                self.interval_ms += SMOOTHING * 4.0 * (ms - self.interval_ms)
-            }
+            Some(ms) if self.interval_ms > 0.0 => self.interval_ms += SMOOTHING * 4.0 * (ms - self.interval_ms),
             Some(ms) => self.interval_ms = ms,
             None => self.interval_ms = 0.0,
         }

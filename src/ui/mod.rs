@@ -90,13 +90,12 @@ pub struct Overlay {
 impl Overlay {
     /// Creates the imgui context and its renderer on `window`'s GL context.
     pub fn new(window: &Window) -> Result<Overlay, OverlayError> {
-        let mut imgui =
-            imgui::SuspendedContext::create().activate().map_err(|_| OverlayError::ContextInUse)?;
+        let mut imgui = imgui::SuspendedContext::create().activate().map_err(|_| OverlayError::ContextInUse)?;
         let platform = GlfwPlatform::init(&mut imgui);
         let gl = window.gl().clone();
         let mut textures = SimpleTextureMap::default();
-        let renderer = Renderer::new(&gl, &mut imgui, &mut textures, true)
-            .map_err(|e| OverlayError::Init(e.to_string()))?;
+        let renderer =
+            Renderer::new(&gl, &mut imgui, &mut textures, true).map_err(|e| OverlayError::Init(e.to_string()))?;
         Ok(Overlay { gl, renderer, textures, platform, imgui, section: None, legend: Default::default() })
     }
 

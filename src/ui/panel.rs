@@ -59,8 +59,7 @@ impl LegendCache {
     /// The legend for the state's cloud and colour mode (recomputed when they change).
     pub fn get(&mut self, s: &AppState) -> &[LegendEntry] {
         let cloud = &s.layers.cloud;
-        let key =
-            (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up);
+        let key = (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up);
         if self.key != Some(key) {
             self.key = Some(key);
             self.entries = legend(s);
@@ -87,9 +86,7 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
                 vec![LegendEntry::Note("the built-in scene's own colors".into())]
             } else if colorless > 0 {
                 vec![
-                    LegendEntry::Note(format!(
-                        "file colors; {colorless} file(s) without colors by elevation:"
-                    )),
+                    LegendEntry::Note(format!("file colors; {colorless} file(s) without colors by elevation:")),
                     elevation(),
                 ]
             } else {
@@ -198,10 +195,7 @@ fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             (1, _) => "measure: click the second point".to_string(),
             _ => {
                 let d = distance(&m[0], &m[1], s.nav.camera.up.vector());
-                format!(
-                    "distance {:.3} m  horiz. {:.3}  vert. {:+.3}",
-                    d.total_m, d.horizontal_m, d.vertical_m
-                )
+                format!("distance {:.3} m  horiz. {:.3}  vert. {:+.3}", d.total_m, d.horizontal_m, d.vertical_m)
             }
         };
         ui.text_colored(MEASURE, text);
@@ -317,9 +311,7 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                 for k in 0..steps {
                     let c = attributes::ramp_color(k as f32 / (steps - 1) as f32);
                     let x0 = p[0] + w * k as f32 / steps as f32;
-                    dl.add_rect([x0, p[1]], [x0 + w / steps as f32 + 0.5, p[1] + h], rgba_f(c))
-                        .filled(true)
-                        .build();
+                    dl.add_rect([x0, p[1]], [x0 + w / steps as f32 + 0.5, p[1] + h], rgba_f(c)).filled(true).build();
                 }
                 ui.dummy([w, h]);
                 ui.same_line();
@@ -347,12 +339,9 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     }
     ui.text_disabled(format!("up: {}", s.up_reason));
     ui.text("view");
-    for (label, v) in [
-        ("top (7)", View::Top),
-        ("front (1)", View::Front),
-        ("side (3)", View::Right),
-        ("oblique", View::Oblique),
-    ] {
+    for (label, v) in
+        [("top (7)", View::Top), ("front (1)", View::Front), ("side (3)", View::Right), ("oblique", View::Oblique)]
+    {
         ui.same_line();
         if ui.small_button(label) {
             actions.push(Action::View(v));
@@ -451,11 +440,7 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         let f = s.layers.cloud.to_source(p);
         ui.text_disabled(format!("pivot {:.3}, {:.3}, {:.3}", f.x, f.y, f.z));
     }
-    ui.text_wrapped(format!(
-        "--camera {} --up {}",
-        PoseArg::format(&cam.pose, s.layers.cloud.origin),
-        cam.up
-    ));
+    ui.text_wrapped(format!("--camera {} --up {}", PoseArg::format(&cam.pose, s.layers.cloud.origin), cam.up));
     if ui.small_button("print + copy (K)") {
         actions.push(Action::PrintPose);
     }
@@ -514,8 +499,7 @@ fn performance(ui: &imgui::Ui, info: &FrameInfo<'_>) {
         .overlay_text(format!("frame ms, last {} frames, max {max_ms:.1}", history.len()))
         .build();
     if !info.stats.passes.is_empty() {
-        let passes: Vec<String> =
-            info.stats.passes.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
+        let passes: Vec<String> = info.stats.passes.iter().map(|p| format!("{} {:.2}", p.name, p.ms)).collect();
         ui.text_wrapped(format!("passes (ms): {}", passes.join(" | ")));
     }
     if !info.gpu_stages.is_empty() {

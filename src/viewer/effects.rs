@@ -68,13 +68,7 @@ pub fn gather_reads(
 }
 
 /// Carries out what `need` asks of the window, the disk and the GPU (taking those requests out of it).
-pub fn run(
-    need: &mut Effects,
-    state: &mut AppState,
-    front: &mut Frontend,
-    rasterizer: &mut dyn Rasterizer,
-    lod: bool,
-) {
+pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, rasterizer: &mut dyn Rasterizer, lod: bool) {
     if let Some(on) = need.mouselook.take() {
         front.set_mouselook(on);
     }

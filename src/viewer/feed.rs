@@ -246,11 +246,7 @@ pub fn poll(feed: &PointFeed, state: &mut AppState, rasterizer: &mut dyn Rasteri
 
 /// Makes `set` what the window draws: uploads host points, shows device arrays in place; the layers
 /// become the new points and the camera's planes follow their bounds (the pose stays).
-pub fn apply(
-    state: &mut AppState,
-    rasterizer: &mut dyn Rasterizer,
-    set: PointSet,
-) -> Result<(), RenderError> {
+pub fn apply(state: &mut AppState, rasterizer: &mut dyn Rasterizer, set: PointSet) -> Result<(), RenderError> {
     let cloud = match set {
         PointSet::Host(cloud) => {
             rasterizer.upload(&cloud)?;

@@ -84,11 +84,8 @@ impl Frontend {
         rasterizer: &dyn Rasterizer,
         backend_note: Option<String>,
     ) -> Result<Frontend, ViewerError> {
-        let window = Window::open(&WindowOptions {
-            size_px: opts.size_px,
-            title: format!("pcv - {title}"),
-            vsync: opts.vsync,
-        })?;
+        let window =
+            Window::open(&WindowOptions { size_px: opts.size_px, title: format!("pcv - {title}"), vsync: opts.vsync })?;
         let overlay = if opts.overlay { Some(Overlay::new(&window)?) } else { None };
         Ok(Frontend {
             surface: None,
@@ -122,8 +119,7 @@ impl Frontend {
 
     /// Whether picking can read the last frame: one of the framebuffer's current size was rendered.
     pub fn frame_valid(&self) -> bool {
-        self.rendered
-            && self.surface.as_ref().map(|s| s.pixels.size_px()) == Some(self.window.framebuffer_size_px())
+        self.rendered && self.surface.as_ref().map(|s| s.pixels.size_px()) == Some(self.window.framebuffer_size_px())
     }
 
     /// Waits for events for at most `timeout_s` (`None`: polls only).
@@ -141,8 +137,7 @@ impl Frontend {
         let (fb_w, fb_h) = self.window.framebuffer_size_px();
         let (win_w, win_h) = self.window.window_size();
         let px_per_coord = Vec2::new(fb_w as f32 / win_w.max(1) as f32, fb_h as f32 / win_h.max(1) as f32);
-        let px_per_coord =
-            if px_per_coord.is_finite() && px_per_coord.x > 0.0 { px_per_coord } else { Vec2::ONE };
+        let px_per_coord = if px_per_coord.is_finite() && px_per_coord.x > 0.0 { px_per_coord } else { Vec2::ONE };
         let mut actions = std::mem::take(&mut self.ui_actions);
         if self.ui_settle > 0 {
             self.ui_settle -= 1;
@@ -156,9 +151,7 @@ impl Frontend {
             }
             match event {
                 WindowEvent::FramebufferSize(..) => need.redraw_scene = true,
-                WindowEvent::Refresh | WindowEvent::Focus(_) | WindowEvent::Iconify(_) => {
-                    need.redraw_ui = true
-                }
+                WindowEvent::Refresh | WindowEvent::Focus(_) | WindowEvent::Iconify(_) => need.redraw_ui = true,
                 _ => {}
             }
         }
@@ -202,11 +195,9 @@ impl Frontend {
             // The old registration and GL objects go before the new ones are made.
             drop(self.surface.take());
             let allow_interop = self.interop_fallback.is_none();
-            let (made, interop_error) =
-                Surface::new(self.window.gl(), fb_w, fb_h, rasterizer, allow_interop)?;
+            let (made, interop_error) = Surface::new(self.window.gl(), fb_w, fb_h, rasterizer, allow_interop)?;
             if let Some(e) = interop_error {
-                self.interop_fallback =
-                    Some(format!("CUDA could not register the window's pixel buffer ({e})"));
+                self.interop_fallback = Some(format!("CUDA could not register the window's pixel buffer ({e})"));
             }
             self.pixels_how = pixel_path(&made, self.interop_fallback.as_deref());
             self.surface = Some(made);

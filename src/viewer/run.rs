@@ -60,12 +60,7 @@ pub fn run_scene(
     mut lod: Option<&mut LodScene>,
 ) -> Result<ViewerSummary, ViewerError> {
     if opts.frames == Some(0) {
-        let none = ViewerSummary {
-            frames: 0,
-            mean_frame_ms: 0.0,
-            interop_fallback: None,
-            gpu_stages_ms: Vec::new(),
-        };
+        let none = ViewerSummary { frames: 0, mean_frame_ms: 0.0, interop_fallback: None, gpu_stages_ms: Vec::new() };
         return opts
             .screenshot
             .map_or(Ok(none), |_| Err(ViewerError::NoScreenshot { reason: "zero frames were asked for" }));
@@ -90,8 +85,7 @@ pub fn run_scene(
         // 3. Reads of the last frame, then actions and time → state (pure), then effects.
         state.size_px = input.size_px;
         let dt_s = turn.dt_s();
-        let mut reads =
-            effects::gather_reads(&mut state, rasterizer, &input.actions, &input.held, front.frame_valid());
+        let mut reads = effects::gather_reads(&mut state, rasterizer, &input.actions, &input.held, front.frame_valid());
         let ctx = &mut UpdateCtx { reads: &mut reads };
         for a in input.actions {
             turn.need.merge(update::apply(&mut state, a, ctx));
@@ -123,9 +117,7 @@ pub fn run_scene(
         }
         let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
         let render_points = turn.need.redraw_scene || continuous || last;
-        let Drawn::Frame { rendered } =
-            front.draw(&mut state, rasterizer, &mut turn.need, mode, render_points)?
-        else {
+        let Drawn::Frame { rendered } = front.draw(&mut state, rasterizer, &mut turn.need, mode, render_points)? else {
             continue;
         };
         if rendered {
@@ -159,17 +151,13 @@ pub fn run_scene(
 /// The state a window starts with: the cloud's layers, the start camera and controller (orbit for
 /// files, fly for the built-in scene), the look, and the `--path` flight.
 fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) -> AppState {
-    let controller = opts.controller.unwrap_or(if cloud.scene().is_some() {
-        ControllerKind::Fly
-    } else {
-        ControllerKind::Orbit
-    });
+    let controller =
+        opts.controller.unwrap_or(if cloud.scene().is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
     // The caller uploaded `cloud`: this only sets the index map.
     let _ = layers.uploaded();
     let nav = Navigator::new(opts.camera, controller);
-    let mut state =
-        AppState::new(nav, layers, opts.mode, opts.look, opts.spacing_m, opts.up_reason.clone(), size_px);
+    let mut state = AppState::new(nav, layers, opts.mode, opts.look, opts.spacing_m, opts.up_reason.clone(), size_px);
     if let Some(path) = opts.path.clone() {
         if let Some(up) = path.up {
             state.nav.camera.up = up;
@@ -261,11 +249,7 @@ impl Turn {
         if rendered {
             front.frame_times.push(frame_ms);
             let interval_ms = self.last_rendered.map(|t| now.duration_since(t).as_secs_f64() * 1e3);
-            front.frame_times.push_interval(if std::mem::take(&mut self.waited) {
-                None
-            } else {
-                interval_ms
-            });
+            front.frame_times.push_interval(if std::mem::take(&mut self.waited) { None } else { interval_ms });
             self.last_rendered = Some(now);
         }
         if self.frames == 0 {

@@ -47,8 +47,7 @@ impl Surface {
             },
             _ => (None, None),
         };
-        let host_px =
-            if registration.is_some() { Vec::new() } else { vec![CLEAR_COLOR; pixels.num_pixels()] };
+        let host_px = if registration.is_some() { Vec::new() } else { vec![CLEAR_COLOR; pixels.num_pixels()] };
         let events = match (&registration, &cuda) {
             (Some(_), Some(cuda)) => {
                 let make = || cuda.ctx.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT));
@@ -67,11 +66,7 @@ impl Surface {
     }
 
     /// Renders `frame` into the pixel buffer.
-    pub fn render(
-        &mut self,
-        rasterizer: &mut dyn Rasterizer,
-        frame: &FrameParams,
-    ) -> Result<FrameStats, ViewerError> {
+    pub fn render(&mut self, rasterizer: &mut dyn Rasterizer, frame: &FrameParams) -> Result<FrameStats, ViewerError> {
         match &mut self.registration {
             Some(registration) => {
                 let stream = rasterizer.cuda_handle().map(|c| c.stream);

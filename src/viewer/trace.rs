@@ -18,8 +18,7 @@ impl Trace {
     /// Creates `path` (`None`: no trace).
     pub fn create(path: Option<&PathBuf>) -> Result<Option<Trace>, super::ViewerError> {
         let Some(p) = path else { return Ok(None) };
-        let file = std::fs::File::create(p)
-            .map_err(|source| super::ViewerError::Trace { path: p.clone(), source })?;
+        let file = std::fs::File::create(p).map_err(|source| super::ViewerError::Trace { path: p.clone(), source })?;
         Ok(Some(Trace { path: p.clone(), out: std::io::BufWriter::new(file) }))
     }
 

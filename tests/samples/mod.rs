@@ -81,13 +81,7 @@ fn ply_value(out: &mut Vec<u8>, enc: PlyEnc, ty: &str, v: f64) {
 
 /// A PLY file: `props` (name, type) per vertex, `rows` the values; faces (a list property) before or
 /// after the vertices when asked.
-pub fn ply(
-    enc: PlyEnc,
-    props: &[(&str, &str)],
-    rows: &[Vec<f64>],
-    faces_first: bool,
-    faces: usize,
-) -> Vec<u8> {
+pub fn ply(enc: PlyEnc, props: &[(&str, &str)], rows: &[Vec<f64>], faces_first: bool, faces: usize) -> Vec<u8> {
     let e = match enc {
         PlyEnc::Ascii => "ascii",
         PlyEnc::Le => "binary_little_endian",
@@ -146,14 +140,7 @@ pub fn color_as(ty: &str, c: u8) -> f64 {
 }
 
 /// A LAS or LAZ file written by the `las` crate: version 1.`minor`, point `format`, colors `rgb16(c)`.
-pub fn las(
-    pts: &[Pt],
-    minor: u8,
-    format: u8,
-    laz: bool,
-    base: [f64; 3],
-    rgb16: impl Fn(u8) -> u16,
-) -> Vec<u8> {
+pub fn las(pts: &[Pt], minor: u8, format: u8, laz: bool, base: [f64; 3], rgb16: impl Fn(u8) -> u16) -> Vec<u8> {
     let mut b = las::Builder::from((1, minor));
     let mut f = las::point::Format::new(format).expect("format");
     f.is_compressed = laz;
@@ -177,8 +164,7 @@ pub fn las(
             q.gps_time = Some(1.5);
         }
         if f.has_color {
-            q.color =
-                Some(las::Color { red: rgb16(p.rgb[0]), green: rgb16(p.rgb[1]), blue: rgb16(p.rgb[2]) });
+            q.color = Some(las::Color { red: rgb16(p.rgb[0]), green: rgb16(p.rgb[1]), blue: rgb16(p.rgb[2]) });
         }
         if f.has_nir {
             q.nir = Some(7);
@@ -323,11 +309,7 @@ pub fn e57(pts: &[Pt], t: [f64; 3]) -> (Vec<u8>, E57Points) {
                 RecordValue::Integer(p.intensity as i64),
             ])
             .expect("add");
-            expected.push((
-                [r * el.cos() * az.cos(), r * el.cos() * az.sin(), r * el.sin()],
-                None,
-                p.intensity,
-            ));
+            expected.push(([r * el.cos() * az.cos(), r * el.cos() * az.sin(), r * el.sin()], None, p.intensity));
         }
         pc.finalize().expect("finalize");
         w.finalize().expect("finalize");
@@ -402,8 +384,7 @@ pub fn copc_like(pts: &[Pt], base: [f64; 3], sizes: &[usize]) -> Vec<u8> {
         v.extend_from_slice(data);
         v
     };
-    let vlrs =
-        [vlr_record(b"copc", 1, &[0u8; 160]), vlr_record(b"laszip encoded", 22204, &vlr_data)].concat();
+    let vlrs = [vlr_record(b"copc", 1, &[0u8; 160]), vlr_record(b"laszip encoded", 22204, &vlr_data)].concat();
     let mut head = fixed[..header_size].to_vec();
     head[96..100].copy_from_slice(&((header_size + vlrs.len()) as u32).to_le_bytes());
     head[100..104].copy_from_slice(&2u32.to_le_bytes());
@@ -461,12 +442,7 @@ pub fn damaged() -> Vec<(&'static str, String, Vec<u8>, &'static str)> {
     for (enc, tag) in [(PlyEnc::Le, "binary"), (PlyEnc::Ascii, "ascii")] {
         let good = ply(enc, &xyz, &rows, false, 4);
         // `element vertex` one higher than the file holds: it would read face data as a vertex.
-        out.push((
-            "ply",
-            format!("vertex-count-one-high-{tag}"),
-            ply_with_count(&good, "vertex", 101),
-            "face",
-        ));
+        out.push(("ply", format!("vertex-count-one-high-{tag}"), ply_with_count(&good, "vertex", 101), "face"));
         // Truncated inside the faces.
         let cut = if enc == PlyEnc::Ascii { good.len() - 6 } else { good.len() - 5 };
         out.push(("ply", format!("faces-truncated-{tag}"), good[..cut].to_vec(), "face"));
@@ -477,12 +453,7 @@ pub fn damaged() -> Vec<(&'static str, String, Vec<u8>, &'static str)> {
         out.push(("ply", format!("faces-first-count-high-{tag}"), ply_with_count(&first, "face", 6), "face"));
     }
     // Text: two lines run together (6 numbers in a file of 3 columns).
-    out.push((
-        "text",
-        "merged-lines".to_string(),
-        b"1 2 3\n4 5 6\n7 8 9 10 11 12\n13 14 15\n".to_vec(),
-        "line 3",
-    ));
+    out.push(("text", "merged-lines".to_string(), b"1 2 3\n4 5 6\n7 8 9 10 11 12\n13 14 15\n".to_vec(), "line 3"));
     out.push(("text", "short-line".to_string(), b"1,2,3,4\n5,6,7,8\n9,10,11\n".to_vec(), "line 3"));
     // PCD ascii: a line with more values than the fields take.
     let pcd_text = b"VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6 7\n";

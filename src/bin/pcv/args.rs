@@ -416,8 +416,7 @@ pub fn parse_on_off(s: &str) -> Result<bool, String> {
 }
 
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) =
-        s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT (example: 1920x1080)"))?;
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT (example: 1920x1080)"))?;
     let w: u32 = w.trim().parse().map_err(|_| format!("bad width in '{s}'"))?;
     let h: u32 = h.trim().parse().map_err(|_| format!("bad height in '{s}'"))?;
     if w == 0 || h == 0 || w > 16384 || h > 16384 {

@@ -234,22 +234,19 @@ fn bench(a: BenchArgs) -> Result<()> {
             return pcv::bench::window::run_all(r, &opts, source, a.json.as_deref()).map_err(Into::into);
         }
         println!("{}", pcv::bench::table_header());
-        let report = pcv::bench::run(r, &opts, &mut |n| Ok(source(n)), |res| {
-            println!("{}", pcv::bench::table_row(res))
-        })?;
+        let report =
+            pcv::bench::run(r, &opts, &mut |n| Ok(source(n)), |res| println!("{}", pcv::bench::table_row(res)))?;
         for (n, ms) in &report.upload_ms {
             println!("upload/generate {n} points: {ms:.1} ms");
         }
         // One report per GPU count: FILE.json, or FILE-gpusN.json when several counts are timed.
-        if let Some(p) = a.json.as_ref().map(|p| pcv::bench::report_path(p, a.gpus.len() > 1, gpus.resolve()))
-        {
+        if let Some(p) = a.json.as_ref().map(|p| pcv::bench::report_path(p, a.gpus.len() > 1, gpus.resolve())) {
             std::fs::write(&p, serde_json::to_string_pretty(&report)?)
                 .with_context(|| format!("writing {}", p.display()))?;
             println!("wrote {}", p.display());
         }
         if let Some(p) = a.plot.as_ref().filter(|_| gi == 0) {
-            let title =
-                format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
+            let title = format!("pcv bench, {} ({}), commit {}", report.device, report.date_utc, report.commit);
             pcv::bench::plot::plot(&report.results, &title, p)?;
             println!("wrote {}", p.display());
         }
@@ -290,8 +287,6 @@ fn convert(a: ConvertArgs) -> Result<()> {
     let secs = t0.elapsed().as_secs_f64();
     let rate = s.points as f64 / secs.max(1e-9) / 1e6;
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);
-    eprintln!(
-        "pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)"
-    );
+    eprintln!("pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)");
     Ok(())
 }

@@ -50,10 +50,7 @@ fn file_header(data: &[u8]) -> Result<FileHeader, FormatError> {
         return Err(FormatError::at_byte(40, format!("page size {page_size}: E57 pages are {PAGE} bytes")));
     }
     if xml_offset >= length || xml_offset % PAGE > PAGE - 4 {
-        return Err(FormatError::at_byte(
-            24,
-            format!("XML section offset {xml_offset} is outside the file's pages"),
-        ));
+        return Err(FormatError::at_byte(24, format!("XML section offset {xml_offset} is outside the file's pages")));
     }
     // The logical length (without the 4-byte checksum of each page) must fit the pages after the offset.
     let room = (length - xml_offset) - (length - xml_offset).div_ceil(PAGE) * 4;
@@ -102,11 +99,7 @@ fn placed(data: &[u8], section: std::ops::Range<u64>, what: &str, e: e57::Error)
     match bad_page(data, section.clone()) {
         Some(o) => FormatError::AtByte {
             offset: o,
-            msg: format!(
-                "{what}: page {} (bytes {o}..{}) does not match its checksum ({e})",
-                o / PAGE,
-                o + PAGE
-            ),
+            msg: format!("{what}: page {} (bytes {o}..{}) does not match its checksum ({e})", o / PAGE, o + PAGE),
         },
         None => FormatError::AtByte { offset: section.start, msg: format!("{what}: {e}") },
     }
@@ -143,8 +136,7 @@ pub fn with_valid_checksums(data: &[u8]) -> Vec<u8> {
     }
     let mut out = data.to_vec();
     for page in out.chunks_exact_mut(1024) {
-        let crc =
-            !page[..1020].iter().fold(!0u32, |c, &b| table[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8));
+        let crc = !page[..1020].iter().fold(!0u32, |c, &b| table[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8));
         page[1020..].copy_from_slice(&crc.to_be_bytes());
     }
     out
@@ -251,17 +243,13 @@ impl ChunkSource for E57Source<'_> {
             let name = pc.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
             match i {
                 Some(i) => {
-                    format!(
-                        "scan {k}{name}, point {i} of {} (binary section at byte {})",
-                        pc.records, pc.file_offset
-                    )
+                    format!("scan {k}{name}, point {i} of {} (binary section at byte {})", pc.records, pc.file_offset)
                 }
                 None => format!("scan {k}{name} (binary section at byte {})", pc.file_offset),
             }
         };
         let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
-        let mut it =
-            r.pointcloud_simple(pc).map_err(|e| placed(self.data, section.clone(), &what(None), e))?;
+        let mut it = r.pointcloud_simple(pc).map_err(|e| placed(self.data, section.clone(), &what(None), e))?;
         it.spherical_to_cartesian(true);
         it.apply_pose(true);
         it.intensity_to_color(false);

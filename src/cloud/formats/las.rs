@@ -20,8 +20,8 @@
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
 //! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo,
-    FormatError, ReadOptions, Rec,
+    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError,
+    ReadOptions, Rec,
 };
 use crate::cloud::point::Point;
 use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
@@ -98,10 +98,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     }
     let version = (data[24], data[25]);
     if version.0 != 1 || version.1 > 4 {
-        return Err(FormatError::at_byte(
-            24,
-            format!("LAS version {}.{} is not 1.0–1.4", version.0, version.1),
-        ));
+        return Err(FormatError::at_byte(24, format!("LAS version {}.{} is not 1.0–1.4", version.0, version.1)));
     }
     let header_size = u16le(data, 94);
     let min_header = match version.1 {
@@ -112,11 +109,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
     if (header_size as usize) < min_header || header_size as usize > data.len() {
         return Err(FormatError::at_byte(
             94,
-            format!(
-                "header size {header_size} is impossible for LAS 1.{} in a {}-byte file",
-                version.1,
-                data.len()
-            ),
+            format!("header size {header_size} is impossible for LAS 1.{} in a {}-byte file", version.1, data.len()),
         ));
     }
     let data_offset = u32le(data, 96);
@@ -157,10 +150,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
             ));
         }
         if !offset[k].is_finite() {
-            return Err(FormatError::at_byte(
-                155 + 8 * k,
-                format!("{axis} offset {} is not finite", offset[k]),
-            ));
+            return Err(FormatError::at_byte(155 + 8 * k, format!("{axis} offset {} is not finite", offset[k])));
         }
     }
     let max = [f64le(data, 179), f64le(data, 195), f64le(data, 211)];
@@ -272,33 +262,22 @@ pub(crate) fn record_fn(h: &Header, eight_bit: bool) -> impl Fn(&[u8]) -> Rec + 
 fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
     let copc = vlrs.iter().any(|v| v.user_id == "copc");
     let kind = if h.compressed { "LAZ" } else { "LAS" };
-    let mut variant = format!(
-        "{kind} {}.{}, point format {} ({}-byte records)",
-        h.version.0, h.version.1, h.format, h.record_len
-    );
+    let mut variant =
+        format!("{kind} {}.{}, point format {} ({}-byte records)", h.version.0, h.version.1, h.format, h.record_len);
     if copc {
         variant.push_str(", COPC (read as plain LAZ)");
     }
     let l = layout(h.format);
     let mut attributes = vec!["xyz (i32 × scale + offset)".to_string(), "intensity (u16)".to_string()];
-    attributes.push(if h.format >= 6 {
-        "classification (u8)".into()
-    } else {
-        "classification (5 bits)".into()
-    });
+    attributes.push(if h.format >= 6 { "classification (u8)".into() } else { "classification (5 bits)".into() });
     if l.rgb.is_some() {
         attributes.push(match eight_bit {
             Some(true) => "rgb (u16 fields holding 8-bit values)".into(),
             _ => "rgb (u16)".into(),
         });
     }
-    let mut skipped = vec![
-        "returns".to_string(),
-        "flags".into(),
-        "scan angle".into(),
-        "user data".into(),
-        "point source id".into(),
-    ];
+    let mut skipped =
+        vec!["returns".to_string(), "flags".into(), "scan angle".into(), "user data".into(), "point source id".into()];
     if !matches!(h.format, 0 | 2) {
         skipped.push("gps time".into());
     }
@@ -405,10 +384,7 @@ pub fn open(data: &[u8]) -> Result<LasSource<'_>, FormatError> {
         let max = match &src.body {
             Body::Las { records, count } => {
                 let (f, stride) = (record_fn(&src.h, false), src.h.record_len as usize);
-                sample_indices(*count, 4096)
-                    .map(|k| f(&records[k * stride..(k + 1) * stride]).aux)
-                    .max()
-                    .unwrap_or(0)
+                sample_indices(*count, 4096).map(|k| f(&records[k * stride..(k + 1) * stride]).aux).max().unwrap_or(0)
             }
             Body::Laz { chunks, .. } if !chunks.is_empty() => {
                 let mut st = Staging::default();
@@ -509,17 +485,9 @@ impl LasSource<'_> {
         let mut scratch = std::mem::take(&mut out.scratch);
         let stride = self.h.record_len as usize;
         let eight_bit = self.eight_bit.load(Ordering::Relaxed);
-        let r = laz_chunk_pieces(
-            self.data,
-            stride,
-            vlr,
-            chunks,
-            layers,
-            k,
-            selection,
-            &mut scratch,
-            &mut |piece| push_las_records(out, piece, &self.h, eight_bit, origin),
-        );
+        let r = laz_chunk_pieces(self.data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |piece| {
+            push_las_records(out, piece, &self.h, eight_bit, origin)
+        });
         out.scratch = scratch;
         r
     }
@@ -535,13 +503,7 @@ pub(crate) fn always_finite(h: &Header) -> bool {
 /// fields) to `out`. The fast path, for every file whose coordinates cannot overflow: one loop per
 /// layout with the fields at fixed offsets, the bounds kept as integer minima and maxima (scale and
 /// offset are monotonic, so they give the f64 bounds exactly), no per-point checks.
-pub(crate) fn push_las_records(
-    out: &mut Staging,
-    src: &[u8],
-    h: &Header,
-    eight_bit: bool,
-    origin: &[f64; 3],
-) {
+pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_bit: bool, origin: &[f64; 3]) {
     let stride = h.record_len as usize;
     if out.keep_f64 || !always_finite(h) || !(out.cols.intensity && out.cols.classification) {
         return out.push_records(src, stride, &record_fn(h, eight_bit), origin);
@@ -671,9 +633,7 @@ pub(crate) fn laz_chunk_pieces(
             if layout.record_len() == stride {
                 let c = chunks[k];
                 let bytes = &data[c.byte..c.byte + c.bytes];
-                let at = |m: String| {
-                    FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()))
-                };
+                let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
                 check_layers(bytes, stride, layers).map_err(at)?;
                 return super::laz::decode_layered_chunk(
                     bytes,
@@ -722,9 +682,7 @@ pub(crate) fn laz_crate_pieces(
     scratch: &mut Vec<u8>,
     piece: &mut dyn FnMut(&[u8]),
 ) -> Result<(), FormatError> {
-    use laz::record::{
-        LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor,
-    };
+    use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor};
     let c = chunks[k];
     let bytes = &data[c.byte..c.byte + c.bytes];
     let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
@@ -733,11 +691,11 @@ pub(crate) fn laz_crate_pieces(
     }
     let r = super::catch_quietly(|| -> Result<(), FormatError> {
         let cursor = std::io::Cursor::new(bytes);
-        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> =
-            match vlr.items()[0].version() {
-                1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
-                _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
-            };
+        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version()
+        {
+            1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
+            _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
+        };
         dec.set_fields_from(vlr.items()).map_err(|e| at(e.to_string()))?;
         dec.set_selection(selection);
         let mut done = 0usize;
@@ -799,9 +757,7 @@ impl ChunkSource for LasSource<'_> {
             // Every chunk decodes exactly the points its entry declares or fails (`laz_chunk_pieces`),
             // so the workers may place chunks at their offsets wherever the entries' total is within
             // what the file's size allows (a lying table takes the appending path, which grows).
-            Body::Laz { chunks, .. } => {
-                chunks.iter().map(|c| c.points as u64).sum::<u64>() <= self.reserve_points()
-            }
+            Body::Laz { chunks, .. } => chunks.iter().map(|c| c.points as u64).sum::<u64>() <= self.reserve_points(),
         }
     }
 
@@ -935,10 +891,7 @@ pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<
     cursor.set_position(start as u64);
     let table = super::catch_quietly(|| laz::laszip::ChunkTable::read_from(&mut cursor, vlr))
         .map_err(|m| {
-            FormatError::at_byte(
-                table_at,
-                format!("the LAZ chunk table is corrupt (the decoder failed: {m})"),
-            )
+            FormatError::at_byte(table_at, format!("the LAZ chunk table is corrupt (the decoder failed: {m})"))
         })?
         .map_err(|e| FormatError::at_byte(table_at, format!("LAZ chunk table: {e}")))?;
     let entries: &[ChunkTableEntry] = table.as_ref();
@@ -974,10 +927,7 @@ pub(crate) fn chunk_table(data: &[u8], h: &Header, vlr: &laz::LazVlr) -> Result<
         if e.byte_count > (table_at - byte) as u64 {
             return Err(FormatError::at_byte(
                 byte,
-                format!(
-                    "LAZ chunk {k} ({} bytes) runs past the chunk table at byte {table_at}",
-                    e.byte_count
-                ),
+                format!("LAZ chunk {k} ({} bytes) runs past the chunk table at byte {table_at}", e.byte_count),
             ));
         }
         chunks.push(Chunk { byte, bytes: e.byte_count as usize, points: points as usize });

@@ -144,8 +144,7 @@ impl DBounds {
             return crate::cloud::Bounds::EMPTY;
         }
         let o = origin.to_array();
-        let f =
-            |v: [f64; 3]| glam::Vec3::new((v[0] - o[0]) as f32, (v[1] - o[1]) as f32, (v[2] - o[2]) as f32);
+        let f = |v: [f64; 3]| glam::Vec3::new((v[0] - o[0]) as f32, (v[1] - o[1]) as f32, (v[2] - o[2]) as f32);
         crate::cloud::Bounds { min: f(self.min), max: f(self.max) }
     }
 }
@@ -221,10 +220,8 @@ impl Progress {
     ) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template(
-                "loading {prefix}{bar:40} {human_pos}/{human_len} points ({msg}, ETA {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("loading {prefix}{bar:40} {human_pos}/{human_len} points ({msg}, ETA {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         shared.add_total(total);
         Progress { bar, start: Instant::now(), shown: AtomicBool::new(false), enabled, shared }
@@ -322,11 +319,7 @@ impl Rec {
     /// The color at 16 bits.
     #[inline]
     pub fn rgb16(&self) -> [u16; 3] {
-        self.rgb16.unwrap_or([
-            self.rgba[0] as u16 * 257,
-            self.rgba[1] as u16 * 257,
-            self.rgba[2] as u16 * 257,
-        ])
+        self.rgb16.unwrap_or([self.rgba[0] as u16 * 257, self.rgba[1] as u16 * 257, self.rgba[2] as u16 * 257])
     }
 }
 

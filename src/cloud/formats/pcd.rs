@@ -12,8 +12,8 @@
 //! chunks, each line holding exactly the values the fields take. NaN points (the holes of organized clouds) are dropped and counted. The `VIEWPOINT` (the
 //! sensor pose) is reported, not applied, as PCL does.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded,
-    FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
+    FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use rayon::prelude::*;
@@ -87,9 +87,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
                 .collect()
         };
         let one = |what: &str| -> Result<u64, FormatError> {
-            rest.first()
-                .and_then(|t| t.parse::<u64>().ok())
-                .ok_or_else(|| err(format!("{what} needs a whole number")))
+            rest.first().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| err(format!("{what} needs a whole number")))
         };
         match key.to_ascii_uppercase().as_str() {
             "VERSION" => version = rest.join(" "),
@@ -140,10 +138,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
                         ('F', 4) => Scalar::F32,
                         ('F', 8) => Scalar::F64,
                         (t, s) => {
-                            return Err(err(format!(
-                                "field '{}': TYPE {t} with SIZE {s} is not a PCD type",
-                                names[i]
-                            )))
+                            return Err(err(format!("field '{}': TYPE {t} with SIZE {s} is not a PCD type", names[i])))
                         }
                     };
                     if counts[i] == 0 || counts[i] > 1 << 16 {
@@ -186,9 +181,7 @@ struct Roles {
 }
 
 fn roles(h: &Header) -> Result<Roles, FormatError> {
-    let pos = |names: &[&str]| {
-        names.iter().find_map(|n| h.fields.iter().position(|f| f.name.eq_ignore_ascii_case(n)))
-    };
+    let pos = |names: &[&str]| names.iter().find_map(|n| h.fields.iter().position(|f| f.name.eq_ignore_ascii_case(n)));
     let mut xyz = [0; 3];
     for (k, a) in ["x", "y", "z"].iter().enumerate() {
         xyz[k] = pos(&[a]).ok_or_else(|| {
@@ -200,11 +193,8 @@ fn roles(h: &Header) -> Result<Roles, FormatError> {
     }
     let packed = pos(&["rgb", "rgba"]).filter(|&i| h.fields[i].ty.size() == 4);
     let sep = [pos(&["r", "red"]), pos(&["g", "green"]), pos(&["b", "blue"])];
-    let rgb = if packed.is_none() && sep.iter().all(|s| s.is_some()) {
-        Some(sep.map(|s| s.unwrap_or(0)))
-    } else {
-        None
-    };
+    let rgb =
+        if packed.is_none() && sep.iter().all(|s| s.is_some()) { Some(sep.map(|s| s.unwrap_or(0))) } else { None };
     Ok(Roles { xyz, packed, rgb, intensity: pos(&["intensity"]), class: pos(&["classification"]) })
 }
 
@@ -238,19 +228,14 @@ fn info(h: &Header, r: &Roles) -> FileInfo {
             || r.intensity == Some(i)
             || r.class == Some(i)
     };
-    let skipped =
-        h.fields.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, f)| f.name.clone()).collect();
+    let skipped = h.fields.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, f)| f.name.clone()).collect();
     let data = match h.data {
         DataKind::Ascii => "ascii",
         DataKind::Binary => "binary",
         DataKind::BinaryCompressed => "binary_compressed",
     };
-    let mut notes = vec![format!(
-        "width {} height {}{}",
-        h.width,
-        h.height,
-        if h.height > 1 { " (organized)" } else { "" }
-    )];
+    let mut notes =
+        vec![format!("width {} height {}{}", h.width, h.height, if h.height > 1 { " (organized)" } else { "" })];
     if !h.viewpoint.is_empty() {
         notes.push(format!("viewpoint {} (not applied)", h.viewpoint));
     }
@@ -412,8 +397,7 @@ impl PcdSource<'_> {
         let (h, r) = (&self.h, &self.roles);
         let col = column_starts(h);
         let width: usize = h.fields.iter().map(|f| f.count).sum();
-        let text =
-            std::str::from_utf8(c.text).map_err(|_| FormatError::at_line(c.first_line, "not UTF-8 text"))?;
+        let text = std::str::from_utf8(c.text).map_err(|_| FormatError::at_line(c.first_line, "not UTF-8 text"))?;
         let mut vals: Vec<&str> = Vec::with_capacity(width);
         for (k, line) in text.split('\n').enumerate() {
             let line_no = c.first_line + k as u64;
@@ -430,9 +414,8 @@ impl PcdSource<'_> {
             }
             let num = |i: usize| -> Result<f64, FormatError> {
                 let t = vals[col[i]];
-                t.parse::<f64>().map_err(|_| {
-                    FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name))
-                })
+                t.parse::<f64>()
+                    .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", h.fields[i].name)))
             };
             let xyz = [num(r.xyz[0])?, num(r.xyz[1])?, num(r.xyz[2])?];
             let mut rgba = [0, 0, 0, 255];
@@ -527,9 +510,12 @@ impl ChunkSource for PcdSource<'_> {
     }
 
     fn precision(&self) -> Precision {
-        if self.roles.xyz.iter().all(|&i| {
-            matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)
-        }) {
+        if self
+            .roles
+            .xyz
+            .iter()
+            .all(|&i| matches!(self.h.fields[i].ty, Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16))
+        {
             Precision::F32
         } else {
             Precision::F64
@@ -561,17 +547,11 @@ fn decompress(data: &[u8], h: &Header) -> Result<Vec<u8>, FormatError> {
     if compressed > data.len() - at - 8 {
         return Err(FormatError::at_byte(
             at,
-            format!(
-                "the compressed size {compressed} is larger than the {} bytes that follow",
-                data.len() - at - 8
-            ),
+            format!("the compressed size {compressed} is larger than the {} bytes that follow", data.len() - at - 8),
         ));
     }
     if uncompressed > compressed as u64 * LZF_MAX_RATIO {
-        return Err(FormatError::at_byte(
-            at + 4,
-            format!("{compressed} LZF bytes cannot hold {uncompressed} bytes"),
-        ));
+        return Err(FormatError::at_byte(at + 4, format!("{compressed} LZF bytes cannot hold {uncompressed} bytes")));
     }
     let soa = lzf_decompress(&data[at + 8..at + 8 + compressed], uncompressed as usize)
         .map_err(|(off, m)| FormatError::at_byte(at + 8 + off, m))?;
@@ -635,10 +615,7 @@ pub fn lzf_decompress(input: &[u8], out_len: usize) -> Result<Vec<u8>, (usize, S
             let dist = ((ctrl & 0x1f) << 8) + low as usize + 1;
             let len = len + 2;
             if dist > out.len() {
-                return Err((
-                    at,
-                    format!("LZF back reference {dist} bytes back, before the start of the output"),
-                ));
+                return Err((at, format!("LZF back reference {dist} bytes back, before the start of the output")));
             }
             if out.len() + len > out_len {
                 return Err((at, format!("LZF data expands past the declared {out_len} bytes")));
@@ -651,10 +628,7 @@ pub fn lzf_decompress(input: &[u8], out_len: usize) -> Result<Vec<u8>, (usize, S
         }
     }
     if out.len() != out_len {
-        return Err((
-            input.len(),
-            format!("LZF data expands to {} bytes, not the declared {out_len}", out.len()),
-        ));
+        return Err((input.len(), format!("LZF data expands to {} bytes, not the declared {out_len}", out.len())));
     }
     Ok(out)
 }

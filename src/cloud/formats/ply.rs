@@ -16,8 +16,8 @@
 //! memory-mapped file; vertex records with list properties are walked one by one. Ascii vertex lines
 //! are parsed in line-aligned pieces, and a line must hold exactly the values its properties take.
 use super::{
-    color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds,
-    Decoded, Fields, FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded,
+    Fields, FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
@@ -221,15 +221,9 @@ fn roles(el: &Element) -> Result<(Roles, Vec<String>), FormatError> {
         )));
     }
     for (i, p) in el.props.iter().enumerate() {
-        let role = r.xyz.contains(&Some(i))
-            || r.rgb.contains(&Some(i))
-            || r.intensity == Some(i)
-            || r.class == Some(i);
+        let role = r.xyz.contains(&Some(i)) || r.rgb.contains(&Some(i)) || r.intensity == Some(i) || r.class == Some(i);
         if role && matches!(p.kind, Kind::List { .. }) {
-            return Err(FormatError::Invalid(format!(
-                "vertex property '{}' is a list, not a number",
-                p.name
-            )));
+            return Err(FormatError::Invalid(format!("vertex property '{}' is a list, not a number", p.name)));
         }
     }
     let skipped = el
@@ -304,20 +298,11 @@ fn is_face_list(el: &Element, p: &Property) -> bool {
 /// The end of `el.count` binary records of `el` starting at `start`, walking lists where needed
 /// (their sizes as read), or an error naming the element, the record and the byte. Faces must have at
 /// least 3 vertices, each an index below `vertices`: a face list read from the wrong place fails that.
-fn skip_binary(
-    data: &[u8],
-    start: usize,
-    el: &Element,
-    le: bool,
-    vertices: u64,
-) -> Result<usize, FormatError> {
+fn skip_binary(data: &[u8], start: usize, el: &Element, le: bool, vertices: u64) -> Result<usize, FormatError> {
     let short = |at: usize, k: u64| {
         FormatError::at_byte(
             at,
-            format!(
-                "the file ends inside element '{}' (in record {k} of the {} declared)",
-                el.name, el.count
-            ),
+            format!("the file ends inside element '{}' (in record {k} of the {} declared)", el.name, el.count),
         )
     };
     if let Some(size) = el.fixed_size() {
@@ -350,10 +335,7 @@ fn skip_binary(
                     at = items + n as usize * item.size();
                     if at <= data.len() && is_face_list(el, p) {
                         let bad = |m: String| {
-                            FormatError::at_byte(
-                                items - count.size(),
-                                format!("element '{}' record {k}: {m}", el.name),
-                            )
+                            FormatError::at_byte(items - count.size(), format!("element '{}' record {k}: {m}", el.name))
                         };
                         if n < 3.0 {
                             return Err(bad(format!("a face of {n} vertices (a face needs at least 3)")));
@@ -361,9 +343,7 @@ fn skip_binary(
                         for i in 0..n as usize {
                             let v = item.read(data, items + i * item.size(), le);
                             if !(0.0..vertices as f64).contains(&v) {
-                                return Err(bad(format!(
-                                    "vertex index {v} is not one of the {vertices} vertices"
-                                )));
+                                return Err(bad(format!("vertex index {v} is not one of the {vertices} vertices")));
                             }
                         }
                     }
@@ -386,9 +366,7 @@ pub fn estimate(data: &[u8]) -> Option<DBounds> {
     match h.encoding {
         Encoding::Ascii => {
             let start =
-                ascii_skip_lines(data, h.body, h.lines + 1, h.elements[..vi].iter().map(|e| e.count).sum())
-                    .ok()?
-                    .0;
+                ascii_skip_lines(data, h.body, h.lines + 1, h.elements[..vi].iter().map(|e| e.count).sum()).ok()?.0;
             let text = std::str::from_utf8(&data[start..data.len().min(start + (1 << 16))]).ok()?;
             sample_bounds(text.lines().take(64).filter_map(|l| {
                 let v: Vec<f64> = l.split_ascii_whitespace().filter_map(|t| t.parse().ok()).collect();
@@ -461,11 +439,7 @@ impl FixedDec {
     fn rec(&self, rec: &[u8]) -> Rec {
         let (xyz, le) = (self.xyz, self.le);
         let mut out = Rec {
-            xyz: [
-                xyz[0].0.read(rec, xyz[0].1, le),
-                xyz[1].0.read(rec, xyz[1].1, le),
-                xyz[2].0.read(rec, xyz[2].1, le),
-            ],
+            xyz: [xyz[0].0.read(rec, xyz[0].1, le), xyz[1].0.read(rec, xyz[1].1, le), xyz[2].0.read(rec, xyz[2].1, le)],
             rgba: [0, 0, 0, 255],
             ..Default::default()
         };
@@ -681,8 +655,7 @@ fn open_binary<'a>(
     let field = |i: Option<usize>| i.map(|i| (kind_scalar(&el.props[i]), offs[i]));
     let xyz = [field(r.xyz[0]), field(r.xyz[1]), field(r.xyz[2])].map(|f| f.unwrap_or((Scalar::F32, 0)));
     let rgb = r.rgb.map(field);
-    let rgb =
-        if rgb.iter().all(|c| c.is_some()) { Some(rgb.map(|c| c.unwrap_or((Scalar::U8, 0)))) } else { None };
+    let rgb = if rgb.iter().all(|c| c.is_some()) { Some(rgb.map(|c| c.unwrap_or((Scalar::U8, 0)))) } else { None };
     let (inten, class) = (field(r.intensity), field(r.class));
     let fast = le
         && xyz.iter().all(|f| f.0 == Scalar::F32)
@@ -693,12 +666,7 @@ fn open_binary<'a>(
     Ok(Body::Fixed { records: &data[start..end], size, count: el.count as usize, dec })
 }
 
-fn open_ascii<'a>(
-    data: &'a [u8],
-    h: &Header,
-    vi: usize,
-    info: &mut FileInfo,
-) -> Result<Body<'a>, FormatError> {
+fn open_ascii<'a>(data: &'a [u8], h: &Header, vi: usize, info: &mut FileInfo) -> Result<Body<'a>, FormatError> {
     let el = &h.elements[vi];
     let (mut at, mut line) = (h.body, h.lines + 1);
     for e in &h.elements[..vi] {
@@ -764,19 +732,12 @@ fn ascii_element(
         let text = std::str::from_utf8(text).map_err(|_| FormatError::at_line(here, "not UTF-8 text"))?;
         let mut tokens = text.split_ascii_whitespace();
         for p in &el.props {
-            let missing = || {
-                FormatError::at_line(
-                    here,
-                    format!("element '{}': the line ends before '{}'", el.name, p.name),
-                )
-            };
+            let missing =
+                || FormatError::at_line(here, format!("element '{}': the line ends before '{}'", el.name, p.name));
             let t = tokens.next().ok_or_else(missing)?;
             if let Kind::List { .. } = p.kind {
                 let n = t.parse::<u64>().map_err(|_| {
-                    FormatError::at_line(
-                        here,
-                        format!("element '{}': list length '{t}' is not a count", el.name),
-                    )
+                    FormatError::at_line(here, format!("element '{}': list length '{t}' is not a count", el.name))
                 })?;
                 let face = is_face_list(el, p);
                 if face && n < 3 {
@@ -790,10 +751,7 @@ fn ascii_element(
                     if face && v.parse::<u64>().map_or(true, |v| v >= vertices) {
                         return Err(FormatError::at_line(
                             here,
-                            format!(
-                                "element '{}': vertex index '{v}' is not one of the {vertices} vertices",
-                                el.name
-                            ),
+                            format!("element '{}': vertex index '{v}' is not one of the {vertices} vertices", el.name),
                         ));
                     }
                 }
@@ -831,9 +789,7 @@ impl PlySource<'_> {
                         assign(r, i, s, s.read(data, at, le), &mut vals, &mut rgba, &mut inten, &mut class);
                         at += s.size();
                     }
-                    Kind::List { count, item } => {
-                        at += count.size() + count.read(data, at, le) as usize * item.size()
-                    }
+                    Kind::List { count, item } => at += count.size() + count.read(data, at, le) as usize * item.size(),
                 }
             }
             out.push(vals, rgba, inten, class, origin);
@@ -862,14 +818,10 @@ impl PlySource<'_> {
             for (i, p) in el.props.iter().enumerate() {
                 let mut next = || -> Result<f64, FormatError> {
                     let t = tokens.next().ok_or_else(|| {
-                        FormatError::at_line(
-                            line_no,
-                            format!("the vertex has too few values: '{}' is missing", p.name),
-                        )
+                        FormatError::at_line(line_no, format!("the vertex has too few values: '{}' is missing", p.name))
                     })?;
-                    t.parse::<f64>().map_err(|_| {
-                        FormatError::at_line(line_no, format!("'{t}' is not a number ({})", p.name))
-                    })
+                    t.parse::<f64>()
+                        .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number ({})", p.name)))
                 };
                 match p.kind {
                     Kind::Scalar(s) => {
@@ -879,10 +831,7 @@ impl PlySource<'_> {
                     Kind::List { .. } => {
                         let n = next()?;
                         if !(0.0..=1e6).contains(&n) {
-                            return Err(FormatError::at_line(
-                                line_no,
-                                format!("list length {n} is impossible"),
-                            ));
+                            return Err(FormatError::at_line(line_no, format!("list length {n} is impossible")));
                         }
                         for _ in 0..n as usize {
                             next()?;
@@ -931,8 +880,7 @@ impl ChunkSource for PlySource<'_> {
     fn job_bytes(&self, job: usize) -> Option<std::ops::Range<usize>> {
         match &self.body {
             Body::Fixed { records, size, count, .. } => {
-                let (r, at) =
-                    (record_range(job, *count), records.as_ptr() as usize - self.data.as_ptr() as usize);
+                let (r, at) = (record_range(job, *count), records.as_ptr() as usize - self.data.as_ptr() as usize);
                 Some(at + r.start * size..at + r.end * size)
             }
             Body::Lists { .. } => None,
@@ -980,10 +928,7 @@ impl ChunkSource for PlySource<'_> {
         let el = &self.h.elements[self.vi];
         let f32_only = self.roles.xyz.iter().all(|i| {
             i.is_some_and(|i| {
-                matches!(
-                    kind_scalar(&el.props[i]),
-                    Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16
-                )
+                matches!(kind_scalar(&el.props[i]), Scalar::F32 | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16)
             })
         });
         if f32_only {
@@ -1031,9 +976,7 @@ fn color_value(s: Scalar, v: f64) -> u8 {
     match s {
         Scalar::U8 | Scalar::I8 => v.clamp(0.0, 255.0) as u8,
         Scalar::U16 | Scalar::I16 => (v.clamp(0.0, 65535.0) as u32 >> 8) as u8,
-        Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64 => {
-            (v.clamp(0.0, 4294967295.0) as u64 >> 24) as u8
-        }
+        Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64 => (v.clamp(0.0, 4294967295.0) as u64 >> 24) as u8,
         Scalar::F32 | Scalar::F64 => color_from_unit(v),
     }
 }
@@ -1093,8 +1036,7 @@ mod tests {
 
     #[test]
     fn missing_z_is_named() {
-        let b =
-            b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n";
+        let b = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n";
         let e = read_bytes(b).unwrap_err().to_string();
         assert!(e.contains("no 'z' property") && e.contains("x, y"), "{e}");
     }

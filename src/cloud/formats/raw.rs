@@ -7,8 +7,8 @@
 //! (with origin 0, the usual case for these local-coordinate files, the positions are copied exactly);
 //! NaN or infinite positions are dropped. The colors, alpha included, are kept as stored.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo,
-    FormatError, ReadOptions, Rec,
+    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, FileInfo, FormatError,
+    ReadOptions, Rec,
 };
 use crate::cloud::stream::{ChunkSource, Precision, Staging};
 
@@ -21,8 +21,7 @@ fn rec(r: &[u8]) -> Rec {
 
 /// The partial record's offset when `size_bytes` is not a whole number of records.
 pub fn partial_record(size_bytes: u64) -> Option<u64> {
-    (!size_bytes.is_multiple_of(RECORD_BYTES as u64))
-        .then_some(size_bytes / RECORD_BYTES as u64 * RECORD_BYTES as u64)
+    (!size_bytes.is_multiple_of(RECORD_BYTES as u64)).then_some(size_bytes / RECORD_BYTES as u64 * RECORD_BYTES as u64)
 }
 
 /// A sample's bounds, for choosing the origin before decoding.
@@ -82,12 +81,7 @@ impl ChunkSource for RawSource<'_> {
     }
     fn decode(&self, job: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
         let r = record_range(job, self.count);
-        out.push_records(
-            &self.data[r.start * RECORD_BYTES..r.end * RECORD_BYTES],
-            RECORD_BYTES,
-            &rec,
-            origin,
-        );
+        out.push_records(&self.data[r.start * RECORD_BYTES..r.end * RECORD_BYTES], RECORD_BYTES, &rec, origin);
         Ok(())
     }
     fn info(&self) -> FileInfo {

@@ -14,8 +14,8 @@
 //! (a line of 6 numbers in a file of 3 is two lines run together, not a point), and any line that is
 //! not numbers in the expected columns is an error naming its line.
 use super::{
-    color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError,
-    ReadOptions, Rec, TextChunk,
+    color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec,
+    TextChunk,
 };
 use crate::cloud::stream::{ChunkSource, Staging};
 
@@ -83,8 +83,7 @@ fn count_line(line: &str) -> Option<u64> {
 
 /// How colors in these sampled values are written, if they look like colors at all.
 fn color_scale(samples: &[Vec<f64>], cols: [usize; 3]) -> Option<ColorScale> {
-    let vals: Vec<f64> =
-        samples.iter().flat_map(|s| cols.iter().filter_map(|&c| s.get(c).copied())).collect();
+    let vals: Vec<f64> = samples.iter().flat_map(|s| cols.iter().filter_map(|&c| s.get(c).copied())).collect();
     if vals.is_empty() || vals.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
         return None;
     }
@@ -221,9 +220,7 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
     } else {
         let looks = |c: [usize; 3]| if c[2] < columns { color_scale(&samples, c) } else { None };
         match columns {
-            0..=2 => {
-                return Err(FormatError::at_line(first_line, format!("{columns} columns; x y z needs 3")))
-            }
+            0..=2 => return Err(FormatError::at_line(first_line, format!("{columns} columns; x y z needs 3"))),
             3 => {}
             4 => l.intensity = Some(3),
             5 => l.intensity = Some(3),
@@ -276,9 +273,8 @@ fn layout(data: &[u8], pts: bool) -> Result<Layout, FormatError> {
 pub fn estimate(data: &[u8], pts: bool) -> Option<DBounds> {
     let l = layout(data, pts).ok()?;
     let text = &data[l.start..data.len().min(l.start + (1 << 16))];
-    let text = std::str::from_utf8(text)
-        .ok()
-        .or_else(|| std::str::from_utf8(&text[..text.len().saturating_sub(4)]).ok())?;
+    let text =
+        std::str::from_utf8(text).ok().or_else(|| std::str::from_utf8(&text[..text.len().saturating_sub(4)]).ok())?;
     sample_bounds(text.lines().take(256).filter_map(|line| {
         let v = numbers(line.trim(), l.sep)?;
         Some([*v.get(l.xyz[0])?, *v.get(l.xyz[1])?, *v.get(l.xyz[2])?])
@@ -382,9 +378,8 @@ impl ChunkSource for TextSource<'_> {
             }
             let num = |i: usize| -> Result<f64, FormatError> {
                 let t = vals[i];
-                t.parse::<f64>().map_err(|_| {
-                    FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1))
-                })
+                t.parse::<f64>()
+                    .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
             };
             let mut r = Rec {
                 xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?],
@@ -399,9 +394,7 @@ impl ChunkSource for TextSource<'_> {
                         ColorScale::Byte => {
                             (v.round().clamp(0.0, 255.0) as u8, v.round().clamp(0.0, 255.0) as u16 * 257)
                         }
-                        ColorScale::Unit => {
-                            (color_from_unit(v), (v * 65535.0).round().clamp(0.0, 65535.0) as u16)
-                        }
+                        ColorScale::Unit => (color_from_unit(v), (v * 65535.0).round().clamp(0.0, 65535.0) as u16),
                         ColorScale::Word => {
                             ((v.clamp(0.0, 65535.0) as u32 >> 8) as u8, v.round().clamp(0.0, 65535.0) as u16)
                         }
@@ -472,11 +465,7 @@ impl ChunkSource for TextSource<'_> {
             attributes,
             skipped: (0..l.columns).filter(|&i| !used(i)).map(|i| format!("column {}", i + 1)).collect(),
             header_bounds: None,
-            notes: if l.first_line > 1 {
-                vec![format!("data starts on line {}", l.first_line)]
-            } else {
-                vec![]
-            },
+            notes: if l.first_line > 1 { vec![format!("data starts on line {}", l.first_line)] } else { vec![] },
         }
     }
 

@@ -113,10 +113,8 @@ pub fn generate(num_points: u64, seed: u64, show_progress: bool) -> PointCloud {
     let bar = if show_progress && num_points >= 50_000_000 {
         let b = ProgressBar::new(num_points);
         b.set_style(
-            ProgressStyle::with_template(
-                "generating {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("generating {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         Some(b)
     } else {

@@ -33,9 +33,8 @@ pub fn scene_point(s: &SceneParams, cylinders: &[Cylinder], i: u64) -> Point {
     let u = uniform(s.seed, i, 0);
     let v = 2.0 * uniform(s.seed, i, 1) + -1.0;
     let (ly, lx) = sincos_2pi(u);
-    let pos = [0, 1, 2].map(|k| {
-        axis_point(c.center[k], c.radius, c.axis_x[k], c.axis_y[k], lx, ly, c.height, c.axis_z[k], v)
-    });
+    let pos = [0, 1, 2]
+        .map(|k| axis_point(c.center[k], c.radius, c.axis_x[k], c.axis_y[k], lx, ly, c.height, c.axis_z[k], v));
     let rgba = [
         channel(c.color[0], uniform(s.seed, i, 2)),
         channel(c.color[1], uniform(s.seed, i, 3)),

@@ -23,8 +23,7 @@ pub(super) struct CellsFile {
 impl CellsFile {
     /// `files` temporary files (at least one) next to `out`, empty.
     pub(super) fn new(out: &Path, files: usize) -> Result<CellsFile, ConvertError> {
-        let files =
-            (0..files.max(1)).map(|i| Temp::new(out, &format!("cells{i}"))).collect::<Result<_, _>>()?;
+        let files = (0..files.max(1)).map(|i| Temp::new(out, &format!("cells{i}"))).collect::<Result<_, _>>()?;
         Ok(CellsFile { files })
     }
 
@@ -155,12 +154,7 @@ mod tests {
         assert!(before >= 6 * BLOCK_BYTES as u64, "{before}");
         cells.release(&[(0, 0), (3 * BLOCK_BYTES as u64, 0), (6 * BLOCK_BYTES as u64, 0)]);
         #[cfg(target_os = "linux")]
-        assert!(
-            cells.disk_bytes() < before,
-            "released blocks free disk ({} → {})",
-            before,
-            cells.disk_bytes()
-        );
+        assert!(cells.disk_bytes() < before, "released blocks free disk ({} → {})", before, cells.disk_bytes());
         drop(cells);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the temporary files are removed");
         std::fs::remove_dir_all(&dir).unwrap();

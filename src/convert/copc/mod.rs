@@ -96,8 +96,7 @@ struct Temp {
 
 impl Temp {
     fn new(next_to: &Path, what: &str) -> Result<Temp, ConvertError> {
-        let name =
-            next_to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let name = next_to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let path = next_to.with_file_name(format!(".{name}.pcv-{what}-{}", std::process::id()));
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -195,9 +194,8 @@ impl Layout {
     fn holds(&self, b: &DBounds) -> bool {
         let step = self.scale[0].max(self.scale[1]).max(self.scale[2]);
         b.is_empty()
-            || (0..3).all(|k| {
-                b.min[k] >= self.cube_min[k] + step && b.max[k] <= self.cube_min[k] + self.cube_size - step
-            })
+            || (0..3)
+                .all(|k| b.min[k] >= self.cube_min[k] + step && b.max[k] <= self.cube_min[k] + self.cube_size - step)
     }
 
     /// The layout for `count` points in `bounds`: the grid (`las_grid`, the inputs' own, when the
@@ -217,15 +215,12 @@ impl Layout {
         if known {
             for k in 0..3 {
                 let (lo, hi) = (bounds.min[k], bounds.max[k]);
-                let own = las_grid.filter(|(sc, of)| {
-                    ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9
-                });
+                let own = las_grid
+                    .filter(|(sc, of)| ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9);
                 let (sc, of) = match own {
                     Some((sc, of)) => (sc[k], of[k]),
                     None => super::writers::axis_grid(lo, hi).ok_or_else(|| {
-                        ConvertError::Write(format!(
-                            "the extent {lo}..{hi} does not fit LAS's 32-bit coordinates"
-                        ))
+                        ConvertError::Write(format!("the extent {lo}..{hi} does not fit LAS's 32-bit coordinates"))
                     })?,
                 };
                 scale[k] = sc;
@@ -235,8 +230,7 @@ impl Layout {
             (scale, offset) = (sc, of);
         }
         let step = scale[0].max(scale[1]).max(scale[2]);
-        let extent =
-            if known { (0..3).map(|k| bounds.max[k] - bounds.min[k]).fold(0.0f64, f64::max) } else { 1.0 };
+        let extent = if known { (0..3).map(|k| bounds.max[k] - bounds.min[k]).fold(0.0f64, f64::max) } else { 1.0 };
         // A cube a hair larger than the points plus two grid steps on each side.
         let cube_size = extent * (1.0 + 1e-9) + 4.0 * step;
         let center: [f64; 3] =
@@ -353,11 +347,8 @@ pub fn write_with(
     } else {
         6
     };
-    let las_grid = if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) {
-        grids[0]
-    } else {
-        None
-    };
+    let las_grid =
+        if grids.iter().all(|g| g.is_some_and(|g| Some(g.0) == grids[0].map(|f| f.0))) { grids[0] } else { None };
     let mut lay = Layout::new(&bounds, count, las_grid, format, carried.extra, node_max_points)?;
     let mut depth_p = 0u32;
     while depth_p < MAX_PARTITION_DEPTH && count > CELL_TARGET_POINTS << (2 * depth_p) {
@@ -370,8 +361,7 @@ pub fn write_with(
     let partition = |lay: &Layout, tolerant: bool, what: &str| {
         let progress = Progress::new(count, opts.progress);
         progress.set_file(what.into());
-        let r =
-            partition::partition(&plan, spill_tmp.as_ref(), &cells_tmp, lay, depth_p, tolerant, &progress);
+        let r = partition::partition(&plan, spill_tmp.as_ref(), &cells_tmp, lay, depth_p, tolerant, &progress);
         progress.finish();
         r
     };
@@ -397,13 +387,8 @@ pub fn write_with(
         .with_variable_chunk_size()
         .build();
     let io_out = |source| ConvertError::Io { path: out.into(), source };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(out)
-        .map_err(io_out)?;
+    let file =
+        std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(out).map_err(io_out)?;
     let mut laz_data = Vec::new();
     laz_vlr.write_to(&mut laz_data).map_err(io_out)?;
     let data_offset = 375 + 54 + 160 + 54 + laz_data.len() as u64 + carried.bytes() as u64;
@@ -538,9 +523,7 @@ fn compress_node(laz_vlr: &laz::LazVlr, key: NodeKey, recs: &[u8]) -> Result<Vec
     use laz::record::{LayeredPointRecordCompressor, RecordCompressor};
     let mut c = LayeredPointRecordCompressor::new(std::io::Cursor::new(Vec::with_capacity(recs.len() / 4)));
     c.set_fields_from(laz_vlr.items()).map_err(|e| ConvertError::Laz(e.to_string()))?;
-    c.compress_many(recs)
-        .and_then(|_| c.done())
-        .map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
+    c.compress_many(recs).and_then(|_| c.done()).map_err(|e| ConvertError::Laz(format!("node {key:?}: {e}")))?;
     Ok(c.into_inner().into_inner())
 }
 
@@ -609,8 +592,7 @@ fn build(lay: &Layout, key: NodeKey, recs: Vec<u8>, nodes: &mut Vec<(NodeKey, Ve
     if n <= lay.node_max || key.depth >= MAX_NODE_DEPTH {
         return recs;
     }
-    let deep: Vec<[u32; 3]> =
-        recs.chunks_exact(lay.record_len).map(|rec| lay.cell(qxyz(rec), DEEP)).collect();
+    let deep: Vec<[u32; 3]> = recs.chunks_exact(lay.record_len).map(|rec| lay.cell(qxyz(rec), DEEP)).collect();
     let own = split(lay, key, &recs, &deep, (0..n as u32).collect(), nodes);
     gather(lay, &recs, &own)
 }
@@ -742,8 +724,7 @@ fn finish(
     table.write_to(&mut tbytes, laz_vlr).map_err(io)?;
     sink.w.write_all(&tbytes).map_err(io)?;
     let evlr_at = table_at + tbytes.len() as u64;
-    let page: Vec<u8> =
-        sink.entries.iter().flat_map(|e| entry_bytes(e.0, e.2, e.3 as i32, e.1 as i32)).collect();
+    let page: Vec<u8> = sink.entries.iter().flat_map(|e| entry_bytes(e.0, e.2, e.3 as i32, e.1 as i32)).collect();
     debug_assert_eq!(page.len(), sink.entries.len() * ENTRY_LEN);
     let mut evlr = Vec::with_capacity(60);
     evlr.extend_from_slice(&0u16.to_le_bytes());
@@ -765,8 +746,7 @@ fn finish(
     };
     // Header.
     let n = s.points;
-    let (qlo, qhi) =
-        (lay.quantize(s.bounds.min).unwrap_or([0; 3]), lay.quantize(s.bounds.max).unwrap_or([0; 3]));
+    let (qlo, qhi) = (lay.quantize(s.bounds.min).unwrap_or([0; 3]), lay.quantize(s.bounds.max).unwrap_or([0; 3]));
     let real = |k: usize, v: i32| if n == 0 { 0.0 } else { v as f64 * lay.scale[k] + lay.offset[k] };
     let mut h = Vec::with_capacity(375);
     h.extend_from_slice(b"LASF");
@@ -812,13 +792,7 @@ fn finish(
     file.write_all(&(table_at as i64).to_le_bytes()).map_err(io)?;
     file.sync_all().map_err(io)?;
     let max_depth = sink.entries.iter().map(|e| e.0.depth).max().unwrap_or(0);
-    Ok(CopcSummary {
-        points: n,
-        nodes: sink.entries.len() as u64,
-        max_depth,
-        seconds: 0.0,
-        temp_bytes_peak: 0,
-    })
+    Ok(CopcSummary { points: n, nodes: sink.entries.len() as u64, max_depth, seconds: 0.0, temp_bytes_peak: 0 })
 }
 
 fn padded<const N: usize>(s: &str) -> [u8; N] {
@@ -860,10 +834,8 @@ mod tests {
         for _ in 0..100 {
             let lo: [f64; 3] = std::array::from_fn(|_| rng.random_range(-1.0e6..1.0e6));
             let extent = 10f64.powf(rng.random_range(-1.0..5.0));
-            let bounds = DBounds {
-                min: lo,
-                max: std::array::from_fn(|k| lo[k] + extent * rng.random_range(0.01..1.0)),
-            };
+            let bounds =
+                DBounds { min: lo, max: std::array::from_fn(|k| lo[k] + extent * rng.random_range(0.01..1.0)) };
             let lay = Layout::new(&bounds, 1000, None, 6, 0, 100).expect("a layout for the bounds");
             for _ in 0..300 {
                 let q: [i32; 3] = std::array::from_fn(|k| {

@@ -221,13 +221,7 @@ pub(super) struct Tally {
 
 impl Default for Tally {
     fn default() -> Self {
-        Tally {
-            points: 0,
-            misfits: 0,
-            by_return: [0; 15],
-            gps_min: f64::INFINITY,
-            gps_max: f64::NEG_INFINITY,
-        }
+        Tally { points: 0, misfits: 0, by_return: [0; 15], gps_min: f64::INFINITY, gps_max: f64::NEG_INFINITY }
     }
 }
 
@@ -430,8 +424,7 @@ impl<'a> LasJobs<'a> {
         if lo[0] <= hi[0] {
             let mut b = DBounds::EMPTY;
             for k in 0..3 {
-                let (x, y) =
-                    (lo[k] as f64 * m.scale[k] + m.offset[k], hi[k] as f64 * m.scale[k] + m.offset[k]);
+                let (x, y) = (lo[k] as f64 * m.scale[k] + m.offset[k], hi[k] as f64 * m.scale[k] + m.offset[k]);
                 b.min[k] = x.min(y);
                 b.max[k] = x.max(y);
             }
@@ -486,12 +479,10 @@ impl PartJobs for SpillJobs<'_> {
         let r = record_range(job, self.count as usize);
         raw.clear();
         raw.resize(r.len() * SPILL_LEN, 0);
-        super::read_exact_at(self.file, raw, (self.start + r.start as u64) * SPILL_LEN as u64).map_err(
-            |e| FormatError::Invalid(format!("reading the spill file {}: {e}", self.path.display())),
-        )?;
+        super::read_exact_at(self.file, raw, (self.start + r.start as u64) * SPILL_LEN as u64)
+            .map_err(|e| FormatError::Invalid(format!("reading the spill file {}: {e}", self.path.display())))?;
         for (i, sp) in raw.chunks_exact(SPILL_LEN).enumerate() {
-            let v: [f64; 3] =
-                std::array::from_fn(|k| f64::from_le_bytes(std::array::from_fn(|b| sp[8 * k + b])));
+            let v: [f64; 3] = std::array::from_fn(|k| f64::from_le_bytes(std::array::from_fn(|b| sp[8 * k + b])));
             out.bounds.include(v);
             match out.lay.quantize(v) {
                 Some(q) => out.push(q, |rec| {
@@ -597,10 +588,8 @@ pub(super) fn partition(
                                 if stop.load(Ordering::Relaxed) {
                                     return Ok(());
                                 }
-                                src.run(job, &mut scratch, &mut w).map_err(|source| ConvertError::Input {
-                                    path: p.path().clone(),
-                                    source,
-                                })?;
+                                src.run(job, &mut scratch, &mut w)
+                                    .map_err(|source| ConvertError::Input { path: p.path().clone(), source })?;
                                 if let Some(e) = w.write_error.take() {
                                     return Err(e);
                                 }
@@ -626,9 +615,8 @@ pub(super) fn partition(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err((usize::MAX, ConvertError::Write("a partition thread panicked".into())))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err((usize::MAX, ConvertError::Write("a partition thread panicked".into()))))
             })
             .collect()
     });
@@ -657,8 +645,7 @@ pub(super) fn partition(
             blocks[c].extend(b);
         }
     }
-    let blocks =
-        blocks.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u32, b)).collect();
+    let blocks = blocks.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u32, b)).collect();
     Ok(Parted { blocks, bounds, tally })
 }
 
@@ -685,9 +672,8 @@ fn with_jobs(
             f(&Released { src: &las, bytes: Some(&bytes) })
         }
         Planned::Spill { start, count, .. } => {
-            let s = spill.ok_or_else(|| {
-                ConvertError::Write("internal: a spilled input without the spill file".into())
-            })?;
+            let s =
+                spill.ok_or_else(|| ConvertError::Write("internal: a spilled input without the spill file".into()))?;
             let spilled = SpillJobs { file: &s.file, path: &s.path, start: *start, count: *count };
             f(&Released { src: &spilled, bytes: None })
         }

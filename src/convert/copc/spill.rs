@@ -49,12 +49,8 @@ pub(super) fn spill(
         loop {
             let (mut count, mut b) = (0u64, s.bounds);
             let mut buf = Vec::new();
-            let stats = stream_with(
-                &*src,
-                &[0.0; 3],
-                progress,
-                true,
-                &mut |st: &Staging| -> Result<(), ConvertError> {
+            let stats =
+                stream_with(&*src, &[0.0; 3], progress, true, &mut |st: &Staging| -> Result<(), ConvertError> {
                     if st.first_nonfinite.is_some() {
                         return Ok(()); // reported below, with its index in the file
                     }
@@ -74,12 +70,11 @@ pub(super) fn spill(
                     }
                     count += st.len() as u64;
                     w.write_all(&buf).map_err(|source| ConvertError::Io { path: tmp.path.clone(), source })
-                },
-            )
-            .map_err(|e| match e {
-                StreamError::Decode(source) => input(source),
-                StreamError::Sink(e) => e,
-            })?;
+                })
+                .map_err(|e| match e {
+                    StreamError::Decode(source) => input(source),
+                    StreamError::Sink(e) => e,
+                })?;
             if let Some(point) = stats.first_nonfinite {
                 return Err(ConvertError::NonFinite { path: path.clone(), point });
             }

@@ -109,8 +109,7 @@ pub fn batch_occluded(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) 
 #[inline(always)]
 pub fn corner_rect(f: &FrameUniforms, b: &Batch) -> Option<([f32; 4], f32, f32)> {
     let m = &f.screen_from_world;
-    let (mut xmin, mut xmax, mut ymin, mut ymax) =
-        (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
     let (mut dmin, mut wmin) = (f32::INFINITY, f32::INFINITY);
     for c in 0..8 {
         let sw = corner_row(m, 3, b, c);
@@ -144,9 +143,7 @@ pub fn behind_pyramid(
     dmin: f32,
     wmin: f32,
 ) -> bool {
-    let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) =
-        pyramid_window(f, h, b, rect, dmin, wmin)
-    else {
+    let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin) else {
         return false;
     };
     // The pyramid holds depths in [0, far] (positive floats, ordered as their bits, as `d_low`'s):
@@ -251,8 +248,7 @@ mod tests {
             dmin: f32,
             wmin: f32,
         ) -> bool {
-            let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) =
-                pyramid_window(f, h, b, rect, dmin, wmin)
+            let Some(PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 }) = pyramid_window(f, h, b, rect, dmin, wmin)
             else {
                 return false;
             };
@@ -264,10 +260,7 @@ mod tests {
             }
             d_low > f32::from_bits(hmax)
         }
-        let cam = FlyCamera::for_cloud(
-            crate::cloud::Bounds { min: Vec3::splat(-1.0), max: Vec3::splat(1.0) },
-            true,
-        );
+        let cam = FlyCamera::for_cloud(crate::cloud::Bounds { min: Vec3::splat(-1.0), max: Vec3::splat(1.0) }, true);
         let mut counter = 0u64;
         let mut next = move || {
             counter += 1;
@@ -279,18 +272,15 @@ mod tests {
             let hp = HzbParams::for_frame(w, ht);
             for _ in 0..3 {
                 let flat = next() < 0.3;
-                let level0: Vec<u32> = (0..(hp.width[0] * hp.height[0]))
-                    .map(|_| if flat { 0.5f32 } else { next() }.to_bits())
-                    .collect();
-                let depth =
-                    |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
+                let level0: Vec<u32> =
+                    (0..(hp.width[0] * hp.height[0])).map(|_| if flat { 0.5f32 } else { next() }.to_bits()).collect();
+                let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
                 let mut hzb = vec![0u32; hp.total as usize];
                 super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
                 for k in 0..4000 {
                     let size = [1.0, 8.0, 60.0, 400.0, 3000.0][k % 5] * next();
                     let (cx, cy) = ((next() * 1.4 - 0.2) * w as f32, (next() * 1.4 - 0.2) * ht as f32);
-                    let rect =
-                        [cx - size * next(), cx + size * next(), cy - size * next(), cy + size * next()];
+                    let rect = [cx - size * next(), cx + size * next(), cy - size * next(), cy + size * next()];
                     let dmin = next() * 1.2 - 0.1;
                     let b = Batch { min: [-0.1; 3], max: [0.1; 3], scale: [0.0; 3], num_points: 1 };
                     let want = full_scan(&f, &hp, &hzb, &b, rect, dmin, 2.0);
@@ -362,10 +352,7 @@ mod tests {
                         let Some((x1, y1)) = screen(&f, dequantize_pos(batch, p.quant[j])) else { continue };
                         let d = (x1 - x0).abs().max((y1 - y0).abs());
                         worst_px = worst_px.max(d);
-                        assert!(
-                            d <= 0.5,
-                            "pose {k} {w}x{h}: point {j} of batch {b} moves {d} px when quantized"
-                        );
+                        assert!(d <= 0.5, "pose {k} {w}x{h}: point {j} of batch {b} moves {d} px when quantized");
                     }
                 }
             }

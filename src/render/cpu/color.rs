@@ -10,13 +10,7 @@ use super::depth::CHUNK_POINTS;
 
 /// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout,
 /// [`super::preprocess::Prepared`]; `colors[i]` is point i's [`crate::render::gpu_data::Point::color_word`]).
-pub fn color(
-    f: &FrameUniforms,
-    positions: &[[f32; 3]],
-    colors: &[u32],
-    depth: &[AtomicU32],
-    color: &mut [u32],
-) {
+pub fn color(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], depth: &[AtomicU32], color: &mut [u32]) {
     let n = f.width as usize * f.height as usize;
     assert!(depth.len() == n && color.len() == n, "buffer sizes");
     assert_eq!(positions.len(), colors.len(), "one color per position");

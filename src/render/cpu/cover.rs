@@ -88,8 +88,7 @@ impl Cover {
         let mut diff = vec![0i32; rows * (self.cols + 1)];
         let mut any = false;
         for &b in list {
-            let Some([x0, x1, y0, y1]) =
-                self.rect(f, &test_box(&batches[b as usize], &batches[b as usize], quant))
+            let Some([x0, x1, y0, y1]) = self.rect(f, &test_box(&batches[b as usize], &batches[b as usize], quant))
             else {
                 self.mark_all();
                 return;
@@ -140,16 +139,13 @@ impl Cover {
         let u = (2.0f64).powi(-24);
         let mag = |r: usize| {
             m[12 + r].abs()
-                + (0..3)
-                    .map(|k| m[4 * k + r].abs() * (b.min[k].abs().max(b.max[k].abs()) as f64))
-                    .sum::<f64>()
+                + (0..3).map(|k| m[4 * k + r].abs() * (b.min[k].abs().max(b.max[k].abs()) as f64)).sum::<f64>()
         };
         let span = (self.width + self.height + 1) as f64;
         let s3 = mag(3) * span;
         let err = |r: usize| 2.0 * (4.0 * u * (mag(r) + s3) / wmin + 4.0 * u * span) + 1.0;
         let (ex, ey) = (err(0), err(1));
-        let (x0, x1, y0, y1) =
-            ((xmin - ex).floor(), (xmax + ex).floor(), (ymin - ey).floor(), (ymax + ey).floor());
+        let (x0, x1, y0, y1) = ((xmin - ex).floor(), (xmax + ex).floor(), (ymin - ey).floor(), (ymax + ey).floor());
         if ![x0, x1, y0, y1].iter().all(|v| v.is_finite()) {
             return None;
         }

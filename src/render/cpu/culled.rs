@@ -228,8 +228,7 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
         py[c] = sy[c] * inv_w;
         pd[c] = sz[c] * inv_w;
     }
-    let (mut xmin, mut xmax, mut ymin, mut ymax) =
-        (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
+    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY);
     let (mut dmin, mut wmin) = (f32::INFINITY, f32::INFINITY);
     for c in 0..8 {
         xmin = xmin.min(px[c]);
@@ -340,11 +339,7 @@ pub fn raster_groups(
     dest: Dest<'_>,
     select: Select<'_>,
 ) -> (BatchCounts, u64) {
-    assert_eq!(
-        batches.len(),
-        positions.len().div_ceil(BATCH_POINTS as usize),
-        "one batch per BATCH_POINTS points"
-    );
+    assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     assert!(
         groups.is_empty() || groups.len() == positions.len().div_ceil(group_points()),
         "one group per group_points() points"
@@ -404,10 +399,7 @@ pub fn raster_groups(
 fn rare_density() -> f32 {
     match RARE_DENSITY.load(Ordering::Relaxed) {
         u32::MAX => {
-            let d = std::env::var("PCV_CPU_RARE_DENSITY")
-                .ok()
-                .and_then(|v| v.parse::<f32>().ok())
-                .unwrap_or(64.0);
+            let d = std::env::var("PCV_CPU_RARE_DENSITY").ok().and_then(|v| v.parse::<f32>().ok()).unwrap_or(64.0);
             RARE_DENSITY.store(d.to_bits(), Ordering::Relaxed);
             d
         }
@@ -571,8 +563,7 @@ mod tests {
                 if next() < 0.3 {
                     level0.iter_mut().for_each(|d| *d = 1.0f32.to_bits());
                 }
-                let depth =
-                    |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
+                let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
                 let mut hzb = vec![0u32; hp.total as usize];
                 super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
                 for k in 0..3000 {
@@ -666,10 +657,7 @@ mod tests {
         // Frame 1 draws everything (no history), frame 2 what frame 1 saw and marks the hidden, frame 3
         // skips them: most of the back wall (a few batches straddle both walls in Morton order).
         assert_eq!(counts[0].occluded + counts[1].occluded, 0, "{counts:?}");
-        assert!(
-            counts[2].occluded * 4 >= back_batches * 3,
-            "the back wall's batches are skipped: {counts:?}"
-        );
+        assert!(counts[2].occluded * 4 >= back_batches * 3, "the back wall's batches are skipped: {counts:?}");
         assert_eq!(
             counts[0].drawn() + counts[0].culled,
             (2 * n_side * n_side).div_ceil(BATCH_POINTS as usize) as u32,

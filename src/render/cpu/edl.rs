@@ -64,8 +64,7 @@ mod tests {
     fn shade(u: &PostUniforms, dist: impl Fn(usize, usize) -> Option<f32>) -> Vec<u32> {
         let depth: Vec<u32> =
             (0..32 * 24).map(|i| dist(i % 32, i / 32).map_or(FAR_DEPTH_BITS, |w| depth_at(u, w))).collect();
-        let mut color: Vec<u32> =
-            depth.iter().map(|&d| if d >= FAR_DEPTH_BITS { BG } else { GRAY }).collect();
+        let mut color: Vec<u32> = depth.iter().map(|&d| if d >= FAR_DEPTH_BITS { BG } else { GRAY }).collect();
         edl(u, |i| depth[i], &mut color);
         color
     }
@@ -98,12 +97,10 @@ mod tests {
         // A 15 cm object a metre away and a 1 km tile from 5 km: the same shape, scaled 5000 times.
         let small = uniforms(0.001, 100.0);
         let large = uniforms(5.0, 500_000.0);
-        let shape =
-            |s: f32| move |x: usize, y: usize| Some(s * (1.0 + 0.004 * ((x * 7 + y * 3) % 11) as f32));
+        let shape = |s: f32| move |x: usize, y: usize| Some(s * (1.0 + 0.004 * ((x * 7 + y * 3) % 11) as f32));
         let a = shade(&small, shape(1.0));
         let b = shade(&large, shape(5000.0));
-        let worst =
-            a.iter().zip(&b).map(|(p, q)| ((p & 0xff) as i32 - (q & 0xff) as i32).abs()).max().unwrap();
+        let worst = a.iter().zip(&b).map(|(p, q)| ((p & 0xff) as i32 - (q & 0xff) as i32).abs()).max().unwrap();
         assert!(worst <= 2, "the same shape shades alike at both scales (worst channel difference {worst})");
         assert!(a.iter().any(|&c| c != GRAY), "the shape is shaded at all");
     }

@@ -85,20 +85,12 @@ pub fn ext_color(c: &HostColors, i: u64) -> u32 {
     match c.kind {
         ColorKind::Constant => c.constant,
         ColorKind::Rgba32 => a.u32(i, 0),
-        ColorKind::U8x3 => {
-            a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | 0xff00_0000
-        }
+        ColorKind::U8x3 => a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | 0xff00_0000,
         ColorKind::U8x4 => {
-            a.u8(i, 0) as u32
-                | (a.u8(i, 1) as u32) << 8
-                | (a.u8(i, 2) as u32) << 16
-                | (a.u8(i, 3) as u32) << 24
+            a.u8(i, 0) as u32 | (a.u8(i, 1) as u32) << 8 | (a.u8(i, 2) as u32) << 16 | (a.u8(i, 3) as u32) << 24
         }
         ColorKind::F32x3 => {
-            unit_to_u8(a.f32(i, 0))
-                | unit_to_u8(a.f32(i, 1)) << 8
-                | unit_to_u8(a.f32(i, 2)) << 16
-                | 0xff00_0000
+            unit_to_u8(a.f32(i, 0)) | unit_to_u8(a.f32(i, 1)) << 8 | unit_to_u8(a.f32(i, 2)) << 16 | 0xff00_0000
         }
         ColorKind::F32x4 => {
             unit_to_u8(a.f32(i, 0))
@@ -200,9 +192,7 @@ pub fn bounds_from_keys(k: &[u32; 6]) -> Bounds {
 
 /// The depth bits of each visibility word into `out` (`pcv_depth_out` on a visibility buffer).
 pub fn depth_out(vis: &[AtomicU64], out: &mut [u32]) {
-    out.par_iter_mut()
-        .zip(vis)
-        .for_each(|(o, v)| *o = word_depth(v.load(std::sync::atomic::Ordering::Relaxed)));
+    out.par_iter_mut().zip(vis).for_each(|(o, v)| *o = word_depth(v.load(std::sync::atomic::Ordering::Relaxed)));
 }
 
 /// The cloud's 16-byte records of host arrays: positions and each point's colour as the resolve reads it.

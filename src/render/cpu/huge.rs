@@ -82,10 +82,7 @@ mod tests {
         assert!(w.iter().enumerate().all(|(i, &x)| x == i as u32 ^ 0x5a5a));
         use rayon::prelude::*;
         let c = collect((0..5u32 << 20).into_par_iter().map(|i| i.wrapping_mul(2_654_435_761)));
-        assert!(
-            c.len() == 5 << 20
-                && c.iter().enumerate().all(|(i, &x)| x == (i as u32).wrapping_mul(2_654_435_761))
-        );
+        assert!(c.len() == 5 << 20 && c.iter().enumerate().all(|(i, &x)| x == (i as u32).wrapping_mul(2_654_435_761)));
         let small = filled(10, 1u8);
         assert_eq!(small, vec![1u8; 10]);
     }
@@ -96,8 +93,7 @@ mod tests {
     #[test]
     fn advised_buffers_get_huge_pages_where_the_kernel_gives_them() {
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-        let defrag =
-            std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/defrag").unwrap_or_default();
+        let defrag = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/defrag").unwrap_or_default();
         // Without direct compaction for advised ranges a fault takes a huge page only if one is free.
         let compacts =
             defrag.contains("[madvise]") || defrag.contains("[always]") || defrag.contains("[defer+madvise]");

@@ -75,8 +75,7 @@ pub fn build_by_rows(
             }
             Some((cells, far)) => {
                 let per_cell = CELL_W_PX / t;
-                for ((tiles, acc), &cell) in tiles.chunks_mut(per_cell).zip(acc.chunks(CELL_W_PX)).zip(cells)
-                {
+                for ((tiles, acc), &cell) in tiles.chunks_mut(per_cell).zip(acc.chunks(CELL_W_PX)).zip(cells) {
                     if cell == 0 {
                         tiles.fill(far);
                     } else {
@@ -174,21 +173,12 @@ mod tests {
                         0 => 0,
                         1 => 1,
                         2 => r.is_multiple_of(3) as u8,
-                        _ => {
-                            ((k / (w as usize).div_ceil(CELL_W_PX)).is_multiple_of(2) && r.is_multiple_of(2))
-                                as u8
-                        }
+                        _ => ((k / (w as usize).div_ceil(CELL_W_PX)).is_multiple_of(2) && r.is_multiple_of(2)) as u8,
                     };
                 }
                 let lit = |x: usize, y: usize| cover.row(y)[x / CELL_W_PX] != 0;
                 let mut want = vec![0u32; h.total as usize];
-                build(
-                    &h,
-                    w,
-                    ht,
-                    |i| if lit(i % w as usize, i / w as usize) { depth[i] } else { far },
-                    &mut want,
-                );
+                build(&h, w, ht, |i| if lit(i % w as usize, i / w as usize) { depth[i] } else { far }, &mut want);
                 let row_max = |y: usize, acc: &mut [u32]| {
                     for (x, a) in acc.iter_mut().enumerate() {
                         *a = (*a).max(depth[y * w as usize + x]);

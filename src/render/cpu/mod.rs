@@ -47,9 +47,7 @@ pub mod vis;
 
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
-use super::{
-    BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
-};
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use crate::render::gpu_data::{word, word_depth, HzbParams};
@@ -105,8 +103,7 @@ pub const HOST_COPY_BUDGET_BYTES: u64 = 128 << 20;
 /// Memory the system can give without swapping (Linux's MemAvailable), if known.
 fn host_available_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 =
-        s.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let kib: u64 = s.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib << 10)
 }
 
@@ -192,10 +189,7 @@ impl CpuRasterizer {
     fn pool_mut(&mut self) -> Result<&mut preprocess::Prepared, RenderError> {
         match (&mut self.prepared, self.pool) {
             (Some(p), true) => Ok(Arc::make_mut(p)),
-            _ => Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: "no node pool reserved".into(),
-            }),
+            _ => Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
         }
     }
 
@@ -205,10 +199,7 @@ impl CpuRasterizer {
         if batched && !self.pool && p.positions.len() as u64 >= vis::EMPTY_INDEX {
             return Err(RenderError::ModeUnavailable {
                 mode: "batched",
-                reason: format!(
-                    "{} points: the visibility buffer indexes fewer than 2^34 - 1",
-                    p.positions.len()
-                ),
+                reason: format!("{} points: the visibility buffer indexes fewer than 2^34 - 1", p.positions.len()),
             });
         }
         Ok(p.clone())
@@ -236,8 +227,8 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        let order = (points.len() < u32::MAX as usize)
-            .then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
+        let order =
+            (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
         self.take(&points, order);
         Ok(())
     }
@@ -306,11 +297,7 @@ impl Rasterizer for CpuRasterizer {
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {
                 mode: "level of detail",
-                reason: format!(
-                    "a table of {} batches for a pool of {} slots",
-                    batches.len(),
-                    p.batches.len()
-                ),
+                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
             });
         }
         p.batches.copy_from_slice(batches);
@@ -346,8 +333,7 @@ impl Rasterizer for CpuRasterizer {
                 if p.quant.len() != p.positions.len() {
                     let t = Instant::now();
                     Arc::make_mut(p).ensure_quant();
-                    self.preprocess_ms =
-                        Some(self.preprocess_ms.unwrap_or(0.0) + t.elapsed().as_secs_f64() * 1e3);
+                    self.preprocess_ms = Some(self.preprocess_ms.unwrap_or(0.0) + t.elapsed().as_secs_f64() * 1e3);
                 }
             }
         }
@@ -357,21 +343,13 @@ impl Rasterizer for CpuRasterizer {
         };
         let n = frame.num_pixels();
         if color.len() != n {
-            return Err(RenderError::TargetSize {
-                got: color.len(),
-                width: frame.width_px,
-                height: frame.height_px,
-            });
+            return Err(RenderError::TargetSize { got: color.len(), width: frame.width_px, height: frame.height_px });
         }
         let f = frame.uniforms();
         // A pool with a spacing per slot: uniforms per metre of spacing, each point's batch's spacing in
         // the splat (as the CUDA backend).
         let batch_spacing = self.slot_spacing.as_deref().filter(|_| self.pool && frame.mode.culls());
-        let u = if batch_spacing.is_some() {
-            frame.with_spacing(1.0).post_uniforms()
-        } else {
-            frame.post_uniforms()
-        };
+        let u = if batch_spacing.is_some() { frame.with_spacing(1.0).post_uniforms() } else { frame.post_uniforms() };
         let plan = frame.passes();
         if frame.mode == RenderMode::Reference {
             sized(&mut self.depth, n);
@@ -385,11 +363,10 @@ impl Rasterizer for CpuRasterizer {
         // The visibility passes draw into per-thread buffers with few threads, merged into `vis`
         // (which they then write whole: no clear needed).
         let threads = rayon::current_num_threads();
-        let use_private = matches!(
-            frame.mode,
-            RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed
-        ) && !plan.contains(&Pass::VisDisk)
-            && private::wanted(threads);
+        let use_private =
+            matches!(frame.mode, RenderMode::Culled | RenderMode::Quant | RenderMode::Vis | RenderMode::Packed)
+                && !plan.contains(&Pass::VisDisk)
+                && private::wanted(threads);
         if use_private {
             self.private.prepare(threads, n);
         } else {
@@ -398,14 +375,11 @@ impl Rasterizer for CpuRasterizer {
         let empty_word = word(clear::FAR_DEPTH_BITS, vis::EMPTY_INDEX);
         // Where `vis` holds the clear word already (the last culled frame's cover), if of this frame's
         // size; unknown from here on until this frame ends.
-        let clean =
-            self.clean.take().filter(|c| c.size() == (frame.width_px as usize, frame.height_px as usize));
+        let clean = self.clean.take().filter(|c| c.size() == (frame.width_px as usize, frame.height_px as usize));
         let splats = plan.contains(&Pass::Splat);
         // The merge also resolves when the resolve pass comes right after the draw (no splat between).
         let fuse_resolve = use_private
-            && plan
-                .windows(2)
-                .any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
+            && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
         let mut resolved = false;
         let background = |y: u32| post::background(&f, y);
         let mut holds = match frame.mode {
@@ -433,9 +407,7 @@ impl Rasterizer for CpuRasterizer {
                     RenderMode::Packed => packed::packed_clear(&f, &mut self.vis),
                     _ => vis::vis_clear(&mut self.vis),
                 },
-                Pass::Depth => {
-                    depth::depth(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.depth)
-                }
+                Pass::Depth => depth::depth(&f, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.depth),
                 Pass::Color => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     color::color(&f, &p.positions, &p.colors, &self.depth, color)
@@ -443,12 +415,7 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Packed => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     if use_private {
-                        packed::packed(
-                            &f,
-                            &p.positions,
-                            &p.colors,
-                            private::Dest::Private(&mut self.private),
-                        );
+                        packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
                         merge_ms = Some(ms_of(|| {
                             self.private.merge(
@@ -492,9 +459,7 @@ impl Rasterizer for CpuRasterizer {
                         vis::vis(&f, positions, private::Dest::Shared(&self.vis));
                     }
                 }
-                Pass::VisDisk => {
-                    vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis)
-                }
+                Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
@@ -535,9 +500,7 @@ impl Rasterizer for CpuRasterizer {
                             frame.width_px,
                             frame.height_px,
                             cover.as_ref().map(|c| (c, clear::FAR_DEPTH_BITS)),
-                            |y, acc| {
-                                private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y)))
-                            },
+                            |y, acc| private.depth_row_max(y * w, acc, cover.as_ref().and_then(|c| c.row_cells(y))),
                             &mut self.hzb,
                         );
                     } else {
@@ -549,8 +512,7 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Draw2 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
-                    let (list2, counts) =
-                        culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
+                    let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
                     let (h, hzb) = (&hzb_params, &self.hzb[..]);
                     let select = culled::Select::Tested { h, hzb, unmarked: None };
                     let dest = if use_private {
@@ -628,12 +590,7 @@ impl Rasterizer for CpuRasterizer {
                         holds = Final::VisColor;
                     } else {
                         let vis = &self.vis;
-                        splat::splat(
-                            &u,
-                            |i| vis[i].load(Ordering::Relaxed),
-                            batch_spacing,
-                            &mut self.vis_out,
-                        );
+                        splat::splat(&u, |i| vis[i].load(Ordering::Relaxed), batch_spacing, &mut self.vis_out);
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                 }
@@ -689,9 +646,7 @@ impl PickWords for CpuRasterizer {
     fn read_words(&mut self, last: &LastFrame, y: u32, x: u32, len: usize) -> Result<Vec<u64>, RenderError> {
         let at = y as usize * last.width_px as usize + x as usize;
         Ok(match last.holds {
-            Final::Depth => {
-                self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect()
-            }
+            Final::Depth => self.depth[at..at + len].iter().map(|d| word(d.load(Ordering::Relaxed), 0)).collect(),
             _ => self.vis[at..at + len].iter().map(|v| v.load(Ordering::Relaxed)).collect(),
         })
     }
@@ -747,16 +702,11 @@ mod tests {
                         } else {
                             // The quant mode's own buffer differs from vis; check it keeps the clean state right by
                             // drawing it twice and comparing.
-                            let (mut a, mut b) =
-                                (vec![0u32; frame.num_pixels()], vec![1u32; frame.num_pixels()]);
+                            let (mut a, mut b) = (vec![0u32; frame.num_pixels()], vec![1u32; frame.num_pixels()]);
                             r.render(&frame.with_mode(mode), Target::Host(&mut a)).unwrap();
                             let d = r.depth_bits();
                             r.render(&frame.with_mode(mode), Target::Host(&mut b)).unwrap();
-                            assert!(
-                                a == b && d == r.depth_bits(),
-                                "quant twice, {threads} threads, pose {}",
-                                sc.name
-                            );
+                            assert!(a == b && d == r.depth_bits(), "quant twice, {threads} threads, pose {}", sc.name);
                         }
                         if round == 1 && k == 3 {
                             let mut px = vec![0u32; frame.num_pixels()];
@@ -811,8 +761,7 @@ mod tests {
             r.render(&frame.with_mode(RenderMode::Culled), Target::Host(&mut px)).unwrap();
             assert!(r.depth_bits() == want_depth, "culled depth, pose {}", sc.name);
             if let Some(i) = want_depth.iter().position(|&d| d != clear::FAR_DEPTH_BITS) {
-                let hit =
-                    r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
+                let hit = r.pick(i as u32 % w, i as u32 / w, 0).unwrap().expect("a point under a drawn pixel");
                 let idx = hit.point_index.expect("the culled mode picks a point") as usize;
                 assert_eq!(
                     glam::Vec3::from(cloud.points[idx].pos),

@@ -42,12 +42,7 @@ pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], dest: D
             |cs, buf| {
                 assert_eq!(buf.len(), pixels, "visibility buffer size");
                 for c in cs {
-                    draw_points(
-                        f,
-                        &positions[range(c)],
-                        Payload::Color(&colors[range(c)]),
-                        &mut Private(buf),
-                    );
+                    draw_points(f, &positions[range(c)], Payload::Color(&colors[range(c)]), &mut Private(buf));
                 }
             },
             |_, _| (),
@@ -57,8 +52,5 @@ pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], dest: D
 
 pub fn packed_resolve(vis: &[AtomicU64], color: &mut [u32]) {
     assert_eq!(vis.len(), color.len(), "buffer sizes");
-    color
-        .par_iter_mut()
-        .zip(vis.par_iter())
-        .for_each(|(c, v)| *c = word_payload(v.load(Ordering::Relaxed)) as u32);
+    color.par_iter_mut().zip(vis.par_iter()).for_each(|(c, v)| *c = word_payload(v.load(Ordering::Relaxed)) as u32);
 }

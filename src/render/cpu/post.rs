@@ -122,13 +122,8 @@ mod tests {
     #[test]
     fn view_distance_inverts_the_projection() {
         let (n, fa) = (0.1f32, 1000.0f32);
-        let u = PostUniforms {
-            near_m: n,
-            far_m: fa,
-            near_far_m2: n * fa,
-            far_minus_near_m: fa - n,
-            ..Default::default()
-        };
+        let u =
+            PostUniforms { near_m: n, far_m: fa, near_far_m2: n * fa, far_minus_near_m: fa - n, ..Default::default() };
         for w in [0.2f32, 1.0, 10.0, 500.0] {
             // The GL depth of view distance w, mapped to [0, 1].
             let ndc = (fa + n) / (fa - n) - 2.0 * fa * n / ((fa - n) * w);

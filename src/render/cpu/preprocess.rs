@@ -39,9 +39,7 @@ pub fn group_points() -> usize {
     static POINTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *POINTS.get_or_init(|| {
         let asked = std::env::var("PCV_CPU_GROUP_POINTS").ok().and_then(|v| v.parse::<usize>().ok());
-        asked
-            .filter(|&n| n.is_power_of_two() && (16..=BATCH_POINTS as usize).contains(&n))
-            .unwrap_or(GROUP_POINTS)
+        asked.filter(|&n| n.is_power_of_two() && (16..=BATCH_POINTS as usize).contains(&n)).unwrap_or(GROUP_POINTS)
     })
 }
 
@@ -61,12 +59,11 @@ pub fn grid_bits(n: u64) -> u32 {
 pub fn grid_params(bounds: &Bounds, n: u64) -> GridParams {
     let bits = grid_bits(n);
     let extent = (bounds.max - bounds.min).max_element();
-    let (origin, inv_cell) =
-        if !bounds.is_empty() && extent.is_finite() && bounds.min.is_finite() && extent > 0.0 {
-            (bounds.min.to_array(), (1u32 << bits) as f32 / extent)
-        } else {
-            ([0.0; 3], 1.0)
-        };
+    let (origin, inv_cell) = if !bounds.is_empty() && extent.is_finite() && bounds.min.is_finite() && extent > 0.0 {
+        (bounds.min.to_array(), (1u32 << bits) as f32 / extent)
+    } else {
+        ([0.0; 3], 1.0)
+    };
     GridParams { origin, inv_cell, bits, _pad: 0, num_points: n }
 }
 
@@ -120,10 +117,7 @@ pub fn sort_by_cells(g: &GridParams, points: &[Point]) -> Vec<Point> {
 
 /// Positions (12-byte records) and RGBA8 colors (the kernel's `pcv_split`).
 pub fn split(points: &[Point]) -> (Vec<[f32; 3]>, Vec<u32>) {
-    (
-        huge::collect(points.par_iter().map(|p| p.pos)),
-        huge::collect(points.par_iter().map(|p| p.color_word())),
-    )
+    (huge::collect(points.par_iter().map(|p| p.pos)), huge::collect(points.par_iter().map(|p| p.color_word())))
 }
 
 /// One box per [`BATCH_POINTS`] positions (the kernel's `pcv_batch_bounds`): min and max of the finite
@@ -252,10 +246,7 @@ mod tests {
             let d = super::super::batch::dequantize_pos(b, w);
             for k in 0..3 {
                 assert!(pos[k] >= b.min[k] && pos[k] <= b.max[k]);
-                assert!(
-                    (d[k] - pos[k]).abs() <= b.scale[k] * 0.5001 + pos[k].abs() * 2.4e-7,
-                    "point {i} axis {k}"
-                );
+                assert!((d[k] - pos[k]).abs() <= b.scale[k] * 0.5001 + pos[k].abs() * 2.4e-7, "point {i} axis {k}");
             }
         }
     }

@@ -152,9 +152,7 @@ impl PrivateBuffers {
             }
         }
         let (colors, background, mut image) = match resolve {
-            Some(Resolve::Index { colors, background, image }) => {
-                (Some(colors), Some(background), Some(image))
-            }
+            Some(Resolve::Index { colors, background, image }) => (Some(colors), Some(background), Some(image)),
             Some(Resolve::Packed { image }) => (None, None, Some(image)),
             None => (None, None, None),
         };
@@ -165,11 +163,8 @@ impl PrivateBuffers {
             Some(im) => im.chunks_mut(width).map(Some).collect(),
             None => (0..rows.len()).map(|_| None).collect(),
         };
-        vis.par_chunks_mut(width)
-            .zip(rows.into_par_iter())
-            .zip(image_rows.into_par_iter())
-            .enumerate()
-            .for_each(|(y, ((out, mut pieces), image))| {
+        vis.par_chunks_mut(width).zip(rows.into_par_iter()).zip(image_rows.into_par_iter()).enumerate().for_each(
+            |(y, ((out, mut pieces), image))| {
                 let c = clear(y as u32);
                 let image = match (image, colors, &background) {
                     (Some(image), Some(colors), Some(bg)) => {
@@ -184,7 +179,8 @@ impl PrivateBuffers {
                     [a, b] => merge_row2(out, a, b, c, marks, image, prefetch_colors_wanted(), cells, stale),
                     pieces => merge_row_any(out, pieces, c, marks, image, cells),
                 }
-            });
+            },
+        );
         self.dirty = false;
     }
 }
@@ -229,8 +225,7 @@ const _: () = assert!(CELL_W_PX.is_multiple_of(MERGE_BLOCK), "a merge block lies
 /// where a pixel's group differs from the pixel before's (neighbours mostly show points of one group).
 #[inline(always)]
 fn finish_block(words: &[u64], from: usize, marks: Option<&[AtomicU8]>, image: &mut RowImage<'_>) {
-    if let (Some(marks), RowImage::Index { colors, background, image }, true) =
-        (marks, &mut *image, FUSED_FINISH.on())
+    if let (Some(marks), RowImage::Index { colors, background, image }, true) = (marks, &mut *image, FUSED_FINISH.on())
     {
         let shift = group_shift();
         let mut last = u64::MAX; // no group
@@ -478,8 +473,7 @@ mod tests {
             for frame in 0..3usize {
                 // Frame 0 everywhere; frames 1 and 2 in runs of 40 pixels, every third run, shifted.
                 let drawn_at = |px: usize| frame == 0 || (px / 40 + frame).is_multiple_of(3);
-                let word_of =
-                    |i: usize| word(((i * 7919 + frame * 13) % 1000) as u32, ((i + frame) % 300) as u64);
+                let word_of = |i: usize| word(((i * 7919 + frame * 13) % 1000) as u32, ((i + frame) % 300) as u64);
                 let drawn = p.run(w * h * 3, 4, |items, _| items.len(), |a, b| a + b);
                 // Drawn here, each word into buffer `i % count` (`run` may hand every item of so
                 // little work to one task): every buffer gets words to merge and reset.
@@ -555,26 +549,12 @@ mod tests {
     fn row_merge_gives_words_image_and_marks() {
         let colors: Vec<u32> = (0..2000).map(|i| i * 7 + 3).collect();
         for n in [1usize, 31, 32, 33, 64, 65, 100] {
-            let a0: Vec<u64> =
-                (0..n)
-                    .map(|j| {
-                        if j % 5 == 0 {
-                            u64::MAX
-                        } else {
-                            word((j * 37 % 101) as u32, (j * 13 % 1900) as u64)
-                        }
-                    })
-                    .collect();
-            let b0: Vec<u64> =
-                (0..n)
-                    .map(|j| {
-                        if j % 3 == 0 {
-                            u64::MAX
-                        } else {
-                            word((j * 53 % 97) as u32, (j * 29 % 1900) as u64)
-                        }
-                    })
-                    .collect();
+            let a0: Vec<u64> = (0..n)
+                .map(|j| if j % 5 == 0 { u64::MAX } else { word((j * 37 % 101) as u32, (j * 13 % 1900) as u64) })
+                .collect();
+            let b0: Vec<u64> = (0..n)
+                .map(|j| if j % 3 == 0 { u64::MAX } else { word((j * 53 % 97) as u32, (j * 29 % 1900) as u64) })
+                .collect();
             let c = word(99, EMPTY_PAYLOAD);
             let want: Vec<u64> = (0..n).map(|j| c.min(a0[j]).min(b0[j])).collect();
             for kind in 0..3 {
@@ -593,24 +573,24 @@ mod tests {
                     assert!(a.iter().chain(&b).all(|&v| v == u64::MAX), "reset");
                     let want_image: Vec<u32> = match kind {
                         0 => vec![0; n],
-                        1 => want
-                            .iter()
-                            .map(|&v| {
-                                if word_payload(v) == EMPTY_PAYLOAD {
-                                    5
-                                } else {
-                                    colors[word_payload(v) as usize]
-                                }
-                            })
-                            .collect(),
+                        1 => {
+                            want.iter()
+                                .map(|&v| {
+                                    if word_payload(v) == EMPTY_PAYLOAD {
+                                        5
+                                    } else {
+                                        colors[word_payload(v) as usize]
+                                    }
+                                })
+                                .collect()
+                        }
                         _ => want.iter().map(|&v| word_payload(v) as u32).collect(),
                     };
                     assert_eq!(image, want_image, "{n} pixels, image {kind}, prefetch {prefetch}");
                     let want_marks: Vec<u8> = (0..8u64)
                         .map(|g| {
                             want.iter().any(|&v| {
-                                word_payload(v) != EMPTY_PAYLOAD
-                                    && word_payload(v) / group_points() as u64 == g
+                                word_payload(v) != EMPTY_PAYLOAD && word_payload(v) / group_points() as u64 == g
                             }) as u8
                         })
                         .collect();
@@ -652,15 +632,16 @@ mod tests {
                     }
                 })
                 .collect();
-            let b0: Vec<u64> = (0..n)
-                .map(|j| {
-                    if !drawn(j) || j % 3 == 0 {
-                        u64::MAX
-                    } else {
-                        word((j * 53 % 97) as u32, (j * 29 % 900) as u64)
-                    }
-                })
-                .collect();
+            let b0: Vec<u64> =
+                (0..n)
+                    .map(|j| {
+                        if !drawn(j) || j % 3 == 0 {
+                            u64::MAX
+                        } else {
+                            word((j * 53 % 97) as u32, (j * 29 % 900) as u64)
+                        }
+                    })
+                    .collect();
             // The clear word: no point, or (as a packed clear word's color) a payload in group 9.
             for c in [word(99, EMPTY_PAYLOAD), word(99, 9 * group_points() as u64 + 3)] {
                 for kind in 0..3 {
@@ -679,21 +660,14 @@ mod tests {
                             words.iter().enumerate().all(|(j, &w)| w == c.min(a0[j]).min(b0[j])),
                             "{n} pixels, image {kind}, fast {fast}"
                         );
-                        got.push((
-                            words,
-                            image,
-                            marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>(),
-                        ));
+                        got.push((words, image, marks.iter().map(|m| m.load(Ordering::Relaxed)).collect::<Vec<u8>>()));
                     }
                     FAST_CLEAR.set(true);
                     assert!(
                         got[0] == got[1],
                         "{n} pixels, image {kind}, clear word {c:#x}: fast and resolved blocks differ"
                     );
-                    assert!(
-                        word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1,
-                        "the clear word's group marked"
-                    );
+                    assert!(word_payload(c) == EMPTY_PAYLOAD || got[1].2[9] == 1, "the clear word's group marked");
                 }
             }
         }
@@ -780,8 +754,7 @@ mod tests {
             if h.is_multiple_of(4) {
                 return u64::MAX; // no point of this buffer here
             }
-            let index =
-                ((spread(x as u32 / 2) | spread(y as u32 / 2) << 1) * 2 + (h >> 20) % 3) % points as u64;
+            let index = ((spread(x as u32 / 2) | spread(y as u32 / 2) << 1) * 2 + (h >> 20) % 3) % points as u64;
             word((h >> 40) as u32 & 0x3f7f_ffff, index)
         };
         let a0: Vec<u64> = (0..w * h).map(|i| word_at(i % w, i / w, 0)).collect();

@@ -73,9 +73,7 @@ fn prefetch_word<T>(buf: &[T], i: usize) {
         // SAFETY: a prefetch reads nothing and never faults; the address is only computed
         // (`wrapping_add`: no pointer arithmetic past the allocation is asserted).
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                buf.as_ptr().wrapping_add(i).cast(),
-            )
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(buf.as_ptr().wrapping_add(i).cast())
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -353,12 +351,7 @@ impl Switch {
 /// blocks go through [`Ahead::run`]. The last `len % 8` points go through [`draw_lanes`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn draw_avx2_vec<S: Sink>(
-    f: &FrameUniforms,
-    positions: &[[f32; 3]],
-    payload: Payload<'_>,
-    sink: &mut S,
-) {
+unsafe fn draw_avx2_vec<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     // SAFETY (each): the caller's (AVX2 and FMA).
     if PREFETCH.on() {
         unsafe { draw_avx2_ahead::<S, PREFETCH_BLOCKS>(f, positions, payload, sink) }
@@ -582,9 +575,8 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
             );
             // word = depth bits << 34 | payload: its high 32 bits are `bits << 2 | payload >> 32`, its low
             // ones the payload's; the unpacks in `payload.words` interleave the halves.
-            let shifted = _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(
-                _mm256_castps_si256(d),
-            );
+            let shifted =
+                _mm256_slli_epi32::<{ crate::render::gpu_data::DEPTH_SHIFT as i32 - 32 }>(_mm256_castps_si256(d));
             let (w_a, w_b) = payload.words(drop, _mm256_or_si256(shifted, drop));
             // `lanes` is 32-byte aligned (repr align 32): `index` at offset 0, `words` at 32 and 64.
             _mm256_store_si256(lanes.index.as_mut_ptr().cast(), index);
@@ -674,12 +666,8 @@ unsafe fn draw_avx2_ahead<S: Sink, const AHEAD: usize>(
     // SAFETY (both): this function's features; `load` reads blocks below `blocks`; the colors are as
     // many as the positions (asserted by `draw_points`), so `8 · blocks` of them exist.
     match payload {
-        Payload::Index(first) => unsafe {
-            Ahead::<AHEAD>::run(f, blocks, IndexWords::new(first), sink, load)
-        },
-        Payload::Color(colors) => unsafe {
-            Ahead::<AHEAD>::run(f, blocks, ColorWords(colors.as_ptr()), sink, load)
-        },
+        Payload::Index(first) => unsafe { Ahead::<AHEAD>::run(f, blocks, IndexWords::new(first), sink, load) },
+        Payload::Color(colors) => unsafe { Ahead::<AHEAD>::run(f, blocks, ColorWords(colors.as_ptr()), sink, load) },
     }
     draw_lanes(f, &positions[8 * blocks..], payload.skip(8 * blocks), sink);
 }
@@ -733,12 +721,7 @@ struct Lanes {
 /// [`draw_lanes`] 16 points at a time in AVX-512 registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn draw_avx512<S: Sink>(
-    f: &FrameUniforms,
-    positions: &[[f32; 3]],
-    payload: Payload<'_>,
-    sink: &mut S,
-) {
+unsafe fn draw_avx512<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
     use std::arch::x86_64::*;
     let m = &f.screen_from_world;
     let row = |r: usize, x: __m512, y: __m512, z: __m512| {
@@ -752,8 +735,7 @@ unsafe fn draw_avx512<S: Sink>(
     let width = _mm512_set1_epi32(f.width as i32);
     // SAFETY (loads of the tables): each is 16 i32 (64 bytes), read unaligned.
     let perm = |k: usize, p: usize| unsafe { _mm512_loadu_si512(DEINTERLEAVE[k][p].as_ptr().cast()) };
-    let (px0, px1, py0, py1, pz0, pz1) =
-        (perm(0, 0), perm(0, 1), perm(1, 0), perm(1, 1), perm(2, 0), perm(2, 1));
+    let (px0, px1, py0, py1, pz0, pz1) = (perm(0, 0), perm(0, 1), perm(1, 0), perm(1, 1), perm(2, 0), perm(2, 1));
     let iota_lo = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     let iota_hi = _mm512_set_epi64(15, 14, 13, 12, 11, 10, 9, 8);
     let ones = _mm512_set1_epi64(-1);
@@ -879,13 +861,7 @@ mod tests {
 
     /// The hand-written AVX2 loop with 1, 3 or [`PREFETCH_BLOCKS`] blocks in flight (this CPU has AVX2 and FMA).
     #[cfg(target_arch = "x86_64")]
-    fn by_hand<S: Sink>(
-        ahead: usize,
-        f: &FrameUniforms,
-        pos: &[[f32; 3]],
-        payload: Payload<'_>,
-        sink: &mut S,
-    ) {
+    fn by_hand<S: Sink>(ahead: usize, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
         assert!(crate::render::cpu::simd::has_avx2_fma());
         // SAFETY (each): this CPU has AVX2 and FMA (asserted).
         match ahead {
@@ -908,20 +884,8 @@ mod tests {
         }
         let (w_px, h_px) = (1920f32, 1080f32);
         let around = |v: f32| [v, f32::from_bits(v.to_bits() - 1), f32::from_bits(v.to_bits() + 1)];
-        let mut edges = vec![
-            0.0f32,
-            -0.0,
-            f32::from_bits(1),
-            -f32::from_bits(1),
-            1e-30,
-            -1e-30,
-            0.5,
-            -0.5,
-            -1.0,
-            -1.5,
-            3e9,
-            -3e9,
-        ];
+        let mut edges =
+            vec![0.0f32, -0.0, f32::from_bits(1), -f32::from_bits(1), 1e-30, -1e-30, 0.5, -0.5, -1.0, -1.5, 3e9, -3e9];
         edges.extend([
             f32::INFINITY,
             f32::NEG_INFINITY,
@@ -930,21 +894,12 @@ mod tests {
             f32::from_bits(0x7fc0_0001),
             f32::from_bits(0xffc0_0001),
         ]);
-        edges.extend(
-            around(1.0).into_iter().chain(around(w_px)).chain(around(h_px)).chain(around(2f32.powi(31))),
-        );
+        edges.extend(around(1.0).into_iter().chain(around(w_px)).chain(around(h_px)).chain(around(2f32.powi(31))));
         let rule = |w: f32, sx: f32, sy: f32, d: f32| {
             !(w > 0.0 && sx >= 0.0 && sx < w_px && sy >= 0.0 && sy < h_px && d > 0.0 && d < 1.0)
         };
         #[target_feature(enable = "avx2,fma")]
-        unsafe fn lanes(
-            w: &[f32; 8],
-            sx: &[f32; 8],
-            sy: &[f32; 8],
-            d: &[f32; 8],
-            w_px: f32,
-            h_px: f32,
-        ) -> [i32; 8] {
+        unsafe fn lanes(w: &[f32; 8], sx: &[f32; 8], sy: &[f32; 8], d: &[f32; 8], w_px: f32, h_px: f32) -> [i32; 8] {
             let mut out = [0i32; 8];
             // SAFETY: this function's features; the loads and the store are of 8 lanes each.
             unsafe {
@@ -1017,17 +972,12 @@ mod tests {
         for len in [0usize, 1, 5, 15, 16, 17, 31, 33, 64, 65, 1000, pos.len()] {
             // Index payloads whose low 32 bits carry into the high ones inside a block of 8.
             let carries = [Payload::Index((1 << 32) - 13), Payload::Index((3 << 32) - 3)];
-            for payload in
-                [Payload::Index(1 << 20), Payload::Color(&colors[..len])].into_iter().chain(carries)
-            {
+            for payload in [Payload::Index(1 << 20), Payload::Color(&colors[..len])].into_iter().chain(carries) {
                 let mut want = vec![u64::MAX; n];
                 draw_lanes(&f, &pos[..len], payload, &mut Private(&mut want));
                 let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                 draw_points(&f, &pos[..len], payload, &mut Shared(&shared));
-                assert!(
-                    shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()),
-                    "shared, {len} points"
-                );
+                assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "shared, {len} points");
                 let mut got = vec![u64::MAX; n];
                 draw_points(&f, &pos[..len], payload, &mut Private(&mut got));
                 assert!(got == want, "private, {len} points");
@@ -1067,10 +1017,7 @@ mod tests {
                         let mut got = vec![u64::MAX; n + spare];
                         let mut sink = InFrame { buf: &mut got, frame_px: n, unchecked: 0 };
                         by_hand(ahead, &f, &pos[..len], payload, &mut sink);
-                        assert!(
-                            len < 8 || !UNCHECKED.on() || sink.unchecked > 0,
-                            "the unchecked puts are taken"
-                        );
+                        assert!(len < 8 || !UNCHECKED.on() || sink.unchecked > 0, "the unchecked puts are taken");
                         assert!(
                             got[..n] == want[..] && got[n..].iter().all(|&v| v == u64::MAX),
                             "avx2 unchecked, {len} points, {spare} spare"

@@ -32,9 +32,9 @@ pub fn splat(
                 let w = word(i);
                 let d = word_depth(w);
                 let px = match batch_spacing_m {
-                    Some(s) => s
-                        .get((word_payload(w) / BATCH_POINTS as u64) as usize)
-                        .map_or(0.0, |s| u.adaptive_px_at_1m * s),
+                    Some(s) => {
+                        s.get((word_payload(w) / BATCH_POINTS as u64) as usize).map_or(0.0, |s| u.adaptive_px_at_1m * s)
+                    }
                     None => u.adaptive_px_at_1m,
                 };
                 let dm = if d < FAR_DEPTH_BITS { px / view_distance(u, d) } else { 0.0 };
@@ -63,8 +63,7 @@ pub fn splat(
                         continue;
                     }
                     let q = 4 * (dx * dx + dy * dy);
-                    let covers =
-                        if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= diam2[k] };
+                    let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= diam2[k] };
                     if covers && v < best {
                         best = v;
                     }
@@ -215,8 +214,7 @@ mod tests {
     #[test]
     fn nearest_wins_and_empty_pixels_keep_their_word() {
         let u = uniforms(PointSize::Fixed(3), 5, 5, 0.0);
-        let mut words: Vec<u64> =
-            (0..25).map(|i| crate::render::gpu_data::word(FAR_DEPTH_BITS, 1000 + i)).collect();
+        let mut words: Vec<u64> = (0..25).map(|i| crate::render::gpu_data::word(FAR_DEPTH_BITS, 1000 + i)).collect();
         words[6] = crate::render::gpu_data::word(depth_at(5.0), 7); // (1, 1), farther
         words[8] = crate::render::gpu_data::word(depth_at(2.0), 9); // (3, 1), nearer
         let out = run(&u, &words);

@@ -46,8 +46,8 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, 
     let streamed = Instant::now();
     let bounds = device::local_bounds(files).unwrap_or_else(|| bounds_of(&positions));
     recolor_colorless(files, &bounds, &positions, &mut colors);
-    let order = (positions.len() < u32::MAX as usize)
-        .then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
+    let order =
+        (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
     if let Some(order) = &order {
         permute_columns(order, &mut positions, &mut colors);
     }

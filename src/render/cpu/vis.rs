@@ -12,9 +12,7 @@ use super::private::Dest;
 use super::project::project;
 use super::scatter::{draw_points, min_early, Payload, Private, Shared};
 use super::simd::with_fma;
-use crate::render::gpu_data::{
-    word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS,
-};
+use crate::render::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -50,8 +50,7 @@ pub fn version_string(cuda_version: i32) -> String {
 
 /// A driver error as `CUDA_ERROR_NAME (description)`.
 pub fn describe_driver_error(e: DriverError) -> String {
-    let name =
-        e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
     match e.error_string() {
         Ok(s) => format!("{name} ({})", s.to_string_lossy()),
         Err(_) => name,
@@ -117,10 +116,7 @@ pub fn open_device(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), Ren
                 .cloned()
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(RenderError::NoDriver(format!(
-                "{} loaded, but using it failed: {what}",
-                platform::CUDA_DRIVER_LIBRARY
-            )))
+            Err(RenderError::NoDriver(format!("{} loaded, but using it failed: {what}", platform::CUDA_DRIVER_LIBRARY)))
         }
     }
 }
@@ -150,10 +146,7 @@ fn open_unchecked(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), Rend
         )));
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| {
-        RenderError::NoDevice(format!(
-            "could not create a context on device {ordinal}: {}",
-            describe_driver_error(e)
-        ))
+        RenderError::NoDevice(format!("could not create a context on device {ordinal}: {}", describe_driver_error(e)))
     })?;
     let name = ctx.name().map_err(cuda_error("cuDeviceGetName"))?;
     let compute_capability = ctx.compute_capability().map_err(cuda_error("cuDeviceGetAttribute"))?;
@@ -161,13 +154,8 @@ fn open_unchecked(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo), Rend
         .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(cuda_error("cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"))?;
     let total_mem_bytes = ctx.total_mem().map_err(cuda_error("cuDeviceTotalMem"))? as u64;
-    let info = DeviceInfo {
-        name,
-        compute_capability,
-        sm_count: sm_count.max(1) as u32,
-        total_mem_bytes,
-        driver_version,
-    };
+    let info =
+        DeviceInfo { name, compute_capability, sm_count: sm_count.max(1) as u32, total_mem_bytes, driver_version };
     Ok((ctx, info))
 }
 

@@ -80,9 +80,7 @@ pub unsafe fn order_after(
         .result()
         .map_err(cuda_error("cuEventRecord on the producer's stream"))
         .and_then(|_| {
-            unsafe { sys::cuStreamWaitEvent(consumer, ev, 0) }
-                .result()
-                .map_err(cuda_error("cuStreamWaitEvent"))
+            unsafe { sys::cuStreamWaitEvent(consumer, ev, 0) }.result().map_err(cuda_error("cuStreamWaitEvent"))
         });
     // SAFETY: created above, destroyed once.
     ctx.record_err(unsafe { sys::cuEventDestroy_v2(ev) }.result());
@@ -127,17 +125,11 @@ impl CudaRasterizer {
         let keys = self.external.keys.as_ref().map_or(0, |k| k.ptr());
         let s = self.stream.cu_stream();
         // SAFETY: `keys` holds 6 words: 3 set to the largest key, 3 to 0, ordered on the stream.
-        unsafe { sys::cuMemsetD32Async(keys, u32::MAX, 3, s) }
-            .result()
-            .map_err(cuda_error("cuMemsetD32Async"))?;
-        unsafe { sys::cuMemsetD32Async(keys + 12, 0, 3, s) }
-            .result()
-            .map_err(cuda_error("cuMemsetD32Async"))?;
+        unsafe { sys::cuMemsetD32Async(keys, u32::MAX, 3, s) }.result().map_err(cuda_error("cuMemsetD32Async"))?;
+        unsafe { sys::cuMemsetD32Async(keys + 12, 0, 3, s) }.result().map_err(cuda_error("cuMemsetD32Async"))?;
         let l = &p.positions;
         // SAFETY: the caller's contract covers the positions; `keys` holds 6 words.
-        unsafe {
-            kernels::ext_bounds(&self.kernels, &self.stream, n, l.ptr, l.row_bytes, l.col_bytes, keys)
-        }?;
+        unsafe { kernels::ext_bounds(&self.kernels, &self.stream, n, l.ptr, l.row_bytes, l.col_bytes, keys) }?;
         let mut k = [0u32; 6];
         self.external.keys.as_ref().ok_or(RenderError::NotUploaded)?.read_at(&self.stream, 0, &mut k)?;
         Ok(bounds_from_keys(&k))
@@ -160,10 +152,9 @@ impl CudaRasterizer {
         if frame.mode != RenderMode::Vis {
             return Err(RenderError::ModeUnavailable {
                 mode: frame.mode.name(),
-                reason:
-                    "arrays are read where they are, unsorted: they render in vis (culled and quant need the \
+                reason: "arrays are read where they are, unsorted: they render in vis (culled and quant need the \
                          upload's spatial sort, reference and packed its 16-byte records)"
-                        .into(),
+                    .into(),
             });
         }
         let n = frame.num_pixels();
@@ -246,20 +237,9 @@ impl CudaRasterizer {
                     unsafe { kernels::vis(k, stream, f, pos.ptr, num_points, vis_ptr) }?
                 }
                 Pass::Vis => unsafe {
-                    kernels::vis_strided(
-                        k,
-                        stream,
-                        f,
-                        pos.ptr,
-                        pos.row_bytes,
-                        pos.col_bytes,
-                        num_points,
-                        vis_ptr,
-                    )
+                    kernels::vis_strided(k, stream, f, pos.ptr, pos.row_bytes, pos.col_bytes, num_points, vis_ptr)
                 }?,
-                Pass::VisDisk => {
-                    unsafe { kernels::vis_disk(k, stream, f, u, packed_ptr, num_points, vis_ptr) }?
-                }
+                Pass::VisDisk => unsafe { kernels::vis_disk(k, stream, f, u, packed_ptr, num_points, vis_ptr) }?,
                 Pass::Splat => {
                     unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, 0, 0) }?;
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
@@ -335,11 +315,7 @@ impl CudaRasterizer {
     }
 
     /// [`crate::render::Rasterizer::render`] while arrays are shown.
-    pub(super) fn render_shown(
-        &mut self,
-        frame: &FrameParams,
-        target: Target<'_>,
-    ) -> Result<FrameStats, RenderError> {
+    pub(super) fn render_shown(&mut self, frame: &FrameParams, target: Target<'_>) -> Result<FrameStats, RenderError> {
         let p = self.external.shown.as_ref().map(|s| s.points).ok_or(RenderError::NotUploaded)?;
         // The window asks for its render mode (M cycles): arrays draw in vis whatever it is.
         let frame = frame.with_mode(RenderMode::Vis);
@@ -353,11 +329,7 @@ impl CudaRasterizer {
         let last = self.last.ok_or(RenderError::NotUploaded)?;
         let n = last.width_px as usize * last.height_px as usize;
         if len_px != n {
-            return Err(RenderError::TargetSize {
-                got: len_px,
-                width: last.width_px,
-                height: last.height_px,
-            });
+            return Err(RenderError::TargetSize { got: len_px, width: last.width_px, height: last.height_px });
         }
         self.check_device_target(out, len_px)?;
         let (src, words) = match (last.holds, &self.vis, &self.depth) {

@@ -41,10 +41,7 @@ fn register_buffer_fn() -> Result<RegisterBufferFn, RenderError> {
     })
     .clone()
     .map_err(|e| RenderError::Cuda {
-        context: format!(
-            "looking up cuGraphicsGLRegisterBuffer in {}",
-            crate::render::platform::CUDA_DRIVER_LIBRARY
-        ),
+        context: format!("looking up cuGraphicsGLRegisterBuffer in {}", crate::render::platform::CUDA_DRIVER_LIBRARY),
         message: e,
     })
 }

@@ -71,8 +71,7 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
         // SAFETY: `first + src.len() <= self.len` (checked above), so the destination range lies inside
         // this live allocation; the stream belongs to this buffer's context; `src` stays borrowed until
         // the stream synchronization below has completed the copy.
-        unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
-            .map_err(cuda_error("cuMemcpyHtoDAsync"))?;
+        unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }.map_err(cuda_error("cuMemcpyHtoDAsync"))?;
         stream.synchronize().map_err(cuda_error("cuStreamSynchronize after an upload"))
     }
 
@@ -85,8 +84,7 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
         let src = self.ptr + (first * std::mem::size_of::<T>()) as u64;
         // SAFETY: the source range lies inside this live allocation (checked above); `T: Pod`, so any
         // bytes the device wrote are a valid `T`; `dst` stays borrowed until the synchronization below.
-        unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }
-            .map_err(cuda_error("cuMemcpyDtoHAsync"))?;
+        unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }.map_err(cuda_error("cuMemcpyDtoHAsync"))?;
         stream.synchronize().map_err(cuda_error("cuStreamSynchronize after a download"))
     }
 
@@ -129,11 +127,7 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
             Some(end) if end <= self.len => Ok(()),
             _ => Err(RenderError::Cuda {
                 context: format!("device buffer {what}"),
-                message: format!(
-                    "elements {first}..{} outside a buffer of {}",
-                    first.saturating_add(n),
-                    self.len
-                ),
+                message: format!("elements {first}..{} outside a buffer of {}", first.saturating_add(n), self.len),
             }),
         }
     }

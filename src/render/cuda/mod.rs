@@ -43,9 +43,7 @@ pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
-use super::{
-    BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target,
-};
+use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use crate::cloud::PointCloud;
 use crate::render::gpu_data::{counter, word, word_depth, Batch, HzbParams, Point};
 use context::{cuda_error, mem_info};
@@ -178,11 +176,7 @@ impl CudaRasterizer {
     /// Makes the built-in scene `cloud` on the device and prepares it `chunk_points` points at a time
     /// ([`preprocess::preprocess_scene_chunked`]): what `upload` does for scenes too large to keep as
     /// 16-byte points; public so that tests can run it on small scenes. Only the batched modes draw it.
-    pub fn upload_scene_in_chunks(
-        &mut self,
-        cloud: &PointCloud,
-        chunk_points: u64,
-    ) -> Result<(), RenderError> {
+    pub fn upload_scene_in_chunks(&mut self, cloud: &PointCloud, chunk_points: u64) -> Result<(), RenderError> {
         let spec = cloud.scene().filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a chunk at a time".into(),
@@ -192,15 +186,8 @@ impl CudaRasterizer {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
         let range = 0..spec.num_points;
-        self.table = DeviceTable::from_chunks(
-            &self.ctx,
-            &self.stream,
-            &self.kernels,
-            spec,
-            &cloud.bounds,
-            range,
-            chunk_points,
-        )?;
+        self.table =
+            DeviceTable::from_chunks(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, range, chunk_points)?;
         Ok(())
     }
 
@@ -295,10 +282,7 @@ impl CudaRasterizer {
     /// Checks that a caller's device pointer holds `len_px` words, where the driver can tell.
     fn check_device_target(&self, ptr: u64, len_px: usize) -> Result<(), RenderError> {
         if ptr == 0 {
-            return Err(RenderError::Cuda {
-                context: "Target::Device".into(),
-                message: "null device pointer".into(),
-            });
+            return Err(RenderError::Cuda { context: "Target::Device".into(), message: "null device pointer".into() });
         }
         if !ptr.is_multiple_of(4) {
             return Err(RenderError::Cuda {
@@ -343,12 +327,7 @@ impl CudaRasterizer {
     /// Makes points `first .. first + count` of the built-in scene `cloud` on this device and prepares
     /// them (sorted within the share, on the whole scene's grid): whole, keeping the 16-byte points, when
     /// they fit beside the batched buffers, else a chunk at a time. One rank's share of `--gpus`.
-    pub fn upload_scene_share(
-        &mut self,
-        cloud: &PointCloud,
-        first: u64,
-        count: u64,
-    ) -> Result<(), RenderError> {
+    pub fn upload_scene_share(&mut self, cloud: &PointCloud, first: u64, count: u64) -> Result<(), RenderError> {
         let spec = cloud.scene().filter(|_| cloud.is_lazy_scene()).ok_or_else(|| RenderError::Cuda {
             context: "scene upload".into(),
             message: "only a built-in scene is made a share at a time".into(),
@@ -364,21 +343,12 @@ impl CudaRasterizer {
         let (free_bytes, _) = context::mem_info(&self.ctx)?;
         if count >= u32::MAX as u64 || 40 * count + upload::RESERVE_BYTES > free_bytes {
             let (range, chunk) = (first..first + count, preprocess::CHUNK_POINTS);
-            self.table = DeviceTable::from_chunks(
-                &self.ctx,
-                &self.stream,
-                &self.kernels,
-                spec,
-                &cloud.bounds,
-                range,
-                chunk,
-            )?;
+            self.table =
+                DeviceTable::from_chunks(&self.ctx, &self.stream, &self.kernels, spec, &cloud.bounds, range, chunk)?;
             return Ok(());
         }
-        let points =
-            upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
-        self.table =
-            DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds, true)?;
+        let points = upload::generate_scene_range(&self.ctx, &self.stream, &self.kernels, spec, first, count)?;
+        self.table = DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &cloud.bounds, true)?;
         Ok(())
     }
 
@@ -490,9 +460,7 @@ impl CudaRasterizer {
         };
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let hzb_ptr = match frame.mode.culls() {
-            true => {
-                Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?
-            }
+            true => Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?,
             false => 0,
         };
         let mut holds = match frame.mode {
@@ -515,8 +483,7 @@ impl CudaRasterizer {
         let (spacing_ptr, spacing_batches) = batch_spacing.unwrap_or((0, 0));
         let (stream, k) = (&self.stream, &self.kernels);
         let prep = self.table.prepared.as_ref().ok();
-        let no_prep =
-            || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
+        let no_prep = || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
         let timer = &mut self.timer;
         timer.begin(stream)?;
@@ -543,9 +510,7 @@ impl CudaRasterizer {
                     }
                 },
                 Pass::Depth => unsafe { kernels::depth(k, stream, f, points_ptr, num_points, depth_ptr) }?,
-                Pass::Color => {
-                    unsafe { kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr) }?
-                }
+                Pass::Color => unsafe { kernels::color(k, stream, f, points_ptr, num_points, depth_ptr, color_ptr) }?,
                 Pass::Packed => unsafe { kernels::packed(k, stream, f, points_ptr, num_points, vis_ptr) }?,
                 Pass::Vis => {
                     let p = prep.ok_or_else(no_prep)?;
@@ -566,9 +531,7 @@ impl CudaRasterizer {
                         counts_ptr + 4 * counter::LIST1 as u64
                     } else {
                         unsafe {
-                            kernels::cull_phase2(
-                                k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr,
-                            )
+                            kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr)
                         }?;
                         counts_ptr + 4 * counter::LIST2 as u64
                     };
@@ -617,9 +580,7 @@ impl CudaRasterizer {
                     } else {
                         // `spacing_ptr` is 0 or holds `spacing_batches` floats, one per pool slot, and in
                         // VisIndex the payloads are indices into the pool (checked against the count).
-                        unsafe {
-                            kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches)
-                        }?;
+                        unsafe { kernels::splat(k, stream, u, vis_ptr, vis_out_ptr, spacing_ptr, spacing_batches) }?;
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
@@ -726,8 +687,7 @@ impl Rasterizer for CudaRasterizer {
             upload::upload_host(&self.ctx, &self.stream, cloud)?
         };
         let preprocess = self.preprocess_on;
-        self.table =
-            DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &bounds, preprocess)?;
+        self.table = DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &bounds, preprocess)?;
         Ok(())
     }
 
@@ -846,10 +806,8 @@ impl PickWords for CudaRasterizer {
 
     fn read_words(&mut self, last: &LastFrame, y: u32, x: u32, len: usize) -> Result<Vec<u64>, RenderError> {
         let at = y as usize * last.width_px as usize + x as usize;
-        let missing = || RenderError::Cuda {
-            context: "pick".into(),
-            message: "the last frame's buffer is gone".into(),
-        };
+        let missing =
+            || RenderError::Cuda { context: "pick".into(), message: "the last frame's buffer is gone".into() };
         match last.holds {
             Final::Depth => {
                 let mut row = vec![0u32; len];

@@ -65,27 +65,17 @@ impl Module {
     }
 
     /// Loads an embedded module from its fatbin; a refusal becomes [`RenderError::PtxRejected`].
-    pub fn load_image(
-        ctx: &Arc<CudaContext>,
-        info: &DeviceInfo,
-        k: &KernelImage,
-    ) -> Result<Self, RenderError> {
+    pub fn load_image(ctx: &Arc<CudaContext>, info: &DeviceInfo, k: &KernelImage) -> Result<Self, RenderError> {
         // The fatbin header is read as 64-bit words: give it an 8-byte-aligned copy
         // (include_bytes! only promises byte alignment).
         let mut aligned = vec![0u64; k.fatbin.len().div_ceil(8)];
         bytemuck::cast_slice_mut::<u64, u8>(&mut aligned)[..k.fatbin.len()].copy_from_slice(k.fatbin);
-        Self::load_raw(ctx, aligned.as_ptr().cast()).map_err(|e| {
-            rejected(k.name, "its fatbin (sm_80/86/89/90 machine code + compute_80 PTX)", k.ptx, e, info)
-        })
+        Self::load_raw(ctx, aligned.as_ptr().cast())
+            .map_err(|e| rejected(k.name, "its fatbin (sm_80/86/89/90 machine code + compute_80 PTX)", k.ptx, e, info))
     }
 
     /// JIT-loads PTX text (`name` for messages); a refusal becomes [`RenderError::PtxRejected`].
-    pub fn load_ptx(
-        ctx: &Arc<CudaContext>,
-        info: &DeviceInfo,
-        name: &str,
-        ptx: &str,
-    ) -> Result<Self, RenderError> {
+    pub fn load_ptx(ctx: &Arc<CudaContext>, info: &DeviceInfo, name: &str, ptx: &str) -> Result<Self, RenderError> {
         let text = CString::new(ptx).map_err(|_| RenderError::PtxRejected {
             kernel: name.into(),
             message: "the PTX text contains a NUL byte".into(),
@@ -172,16 +162,14 @@ impl KernelTable {
             })?;
             // SAFETY: `raw` is a live function of a module loaded in the current context (bound by
             // `function` above); the block size is within the device limit of 1024 threads.
-            let per_sm =
-                unsafe { result::occupancy::max_active_block_per_multiprocessor(raw, BLOCK_SIZE as i32, 0) }
-                    .map_err(super::context::cuda_error(format!(
-                        "cuOccupancyMaxActiveBlocksPerMultiprocessor({entry})"
-                    )))?;
+            let per_sm = unsafe { result::occupancy::max_active_block_per_multiprocessor(raw, BLOCK_SIZE as i32, 0) }
+                .map_err(super::context::cuda_error(format!(
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor({entry})"
+            )))?;
             let resident_blocks = info.sm_count.saturating_mul(per_sm.max(1) as u32).max(1);
             functions.push(Function { raw, resident_blocks });
         }
-        let functions: [Function; Kernel::ALL.len()] =
-            functions.try_into().map_err(|_| RenderError::NoKernels)?;
+        let functions: [Function; Kernel::ALL.len()] = functions.try_into().map_err(|_| RenderError::NoKernels)?;
         Ok(Self { functions, _modules: modules.into_iter().map(|(_, m)| m).collect() })
     }
 

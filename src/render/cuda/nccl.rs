@@ -100,11 +100,8 @@ impl Nccl {
 
 /// NCCL's version code as text: 22803 → "2.28.3" (codes from 2.9 on), 2708 → "2.7.8" (before).
 pub fn version_text(v: i32) -> String {
-    let (major, minor, patch) = if v >= 10000 {
-        (v / 10000, (v % 10000) / 100, v % 100)
-    } else {
-        (v / 1000, (v % 1000) / 100, v % 100)
-    };
+    let (major, minor, patch) =
+        if v >= 10000 { (v / 10000, (v % 10000) / 100, v % 100) } else { (v / 1000, (v % 1000) / 100, v % 100) };
     format!("{major}.{minor}.{patch}")
 }
 
@@ -303,12 +300,7 @@ impl Comms {
     ///
     /// # Safety
     /// As [`Comms::all_reduce_min_u64`] (only the root's receive buffer is written).
-    pub unsafe fn reduce_min_u64(
-        &self,
-        bufs: &[RankBuffers],
-        count: usize,
-        root: usize,
-    ) -> Result<(), RenderError> {
+    pub unsafe fn reduce_min_u64(&self, bufs: &[RankBuffers], count: usize, root: usize) -> Result<(), RenderError> {
         self.check_ranks(bufs)?;
         let root_c = c_int::try_from(root).map_err(|_| RenderError::Nccl(format!("root rank {root}")))?;
         if root >= self.comms.len() {

@@ -74,8 +74,7 @@ pub fn preprocess(
     // The sorted copy and the order beside the original, then positions, colors, words and the order.
     let need = (20 * n + 4 * buckets as u64).max(24 * n) + RESERVE_BYTES;
     if need > free_bytes {
-        let why =
-            format!("preprocessing {n} points needs {need} more bytes of device memory, {free_bytes} free");
+        let why = format!("preprocessing {n} points needs {need} more bytes of device memory, {free_bytes} free");
         return Ok(Preprocessed { points, prepared: Err(why), elapsed_ms: 0.0 });
     }
     let mut hist = DeviceBuffer::<u32>::alloc(ctx, buckets, "the bucket counts")?;
@@ -136,9 +135,7 @@ pub fn check_chunk(chunk_points: u64) -> Result<(), RenderError> {
     if chunk_points == 0 || !chunk_points.is_multiple_of(BATCH_POINTS as u64) {
         return Err(RenderError::Cuda {
             context: "scene upload".into(),
-            message: format!(
-                "chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"
-            ),
+            message: format!("chunks of {chunk_points} points: a chunk must be a positive multiple of {BATCH_POINTS}"),
         });
     }
     Ok(())
@@ -236,9 +233,7 @@ pub fn preprocess_scene_chunked(
         hist.write_at(stream, 0, &counts)?;
         // SAFETY: `made` and `sorted` hold `len` points each and `order` `len` words; `hist` holds the
         // exclusive scan of these points' counts (summing to `len`), so every slot is below `len`.
-        unsafe {
-            kernels::cell_scatter(table, stream, gc, made.ptr(), hist.ptr(), sorted.ptr(), order.ptr())
-        }?;
+        unsafe { kernels::cell_scatter(table, stream, gc, made.ptr(), hist.ptr(), sorted.ptr(), order.ptr()) }?;
         let (pos, col) = (positions.ptr() + 12 * first, colors.ptr() + 4 * first);
         let (bat, q) = (
             batches.ptr() + std::mem::size_of::<Batch>() as u64 * (first / BATCH_POINTS as u64),

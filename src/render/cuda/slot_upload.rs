@@ -87,21 +87,14 @@ impl SlotUploader {
     /// The copy stream, the stages and the render mark, made once.
     fn ready(&mut self) -> Result<(), RenderError> {
         if self.copy.is_none() {
-            self.copy =
-                Some(self.ctx.new_stream().map_err(cuda_error("cuStreamCreate for the node pool's copies"))?);
+            self.copy = Some(self.ctx.new_stream().map_err(cuda_error("cuStreamCreate for the node pool's copies"))?);
         }
         while self.stages.len() < STAGES {
             let sent = self.ctx.new_event(None).map_err(cuda_error("cuEventCreate for a staging buffer"))?;
-            self.stages.push(Stage {
-                host: Pinned::new(&self.ctx, STAGE_BYTES)?,
-                used: 0,
-                sent,
-                in_flight: false,
-            });
+            self.stages.push(Stage { host: Pinned::new(&self.ctx, STAGE_BYTES)?, used: 0, sent, in_flight: false });
         }
         if self.render_mark.is_none() {
-            self.render_mark =
-                Some(self.ctx.new_event(None).map_err(cuda_error("cuEventCreate for the render mark"))?);
+            self.render_mark = Some(self.ctx.new_event(None).map_err(cuda_error("cuEventCreate for the render mark"))?);
         }
         Ok(())
     }
@@ -202,9 +195,7 @@ impl SlotUploader {
         // Copies complete in fence order (one stream): the event of the first pending write at or
         // after `fence` covers it.
         if let Some((_, e)) = self.pending.iter().find(|(f, _)| *f >= fence) {
-            render
-                .wait(e)
-                .map_err(cuda_error("cuStreamWaitEvent of the render stream on a node's copies"))?;
+            render.wait(e).map_err(cuda_error("cuStreamWaitEvent of the render stream on a node's copies"))?;
         }
         Ok(())
     }

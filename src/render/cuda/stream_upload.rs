@@ -95,9 +95,7 @@ impl<T: bytemuck::Pod> Pinned<T> {
             // whole range was asserted above) and disjoint from every other piece's; `src` is host memory
             // of another allocation; no copy reading this slot is in flight (the caller waited for its
             // event), and `&mut self` keeps other writers out until every piece is done.
-            unsafe {
-                std::ptr::copy_nonoverlapping(piece.as_ptr(), (dst as *mut T).add(k * piece_len), piece.len())
-            };
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), (dst as *mut T).add(k * piece_len), piece.len()) };
         });
     }
 }
@@ -198,8 +196,7 @@ impl<'a> Uploader<'a> {
     /// freed under a copy). Returns the points that arrived.
     fn finish(&mut self) -> Result<usize, RenderError> {
         let flushed = self.flush();
-        let synced =
-            self.copy.synchronize().map_err(cuda_error("cuStreamSynchronize after the upload copies"));
+        let synced = self.copy.synchronize().map_err(cuda_error("cuStreamSynchronize after the upload copies"));
         flushed?;
         synced?;
         Ok(self.at)
@@ -222,11 +219,7 @@ impl Router<'_> {
             // uploader refuses more than its buffer holds).
             let k = self.ranges.iter().position(|r| self.seen < r.end).unwrap_or(self.ranges.len() - 1);
             let room = self.ranges[k].end.saturating_sub(self.seen);
-            let n = if room == 0 {
-                pts.len()
-            } else {
-                pts.len().min(usize::try_from(room).unwrap_or(usize::MAX))
-            };
+            let n = if room == 0 { pts.len() } else { pts.len().min(usize::try_from(room).unwrap_or(usize::MAX)) };
             self.ups[k].push(&pts[..n])?;
             self.seen += n as u64;
             pts = &pts[n..];
@@ -258,16 +251,10 @@ pub fn upload_files_split(
             message: format!("{} devices for {} ranges", ctxs.len(), ranges.len()),
         });
     }
-    let mut dsts = ctxs
-        .iter()
-        .zip(ranges)
-        .map(|(ctx, r)| alloc_points(ctx, r.end - r.start))
-        .collect::<Result<Vec<_>, _>>()?;
-    let ups = ctxs
-        .iter()
-        .zip(dsts.iter_mut())
-        .map(|(ctx, dst)| Uploader::new(ctx, dst))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut dsts =
+        ctxs.iter().zip(ranges).map(|(ctx, r)| alloc_points(ctx, r.end - r.start)).collect::<Result<Vec<_>, _>>()?;
+    let ups =
+        ctxs.iter().zip(dsts.iter_mut()).map(|(ctx, dst)| Uploader::new(ctx, dst)).collect::<Result<Vec<_>, _>>()?;
     let mut router = Router { ups, ranges: ranges.to_vec(), seen: 0 };
     let r = stream_files(files, &mut |pts| router.push(pts).map_err(|e| e.to_string()));
     // Every copy must finish before the slots are freed, whatever happened.

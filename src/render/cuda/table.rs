@@ -127,10 +127,8 @@ impl DeviceTable {
 
     /// The pool's batches and columns, or the error of a table that is not a pool.
     pub fn pool_prepared(&mut self) -> Result<&mut DevicePrepared, RenderError> {
-        let no_pool = || RenderError::ModeUnavailable {
-            mode: "level of detail",
-            reason: "no node pool reserved".into(),
-        };
+        let no_pool =
+            || RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() };
         match (&mut self.prepared, self.pool_points) {
             (Ok(p), Some(_)) => Ok(p),
             _ => Err(no_pool()),
@@ -143,11 +141,7 @@ impl DeviceTable {
         if batches.len() != p.batches.len() {
             return Err(RenderError::ModeUnavailable {
                 mode: "level of detail",
-                reason: format!(
-                    "a table of {} batches for a pool of {} slots",
-                    batches.len(),
-                    p.batches.len()
-                ),
+                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
             });
         }
         p.batches.write_at(stream, 0, batches)?;

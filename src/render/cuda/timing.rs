@@ -55,8 +55,7 @@ impl PassTimer {
         last.synchronize().map_err(cuda_error("cuEventSynchronize (end of frame)"))?;
         let mut passes = Vec::with_capacity(names.len());
         for (i, &name) in names.iter().enumerate() {
-            let ms =
-                self.events[i].elapsed_ms(&self.events[i + 1]).map_err(cuda_error("cuEventElapsedTime"))?;
+            let ms = self.events[i].elapsed_ms(&self.events[i + 1]).map_err(cuda_error("cuEventElapsedTime"))?;
             passes.push(PassTime { name, ms: ms as f64 });
         }
         let total = self.events[0].elapsed_ms(last).map_err(cuda_error("cuEventElapsedTime"))? as f64;

@@ -114,11 +114,7 @@ impl SceneMaker {
         if params.num_cylinders as usize != cylinders.len() || cylinders.is_empty() {
             return Err(RenderError::Cuda {
                 context: "scene upload".into(),
-                message: format!(
-                    "{} cylinders for a scene that expects {}",
-                    cylinders.len(),
-                    params.num_cylinders
-                ),
+                message: format!("{} cylinders for a scene that expects {}", cylinders.len(), params.num_cylinders),
             });
         }
         Ok(SceneMaker { cylinders, params })
@@ -145,9 +141,7 @@ impl SceneMaker {
         // SAFETY: `cylinders` holds exactly `params.num_cylinders` (> 0) cylinders (checked in `new`),
         // `first + count` is within the scene (checked above) and `dst` holds `count` points (this
         // function's contract).
-        unsafe {
-            super::kernels::scene(kernels, stream, self.params, self.cylinders.ptr(), dst, first, count)
-        }
+        unsafe { super::kernels::scene(kernels, stream, self.params, self.cylinders.ptr(), dst, first, count) }
     }
 }
 
@@ -163,10 +157,8 @@ pub fn upload_host(
     let bar = (host.len() as u64 >= PROGRESS_MIN_POINTS).then(|| {
         let b = ProgressBar::new(host.len() as u64);
         b.set_style(
-            ProgressStyle::with_template(
-                "uploading {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("uploading {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b
     });

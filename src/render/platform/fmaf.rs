@@ -140,17 +140,11 @@ mod tests {
                 // SAFETY: the CPU has FMA (checked above), hardware's only requirement.
                 let want = unsafe { hardware(x, y, z) };
                 let got = fmaf(x, y, z);
-                assert!(
-                    same(got, want),
-                    "fmaf({x:e}, {y:e}, {z:e}) = {got:e}, the FMA instruction gives {want:e}"
-                );
+                assert!(same(got, want), "fmaf({x:e}, {y:e}, {z:e}) = {got:e}, the FMA instruction gives {want:e}");
                 // mul_add, here a call to the C library's fmaf (this function is not built for FMA): on
                 // Linux glibc's, in MinGW builds the export above, not libmingwex's.
                 let lib = x.mul_add(y, z);
-                assert!(
-                    same(lib, want),
-                    "{x:e}.mul_add({y:e}, {z:e}) = {lib:e}, the FMA instruction gives {want:e}"
-                );
+                assert!(same(lib, want), "{x:e}.mul_add({y:e}, {z:e}) = {lib:e}, the FMA instruction gives {want:e}");
                 checked += 1;
             }
             assert_eq!(checked, 1_200_000);

@@ -19,13 +19,11 @@ pub const CUDA_DRIVER_LIBRARY: &str = "libcuda.so.1";
 
 /// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
 #[cfg(windows)]
-pub const CUDA_DRIVER_REMEDY: &str =
-    "install or update the NVIDIA display driver (580 or newer for CUDA 13; \
+pub const CUDA_DRIVER_REMEDY: &str = "install or update the NVIDIA display driver (580 or newer for CUDA 13; \
 it puts nvcuda.dll in C:\\Windows\\System32); the CUDA toolkit is not needed to run pcv";
 /// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
 #[cfg(target_os = "linux")]
-pub const CUDA_DRIVER_REMEDY: &str =
-    "install the NVIDIA driver (580 or newer for CUDA 13), or put the directory \
+pub const CUDA_DRIVER_REMEDY: &str = "install the NVIDIA driver (580 or newer for CUDA 13), or put the directory \
 holding libcuda.so.1 on LD_LIBRARY_PATH";
 /// What to do when [`CUDA_DRIVER_LIBRARY`] cannot be loaded.
 #[cfg(not(any(windows, target_os = "linux")))]
@@ -33,13 +31,11 @@ pub const CUDA_DRIVER_REMEDY: &str = "CUDA needs Linux or Windows with an NVIDIA
 
 /// `--backend`'s help: what auto picks and which library CUDA needs on this system.
 #[cfg(windows)]
-pub const BACKEND_HELP: &str =
-    "Rasterizer: auto picks CUDA when the NVIDIA driver (nvcuda.dll) and a device \
+pub const BACKEND_HELP: &str = "Rasterizer: auto picks CUDA when the NVIDIA driver (nvcuda.dll) and a device \
 exist, else the CPU (which needs no driver)";
 /// `--backend`'s help: what auto picks and which library CUDA needs on this system.
 #[cfg(not(windows))]
-pub const BACKEND_HELP: &str =
-    "Rasterizer: auto picks CUDA when the NVIDIA driver (libcuda.so.1) and a device \
+pub const BACKEND_HELP: &str = "Rasterizer: auto picks CUDA when the NVIDIA driver (libcuda.so.1) and a device \
 exist, else the CPU (which needs no driver)";
 
 /// How to get the kernels into a build that has none.

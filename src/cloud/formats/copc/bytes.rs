@@ -24,10 +24,7 @@ pub trait ByteSource: Send + Sync {
 pub(crate) fn check_range(offset: u64, len: usize, size: u64) -> Result<(), String> {
     match offset.checked_add(len as u64) {
         Some(end) if end <= size => Ok(()),
-        _ => Err(format!(
-            "bytes {offset}..{} are past the end of the {size}-byte file",
-            offset as u128 + len as u128
-        )),
+        _ => Err(format!("bytes {offset}..{} are past the end of the {size}-byte file", offset as u128 + len as u128)),
     }
 }
 
@@ -63,15 +60,9 @@ impl ByteSource for FileSource {
             #[cfg(unix)]
             let r = std::os::unix::fs::FileExt::read_at(&self.file, &mut buf[done..], offset + done as u64);
             #[cfg(windows)]
-            let r =
-                std::os::windows::fs::FileExt::seek_read(&self.file, &mut buf[done..], offset + done as u64);
+            let r = std::os::windows::fs::FileExt::seek_read(&self.file, &mut buf[done..], offset + done as u64);
             match r {
-                Ok(0) => {
-                    return Err(format!(
-                        "the file ends at byte {} (it shrank while open?)",
-                        offset + done as u64
-                    ))
-                }
+                Ok(0) => return Err(format!("the file ends at byte {} (it shrank while open?)", offset + done as u64)),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("reading bytes {offset}..{}: {e}", offset + len as u64)),

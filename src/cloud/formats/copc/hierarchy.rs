@@ -68,11 +68,7 @@ impl CopcInfo {
             return Err(format!("byte {at}: the COPC center {:?} is not finite", info.center));
         }
         if !(info.halfsize.is_finite() && info.halfsize > 0.0) {
-            return Err(format!(
-                "byte {}: the COPC half size {} is not a positive number",
-                at + 24,
-                info.halfsize
-            ));
+            return Err(format!("byte {}: the COPC half size {} is not a positive number", at + 24, info.halfsize));
         }
         if !(info.spacing.is_finite() && info.spacing >= 0.0) {
             return Err(format!("byte {}: the COPC spacing {} is not a number ≥ 0", at + 32, info.spacing));
@@ -194,16 +190,9 @@ pub fn read(
                 )));
             }
             if count as u64 * record_len as u64 > bytes as u64 * MAX_LAZ_RATIO {
-                return Err(bad(format!(
-                    "{count} points of {record_len} bytes cannot be in {bytes} compressed bytes"
-                )));
+                return Err(bad(format!("{count} points of {record_len} bytes cannot be in {bytes} compressed bytes")));
             }
-            nodes.push(OctreeNode {
-                key,
-                point_count: count as u64,
-                byte_offset: off,
-                byte_size: bytes as u64,
-            });
+            nodes.push(OctreeNode { key, point_count: count as u64, byte_offset: off, byte_size: bytes as u64 });
         }
     }
     for n in &nodes {
@@ -257,14 +246,10 @@ mod tests {
     #[test]
     fn damaged_pages_name_the_page_and_entry() {
         let mut file = vec![0u8; 1000];
-        let root =
-            [entry_bytes(NodeKey::ROOT, 0, 400, 100), entry_bytes(NodeKey::new(1, 2, 0, 0), 0, 400, 10)];
+        let root = [entry_bytes(NodeKey::ROOT, 0, 400, 100), entry_bytes(NodeKey::new(1, 2, 0, 0), 0, 400, 10)];
         file.extend(page(&root));
         let e = read_mem(&file, (1000, 64)).unwrap_err();
-        assert!(
-            e.contains("page at byte 1000, entry 1 (byte 1032)") && e.contains("outside the octree"),
-            "{e}"
-        );
+        assert!(e.contains("page at byte 1000, entry 1 (byte 1032)") && e.contains("outside the octree"), "{e}");
         // A page past the end, a page of a partial entry, a loop, a missing parent, a chunk past the end.
         assert!(read_mem(&file, (1000, 640)).unwrap_err().contains("past the end"));
         assert!(read_mem(&file, (1000, 40)).unwrap_err().contains("multiple of 32"));

@@ -98,19 +98,11 @@ impl HttpSource {
             .max_idle_connections_per_host(16)
             .build()
             .into();
-        let mut s = HttpSource {
-            url: url.into(),
-            agent,
-            size: 0,
-            first: Vec::new(),
-            opts: opts.clone(),
-            cache: None,
-        };
+        let mut s = HttpSource { url: url.into(), agent, size: 0, first: Vec::new(), opts: opts.clone(), cache: None };
         let (first, total, etag) = s.fetch(0, FIRST_BYTES, true)?;
         s.size = total;
         s.first = first;
-        s.cache =
-            opts.cache_dir.as_ref().map(|d| d.join(format!("{:016x}-{total}-{:016x}", fnv(url), fnv(&etag))));
+        s.cache = opts.cache_dir.as_ref().map(|d| d.join(format!("{:016x}-{total}-{:016x}", fnv(url), fnv(&etag))));
         Ok(s)
     }
 
@@ -128,11 +120,7 @@ impl HttpSource {
                     attempt += 1;
                 }
                 Err(f) => {
-                    let tries = if attempt > 0 {
-                        format!(" (after {} attempts)", attempt + 1)
-                    } else {
-                        String::new()
-                    };
+                    let tries = if attempt > 0 { format!(" (after {} attempts)", attempt + 1) } else { String::new() };
                     return Err(format!("bytes {offset}..{}: {}{tries}", offset + len, f.what));
                 }
             }
@@ -163,10 +151,8 @@ impl HttpSource {
             _ => return Err(Failure { retry: false, what: format!("the server answered {status}") }),
         }
         let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
-        let cr = header("content-range").ok_or_else(|| Failure {
-            retry: false,
-            what: "a 206 answer without a Content-Range header".into(),
-        })?;
+        let cr = header("content-range")
+            .ok_or_else(|| Failure { retry: false, what: "a 206 answer without a Content-Range header".into() })?;
         let etag = header("etag").unwrap_or_default();
         // "bytes START-END/TOTAL"
         let parse = || -> Option<(u64, u64, u64)> {
@@ -175,16 +161,13 @@ impl HttpSource {
             let (a, b) = span.split_once('-')?;
             Some((a.trim().parse().ok()?, b.trim().parse().ok()?, total.trim().parse().ok()?))
         };
-        let (start, end, total) = parse()
-            .ok_or_else(|| Failure { retry: false, what: format!("cannot read its Content-Range '{cr}'") })?;
+        let (start, end, total) =
+            parse().ok_or_else(|| Failure { retry: false, what: format!("cannot read its Content-Range '{cr}'") })?;
         let want_end = if first { (offset + len).min(total) } else { offset + len };
         if start != offset || end + 1 != want_end {
             return Err(Failure {
                 retry: false,
-                what: format!(
-                    "the server sent bytes {start}..{} for a request of {offset}..{want_end}",
-                    end + 1
-                ),
+                what: format!("the server sent bytes {start}..{} for a request of {offset}..{want_end}", end + 1),
             });
         }
         let n = want_end - offset;
@@ -195,10 +178,7 @@ impl HttpSource {
             .read_to_vec()
             .map_err(|e| Failure { retry: true, what: format!("the answer broke off: {e}") })?;
         if body.len() as u64 != n {
-            return Err(Failure {
-                retry: true,
-                what: format!("the answer holds {} bytes, not {n}", body.len()),
-            });
+            return Err(Failure { retry: true, what: format!("the answer holds {} bytes, not {n}", body.len()) });
         }
         Ok((body, total, etag))
     }
@@ -237,8 +217,7 @@ impl ByteSource for HttpSource {
                 let _ = std::fs::create_dir_all(dir);
             }
             let tmp = c.with_extension(
-                format!("partial-{}-{:?}", std::process::id(), std::thread::current().id())
-                    .replace(['(', ')'], ""),
+                format!("partial-{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""),
             );
             if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, &c).is_err() {
                 let _ = std::fs::remove_file(&tmp);

@@ -93,9 +93,8 @@ impl CopcFile {
         let name = src.name();
         let invalid = |what: String| CopcError::Invalid { name: name.clone(), what };
         let len = src.len();
-        let head = src
-            .read_at(0, len.min(375) as usize)
-            .map_err(|what| CopcError::Open { name: name.clone(), what })?;
+        let head =
+            src.read_at(0, len.min(375) as usize).map_err(|what| CopcError::Open { name: name.clone(), what })?;
         if !lasfmt::sniff(&head) {
             return Err(CopcError::NotCopc { name, what: "it does not start with 'LASF'".into() });
         }
@@ -107,24 +106,18 @@ impl CopcFile {
             return Err(invalid(format!("byte 96: offset to point data {data_offset} is outside the {len}-byte file (or past {MAX_PREFIX} bytes of VLRs)")));
         }
         let prefix = if data_offset as usize > head.len() {
-            src.read_at(0, data_offset as usize)
-                .map_err(|what| CopcError::Open { name: name.clone(), what })?
+            src.read_at(0, data_offset as usize).map_err(|what| CopcError::Open { name: name.clone(), what })?
         } else {
             head
         };
         let header = lasfmt::parse_header(&prefix).map_err(|e| invalid(e.to_string()))?;
         let vlrs = lasfmt::vlrs(&prefix, &header).map_err(|e| invalid(e.to_string()))?;
         let Some(cv) = vlrs.iter().find(|v| v.user_id == "copc" && v.record_id == 1) else {
-            return Err(CopcError::NotCopc {
-                name,
-                what: "it has no COPC info VLR (user 'copc', record 1)".into(),
-            });
+            return Err(CopcError::NotCopc { name, what: "it has no COPC info VLR (user 'copc', record 1)".into() });
         };
         let info = CopcInfo::parse(&prefix[cv.data.clone()], cv.data.start as u64).map_err(invalid)?;
         if !header.compressed {
-            return Err(invalid(
-                "byte 104: the point format is not compressed (COPC nodes are LAZ chunks)".into(),
-            ));
+            return Err(invalid("byte 104: the point format is not compressed (COPC nodes are LAZ chunks)".into()));
         }
         let lz = vlrs
             .iter()
@@ -141,17 +134,13 @@ impl CopcFile {
             )));
         }
         let layers = lasfmt::layer_count(laz.items());
-        let nodes = hierarchy::read(
-            (info.root_hier_offset, info.root_hier_size),
-            len,
-            header.record_len,
-            &mut |o, l| src.read_at(o, l),
-        )
-        .map_err(invalid)?;
-        let cube = Cube {
-            min: DVec3::from_array(info.center) - DVec3::splat(info.halfsize),
-            size: 2.0 * info.halfsize,
-        };
+        let nodes =
+            hierarchy::read((info.root_hier_offset, info.root_hier_size), len, header.record_len, &mut |o, l| {
+                src.read_at(o, l)
+            })
+            .map_err(invalid)?;
+        let cube =
+            Cube { min: DVec3::from_array(info.center) - DVec3::splat(info.halfsize), size: 2.0 * info.halfsize };
         let (points_min, points_max) = if header.min.iter().chain(&header.max).all(|v| v.is_finite())
             && (0..3).all(|k| header.min[k] <= header.max[k])
         {
@@ -162,8 +151,7 @@ impl CopcFile {
         let octree = Octree { cube, root_spacing_m: info.spacing, points_min, points_max, nodes };
         let mut f = CopcFile { src, header, vlrs, info, laz, layers, octree, eight_bit: false };
         if lasfmt::layout(f.header.format).rgb.is_some() {
-            if let Some(root) = f.octree.nodes.iter().find(|n| n.key.depth == 0 && n.point_count > 0).copied()
-            {
+            if let Some(root) = f.octree.nodes.iter().find(|n| n.key.depth == 0 && n.point_count > 0).copied() {
                 let recs = f.node_records(&root).map_err(|e| invalid(e.to_string()))?;
                 f.eight_bit = read::looks_8bit(&f.header, &recs);
             }
@@ -197,15 +185,8 @@ impl CopcFile {
     pub fn node_records(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decompress(
-            &bytes,
-            node,
-            &self.header,
-            &self.laz,
-            self.layers,
-            laz::DecompressionSelection::all(),
-        )
-        .map_err(err)
+        read::decompress(&bytes, node, &self.header, &self.laz, self.layers, laz::DecompressionSelection::all())
+            .map_err(err)
     }
 
     /// The exact values of a node's points (f64 coordinates, 16-bit colors, ...).
@@ -264,17 +245,8 @@ impl NodeSource for CopcFile {
         }
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decode_node(
-            &bytes,
-            node,
-            &self.header,
-            &self.laz,
-            self.layers,
-            self.eight_bit,
-            &self.octree,
-            origin,
-        )
-        .map_err(err)
+        read::decode_node(&bytes, node, &self.header, &self.laz, self.layers, self.eight_bit, &self.octree, origin)
+            .map_err(err)
     }
 }
 

@@ -30,17 +30,15 @@ pub fn decompress(
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20) * stride);
     let mut scratch = Vec::new();
-    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| {
-        all.extend_from_slice(p)
-    })
-    .map_err(|e| {
-        format!(
-            "its LAZ chunk at bytes {}..{}: {}",
-            node.byte_offset,
-            node.byte_offset + node.byte_size,
-            strip_at(&e.to_string())
-        )
-    })?;
+    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p))
+        .map_err(|e| {
+            format!(
+                "its LAZ chunk at bytes {}..{}: {}",
+                node.byte_offset,
+                node.byte_offset + node.byte_size,
+                strip_at(&e.to_string())
+            )
+        })?;
     Ok(all)
 }
 
@@ -99,11 +97,7 @@ pub fn decode_node(
             p.rgba = spec.color(None, p.pos[2], 0.0, 0);
         }
     }
-    Ok(NodePoints {
-        points: st.points,
-        intensity: Some(st.intensity),
-        classification: Some(st.classification),
-    })
+    Ok(NodePoints { points: st.points, intensity: Some(st.intensity), classification: Some(st.classification) })
 }
 
 /// The exact values of point records.
@@ -128,11 +122,8 @@ pub fn exact(records: &[u8], h: &Header) -> ExactPoints {
         6..=10 => Some(22),
         _ => None,
     };
-    let mut e = ExactPoints {
-        rgb16: has_rgb.then(Vec::new),
-        gps_time: gps_at.map(|_| Vec::new()),
-        ..Default::default()
-    };
+    let mut e =
+        ExactPoints { rgb16: has_rgb.then(Vec::new), gps_time: gps_at.map(|_| Vec::new()), ..Default::default() };
     for rec in records.chunks_exact(h.record_len as usize) {
         let r = f(rec);
         e.xyz.push(r.xyz);

@@ -72,8 +72,7 @@ impl<'a> Decoder<'a> {
     fn at(bytes: &'a [u8], at: usize) -> Self {
         let start = bytes.as_ptr();
         // SAFETY: both offsets are at most `bytes.len()`: pointers into `bytes` or just past its end.
-        let (next, read4_below) =
-            unsafe { (start.add(at.min(bytes.len())), start.add(bytes.len().saturating_sub(3))) };
+        let (next, read4_below) = unsafe { (start.add(at.min(bytes.len())), start.add(bytes.len().saturating_sub(3))) };
         Decoder { bytes, next, read4_below, value: 0, length: u32::MAX, bad: false, ended: false }
     }
 
@@ -154,8 +153,7 @@ impl<'a> Decoder<'a> {
         let v = self.value.wrapping_sub(x);
         if v < m.mps_width.wrapping_mul(l) {
             let sym = m.mps;
-            let y =
-                if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
+            let y = if sym != m.last_symbol { x.wrapping_add(m.mps_width.wrapping_mul(l)) } else { self.length };
             self.renorm(v, y.wrapping_sub(x));
             debug_assert!((sym as usize) < m.dc.len());
             // SAFETY: `mps` is a symbol (`update` sets it to one, below `symbols`; `dc` has `symbols` + 1
@@ -186,8 +184,7 @@ impl<'a> Decoder<'a> {
             let [d0, d1, d2] = unsafe { [0, 1, 2].map(|i| dist.get_unchecked(sym as usize + i).dist as u32) };
             let up = d1 <= dv;
             sym = std::hint::select_unpredictable(up, hi, sym);
-            (low, high) =
-                (std::hint::select_unpredictable(up, d1, d0), std::hint::select_unpredictable(up, d2, d1));
+            (low, high) = (std::hint::select_unpredictable(up, d1, d0), std::hint::select_unpredictable(up, d2, d1));
         } else {
             // One symbol open (no step), or three or more (bisection).
             let mut n = hi + 1;
@@ -206,10 +203,7 @@ impl<'a> Decoder<'a> {
             // SAFETY: `sym` is a table entry or between two (above): a symbol, so below `symbols`, and
             // `dist` has `symbols` + 1 entries.
             (low, high) = unsafe {
-                (
-                    dist.get_unchecked(sym as usize).dist as u32,
-                    dist.get_unchecked(sym as usize + 1).dist as u32,
-                )
+                (dist.get_unchecked(sym as usize).dist as u32, dist.get_unchecked(sym as usize + 1).dist as u32)
             };
         }
         // The last symbol's range ends at `length`; `dist` has a spare entry past the last symbol, so
@@ -903,10 +897,8 @@ mod tests {
     }
 
     fn same_model<T: Entry + PartialEq + std::fmt::Debug>(a: &Model<T>, b: &Model<T>, what: &str) {
-        let (da, db): (Vec<_>, Vec<_>) = (
-            a.dc.iter().map(|e| (e.dist, e.count)).collect(),
-            b.dc.iter().map(|e| (e.dist, e.count)).collect(),
-        );
+        let (da, db): (Vec<_>, Vec<_>) =
+            (a.dc.iter().map(|e| (e.dist, e.count)).collect(), b.dc.iter().map(|e| (e.dist, e.count)).collect());
         assert_eq!(da, db, "{what}: dist/count");
         assert_eq!(a.table, b.table, "{what}: table");
         assert_eq!(

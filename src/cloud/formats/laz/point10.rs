@@ -213,8 +213,7 @@ impl Point10 {
                 self.intensity = self.last_intensity[m];
             }
             if changed & (1 << 3) != 0 {
-                self.classification =
-                    d.symbol(&mut self.classification_models[self.classification as usize]) as u8;
+                self.classification = d.symbol(&mut self.classification_models[self.classification as usize]) as u8;
             }
             if changed & (1 << 2) != 0 {
                 let direction = ((self.bit_fields >> 6) & 1) as usize;
@@ -267,8 +266,7 @@ mod tests {
     fn return_kind_table_matches_the_maps() {
         for b in 0..=255u8 {
             let (r, n) = ((b & 7) as usize, ((b >> 3) & 7) as usize);
-            let want =
-                (NUMBER_RETURN_MAP[n][r] as usize, NUMBER_RETURN_LEVEL[n][r] as usize, (n == 1) as usize);
+            let want = (NUMBER_RETURN_MAP[n][r] as usize, NUMBER_RETURN_LEVEL[n][r] as usize, (n == 1) as usize);
             assert_eq!(return_kind_level(b), want, "bit fields {b:#04x}");
         }
     }
@@ -339,11 +337,7 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("sse4.1") {
                     // SAFETY: the CPU has SSE4.1 (checked just above).
                     unsafe { c.add_sse41(v) };
-                    assert_eq!(
-                        (c.values, c.high),
-                        (b.values, b.high),
-                        "SSE4.1: range {range}, addition {i} of {v}"
-                    );
+                    assert_eq!((c.values, c.high), (b.values, b.high), "SSE4.1: range {range}, addition {i} of {v}");
                 }
                 assert_eq!((a.values, a.high), (b.values, b.high), "range {range}, addition {i} of {v}");
                 assert_eq!(a.get(), b.get());

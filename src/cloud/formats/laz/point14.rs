@@ -385,15 +385,13 @@ impl<'a> Point14<'a> {
 
         if on[INTENSITY] {
             let ii = ((cpr << 1) | gps_time_changed as u32) as usize;
-            ctx.last.intensity =
-                ctx.intensity.decode(dint, i32::from(ctx.last_intensities[ii]), cpr as usize) as u16;
+            ctx.last.intensity = ctx.intensity.decode(dint, i32::from(ctx.last_intensities[ii]), cpr as usize) as u16;
             ctx.last_intensities[ii] = ctx.last.intensity;
         }
 
         if on[SCAN_ANGLE] && scan_angle_changed {
             ctx.last.scan_angle =
-                ctx.scan_angle.decode(dangle, i32::from(ctx.last.scan_angle), gps_time_changed as usize)
-                    as i16;
+                ctx.scan_angle.decode(dangle, i32::from(ctx.last.scan_angle), gps_time_changed as usize) as i16;
         }
 
         if on[USER_DATA] {

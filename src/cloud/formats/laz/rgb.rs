@@ -61,8 +61,7 @@ pub(crate) fn decode_rgb(d: &mut Decoder, m: &mut RgbModels, last: [u16; 3]) -> 
     let [lr, lg, lb] = last;
     let lo = |v: u16| (v & 0xFF) as u8;
     let hi = |v: u16| (v >> 8) as u8;
-    let mut r =
-        if sym & 1 != 0 { (d.symbol(&mut m.bytes[0]) as u8).wrapping_add(lo(lr)) as u16 } else { lr & 0xFF };
+    let mut r = if sym & 1 != 0 { (d.symbol(&mut m.bytes[0]) as u8).wrapping_add(lo(lr)) as u16 } else { lr & 0xFF };
     if sym & 2 != 0 {
         r |= ((d.symbol(&mut m.bytes[1]) as u8).wrapping_add(hi(lr)) as u16) << 8;
     } else {

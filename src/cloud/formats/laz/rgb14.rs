@@ -25,13 +25,7 @@ impl<'a> Rgb14<'a> {
     /// the layer where `on`.
     pub fn new(first: &[u8; 6], context: usize, d: Decoder<'a>, on: bool) -> Self {
         let c = |k: usize| u16::from_le_bytes([first[2 * k], first[2 * k + 1]]);
-        let mut me = Rgb14 {
-            d,
-            on,
-            contexts: [None, None, None, None],
-            last: [[0; 3]; 4],
-            last_context_used: context,
-        };
+        let mut me = Rgb14 { d, on, contexts: [None, None, None, None], last: [[0; 3]; 4], last_context_used: context };
         me.contexts[context] = Some(Box::new(RgbModels::new()));
         me.last[context] = [c(0), c(1), c(2)];
         me
@@ -81,8 +75,7 @@ impl<'a> Nir14<'a> {
     /// The state after a chunk's first point, whose NIR is `first`, in context `context`; `d` decodes
     /// the layer where `on`.
     pub fn new(first: &[u8; 2], context: usize, d: Decoder<'a>, on: bool) -> Self {
-        let mut me =
-            Nir14 { d, on, contexts: [None, None, None, None], last: [0; 4], last_context_used: context };
+        let mut me = Nir14 { d, on, contexts: [None, None, None, None], last: [0; 4], last_context_used: context };
         me.contexts[context] = Some(Box::new(NirModels::new()));
         me.last[context] = u16::from_le_bytes(*first);
         me

@@ -210,11 +210,7 @@ fn same_records_as_laz_for_formats_0_to_3_and_6_to_8() {
                 let (vlr, chunks, data) = compress(format, extra, &recs, chunk);
                 let (want, got) = both(&vlr, &chunks, &data, stride);
                 assert_eq!(want.len(), recs.len(), "format {format}: laz decodes every point");
-                assert!(
-                    want == recs,
-                    "format {format}: laz round trip: {}",
-                    first_difference(&want, &recs, stride)
-                );
+                assert!(want == recs, "format {format}: laz round trip: {}", first_difference(&want, &recs, stride));
                 assert!(
                     got == want,
                     "format {format} extra {extra} seed {seed}: {}",
@@ -360,13 +356,7 @@ fn layered_records_as_laz_for_selections_and_empty_layers() {
         loader_selection(),
         S(S::XY_RETURNS_CHANNEL),
         S(S::ALL & !(S::Z | S::GPS_TIME | S::NIR)),
-        S(S::GPS_TIME
-            | S::SCAN_ANGLE
-            | S::POINT_SOURCE_ID
-            | S::USER_DATA
-            | S::FLAGS
-            | S::ALL_EXTRA_BYTES
-            | S::NIR),
+        S(S::GPS_TIME | S::SCAN_ANGLE | S::POINT_SOURCE_ID | S::USER_DATA | S::FLAGS | S::ALL_EXTRA_BYTES | S::NIR),
     ];
     for format in [6u8, 7, 8] {
         for extra in [0usize, 2] {
@@ -439,28 +429,12 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
             let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
             for selection in [laz::DecompressionSelection::all(), loader_selection()] {
                 let (mut got, mut want) = (Vec::new(), Vec::new());
-                let fast = laz_chunk_pieces(
-                    &bad,
-                    stride,
-                    &vlr,
-                    &one,
-                    layers,
-                    0,
-                    selection,
-                    &mut scratch,
-                    &mut |p| got.extend_from_slice(p),
-                );
-                let slow = laz_crate_pieces(
-                    &bad,
-                    stride,
-                    &vlr,
-                    &one,
-                    layers,
-                    0,
-                    selection,
-                    &mut scratch,
-                    &mut |p| want.extend_from_slice(p),
-                );
+                let fast = laz_chunk_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
+                    got.extend_from_slice(p)
+                });
+                let slow = laz_crate_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
+                    want.extend_from_slice(p)
+                });
                 // Whatever both decoded is the same; where `laz` decodes it all, so does pcv. (`laz`
                 // may also fail by panicking, which pcv does not; then pcv decodes on.)
                 let n = got.len().min(want.len());
@@ -477,10 +451,7 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
                     assert_eq!(got, want);
                 }
                 if fast.is_err() && trial % 4 == 0 {
-                    assert!(
-                        slow.is_err(),
-                        "format {format} trial {trial}: a truncated chunk that laz decodes"
-                    );
+                    assert!(slow.is_err(), "format {format} trial {trial}: a truncated chunk that laz decodes");
                 }
             }
         }
@@ -507,58 +478,38 @@ fn bmi_and_baseline_loops_decode_alike() {
                     let (mut s1, mut s2) = (Vec::new(), Vec::new());
                     let (a, b): (Out, Out) = if let Some(items) = Items::of(vlr.items()) {
                         let mut a = Vec::new();
-                        let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| {
-                            a.extend_from_slice(p)
-                        });
+                        let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
                         let mut b = Vec::new();
                         let rb = match (items.gps, items.rgb) {
-                            (false, false) => super::run_in::<false, false, false>(
-                                bytes,
-                                items,
-                                c.points,
-                                700,
-                                &mut s2,
-                                &mut |p| b.extend_from_slice(p),
-                            ),
-                            (true, false) => super::run_in::<true, false, false>(
-                                bytes,
-                                items,
-                                c.points,
-                                700,
-                                &mut s2,
-                                &mut |p| b.extend_from_slice(p),
-                            ),
-                            (false, true) => super::run_in::<false, true, false>(
-                                bytes,
-                                items,
-                                c.points,
-                                700,
-                                &mut s2,
-                                &mut |p| b.extend_from_slice(p),
-                            ),
-                            (true, true) => super::run_in::<true, true, false>(
-                                bytes,
-                                items,
-                                c.points,
-                                700,
-                                &mut s2,
-                                &mut |p| b.extend_from_slice(p),
-                            ),
+                            (false, false) => {
+                                super::run_in::<false, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (true, false) => {
+                                super::run_in::<true, false, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (false, true) => {
+                                super::run_in::<false, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
+                            (true, true) => {
+                                super::run_in::<true, true, false>(bytes, items, c.points, 700, &mut s2, &mut |p| {
+                                    b.extend_from_slice(p)
+                                })
+                            }
                         };
                         ((a, ra), (b, rb))
                     } else {
                         let layout = layout_of(vlr.items()).expect("layered items covered");
                         let sel = if format == 7 { loader_selection() } else { S::all() };
                         let mut a = Vec::new();
-                        let ra = super::decode_layered_chunk(
-                            bytes,
-                            layout,
-                            c.points,
-                            sel,
-                            700,
-                            &mut s1,
-                            &mut |p| a.extend_from_slice(p),
-                        );
+                        let ra = super::decode_layered_chunk(bytes, layout, c.points, sel, 700, &mut s1, &mut |p| {
+                            a.extend_from_slice(p)
+                        });
                         let mut b = Vec::new();
                         let rb = match (layout.rgb, layout.nir) {
                             (false, _) => super::layered::run_in::<false, false, false>(

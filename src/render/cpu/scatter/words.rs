@@ -78,16 +78,10 @@ unsafe fn draw_words_avx2<S: Sink, const AHEAD: usize>(
         let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(8 * k).cast()) };
         // (q as f32).mul_add(scale[k], min[k]) per field, as `dequantize`.
         let x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, field)), scale[0], min[0]);
-        let y = _mm256_fmadd_ps(
-            _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)),
-            scale[1],
-            min[1],
-        );
-        let z = _mm256_fmadd_ps(
-            _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)),
-            scale[2],
-            min[2],
-        );
+        let y =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<10>(v), field)), scale[1], min[1]);
+        let z =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32::<20>(v), field)), scale[2], min[2]);
         (x, y, z)
     };
     // SAFETY: this function's features; `load` reads blocks below `blocks`; the payload is an index.
@@ -115,10 +109,8 @@ mod tests {
     fn the_fused_loop_gives_the_buffer_of_decoding_then_drawing() {
         let cloud = crate::cloud::scene::generate(60_000, 3, false);
         let g = crate::render::cpu::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
-        let p = crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(
-            &g,
-            &cloud.points,
-        ));
+        let p =
+            crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(&g, &cloud.points));
         let mut cam = crate::camera::FlyCamera::for_cloud(cloud.bounds, true);
         let (w, h) = (97u32, 61u32);
         let n = (w * h) as usize;
@@ -170,10 +162,7 @@ mod tests {
                     assert!(got == want, "private, {len} words, first {first}");
                     let mut shared: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
                     draw_words(&f, batch, words, *first, &mut Shared(&shared));
-                    assert!(
-                        shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()),
-                        "shared, {len} words"
-                    );
+                    assert!(shared.iter_mut().map(|v| *v.get_mut()).eq(want.iter().copied()), "shared, {len} words");
                     let mut got = vec![u64::MAX; n];
                     draw_decoded(&f, batch, words, *first, &mut Private(&mut got));
                     assert!(got == want, "decoded, {len} words");

@@ -181,12 +181,7 @@ impl Context {
                         continue;
                     }
                     e.encode_symbol(&mut self.gps_time_no_diff, 1);
-                    self.gps_time.compress(
-                        e,
-                        (self.last_gps_times[last] >> 32) as i32,
-                        (gps >> 32) as i32,
-                        8,
-                    );
+                    self.gps_time.compress(e, (self.last_gps_times[last] >> 32) as i32, (gps >> 32) as i32, 8);
                     e.write_int(gps as u32);
                     self.gps_next = (self.gps_next + 1) & 3;
                     self.gps_last = self.gps_next;
@@ -243,12 +238,7 @@ impl Context {
                         continue;
                     }
                     e.encode_symbol(&mut self.gps_time_multi, GPS_MULTI_CODE_FULL as u32);
-                    self.gps_time.compress(
-                        e,
-                        (self.last_gps_times[last] >> 32) as i32,
-                        (gps >> 32) as i32,
-                        8,
-                    );
+                    self.gps_time.compress(e, (self.last_gps_times[last] >> 32) as i32, (gps >> 32) as i32, 8);
                     e.write_int(gps as u32);
                     self.gps_next = (self.gps_next + 1) & 3;
                     self.gps_last = self.gps_next;
@@ -432,10 +422,8 @@ impl Point14 {
         }
 
         self.changed[USER_DATA] |= last.user_data != cur.user_data;
-        e_user.encode_symbol(
-            model_at(&mut ctx.user_data[(last.user_data / 4) as usize], 256),
-            u32::from(cur.user_data),
-        );
+        e_user
+            .encode_symbol(model_at(&mut ctx.user_data[(last.user_data / 4) as usize], 256), u32::from(cur.user_data));
 
         if point_source_changed {
             self.changed[POINT_SOURCE] = true;

@@ -92,8 +92,7 @@ fn encode_rgb(e: &mut Enc, m: &mut RgbModels, cur: [u16; 3], last: [u16; 3]) {
         | (((lg ^ g) & 0xFF00 != 0) as u32) << 3
         | (((lb ^ b) & 0x00FF != 0) as u32) << 4
         | (((lb ^ b) & 0xFF00 != 0) as u32) << 5
-        | (((r ^ g) & 0x00FF != 0 || (r ^ b) & 0x00FF != 0 || (r ^ g) & 0xFF00 != 0 || (r ^ b) & 0xFF00 != 0)
-            as u32)
+        | (((r ^ g) & 0x00FF != 0 || (r ^ b) & 0x00FF != 0 || (r ^ g) & 0xFF00 != 0 || (r ^ b) & 0xFF00 != 0) as u32)
             << 6;
     e.encode_symbol(&mut m.byte_used, sym);
     let mut diff_l = 0i32;
@@ -179,8 +178,7 @@ impl Nir14 {
             self.enc.encode_symbol(&mut m.lower, u32::from((cur as u8).wrapping_sub(last as u8)));
         }
         if sym & 2 != 0 {
-            self.enc
-                .encode_symbol(&mut m.upper, u32::from(((cur >> 8) as u8).wrapping_sub((last >> 8) as u8)));
+            self.enc.encode_symbol(&mut m.upper, u32::from(((cur >> 8) as u8).wrapping_sub((last >> 8) as u8)));
         }
         self.last[last_idx] = cur;
     }

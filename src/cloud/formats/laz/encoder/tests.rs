@@ -100,22 +100,15 @@ fn records(kind: Kind, format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8>
         let dir = rng.random_bool(0.5) as u8;
         let edge = rng.random_bool(0.01) as u8;
         rec[15] = class_flags | channel << 4 | dir << 6 | edge << 7;
-        rec[16] =
-            [2u8, 2, 2, 3, 5, 6, 9][rng.random_range(0..7)] | if rng.random_bool(0.01) { 0x40 } else { 0 };
+        rec[16] = [2u8, 2, 2, 3, 5, 6, 9][rng.random_range(0..7)] | if rng.random_bool(0.01) { 0x40 } else { 0 };
         rec[17] = if rng.random_bool(0.9) { 0 } else { rng.random() };
-        rec[18..20].copy_from_slice(
-            &(rng.random_range(-30..30i16) * if rng.random_bool(0.3) { 0 } else { 1 }).to_le_bytes(),
-        );
+        rec[18..20]
+            .copy_from_slice(&(rng.random_range(-30..30i16) * if rng.random_bool(0.3) { 0 } else { 1 }).to_le_bytes());
         rec[20..22].copy_from_slice(
-            &(7 + (i / 20_000) as u16
-                + if matches!(kind, Kind::Wild) && rng.random_bool(0.05) { 1 } else { 0 })
-            .to_le_bytes(),
+            &(7 + (i / 20_000) as u16 + if matches!(kind, Kind::Wild) && rng.random_bool(0.05) { 1 } else { 0 })
+                .to_le_bytes(),
         );
-        let g = if matches!(kind, Kind::Wild) && rng.random_bool(0.002) {
-            f64::from_bits(rng.random())
-        } else {
-            gps
-        };
+        let g = if matches!(kind, Kind::Wild) && rng.random_bool(0.002) { f64::from_bits(rng.random()) } else { gps };
         rec[22..30].copy_from_slice(&g.to_le_bytes());
         let mut at = 30;
         if format >= 7 {
@@ -190,12 +183,7 @@ fn same_bytes_as_laz_for_every_item_set_and_kind() {
                 for n in [1usize, 2, 3, 17, 1000, 6000] {
                     seed += 1;
                     let recs = records(kind, format, extra as usize, n, seed);
-                    check(
-                        format,
-                        extra,
-                        &recs,
-                        &format!("format {format} + {extra} bytes, {kind:?}, {n} points"),
-                    );
+                    check(format, extra, &recs, &format!("format {format} + {extra} bytes, {kind:?}, {n} points"));
                 }
             }
         }
