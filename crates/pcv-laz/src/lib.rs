@@ -1,22 +1,35 @@
-//! pcv's own LAZ chunk decoder for the point-wise compression of point formats 0–3 (LAS 1.0–1.3
-//! items Point10, GpsTime, RGB12 and Byte, all version 2: what LASzip and `laz` write for them):
-//! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-laz-decoder-2core.md,
-//! results/2026-12-01-laz-decoder-2core.md).
-//! The layered compression of formats 6–8 (Point14, RGB14, RGBNIR14, Byte14, version 3) has its own
-//! decoder in `layered` (each layer its own stream; results/2026-12-01-laz-decoder-2core-s5.md).
-//! Other item sets (version 1 items, wave packets, version 4 layered items) are left to `laz`
-//! ([`Items::of`] and [`layout_of`] say which).
+//! A LAZ (LASzip) chunk decoder and encoder: the `laz` crate's records and bytes, for less CPU.
 //!
-//! How it works: a chunk starts with its first point stored raw, then one arithmetic-coded stream for
-//! all the other points. [`decode_chunk`] keeps each item's decoder state in a plain struct, decodes
-//! point after point with the item set fixed at compile time (no per-item dynamic calls, no `io::Read`
-//! per byte, no `Result` per symbol: a damaged stream sets a flag checked once per point), and hands the
-//! records over a piece at a time as `laz_chunk_pieces` does. The arithmetic decoder and its models
+//! The point-wise compression of point formats 0–3 (LAS 1.0–1.3 items Point10, GpsTime, RGB12 and
+//! Byte, all version 2: what LASzip and `laz` write for them) is decoded by this crate's own decoder:
+//! the same bytes as the `laz` crate for ~35 % less CPU (results/2026-11-30-laz-decoder-2core.md,
+//! results/2026-12-01-laz-decoder-2core.md in pcv's repository, measured when the decoder was part of
+//! pcv). The layered compression of formats 6–8 (Point14, RGB14, RGBNIR14, Byte14, version 3) has its
+//! own decoder in `layered` (each layer its own stream; results/2026-12-01-laz-decoder-2core-s5.md),
+//! and its own encoder in [`encoder`]. Other item sets (version 1 items, wave packets, version 4
+//! layered items) are decoded by the `laz` crate ([`covers`] says which are not).
+//!
+//! The API: [`decode_chunk`] decodes one chunk of any item set (this crate's decoders where they
+//! cover it, else `laz`), [`decode_chunk_with_laz`] always with `laz` (to compare),
+//! [`encoder::encode_chunk`] encodes a layered chunk, [`covers`] and [`encoder::Layout::of`] say which
+//! item sets the fast paths take, [`layer_count`] how a layered chunk starts. A chunk is what a LAZ
+//! file's chunk table points at (a COPC file's octree node is one): reading the LAS header, the
+//! LASzip VLR ([`laz::LazVlr`]) and the chunk table is the caller's (or `laz`'s) business.
+//!
+//! How it works: a point-wise chunk starts with its first point stored raw, then one arithmetic-coded
+//! stream for all the other points. `decode_pointwise` keeps each item's decoder state in a plain
+//! struct, decodes point after point with the item set fixed at compile time (no per-item dynamic
+//! calls, no `io::Read` per byte, no `Result` per symbol: a damaged stream sets a flag checked once per
+//! point), and hands the records over a piece at a time. The arithmetic decoder and its models
 //! (`arith`) use finer decoder tables than LASzip, which changes how a symbol is found, never which.
+//! The `laz` path (`by_laz`) runs `laz`'s record decompressors over the chunk's bytes, checks a
+//! layered chunk's layer sizes against its bytes first, and turns a `laz` panic on corrupt data into
+//! an error.
 //!
 //! `set_enabled(false)` routes every chunk, point-wise or layered, to `laz` (benchmarks and tests
 //! compare the two).
 mod arith;
+mod by_laz;
 mod bytes14;
 pub mod encoder;
 mod gps;
@@ -28,37 +41,135 @@ mod rgb14;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use layered::{decode_layered_chunk, layout_of};
+/// The `laz` crate this one is built with (its types are in this crate's API).
+pub use laz;
 
+pub use by_laz::{decode_chunk_with_laz, layer_count};
+
+use layered::{decode_layered_chunk, layout_of};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
-/// Turns pcv's LAZ decoder on (the default) or off (every chunk decoded by the `laz` crate).
+/// Turns this crate's decoders on (the default) or off (every chunk decoded by the `laz` crate), for
+/// the whole process.
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
 
-/// Whether pcv's LAZ decoder is on.
+/// Whether this crate's decoders are on ([`set_enabled`]).
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// Whether this crate's own decoders cover the item set `items` (a LASzip VLR's, [`laz::LazVlr::items`]):
+/// the point-wise items of formats 0–3 (version 2) and the layered ones of formats 6–8 (version 3), with
+/// or without extra bytes. [`decode_chunk`] takes them there while [`enabled`], and the others to `laz`.
+pub fn covers(items: &[laz::LazItem]) -> bool {
+    Items::of_any(items).is_some() || encoder::Layout::of(items).is_some()
+}
+
+/// Decodes the `points` points of one LAZ chunk (`bytes`, of the item set `items`) into `scratch`, a
+/// piece of at most `piece_points` points at a time, and hands each piece's records to `piece`: records
+/// of the item set's size (the sum of its items' sizes), laid out as in a LAS file's point data. The
+/// layered item sets (formats 6–10) decode only the fields `selection` names (the others keep the
+/// chunk's first point's values, as in `laz`); the point-wise ones decode everything.
+///
+/// The item sets [`covers`] names are decoded by this crate's decoders (while [`enabled`]), the others
+/// by `laz` ([`decode_chunk_with_laz`]): the same records either way, and the same error where a chunk's
+/// data ends or is corrupt, after as many points. A chunk that holds more points than `points` is not
+/// an error (the rest is not read).
+pub fn decode_chunk(
+    items: &[laz::LazItem],
+    bytes: &[u8],
+    points: usize,
+    selection: laz::DecompressionSelection,
+    piece_points: usize,
+    scratch: &mut Vec<u8>,
+    piece: &mut dyn FnMut(&[u8]),
+) -> Result<(), DecodeError> {
+    let stopped = |e: ChunkError| DecodeError::Stopped {
+        after: e.after,
+        points,
+        why: if e.ended { Stop::Ended } else { Stop::Corrupt },
+    };
+    if let Some(layout) = layout_of(items) {
+        let layers = layer_count(items).expect("a layered item set");
+        by_laz::check_layers(bytes, layout.record_len(), layers).map_err(DecodeError::Layers)?;
+        return decode_layered_chunk(bytes, layout, points, selection, piece_points, scratch, piece).map_err(stopped);
+    }
+    if let Some(items) = Items::of(items) {
+        return decode_pointwise(bytes, items, points, piece_points, scratch, piece).map_err(stopped);
+    }
+    decode_chunk_with_laz(items, bytes, points, selection, piece_points, scratch, piece)
+}
+
+/// Why a chunk could not be decoded. Its `Display` is a sentence about the chunk ("its data ends or
+/// breaks after 12 of the 50000 points it should hold (...)"), for a caller to prefix with which chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The chunk's data ended or broke after `after` of the `points` points asked for (those `after`
+    /// points were handed over, in pieces).
+    Stopped { after: usize, points: usize, why: Stop },
+    /// A layered chunk's table of layer sizes does not fit in the chunk's bytes (nothing was decoded).
+    Layers(String),
+    /// The `laz` crate refused the item set.
+    Items(String),
+    /// The `laz` crate panicked on the chunk's (corrupt) data: the panic's message.
+    Panicked(String),
+}
+
+/// How a chunk's data stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Its bytes ran out.
+    Ended,
+    /// Its data is corrupt (a decoded value this crate's decoder cannot use).
+    Corrupt,
+    /// `laz` failed with this error.
+    Laz(String),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Stopped { after, points, why } => {
+                write!(f, "its data ends or breaks after {after} of the {points} points it should hold (")?;
+                match why {
+                    Stop::Ended => f.write_str("the compressed data ends")?,
+                    Stop::Corrupt => f.write_str("the compressed data is corrupt")?,
+                    Stop::Laz(m) => f.write_str(m)?,
+                }
+                f.write_str(")")
+            }
+            DecodeError::Layers(m) | DecodeError::Items(m) => f.write_str(m),
+            DecodeError::Panicked(m) => write!(f, "corrupt (the decoder failed: {m})"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
 /// A point-wise item set this decoder covers: Point10, then optionally GpsTime, RGB12 and extra bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Items {
+struct Items {
     gps: bool,
     rgb: bool,
     extra: usize,
 }
 
 impl Items {
-    /// The item set of a LASzip VLR's `items`, if this decoder covers it (and is enabled).
-    pub fn of(items: &[laz::LazItem]) -> Option<Items> {
-        use laz::LazItemType as T;
+    /// The item set of a LASzip VLR's `items`, if this decoder covers it and is enabled.
+    fn of(items: &[laz::LazItem]) -> Option<Items> {
         if !enabled() {
             return None;
         }
+        Items::of_any(items)
+    }
+
+    /// The item set of a LASzip VLR's `items`, if this decoder covers it (enabled or not).
+    fn of_any(items: &[laz::LazItem]) -> Option<Items> {
+        use laz::LazItemType as T;
         let mut it = items.iter().peekable();
         let first = it.next()?;
         if first.item_type() != T::Point10 || first.version() != 2 {
@@ -83,28 +194,22 @@ impl Items {
     }
 
     /// Bytes of a record.
-    pub fn record_len(&self) -> usize {
+    fn record_len(&self) -> usize {
         20 + if self.gps { 8 } else { 0 } + if self.rgb { 6 } else { 0 } + self.extra
     }
 }
 
-/// Why a chunk stopped: after how many of its points, and whether its bytes ran out (else: its data
-/// is corrupt).
+/// Why one of this crate's decoders stopped a chunk: after how many of its points, and whether its
+/// bytes ran out (else: its data is corrupt).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct ChunkError {
-    pub after: usize,
-    pub ended: bool,
+struct ChunkError {
+    after: usize,
+    ended: bool,
 }
 
-impl std::fmt::Display for ChunkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.ended { "the compressed data ends" } else { "the compressed data is corrupt" })
-    }
-}
-
-/// Decodes the `points` points of a chunk (`bytes`, of item set `items`) into `scratch`, a piece of
-/// at most `piece_points` points at a time, and hands each piece's records to `piece`.
-pub(crate) fn decode_chunk(
+/// Decodes the `points` points of a point-wise chunk (`bytes`, of item set `items`) into `scratch`, a
+/// piece of at most `piece_points` points at a time, and hands each piece's records to `piece`.
+fn decode_pointwise(
     bytes: &[u8],
     items: Items,
     points: usize,
@@ -125,7 +230,7 @@ pub(crate) fn decode_chunk(
 /// shorter symbol chains, ~5–9 % less CPU; AVX2 for the medians' 4-lane minima and maxima), else for
 /// baseline x86-64 as the rest of the release build.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn has_bmi() -> bool {
+fn has_bmi() -> bool {
     static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *HAS.get_or_init(|| {
         std::arch::is_x86_feature_detected!("lzcnt")
@@ -137,9 +242,9 @@ pub(crate) fn has_bmi() -> bool {
 
 /// `fn name<const A: bool, ...>(args) -> ret` that calls `inner::<A, ...>(args)` (an `#[inline(always)]`
 /// decode loop) compiled for LZCNT, BMI1, BMI2 and AVX2 where the CPU has them ([`has_bmi`]), else as
-/// baseline code: the same source compiled twice, the same records either way (as `simd::with_fma!`
-/// does for the raster loops). `inner` takes one more const, `SIMD`: `true` in the LZCNT/BMI/AVX2 build
-/// (code there may use SSE4.1 and AVX2 intrinsics), `false` in the baseline one. `inner` stays callable
+/// baseline code: the same source compiled twice, the same records either way. `inner` takes one more
+/// const, `SIMD`: `true` in the LZCNT/BMI/AVX2 build (code there may use SSE4.1 and AVX2 intrinsics),
+/// `false` in the baseline one. `inner` stays callable
 /// on its own (with `SIMD` false): the tests compare both builds.
 macro_rules! with_bmi {
     ($(#[$meta:meta])* fn $name:ident = $inner:ident::<$(const $g:ident),*>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {
@@ -151,7 +256,7 @@ macro_rules! with_bmi {
                 $inner::<$($g,)* true>($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
-            if $crate::cloud::formats::laz::has_bmi() {
+            if $crate::has_bmi() {
                 // SAFETY: the CPU has LZCNT, BMI1, BMI2 and AVX2 (asked at run time just above), all
                 // `bmi` is compiled for.
                 return unsafe { bmi::<$($g),*>($($arg),*) };

@@ -1,4 +1,4 @@
-//! pcv's own LAZ chunk encoder for the layered compression of LAS 1.4 point formats 6, 7 and 8 (LASzip
+//! This crate's LAZ chunk encoder for the layered compression of LAS 1.4 point formats 6, 7 and 8 (LASzip
 //! items Point14, RGB14, RGBNIR14 and Byte14, all version 3: what `laz` writes for them), giving the
 //! same bytes as the `laz` crate's `LayeredPointRecordCompressor` for less CPU. Other item sets (version
 //! 4 items, wave packets, formats 0–5 and 9–10) are left to `laz` ([`Layout::of`] says which).
