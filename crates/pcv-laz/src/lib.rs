@@ -41,6 +41,11 @@ mod rgb14;
 #[cfg(test)]
 mod tests;
 
+/// The README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 /// The `laz` crate this one is built with (its types are in this crate's API).
 pub use laz;
 
