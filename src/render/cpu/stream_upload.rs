@@ -75,7 +75,9 @@ fn recolor_colorless(files: &DeviceFiles, bounds: &Bounds, positions: &[[f32; 3]
     if !matches!(files.color(), ColorSpec::Rgb { .. }) || bounds.is_empty() {
         return;
     }
-    let Some(sources) = files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sources.clone())) else { return };
+    let Some(sources) = files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sources.clone())) else {
+        return;
+    };
     let (lo, hi) = (bounds.min.z, bounds.max.z);
     for s in sources.iter().filter(|s| !s.has_rgb) {
         let (a, b) = (s.points.start as usize, (s.points.end as usize).min(colors.len()));
