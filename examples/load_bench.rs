@@ -497,7 +497,7 @@ fn header(runs: u32) {
     println!(
         "pcv load bench: {} threads, {runs} runs each, LAZ 0-3 and 6-8 decoder: {}, load average before: {} (1, 5, 15 min)",
         rayon::current_num_threads(),
-        if pcv::cloud::formats::laz::enabled() { "pcv" } else { "laz crate" },
+        if pcv_laz::enabled() { "pcv" } else { "laz crate" },
         load_average()
     );
     println!("| file | points | GB | decode best M/s | decode median M/s | decode CPU s | device stream best M/s | device stream anon MiB | load best M/s | load median M/s | load CPU s | load anon MiB | load anon B/point |");
@@ -545,8 +545,8 @@ fn main() {
             }
             "--copies" => copies = count(&val()),
             "--laz-decoder" => match val().as_str() {
-                "pcv" => pcv::cloud::formats::laz::set_enabled(true),
-                "laz" => pcv::cloud::formats::laz::set_enabled(false),
+                "pcv" => pcv_laz::set_enabled(true),
+                "laz" => pcv_laz::set_enabled(false),
                 other => usage_error(&format!("--laz-decoder takes pcv or laz, not {other}")),
             },
             other => usage_error(&format!("unknown argument {other}")),

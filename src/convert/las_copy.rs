@@ -44,7 +44,6 @@ fn u64at(d: &[u8], o: usize) -> u64 {
 struct LazPart {
     vlr: laz::LazVlr,
     chunks: Vec<Chunk>,
-    layers: Option<usize>,
     /// Index of the LASzip VLR among the input's VLRs.
     vlr_index: usize,
 }
@@ -116,8 +115,7 @@ pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> 
             )));
         }
         let chunks = lasfmt::chunk_table(data, &h, &vlr).map_err(fe)?;
-        let layers = lasfmt::layer_count(vlr.items());
-        Some(LazPart { vlr, chunks, layers, vlr_index })
+        Some(LazPart { vlr, chunks, vlr_index })
     } else {
         None
     };
@@ -221,18 +219,7 @@ impl<'a> Input<'a> {
                 Ok(())
             }
             Some(l) => {
-                let stride = self.h.record_len as usize;
-                laz_chunk_pieces(
-                    self.data,
-                    stride,
-                    &l.vlr,
-                    &l.chunks,
-                    l.layers,
-                    job,
-                    laz::DecompressionSelection::all(),
-                    scratch,
-                    piece,
-                )
+                laz_chunk_pieces(self.data, &l.vlr, &l.chunks, job, laz::DecompressionSelection::all(), scratch, piece)
             }
         }
     }

@@ -12,13 +12,13 @@
 //! LAS: the records are decoded in parallel straight from the memory-mapped file
 //! ([`super::decode_fixed`]). LAZ: the LASzip VLR and the chunk table (fixed-size chunks, or
 //! variable-size ones as in COPC) give each chunk's bytes and points; each chunk is decompressed on its
-//! own core — the point-wise formats 0–3 by pcv's decoder ([`super::laz`], the `laz` crate's records
-//! bit for bit, faster), everything else by the `laz` crate (skipping the fields pcv does not use where
-//! the layered formats 6–10 allow it) — into a per-thread buffer and decoded from there into its place
-//! in the output.
+//! own core by the pcv-laz crate ([`pcv_laz::decode_chunk`]: the point-wise formats 0–3 and the layered
+//! 6–8 by its own decoders, the `laz` crate's records bit for bit, faster, everything else by the `laz`
+//! crate; skipping the fields pcv does not use where the layered formats 6–10 allow it) into a
+//! per-thread buffer and decoded from there into its place in the output.
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
-//! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 the size table
-//! at the start of each chunk is checked against the chunk's bytes before `laz` allocates its layers.
+//! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 pcv-laz checks
+//! the size table at the start of each chunk against the chunk's bytes before `laz` allocates its layers.
 use super::{
     record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError,
     ReadOptions, Rec,
@@ -356,7 +356,7 @@ pub(crate) struct Chunk {
 /// The point records of a LAS file, or the chunks of a LAZ file.
 enum Body<'a> {
     Las { records: &'a [u8], count: usize },
-    Laz { vlr: Box<laz::LazVlr>, chunks: Vec<Chunk>, layers: Option<usize> },
+    Laz { vlr: Box<laz::LazVlr>, chunks: Vec<Chunk> },
 }
 
 /// An opened LAS or LAZ file (see [`ChunkSource`]). Jobs are 64 Ki records of a LAS file or one chunk
@@ -440,9 +440,8 @@ fn open_laz<'a>(data: &'a [u8], h: &Header, vl: &[Vlr]) -> Result<Body<'a>, Form
             ),
         ));
     }
-    let layers = layer_count(vlr.items());
     let chunks = chunk_table(data, h, &vlr)?;
-    Ok(Body::Laz { vlr: Box::new(vlr), chunks, layers })
+    Ok(Body::Laz { vlr: Box::new(vlr), chunks })
 }
 
 impl LasSource<'_> {
@@ -455,15 +454,6 @@ impl LasSource<'_> {
         &self.h
     }
 
-    /// A LAZ file's LASzip VLR, chunks and layer count (`None` for LAS).
-    #[cfg(test)]
-    pub(crate) fn laz_parts(&self) -> Option<(&laz::LazVlr, &[Chunk], Option<usize>)> {
-        match &self.body {
-            Body::Laz { vlr, chunks, layers } => Some((vlr, chunks, *layers)),
-            Body::Las { .. } => None,
-        }
-    }
-
     /// Decompresses LAZ chunk `k` into `out`, a piece at a time: the slot grows with the points the
     /// chunk's bytes actually hold, whatever count its entry declares.
     fn decode_laz(
@@ -471,7 +461,6 @@ impl LasSource<'_> {
         k: usize,
         vlr: &laz::LazVlr,
         chunks: &[Chunk],
-        layers: Option<usize>,
         origin: &[f64; 3],
         out: &mut Staging,
     ) -> Result<(), FormatError> {
@@ -483,9 +472,8 @@ impl LasSource<'_> {
                 | laz::DecompressionSelection::RGB,
         );
         let mut scratch = std::mem::take(&mut out.scratch);
-        let stride = self.h.record_len as usize;
         let eight_bit = self.eight_bit.load(Ordering::Relaxed);
-        let r = laz_chunk_pieces(self.data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |piece| {
+        let r = laz_chunk_pieces(self.data, vlr, chunks, k, selection, &mut scratch, &mut |piece| {
             push_las_records(out, piece, &self.h, eight_bit, origin)
         });
         out.scratch = scratch;
@@ -611,113 +599,25 @@ impl LasFast {
     }
 }
 
-/// Decompresses LAZ chunk `k` (of `chunks`, in `data`) a piece of at most [`LAZ_PIECE_POINTS`] points at a
-/// time into `scratch`, and hands each piece's records to `piece`. Errors name the chunk, its byte and
-/// the point where its data ended; a decoder panic on corrupt data becomes such an error. The point-wise
-/// item sets of formats 0–3 and the layered ones of formats 6–8 are decoded by pcv's decoder
-/// ([`super::laz`], the same records), the others by the `laz` crate ([`laz_crate_pieces`]).
-#[allow(clippy::too_many_arguments)]
+/// Decompresses LAZ chunk `k` (of `chunks`, in `data`; records of `vlr`'s item set, whose size the
+/// caller checked against the header's record length) a piece of at most [`LAZ_PIECE_POINTS`] points at
+/// a time into `scratch`, and hands each piece's records to `piece`, by [`pcv_laz::decode_chunk`] (the
+/// point-wise item sets of formats 0–3 and the layered ones of formats 6–8 by pcv-laz's decoders, the
+/// same records, the others by the `laz` crate). Errors name the chunk, its byte and the point where its
+/// data ended; a decoder panic on corrupt data becomes such an error.
 pub(crate) fn laz_chunk_pieces(
     data: &[u8],
-    stride: usize,
     vlr: &laz::LazVlr,
     chunks: &[Chunk],
-    layers: Option<usize>,
     k: usize,
     selection: laz::DecompressionSelection,
     scratch: &mut Vec<u8>,
     piece: &mut dyn FnMut(&[u8]),
 ) -> Result<(), FormatError> {
-    if let Some(layers) = layers {
-        if let Some(layout) = super::laz::layout_of(vlr.items()) {
-            if layout.record_len() == stride {
-                let c = chunks[k];
-                let bytes = &data[c.byte..c.byte + c.bytes];
-                let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
-                check_layers(bytes, stride, layers).map_err(at)?;
-                return super::laz::decode_layered_chunk(
-                    bytes,
-                    layout,
-                    c.points,
-                    selection,
-                    LAZ_PIECE_POINTS,
-                    scratch,
-                    piece,
-                )
-                .map_err(|e| {
-                    at(format!(
-                        "its data ends or breaks after {} of the {} points it should hold ({e})",
-                        e.after, c.points
-                    ))
-                });
-            }
-        }
-    } else {
-        if let Some(items) = super::laz::Items::of(vlr.items()) {
-            if items.record_len() == stride {
-                let c = chunks[k];
-                let bytes = &data[c.byte..c.byte + c.bytes];
-                return super::laz::decode_chunk(bytes, items, c.points, LAZ_PIECE_POINTS, scratch, piece).map_err(|e| {
-                    FormatError::at_byte(
-                        c.byte,
-                        format!("LAZ chunk {k} of {}: its data ends or breaks after {} of the {} points it should hold ({e})", chunks.len(), e.after, c.points),
-                    )
-                });
-            }
-        }
-    }
-    laz_crate_pieces(data, stride, vlr, chunks, layers, k, selection, scratch, piece)
-}
-
-/// [`laz_chunk_pieces`] by the `laz` crate, whatever the item set.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn laz_crate_pieces(
-    data: &[u8],
-    stride: usize,
-    vlr: &laz::LazVlr,
-    chunks: &[Chunk],
-    layers: Option<usize>,
-    k: usize,
-    selection: laz::DecompressionSelection,
-    scratch: &mut Vec<u8>,
-    piece: &mut dyn FnMut(&[u8]),
-) -> Result<(), FormatError> {
-    use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor};
     let c = chunks[k];
     let bytes = &data[c.byte..c.byte + c.bytes];
-    let at = |m: String| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {m}", chunks.len()));
-    if let Some(layers) = layers {
-        check_layers(bytes, stride, layers).map_err(at)?;
-    }
-    let r = super::catch_quietly(|| -> Result<(), FormatError> {
-        let cursor = std::io::Cursor::new(bytes);
-        let mut dec: Box<dyn RecordDecompressor<std::io::Cursor<&[u8]>> + Send + Sync> = match vlr.items()[0].version()
-        {
-            1 | 2 => Box::new(SequentialPointRecordDecompressor::new(cursor)),
-            _ => Box::new(LayeredPointRecordDecompressor::new(cursor)),
-        };
-        dec.set_fields_from(vlr.items()).map_err(|e| at(e.to_string()))?;
-        dec.set_selection(selection);
-        let mut done = 0usize;
-        while done < c.points {
-            let n = (c.points - done).min(LAZ_PIECE_POINTS);
-            scratch.clear();
-            scratch.resize(n * stride, 0);
-            for (i, rec) in scratch.chunks_exact_mut(stride).enumerate() {
-                dec.decompress_next(rec).map_err(|e| {
-                    at(format!(
-                        "its data ends or breaks after {} of the {} points it should hold ({e})",
-                        done + i,
-                        c.points
-                    ))
-                })?;
-            }
-            piece(scratch);
-            done += n;
-        }
-        Ok(())
-    });
-    r.map_err(|m| at(format!("corrupt (the decoder failed: {m})")))?
+    pcv_laz::decode_chunk(vlr.items(), bytes, c.points, selection, LAZ_PIECE_POINTS, scratch, piece)
+        .map_err(|e| FormatError::at_byte(c.byte, format!("LAZ chunk {k} of {}: {e}", chunks.len())))
 }
 
 /// Points a LAZ chunk is decompressed in at a time: 2048 records (68–74 KiB for formats 3 and 7) stay in
@@ -794,7 +694,7 @@ impl ChunkSource for LasSource<'_> {
                 );
                 Ok(())
             }
-            Body::Laz { vlr, chunks, layers } => self.decode_laz(job, vlr, chunks, *layers, origin, out),
+            Body::Laz { vlr, chunks } => self.decode_laz(job, vlr, chunks, origin, out),
         }
     }
 
@@ -819,41 +719,6 @@ impl ChunkSource for LasSource<'_> {
     fn precision(&self) -> Precision {
         Precision::Scaled(self.h.scale)
     }
-}
-
-/// How many layer sizes a chunk of the layered (LAS 1.4, formats 6–10) compression starts with, or
-/// `None` for the point-wise compression.
-pub(crate) fn layer_count(items: &[laz::LazItem]) -> Option<usize> {
-    use laz::LazItemType as T;
-    let mut n = 0;
-    for it in items {
-        n += match it.item_type() {
-            T::Point14 => 9,
-            T::RGB14 | T::WavePacket14 => 1,
-            T::RGBNIR14 => 2,
-            T::Byte14(c) => c as usize,
-            _ => return None,
-        };
-    }
-    Some(n)
-}
-
-/// Checks a layered chunk's layer sizes (after its first point, stored raw, and its point count)
-/// against the chunk's bytes, so that no layer buffer is larger than the file.
-fn check_layers(chunk: &[u8], record_len: usize, layers: usize) -> Result<(), String> {
-    let at = record_len + 4;
-    let table_end = at + 4 * layers;
-    if chunk.len() < table_end {
-        return Err(format!("{} bytes, too short for its first point and {layers} layer sizes", chunk.len()));
-    }
-    let sum: u64 = (0..layers).map(|k| u32le(chunk, at + 4 * k) as u64).sum();
-    if sum > (chunk.len() - table_end) as u64 {
-        return Err(format!(
-            "its layers add up to {sum} bytes, more than the {} bytes that follow",
-            chunk.len() - table_end
-        ));
-    }
-    Ok(())
 }
 
 /// Reads and checks the chunk table: every chunk's bytes inside the point data, the points adding up

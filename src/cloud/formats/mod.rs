@@ -14,7 +14,6 @@
 pub mod copc;
 pub mod e57;
 pub mod las;
-pub mod laz;
 pub mod pcd;
 pub mod ply;
 pub mod raw;

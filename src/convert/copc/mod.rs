@@ -401,13 +401,12 @@ pub fn write_with(
     // `PCV_LAZ_ENCODER=laz` keeps every node on the `laz` crate (benchmarks compare the two).
     let layout = match std::env::var("PCV_LAZ_ENCODER").as_deref() {
         Ok("laz") => None,
-        _ => crate::cloud::formats::laz::encoder::Layout::of(laz_vlr.items())
-            .filter(|l| l.record_len() == lay.record_len),
+        _ => pcv_laz::encoder::Layout::of(laz_vlr.items()).filter(|l| l.record_len() == lay.record_len),
     };
     let compress = |key: NodeKey, recs: &[u8]| -> Result<Vec<u8>, ConvertError> {
         let t = cpu_time::thread_ns();
         let r = match layout {
-            Some(layout) => Ok(crate::cloud::formats::laz::encoder::encode_chunk(layout, recs)),
+            Some(layout) => Ok(pcv_laz::encoder::encode_chunk(layout, recs)),
             None => compress_node(&laz_vlr, key, recs),
         };
         compress_ns.fetch_add(cpu_time::thread_ns() - t, Ordering::Relaxed);

@@ -45,7 +45,6 @@ pub struct CopcFile {
     vlrs: Vec<Vlr>,
     info: CopcInfo,
     laz: laz::LazVlr,
-    layers: Option<usize>,
     octree: Octree,
     /// RGB fields hold 8-bit values (decided from the root node).
     eight_bit: bool,
@@ -133,7 +132,6 @@ impl CopcFile {
                 header.record_len
             )));
         }
-        let layers = lasfmt::layer_count(laz.items());
         let nodes =
             hierarchy::read((info.root_hier_offset, info.root_hier_size), len, header.record_len, &mut |o, l| {
                 src.read_at(o, l)
@@ -149,7 +147,7 @@ impl CopcFile {
             (cube.min, cube.max())
         };
         let octree = Octree { cube, root_spacing_m: info.spacing, points_min, points_max, nodes };
-        let mut f = CopcFile { src, header, vlrs, info, laz, layers, octree, eight_bit: false };
+        let mut f = CopcFile { src, header, vlrs, info, laz, octree, eight_bit: false };
         if lasfmt::layout(f.header.format).rgb.is_some() {
             if let Some(root) = f.octree.nodes.iter().find(|n| n.key.depth == 0 && n.point_count > 0).copied() {
                 let recs = f.node_records(&root).map_err(|e| invalid(e.to_string()))?;
@@ -185,8 +183,7 @@ impl CopcFile {
     pub fn node_records(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decompress(&bytes, node, &self.header, &self.laz, self.layers, laz::DecompressionSelection::all())
-            .map_err(err)
+        read::decompress(&bytes, node, &self.header, &self.laz, laz::DecompressionSelection::all()).map_err(err)
     }
 
     /// The exact values of a node's points (f64 coordinates, 16-bit colors, ...).
@@ -245,8 +242,7 @@ impl NodeSource for CopcFile {
         }
         let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decode_node(&bytes, node, &self.header, &self.laz, self.layers, self.eight_bit, &self.octree, origin)
-            .map_err(err)
+        read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin).map_err(err)
     }
 }
 

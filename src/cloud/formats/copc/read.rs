@@ -1,14 +1,14 @@
-//! Decoding one COPC node: its LAZ chunk decompressed by the `laz` crate, its records turned into
-//! points by the LAS loader's own code.
+//! Decoding one COPC node: its LAZ chunk decompressed (by pcv-laz), its records turned into points by
+//! the LAS loader's own code.
 //!
 //! How it works: a node's bytes are one LAZ chunk holding `point_count` records. They are decompressed
-//! with [`laz_chunk_pieces`](crate::cloud::formats::las::laz_chunk_pieces) (the LAS reader's: the
-//! layered formats' size table checked against the chunk first, a decoder panic on corrupt data turned
-//! into an error) and the records go through `push_las_records`, so a node's points, intensity and
-//! classification are bit for bit what loading the file as LAZ gives for those records (relative to the
-//! same origin). Points of formats without RGB get the elevation ramp over the octree's z range.
-//! [`exact`] gives the records' exact values instead (f64 coordinates, 16-bit colors, GPS time), for
-//! tests and tools.
+//! with [`laz_chunk_pieces`](crate::cloud::formats::las::laz_chunk_pieces) (the LAS reader's, which
+//! pcv-laz decodes: the layered formats' size table checked against the chunk first, a decoder panic on
+//! corrupt data turned into an error) and the records go through `push_las_records`, so a node's
+//! points, intensity and classification are bit for bit what loading the file as LAZ gives for those
+//! records (relative to the same origin). Points of formats without RGB get the elevation ramp over the
+//! octree's z range. [`exact`] gives the records' exact values instead (f64 coordinates, 16-bit colors,
+//! GPS time), for tests and tools.
 use crate::cloud::attributes::ColorSpec;
 use crate::cloud::formats::las::{layout, laz_chunk_pieces, push_las_records, record_fn, Chunk, Header};
 use crate::cloud::formats::Columns;
@@ -23,22 +23,22 @@ pub fn decompress(
     node: &OctreeNode,
     h: &Header,
     vlr: &laz::LazVlr,
-    layers: Option<usize>,
     selection: laz::DecompressionSelection,
 ) -> Result<Vec<u8>, String> {
     let stride = h.record_len as usize;
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20) * stride);
     let mut scratch = Vec::new();
-    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p))
-        .map_err(|e| {
+    laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p)).map_err(
+        |e| {
             format!(
                 "its LAZ chunk at bytes {}..{}: {}",
                 node.byte_offset,
                 node.byte_offset + node.byte_size,
                 strip_at(&e.to_string())
             )
-        })?;
+        },
+    )?;
     Ok(all)
 }
 
@@ -61,7 +61,6 @@ pub fn decode_node(
     node: &OctreeNode,
     h: &Header,
     vlr: &laz::LazVlr,
-    layers: Option<usize>,
     eight_bit: bool,
     octree: &Octree,
     origin: DVec3,
@@ -73,13 +72,12 @@ pub fn decode_node(
             | laz::DecompressionSelection::INTENSITY
             | laz::DecompressionSelection::RGB,
     );
-    let stride = h.record_len as usize;
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut st = Staging::default();
     st.reset(0, Columns { intensity: true, classification: true });
     let o = origin.to_array();
     let mut scratch = Vec::new();
-    laz_chunk_pieces(bytes, stride, vlr, &chunk, layers, 0, selection, &mut scratch, &mut |p| {
+    laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| {
         push_las_records(&mut st, p, h, eight_bit, &o)
     })
     .map_err(|e| {

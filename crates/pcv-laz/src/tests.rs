@@ -1,10 +1,22 @@
-//! pcv's LAZ decoders against the `laz` crate: chunks the tests compress themselves (point formats 0–3
+//! This crate's LAZ decoders against the `laz` crate: chunks the tests compress themselves (point formats 0–3
 //! point-wise and 6–8 layered, with and without extra bytes, whole and with the loader's selection of
 //! fields, layers left empty), with varied data that reaches every branch of the items' coders, the
-//! real files in /tmp/real when present, and damaged chunks.
-use super::{decode_chunk, layout_of, Items};
-use crate::cloud::formats::las::{laz_chunk_pieces, laz_crate_pieces, Chunk};
+//! real files in /tmp/real when present, and damaged chunks. The chunks are the `laz` crate's
+//! (`LasZipCompressor`), and its decoding ([`decode_chunk_with_laz`]) is what the records are compared
+//! with, byte for byte.
+use super::{covers, decode_chunk, decode_chunk_with_laz, decode_pointwise, layer_count, layout_of, Items};
 use std::io::Cursor;
+
+/// Points a chunk is decoded in at a time (as pcv's LAS reader does).
+const PIECE_POINTS: usize = 2048;
+
+/// One chunk of a LAZ file's point data: where its bytes are and how many points it holds.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    byte: usize,
+    bytes: usize,
+    points: usize,
+}
 
 /// A small deterministic generator (splitmix64).
 struct Rng(u64);
@@ -29,7 +41,7 @@ impl Rng {
 /// full i32 range), fields that mostly repeat and sometimes change, GPS times that repeat, step,
 /// step by multiples, jump, go back and interleave several sequences, 8-bit, 16-bit and gray colors.
 fn records(format: u8, extra: usize, n: usize, seed: u64) -> Vec<u8> {
-    let base = crate::cloud::formats::las::FORMAT_SIZES[format as usize] as usize;
+    let base = FORMAT_LEN(format);
     let stride = base + extra;
     let mut r = Rng(seed);
     let mut out = vec![0u8; n * stride];
@@ -139,42 +151,53 @@ fn compress(format: u8, extra: usize, recs: &[u8], chunk_points: u32) -> (laz::L
     (vlr, chunks, data)
 }
 
+/// The record size of point format `format` (its items' sizes, without extra bytes).
 #[allow(non_snake_case)]
 fn FORMAT_LEN(format: u8) -> usize {
-    crate::cloud::formats::las::FORMAT_SIZES[format as usize] as usize
+    let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, 0).expect("items");
+    items.iter().map(|i| i.size() as usize).sum()
 }
 
-/// Every chunk's records by `laz` and by the dispatching decoder (pcv's where it covers the items).
-fn both(vlr: &laz::LazVlr, chunks: &[Chunk], data: &[u8], stride: usize) -> (Vec<u8>, Vec<u8>) {
-    let layers = crate::cloud::formats::las::layer_count(vlr.items());
-    let (mut want, mut got, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    for k in 0..chunks.len() {
-        laz_crate_pieces(
-            data,
-            stride,
-            vlr,
-            chunks,
-            layers,
-            k,
-            laz::DecompressionSelection::all(),
-            &mut scratch,
-            &mut |p| want.extend_from_slice(p),
-        )
-        .expect("laz decodes");
-        laz_chunk_pieces(
-            data,
-            stride,
-            vlr,
-            chunks,
-            layers,
-            k,
-            laz::DecompressionSelection::all(),
-            &mut scratch,
-            &mut |p| got.extend_from_slice(p),
-        )
-        .expect("pcv decodes");
+/// Every chunk's records by `laz` and by the dispatching decoder (this crate's where it covers the
+/// items).
+fn both(vlr: &laz::LazVlr, chunks: &[Chunk], data: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    both_selected(vlr, chunks, data, laz::DecompressionSelection::all())
+}
+
+/// A LAZ file's LASzip VLR, chunks (from its chunk table, checked as far as a test needs), record
+/// length and point count: the few LAS header and VLR fields the real-file test needs.
+fn open_laz(data: &[u8]) -> (laz::LazVlr, Vec<Chunk>, usize, u64) {
+    let u16_at = |o: usize| u16::from_le_bytes([data[o], data[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(data[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |o: usize| u64::from_le_bytes(data[o..o + 8].try_into().expect("8 bytes"));
+    assert_eq!(&data[..4], b"LASF", "a LAS file");
+    let (header_len, data_at, vlrs) = (u16_at(94) as usize, u32_at(96) as usize, u32_at(100));
+    assert!(data[104] & 0x80 != 0, "a compressed point format");
+    let record_len = u16_at(105) as usize;
+    let count = if data[25] >= 4 && header_len >= 375 { u64_at(247) } else { u32_at(107) as u64 };
+    let (mut at, mut vlr) = (header_len, None);
+    for _ in 0..vlrs {
+        let len = u16_at(at + 20) as usize;
+        if &data[at + 2..at + 16] == b"laszip encoded" && u16_at(at + 18) == 22204 {
+            vlr = Some(laz::LazVlr::from_buffer(&data[at + 54..at + 54 + len]).expect("the LASzip VLR"));
+        }
+        at += 54 + len;
     }
-    (want, got)
+    let vlr = vlr.expect("a LASzip VLR");
+    let mut cursor = Cursor::new(data);
+    cursor.set_position(data_at as u64);
+    let table = laz::laszip::ChunkTable::read_from(&mut cursor, &vlr).expect("the chunk table");
+    let (mut chunks, mut byte, mut left) = (Vec::new(), data_at + 8, count);
+    let entries = table.as_ref();
+    for (k, e) in entries.iter().enumerate() {
+        let last = k + 1 == entries.len();
+        let points = if vlr.uses_variable_size_chunks() || !last { e.point_count } else { left };
+        chunks.push(Chunk { byte, bytes: e.byte_count as usize, points: points as usize });
+        byte += e.byte_count as usize;
+        left -= points;
+    }
+    assert_eq!(left, 0, "the chunks hold the header's points");
+    (vlr, chunks, record_len, count)
 }
 
 fn first_difference(a: &[u8], b: &[u8], stride: usize) -> String {
@@ -198,6 +221,19 @@ fn covers_the_pointwise_item_sets_only() {
     }
     let v1 = laz::LazItemRecordBuilder::version_1_of::<laz::las::Point3>(0);
     assert_eq!(Items::of(&v1), None, "version 1 items go to laz");
+    assert!(!covers(&v1));
+}
+
+#[test]
+fn covers_formats_0_to_3_and_6_to_8() {
+    for format in 0..=10u8 {
+        for extra in [0u16, 3] {
+            let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, extra).expect("items");
+            let fast = format <= 3 || (6..=8).contains(&format);
+            assert_eq!(covers(&items), fast, "format {format} extra {extra}");
+            assert_eq!(layer_count(&items).is_some(), format >= 6, "format {format} extra {extra}");
+        }
+    }
 }
 
 #[test]
@@ -208,7 +244,7 @@ fn same_records_as_laz_for_formats_0_to_3_and_6_to_8() {
                 let stride = FORMAT_LEN(format) + extra;
                 let recs = records(format, extra, n, seed * 100 + format as u64);
                 let (vlr, chunks, data) = compress(format, extra, &recs, chunk);
-                let (want, got) = both(&vlr, &chunks, &data, stride);
+                let (want, got) = both(&vlr, &chunks, &data);
                 assert_eq!(want.len(), recs.len(), "format {format}: laz decodes every point");
                 assert!(want == recs, "format {format}: laz round trip: {}", first_difference(&want, &recs, stride));
                 assert!(
@@ -231,14 +267,12 @@ fn same_records_as_laz_for_real_files() {
             continue;
         };
         any = true;
-        let src = crate::cloud::formats::las::open(&data).expect("opens");
-        let (vlr, chunks, layers) = src.laz_parts().expect("a LAZ file");
-        assert!(layers.is_some() || Items::of(vlr.items()).is_some(), "{name}: covered by pcv's decoder");
-        let stride = src.header().record_len as usize;
-        let (want, got) = both(vlr, chunks, &data, stride);
-        assert_eq!(want.len(), src.total_points() as usize * stride);
+        let (vlr, chunks, stride, total) = open_laz(&data);
+        assert!(covers(vlr.items()), "{name}: covered by this crate's decoders");
+        let (want, got) = both(&vlr, &chunks, &data);
+        assert_eq!(want.len(), total as usize * stride);
         assert!(got == want, "{name}: {}", first_difference(&got, &want, stride));
-        println!("{name}: {} points equal", src.total_points());
+        println!("{name}: {total} points equal");
     }
     if !any {
         println!("skipped: no real LAZ files in /tmp/real");
@@ -274,29 +308,26 @@ fn damaged_chunks_fail_cleanly_where_laz_does() {
             }
         }
         let mut got = Vec::new();
-        let fast = decode_chunk(&bad, items, c.points, 1000, &mut scratch, &mut |p| got.extend_from_slice(p));
-        let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
+        let fast = decode_pointwise(&bad, items, c.points, 1000, &mut scratch, &mut |p| got.extend_from_slice(p));
         let mut want = Vec::new();
-        let slow = laz_crate_pieces(
+        let slow = decode_chunk_with_laz(
+            vlr.items(),
             &bad,
-            stride,
-            &vlr,
-            &one,
-            None,
-            0,
+            c.points,
             laz::DecompressionSelection::all(),
+            PIECE_POINTS,
             &mut scratch,
             &mut |p| want.extend_from_slice(p),
         );
-        // Whatever both decoded is the same; where `laz` ran out of data, so did pcv, after as many
-        // points. (`laz` may also fail by panicking, which pcv does not; then pcv decodes on.)
+        // Whatever both decoded is the same; where `laz` ran out of data, so did this decoder, after as
+        // many points. (`laz` may also fail by panicking, which this one does not; then it decodes on.)
         let n = got.len().min(want.len());
         assert!(got[..n] == want[..n], "trial {trial}: {}", first_difference(&got[..n], &want[..n], stride));
         if let (Err(e), Err(_)) = (&fast, &slow) {
             assert!(e.after <= c.points);
         }
         if slow.is_ok() {
-            assert!(fast.is_ok(), "trial {trial}: laz decoded the damaged chunk, pcv failed: {fast:?}");
+            assert!(fast.is_ok(), "trial {trial}: laz decoded the damaged chunk, pcv-laz failed: {fast:?}");
             assert_eq!(got, want);
         }
         if fast.is_err() && trial % 3 == 0 {
@@ -305,31 +336,30 @@ fn damaged_chunks_fail_cleanly_where_laz_does() {
     }
 }
 
-/// The fields the viewer's loader asks for (as `LasSource::decode_laz` does).
+/// The fields pcv's viewer asks for (as its `LasSource::decode_laz` does).
 fn loader_selection() -> laz::DecompressionSelection {
     use laz::DecompressionSelection as S;
     S(S::XY_RETURNS_CHANNEL | S::Z | S::CLASSIFICATION | S::INTENSITY | S::RGB)
 }
 
-/// Every chunk's records by `laz` and by pcv's decoder with `selection`.
+/// Every chunk's records by `laz` and by the dispatching decoder with `selection`.
 fn both_selected(
     vlr: &laz::LazVlr,
     chunks: &[Chunk],
     data: &[u8],
-    stride: usize,
     selection: laz::DecompressionSelection,
 ) -> (Vec<u8>, Vec<u8>) {
-    let layers = crate::cloud::formats::las::layer_count(vlr.items());
     let (mut want, mut got, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    for k in 0..chunks.len() {
-        laz_crate_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| {
+    for c in chunks {
+        let bytes = &data[c.byte..c.byte + c.bytes];
+        decode_chunk_with_laz(vlr.items(), bytes, c.points, selection, PIECE_POINTS, &mut scratch, &mut |p| {
             want.extend_from_slice(p)
         })
         .expect("laz decodes");
-        laz_chunk_pieces(data, stride, vlr, chunks, layers, k, selection, &mut scratch, &mut |p| {
+        decode_chunk(vlr.items(), bytes, c.points, selection, PIECE_POINTS, &mut scratch, &mut |p| {
             got.extend_from_slice(p)
         })
-        .expect("pcv decodes");
+        .expect("pcv-laz decodes");
     }
     (want, got)
 }
@@ -377,7 +407,7 @@ fn layered_records_as_laz_for_selections_and_empty_layers() {
                 }
                 let (vlr, chunks, data) = compress(format, extra, &recs, 700);
                 for selection in selections {
-                    let (want, got) = both_selected(&vlr, &chunks, &data, stride, selection);
+                    let (want, got) = both_selected(&vlr, &chunks, &data, selection);
                     assert_eq!(want.len(), recs.len());
                     assert!(
                         got == want,
@@ -397,7 +427,7 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
         let stride = FORMAT_LEN(format) + extra;
         let recs = records(format, extra, 3000, 78 + format as u64);
         let (vlr, chunks, data) = compress(format, extra, &recs, 3000);
-        let layers = crate::cloud::formats::las::layer_count(vlr.items());
+        let layers = layer_count(vlr.items());
         let c = chunks[0];
         let chunk = &data[c.byte..c.byte + c.bytes];
         let mut r = Rng(6 + format as u64);
@@ -426,17 +456,18 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
                     }
                 }
             }
-            let one = [Chunk { byte: 0, bytes: bad.len(), points: c.points }];
             for selection in [laz::DecompressionSelection::all(), loader_selection()] {
                 let (mut got, mut want) = (Vec::new(), Vec::new());
-                let fast = laz_chunk_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
+                let items = vlr.items();
+                let fast = decode_chunk(items, &bad, c.points, selection, PIECE_POINTS, &mut scratch, &mut |p| {
                     got.extend_from_slice(p)
                 });
-                let slow = laz_crate_pieces(&bad, stride, &vlr, &one, layers, 0, selection, &mut scratch, &mut |p| {
-                    want.extend_from_slice(p)
-                });
-                // Whatever both decoded is the same; where `laz` decodes it all, so does pcv. (`laz`
-                // may also fail by panicking, which pcv does not; then pcv decodes on.)
+                let slow =
+                    decode_chunk_with_laz(items, &bad, c.points, selection, PIECE_POINTS, &mut scratch, &mut |p| {
+                        want.extend_from_slice(p)
+                    });
+                // Whatever both decoded is the same; where `laz` decodes it all, so does pcv-laz. (`laz`
+                // may also fail by panicking, which pcv-laz does not; then it decodes on.)
                 let n = got.len().min(want.len());
                 assert!(
                     got[..n] == want[..n],
@@ -446,7 +477,7 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
                 if slow.is_ok() {
                     assert!(
                         fast.is_ok(),
-                        "format {format} trial {trial}: laz decoded the damaged chunk, pcv failed: {fast:?}"
+                        "format {format} trial {trial}: laz decoded the damaged chunk, pcv-laz failed: {fast:?}"
                     );
                     assert_eq!(got, want);
                 }
@@ -458,7 +489,7 @@ fn damaged_layered_chunks_fail_cleanly_where_laz_does() {
     }
 }
 
-/// The decode loops compiled for LZCNT/BMI1/BMI2 (what `decode_chunk` and `decode_layered_chunk` run
+/// The decode loops compiled for LZCNT/BMI1/BMI2 (what `decode_pointwise` and `decode_layered_chunk` run
 /// on a CPU that has them, see `has_bmi`) and for baseline x86-64 (`run_in` called directly) give the
 /// same records and fail after the same points, on whole and on truncated chunks of every covered
 /// item set. (Where the CPU lacks the features both are the baseline loop.)
@@ -478,7 +509,8 @@ fn bmi_and_baseline_loops_decode_alike() {
                     let (mut s1, mut s2) = (Vec::new(), Vec::new());
                     let (a, b): (Out, Out) = if let Some(items) = Items::of(vlr.items()) {
                         let mut a = Vec::new();
-                        let ra = decode_chunk(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
+                        let ra =
+                            decode_pointwise(bytes, items, c.points, 700, &mut s1, &mut |p| a.extend_from_slice(p));
                         let mut b = Vec::new();
                         let rb = match (items.gps, items.rgb) {
                             (false, false) => {

@@ -1,4 +1,4 @@
-//! pcv's own LAZ chunk decoder for the layered compression of LAS 1.4 point formats 6, 7 and 8
+//! This crate's LAZ chunk decoder for the layered compression of LAS 1.4 point formats 6, 7 and 8
 //! (LASzip items Point14, RGB14, RGBNIR14 and Byte14, all version 3: what LASzip and `laz` write for
 //! them), giving the `laz` crate's records. Other layered item sets (version 4 items, wave packets) are
 //! left to `laz` ([`layout_of`] says which).

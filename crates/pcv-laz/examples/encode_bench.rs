@@ -1,4 +1,4 @@
-//! LAZ chunk encoder bench: pcv's layered point-14 encoder ([`pcv::cloud::formats::laz::encoder`])
+//! LAZ chunk encoder bench: pcv-laz's layered point-14 encoder ([`pcv_laz::encoder`])
 //! against the `laz` crate's `LayeredPointRecordCompressor` on the chunks of a real LAZ or COPC file
 //! (LAS 1.4 point format 6, 7 or 8, as `pcv convert … -o x.copc.laz` writes them).
 //!
@@ -6,12 +6,14 @@
 //! keeping each chunk's point count (a COPC file's chunks are its octree nodes); then each encoder
 //! compresses the same chunks `--runs` times on one thread, and the best run's thread CPU time is
 //! printed as nanoseconds a point (CPU time, not wall time: the bench means something on a machine
-//! shared with other work). Every chunk's bytes from pcv's encoder are checked against `laz`'s.
+//! shared with other work). Every chunk's bytes from pcv-laz's encoder are checked against `laz`'s.
 //!
-//! Usage: cargo run --release --example laz_encode_bench -- FILE.copc.laz [--points 3M] [--runs 3]
+//! Usage: cargo run --release -p pcv-laz --example encode_bench -- FILE.copc.laz [--points 3M] [--runs 3]
+//! (`bench` encodes synthetic chunks, without a file.)
+mod common;
+
 use anyhow::{bail, Context, Result};
-use pcv::cloud::cpu_time;
-use pcv::cloud::formats::laz::encoder::{encode_chunk, Layout};
+use pcv_laz::encoder::{encode_chunk, Layout};
 use std::io::{Read, Seek, SeekFrom};
 
 /// The LASzip VLR, the chunks' point counts (up to `max` points) and their records.
@@ -85,9 +87,9 @@ fn main() -> Result<()> {
             other => bail!("unknown argument {other}"),
         }
     }
-    let Some(file) = file else { bail!("usage: laz_encode_bench FILE.copc.laz [--points 3M] [--runs 3]") };
+    let Some(file) = file else { bail!("usage: encode_bench FILE.copc.laz [--points 3M] [--runs 3]") };
     let (vlr, counts, recs) = read_chunks(&file, points)?;
-    let Some(layout) = Layout::of(vlr.items()) else { bail!("{file}: an item set pcv's encoder does not cover") };
+    let Some(layout) = Layout::of(vlr.items()) else { bail!("{file}: an item set pcv-laz's encoder does not cover") };
     let len = layout.record_len();
     let n = recs.len() / len;
     println!("{file}: {n} points in {} chunks, {len}-byte records", counts.len());
@@ -102,17 +104,18 @@ fn main() -> Result<()> {
     for c in chunks() {
         same &= encode_chunk(layout, c) == laz_chunk(vlr.items(), c)?;
     }
-    println!("pcv's bytes {} laz's", if same { "are" } else { "DIFFER from" });
-    for name in ["pcv", "laz"] {
+    println!("pcv-laz's bytes {} laz's", if same { "are" } else { "DIFFER from" });
+    for name in ["pcv-laz", "laz"] {
         let mut best = f64::MAX;
         let mut bytes = 0;
         for _ in 0..runs {
-            let t = cpu_time::thread_s();
+            let t = common::thread_s();
             bytes = 0;
             for c in chunks() {
-                bytes += if name == "pcv" { encode_chunk(layout, c).len() } else { laz_chunk(vlr.items(), c)?.len() };
+                bytes +=
+                    if name == "pcv-laz" { encode_chunk(layout, c).len() } else { laz_chunk(vlr.items(), c)?.len() };
             }
-            best = best.min(cpu_time::thread_s() - t);
+            best = best.min(common::thread_s() - t);
         }
         println!(
             "{name}: {:.1} ns a point ({:.2} M points per CPU-s), {bytes} bytes",
@@ -121,7 +124,7 @@ fn main() -> Result<()> {
         );
     }
     if !same {
-        bail!("pcv's encoder and laz wrote different bytes");
+        bail!("pcv-laz's encoder and laz wrote different bytes");
     }
     Ok(())
 }

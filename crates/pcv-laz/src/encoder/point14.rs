@@ -11,8 +11,8 @@
 //! its own layer. A layer whose values never changed is left out (size 0). The version 3 quirk is kept:
 //! the context handed to the following items is the new channel at a change of channel, else 0.
 use super::arith::{model_at, Enc, IntCoder, Model};
-use crate::cloud::formats::laz::point10::Median5;
-use crate::cloud::formats::laz::point14::{NUMBER_RETURN_LEVEL_8CT, NUMBER_RETURN_MAP_6CTX};
+use crate::point10::Median5;
+use crate::point14::{NUMBER_RETURN_LEVEL_8CT, NUMBER_RETURN_MAP_6CTX};
 
 /// LASzip's GPS time multiplier coding.
 const GPS_MULTI: i32 = 500;

@@ -1,7 +1,8 @@
-//! pcv's own LAZ chunk encoder for the layered compression of LAS 1.4 point formats 6, 7 and 8 (LASzip
+//! This crate's LAZ chunk encoder for the layered compression of LAS 1.4 point formats 6, 7 and 8 (LASzip
 //! items Point14, RGB14, RGBNIR14 and Byte14, all version 3: what `laz` writes for them), giving the
 //! same bytes as the `laz` crate's `LayeredPointRecordCompressor` for less CPU. Other item sets (version
-//! 4 items, wave packets, formats 0–5 and 9–10) are left to `laz` ([`Layout::of`] says which).
+//! 4 items, wave packets, formats 0–5 and 9–10) are not covered: the caller encodes them with `laz`'s
+//! compressors ([`Layout::of`] says which are covered).
 //!
 //! How it works: a layered chunk is the first record raw, the point count, the byte size of every layer,
 //! then the layers (each an arithmetic-coded stream of its own). [`encode_chunk`] codes a chunk's
