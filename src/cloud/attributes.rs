@@ -1,115 +1,16 @@
-//! Per-point attributes read from files, and the color modes that turn them into the points' colors.
+//! Recolouring a cloud: its points' colours for a colour mode, from its attributes, by the one rule
+//! [`ColorSpec::color`] (the attributes, modes and ramps themselves are [`pcv_model::attributes`]).
 //!
-//! How it works: a loaded cloud's [`Point`]s carry the color that is drawn (`rgba`). What the files
-//! held beyond position and color lives in [`Attributes`], index-aligned with the points: intensity (as
-//! f32, so 8- and 16-bit integer and float intensities are all exact) and the ASPRS classification code.
-//! Elevation needs no storage: it is the points' z. Right after loading, every point shows its file's
-//! RGB, or an elevation ramp for files without color ([`ColorMode::Rgb`]). [`recolor`] rewrites the
-//! `rgba` of every point for another mode; the first time it replaces the loaded colors it saves them in
-//! `Attributes`, so switching back to `rgb` restores them exactly. Ramps: elevation runs through a
-//! blue-green-yellow-red "terrain" ramp over the cloud's z range; intensity is a gray ramp over the
-//! 1st..99th percentile of the intensities (lidar intensities have long tails); classification uses the
-//! usual ASPRS palette (ground brown, vegetation greens, buildings orange-red, water blue, ...) and a
-//! hashed color for codes without a standard meaning. [`ColorSpec::color`] is the one rule that turns a
-//! point's attributes into its colour, for every path that colours points.
-use super::{Bounds, PointCloud};
-use crate::cloud::point::Point;
+//! How it works: [`recolor`] rewrites the `rgba` of every point for another mode; the first time it
+//! replaces the loaded colors it saves them in [`Attributes::loaded_rgba`], so switching back to `rgb`
+//! restores them exactly. [`auto_color`] picks intensity or elevation for files whose colours show
+//! nothing, and [`apply_up`] turns the elevation colours to the viewer's up axis.
+pub use pcv_model::attributes::*;
+
+use super::PointCloud;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
-
-/// How points are colored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ColorMode {
-    /// The files' own colors; an elevation ramp for points of files without color.
-    #[default]
-    Rgb,
-    /// A gray ramp over the intensity (1st..99th percentile).
-    Intensity,
-    /// A terrain ramp over z.
-    Elevation,
-    /// The ASPRS classification palette.
-    Classification,
-}
-
-impl ColorMode {
-    pub const ALL: [ColorMode; 4] =
-        [ColorMode::Rgb, ColorMode::Intensity, ColorMode::Elevation, ColorMode::Classification];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ColorMode::Rgb => "rgb",
-            ColorMode::Intensity => "intensity",
-            ColorMode::Elevation => "elevation",
-            ColorMode::Classification => "classification",
-        }
-    }
-}
-
-impl std::fmt::Display for ColorMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Which attributes one source file had, and which points came from it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct SourceSpan {
-    /// The file, as given.
-    pub label: String,
-    /// Its format (the viewer's up-axis rule and picking read it).
-    pub format: crate::cloud::formats::Format,
-    /// Its points' indices in the cloud.
-    pub points: Range<u64>,
-    pub has_rgb: bool,
-    pub has_intensity: bool,
-    pub has_classification: bool,
-    /// For a file with colors: the one color all its points have, when they all have the same.
-    pub uniform_rgb: Option<[u8; 3]>,
-}
-
-/// What the files held besides positions and colors, one entry per point (index-aligned with
-/// `PointCloud::points`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Attributes {
-    /// Intensity as read (integers exactly; 0 for points of files without intensity).
-    pub intensity: Option<Vec<f32>>,
-    /// ASPRS classification code (0 "never classified" for points of files without one).
-    pub classification: Option<Vec<u8>>,
-    /// Whether any file had RGB colors.
-    pub has_rgb: bool,
-    /// The source files, in order.
-    pub sources: Vec<SourceSpan>,
-    /// The mode the points' `rgba` show now.
-    pub mode: ColorMode,
-    /// The colors the points were loaded with (file RGB, elevation ramp where a file had none), kept
-    /// once another mode replaced them.
-    pub loaded_rgba: Option<Vec<[u8; 4]>>,
-    /// Why the colors shown are not the files' own (set by [`auto_color`]); for the window and stderr.
-    pub color_note: Option<String>,
-}
-
-impl Attributes {
-    /// The modes this cloud can show: `rgb` and `elevation` always, the others when some file had them.
-    pub fn available_modes(&self) -> Vec<ColorMode> {
-        ColorMode::ALL
-            .into_iter()
-            .filter(|m| match m {
-                ColorMode::Intensity => self.intensity.is_some(),
-                ColorMode::Classification => self.classification.is_some(),
-                _ => true,
-            })
-            .collect()
-    }
-}
-
-/// Why a color mode cannot be shown.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ColorError {
-    #[error("color mode '{mode}': {label} has no {mode} (available: {available})")]
-    Missing { mode: ColorMode, label: String, available: String },
-}
 
 /// A copy of `cloud` colored for `mode` (for callers that hold the cloud shared, like the viewer: the
 /// points are copied once, then recolored).
@@ -208,132 +109,6 @@ pub fn auto_color(cloud: &mut PointCloud) -> Option<String> {
     Some(note)
 }
 
-/// How points are coloured, with the ranges its ramps run over: the one rule every path that colours
-/// points follows ([`ColorSpec::color`]) — host clouds ([`recolor`]), files streamed to a device
-/// (`device`), level-of-detail nodes and files without colours.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ColorSpec {
-    /// The files' colours; points of files without colours get the elevation ramp over `z` (min, max).
-    Rgb { z: (f32, f32) },
-    /// A gray ramp over `lo..=hi`.
-    Intensity { lo: f32, hi: f32 },
-    /// The terrain ramp over heights `z` (min, max).
-    Elevation { z: (f32, f32) },
-    /// The ASPRS classification palette.
-    Classification,
-}
-
-impl ColorSpec {
-    pub fn mode(&self) -> ColorMode {
-        match self {
-            ColorSpec::Rgb { .. } => ColorMode::Rgb,
-            ColorSpec::Intensity { .. } => ColorMode::Intensity,
-            ColorSpec::Elevation { .. } => ColorMode::Elevation,
-            ColorSpec::Classification => ColorMode::Classification,
-        }
-    }
-
-    /// The colour of one point: `rgb` is its file's colour (`None` where the file had none), `height`
-    /// its height along the up axis (z, or the viewer's up), `intensity` and `class` its attributes.
-    #[inline]
-    pub fn color(&self, rgb: Option<[u8; 4]>, height: f32, intensity: f32, class: u8) -> [u8; 4] {
-        match *self {
-            ColorSpec::Rgb { z } => rgb.unwrap_or_else(|| elevation_color(height, z)),
-            ColorSpec::Elevation { z } => elevation_color(height, z),
-            ColorSpec::Intensity { lo, hi } => {
-                let g = (unit(intensity, lo, hi) * 255.0).round() as u8;
-                [g, g, g, 255]
-            }
-            ColorSpec::Classification => class_color(class),
-        }
-    }
-}
-
-/// The elevation ramp's colour of `height` over `range` (min, max).
-#[inline]
-pub fn elevation_color(height: f32, range: (f32, f32)) -> [u8; 4] {
-    ramp_color(unit(height, range.0, range.1))
-}
-
-/// `v` mapped to 0..=1 over `lo..=hi` (0.5 for an empty range, 0 for NaN).
-pub fn unit(v: f32, lo: f32, hi: f32) -> f32 {
-    if hi > lo {
-        ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
-    } else if v.is_nan() {
-        0.0
-    } else {
-        0.5
-    }
-}
-
-/// The `lo`..`hi` quantiles of `values` (finite ones), from a deterministic sample of at most 1M values.
-pub fn percentile_range(values: &[f32], lo: f64, hi: f64) -> (f32, f32) {
-    let step = (values.len() / 1_000_000).max(1);
-    let mut sample: Vec<f32> = values.iter().step_by(step).copied().filter(|v| v.is_finite()).collect();
-    if sample.is_empty() {
-        return (0.0, 0.0);
-    }
-    sample.par_sort_unstable_by(|a, b| a.total_cmp(b));
-    let at = |q: f64| sample[((sample.len() - 1) as f64 * q).round() as usize];
-    let (a, b) = (at(lo), at(hi));
-    if a < b {
-        (a, b)
-    } else {
-        // A narrow distribution: use the full range so distinct values still differ.
-        (sample[0], sample[sample.len() - 1])
-    }
-}
-
-/// The terrain ramp: blue, cyan, green, yellow, red, white at 0, 0.2, ..., 1.
-const TERRAIN: [[f32; 3]; 6] = [
-    [0.16, 0.25, 0.80],
-    [0.10, 0.70, 0.85],
-    [0.20, 0.75, 0.25],
-    [0.95, 0.85, 0.20],
-    [0.85, 0.25, 0.15],
-    [0.97, 0.97, 0.97],
-];
-
-/// The elevation ramp's color at `t` in 0..=1.
-pub fn ramp_color(t: f32) -> [u8; 4] {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
-    let x = t * (TERRAIN.len() - 1) as f32;
-    let i = (x as usize).min(TERRAIN.len() - 2);
-    let f = x - i as f32;
-    let c = |k: usize| ((TERRAIN[i][k] * (1.0 - f) + TERRAIN[i + 1][k] * f) * 255.0).round() as u8;
-    [c(0), c(1), c(2), 255]
-}
-
-/// Colors `points[range]` by their z over the z range of `bounds`.
-pub fn color_by_elevation(
-    points: &mut [Point],
-    bounds: &Bounds,
-    range: impl std::slice::SliceIndex<[Point], Output = [Point]>,
-) {
-    color_by_height(points, bounds, range, glam::Vec3::Z);
-}
-
-/// Colors `points[range]` by their height along `up` (a unit axis, e.g. −y) over the range of `bounds`
-/// along it: the elevation ramp of a cloud whose up axis is not z.
-pub fn color_by_height(
-    points: &mut [Point],
-    bounds: &Bounds,
-    range: impl std::slice::SliceIndex<[Point], Output = [Point]>,
-    up: glam::Vec3,
-) {
-    let spec = ColorSpec::Elevation { z: height_range(bounds, up) };
-    points[range]
-        .par_iter_mut()
-        .with_min_len(1 << 14)
-        .for_each(|p| p.rgba = spec.color(None, glam::Vec3::from(p.pos).dot(up), 0.0, 0));
-}
-
-/// The lowest and highest height along `up` within `bounds`.
-pub fn height_range(bounds: &Bounds, up: glam::Vec3) -> (f32, f32) {
-    let (a, b) = (bounds.min.dot(up), bounds.max.dot(up));
-    (a.min(b), a.max(b))
-}
-
 /// Makes the elevation colors follow `up` (the viewer's up axis): in elevation mode every point, in
 /// rgb mode the points of files without colors (which show the elevation ramp), and the saved loaded
 /// colors of those files. Returns whether any color changed.
@@ -369,39 +144,10 @@ pub fn apply_up(cloud: &mut PointCloud, up: glam::Vec3) -> bool {
     true
 }
 
-/// The ASPRS standard classes' colors (LAS 1.4 R15, table 17), and a hashed color for other codes.
-pub fn class_color(code: u8) -> [u8; 4] {
-    let rgb: [u8; 3] = match code {
-        0 => [160, 160, 160],  // never classified
-        1 => [200, 200, 200],  // unassigned
-        2 => [150, 105, 60],   // ground
-        3 => [160, 210, 110],  // low vegetation
-        4 => [70, 170, 60],    // medium vegetation
-        5 => [20, 110, 35],    // high vegetation
-        6 => [225, 85, 45],    // building
-        7 => [255, 0, 255],    // low point (noise)
-        8 => [255, 160, 200],  // reserved / model key point
-        9 => [40, 110, 230],   // water
-        10 => [120, 70, 140],  // rail
-        11 => [80, 80, 90],    // road surface
-        12 => [230, 230, 120], // reserved / overlap
-        13 => [250, 210, 0],   // wire guard
-        14 => [255, 240, 90],  // wire conductor
-        15 => [200, 60, 200],  // transmission tower
-        16 => [240, 180, 40],  // wire-structure connector
-        17 => [190, 190, 220], // bridge deck
-        18 => [255, 40, 120],  // high noise
-        _ => {
-            let h = (code as u32).wrapping_mul(0x9e37_79b9) >> 8;
-            [(h & 0xff) as u8 | 0x40, ((h >> 8) & 0xff) as u8 | 0x40, ((h >> 16) & 0xff) as u8 | 0x40]
-        }
-    };
-    [rgb[0], rgb[1], rgb[2], 255]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud::Point;
     use glam::DVec3;
 
     fn cloud_with(intensity: Option<Vec<f32>>, classes: Option<Vec<u8>>) -> PointCloud {
@@ -465,17 +211,5 @@ mod tests {
         assert!(apply_up(&mut c, glam::Vec3::Y));
         assert_eq!(c.points[3].rgba, ramp_color(0.5));
         assert!(!apply_up(&mut cloud_with(None, None), glam::Vec3::Y));
-    }
-
-    #[test]
-    fn ramps_are_clamped_and_total() {
-        assert_eq!(ramp_color(-1.0), ramp_color(0.0));
-        assert_eq!(ramp_color(f32::NAN), ramp_color(0.0));
-        assert_eq!(ramp_color(2.0), [247, 247, 247, 255]);
-        assert_eq!(unit(5.0, 5.0, 5.0), 0.5);
-        assert_eq!(percentile_range(&[], 0.01, 0.99), (0.0, 0.0));
-        assert_eq!(percentile_range(&[3.0, 3.0], 0.01, 0.99), (3.0, 3.0));
-        let v: Vec<f32> = (0..=1000).map(|i| i as f32).collect();
-        assert_eq!(percentile_range(&v, 0.01, 0.99), (10.0, 990.0));
     }
 }

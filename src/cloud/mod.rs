@@ -12,75 +12,15 @@ pub mod formats;
 pub mod load;
 pub mod octree;
 pub mod order;
-pub mod point;
 pub mod progress;
 pub mod scene;
 pub mod spacing;
 pub mod stream;
 pub mod subsample;
 
+pub use pcv_model::{point, Bounds, Point, SceneSpec};
 use glam::{DVec3, Vec3};
-pub use point::Point;
-use rayon::prelude::*;
 use std::sync::Arc;
-
-/// An axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct Bounds {
-    pub min: Vec3,
-    pub max: Vec3,
-}
-
-impl Bounds {
-    pub const EMPTY: Bounds = Bounds { min: Vec3::splat(f32::INFINITY), max: Vec3::splat(f32::NEG_INFINITY) };
-
-    pub fn is_empty(&self) -> bool {
-        !(self.min.x <= self.max.x && self.min.y <= self.max.y && self.min.z <= self.max.z)
-    }
-
-    pub fn include(&mut self, p: Vec3) {
-        self.min = self.min.min(p);
-        self.max = self.max.max(p);
-    }
-
-    pub fn union(a: Bounds, b: Bounds) -> Bounds {
-        Bounds { min: a.min.min(b.min), max: a.max.max(b.max) }
-    }
-
-    pub fn center(&self) -> Vec3 {
-        if self.is_empty() {
-            Vec3::ZERO
-        } else {
-            (self.min + self.max) * 0.5
-        }
-    }
-
-    /// Half the diagonal: the radius of a sphere around the box (0 when empty).
-    pub fn radius(&self) -> f32 {
-        if self.is_empty() {
-            0.0
-        } else {
-            (self.max - self.min).length() * 0.5
-        }
-    }
-
-    /// Bounds of the finite points of `points`, in parallel.
-    pub fn of_points(points: &[Point]) -> Bounds {
-        points
-            .par_chunks(1 << 16)
-            .map(|chunk| {
-                let mut b = Bounds::EMPTY;
-                for p in chunk {
-                    let v = Vec3::from_array(p.pos);
-                    if v.is_finite() {
-                        b.include(v);
-                    }
-                }
-                b
-            })
-            .reduce(|| Bounds::EMPTY, Bounds::union)
-    }
-}
 
 /// Points with their bounds and origin.
 #[derive(Clone, Debug)]
@@ -111,13 +51,6 @@ pub enum CloudSource {
     /// Files streamed to a device ([`device`]): `points` stays empty and the backend decodes the files
     /// into its own memory.
     Files(Arc<device::DeviceFiles>),
-}
-
-/// The built-in scene's size and seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SceneSpec {
-    pub num_points: u64,
-    pub seed: u64,
 }
 
 impl PointCloud {

@@ -20,46 +20,12 @@ pub mod raw;
 pub mod text;
 
 use crate::cloud::point::Point;
+pub use pcv_model::{DBounds, Format};
 use glam::DVec3;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-/// The formats pcv reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Format {
-    Ply,
-    Las,
-    Laz,
-    Pcd,
-    E57,
-    /// XYZ, TXT, CSV, PTS: numbers in columns.
-    Text,
-    /// pcv's raw 16-byte records (`.bin`, `.pcv`).
-    Raw,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Ply => "PLY",
-            Format::Las => "LAS",
-            Format::Laz => "LAZ",
-            Format::Pcd => "PCD",
-            Format::E57 => "E57",
-            Format::Text => "text",
-            Format::Raw => "raw",
-        }
-    }
-}
-
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What is wrong in a file, and where.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -78,73 +44,6 @@ impl FormatError {
     }
     pub fn at_line(line: u64, msg: impl Into<String>) -> Self {
         FormatError::AtLine { line, msg: msg.into() }
-    }
-}
-
-/// An axis-aligned box in f64, in a file's own coordinates.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct DBounds {
-    pub min: [f64; 3],
-    pub max: [f64; 3],
-}
-
-impl Default for DBounds {
-    fn default() -> Self {
-        DBounds::EMPTY
-    }
-}
-
-impl DBounds {
-    pub const EMPTY: DBounds = DBounds { min: [f64::INFINITY; 3], max: [f64::NEG_INFINITY; 3] };
-
-    pub fn is_empty(&self) -> bool {
-        !(0..3).all(|i| self.min[i] <= self.max[i])
-    }
-
-    /// Grows the box to hold `p` (which must be finite: plain compares, no NaN handling).
-    #[inline(always)]
-    pub fn include(&mut self, p: [f64; 3]) {
-        for (i, &v) in p.iter().enumerate() {
-            self.min[i] = if v < self.min[i] { v } else { self.min[i] };
-            self.max[i] = if v > self.max[i] { v } else { self.max[i] };
-        }
-    }
-
-    pub fn union(a: DBounds, b: DBounds) -> DBounds {
-        let mut r = a;
-        for i in 0..3 {
-            r.min[i] = a.min[i].min(b.min[i]);
-            r.max[i] = a.max[i].max(b.max[i]);
-        }
-        r
-    }
-
-    pub fn center(&self) -> DVec3 {
-        if self.is_empty() {
-            DVec3::ZERO
-        } else {
-            (DVec3::from_array(self.min) + DVec3::from_array(self.max)) * 0.5
-        }
-    }
-
-    /// Half the diagonal (0 when empty).
-    pub fn radius(&self) -> f64 {
-        if self.is_empty() {
-            0.0
-        } else {
-            (DVec3::from_array(self.max) - DVec3::from_array(self.min)).length() * 0.5
-        }
-    }
-
-    /// These bounds moved by `-origin` and rounded to f32: exactly the bounds of the points' f32
-    /// positions, since subtracting and rounding are monotonic.
-    pub fn to_local(&self, origin: DVec3) -> crate::cloud::Bounds {
-        if self.is_empty() {
-            return crate::cloud::Bounds::EMPTY;
-        }
-        let o = origin.to_array();
-        let f = |v: [f64; 3]| glam::Vec3::new((v[0] - o[0]) as f32, (v[1] - o[1]) as f32, (v[2] - o[2]) as f32);
-        crate::cloud::Bounds { min: f(self.min), max: f(self.max) }
     }
 }
 

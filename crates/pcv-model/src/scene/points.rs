@@ -6,7 +6,7 @@
 //! CUDA backend makes the same points bit for bit.
 use super::rng::{sincos_2pi, uniform};
 use super::{Cylinder, SceneParams};
-use crate::cloud::Point;
+use crate::Point;
 use rayon::prelude::*;
 
 #[inline(always)]

@@ -5,16 +5,22 @@
 //! first, radius in [0.1, 0.2], half-height in [0.5, 1], color in [0.3, 1]³). Point i is made from
 //! (seed, i) alone ([`points`], with the counter-based hash of [`rng`]), by the scene kernel
 //! (`kernels/scene.cu`) on the device or by [`points::scene`] here: this module is the scene's one
-//! definition, and the kernel's CPU twin (`render::cpu::scene`) is [`points`] itself.
+//! definition, and the kernel's CPU twin (`pcv_render`'s `cpu::scene`) is [`points`] itself. The host
+//! cloud of the scene (made here, or left to each backend) is `pcv_io::scene`'s.
 pub mod points;
 pub mod rng;
 
-use super::{Bounds, PointCloud, SceneSpec};
-use crate::cloud::point::Point;
+use crate::Bounds;
 use bytemuck::{Pod, Zeroable};
-use glam::{DVec3, Vec3};
-use indicatif::{ProgressBar, ProgressStyle};
+use glam::Vec3;
 use rng::mix64;
+
+/// The built-in scene's size and seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SceneSpec {
+    pub num_points: u64,
+    pub seed: u64,
+}
 
 /// One cylinder of the built-in scene (`struct Cylinder` in kernels/shared.h; size asserted in
 /// `render::gpu_data`).
@@ -102,54 +108,6 @@ pub fn cylinders(seed: u64) -> Vec<Cylinder> {
 /// The generator parameters for `num_points` points and `seed`.
 pub fn params(num_points: u64, seed: u64) -> SceneParams {
     SceneParams { seed, num_points, num_cylinders: NUM_CYLINDERS, _pad: 0 }
-}
-
-/// Makes the scene on the CPU (all cores), with a progress bar when it takes a while.
-pub fn generate(num_points: u64, seed: u64, show_progress: bool) -> PointCloud {
-    let s = params(num_points, seed);
-    let cyl = cylinders(seed);
-    let mut points = vec![Point::default(); num_points as usize];
-    let chunk = 8 << 20;
-    let bar = if show_progress && num_points >= 50_000_000 {
-        let b = ProgressBar::new(num_points);
-        b.set_style(
-            ProgressStyle::with_template("generating {bar:40} {human_pos}/{human_len} points ({per_sec}, {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    for (c, out) in points.chunks_mut(chunk).enumerate() {
-        points::scene(&s, &cyl, (c * chunk) as u64, out);
-        if let Some(b) = &bar {
-            b.inc(out.len() as u64);
-        }
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let mut cloud = PointCloud::from_points(points, DVec3::ZERO, label(num_points, seed));
-    cloud.source = crate::cloud::CloudSource::Scene(SceneSpec { num_points, seed });
-    cloud
-}
-
-fn label(num_points: u64, seed: u64) -> String {
-    format!("built-in scene ({num_points} points, seed {seed})")
-}
-
-/// The scene with no points made yet: each backend makes them itself. Its bounds are the cylinders'
-/// boxes (a little larger than the points' own bounds).
-pub fn lazy(num_points: u64, seed: u64) -> PointCloud {
-    let bounds = if num_points == 0 { Bounds::EMPTY } else { analytic_bounds(&cylinders(seed)) };
-    PointCloud {
-        points: Default::default(),
-        bounds,
-        origin: DVec3::ZERO,
-        label: label(num_points, seed),
-        source: crate::cloud::CloudSource::Scene(SceneSpec { num_points, seed }),
-        attributes: None,
-    }
 }
 
 /// A box around every point the cylinders can hold.
