@@ -19,9 +19,9 @@
 //!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
 use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
-use pcv::cloud::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
+use pcv_io::cpu_time;
 use std::time::Instant;
 
 fn count(s: &str) -> u64 {
@@ -83,10 +83,10 @@ fn memory(args: &[String], n: u64) {
     let (points, after_drop) = std::thread::scope(|scope| {
         scope.spawn(sample);
         let cloud = if files.is_empty() {
-            pcv::cloud::scene::generate(n, 1, false)
+            pcv_io::scene::generate(n, 1, false)
         } else {
-            let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
-            pcv::cloud::load::load_files_with(&files, &opts).expect("load")
+            let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+            pcv_io::load::load_files_with(&files, &opts).expect("load")
         };
         let num = cloud.points.len() as u64;
         let loaded = status_kib("RssAnon:");
@@ -136,7 +136,7 @@ fn main() {
     }
 
     let t = Instant::now();
-    let cloud = pcv::cloud::scene::generate(n, 1, false);
+    let cloud = pcv_io::scene::generate(n, 1, false);
     let gen_ms = t.elapsed().as_secs_f64() * 1e3;
     let mut r = CpuRasterizer::new();
     let (t, c) = (Instant::now(), cpu_time::process_s());

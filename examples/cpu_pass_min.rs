@@ -13,9 +13,9 @@
 use pcv::bench::Summary;
 use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
-use pcv::cloud::cpu_time;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_io::cpu_time;
 use std::time::Instant;
 
 fn main() {
@@ -45,7 +45,7 @@ fn main() {
         }
     };
     let (w, h) = (1920u32, 1080u32);
-    let cloud = pcv::cloud::scene::generate(n, 1, false);
+    let cloud = pcv_io::scene::generate(n, 1, false);
     let mut r = CpuRasterizer::new();
     r.upload(&cloud).expect("upload");
     for sc in scenarios(&cloud) {

@@ -3,7 +3,7 @@
 //! `cargo run --release --example demo_data -- OUT_DIR [--scale S]`
 //!
 //! How it works: each cloud is made from a fixed seed (the same files every run) and written with
-//! pcv's own writers (`pcv::convert::write_cloud`), so the files are what `pcv info` and any LAS/PLY
+//! pcv's own writers (`pcv_io::convert::write_cloud`), so the files are what `pcv info` and any LAS/PLY
 //! reader see:
 //! - `terrain.las`: a 300 × 200 m aerial lidar tile in UTM coordinates (zone 32N, around
 //!   512 000 E, 5 405 000 N, 250 m above sea level): rolling ground (class 2), a dozen buildings with
@@ -20,9 +20,9 @@
 //!
 //! `--scale S` multiplies every point count (0.1 for a quick look, 4 for a denser tile).
 use glam::DVec3;
-use pcv::cloud::attributes::{Attributes, ColorMode, SourceSpan};
-use pcv::cloud::formats::Format;
-use pcv::cloud::{Point, PointCloud};
+use pcv_io::attributes::{Attributes, ColorMode, SourceSpan};
+use pcv_io::formats::Format;
+use pcv_io::{Point, PointCloud};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -371,7 +371,7 @@ fn main() {
         let result = if name.ends_with(".pcd") {
             write_pcd(&cloud, &path).map_err(|e| e.to_string())
         } else {
-            pcv::convert::write_cloud(&cloud, &path).map_err(|e| e.to_string())
+            pcv_io::convert::write_cloud(&cloud, &path).map_err(|e| e.to_string())
         };
         match result {
             Ok(()) => println!("{} ({n} points)", path.display()),

@@ -3,8 +3,8 @@
 //! of synthetic lidar-like points in UTM coordinates, then times pcv's loaders on each from the page
 //! cache (the files are freshly written) and prints a table:
 //! - `decode`: the chunked decoders on all cores into a sink that only counts (what a backend's upload
-//!   receives, before it copies anything: the rate of [`pcv::cloud::stream`] itself);
-//! - `device stream`: what a device-only load runs ([`pcv::cloud::device::stream_files`]: decode,
+//!   receives, before it copies anything: the rate of [`pcv_io::stream`] itself);
+//! - `device stream`: what a device-only load runs ([`pcv_io::device::stream_files`]: decode,
 //!   color, hand over in order, release the mapped file's finished pages) into a counting sink — the
 //!   CUDA upload's host side without the copies;
 //! - `load`: `load_files_with`, a whole host cloud (16-byte points + intensity + classification);
@@ -30,11 +30,11 @@
 //! `pcv --max-points N`; its rate is still of the points read).
 //! A count of 0 skips that format. Files go to DIR (default: the system temp dir) and are deleted
 //! after their runs unless --keep.
-use pcv::cloud::cpu_time;
-use pcv::cloud::formats::{FormatError, Progress};
-use pcv::cloud::load::{self, load_files_with, FileBytes, LoadOptions};
-use pcv::cloud::stream::{stream, Staging, StreamError};
-use pcv::convert::writers::FileColumns;
+use pcv_io::convert::writers::FileColumns;
+use pcv_io::cpu_time;
+use pcv_io::formats::{FormatError, Progress};
+use pcv_io::load::{self, load_files_with, FileBytes, LoadOptions};
+use pcv_io::stream::{stream, Staging, StreamError};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -135,11 +135,11 @@ fn write_ply(path: &Path, n: u64) {
         path: path.into(),
         xyz: (0..n).into_par_iter().map(|i| synth(i, [0.0; 3], false).xyz.map(|v| v as f32 as f64)).collect(),
         rgb16: Some((0..n).into_par_iter().map(|i| synth(i, [0.0; 3], true).rgb).collect()),
-        precision: Some(pcv::cloud::stream::Precision::F32),
+        precision: Some(pcv_io::stream::Precision::F32),
         ..Default::default()
     };
     let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    pcv::convert::writers::write(&[cols], pcv::convert::OutFormat::Ply, &mut w).expect("write PLY");
+    pcv_io::convert::writers::write(&[cols], pcv_io::convert::OutFormat::Ply, &mut w).expect("write PLY");
     std::io::Write::flush(&mut w).expect("flush");
 }
 
@@ -186,7 +186,7 @@ fn write_las(path: &Path, n: u64, format: u8, rgb8: bool) {
 /// file's width and in GPS time by its span; counts and bounds updated. Returns its path.
 fn tile(las_path: &Path, copies: u64, dir: &Path) -> PathBuf {
     let src = std::fs::read(las_path).expect("read the LAS to tile");
-    let h = pcv::cloud::formats::las::parse_header(&src).expect("a LAS file");
+    let h = pcv_io::formats::las::parse_header(&src).expect("a LAS file");
     assert!(!h.compressed, "--tile takes an uncompressed LAS (pcv convert it first)");
     let (off, len, n) = (h.data_offset as usize, h.record_len as usize, h.count as usize);
     let records = &src[off..off + n * len];
@@ -239,7 +239,7 @@ fn write_las_fast(path: &Path, n: u64, format: u8, rgb8: bool) {
     assert!(format <= 3, "--fast-las writes point formats 0-3");
     assert!(n <= u32::MAX as u64, "LAS 1.2 counts fit 32 bits");
     let origin = [512_000.0, 5_400_000.0, 300.0];
-    let len = pcv::cloud::formats::las::FORMAT_SIZES[format as usize] as usize;
+    let len = pcv_io::formats::las::FORMAT_SIZES[format as usize] as usize;
     let mut h = vec![0u8; 227];
     h[..4].copy_from_slice(b"LASF");
     h[24] = 1;
@@ -395,19 +395,19 @@ fn measure(runs: u32, mut f: impl FnMut() -> u64) -> Runs {
     out
 }
 
-/// The device-only stream ([`pcv::cloud::device::stream_files`], what the CUDA upload runs) into a sink
+/// The device-only stream ([`pcv_io::device::stream_files`], what the CUDA upload runs) into a sink
 /// that only counts: its rate and host memory without a GPU. `PCV_BENCH_MAX_POINTS=N` streams a
 /// subsample of N, as `--max-points N` (or a cloud that does not fit) does; the rate is then still of
 /// the points read. Returns the points read.
 fn device_stream(path: &Path) -> u64 {
-    let cap = pcv::cloud::device::Capacity {
+    let cap = pcv_io::device::Capacity {
         points: u64::MAX / 64,
         bytes_per_point: 40,
         free_bytes: u64::MAX,
         device: "none".into(),
     };
     let max_points = std::env::var("PCV_BENCH_MAX_POINTS").ok().map(|s| count(&s));
-    let plan = pcv::cloud::device::plan(
+    let plan = pcv_io::device::plan(
         &[path.to_path_buf()],
         &LoadOptions { progress: false, warnings: false },
         &cap,
@@ -416,7 +416,7 @@ fn device_stream(path: &Path) -> u64 {
     .expect("plan");
     let (declared, planned) = (plan.declared, plan.planned_points());
     let mut n = 0u64;
-    pcv::cloud::device::stream_files(&plan, &mut |p| {
+    pcv_io::device::stream_files(&plan, &mut |p| {
         n += p.len() as u64;
         Ok(())
     })
@@ -565,7 +565,7 @@ fn main() {
     if let Some(src) = tile_from {
         let las_path = tile(&src, copies, &dir);
         let laz_path = las_path.with_extension("laz");
-        pcv::convert::convert(
+        pcv_io::convert::convert(
             std::slice::from_ref(&las_path),
             &laz_path,
             &LoadOptions { progress: false, warnings: false },
@@ -620,7 +620,7 @@ fn main() {
         write_las(&las_path, n, laz_format, rgb8);
         let p = if ext == "laz" {
             let laz_path = dir.join(format!("pcv-load-bench-{kind}.laz"));
-            pcv::convert::convert(
+            pcv_io::convert::convert(
                 std::slice::from_ref(&las_path),
                 &laz_path,
                 &LoadOptions { progress: false, warnings: false },
@@ -632,7 +632,7 @@ fn main() {
             las_path
         };
         eprintln!("wrote {} ({:.1} s)", p.display(), t.elapsed().as_secs_f64());
-        let rec = pcv::cloud::formats::las::FORMAT_SIZES[laz_format as usize];
+        let rec = pcv_io::formats::las::FORMAT_SIZES[laz_format as usize];
         let colors = if rgb8 { ", 8-bit colors" } else { "" };
         made.push((format!("{} (point format {laz_format}, {rec} B/point{colors})", ext.to_uppercase()), p));
     }

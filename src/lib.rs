@@ -18,11 +18,8 @@
 pub mod app;
 pub mod bench;
 pub mod camera;
-pub mod cloud;
-pub mod convert;
 pub mod display;
 pub mod headless;
-pub mod info;
 pub mod input;
 pub mod lod;
 pub mod platform;

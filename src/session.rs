@@ -19,13 +19,13 @@
 //! mode, level of detail's pool) go to standard error with the `pcv:` prefix, as the command line
 //! always did.
 use crate::camera::{Camera, StartOptions, UpAxis};
-use crate::cloud::attributes::{apply_up, auto_color, recolor, ColorMode};
-use crate::cloud::{device, load, octree::NodeSource, scene, PointCloud};
 use crate::lod::{memory::MemorySource, LodOptions, LodScene};
 use crate::render::look::{Look, LookOverrides};
 use crate::render::multi::{Gpus, MultiRasterizer};
 use crate::render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
 use anyhow::{bail, Context, Result};
+use pcv_io::attributes::{apply_up, auto_color, recolor, ColorMode};
+use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -230,7 +230,7 @@ impl Session {
     /// The shown cloud's point spacing, for adaptive point sizes (level of detail: the placeholder's;
     /// the nodes' own spacing comes as they load).
     pub fn spacing_m(&self) -> f32 {
-        crate::cloud::spacing::estimate(&self.cloud)
+        pcv_io::spacing::estimate(&self.cloud)
     }
 
     /// The level-of-detail scene, if that is what is shown.
@@ -441,7 +441,7 @@ fn is_copc(p: &Path) -> bool {
     }
     let mut head = [0u8; 375 + 54];
     std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
-        && crate::cloud::formats::copc::sniff(&head)
+        && pcv_io::formats::copc::sniff(&head)
 }
 
 /// The point files of a folder, sorted.
@@ -492,7 +492,7 @@ fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Resu
     // COPC files (and URLs) stream their own octrees; other files get one built in memory.
     let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = tiles.into_iter().partition(|f| is_copc(f));
     for f in &copc {
-        sources.push(crate::cloud::formats::copc::open(&f.to_string_lossy())?);
+        sources.push(pcv_io::formats::copc::open(&f.to_string_lossy())?);
     }
     // No files: the built-in scene, as one tile.
     let groups: Vec<Vec<PathBuf>> = match other.is_empty() && copc.is_empty() {

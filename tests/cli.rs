@@ -107,9 +107,9 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     assert!(covered > 300, "only {covered} pixels covered");
 
     // The same scene written as raw records and loaded as a file renders the same image from the same pose.
-    let cloud = pcv::cloud::scene::generate(100_000, 1, false);
+    let cloud = pcv_io::scene::generate(100_000, 1, false);
     let raw = dir.path().join("scene.bin");
-    pcv::cloud::load::write_raw(&raw, &cloud.points).unwrap();
+    pcv_io::load::write_raw(&raw, &cloud.points).unwrap();
     let b = dir.path().join("b.png");
     // Files get adaptive points, EDL and a gradient by default: ask for the built-in scene's look.
     let look = ["--point-size", "1", "--no-edl", "--background", "black"];

@@ -7,7 +7,6 @@
 //! bench's start, close-up, far, top and grazing), 2, 3 and 5 shares, a gradient background.
 use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
-use pcv::cloud::{order::morton_order, scene};
 use pcv::render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
 use pcv::render::cpu::private::Dest;
 use pcv::render::cpu::{packed, preprocess, vis};
@@ -15,6 +14,7 @@ use pcv::render::gpu_data::{word_depth, word_payload, FrameUniforms, Point};
 use pcv::render::look::{Background, Look};
 use pcv::render::multi::split;
 use pcv::render::FrameParams;
+use pcv_io::{order::morton_order, scene};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const W: u32 = 320;

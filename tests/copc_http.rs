@@ -4,8 +4,8 @@
 //! one without range support (200 with the whole file).
 mod samples;
 
-use pcv::cloud::formats::copc::{self, http::HttpOptions};
-use pcv::cloud::octree::NodeSource;
+use pcv_io::formats::copc::{self, http::HttpOptions};
+use pcv_io::octree::NodeSource;
 use samples::*;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -116,8 +116,8 @@ fn copc_file(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
     let src = dir.join("s.las");
     std::fs::write(&src, las(&pts, 2, 3, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257)).unwrap();
     let out = dir.join("s.copc.laz");
-    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
-    pcv::convert::copc::write_with(&[src], &out, &opts, 2000).unwrap();
+    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    pcv_io::convert::copc::write_with(&[src], &out, &opts, 2000).unwrap();
     out
 }
 

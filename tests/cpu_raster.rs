@@ -4,12 +4,12 @@ mod common;
 use common::Reference;
 use glam::{Mat4, Vec3};
 use pcv::camera::{FlyCamera, Pose};
-use pcv::cloud::{scene, PointCloud};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::gpu_data::Point;
 use pcv::render::image_io::Frame;
 use pcv::render::{FrameParams, Rasterizer, Target, CLEAR_COLOR};
+use pcv_io::{scene, PointCloud};
 
 fn cloud(points: Vec<Point>) -> PointCloud {
     PointCloud::from_points(points, glam::DVec3::ZERO, "test")
@@ -24,7 +24,7 @@ fn render(points: Vec<Point>, frame: &FrameParams) -> (Frame, Vec<u32>) {
 }
 
 fn start_frame(w: u32, h: u32) -> FrameParams {
-    let cam = FlyCamera::for_cloud(pcv::cloud::Bounds::EMPTY, true);
+    let cam = FlyCamera::for_cloud(pcv_io::Bounds::EMPTY, true);
     FrameParams::new(cam.clip_from_world(w, h), w, h)
 }
 

@@ -21,13 +21,13 @@
 //!   for the device, PTX newer than the driver.
 use glam::Vec3;
 use pcv::camera::{FlyCamera, Pose};
-use pcv::cloud::{scene, Bounds, PointCloud};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::cuda::memory::DeviceBuffer;
 use pcv::render::cuda::{context, CudaRasterizer, KERNELS};
 use pcv::render::gpu_data::{FrameUniforms, Point};
 use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
+use pcv_io::{scene, Bounds, PointCloud};
 use std::collections::HashMap;
 
 /// The CUDA backend, or `None` (after printing why) where it cannot run.
@@ -416,7 +416,7 @@ fn post_passes_and_picking_match_cpu_twin() {
     let sorted = cuda.download_points().expect("download");
     let mut cpu = CpuRasterizer::new();
     cpu.upload_in_order(sorted.clone());
-    let spacing_m = pcv::cloud::spacing::estimate(&lazy);
+    let spacing_m = pcv_io::spacing::estimate(&lazy);
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
     let looks = [
@@ -527,9 +527,9 @@ fn post_passes_and_picking_match_cpu_twin() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
-    use pcv::cloud::octree::NodeSource;
     use pcv::lod::memory::MemorySource;
     use pcv::lod::{LodOptions, LodScene};
+    use pcv_io::octree::NodeSource;
     use std::sync::Arc;
     let Some(mut cuda) = cuda_or_skip("pool") else { return };
     let cloud = scene::generate(400_000, 9, false);

@@ -12,7 +12,6 @@
 //!   allocation, a mode other than `vis`.
 use glam::{DVec3, Vec3};
 use pcv::camera::{Camera, PoseArg};
-use pcv::cloud::{Bounds, Point, PointCloud};
 use pcv::render::cpu::external::{
     bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
 };
@@ -23,6 +22,7 @@ use pcv::render::cuda::CudaRasterizer;
 use pcv::render::external::{ArrayDesc, ColorKind, Dtype, ExternalPoints};
 use pcv::render::look::Look;
 use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
+use pcv_io::{Bounds, Point, PointCloud};
 use std::sync::atomic::AtomicU64;
 
 const W: u32 = 200;

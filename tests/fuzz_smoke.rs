@@ -10,8 +10,8 @@
 //! files to `fuzz/regressions/<target>/<name>.error`.
 mod samples;
 
-use pcv::cloud::formats::{Format, FormatError, Progress, ReadOptions};
-use pcv::cloud::load::decode_bytes;
+use pcv_io::formats::{Format, FormatError, Progress, ReadOptions};
+use pcv_io::load::decode_bytes;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use samples::*;
@@ -140,7 +140,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             [b"40\n".to_vec(), text(&pts, " ", &["x", "y", "z", "i", "r", "g", "b"], None)].concat(),
         ],
         "raw" => {
-            let cloud = pcv::cloud::scene::generate(64, 1, false);
+            let cloud = pcv_io::scene::generate(64, 1, false);
             vec![bytemuck::cast_slice(&cloud.points[..]).to_vec()]
         }
         _ => unreachable!(),
@@ -336,7 +336,7 @@ fn every_parser_survives_random_and_mutated_input() {
             feed(target, *format, *pts, &input, &format!("mutation {n}"));
             if *format == Format::E57 {
                 // Past the page checksums, into the XML and point parsers.
-                let fixed = pcv::cloud::formats::e57::with_valid_checksums(&input);
+                let fixed = pcv_io::formats::e57::with_valid_checksums(&input);
                 feed(target, *format, *pts, &fixed, &format!("mutation {n} with valid checksums"));
             }
             n += 1;
@@ -358,14 +358,14 @@ fn copc_seed() -> Vec<u8> {
     }
     std::fs::write(&src, las(&pts, 2, 3, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257)).unwrap();
     let out = dir.path().join("s.copc.laz");
-    let opts = pcv::cloud::load::LoadOptions { progress: false, warnings: false };
-    pcv::convert::copc::write_with(&[src], &out, &opts, 100).unwrap();
+    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    pcv_io::convert::copc::write_with(&[src], &out, &opts, 100).unwrap();
     std::fs::read(out).unwrap()
 }
 
 /// Damaged hierarchies that must be refused: (name, bytes).
 fn copc_damaged(seed: &[u8]) -> Vec<(String, Vec<u8>)> {
-    let f = pcv::cloud::formats::copc::CopcFile::from_bytes("seed", seed.to_vec()).unwrap();
+    let f = pcv_io::formats::copc::CopcFile::from_bytes("seed", seed.to_vec()).unwrap();
     let (page, size) = (f.info().root_hier_offset as usize, f.info().root_hier_size as usize);
     let with = |at: usize, bytes: &[u8]| {
         let mut d = seed.to_vec();
@@ -392,7 +392,7 @@ fn copc_damaged(seed: &[u8]) -> Vec<(String, Vec<u8>)> {
 /// Feeds COPC bytes to the reader: no panic, no allocation out of proportion. Returns its error.
 fn feed_copc(data: &[u8], what: &str) -> Option<String> {
     LARGEST.store(0, Ordering::Relaxed);
-    let r = std::panic::catch_unwind(|| pcv::cloud::formats::copc::read_all_nodes(data.to_vec()).err());
+    let r = std::panic::catch_unwind(|| pcv_io::formats::copc::read_all_nodes(data.to_vec()).err());
     let largest = LARGEST.load(Ordering::Relaxed);
     let limit = (data.len() * ALLOC_PER_INPUT_BYTE).max(16 << 20);
     if r.is_err() || largest > limit {
@@ -443,7 +443,7 @@ fn copc_reader_survives_damaged_hierarchies_and_nodes() {
         assert!(err.starts_with("fuzz.copc.laz: "), "{name}: {err}");
     }
     // Mutations, half of them aimed at the hierarchy page (the file's last bytes).
-    let f = pcv::cloud::formats::copc::CopcFile::from_bytes("seed", seed.clone()).unwrap();
+    let f = pcv_io::formats::copc::CopcFile::from_bytes("seed", seed.clone()).unwrap();
     let page = f.info().root_hier_offset as usize;
     let secs: f64 = std::env::var("PCV_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let mut rng = StdRng::seed_from_u64(0xc09c);

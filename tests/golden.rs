@@ -10,11 +10,11 @@ mod common;
 
 use common::Reference;
 use pcv::camera::{FlyCamera, Pose};
-use pcv::cloud::scene;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::image_io::Frame;
 use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
+use pcv_io::scene;
 use std::path::Path;
 
 fn golden_path(name: &str) -> std::path::PathBuf {
@@ -60,7 +60,7 @@ fn check_look_golden(name: &str, mode: RenderMode, look: Look) {
         .with_mode(mode)
         .with_look(look)
         .with_depth_range(cam.depth_range().near, cam.depth_range().far)
-        .with_spacing(pcv::cloud::spacing::estimate(&cloud));
+        .with_spacing(pcv_io::spacing::estimate(&cloud));
     let mut r = CpuRasterizer::new();
     r.upload(&cloud).unwrap();
     let mut px = vec![0u32; frame.num_pixels()];

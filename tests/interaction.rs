@@ -542,7 +542,7 @@ fn record_writes_the_frames_of_the_path() {
     let poses: Vec<&str> = poses.lines().collect();
     assert_eq!(poses.len(), 11);
     // Each frame's pose is the path's at k/10 s.
-    let cloud = pcv::cloud::load::load_files(std::slice::from_ref(&las_path)).unwrap();
+    let cloud = pcv_io::load::load_files(std::slice::from_ref(&las_path)).unwrap();
     let cam_path = pcv::camera::path::CameraPath::load(&path).unwrap();
     for (k, line) in poses.iter().enumerate() {
         let p = cam_path.sample(k as f64 / 10.0).to_pose(cloud.origin);

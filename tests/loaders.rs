@@ -3,9 +3,9 @@
 //! `pcv info` and `pcv convert`.
 mod samples;
 
-use pcv::cloud::attributes::{class_color, ramp_color, recolor, unit, ColorMode};
-use pcv::cloud::load::{load_files_with, LoadError, LoadOptions};
-use pcv::cloud::PointCloud;
+use pcv_io::attributes::{class_color, ramp_color, recolor, unit, ColorMode};
+use pcv_io::load::{load_files_with, LoadError, LoadOptions};
+use pcv_io::PointCloud;
 use samples::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -89,7 +89,7 @@ fn check(name: &str, c: &PointCloud, pts: &[Pt], e: Expect) {
 fn info_bounds(name: &str, bytes: &[u8]) -> ([f64; 3], [f64; 3]) {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), name, bytes);
-    let r = pcv::info::file_report(&p).unwrap();
+    let r = pcv_io::info::file_report(&p).unwrap();
     let b = r.bounds.unwrap();
     (b.min, b.max)
 }
@@ -195,7 +195,7 @@ fn copc_like_laz_with_variable_chunks_reads_as_plain_laz() {
     let c = load_one("a.copc.laz", &bytes);
     check("copc", &c, &pts, ALL);
     let dir = tempfile::tempdir().unwrap();
-    let r = pcv::info::file_report(&write(dir.path(), "a.copc.laz", &bytes)).unwrap();
+    let r = pcv_io::info::file_report(&write(dir.path(), "a.copc.laz", &bytes)).unwrap();
     assert!(r.info.variant.contains("COPC"), "{}", r.info.variant);
     // Its COPC info VLR is zeros: not readable as COPC, so `pcv info` reads it as plain LAZ and says why.
     assert!(
@@ -272,7 +272,7 @@ fn las_with_8_bit_colors_in_16_bit_fields_is_detected() {
         let c = load_one("eight.las", &bytes);
         check("8-bit", &c, &pts, ALL);
         let dir = tempfile::tempdir().unwrap();
-        let r = pcv::info::file_report(&write(dir.path(), "e.las", &bytes)).unwrap();
+        let r = pcv_io::info::file_report(&write(dir.path(), "e.las", &bytes)).unwrap();
         assert!(r.info.attributes.iter().any(|a| a.contains("8-bit")), "{:?}", r.info.attributes);
     }
 }
@@ -287,7 +287,7 @@ fn pcd_every_data_kind_and_rgb_packing() {
             let c = load_one("a.pcd", &bytes);
             check(&name, &c, &pts, Expect { class: false, ..ALL });
             let dir = tempfile::tempdir().unwrap();
-            let r = pcv::info::file_report(&write(dir.path(), "a.pcd", &bytes)).unwrap();
+            let r = pcv_io::info::file_report(&write(dir.path(), "a.pcd", &bytes)).unwrap();
             assert_eq!((r.points, r.dropped), (400, 3), "{name}");
             assert_eq!(r.bounds.unwrap().min, bounds(&pts).0, "{name}");
         }
@@ -300,7 +300,7 @@ fn e57_scans_spherical_and_posed() {
     let t = [1000.0, 2000.0, 30.0];
     let (bytes, expected) = e57(&pts, t);
     // The fuzzers' checksum fix-up computes the same CRCs as the writer.
-    assert_eq!(pcv::cloud::formats::e57::with_valid_checksums(&bytes), bytes);
+    assert_eq!(pcv_io::formats::e57::with_valid_checksums(&bytes), bytes);
     let c = load_one("a.e57", &bytes);
     assert_eq!(c.points.len(), expected.len());
     let a = c.attributes.as_ref().unwrap();
@@ -319,7 +319,7 @@ fn e57_scans_spherical_and_posed() {
         assert_eq!(inten[i], *it as f32);
     }
     let dir = tempfile::tempdir().unwrap();
-    let r = pcv::info::file_report(&write(dir.path(), "a.e57", &bytes)).unwrap();
+    let r = pcv_io::info::file_report(&write(dir.path(), "a.e57", &bytes)).unwrap();
     assert_eq!(r.info.variant, "E57 2 scans");
     assert_eq!(r.points, 120);
 }
@@ -373,7 +373,7 @@ fn text_formats_orders_headers_and_pts() {
 
 #[test]
 fn raw_records_round_trip_exactly() {
-    let cloud = pcv::cloud::scene::generate(10_000, 3, false);
+    let cloud = pcv_io::scene::generate(10_000, 3, false);
     let bytes: Vec<u8> = bytemuck::cast_slice(&cloud.points[..]).to_vec();
     let c = load_one("a.bin", &bytes);
     assert_eq!(c.origin, glam::DVec3::ZERO);
@@ -577,7 +577,7 @@ fn fast_paths_over_many_jobs_drop_nan_points_and_close_the_gaps() {
 
 #[test]
 fn colors_that_carry_nothing_fall_back_to_intensity_or_elevation() {
-    use pcv::cloud::attributes::{auto_color, current_mode};
+    use pcv_io::attributes::{auto_color, current_mode};
     let pts = points(150_000, UTM);
     let zero = las(&pts, 2, 3, false, UTM, |_| 0);
     let mut c = load_one("zero.las", &zero);
@@ -651,26 +651,21 @@ fn a_window_can_follow_a_load_through_shared_progress() {
     let dir = tempfile::tempdir().unwrap();
     let pts = points(150_000, UTM);
     let p = write(dir.path(), "a.laz", &las(&pts, 2, 3, true, UTM, las_rgb16));
-    let shared = std::sync::Arc::new(pcv::cloud::progress::LoadProgress::new());
-    let c = pcv::cloud::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
+    let shared = std::sync::Arc::new(pcv_io::progress::LoadProgress::new());
+    let c = pcv_io::load::load_files_reporting(std::slice::from_ref(&p), &opts(), shared.clone()).unwrap();
     let s = shared.snapshot();
     assert_eq!((s.points_done, s.points_total, s.fraction, s.finished), (150_000, 150_000, 1.0, true));
     assert!(s.points_per_s > 0.0 && s.text().contains("100%"), "{}", s.text());
     assert_eq!(c.points.len(), 150_000);
 }
 
-fn capacity(points: u64) -> pcv::cloud::device::Capacity {
-    pcv::cloud::device::Capacity {
-        points,
-        bytes_per_point: 40,
-        free_bytes: points * 40,
-        device: "a test device".into(),
-    }
+fn capacity(points: u64) -> pcv_io::device::Capacity {
+    pcv_io::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
 }
 
 #[test]
 fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
-    use pcv::cloud::device::{self, ColorSpec};
+    use pcv_io::device::{self, ColorSpec};
     let dir = tempfile::tempdir().unwrap();
     let a = points(150_000, UTM);
     let b = points(70_000, [UTM[0] + 300.0, UTM[1], UTM[2]]);
@@ -707,7 +702,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert_eq!(sample.len(), 110_000);
     let streamed: std::collections::HashSet<[u32; 3]> = got.iter().map(|g| g.pos.map(f32::to_bits)).collect();
     assert!(sample.iter().all(|p| streamed.contains(&p.pos.map(f32::to_bits))));
-    let (ds, hs) = (pcv::cloud::spacing::estimate(&cloud), pcv::cloud::spacing::estimate(&host));
+    let (ds, hs) = (pcv_io::spacing::estimate(&cloud), pcv_io::spacing::estimate(&host));
     assert!(ds > 0.0 && (ds / hs - 1.0).abs() < 0.2, "spacing from the sample {ds} vs the host points {hs}");
     let attrs = cloud.attributes.as_ref().unwrap();
     assert_eq!(attrs.sources.len(), 2);
@@ -730,7 +725,7 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
         sub.iter().filter(|p| p.rgba[3] == 255 && host.points[150_000..].iter().any(|h| h.pos == p.pos)).count();
     assert!((3_000..=3_400).contains(&from_b), "{from_b} of the subsample from b (70 000 of 220 000 points)");
     let mut keep = host.clone();
-    pcv::cloud::load::keep_evenly(&mut keep, 10_000);
+    pcv_io::load::keep_evenly(&mut keep, 10_000);
     assert_eq!(
         keep.points.iter().map(|p| p.pos).collect::<Vec<_>>(),
         sub.iter().map(|p| p.pos).collect::<Vec<_>>(),

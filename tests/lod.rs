@@ -3,12 +3,12 @@
 //! common origin join one scene.
 use glam::{DVec3, Vec3};
 use pcv::camera::{Camera, Pose};
-use pcv::cloud::octree::NodeSource;
-use pcv::cloud::{scene, Point, PointCloud};
 use pcv::lod::memory::MemorySource;
 use pcv::lod::{LodOptions, LodScene};
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_io::octree::NodeSource;
+use pcv_io::{scene, Point, PointCloud};
 use std::sync::Arc;
 
 mod common;
@@ -305,7 +305,7 @@ fn copc_tiles_stream_through_the_same_scene() {
         let copc = dir.path().join(name);
         let out = pcv_cli(&["convert", xyz.to_str().unwrap(), "-o", copc.to_str().unwrap()]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        sources.push(pcv::cloud::formats::copc::open(copc.to_str().unwrap()).unwrap());
+        sources.push(pcv_io::formats::copc::open(copc.to_str().unwrap()).unwrap());
     }
     let mut lod = LodScene::open(sources, opts(1_000_000)).unwrap();
     assert_eq!(lod.total_points(), 125_000);
@@ -316,7 +316,7 @@ fn copc_tiles_stream_through_the_same_scene() {
     assert_eq!(lod.status().drawn_points, 125_000, "{:?}", lod.status());
     assert!(lod.errors().is_empty(), "{:?}", lod.errors());
     // The same files loaded whole, as plain LAZ, and drawn resident: the same pixels covered.
-    let cloud = pcv::cloud::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")]).unwrap();
+    let cloud = pcv_io::load::load_files(&[dir.path().join("a.copc.laz"), dir.path().join("b.copc.laz")]).unwrap();
     let pts = recentred(&cloud.points, cloud.origin, lod.origin());
     let mut resident = CpuRasterizer::new();
     resident.upload(&PointCloud::from_points(pts, lod.origin(), "resident")).unwrap();
@@ -523,8 +523,8 @@ fn coarse_nodes_get_the_larger_point_size() {
 /// entry and, for each node of depth 1, a pointer (count -1) to a child page with that node's subtree,
 /// the child pages appended at the end of the file and the info VLR's root page size patched.
 fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
-    use pcv::cloud::formats::copc::hierarchy::{entry_bytes, ENTRY_LEN};
-    use pcv::cloud::octree::NodeKey;
+    use pcv_io::formats::copc::hierarchy::{entry_bytes, ENTRY_LEN};
+    use pcv_io::octree::NodeKey;
     let i32at = |b: &[u8], o: usize| i32::from_le_bytes(std::array::from_fn(|k| b[o + k]));
     let entries: Vec<(NodeKey, u64, i32, i32)> = copc[page..page + size]
         .chunks_exact(ENTRY_LEN)
@@ -569,7 +569,7 @@ fn paged(copc: &[u8], page: usize, size: usize) -> Vec<u8> {
 
 #[test]
 fn a_hierarchy_in_child_pages_streams_like_one_page() {
-    use pcv::cloud::formats::copc::CopcFile;
+    use pcv_io::formats::copc::CopcFile;
     let dir = tempfile::tempdir().unwrap();
     let (xyz, copc) = (dir.path().join("t.xyz"), dir.path().join("t.copc.laz"));
     write_tile(&xyz, 500_000.0, 4_000_000.0, 1100);

@@ -15,12 +15,12 @@
 //! - A built-in scene (each share made on its GPU) and a host cloud (split in Morton order).
 use pcv::camera::scenarios::scenarios;
 use pcv::camera::FlyCamera;
-use pcv::cloud::{scene, PointCloud};
 use pcv::render::cpu::project::project;
 use pcv::render::cuda::CudaRasterizer;
 use pcv::render::look::{Background, Edl, Look, PointSize};
 use pcv::render::multi::MultiRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_io::{scene, PointCloud};
 use std::collections::HashMap;
 
 mod common;
@@ -289,7 +289,7 @@ fn write_ply(path: &std::path::Path, points: &[pcv::render::gpu_data::Point]) {
 #[ignore = "needs NVIDIA GPUs (CUDA and NCCL; one GPU runs its shares)"]
 fn streamed_files_composite_equals_one_gpu() {
     // Files streamed to the devices without a host copy: each GPU takes a contiguous part of the stream.
-    use pcv::cloud::{device, load};
+    use pcv_io::{device, load};
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("scene.ply");
     let host = scene::generate(3_000_000, 5, false);
@@ -315,9 +315,9 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     // shares' nodes draws what one GPU's pool draws.
     use glam::Vec3;
     use pcv::camera::{Camera, Pose};
-    use pcv::cloud::octree::NodeSource;
     use pcv::lod::memory::MemorySource;
     use pcv::lod::{LodOptions, LodScene};
+    use pcv_io::octree::NodeSource;
     let Some((mut single, mut multi)) = backends("lod") else { return };
     let cloud = scene::generate(2_000_000, 3, false);
     let src: std::sync::Arc<dyn NodeSource> = std::sync::Arc::new(MemorySource::build(&cloud, 20_000));

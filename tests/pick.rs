@@ -2,11 +2,11 @@
 //! the point under a pixel of the last frame, its index in the uploaded cloud and its exact position.
 use glam::{DVec3, Vec3};
 use pcv::camera::{FlyCamera, Pose};
-use pcv::cloud::{Point, PointCloud};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::look::{Look, PointSize};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_io::{Point, PointCloud};
 
 /// A sparse grid of points on the plane x = 2 (in front of the prototype's camera, about 8 pixels
 /// apart at 320 × 240), shuffled so that the upload order differs from any spatial order.
@@ -23,7 +23,7 @@ fn grid_cloud() -> PointCloud {
 }
 
 fn frame(mode: RenderMode, look: Look) -> FrameParams {
-    let cam = FlyCamera::for_cloud(pcv::cloud::Bounds::EMPTY, true);
+    let cam = FlyCamera::for_cloud(pcv_io::Bounds::EMPTY, true);
     FrameParams::new(cam.clip_from_world(320, 240), 320, 240).with_mode(mode).with_look(look)
 }
 
@@ -94,7 +94,7 @@ fn reference_mode_picks_a_position_without_an_index() {
     let cloud = grid_cloud();
     let mut r = CpuRasterizer::new();
     r.upload(&cloud).unwrap();
-    let cam = FlyCamera::for_cloud(pcv::cloud::Bounds::EMPTY, true);
+    let cam = FlyCamera::for_cloud(pcv_io::Bounds::EMPTY, true);
     for mode in [RenderMode::Reference, RenderMode::Packed] {
         let f = frame(mode, Look::PLAIN);
         render(&mut r, &f);

@@ -6,9 +6,9 @@
 //! - a cloud made in code, shown as given; opening again replaces what was shown;
 //! - what fails says why: a missing file names it, a colour mode the scene lacks is refused.
 use glam::DVec3;
-use pcv::cloud::{Point, PointCloud};
 use pcv::render::{BackendChoice, FrameParams, RenderMode};
 use pcv::session::{self, BackendOptions, OpenOptions, Session, Shown, Source};
+use pcv_io::{Point, PointCloud};
 use std::time::Duration;
 
 fn cpu() -> BackendOptions {
@@ -24,7 +24,7 @@ fn write_ply(path: &std::path::Path, n: usize) {
         })
         .collect();
     let cloud = PointCloud::from_points(points, DVec3::new(500.0, 600.0, 10.0), "grid");
-    pcv::convert::write_cloud(&cloud, path).expect("writes the PLY");
+    pcv_io::convert::write_cloud(&cloud, path).expect("writes the PLY");
 }
 
 #[test]
@@ -37,7 +37,7 @@ fn the_built_in_scene_opens_lazily_at_the_prototypes_pose() {
     assert_eq!(s.look(&Default::default()), pcv::render::look::Look::PLAIN);
     assert!(s.times.loaded_s >= s.times.backend_s);
     // The scene has only its own colours.
-    let opts = OpenOptions { color: Some(pcv::cloud::attributes::ColorMode::Intensity), ..Default::default() };
+    let opts = OpenOptions { color: Some(pcv_io::attributes::ColorMode::Intensity), ..Default::default() };
     let e = session::open(Source::Scene { points: 1000, seed: 1 }, &cpu(), &opts).err().expect("refused");
     assert!(format!("{e:#}").contains("built-in scene has only its own colors"), "{e:#}");
 }

@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = pcv::cloud::formats::copc::read_all_nodes(data.to_vec());
+    let _ = pcv_io::formats::copc::read_all_nodes(data.to_vec());
 });

@@ -2,10 +2,10 @@
 //! never allocate out of proportion with its input (libFuzzer's -rss_limit_mb / -malloc_limit_mb).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use pcv::cloud::formats::{Format, Progress, ReadOptions};
+use pcv_io::formats::{Format, Progress, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let progress = Progress::hidden();
     let opts = ReadOptions { origin: Default::default(), progress: &progress };
-    let _ = pcv::cloud::load::decode_bytes(data, Format::Las, false, &opts);
+    let _ = pcv_io::load::decode_bytes(data, Format::Las, false, &opts);
 });

@@ -10,8 +10,8 @@
 //! oblique view from above that fits them), z up.
 use glam::{DVec3, Mat4, Vec3};
 use pcv::camera::{lens::DepthRange, Camera as LibCamera, DepthPolicy, Pose, PoseArg, UpAxis};
-use pcv::cloud::Bounds;
 use pcv::render::FrameParams;
+use pcv_io::Bounds;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;

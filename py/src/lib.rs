@@ -20,11 +20,11 @@ use arrays::{Input, Place};
 use backend::Choice;
 use camera::Camera;
 use frame::{Frame, Kind};
-use pcv::cloud::{Bounds, PointCloud};
 use pcv::render::cuda::memory::DeviceBuffer;
 use pcv::render::external::{ExternalError, ExternalPoints};
 use pcv::render::look::{Background, Edl, Look, PointSize};
 use pcv::render::{Rasterizer, RenderError, RenderMode, Target};
+use pcv_io::{Bounds, PointCloud};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -320,7 +320,7 @@ fn render_host(
     let (cam, mode, look) = (cam.cloned(), opts.mode, opts.look);
     let spacing = match (opts.spacing_m, look.point_size) {
         (Some(s), _) => s,
-        (None, PointSize::Adaptive { .. }) => pcv::cloud::spacing::estimate(&cloud),
+        (None, PointSize::Adaptive { .. }) => pcv_io::spacing::estimate(&cloud),
         (None, _) => 0.0,
     };
     let empty = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, "");

@@ -382,7 +382,7 @@ fn window_thread(
     let _ = applied.send(Ok(()));
     let spacing_m = config.spacing_m.unwrap_or_else(|| match cloud.points.is_empty() {
         true => 0.0,
-        false => pcv::cloud::spacing::estimate(cloud),
+        false => pcv_io::spacing::estimate(cloud),
     });
     let camera = Camera::library(config.camera.as_ref(), cloud.bounds)
         .unwrap_or_else(|| LibCamera::for_cloud(cloud.bounds, false));

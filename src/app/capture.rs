@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn pose_arguments_read_back() {
-        let cam = Camera::for_cloud(crate::cloud::Bounds::EMPTY, true);
+        let cam = Camera::for_cloud(pcv_io::Bounds::EMPTY, true);
         assert_eq!(pose_args(&cam, DVec3::ZERO), "--camera -3,0,0,0,0 --up z");
     }
 }

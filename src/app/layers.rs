@@ -10,8 +10,8 @@
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
 //! colour mode shown is applied to the result. The built-in scene is a demonstration, not data:
 //! dropped files replace it.
-use crate::cloud::attributes::{self, Attributes, ColorMode};
-use crate::cloud::{Bounds, PointCloud};
+use pcv_io::attributes::{self, Attributes, ColorMode};
+use pcv_io::{Bounds, PointCloud};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -161,7 +161,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
     let n_other = other.points.len();
     let mut points = Vec::with_capacity(n_base + n_other);
     points.extend_from_slice(&base.points);
-    points.extend(other.points.iter().map(|p| crate::cloud::Point { pos: shift(p.pos), ..*p }));
+    points.extend(other.points.iter().map(|p| pcv_io::Point { pos: shift(p.pos), ..*p }));
     let mut bounds = base.bounds;
     if !other.bounds.is_empty() {
         let moved = Bounds {
@@ -198,7 +198,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         bounds,
         origin: base.origin,
         label: format!("{}, {}", base.label, other.label),
-        source: crate::cloud::CloudSource::Host,
+        source: pcv_io::CloudSource::Host,
         attributes: Some(Arc::new(Attributes {
             intensity: join_f32(&a.intensity, &b.intensity),
             classification,
@@ -214,10 +214,10 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud::attributes::SourceSpan;
-    use crate::cloud::formats::Format;
-    use crate::cloud::Point;
     use glam::{DVec3, Vec3};
+    use pcv_io::attributes::SourceSpan;
+    use pcv_io::formats::Format;
+    use pcv_io::Point;
 
     fn file(label: &str, origin: DVec3, xs: &[f32], intensity: bool) -> PointCloud {
         let points: Vec<Point> = xs.iter().map(|&x| Point::new([x, 0.0, x], [9, 9, 9, 255])).collect();
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn files_replace_the_builtin_scene_and_keep_the_color_mode_they_can() {
-        let mut l = Layers::new(crate::cloud::scene::lazy(1000, 1));
+        let mut l = Layers::new(pcv_io::scene::lazy(1000, 1));
         assert!(!l.editable());
         assert_eq!(l.layers.len(), 1);
         let shown = l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);

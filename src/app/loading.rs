@@ -6,8 +6,8 @@
 //! loader's message, which names the file and the place), and the end. The viewer polls the channel
 //! every frame it draws while a load runs ([`Loader::poll`]), shows progress and errors in the panel,
 //! and adds the loaded clouds as layers once the batch ends, in one upload.
-use crate::cloud::load::{load_files_with, LoadOptions};
-use crate::cloud::PointCloud;
+use pcv_io::load::{load_files_with, LoadOptions};
+use pcv_io::PointCloud;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Instant;

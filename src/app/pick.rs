@@ -11,10 +11,10 @@
 //! the picks the viewer read of the last frame before the update ([`reads_needed`] says which), so the
 //! update never touches the GPU; tests stand in for it with pickers of their own.
 use crate::camera::MoveInput;
-use crate::cloud::formats::Format;
-use crate::cloud::PointCloud;
 use crate::render::PickHit;
 use glam::{DVec3, Vec2, Vec3};
+use pcv_io::formats::Format;
+use pcv_io::PointCloud;
 use std::collections::HashMap;
 
 /// Pixels around the cursor a click searches for a point.
@@ -206,8 +206,8 @@ impl ScaleGrids {
             return None;
         }
         *self.by_label.entry(label.to_string()).or_insert_with(|| {
-            let bytes = crate::cloud::load::FileBytes::open(std::path::Path::new(label)).ok()?;
-            let h = crate::cloud::formats::las::parse_header(bytes.bytes()).ok()?;
+            let bytes = pcv_io::load::FileBytes::open(std::path::Path::new(label)).ok()?;
+            let h = pcv_io::formats::las::parse_header(bytes.bytes()).ok()?;
             Some((h.scale, h.offset))
         })
     }
@@ -252,7 +252,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
     if span.has_rgb {
         let rgba = match &attrs.loaded_rgba {
             Some(saved) => saved.get(iu).copied(),
-            None if attrs.mode == crate::cloud::attributes::ColorMode::Rgb => cloud.points.get(iu).map(|q| q.rgba),
+            None if attrs.mode == pcv_io::attributes::ColorMode::Rgb => cloud.points.get(iu).map(|q| q.rgba),
             None => None,
         };
         p.rgb = rgba.map(|c| [c[0], c[1], c[2]]);
@@ -278,8 +278,8 @@ pub fn distance(a: &PickedPoint, b: &PickedPoint, up: Vec3) -> Distance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud::attributes::{Attributes, ColorMode, SourceSpan};
-    use crate::cloud::Point;
+    use pcv_io::attributes::{Attributes, ColorMode, SourceSpan};
+    use pcv_io::Point;
     use std::sync::Arc;
 
     fn cloud() -> PointCloud {

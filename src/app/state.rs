@@ -11,10 +11,10 @@ use super::messages::Messages;
 use super::pick::{PickedPoint, ScaleGrids};
 use crate::camera::path::CameraPath;
 use crate::camera::{ControllerKind, Navigator, Pose, UpAxis, View};
-use crate::cloud::attributes::ColorMode;
 use crate::render::look::{Edl, Look};
 use crate::render::RenderMode;
 use glam::DVec3;
+use pcv_io::attributes::ColorMode;
 
 /// A stored camera.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,7 +95,7 @@ impl AppState {
         up_reason: String,
         size_px: (u32, u32),
     ) -> AppState {
-        let color_mode = crate::cloud::attributes::current_mode(&layers.cloud);
+        let color_mode = pcv_io::attributes::current_mode(&layers.cloud);
         AppState {
             nav,
             layers,

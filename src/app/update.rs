@@ -13,9 +13,9 @@ use super::loading::{LoadEvent, Loader};
 use super::pick::{describe, PickedPoint, Picker, ProbeOf, CLICK_RADIUS_PX};
 use super::state::{AppState, Bookmark, PathPlayback};
 use crate::camera::{MoveInput, NavCtx, UpAxis};
-use crate::cloud::attributes::{self, ColorMode};
 use crate::input::Action;
 use glam::Vec2;
+use pcv_io::attributes::{self, ColorMode};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -398,7 +398,7 @@ fn poll_loader(s: &mut AppState) -> Effects {
     }
     let was_builtin = s.layers.cloud.scene().is_some();
     s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
-    s.spacing_m = crate::cloud::spacing::estimate(&s.layers.cloud);
+    s.spacing_m = pcv_io::spacing::estimate(&s.layers.cloud);
     if was_builtin && s.look == crate::render::look::Look::PLAIN {
         // The built-in scene's look is the prototype's; files get theirs.
         s.look = crate::render::look::Look::for_cloud(false, &Default::default());
@@ -460,11 +460,11 @@ pub fn playback(path: crate::camera::path::CameraPath, layers: &Layers) -> PathP
 mod tests {
     use super::*;
     use crate::camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
-    use crate::cloud::attributes::{Attributes, SourceSpan};
-    use crate::cloud::formats::Format;
-    use crate::cloud::{Point, PointCloud};
     use crate::render::{PickHit, RenderMode};
     use glam::{DVec3, Vec3};
+    use pcv_io::attributes::{Attributes, SourceSpan};
+    use pcv_io::formats::Format;
+    use pcv_io::{Point, PointCloud};
     use std::sync::Arc;
 
     /// Stands in for the rasterizer: every pixel shows point `index` at `at`.

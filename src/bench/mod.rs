@@ -21,10 +21,10 @@ pub mod window;
 
 use crate::camera::scenarios::scenarios;
 use crate::camera::FlyCamera;
-use crate::cloud::PointCloud;
 use crate::render::gpu_data::BATCH_POINTS;
 use crate::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
+use pcv_io::PointCloud;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -139,7 +139,7 @@ pub enum BenchError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]
-    Load(#[from] crate::cloud::load::LoadError),
+    Load(#[from] pcv_io::load::LoadError),
     #[error("peer {script}: {message}")]
     Peer { script: String, message: String },
     #[error("the windowed bench: {0}")]
@@ -233,7 +233,7 @@ pub fn run(
             None => None,
         };
         let spacing_m = if opts.looks.iter().any(|l| matches!(l.point_size, PointSize::Adaptive { .. })) {
-            crate::cloud::spacing::estimate(&cloud)
+            pcv_io::spacing::estimate(&cloud)
         } else {
             0.0
         };
@@ -425,7 +425,7 @@ fn dump_points(
         Some(points) => std::sync::Arc::new(points?),
         None => cloud.host_points(true),
     };
-    crate::cloud::load::write_raw(&path, &points)?;
+    pcv_io::load::write_raw(&path, &points)?;
     Ok(path)
 }
 

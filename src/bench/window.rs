@@ -11,8 +11,8 @@
 use super::{BenchError, BenchOptions};
 use crate::camera::scenarios::scenarios;
 use crate::camera::Camera;
-use crate::cloud::PointCloud;
 use crate::render::Rasterizer;
+use pcv_io::PointCloud;
 
 /// One pose and mode in a window.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

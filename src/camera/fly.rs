@@ -80,8 +80,8 @@ mod tests {
     use super::*;
     use crate::camera::controller::{DepthProbe, MoveInput, NoProbe};
     use crate::camera::{Pose, UpAxis};
-    use crate::cloud::Bounds;
     use glam::Vec3;
+    use pcv_io::Bounds;
 
     fn scene_camera() -> Camera {
         Camera::for_cloud(Bounds { min: Vec3::splat(-1.0), max: Vec3::ONE }, true)

@@ -29,9 +29,9 @@
 //!   tools and of most object scanners (the Stanford models, Blender's and Meshlab's exports, glTF).
 use super::lens::FOV_Y_RAD;
 use super::pose::{Pose, UpAxis};
-use crate::cloud::formats::Format;
-use crate::cloud::{Bounds, Point, PointCloud};
 use glam::Vec3;
+use pcv_io::formats::Format;
+use pcv_io::{Bounds, Point, PointCloud};
 
 /// Free space left on each side of a framed box, as a fraction of the half frame.
 pub const MARGIN: f32 = 0.04;
@@ -427,7 +427,7 @@ mod tests {
     }
 
     fn file_cloud(points: &[[f32; 3]], format: Format, origin: DVec3) -> PointCloud {
-        use crate::cloud::attributes::{Attributes, SourceSpan};
+        use pcv_io::attributes::{Attributes, SourceSpan};
         let mut c = PointCloud::from_points(pts(points), origin, "test");
         c.attributes = Some(std::sync::Arc::new(Attributes {
             sources: vec![SourceSpan {
@@ -460,7 +460,7 @@ mod tests {
         assert_eq!(up(&terrain_y_up, Format::Ply, DVec3::ZERO), UpAxis::PosY);
         assert_eq!(up(&[[-500.0, -250.0, -1.0], [500.0, 250.0, 19.0]], Format::Text, DVec3::ZERO), UpAxis::PosZ);
         assert_eq!(up(&bunny, Format::Text, DVec3::new(500_000.0, 4_000_000.0, 0.0)), UpAxis::PosZ);
-        let scene = crate::cloud::scene::lazy(1000, 1);
+        let scene = pcv_io::scene::lazy(1000, 1);
         assert_eq!(auto_up(&scene, &scene.bounds).axis, UpAxis::PosZ);
         let reason = auto_up(&file_cloud(&bunny, Format::Ply, DVec3::ZERO), &Bounds::EMPTY).reason;
         assert!(reason.contains("mesh-tool"), "{reason}");

@@ -9,8 +9,8 @@
 //! ratio: depth is NDC z in [0, 1] as a float, ≈ 1 − near/z, whose steps near 1 (6·10⁻⁸) are
 //! 6·10⁻⁸·z²/near apart in z — 4 mm at 100 m for a camera inside a 1.5 km tile (near 15 cm), and
 //! proportionally finer from outside the bounds, where near grows with the distance.
-use crate::cloud::Bounds;
 use glam::{Mat4, Vec3};
+use pcv_io::Bounds;
 
 /// Vertical field of view, the prototype's 60°.
 pub const FOV_Y_RAD: f32 = std::f32::consts::FRAC_PI_3;

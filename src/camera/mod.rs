@@ -28,9 +28,9 @@ pub use framing::View;
 pub use lens::{DepthRange, FOV_Y_RAD};
 pub use pose::{Basis, CameraFrame, Pose, PoseArg, UpAxis, UpChoice};
 
-use crate::cloud::{Bounds, PointCloud};
 use controller::LOOK_RAD_PER_HEIGHT;
 use glam::{Mat4, Vec3};
+use pcv_io::{Bounds, PointCloud};
 use std::f32::consts::{FRAC_PI_2, TAU};
 
 /// Former name of [`Camera`], kept for callers written before the controllers existed.
@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn the_builtin_scene_keeps_the_prototype_start_exactly() {
-        let scene = crate::cloud::scene::lazy(10_000_000, 1);
+        let scene = pcv_io::scene::lazy(10_000_000, 1);
         for aspect in [16.0 / 9.0, 1.0, 0.3] {
             let (cam, reason) = Camera::start(&scene, &StartOptions { aspect, ..Default::default() });
             assert_eq!(cam.pose, Pose::PROTOTYPE);
@@ -426,11 +426,11 @@ mod tests {
     fn start_takes_camera_poses_in_file_or_local_coordinates() {
         use glam::DVec3;
         let mut cloud = PointCloud::from_points(
-            (0..10).map(|i| crate::cloud::Point::new([i as f32, 0.0, 0.0], [255; 4])).collect(),
+            (0..10).map(|i| pcv_io::Point::new([i as f32, 0.0, 0.0], [255; 4])).collect(),
             DVec3::new(500_000.0, 4_000_000.0, 100.0),
             "t",
         );
-        cloud.source = crate::cloud::CloudSource::Host;
+        cloud.source = pcv_io::CloudSource::Host;
         let arg = PoseArg::parse("500001,4000002,103,10,-20").unwrap();
         let file =
             Camera::start(&cloud, &StartOptions { pose: Some(arg), frame: CameraFrame::File, ..Default::default() }).0;

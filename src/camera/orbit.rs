@@ -155,8 +155,8 @@ mod tests {
     use super::*;
     use crate::camera::controller::{DepthProbe, NoProbe};
     use crate::camera::{Pose, UpAxis};
-    use crate::cloud::Bounds;
     use glam::Vec4Swizzles;
+    use pcv_io::Bounds;
 
     /// A probe that finds one fixed point wherever one looks.
     struct At(Vec3);

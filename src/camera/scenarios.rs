@@ -6,7 +6,7 @@
 //! along the cloud's longer side; `inside` is within the built-in scene's first cylinder, looking along
 //! its axis (a file: its center).
 use super::{frame_pose, Camera, Pose};
-use crate::cloud::PointCloud;
+use pcv_io::PointCloud;
 
 /// One named pose.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ pub fn scenarios(cloud: &PointCloud) -> Vec<Scenario> {
     };
     let inside = match cloud.scene() {
         Some(s) => {
-            let c = crate::cloud::scene::cylinders(s.seed)[0];
+            let c = pcv_io::scene::cylinders(s.seed)[0];
             let axis = glam::Vec3::from_array(c.axis_z).normalize_or_zero();
             let eye = glam::Vec3::from_array(c.center) - axis * c.height * 0.4;
             Pose { eye, yaw_rad: axis.y.atan2(axis.x), pitch_rad: axis.z.clamp(-1.0, 1.0).asin() }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn scenarios_are_distinct() {
-        let cloud = crate::cloud::scene::lazy(1000, 1);
+        let cloud = pcv_io::scene::lazy(1000, 1);
         let s = scenarios(&cloud);
         assert_eq!(s.len(), 6);
         assert_eq!(s[0].pose, Pose::PROTOTYPE);

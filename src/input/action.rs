@@ -4,10 +4,10 @@
 //! the actions its widgets stand for, so a button and its key do the very same thing; the viewer's
 //! update step ([`crate::app::update`]) is the only place that carries them out.
 use crate::camera::{ControllerKind, Nav, UpAxis, View};
-use crate::cloud::attributes::ColorMode;
 use crate::render::look::{Background, Edl, PointSize};
 use crate::render::RenderMode;
 use glam::Vec2;
+use pcv_io::attributes::ColorMode;
 use std::path::PathBuf;
 
 /// One thing to do.

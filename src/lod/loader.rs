@@ -15,9 +15,9 @@
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
 use super::select::NodeId;
-use crate::cloud::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
 use crate::render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
 use glam::DVec3;
+use pcv_io::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -231,7 +231,7 @@ pub fn load(req: &Request) -> Loaded {
     let t = Instant::now();
     let result = read.map(|np| {
         let pts: Vec<_> = np.points.into_iter().filter(|p| p.pos.iter().all(|v| v.is_finite())).collect();
-        let g = grid_params(&crate::cloud::Bounds::of_points(&pts), pts.len() as u64);
+        let g = grid_params(&pcv_io::Bounds::of_points(&pts), pts.len() as u64);
         prepare(&sort_by_cells(&g, &pts))
     });
     Loaded { id: req.id, key: req.node.key, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }

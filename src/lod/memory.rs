@@ -6,12 +6,12 @@
 //! point draws a level from a hash of its index: level ℓ < D with probability `3 · 4^(ℓ−D)` (level 0:
 //! `4^−D`), the rest level D, so the points of levels 0..=ℓ are a uniform sample of `4^(ℓ−D)` of all —
 //! on a scanned surface, twice as dense in each direction per level. A point goes to the node of its
-//! level whose cube holds it. The root's spacing is the cloud's spacing ([`crate::cloud::spacing`])
+//! level whose cube holds it. The root's spacing is the cloud's spacing ([`pcv_io::spacing`])
 //! times `2^D`. Building runs on all cores in two passes (keys and counts, then a scatter into one
 //! array grouped by node); it holds the points twice at its peak (16 bytes each).
-use crate::cloud::octree::{Cube, NodeError, NodeKey, NodePoints, NodeSource, Octree, OctreeNode};
-use crate::cloud::{Point, PointCloud};
 use glam::DVec3;
+use pcv_io::octree::{Cube, NodeError, NodeKey, NodePoints, NodeSource, Octree, OctreeNode};
+use pcv_io::{Point, PointCloud};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -67,7 +67,7 @@ impl MemorySource {
 
     /// Builds the octree of `points` (relative to `origin`), named `name`. Non-finite points are dropped.
     pub fn build_points(points: &[Point], origin: DVec3, name: &str, root_points: u64) -> MemorySource {
-        let bounds = crate::cloud::Bounds::of_points(points);
+        let bounds = pcv_io::Bounds::of_points(points);
         let n = points.len() as u64;
         let depth = if bounds.is_empty() || n == 0 {
             0
@@ -159,7 +159,7 @@ impl MemorySource {
                 byte_size: 16 * (r.end - r.start) as u64,
             })
             .collect();
-        let spacing_all = crate::cloud::spacing::estimate_points(points, n) as f64;
+        let spacing_all = pcv_io::spacing::estimate_points(points, n) as f64;
         let root_spacing_m = if spacing_all > 0.0 { spacing_all * f64::from(1u32 << depth) } else { size / 100.0 };
         let index = nodes.iter().enumerate().map(|(i, n)| (n.key, i)).collect();
         let octree = Octree {
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn every_point_lands_once_in_the_node_whose_cube_holds_it() {
-        let cloud = crate::cloud::scene::generate(200_000, 7, false);
+        let cloud = pcv_io::scene::generate(200_000, 7, false);
         let src = MemorySource::build(&cloud, 5_000);
         let o = src.octree();
         assert_eq!(o.total_points(), 200_000);
@@ -270,7 +270,7 @@ mod tests {
             "root {} vs {expect}",
             root.point_count
         );
-        assert!((o.spacing_at_m(d) - crate::cloud::spacing::estimate(&cloud) as f64).abs() < 1e-3);
+        assert!((o.spacing_at_m(d) - pcv_io::spacing::estimate(&cloud) as f64).abs() < 1e-3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Level of detail: clouds larger than GPU memory, drawn from octrees (COPC files, or octrees built
 //! in memory) a node at a time under a point budget.
 //!
-//! How it works: [`scene::LodScene`] joins one or many tiles' octrees ([`crate::cloud::octree`]) into
+//! How it works: [`scene::LodScene`] joins one or many tiles' octrees ([`pcv_io::octree`]) into
 //! one scene with a common origin. Each frame [`select`] picks the nodes to draw (frustum, projected
 //! size, budget; parents before children), [`loader`] reads the missing ones on background threads and
 //! cuts them into batches, and [`pool`] keeps them in the rasterizer's fixed pool of batch slots with

@@ -30,11 +30,11 @@ use super::loader::{Loaded, Loader, Request};
 use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
 use crate::camera::lens::FOV_Y_RAD;
-use crate::cloud::octree::NodeSource;
-use crate::cloud::{Bounds, PointCloud};
 use crate::render::gpu_data::BATCH_POINTS;
 use crate::render::{FrameParams, Rasterizer, RenderError, RenderMode, SlotWrite};
 use glam::{DVec3, Vec3};
+use pcv_io::octree::NodeSource;
+use pcv_io::{Bounds, PointCloud};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
@@ -169,7 +169,7 @@ pub fn effective_depth(h: &Hierarchy, tile: u32, node: u32, lo: Vec3, hi: Vec3, 
         if !(hx[dx as usize] && hy[dy as usize] && hz[dz as usize]) {
             continue;
         }
-        let child = crate::cloud::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
+        let child = pcv_io::octree::NodeKey::new(key.depth + 1, 2 * key.x + dx, 2 * key.y + dy, 2 * key.z + dz);
         let Some(c) = h.find(child).filter(|&c| drawn.contains(&NodeId { tile, node: c })) else {
             return key.depth;
         };
@@ -228,7 +228,7 @@ impl LodScene {
         let origin = (lo + hi) * 0.5;
         let hierarchies: Vec<Hierarchy> = sources.iter().map(|s| Hierarchy::new(s.octree().clone(), origin)).collect();
         for (h, s) in hierarchies.iter().zip(&sources) {
-            let root = h.find(crate::cloud::octree::NodeKey::ROOT).map_or(0, |i| h.node(i).point_count);
+            let root = h.find(pcv_io::octree::NodeKey::ROOT).map_or(0, |i| h.node(i).point_count);
             if root > opts.point_budget {
                 return Err(LodError::BudgetTooSmall { budget: opts.point_budget, root, name: s.name() });
             }
@@ -321,7 +321,7 @@ impl LodScene {
                 self.total_points(),
                 self.opts.point_budget
             ),
-            source: crate::cloud::CloudSource::Host,
+            source: pcv_io::CloudSource::Host,
             attributes: None,
         }
     }
@@ -542,7 +542,7 @@ impl LodScene {
 mod tests {
     use super::*;
 
-    use crate::cloud::octree::{Cube, NodeKey, Octree, OctreeNode};
+    use pcv_io::octree::{Cube, NodeKey, Octree, OctreeNode};
 
     /// A full octree over [0, 64)³ to `depth`.
     fn full(depth: u32) -> Hierarchy {

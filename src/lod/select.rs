@@ -12,10 +12,10 @@
 //! and largest first. Because a child enters the queue only after its parent was selected, the result
 //! lists parents before children and is closed under "parent of"; empty nodes (COPC lists them for
 //! their children) cost nothing and pass through.
-use crate::cloud::octree::{Cube, NodeKey, Octree, OctreeNode};
 use crate::render::cpu::batch::batch_culled;
 use crate::render::gpu_data::{Batch, FrameUniforms, BATCH_POINTS};
 use glam::{DVec3, Vec3};
+use pcv_io::octree::{Cube, NodeKey, Octree, OctreeNode};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 

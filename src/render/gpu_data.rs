@@ -7,9 +7,9 @@
 use bytemuck::{Pod, Zeroable};
 
 /// The point record (16 bytes); it belongs to the cloud, and is mirrored here for the kernels.
-pub use crate::cloud::point::Point;
+pub use pcv_io::point::Point;
 /// The built-in scene's cylinder and generator parameters; they belong to the scene's definition.
-pub use crate::cloud::scene::{Cylinder, SceneParams};
+pub use pcv_io::scene::{Cylinder, SceneParams};
 
 /// What every raster pass needs to know about the frame.
 #[repr(C)]

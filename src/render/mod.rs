@@ -33,11 +33,11 @@ pub mod pick;
 pub mod plan;
 pub mod platform;
 
-use crate::cloud::PointCloud;
 use glam::Mat4;
 use gpu_data::Point;
 use gpu_data::{FrameUniforms, PostUniforms};
 use look::Look;
+use pcv_io::PointCloud;
 
 /// The prototype's background: opaque black (RGBA8, r in the low byte).
 pub const CLEAR_COLOR: u32 = 0xff00_0000;
@@ -395,7 +395,7 @@ pub trait Rasterizer {
     }
     /// What the device (on several GPUs, the window GPU) can take now: its free memory and the points
     /// that fit it (`None` where there is no device). Level of detail's default budget reads it.
-    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn device_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         None
     }
     /// The device's copy bandwidth, best of `repeats` device-to-device copies of `bytes` bytes (read +
@@ -424,7 +424,7 @@ pub trait Rasterizer {
         &mut self,
         _points: external::ExternalPoints,
         _keepalive: Box<dyn std::any::Any + Send>,
-    ) -> Result<crate::cloud::Bounds, RenderError> {
+    ) -> Result<pcv_io::Bounds, RenderError> {
         Err(RenderError::UnsupportedTarget { backend: self.name(), target: "device array" })
     }
     /// Level of detail: replaces the uploaded points by a pool of `slots` empty batch slots of
@@ -461,7 +461,7 @@ pub trait Rasterizer {
         None
     }
     /// What a streamed load can put on the device(s) (`None`: the backend takes host clouds only).
-    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn stream_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         None
     }
     /// The largest host cloud (bytes) a caller should load before uploading to this backend; larger

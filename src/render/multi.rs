@@ -52,7 +52,7 @@ use super::cuda::nccl::{Comms, RankBuffers};
 use super::cuda::{context, kernels, CudaRasterizer, Stage};
 use super::gpu_data::BATCH_POINTS;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::cloud::PointCloud;
+use pcv_io::PointCloud;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -226,7 +226,7 @@ impl MultiRasterizer {
         let sorted: Option<Arc<Vec<crate::render::gpu_data::Point>>> = (!lazy).then(|| {
             // In parallel: a sequential gather of 2B points took most of a minute on the H200 machine.
             let points = cloud.host_points(true);
-            Arc::new(crate::cloud::order::morton_sorted(&points, &cloud.bounds))
+            Arc::new(pcv_io::order::morton_sorted(&points, &cloud.bounds))
         });
         for (s, r) in self.shares.iter_mut().zip(&ranges) {
             s.range = r.clone();
@@ -243,7 +243,7 @@ impl MultiRasterizer {
                         bounds: cloud.bounds,
                         origin: cloud.origin,
                         label: cloud.label.clone(),
-                        source: crate::cloud::CloudSource::Host,
+                        source: pcv_io::CloudSource::Host,
                         attributes: None,
                     };
                     s.gpu.upload(&sub)
@@ -258,16 +258,12 @@ impl MultiRasterizer {
     /// and each share takes a contiguous, batch-aligned range of the files' order, copied to its device
     /// as it is decoded (every device's copies run at once); then each device sorts and batches its
     /// share on the files' common grid (a thread per device), as one GPU would its cloud.
-    fn stream_shares(
-        &mut self,
-        files: &crate::cloud::device::DeviceFiles,
-        cloud: &PointCloud,
-    ) -> Result<(), RenderError> {
+    fn stream_shares(&mut self, files: &pcv_io::device::DeviceFiles, cloud: &PointCloud) -> Result<(), RenderError> {
         let planned = files.planned_points();
         let ranges = split(planned, self.shares.len())?;
         let ctxs: Vec<_> = self.shares.iter().map(|s| s.gpu.context().clone()).collect();
         let buffers = super::cuda::stream_upload::upload_files_split(&ctxs, files, &ranges)?;
-        let bounds = crate::cloud::device::local_bounds(files).unwrap_or(cloud.bounds);
+        let bounds = pcv_io::device::local_bounds(files).unwrap_or(cloud.bounds);
         // The ranges as they arrived (a file may drop non-finite points): the composite's offsets.
         let mut first = 0u64;
         for (s, b) in self.shares.iter_mut().zip(&buffers) {
@@ -283,14 +279,14 @@ impl MultiRasterizer {
 
     /// What the GPUs can take for a streamed load: each device takes an equal share, so the smallest
     /// device's capacity times the number of shares it would hold.
-    pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
+    pub fn point_capacity(&self) -> Result<pcv_io::device::Capacity, RenderError> {
         let mut caps = Vec::new();
         for d in &self.devices {
             caps.push(self.shares[d.shares[0]].gpu.point_capacity()?);
         }
         let per_share = caps.iter().map(|c| c.points / self.devices[0].shares.len() as u64).min().unwrap_or(0);
         let first = caps.first().cloned().ok_or_else(|| RenderError::NoDevice("no GPU".into()))?;
-        Ok(crate::cloud::device::Capacity {
+        Ok(pcv_io::device::Capacity {
             points: per_share * self.shares.len() as u64,
             bytes_per_point: first.bytes_per_point,
             free_bytes: caps.iter().map(|c| c.free_bytes).sum(),
@@ -622,7 +618,7 @@ impl Rasterizer for MultiRasterizer {
         self.shares[root].gpu.pick(x_px, y_px, radius_px)
     }
 
-    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn stream_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         Some(self.point_capacity())
     }
 
@@ -632,7 +628,7 @@ impl Rasterizer for MultiRasterizer {
     }
 
     /// The window GPU's capacity.
-    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn device_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         self.root().device_capacity()
     }
 
@@ -654,7 +650,7 @@ impl Rasterizer for MultiRasterizer {
         &mut self,
         points: crate::render::external::ExternalPoints,
         keepalive: Box<dyn std::any::Any + Send>,
-    ) -> Result<crate::cloud::Bounds, RenderError> {
+    ) -> Result<pcv_io::Bounds, RenderError> {
         let root = self.devices[0].shares[0];
         // SAFETY: the trait method's contract, forwarded.
         unsafe { self.shares[root].gpu.show_external(points, keepalive) }

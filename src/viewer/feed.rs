@@ -18,9 +18,9 @@
 use crate::app::layers::Layers;
 use crate::app::state::AppState;
 use crate::app::update::Effects;
-use crate::cloud::PointCloud;
 use crate::render::external::ExternalPoints;
 use crate::render::{Rasterizer, RenderError};
+use pcv_io::PointCloud;
 use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -251,7 +251,7 @@ pub fn apply(state: &mut AppState, rasterizer: &mut dyn Rasterizer, set: PointSe
         PointSet::Host(cloud) => {
             rasterizer.upload(&cloud)?;
             if state.spacing_m == 0.0 {
-                state.spacing_m = crate::cloud::spacing::estimate(&cloud);
+                state.spacing_m = pcv_io::spacing::estimate(&cloud);
             }
             cloud
         }

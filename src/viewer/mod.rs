@@ -15,13 +15,13 @@ pub mod trace;
 
 use crate::camera::path::CameraPath;
 use crate::camera::{Camera, ControllerKind, StartOptions};
-use crate::cloud::PointCloud;
 use crate::display::blit::BlitError;
 use crate::display::window::WindowError;
 use crate::input::script::InputScript;
 use crate::render::image_io::ImageError;
 use crate::render::{Rasterizer, RenderError, RenderMode};
 use crate::ui::OverlayError;
+use pcv_io::PointCloud;
 
 /// How the viewer runs.
 #[derive(Clone, Debug)]
@@ -47,7 +47,7 @@ pub struct ViewerOptions {
     pub mode: RenderMode,
     /// Point size, eye-dome lighting and background.
     pub look: crate::render::look::Look,
-    /// The cloud's point spacing ([`crate::cloud::spacing::estimate`]), for adaptive point sizes.
+    /// The cloud's point spacing ([`pcv_io::spacing::estimate`]), for adaptive point sizes.
     pub spacing_m: f32,
     /// Render every frame even when nothing changes (benchmarks, measurements).
     pub continuous: bool,
@@ -76,7 +76,7 @@ impl ViewerOptions {
             controller: None,
             mode: RenderMode::Culled,
             look: crate::render::look::Look::for_cloud(cloud.scene().is_some(), &Default::default()),
-            spacing_m: crate::cloud::spacing::estimate(cloud),
+            spacing_m: pcv_io::spacing::estimate(cloud),
             continuous: false,
             path: None,
             script: None,
@@ -123,7 +123,7 @@ pub enum ViewerError {
     #[error("no screenshot was taken: {reason}")]
     NoScreenshot { reason: &'static str },
     #[error(transparent)]
-    Color(#[from] crate::cloud::attributes::ColorError),
+    Color(#[from] pcv_io::attributes::ColorError),
     #[error("{path}: {source}")]
     Trace { path: std::path::PathBuf, source: std::io::Error },
 }

@@ -24,10 +24,10 @@ use crate::app::layers::Layers;
 use crate::app::state::AppState;
 use crate::app::update::{self, Effects, UpdateCtx};
 use crate::camera::{ControllerKind, Navigator};
-use crate::cloud::PointCloud;
 use crate::input::script::InputScript;
 use crate::lod::LodScene;
 use crate::render::{PassTime, Rasterizer};
+use pcv_io::PointCloud;
 use std::time::Instant;
 
 /// Longest wait for input (the loop also wakes for fading messages and loads).

@@ -127,4 +127,3 @@ impl DBounds {
         crate::Bounds { min: f(self.min), max: f(self.max) }
     }
 }
-

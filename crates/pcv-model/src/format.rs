@@ -34,4 +34,3 @@ impl std::fmt::Display for Format {
         f.write_str(self.name())
     }
 }
-

@@ -2,10 +2,10 @@
 //! parsers for counts, sizes and switches.
 use clap::{Args, Parser, Subcommand};
 use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
-use pcv::cloud::attributes::ColorMode;
 use pcv::render::look::{Background, LookOverrides, PointSize, SplatMethod};
 use pcv::render::multi::Gpus;
 use pcv::render::{BackendChoice, RenderMode};
+use pcv_io::attributes::ColorMode;
 use std::path::PathBuf;
 
 /// pcv: a real-time point-cloud viewer. Points are rasterized by CUDA kernels (clear, atomic-min depth,

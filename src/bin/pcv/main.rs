@@ -221,7 +221,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         false => Some(session::load_cloud(&a.files, 0, a.seed, a.color)?),
     };
     let source = |n: u64| match &files {
-        None => pcv::cloud::scene::lazy(n, a.seed),
+        None => pcv_io::scene::lazy(n, a.seed),
         Some(cloud) => cloud.clone(),
     };
     for (gi, &gpus) in a.gpus.iter().enumerate() {
@@ -257,7 +257,7 @@ fn bench(a: BenchArgs) -> Result<()> {
 }
 
 fn info(a: InfoArgs) -> Result<()> {
-    let reports: Vec<_> = a.files.iter().map(|f| (f, pcv::info::file_report(f))).collect();
+    let reports: Vec<_> = a.files.iter().map(|f| (f, pcv_io::info::file_report(f))).collect();
     let failed = reports.iter().filter(|(_, r)| r.is_err()).count();
     let mut json = Vec::new();
     for (f, r) in reports {
@@ -283,7 +283,7 @@ fn info(a: InfoArgs) -> Result<()> {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
-    let s = pcv::convert::convert(&a.inputs, &a.output, &pcv::cloud::load::LoadOptions::default())?;
+    let s = pcv_io::convert::convert(&a.inputs, &a.output, &pcv_io::load::LoadOptions::default())?;
     let secs = t0.elapsed().as_secs_f64();
     let rate = s.points as f64 / secs.max(1e-9) / 1e6;
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);

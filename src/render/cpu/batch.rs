@@ -260,7 +260,7 @@ mod tests {
             }
             d_low > f32::from_bits(hmax)
         }
-        let cam = FlyCamera::for_cloud(crate::cloud::Bounds { min: Vec3::splat(-1.0), max: Vec3::splat(1.0) }, true);
+        let cam = FlyCamera::for_cloud(pcv_io::Bounds { min: Vec3::splat(-1.0), max: Vec3::splat(1.0) }, true);
         let mut counter = 0u64;
         let mut next = move || {
             counter += 1;
@@ -316,7 +316,7 @@ mod tests {
     /// more than half a pixel, at poses from far away down to inside the cloud, a few cm from points.
     #[test]
     fn quantized_batches_never_move_a_point_by_more_than_half_a_pixel() {
-        let cloud = crate::cloud::scene::generate(300_000, 9, false);
+        let cloud = pcv_io::scene::generate(300_000, 9, false);
         let g = preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
         let sorted = preprocess::sort_by_cells(&g, &cloud.points);
         let p = preprocess::prepare(&sorted);
@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn culled_batches_hold_no_visible_point() {
-        let cloud = crate::cloud::scene::generate(100_000, 4, false);
+        let cloud = pcv_io::scene::generate(100_000, 4, false);
         let g = preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
         let p = preprocess::prepare(&preprocess::sort_by_cells(&g, &cloud.points));
         let mut cam = FlyCamera::for_cloud(cloud.bounds, true);

@@ -173,7 +173,7 @@ mod tests {
 
     /// The built-in scene's bench poses (the eye inside a cylinder among them, points behind it)
     /// and poses turned about them.
-    fn poses(cloud: &crate::cloud::PointCloud) -> Vec<crate::camera::Pose> {
+    fn poses(cloud: &pcv_io::PointCloud) -> Vec<crate::camera::Pose> {
         crate::camera::scenarios::scenarios(cloud)
             .iter()
             .flat_map(|sc| {
@@ -190,7 +190,7 @@ mod tests {
     /// (quant) decoded from 10 bits where the batch is, at every pose; and the masks are not all full.
     #[test]
     fn every_drawn_point_lies_in_a_marked_cell() {
-        let cloud = crate::cloud::scene::generate(300_000, 9, false);
+        let cloud = pcv_io::scene::generate(300_000, 9, false);
         let g = preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
         let mut p = preprocess::prepare(&preprocess::sort_by_cells(&g, &cloud.points));
         p.ensure_quant();
@@ -229,7 +229,7 @@ mod tests {
     /// image and buffer (no mask) at every pose, frame after frame.
     #[test]
     fn culled_frames_with_the_mask_are_the_vis_frames() {
-        let cloud = crate::cloud::scene::generate(300_000, 9, false);
+        let cloud = pcv_io::scene::generate(300_000, 9, false);
         let (w, h) = (480u32, 270u32);
         rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| {
             let mut r = CpuRasterizer::new();

@@ -455,9 +455,9 @@ pub fn still_visible(list1: &[u32], visible: &[u8]) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::camera::{FlyCamera, Pose};
-    use crate::cloud::{Point, PointCloud};
     use crate::render::cpu::CpuRasterizer;
     use crate::render::{FrameParams, Rasterizer, RenderMode, Target};
+    use pcv_io::{Point, PointCloud};
 
     /// The built-in scene from poses that move frame to frame (so the marks of last frame are stale):
     /// the culled mode with group culling gives the `vis` mode's buffer bit for bit, and the quant mode
@@ -465,7 +465,7 @@ mod tests {
     /// cylinders hide their backs.
     #[test]
     fn group_culling_keeps_every_buffer_bit_for_bit() {
-        let cloud = crate::cloud::scene::generate(400_000, 7, false);
+        let cloud = pcv_io::scene::generate(400_000, 7, false);
         let (w, h) = (480, 270);
         let mut with = CpuRasterizer::new();
         with.set_group_culling(true);
@@ -541,7 +541,7 @@ mod tests {
                 batch_culled(f, g) || batch_occluded(f, h, g, hzb)
             }
         }
-        let cloud = crate::cloud::scene::generate(20_000, 3, false);
+        let cloud = pcv_io::scene::generate(20_000, 3, false);
         let (w, ht) = (320u32, 180u32);
         let hp = HzbParams::for_frame(w, ht);
         let mut counter = 0u64;

@@ -9,10 +9,10 @@
 use super::depth::CHUNK_POINTS;
 use super::simd::with_fma;
 use super::vis::vis_point;
-use crate::cloud::{Bounds, Point};
 use crate::render::external::ColorKind;
 use crate::render::gpu_data::{word_depth, word_payload, FrameUniforms};
 use glam::Vec3;
+use pcv_io::{Bounds, Point};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
 

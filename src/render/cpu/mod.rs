@@ -48,9 +48,9 @@ pub mod vis;
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::cloud::PointCloud;
 use crate::render::gpu_data::Point;
 use crate::render::gpu_data::{word, word_depth, HzbParams};
+use pcv_io::PointCloud;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -227,15 +227,14 @@ impl Rasterizer for CpuRasterizer {
         // Morton order keeps the depth and color buffers in cache (same image; the winner of an exact depth
         // tie may change). Points past u32 indices are not sorted.
         let points = cloud.host_points(true);
-        let order =
-            (points.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order(&points, &cloud.bounds));
+        let order = (points.len() < u32::MAX as usize).then(|| pcv_io::order::morton_order(&points, &cloud.bounds));
         self.take(&points, order);
         Ok(())
     }
 
-    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn stream_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         let free_bytes = host_available_bytes().unwrap_or(u64::MAX);
-        Some(Ok(crate::cloud::device::Capacity {
+        Some(Ok(pcv_io::device::Capacity {
             points: (free_bytes / STREAM_BYTES_PER_POINT).min(u32::MAX as u64 - 1),
             bytes_per_point: STREAM_BYTES_PER_POINT,
             free_bytes,
@@ -672,7 +671,7 @@ mod tests {
     /// every frame (1 to 3 threads: private buffers, two of them merged in one pass, or more).
     #[test]
     fn consecutive_culled_frames_keep_the_vis_buffer() {
-        let cloud = crate::cloud::scene::generate(200_000, 13, false);
+        let cloud = pcv_io::scene::generate(200_000, 13, false);
         let scenarios = crate::camera::scenarios::scenarios(&cloud);
         for threads in [1usize, 2, 3] {
             rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
@@ -728,7 +727,7 @@ mod tests {
     /// whatever their order, at every bench pose; and a pick maps back to the cloud's point index.
     #[test]
     fn split_layout_draws_what_the_cloud_points_give() {
-        let cloud = crate::cloud::scene::generate(200_000, 11, false);
+        let cloud = pcv_io::scene::generate(200_000, 11, false);
         let (w, h) = (320, 180);
         let mut r = CpuRasterizer::new();
         r.upload(&cloud).unwrap();

@@ -12,8 +12,8 @@
 //! each [`GROUP_POINTS`] points ([`Prepared::groups`], [`group_bounds`]): the finer unit its culled
 //! modes skip inside a drawn batch ([`super::culled`]); no kernel reads them.
 use super::huge;
-use crate::cloud::Bounds;
 use crate::render::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
+use pcv_io::Bounds;
 use rayon::prelude::*;
 
 /// Everything the batched modes read, for points in their sorted order.
@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn sort_is_a_permutation_in_key_order() {
-        let c = crate::cloud::scene::generate(50_000, 3, false);
+        let c = pcv_io::scene::generate(50_000, 3, false);
         let g = grid_params(&c.bounds, c.points.len() as u64);
         let s = sort_by_cells(&g, &c.points);
         assert!(s.windows(2).all(|w| cell_key(&g, w[0].pos) <= cell_key(&g, w[1].pos)));
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn quantized_points_stay_in_their_box_within_half_a_step() {
-        let c = crate::cloud::scene::generate(20_000, 5, false);
+        let c = pcv_io::scene::generate(20_000, 5, false);
         let g = grid_params(&c.bounds, c.points.len() as u64);
         let p = prepare(&sort_by_cells(&g, &c.points));
         for (i, (&w, pos)) in p.quant.iter().zip(&p.positions).enumerate() {

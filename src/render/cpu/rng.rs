@@ -1,3 +1,3 @@
 //! The CPU twin of `kernels/rng.cuh`: the built-in scene's counter-based random numbers,
-//! [`crate::cloud::scene::rng`].
-pub use crate::cloud::scene::rng::{mix64, sincos_2pi, uniform};
+//! [`pcv_io::scene::rng`].
+pub use pcv_io::scene::rng::{mix64, sincos_2pi, uniform};

@@ -936,7 +936,7 @@ mod tests {
     #[test]
     fn every_loop_gives_the_same_buffer() {
         let cam = crate::camera::FlyCamera::for_cloud(
-            crate::cloud::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) },
+            pcv_io::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) },
             true,
         );
         let (w, h) = (97u32, 61u32);

@@ -1,20 +1,20 @@
 //! Files streamed straight into the CPU backend's arrays: no host cloud, no second copy.
 //!
 //! How it works: the backend's position (12 bytes a point) and color (4) arrays are reserved for the
-//! points the files declare ([`DeviceFiles::planned_points`]); [`crate::cloud::device::stream_files`]
+//! points the files declare ([`DeviceFiles::planned_points`]); [`pcv_io::device::stream_files`]
 //! decodes the files in chunks on all cores and each chunk, as it is ready, is appended to them in
 //! place on the calling thread (the decoders' staging slots are the only other copy, a few MiB). Files
 //! without colors of their own are then given the elevation ramp over the exact z range the stream
 //! saw (the stream colored them over the planned estimate; a host load colors them over the exact
 //! one, so both give the same image). The Morton order is computed from the positions without a key
-//! per point ([`crate::cloud::order::morton_order_positions`]: u32 indices, a radix sort whose scratch
+//! per point ([`pcv_io::order::morton_order_positions`]: u32 indices, a radix sort whose scratch
 //! is at most 4 bytes a point) and applied one column at a time (x, y, z, color) through one 4-byte
 //! scratch column. Host memory at the peak: 16 bytes a point of arrays, the 4-byte order and one 4-byte
 //! scratch: 24 bytes a point, and the backend keeps 20 (the order stays, for picking).
 use super::preprocess::Prepared;
-use crate::cloud::device::{self, ColorSpec, DeviceFiles, DeviceLoadError};
-use crate::cloud::Bounds;
 use crate::render::RenderError;
+use pcv_io::device::{self, ColorSpec, DeviceFiles, DeviceLoadError};
+use pcv_io::Bounds;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -47,7 +47,7 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, 
     let bounds = device::local_bounds(files).unwrap_or_else(|| bounds_of(&positions));
     recolor_colorless(files, &bounds, &positions, &mut colors);
     let order =
-        (positions.len() < u32::MAX as usize).then(|| crate::cloud::order::morton_order_positions(&positions, &bounds));
+        (positions.len() < u32::MAX as usize).then(|| pcv_io::order::morton_order_positions(&positions, &bounds));
     if let Some(order) = &order {
         permute_columns(order, &mut positions, &mut colors);
     }

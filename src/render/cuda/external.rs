@@ -23,13 +23,13 @@ use super::context::cuda_error;
 use super::memory::DeviceBuffer;
 use super::table::DeviceTable;
 use super::{kernels, CudaRasterizer};
-use crate::cloud::Bounds;
 use crate::render::cpu::external::bounds_from_keys;
 use crate::render::external::{ExternalPoints, StridedLayout};
 use crate::render::pick::{Final, LastFrame};
 use crate::render::plan::Pass;
 use crate::render::{FrameParams, FrameStats, RenderError, RenderMode, Target};
 use cudarc::driver::{sys, CudaContext};
+use pcv_io::Bounds;
 use std::any::Any;
 use std::ffi::c_uint;
 

@@ -44,12 +44,12 @@ pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::cloud::PointCloud;
 use crate::render::gpu_data::{counter, word, word_depth, Batch, HzbParams, Point};
 use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
 use modules::{KernelTable, Module};
+use pcv_io::PointCloud;
 use preprocess::DevicePrepared;
 use std::sync::Arc;
 use table::DeviceTable;
@@ -134,13 +134,13 @@ impl CudaRasterizer {
     /// upload's peak (the points, then preprocessing's sorted copy and the batched modes' buffers).
     /// `PCV_DEVICE_BUDGET_MB` caps the free memory it counts (to try the refusal of clouds that do not
     /// fit on a large device).
-    pub fn point_capacity(&self) -> Result<crate::cloud::device::Capacity, RenderError> {
+    pub fn point_capacity(&self) -> Result<pcv_io::device::Capacity, RenderError> {
         let (mut free_bytes, _) = mem_info(&self.ctx)?;
         if let Some(mb) = std::env::var("PCV_DEVICE_BUDGET_MB").ok().and_then(|v| v.parse::<u64>().ok()) {
             free_bytes = free_bytes.min(mb << 20);
         }
         let bytes_per_point = upload::PEAK_BYTES_PER_POINT;
-        Ok(crate::cloud::device::Capacity {
+        Ok(pcv_io::device::Capacity {
             points: free_bytes.saturating_sub(upload::RESERVE_BYTES) / bytes_per_point,
             bytes_per_point,
             free_bytes,
@@ -358,7 +358,7 @@ impl CudaRasterizer {
     pub fn upload_device_points(
         &mut self,
         points: DeviceBuffer<Point>,
-        bounds: &crate::cloud::Bounds,
+        bounds: &pcv_io::Bounds,
     ) -> Result<(), RenderError> {
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         self.forget_upload();
@@ -679,7 +679,7 @@ impl Rasterizer for CudaRasterizer {
         let points = if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
             // Files streamed to the device: decoded on all cores, copied through pinned slots.
             let points = stream_upload::upload_files(&self.ctx, files)?;
-            bounds = crate::cloud::device::local_bounds(files).unwrap_or(bounds);
+            bounds = pcv_io::device::local_bounds(files).unwrap_or(bounds);
             points
         } else if cloud.is_lazy_scene() {
             upload::generate_scene(&self.ctx, &self.stream, &self.kernels, cloud)?
@@ -761,7 +761,7 @@ impl Rasterizer for CudaRasterizer {
         self.table.set_pool_spacing(&self.ctx, &self.stream, spacing_m)
     }
 
-    fn stream_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn stream_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         Some(self.point_capacity())
     }
 
@@ -773,7 +773,7 @@ impl Rasterizer for CudaRasterizer {
         Some(CudaHandle { ctx: self.ctx.clone(), stream: self.stream.clone() })
     }
 
-    fn device_capacity(&self) -> Option<Result<crate::cloud::device::Capacity, RenderError>> {
+    fn device_capacity(&self) -> Option<Result<pcv_io::device::Capacity, RenderError>> {
         Some(self.point_capacity())
     }
 
@@ -793,7 +793,7 @@ impl Rasterizer for CudaRasterizer {
         &mut self,
         points: crate::render::external::ExternalPoints,
         keepalive: Box<dyn std::any::Any + Send>,
-    ) -> Result<crate::cloud::Bounds, RenderError> {
+    ) -> Result<pcv_io::Bounds, RenderError> {
         // SAFETY: the trait method's contract is the inherent method's.
         unsafe { CudaRasterizer::show_external(self, points, keepalive) }
     }

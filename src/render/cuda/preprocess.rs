@@ -15,11 +15,11 @@ use super::kernels;
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
 use super::upload::RESERVE_BYTES;
-use crate::cloud::Bounds;
 use crate::render::cpu;
 use crate::render::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
 use crate::render::RenderError;
 use cudarc::driver::{CudaContext, CudaStream};
+use pcv_io::Bounds;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -161,7 +161,7 @@ pub fn preprocess_scene_chunked(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     table: &KernelTable,
-    spec: crate::cloud::SceneSpec,
+    spec: pcv_io::SceneSpec,
     bounds: &Bounds,
     range: std::ops::Range<u64>,
     chunk_points: u64,

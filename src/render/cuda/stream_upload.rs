@@ -2,7 +2,7 @@
 //! stays bounded (a few pinned slots and the decoders' staging) whatever the file size.
 //!
 //! How it works: the device buffer is allocated for the points the files declare (checked against
-//! free memory first, as every upload is). [`crate::cloud::device::stream_files`] decodes the files on
+//! free memory first, as every upload is). [`pcv_io::device::stream_files`] decodes the files on
 //! all cores and hands their points over in file order; they are copied into one of [`SLOTS`] pinned
 //! (page-locked) host buffers of [`SLOT_POINTS`] points, and a full slot is sent with an asynchronous
 //! `cuMemcpyHtoDAsync` on a copy stream of its own, followed by an event. Before a slot is filled again
@@ -18,10 +18,10 @@
 use super::context::cuda_error;
 use super::memory::DeviceBuffer;
 use super::upload::alloc_points;
-use crate::cloud::device::{stream_files, DeviceFiles, DeviceLoadError};
 use crate::render::gpu_data::Point;
 use crate::render::RenderError;
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
+use pcv_io::device::{stream_files, DeviceFiles, DeviceLoadError};
 use std::ops::Range;
 use std::sync::Arc;
 

@@ -59,7 +59,7 @@ impl DeviceTable {
         stream: &CudaStream,
         kernels: &KernelTable,
         points: DeviceBuffer<Point>,
-        bounds: &crate::cloud::Bounds,
+        bounds: &pcv_io::Bounds,
         preprocess: bool,
     ) -> Result<DeviceTable, RenderError> {
         let num_points = points.len() as u64;
@@ -85,8 +85,8 @@ impl DeviceTable {
         ctx: &Arc<CudaContext>,
         stream: &CudaStream,
         kernels: &KernelTable,
-        spec: crate::cloud::SceneSpec,
-        bounds: &crate::cloud::Bounds,
+        spec: pcv_io::SceneSpec,
+        bounds: &pcv_io::Bounds,
         range: std::ops::Range<u64>,
         chunk_points: u64,
     ) -> Result<DeviceTable, RenderError> {

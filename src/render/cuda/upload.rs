@@ -9,11 +9,11 @@
 use super::context::{cuda_error, mem_info};
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
-use crate::cloud::{scene, PointCloud};
 use crate::render::gpu_data::{Cylinder, Point};
 use crate::render::RenderError;
 use cudarc::driver::{CudaContext, CudaStream};
 use indicatif::{ProgressBar, ProgressStyle};
+use pcv_io::{scene, PointCloud};
 use std::sync::Arc;
 
 /// Device memory kept free after the points: frame buffers (a 4K frame's depth and color take 66 MB)
@@ -80,7 +80,7 @@ pub fn generate_scene_range(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     kernels: &KernelTable,
-    spec: crate::cloud::SceneSpec,
+    spec: pcv_io::SceneSpec,
     first: u64,
     count: u64,
 ) -> Result<DeviceBuffer<Point>, RenderError> {
@@ -105,7 +105,7 @@ impl SceneMaker {
     pub fn new(
         ctx: &Arc<CudaContext>,
         stream: &CudaStream,
-        spec: crate::cloud::SceneSpec,
+        spec: pcv_io::SceneSpec,
     ) -> Result<SceneMaker, RenderError> {
         let cyl = scene::cylinders(spec.seed);
         let params = scene::params(spec.num_points, spec.seed);

@@ -107,7 +107,7 @@ mod tests {
     /// and shared, gives the buffer of decoding then drawing, for every length of a run mod 8.
     #[test]
     fn the_fused_loop_gives_the_buffer_of_decoding_then_drawing() {
-        let cloud = crate::cloud::scene::generate(60_000, 3, false);
+        let cloud = pcv_io::scene::generate(60_000, 3, false);
         let g = crate::render::cpu::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
         let p =
             crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(&g, &cloud.points));

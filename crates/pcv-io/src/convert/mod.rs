@@ -1,0 +1,256 @@
+//! `pcv convert`: read point files (any format pcv reads, several merged) and write one file as PLY,
+//! LAS, LAZ, XYZ/TXT/CSV or raw records, losing nothing the target can hold.
+//!
+//! How it works: LAS/LAZ inputs written as LAS/LAZ go through [`las_copy`]: their records pass
+//! through byte for byte, with the point format, scale, offset, every field, the VLRs and EVLRs (CRS
+//! included). Every other pair decodes the inputs' exact values — f64 coordinates in the file's own
+//! coordinates as the decoder computed them (LAS: integer × scale + offset), 16-bit colors, intensity
+//! and classification — never pcv's 16-byte view points (f32, 8-bit colors), and [`writers`] writes
+//! them: text at each file's own precision, PLY as float when every coordinate is exactly an f32 and
+//! as double otherwise, LAS/LAZ from other formats at the finest power-of-ten scale that fits the
+//! extent. Raw records (`.bin`, `.pcv`) hold the viewer's local f32 positions, so they go through the
+//! loader (the origin is lost). A point with a NaN or infinite coordinate is an error naming the file
+//! and the point; nothing is written for it.
+//!
+//! The output is written to a temporary file next to it (`.NAME.pcv-partial-PID`) that is renamed
+//! over `OUT` only when everything was written, so a failed convert leaves a previous `OUT` as it
+//! was; `-o` naming one of the inputs is refused before anything is read.
+pub mod copc;
+pub mod las_copy;
+pub mod writers;
+
+use crate::formats::{FormatError, Progress};
+use crate::load::{self, FileBytes, LoadError, LoadOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutFormat {
+    Ply,
+    Las,
+    Laz,
+    /// Space-separated text (`.xyz`, `.txt`, `.asc`).
+    Xyz,
+    /// Comma-separated text with a header line.
+    Csv,
+    Raw,
+    /// COPC 1.0 (`.copc.laz`): LAZ whose chunks are the nodes of an octree ([`copc`]).
+    Copc,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{path}: {source}")]
+    Input { path: PathBuf, source: FormatError },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("writing: {0}")]
+    Write(String),
+    #[error("{path}: cannot write format '{ext}' (pcv writes .ply .las .laz .copc.laz .xyz .txt .asc .csv .bin .pcv)")]
+    UnsupportedOutput { path: PathBuf, ext: String },
+    #[error("LAZ compression: {0}")]
+    Laz(String),
+    #[error("{path}: the output is one of the inputs; pcv convert does not overwrite its input (choose another -o)")]
+    OutputIsInput { path: PathBuf },
+    #[error("{path}: cannot be merged with {first} without losing data: {what}")]
+    Merge { path: PathBuf, first: PathBuf, what: String },
+    #[error("{path}: point {point} has a NaN or infinite coordinate; pcv convert writes no such point (the viewer leaves them out)")]
+    NonFinite { path: PathBuf, point: u64 },
+    #[error("{path}: point {point}: {what}")]
+    Point { path: PathBuf, point: u64, what: String },
+}
+
+/// The output format for `path`'s extension.
+pub fn out_format(path: &Path) -> Result<OutFormat, ConvertError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let name = path.file_name().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    if name.ends_with(".copc.laz") {
+        return Ok(OutFormat::Copc);
+    }
+    Ok(match ext.as_str() {
+        "ply" => OutFormat::Ply,
+        "las" => OutFormat::Las,
+        "laz" => OutFormat::Laz,
+        "xyz" | "txt" | "asc" => OutFormat::Xyz,
+        "csv" => OutFormat::Csv,
+        "bin" | "pcv" => OutFormat::Raw,
+        _ => return Err(ConvertError::UnsupportedOutput { path: path.into(), ext }),
+    })
+}
+
+/// What was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvertSummary {
+    pub points: u64,
+    pub bytes: u64,
+    pub format: OutFormat,
+    /// How: "records copied byte for byte", "exact values", ...
+    pub how: &'static str,
+}
+
+/// Whether `a` and `b` are the same file (same device and inode on Unix; same canonical path elsewhere).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// A temporary file next to `output`, renamed over it by [`Partial::commit`] and removed if dropped
+/// before that.
+struct Partial {
+    tmp: PathBuf,
+    output: PathBuf,
+    done: bool,
+}
+
+impl Partial {
+    fn new(output: &Path) -> Partial {
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let tmp = output.with_file_name(format!(".{name}.pcv-partial-{}", std::process::id()));
+        Partial { tmp, output: output.into(), done: false }
+    }
+
+    fn commit(mut self) -> Result<(), ConvertError> {
+        std::fs::rename(&self.tmp, &self.output)
+            .map_err(|source| ConvertError::Io { path: self.output.clone(), source })?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Reads `inputs` and writes them to `output`.
+pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<ConvertSummary, ConvertError> {
+    let format = out_format(output)?;
+    if inputs.is_empty() {
+        return Err(LoadError::NoFiles.into());
+    }
+    if let Some(p) = inputs.iter().find(|p| same_file(p, output)) {
+        return Err(ConvertError::OutputIsInput { path: p.clone() });
+    }
+    let partial = Partial::new(output);
+    let io_out = |source| ConvertError::Io { path: output.into(), source };
+    if format == OutFormat::Copc {
+        let s = copc::write(inputs, &partial.tmp, opts)?;
+        partial.commit()?;
+        let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
+        return Ok(ConvertSummary {
+            points: s.points,
+            bytes,
+            format,
+            how: "COPC: exact values in an octree of LAZ chunks",
+        });
+    }
+    let (points, how) = {
+        let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let r = write_to(inputs, &mut w, format, opts)?;
+        w.flush().map_err(io_out)?;
+        w.get_ref().sync_all().map_err(io_out)?;
+        r
+    };
+    partial.commit()?;
+    let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
+    Ok(ConvertSummary { points, bytes, format, how })
+}
+
+/// Writes a cloud made in code (or loaded) to `path`, in the format its extension names: positions in
+/// the source's coordinates (origin + local f32 position, in f64), the loaded colors (not a color
+/// mode's), intensity and classification when the cloud has them. Through a temporary file, as
+/// [`convert`].
+pub fn write_cloud(cloud: &crate::PointCloud, path: &Path) -> Result<(), ConvertError> {
+    use rayon::prelude::*;
+    let format = out_format(path)?;
+    let partial = Partial::new(path);
+    let io = |source| ConvertError::Io { path: path.into(), source };
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&partial.tmp).map_err(io)?);
+        if format == OutFormat::Raw {
+            w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(io)?;
+        } else {
+            let a = cloud.attributes.as_deref();
+            let o = cloud.origin;
+            let rgba: Vec<[u8; 4]> = match a.and_then(|a| a.loaded_rgba.as_ref()) {
+                Some(saved) => saved.clone(),
+                None => cloud.points.par_iter().map(|p| p.rgba).collect(),
+            };
+            let cols = writers::FileColumns {
+                path: path.into(),
+                xyz: cloud
+                    .points
+                    .par_iter()
+                    .map(|p| [o.x + p.pos[0] as f64, o.y + p.pos[1] as f64, o.z + p.pos[2] as f64])
+                    .collect(),
+                rgb16: a
+                    .is_none_or(|a| a.has_rgb)
+                    .then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
+                intensity: a.and_then(|a| a.intensity.clone()),
+                classification: a.and_then(|a| a.classification.clone()),
+                precision: (o == glam::DVec3::ZERO).then_some(crate::stream::Precision::F32),
+            };
+            writers::write(&[cols], format, &mut w)?;
+        }
+        w.flush().map_err(io)?;
+    }
+    partial.commit()
+}
+
+/// Writes `inputs` as `format` into `w`; returns the points written and how.
+fn write_to(
+    inputs: &[PathBuf],
+    w: &mut BufWriter<std::fs::File>,
+    format: OutFormat,
+    opts: &LoadOptions,
+) -> Result<(u64, &'static str), ConvertError> {
+    if format == OutFormat::Raw {
+        let cloud = load::load_files_with(inputs, opts)?;
+        w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
+        return Ok((cloud.points.len() as u64, "the viewer's local f32 positions"));
+    }
+    let files: Vec<(PathBuf, FileBytes)> =
+        inputs.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, LoadError>>()?;
+    let progress = Progress::new(0, opts.progress);
+    let all_las = files.iter().all(|(_, b)| las_copy::is_las(b.bytes()));
+    if matches!(format, OutFormat::Las | OutFormat::Laz) && all_las {
+        let opened = files.iter().map(|(p, b)| las_copy::open(p, b.bytes())).collect::<Result<Vec<_>, _>>()?;
+        let s = las_copy::copy(&opened, w, format == OutFormat::Laz, &progress)?;
+        progress.finish();
+        return Ok((
+            s.points,
+            if s.verbatim {
+                "the input's bytes (records, VLRs, EVLRs)"
+            } else {
+                "records passed through byte for byte"
+            },
+        ));
+    }
+    let mut exact = Vec::with_capacity(files.len());
+    for (path, bytes) in &files {
+        let f = load::detect(path, bytes.bytes())?;
+        if opts.progress && files.len() > 1 {
+            progress.set_file(path.display().to_string());
+        }
+        exact.push(writers::read_exact(path, bytes.bytes(), f, load::is_pts(path), &progress)?);
+    }
+    progress.finish();
+    let n = writers::write(&exact, format, w)?;
+    Ok((n, "exact values (f64 coordinates, 16-bit colors)"))
+}

@@ -1,0 +1,407 @@
+//! Clouds whose points live only on a device: the files are decoded in chunks on all cores and each
+//! chunk goes straight to the backend's upload, so host memory stays bounded whatever the file size.
+//!
+//! How it works: [`plan`] opens the files (memory-mapped), chooses the origin from their headers or a
+//! sample (as [`super::load`] does), sums the points they declare and — given what the device can hold
+//! ([`Capacity`]) — refuses a cloud that does not fit before anything is decoded, saying how many
+//! points would (and that `--max-points` loads a uniform subsample of that many). The result is a
+//! [`DeviceFiles`] that a [`PointCloud`] carries in place of host points (`points` empty,
+//! [`PointCloud::is_device_only`]). A streaming backend's `upload` calls [`stream_files`]: every file's
+//! jobs are decoded by [`super::stream`] into its bounded pool of staging slots and handed, in file
+//! order, to the backend's sink as 16-byte points — colored for the cloud's [`ColorSpec`] (the files'
+//! RGB, with an elevation ramp over the planned z range for files without colors; or intensity,
+//! elevation or classification, computed from each slot's columns) and thinned to the subsample, both
+//! by the worker that decoded the slot ([`super::subsample`]: point `i` of `n` is kept when
+//! `floor((i + 1)·k/n) > floor(i·k/n)`, exactly `k` of the `n` declared, evenly spaced through the files'
+//! order, which for scans and tiles is spread over space). The first
+//! stream records what it saw ([`Streamed`]: exact bounds, counts, which files had which attributes,
+//! an intensity sample for the intensity ramp) and [`finish`] moves it into the cloud. Uploading the
+//! same cloud again (a new color mode) streams the files again.
+pub use super::attributes::ColorSpec;
+use super::attributes::{percentile_range, Attributes, ColorMode, SourceSpan};
+use super::formats::{DBounds, Format, FormatError, Progress};
+use super::load::{self, FileBytes, LoadError, LoadOptions};
+use super::point::Point;
+use super::progress::LoadProgress;
+use super::stream::{stream_post, Colors, Staging, StreamError};
+use super::subsample::Even;
+use super::{Bounds, PointCloud};
+use glam::DVec3;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Host bytes a point of a host cloud takes (16-byte point, f32 intensity, u8 class): what a device
+/// load saves.
+pub const HOST_BYTES_PER_POINT: u64 = 21;
+
+/// What a device can take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capacity {
+    /// Points that fit the device's free memory with every render mode's buffers.
+    pub points: u64,
+    /// Device memory a point needs at the upload's peak (points, sorted copy, batched modes' data).
+    pub bytes_per_point: u64,
+    pub free_bytes: u64,
+    pub device: String,
+}
+
+/// What the first stream of a cloud saw.
+#[derive(Clone, Debug, Default)]
+pub struct Streamed {
+    pub bounds: DBounds,
+    /// Points sent to the device.
+    pub points: u64,
+    pub nonfinite: u64,
+    pub sources: Vec<SourceSpan>,
+    pub any_intensity: bool,
+    pub any_classification: bool,
+    pub has_rgb: bool,
+    /// Every k-th intensity (at most about a million), for the intensity ramp's range.
+    pub intensity_sample: Vec<f32>,
+    /// About [`SAMPLE_POINTS`] points evenly spaced through the files (for estimates that need a
+    /// few points, such as the point spacing).
+    pub sample: Vec<Point>,
+}
+
+/// Points kept in [`Streamed::sample`].
+pub const SAMPLE_POINTS: u64 = 100_000;
+
+/// Files a backend streams to the device itself (see the module doc).
+#[derive(Debug)]
+pub struct DeviceFiles {
+    pub paths: Vec<PathBuf>,
+    pub formats: Vec<Format>,
+    /// Subtracted from every position (f64) before it becomes f32.
+    pub origin: DVec3,
+    /// Points the files declare (after dropping none).
+    pub declared: u64,
+    /// Keep this many points of the declared ones, evenly spaced (`--max-points`).
+    pub max_points: Option<u64>,
+    /// The planned bounds (headers or samples), for the ramp of colorless files before the exact
+    /// bounds are known.
+    pub estimate: DBounds,
+    pub color: Mutex<ColorSpec>,
+    /// What the first stream saw.
+    pub streamed: Mutex<Option<Streamed>>,
+    pub progress: Arc<LoadProgress>,
+    pub show_progress: bool,
+}
+
+impl DeviceFiles {
+    /// Points the device receives (the subsample's size, or all declared).
+    pub fn planned_points(&self) -> u64 {
+        self.max_points.map_or(self.declared, |k| k.min(self.declared))
+    }
+
+    pub fn color(&self) -> ColorSpec {
+        self.color.lock().map(|c| *c).unwrap_or(ColorSpec::Rgb { z: (0.0, 0.0) })
+    }
+}
+
+/// The message for a cloud that does not fit.
+fn too_big(paths: &[PathBuf], points: u64, cap: &Capacity) -> LoadError {
+    LoadError::DoesNotFit {
+        files: paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+        points,
+        needed_bytes: points.saturating_mul(cap.bytes_per_point),
+        free_bytes: cap.free_bytes,
+        device: cap.device.clone(),
+        fit_points: cap.points,
+    }
+}
+
+/// Opens `paths` for streaming to a device with `cap` (see the module doc); `max_points` asks for a
+/// uniform subsample. Refuses, before decoding, a cloud of more points than fit.
+pub fn plan(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    cap: &Capacity,
+    max_points: Option<u64>,
+) -> Result<DeviceFiles, LoadError> {
+    if paths.is_empty() {
+        return Err(LoadError::NoFiles);
+    }
+    let mut formats = Vec::new();
+    let mut declared = 0u64;
+    let mut estimate = DBounds::EMPTY;
+    for p in paths {
+        let bytes = FileBytes::open(p)?;
+        let f = load::detect(p, bytes.bytes())?;
+        let src = load::open_source(bytes.bytes(), f, load::is_pts(p)).map_err(|source| LoadError::Format {
+            path: p.clone(),
+            format: f,
+            source,
+        })?;
+        declared = declared.saturating_add((0..src.jobs()).map(|j| src.job_points(j)).sum::<u64>());
+        if let Some(b) = src.estimate() {
+            estimate = DBounds::union(estimate, b);
+        }
+        formats.push(f);
+    }
+    let want = max_points.map_or(declared, |k| k.min(declared));
+    if want > cap.points {
+        return Err(too_big(paths, declared.min(want), cap));
+    }
+    let origin = load::choose_origin(&estimate);
+    let z = estimate.to_local(origin);
+    let progress = Arc::new(LoadProgress::new());
+    Ok(DeviceFiles {
+        paths: paths.to_vec(),
+        formats,
+        origin,
+        declared,
+        max_points,
+        estimate,
+        color: Mutex::new(ColorSpec::Rgb { z: (z.min.z, z.max.z) }),
+        streamed: Mutex::new(None),
+        progress,
+        show_progress: opts.progress,
+    })
+}
+
+/// A cloud whose points are the device's (see the module doc): bounds and attributes are the plan's
+/// until [`finish`] fills them in from the first stream.
+pub fn cloud(files: DeviceFiles) -> PointCloud {
+    let label = files.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let bounds = files.estimate.to_local(files.origin);
+    PointCloud {
+        points: Arc::new(Vec::new()),
+        bounds,
+        origin: files.origin,
+        label,
+        source: crate::CloudSource::Files(Arc::new(files)),
+        attributes: None,
+    }
+}
+
+/// Moves what the first stream saw into `cloud`: exact bounds, the point count, the files'
+/// attributes (no per-point columns: those stay in the files). Returns the note of [`auto_color`] when
+/// the files' colors carry nothing and `auto` asks for the automatic choice — the caller then uploads
+/// again, since the device's colors change.
+pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
+    let files = cloud.files().cloned()?;
+    let s = files.streamed.lock().ok()?.clone()?;
+    cloud.bounds = s.bounds.to_local(files.origin);
+    let mode = files.color().mode();
+    cloud.attributes = Some(Arc::new(Attributes {
+        intensity: None,
+        classification: None,
+        has_rgb: s.has_rgb,
+        sources: s.sources.clone(),
+        mode,
+        loaded_rgba: None,
+        color_note: None,
+    }));
+    if !auto {
+        return None;
+    }
+    let colored: Vec<&SourceSpan> = s.sources.iter().filter(|x| x.has_rgb && x.points.start < x.points.end).collect();
+    if colored.is_empty() || colored.iter().any(|x| x.uniform_rgb.is_none()) {
+        return None;
+    }
+    let (lo, hi) = percentile_range(&s.intensity_sample, 0.01, 0.99);
+    let z = (cloud.bounds.min.z, cloud.bounds.max.z);
+    let spec = if s.any_intensity && hi > lo { ColorSpec::Intensity { lo, hi } } else { ColorSpec::Elevation { z } };
+    if let Ok(mut c) = files.color.lock() {
+        *c = spec;
+    }
+    let what = match colored.as_slice() {
+        [one] => {
+            let c = one.uniform_rgb.unwrap_or_default();
+            format!("{}: every point's color is {},{},{}", one.label, c[0], c[1], c[2])
+        }
+        many => format!("{} files: each has one color for all its points", many.len()),
+    };
+    let note = format!(
+        "{what}, which shows nothing; coloring by {} instead (--color rgb shows the file's colors)",
+        spec.mode()
+    );
+    if let Some(a) = cloud.attributes.as_mut() {
+        let a = Arc::make_mut(a);
+        a.mode = spec.mode();
+        a.color_note = Some(note.clone());
+    }
+    Some(note)
+}
+
+/// Sets the colors the next upload of a device-only `cloud` streams (`--color`): only modes computed
+/// from what the files hold per point.
+pub fn set_color(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), String> {
+    let Some(files) = cloud.files().cloned() else { return Err("not a device-only cloud".into()) };
+    let s = files.streamed.lock().map_err(|e| e.to_string())?.clone().unwrap_or_default();
+    let z = if cloud.bounds.is_empty() { (0.0, 0.0) } else { (cloud.bounds.min.z, cloud.bounds.max.z) };
+    let spec = match mode {
+        ColorMode::Rgb => ColorSpec::Rgb { z },
+        ColorMode::Elevation => ColorSpec::Elevation { z },
+        ColorMode::Intensity if s.any_intensity => {
+            let (lo, hi) = percentile_range(&s.intensity_sample, 0.01, 0.99);
+            ColorSpec::Intensity { lo, hi }
+        }
+        ColorMode::Classification if s.any_classification => ColorSpec::Classification,
+        other => return Err(format!("color mode '{other}': {} has no {other}", cloud.label)),
+    };
+    *files.color.lock().map_err(|e| e.to_string())? = spec;
+    if let Some(a) = cloud.attributes.as_mut() {
+        Arc::make_mut(a).mode = mode;
+    }
+    Ok(())
+}
+
+/// Why a stream stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceLoadError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{0}")]
+    Sink(String),
+}
+
+/// Decodes every file of `files` in order and hands its points to `sink` a slot at a time, colored
+/// and subsampled as planned (see the module doc). Records what it saw in `files.streamed` the first
+/// time. Returns the points sent.
+pub fn stream_files(
+    files: &DeviceFiles,
+    sink: &mut dyn FnMut(&[Point]) -> Result<(), String>,
+) -> Result<u64, DeviceLoadError> {
+    let first_time = files.streamed.lock().map(|s| s.is_none()).unwrap_or(true);
+    let spec = files.color();
+    let progress = Progress::with_shared(0, files.show_progress, files.progress.clone());
+    let origin = files.origin.to_array();
+    let keep = files.planned_points();
+    let every = (keep / 1_000_000).max(1); // the intensity sample's step over the points sent
+    let sample_every = (keep / SAMPLE_POINTS).max(1) as usize;
+    let mut seen = Streamed { bounds: DBounds::EMPTY, ..Default::default() };
+    let even = Even::new(keep, files.declared);
+    let mut file_first = 0u64; // the file's first point in the declared points of every file
+    let mut sent = 0u64;
+    for (path, &format) in files.paths.iter().zip(&files.formats) {
+        let bytes = FileBytes::open(path)?;
+        let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format {
+            path: path.clone(),
+            format,
+            source,
+        })?;
+        // Each job's first point in that order, for the subsample.
+        let mut job_first = Vec::with_capacity(src.jobs());
+        let mut declared = 0u64;
+        for j in 0..src.jobs() {
+            job_first.push(file_first + declared);
+            declared += src.job_points(j);
+        }
+        file_first += declared;
+        progress.add_total(declared);
+        if files.paths.len() > 1 {
+            progress.set_file(path.display().to_string());
+        }
+        let cols = src.columns();
+        let has_rgb = src.has_rgb();
+        let first = sent;
+        let mut colors = Colors::None;
+        let recolor = |st: &mut Staging| {
+            if matches!(spec, ColorSpec::Rgb { .. }) && has_rgb && !st.colorless {
+                return;
+            }
+            let (inten, cls) = (std::mem::take(&mut st.intensity), std::mem::take(&mut st.classification));
+            for (k, p) in st.points.iter_mut().enumerate() {
+                let at = |v: &[f32]| v.get(k).copied().unwrap_or(0.0);
+                p.rgba = spec.color(None, p.pos[2], at(&inten), cls.get(k).copied().unwrap_or(0));
+            }
+            (st.intensity, st.classification) = (inten, cls);
+        };
+        // The subsample's thinning and the recoloring run in the decoding workers (thinned first: only
+        // the points that stay are recolored); the sink's thread only passes slots on.
+        let post = |st: &mut Staging| {
+            if let Some(&first) = job_first.get(st.job).filter(|_| !even.keeps_all()) {
+                st.keep_evenly(even, first);
+            }
+            recolor(st);
+        };
+        let r = stream_post(&*src, &origin, &progress, &post, &mut |st: &Staging| -> Result<(), String> {
+            if let Some(range) = src.job_bytes(st.job) {
+                bytes.release(range);
+            }
+            let pts: &[Point] = &st.points;
+            if first_time {
+                if cols.intensity {
+                    seen.intensity_sample.extend(st.intensity.iter().step_by(every as usize).copied());
+                }
+                let skip = (sample_every - (sent as usize % sample_every)) % sample_every;
+                seen.sample.extend(pts.iter().skip(skip).step_by(sample_every).copied());
+                if has_rgb && !st.colorless && !st.is_empty() {
+                    colors = match (colors, st.uniform_rgba) {
+                        (Colors::None, Some(c)) => Colors::Uniform(c),
+                        (Colors::Uniform(a), Some(c)) if a == c => Colors::Uniform(a),
+                        _ => Colors::Varied,
+                    };
+                }
+            }
+            sent += pts.len() as u64;
+            if pts.is_empty() {
+                return Ok(());
+            }
+            sink(pts)
+        });
+        let stats = match r {
+            Ok(s) => s,
+            Err(StreamError::Decode(source)) => {
+                return Err(LoadError::Format { path: path.clone(), format, source }.into())
+            }
+            Err(StreamError::Sink(e)) => return Err(DeviceLoadError::Sink(e)),
+        };
+        // A stream asks to be run again only for LAS's 8-bit color guess: the colors already sent are
+        // then off by a shift; streams decode the first chunk to guess, so this is rare.
+        let _ = src.finish(&stats).map_err(|source: FormatError| LoadError::Format {
+            path: path.clone(),
+            format,
+            source,
+        })?;
+        if first_time {
+            seen.bounds = DBounds::union(seen.bounds, stats.bounds);
+            seen.nonfinite += stats.nonfinite;
+            seen.any_intensity |= cols.intensity;
+            seen.any_classification |= cols.classification;
+            seen.has_rgb |= has_rgb;
+            seen.sources.push(SourceSpan {
+                label: path.display().to_string(),
+                format,
+                points: first..sent,
+                has_rgb,
+                has_intensity: cols.intensity,
+                has_classification: cols.classification,
+                uniform_rgb: match colors {
+                    Colors::Uniform(c) => Some([c[0], c[1], c[2]]),
+                    _ => None,
+                },
+            });
+        }
+    }
+    progress.finish();
+    if first_time {
+        seen.points = sent;
+        if let Ok(mut s) = files.streamed.lock() {
+            *s = Some(seen);
+        }
+    }
+    Ok(sent)
+}
+
+/// The host points of a device-only cloud (for a backend without streaming, or a peer that needs
+/// them): the same stream, collected.
+pub fn host_points(files: &DeviceFiles) -> Result<Vec<Point>, DeviceLoadError> {
+    let mut out = Vec::with_capacity(usize::try_from(files.planned_points()).unwrap_or(0));
+    stream_files(files, &mut |p| {
+        out.extend_from_slice(p);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The first stream's sample of a device-only cloud's points (empty before it).
+pub fn sample(files: &DeviceFiles) -> Vec<Point> {
+    files.streamed.lock().ok().and_then(|s| s.as_ref().map(|s| s.sample.clone())).unwrap_or_default()
+}
+
+/// The bounds of `cloud` in local coordinates (exact after [`finish`]).
+pub fn local_bounds(files: &DeviceFiles) -> Option<Bounds> {
+    files.streamed.lock().ok()?.as_ref().map(|s| s.bounds.to_local(files.origin))
+}

@@ -1,0 +1,150 @@
+//! pcv's file layer: point clouds, and every way points come from files — the formats, COPC (local and
+//! over HTTP), streaming to a device, level of detail's octree sources — and go back to files
+//! ([`convert`]), with `pcv info`'s reports ([`info`]).
+//!
+//! How it works: a [`PointCloud`] is points (16-byte records, [`Point`]: x, y, z as f32, RGBA8) in one
+//! shared vector, so the CPU backend and the viewer use them without copies, with their bounds, origin,
+//! label, attributes and what they are ([`CloudSource`]: host points, the built-in scene, or files a
+//! backend streams). Coordinates are local: `origin` (f64) is the position, in the source's own
+//! coordinates, of local (0, 0, 0). The built-in scene ([`scene`]) has its origin at 0; files
+//! ([`load`], [`formats`]) are recentred on their common center, and carry their intensity and
+//! classification in [`attributes`], which also recolors the points. Files too large for the host
+//! stream to a device ([`device`], [`stream`]); COPC files are octrees read a node at a time
+//! ([`formats::copc`], [`octree`]). The data model itself is `pcv-model` (re-exported here where
+//! clouds use it); the LAZ codec is `pcv-laz`.
+pub mod attributes;
+pub mod convert;
+pub mod cpu_time;
+pub mod device;
+pub mod formats;
+pub mod info;
+pub mod load;
+pub mod octree;
+pub mod order;
+pub mod progress;
+pub mod scene;
+pub mod spacing;
+pub mod stream;
+pub mod subsample;
+
+use glam::{DVec3, Vec3};
+pub use pcv_model::{point, Bounds, Point, SceneSpec};
+use std::sync::Arc;
+
+/// Points with their bounds and origin.
+#[derive(Clone, Debug)]
+pub struct PointCloud {
+    pub points: Arc<Vec<Point>>,
+    /// Bounds of the finite points, in local coordinates.
+    pub bounds: Bounds,
+    /// Position of local (0, 0, 0) in the source's own coordinates.
+    pub origin: DVec3,
+    /// What the points are, for the overlay and reports.
+    pub label: String,
+    /// What the points are: host points, the built-in scene, or files a backend streams.
+    pub source: CloudSource,
+    /// What loaded files held besides positions and colors (intensity, classification, per-file
+    /// spans) and the color mode shown; `None` for the built-in scene and clouds made in code.
+    pub attributes: Option<Arc<attributes::Attributes>>,
+}
+
+/// What a cloud's points are, and where they are when `points` does not hold them.
+#[derive(Clone, Debug)]
+pub enum CloudSource {
+    /// Loaded files or points made in code, in `points`.
+    Host,
+    /// The built-in scene of this size and seed. The camera starts at the prototype's pose; with
+    /// `points` empty the scene is *lazy*: each backend makes the points itself (the CUDA backend with
+    /// its scene kernel, on the device, without a host copy).
+    Scene(SceneSpec),
+    /// Files streamed to a device ([`device`]): `points` stays empty and the backend decodes the files
+    /// into its own memory.
+    Files(Arc<device::DeviceFiles>),
+}
+
+impl PointCloud {
+    pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
+        let bounds = Bounds::of_points(&points);
+        Self {
+            points: Arc::new(points),
+            bounds,
+            origin,
+            label: label.into(),
+            source: CloudSource::Host,
+            attributes: None,
+        }
+    }
+
+    /// The built-in scene's size and seed, if this is the built-in scene (its points made or not).
+    pub fn scene(&self) -> Option<SceneSpec> {
+        match self.source {
+            CloudSource::Scene(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The files a backend streams, if this cloud is streamed to a device.
+    pub fn files(&self) -> Option<&Arc<device::DeviceFiles>> {
+        match &self.source {
+            CloudSource::Files(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Number of points, also for a lazy scene whose points are not made yet and for files streamed to
+    /// a device (the points streamed, or planned before the first upload).
+    pub fn len(&self) -> u64 {
+        if let Some(d) = self.files().filter(|_| self.points.is_empty()) {
+            return d
+                .streamed
+                .lock()
+                .ok()
+                .and_then(|s| s.as_ref().map(|s| s.points))
+                .unwrap_or_else(|| d.planned_points());
+        }
+        match self.scene() {
+            Some(s) if self.points.is_empty() => s.num_points,
+            _ => self.points.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True for a built-in scene whose points have not been made on the host.
+    ///
+    /// Also true for files streamed to a device ([`PointCloud::is_device_only`]): neither has host
+    /// points, so what needs them (layers, recoloring on the host, the percentile framing box) treats
+    /// both alike.
+    pub fn is_lazy_scene(&self) -> bool {
+        let unmade = match &self.source {
+            CloudSource::Scene(s) => s.num_points > 0,
+            CloudSource::Files(_) => true,
+            CloudSource::Host => false,
+        };
+        unmade && self.points.is_empty()
+    }
+
+    /// True for files whose points a backend streams into its own memory ([`device`]): no host copy.
+    pub fn is_device_only(&self) -> bool {
+        matches!(self.source, CloudSource::Files(_)) && self.points.is_empty()
+    }
+
+    /// The host points, made on the CPU first if this is a lazy scene, or decoded from the files of a
+    /// device-only cloud (empty if they cannot be read any more: the error was reported at loading).
+    pub fn host_points(&self, show_progress: bool) -> Arc<Vec<Point>> {
+        if let Some(d) = self.files().filter(|_| self.points.is_empty()) {
+            return Arc::new(device::host_points(d).unwrap_or_default());
+        }
+        match self.scene() {
+            Some(s) if self.is_lazy_scene() => scene::generate(s.num_points, s.seed, show_progress).points,
+            _ => self.points.clone(),
+        }
+    }
+
+    /// A local position in the source's own coordinates.
+    pub fn to_source(&self, local: Vec3) -> DVec3 {
+        self.origin + local.as_dvec3()
+    }
+}

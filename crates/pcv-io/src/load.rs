@@ -1,0 +1,503 @@
+//! Loading point files: format detection, the shared origin, and merging several files into one cloud.
+//!
+//! How it works: each file is memory-mapped and its format chosen — by its magic bytes (`ply`, `LASF`,
+//! `ASTM-E57`, a PCD header) whatever its extension says, else by its extension (text and raw records
+//! have no magic), else, for a file without an extension, by whether it reads as columns of numbers.
+//! Before decoding, every file's bounds are estimated cheaply (LAS headers, a sample of fixed-size
+//! records, the first text lines) and the origin is set to the center of their union, so that the f32
+//! positions are small: lidar in UTM (10^6 m) keeps its millimetres. The origin snaps to 0 when the
+//! clouds surround it (their center is within their radius of 0), so clouds already near 0 keep
+//! their own coordinates. Each file is then decoded (in parallel inside the file) relative to that
+//! origin, with exact f64 bounds. If the exact center of all points is further than the clouds' radius
+//! from the estimated one (a header with wrong bounds, outliers no sample saw, no estimate at all), the
+//! f32 positions have lost bits and the files are decoded again around the exact center; if it is
+//! between 5% and 100% of the radius away, the points are just moved (losing at most one bit). Files are concatenated; their intensity and
+//! classification columns are joined (0 where a file had none), and points of files without colors get
+//! the elevation ramp. A decoder that panics (a bug, never the input's fault) becomes an error naming
+//! the file. Errors name the file and the byte or line.
+use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
+use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
+use super::progress::LoadProgress;
+use super::stream::ChunkSource;
+use super::subsample::Even;
+use super::PointCloud;
+use crate::point::Point;
+use glam::DVec3;
+use rayon::prelude::*;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use formats::raw::RECORD_BYTES;
+
+/// Errors from loading a point file; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: unsupported format '{ext}': neither a known extension nor PLY, LAS/LAZ, PCD or E57 content (pcv reads {list})", list = EXTENSIONS_TEXT)]
+    UnsupportedFormat { path: PathBuf, ext: String },
+    #[error("{path}: size {size_bytes} bytes is not a multiple of the 16-byte record; the partial record starts at byte {offset}")]
+    TruncatedRecord { path: PathBuf, size_bytes: u64, offset: u64 },
+    #[error("{path}: {format}: {source}")]
+    Format { path: PathBuf, format: Format, source: FormatError },
+    #[error("{path}: {format}: the file holds no points{detail}")]
+    Empty { path: PathBuf, format: Format, detail: String },
+    #[error("{path}: {format}: the decoder failed on this file ({message}); it is probably corrupt (if not, please report it with the file)")]
+    Panicked { path: PathBuf, format: Format, message: String },
+    #[error("no files given")]
+    NoFiles,
+    #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
+    DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
+}
+
+const EXTENSIONS_TEXT: &str = ".ply .las .laz .pcd .e57 .xyz .txt .csv .asc .pts .bin .pcv";
+
+/// Extensions pcv knows, and their formats.
+pub const SUPPORTED_EXTENSIONS: &[(&str, Format)] = &[
+    ("ply", Format::Ply),
+    ("las", Format::Las),
+    ("laz", Format::Laz),
+    ("copc", Format::Laz),
+    ("pcd", Format::Pcd),
+    ("e57", Format::E57),
+    ("xyz", Format::Text),
+    ("txt", Format::Text),
+    ("csv", Format::Text),
+    ("asc", Format::Text),
+    ("pts", Format::Text),
+    ("xyzrgb", Format::Text),
+    ("bin", Format::Raw),
+    ("pcv", Format::Raw),
+];
+
+fn extension(path: &Path) -> String {
+    path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase()
+}
+
+/// The format a file's magic bytes show, if any.
+pub fn sniff(data: &[u8]) -> Option<Format> {
+    if formats::ply::sniff(data) {
+        Some(Format::Ply)
+    } else if formats::las::sniff(data) {
+        // The compression bits of the point format byte tell LAZ from LAS.
+        Some(if data.get(104).is_some_and(|b| b & 0xc0 != 0) { Format::Laz } else { Format::Las })
+    } else if formats::e57::sniff(data) {
+        Some(Format::E57)
+    } else if formats::pcd::sniff(data) {
+        Some(Format::Pcd)
+    } else {
+        None
+    }
+}
+
+/// Chooses the format of `path` holding `data`: magic bytes first, then the extension, then (without
+/// an extension) a look at whether it is numeric text.
+pub fn detect(path: &Path, data: &[u8]) -> Result<Format, LoadError> {
+    let ext = extension(path);
+    if let Some(f) = sniff(data) {
+        return Ok(f);
+    }
+    if let Some((_, f)) = SUPPORTED_EXTENSIONS.iter().find(|(e, _)| *e == ext) {
+        return Ok(*f);
+    }
+    if ext.is_empty() && formats::text::sniff(data) {
+        return Ok(Format::Text);
+    }
+    Err(LoadError::UnsupportedFormat { path: path.into(), ext })
+}
+
+/// Decodes `data` as `format` (`pts`: text in Leica PTS order). Panics propagate: the fuzz targets
+/// call this.
+pub fn decode_bytes(data: &[u8], format: Format, pts: bool, opts: &ReadOptions) -> Result<Decoded, FormatError> {
+    match format {
+        Format::Ply => formats::ply::read(data, opts),
+        Format::Las | Format::Laz => formats::las::read(data, opts),
+        Format::Pcd => formats::pcd::read(data, opts),
+        Format::E57 => formats::e57::read(data, opts),
+        Format::Text => formats::text::read(data, pts, opts),
+        Format::Raw => formats::raw::read(data, opts),
+    }
+}
+
+/// Opens `data` as `format` for chunked decoding (`pts`: text in Leica PTS order).
+pub fn open_source(data: &[u8], format: Format, pts: bool) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
+    Ok(match format {
+        Format::Ply => Box::new(formats::ply::open(data)?),
+        Format::Las | Format::Laz => Box::new(formats::las::open(data)?),
+        Format::Pcd => Box::new(formats::pcd::open(data)?),
+        Format::E57 => Box::new(formats::e57::open(data)?),
+        Format::Text => Box::new(formats::text::open(data, pts)?),
+        Format::Raw => Box::new(formats::raw::open(data)?),
+    })
+}
+
+/// A cheap estimate of a file's bounds, for choosing the origin before decoding.
+pub fn estimate(data: &[u8], format: Format, pts: bool) -> Option<DBounds> {
+    match format {
+        Format::Ply => formats::ply::estimate(data),
+        Format::Las | Format::Laz => formats::las::estimate(data),
+        Format::Pcd => formats::pcd::estimate(data),
+        Format::E57 => formats::e57::estimate(data),
+        Format::Text => formats::text::estimate(data, pts),
+        Format::Raw => formats::raw::estimate(data),
+    }
+}
+
+/// A file's bytes: memory-mapped, or empty.
+pub struct FileBytes {
+    map: Option<memmap2::Mmap>,
+}
+
+impl FileBytes {
+    pub fn open(path: &Path) -> Result<FileBytes, LoadError> {
+        let io = |source| LoadError::Io { path: path.into(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(io(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory")));
+        }
+        if meta.len() == 0 {
+            return Ok(FileBytes { map: None });
+        }
+        // SAFETY: the map is read-only and private to this process. If another process truncates the
+        // file while it is mapped, reads past the new end fault (SIGBUS): the usual caveat of mapping
+        // files, accepted for the speed (no copy of multi-GB files).
+        let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(io)?;
+        #[cfg(unix)]
+        {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
+        Ok(FileBytes { map: Some(map) })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Lets the mapping drop the pages wholly inside `range` (they stay in the page cache; a later read
+    /// maps them again): a streaming load's resident memory then stays bounded by the part of the
+    /// file in flight, not the whole file.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let start = range.start.div_ceil(PAGE) * PAGE;
+            let end = range.end.min(map.len()) / PAGE * PAGE;
+            if end > start {
+                // SAFETY: the mapping is private, read-only and never written, so it holds no private
+                // changes: dropping its pages only makes later reads fetch the same file bytes again
+                // (the usual caveat of mapping files — another process truncating the file — applies
+                // as it does to every read of the map).
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+}
+
+/// How to load.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Draw a progress bar on stderr (when it is a terminal) for loads longer than a second.
+    pub progress: bool,
+    /// Print warnings (dropped points) on stderr.
+    pub warnings: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { progress: std::io::stderr().is_terminal(), warnings: true }
+    }
+}
+
+/// One decoded file with its name and format.
+pub struct LoadedFile {
+    pub path: PathBuf,
+    pub format: Format,
+    pub decoded: Decoded,
+}
+
+/// Loads and merges `paths` into one cloud, with a progress bar when stderr is a terminal.
+pub fn load_files(paths: &[PathBuf]) -> Result<PointCloud, LoadError> {
+    load_files_with(paths, &LoadOptions::default())
+}
+
+/// The origin for clouds with these bounds: their center, or 0 when they surround 0.
+pub fn choose_origin(b: &DBounds) -> DVec3 {
+    let c = b.center();
+    if b.is_empty() || c.length() <= b.radius() {
+        DVec3::ZERO
+    } else {
+        c
+    }
+}
+
+/// Whether `path` names a Leica PTS file (text in `x y z intensity r g b` order).
+pub fn is_pts(path: &Path) -> bool {
+    extension(path) == "pts"
+}
+
+/// Decodes one opened file relative to `origin`, turning panics (a dependency's decoder on a corrupt
+/// file, or a bug) into errors.
+pub fn decode_file(
+    path: &Path,
+    data: &[u8],
+    format: Format,
+    origin: DVec3,
+    progress: &Progress,
+) -> Result<Decoded, LoadError> {
+    let opts = ReadOptions { origin, progress };
+    let pts = is_pts(path);
+    match formats::catch_quietly(|| decode_bytes(data, format, pts, &opts)) {
+        Ok(Ok(d)) => Ok(d),
+        Ok(Err(FormatError::AtByte { offset, msg })) if format == Format::Raw && msg.contains("16-byte record") => {
+            Err(LoadError::TruncatedRecord { path: path.into(), size_bytes: data.len() as u64, offset })
+        }
+        Ok(Err(source)) => Err(LoadError::Format { path: path.into(), format, source }),
+        Err(message) => Err(LoadError::Panicked { path: path.into(), format, message }),
+    }
+}
+
+/// Loads and merges `paths` into one cloud.
+pub fn load_files_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<PointCloud, LoadError> {
+    load_files_reporting(paths, opts, Default::default())
+}
+
+/// [`load_files_with`], counting the points decoded into `shared` as they are (for a window's
+/// progress bar: read it from another thread with [`LoadProgress::snapshot`]). The count restarts if
+/// the files must be decoded a second time around a better origin.
+pub fn load_files_reporting(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    shared: Arc<LoadProgress>,
+) -> Result<PointCloud, LoadError> {
+    let r = load_files_counted(paths, opts, shared.clone());
+    shared.finish();
+    r
+}
+
+fn load_files_counted(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    shared: Arc<LoadProgress>,
+) -> Result<PointCloud, LoadError> {
+    if paths.is_empty() {
+        return Err(LoadError::NoFiles);
+    }
+    let mut opened = Vec::with_capacity(paths.len());
+    for p in paths {
+        let bytes = FileBytes::open(p)?;
+        let format = detect(p, bytes.bytes())?;
+        opened.push((p.clone(), bytes, format));
+    }
+    let estimate_all =
+        opened.iter().filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p))).fold(DBounds::EMPTY, DBounds::union);
+    let mut origin = choose_origin(&estimate_all);
+    let progress = Progress::with_shared(0, opts.progress, shared);
+    let mut files = decode_all(&opened, origin, &progress, opts)?;
+    let bounds = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
+    let exact = choose_origin(&bounds);
+    if (exact - origin).length() > bounds.radius() {
+        // The estimate was far off (a header with wrong bounds, outliers no sample saw): positions
+        // that far from the origin lost bits when they became f32, so decode again around the
+        // exact center rather than move them.
+        drop(files);
+        origin = exact;
+        files = decode_all(&opened, origin, &progress, &LoadOptions { warnings: false, ..opts.clone() })?;
+    }
+    drop(opened);
+    let cloud = merge(files, origin);
+    progress.finish();
+    Ok(cloud)
+}
+
+type Opened = (PathBuf, FileBytes, Format);
+
+fn decode_all(
+    opened: &[Opened],
+    origin: DVec3,
+    progress: &Progress,
+    opts: &LoadOptions,
+) -> Result<Vec<LoadedFile>, LoadError> {
+    let mut files = Vec::with_capacity(opened.len());
+    for (path, bytes, format) in opened {
+        if opened.len() > 1 {
+            progress.set_file(path.display().to_string());
+        }
+        let decoded = decode_file(path, bytes.bytes(), *format, origin, progress)?;
+        if decoded.points.is_empty() {
+            let detail = if decoded.nonfinite > 0 {
+                format!(": all {} points have NaN or infinite coordinates", decoded.nonfinite)
+            } else {
+                String::new()
+            };
+            return Err(LoadError::Empty { path: path.clone(), format: *format, detail });
+        }
+        if decoded.nonfinite > 0 && opts.warnings {
+            eprintln!(
+                "pcv: warning: {}: dropped {} points with NaN, infinite or invalid coordinates",
+                path.display(),
+                decoded.nonfinite
+            );
+        }
+        files.push(LoadedFile { path: path.clone(), format: *format, decoded });
+    }
+    Ok(files)
+}
+
+/// Joins decoded files (all decoded relative to `origin`) into one cloud: moves the points to the
+/// exact center when `origin` is more than 5% of the radius away from it (at most one bit of the f32
+/// positions is lost when it is within the radius, as the loader ensures), concatenates the columns,
+/// paints the colorless points.
+pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
+    let bounds64 = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
+    let exact = choose_origin(&bounds64);
+    let mut origin = origin;
+    if (exact - origin).length() > 0.05 * bounds64.radius() || (exact == DVec3::ZERO) != (origin == DVec3::ZERO) {
+        let d = (origin - exact).to_array();
+        for f in &mut files {
+            f.decoded.points.par_iter_mut().for_each(|p| {
+                p.pos =
+                    [(p.pos[0] as f64 + d[0]) as f32, (p.pos[1] as f64 + d[1]) as f32, (p.pos[2] as f64 + d[2]) as f32];
+            });
+        }
+        origin = exact;
+    }
+    let total: usize = files.iter().map(|f| f.decoded.points.len()).sum();
+    let any_intensity = files.iter().any(|f| f.decoded.intensity.is_some());
+    let any_class = files.iter().any(|f| f.decoded.classification.is_some());
+    let has_rgb = files.iter().any(|f| f.decoded.has_rgb);
+    let mut sources = Vec::with_capacity(files.len());
+    let mut colorless = Vec::new();
+    let mut at = 0usize;
+    for f in &files {
+        let n = f.decoded.points.len();
+        sources.push(SourceSpan {
+            label: f.path.display().to_string(),
+            format: f.format,
+            points: at as u64..(at + n) as u64,
+            has_rgb: f.decoded.has_rgb,
+            has_intensity: f.decoded.intensity.is_some(),
+            has_classification: f.decoded.classification.is_some(),
+            uniform_rgb: f.decoded.uniform_rgb,
+        });
+        if f.decoded.has_rgb {
+            colorless.extend(f.decoded.colorless.iter().map(|r| r.start + at..r.end + at));
+        } else {
+            colorless.push(at..at + n);
+        }
+        at += n;
+    }
+    let label = files.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>().join(", ");
+    let (mut points, intensity, classification) = if files.len() == 1 {
+        let d = std::mem::take(&mut files[0].decoded);
+        (d.points, d.intensity, d.classification)
+    } else {
+        let mut points = Vec::with_capacity(total);
+        for f in &files {
+            points.extend_from_slice(&f.decoded.points);
+        }
+        let join = |get: &dyn Fn(&Decoded) -> Option<&[f32]>| -> Vec<f32> {
+            let mut v = Vec::with_capacity(total);
+            for f in &files {
+                match get(&f.decoded) {
+                    Some(s) => v.extend_from_slice(s),
+                    None => v.resize(v.len() + f.decoded.points.len(), 0.0),
+                }
+            }
+            v
+        };
+        let intensity = any_intensity.then(|| join(&|d: &Decoded| d.intensity.as_deref()));
+        let classification = any_class.then(|| {
+            let mut v = Vec::with_capacity(total);
+            for f in &files {
+                match &f.decoded.classification {
+                    Some(s) => v.extend_from_slice(s),
+                    None => v.resize(v.len() + f.decoded.points.len(), 0),
+                }
+            }
+            v
+        });
+        (points, intensity, classification)
+    };
+    drop(files);
+    let bounds = bounds64.to_local(origin);
+    for r in colorless {
+        color_by_elevation(&mut points, &bounds, r);
+    }
+    PointCloud {
+        points: Arc::new(points),
+        bounds,
+        origin,
+        label,
+        source: crate::CloudSource::Host,
+        attributes: Some(Arc::new(Attributes {
+            intensity,
+            classification,
+            has_rgb,
+            sources,
+            mode: ColorMode::Rgb,
+            loaded_rgba: None,
+            color_note: None,
+        })),
+    }
+}
+
+/// Keeps `k` of the cloud's points, evenly spaced through the files' order (point `i` of `n` stays
+/// when `floor((i + 1)·k/n) > floor(i·k/n)`), with their intensity and classification; the files'
+/// spans shrink with them. For scans and tiles, whose points come in scan or tile order, that is a
+/// subsample spread over the whole cloud. Nothing happens when the cloud has `k` points or fewer.
+pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
+    let e = Even::new(k, cloud.points.len() as u64);
+    if e.keeps_all() {
+        return;
+    }
+    e.thin(Arc::make_mut(&mut cloud.points), 0);
+    if let Some(a) = cloud.attributes.as_mut() {
+        let a = Arc::make_mut(a);
+        if let Some(v) = a.intensity.as_mut() {
+            e.thin(v, 0);
+        }
+        if let Some(v) = a.classification.as_mut() {
+            e.thin(v, 0);
+        }
+        if let Some(v) = a.loaded_rgba.as_mut() {
+            e.thin(v, 0);
+        }
+        // The points of file spans `a..b` that stay: those before `b` minus those before `a`.
+        for s in &mut a.sources {
+            s.points = e.kept_before(s.points.start)..e.kept_before(s.points.end);
+        }
+    }
+}
+
+/// Writes points as raw 16-byte records.
+pub fn write_raw(path: &Path, points: &[Point]) -> Result<(), LoadError> {
+    std::fs::write(path, bytemuck::cast_slice::<Point, u8>(points))
+        .map_err(|source| LoadError::Io { path: path.into(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_prefers_magic_bytes() {
+        assert_eq!(detect(Path::new("a.xyz"), b"ply\nformat ascii 1.0\n").unwrap(), Format::Ply);
+        assert_eq!(detect(Path::new("a.ply"), b"1 2 3\n").unwrap(), Format::Ply);
+        assert_eq!(detect(Path::new("noext"), b"1 2 3\n4 5 6\n").unwrap(), Format::Text);
+        assert!(matches!(detect(Path::new("a.xyzw"), b"1 2 3"), Err(LoadError::UnsupportedFormat { .. })));
+        assert!(matches!(detect(Path::new("noext"), &[0xff, 0x00, 0x13]), Err(LoadError::UnsupportedFormat { .. })));
+        assert_eq!(detect(Path::new("a.bin"), b"# .PCD v0.7\nVERSION 0.7\n").unwrap(), Format::Pcd);
+    }
+
+    #[test]
+    fn origin_snaps_to_zero_around_zero() {
+        let b = DBounds { min: [-1.0, -1.0, -1.0], max: [2.0, 2.0, 2.0] };
+        assert_eq!(choose_origin(&b), DVec3::ZERO);
+        let b = DBounds { min: [500_000.0, 4_000_000.0, 10.0], max: [500_100.0, 4_000_100.0, 30.0] };
+        assert_eq!(choose_origin(&b), DVec3::new(500_050.0, 4_000_050.0, 20.0));
+    }
+}
