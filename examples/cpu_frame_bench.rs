@@ -2,7 +2,7 @@
 //! pose and mode, on the built-in scene, with the load average before and after each row.
 //!
 //! How it works: the scene is generated and uploaded once to a [`CpuRasterizer`]; then for each pose of
-//! `pcv bench` ([`pcv::camera::scenarios::scenarios`]) and each mode, `--warmup` untimed frames and `--frames`
+//! `pcv bench` ([`pcv_camera::scenarios::scenarios`]) and each mode, `--warmup` untimed frames and `--frames`
 //! timed ones. CPU time is the process's, all threads ([`cpu_time::process_s`]), read before and after
 //! the timed frames: on a machine other work shares, CPU-ms per frame is what the frame costs, and wall
 //! ms what it took. The pass times are medians; the batch
@@ -17,10 +17,10 @@
 //! Usage: cargo run --release --example cpu_frame_bench -- [--points 10M] [--modes culled,vis,...]
 //!        [--poses start,far,...] [--frames 20] [--warmup 3] [--size 1920x1080] [--check]
 //!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
-use pcv::camera::scenarios::scenarios;
-use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
+use pcv_camera::scenarios::scenarios;
+use pcv_camera::FlyCamera;
 use pcv_io::cpu_time;
 use std::time::Instant;
 

@@ -11,10 +11,10 @@
 //!
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::Summary;
-use pcv::camera::scenarios::scenarios;
-use pcv::camera::FlyCamera;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_camera::scenarios::scenarios;
+use pcv_camera::FlyCamera;
 use pcv_io::cpu_time;
 use std::time::Instant;
 

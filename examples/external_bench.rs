@@ -13,11 +13,11 @@
 //! Usage: cargo run --release --example external_bench -- [--points 100M] [--size 1920x1080] [--repeat 30]
 //! Prints one line per case: `rust <case> points=N wall_ms=... gpu_ms=...`.
 use glam::{DVec3, Vec3};
-use pcv::camera::{lens::DepthRange, Camera, DepthPolicy, PoseArg};
 use pcv::render::cuda::memory::DeviceBuffer;
 use pcv::render::cuda::CudaRasterizer;
 use pcv::render::external::{ArrayDesc, Dtype, ExternalPoints};
 use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
+use pcv_camera::{lens::DepthRange, Camera, DepthPolicy, PoseArg};
 use pcv_io::{Bounds, Point, PointCloud};
 use rayon::prelude::*;
 use std::time::Instant;

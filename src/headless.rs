@@ -7,12 +7,12 @@
 //! and, when `ffmpeg` is on PATH, pipes the frames (raw RGBA, top row first) to it for `flight.mp4`
 //! (H.264, yuv420p, sides rounded down to even). Without ffmpeg, or when it fails, the PNGs remain and
 //! the summary says why there is no video.
-use crate::camera::path::CameraPath;
-use crate::camera::Camera;
 use crate::render::image_io::{Frame, ImageError};
 use crate::render::look::Look;
 use crate::render::{FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;
+use pcv_camera::path::CameraPath;
+use pcv_camera::Camera;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

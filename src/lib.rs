@@ -17,7 +17,6 @@
 //! - [`platform`]: what differs between Linux and Windows (the CUDA driver's library, advice in messages).
 pub mod app;
 pub mod bench;
-pub mod camera;
 pub mod display;
 pub mod headless;
 pub mod input;

@@ -11,19 +11,19 @@
 //!    `--lod` / `--point-budget` asks; otherwise resident points ([`Shown::Cloud`]). Files that do not fit
 //!    the host budget are streamed to the device without a host copy; a cloud that does not fit the
 //!    device at all shows a uniform subsample of what fits and says how to see every point.
-//! 4. **The start camera** ([`crate::camera::Camera::start`]), and the elevation colours turned to its
+//! 4. **The start camera** ([`pcv_camera::Camera::start`]), and the elevation colours turned to its
 //!    up axis, before the points are uploaded — so a window's first frame and `pcv render`'s frame of the
 //!    same pose are the same image.
 //!
 //! Messages a user should see while this happens (a backend fallback, a subsample, an automatic colour
 //! mode, level of detail's pool) go to standard error with the `pcv:` prefix, as the command line
 //! always did.
-use crate::camera::{Camera, StartOptions, UpAxis};
 use crate::lod::{memory::MemorySource, LodOptions, LodScene};
 use crate::render::look::{Look, LookOverrides};
 use crate::render::multi::{Gpus, MultiRasterizer};
 use crate::render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
 use anyhow::{bail, Context, Result};
+use pcv_camera::{Camera, StartOptions, UpAxis};
 use pcv_io::attributes::{apply_up, auto_color, recolor, ColorMode};
 use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
 use std::path::{Path, PathBuf};
@@ -210,7 +210,7 @@ impl Session {
     /// view ([`crate::lod::flight::fly`]).
     pub fn measure_flight(
         &mut self,
-        path: &crate::camera::path::CameraPath,
+        path: &pcv_camera::path::CameraPath,
         opts: &crate::lod::flight::FlightOptions,
     ) -> Result<crate::lod::flight::FlightReport, crate::render::RenderError> {
         let lod = match &mut self.shown {

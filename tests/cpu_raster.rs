@@ -3,12 +3,12 @@ mod common;
 
 use common::Reference;
 use glam::{Mat4, Vec3};
-use pcv::camera::{FlyCamera, Pose};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::gpu_data::Point;
 use pcv::render::image_io::Frame;
 use pcv::render::{FrameParams, Rasterizer, Target, CLEAR_COLOR};
+use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, PointCloud};
 
 fn cloud(points: Vec<Point>) -> PointCloud {

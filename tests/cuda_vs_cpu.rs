@@ -20,13 +20,13 @@
 //! - the error paths: no driver, not uploaded, wrong target sizes, bad device pointers, a cloud too large
 //!   for the device, PTX newer than the driver.
 use glam::Vec3;
-use pcv::camera::{FlyCamera, Pose};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::cuda::memory::DeviceBuffer;
 use pcv::render::cuda::{context, CudaRasterizer, KERNELS};
 use pcv::render::gpu_data::{FrameUniforms, Point};
 use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
+use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, Bounds, PointCloud};
 use std::collections::HashMap;
 

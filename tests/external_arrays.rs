@@ -11,7 +11,6 @@
 //!   bounds match, `depth_to_device` equals `depth_out`, and the errors: a host pointer, a span past its
 //!   allocation, a mode other than `vis`.
 use glam::{DVec3, Vec3};
-use pcv::camera::{Camera, PoseArg};
 use pcv::render::cpu::external::{
     bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
 };
@@ -22,6 +21,7 @@ use pcv::render::cuda::CudaRasterizer;
 use pcv::render::external::{ArrayDesc, ColorKind, Dtype, ExternalPoints};
 use pcv::render::look::Look;
 use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
+use pcv_camera::{Camera, PoseArg};
 use pcv_io::{Bounds, Point, PointCloud};
 use std::sync::atomic::AtomicU64;
 

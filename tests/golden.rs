@@ -9,11 +9,11 @@
 mod common;
 
 use common::Reference;
-use pcv::camera::{FlyCamera, Pose};
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::image_io::Frame;
 use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
+use pcv_camera::{FlyCamera, Pose};
 use pcv_io::scene;
 use std::path::Path;
 

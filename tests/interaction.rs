@@ -15,8 +15,8 @@
 //! covers a small corner. Tests skip, saying why, where `Xvfb` (or, for the XTest test, `xdotool`; for
 //! the video, `ffmpeg`) is not installed.
 use glam::{Mat4, Vec2, Vec3};
-use pcv::camera::{Pose, UpAxis, FOV_Y_RAD};
 use pcv::render::image_io::Frame;
+use pcv_camera::{Pose, UpAxis, FOV_Y_RAD};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -543,10 +543,10 @@ fn record_writes_the_frames_of_the_path() {
     assert_eq!(poses.len(), 11);
     // Each frame's pose is the path's at k/10 s.
     let cloud = pcv_io::load::load_files(std::slice::from_ref(&las_path)).unwrap();
-    let cam_path = pcv::camera::path::CameraPath::load(&path).unwrap();
+    let cam_path = pcv_camera::path::CameraPath::load(&path).unwrap();
     for (k, line) in poses.iter().enumerate() {
         let p = cam_path.sample(k as f64 / 10.0).to_pose(cloud.origin);
-        let expected = format!("--camera {} --up z", pcv::camera::PoseArg::format(&p, cloud.origin));
+        let expected = format!("--camera {} --up z", pcv_camera::PoseArg::format(&p, cloud.origin));
         assert_eq!(*line, expected, "frame {k}");
     }
     // A frame rendered again from its printed pose is the same image.

@@ -2,11 +2,11 @@
 //! complete, exactly what the whole cloud resident draws; refining never opens holes; tiles with one
 //! common origin join one scene.
 use glam::{DVec3, Vec3};
-use pcv::camera::{Camera, Pose};
 use pcv::lod::memory::MemorySource;
 use pcv::lod::{LodOptions, LodScene};
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_camera::{Camera, Pose};
 use pcv_io::octree::NodeSource;
 use pcv_io::{scene, Point, PointCloud};
 use std::sync::Arc;

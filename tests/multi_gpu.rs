@@ -13,13 +13,13 @@
 //!   point size (where a tie moves to the neighbours the splat reaches) differing pixels must stay
 //!   under 1% of the frame. The counts are printed.
 //! - A built-in scene (each share made on its GPU) and a host cloud (split in Morton order).
-use pcv::camera::scenarios::scenarios;
-use pcv::camera::FlyCamera;
 use pcv::render::cpu::project::project;
 use pcv::render::cuda::CudaRasterizer;
 use pcv::render::look::{Background, Edl, Look, PointSize};
 use pcv::render::multi::MultiRasterizer;
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_camera::scenarios::scenarios;
+use pcv_camera::FlyCamera;
 use pcv_io::{scene, PointCloud};
 use std::collections::HashMap;
 
@@ -314,9 +314,9 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     // The LOD node pool's slots spread over the shares; once the view is complete, the composite of the
     // shares' nodes draws what one GPU's pool draws.
     use glam::Vec3;
-    use pcv::camera::{Camera, Pose};
     use pcv::lod::memory::MemorySource;
     use pcv::lod::{LodOptions, LodScene};
+    use pcv_camera::{Camera, Pose};
     use pcv_io::octree::NodeSource;
     let Some((mut single, mut multi)) = backends("lod") else { return };
     let cloud = scene::generate(2_000_000, 3, false);

@@ -1,11 +1,11 @@
 //! Picking on the CPU backend (the CUDA backend's twin runs in tests/cuda_vs_cpu.rs on the GPU machine):
 //! the point under a pixel of the last frame, its index in the uploaded cloud and its exact position.
 use glam::{DVec3, Vec3};
-use pcv::camera::{FlyCamera, Pose};
 use pcv::render::cpu::project::project;
 use pcv::render::cpu::CpuRasterizer;
 use pcv::render::look::{Look, PointSize};
 use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
+use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{Point, PointCloud};
 
 /// A sparse grid of points on the plane x = 2 (in front of the prototype's camera, about 8 pixels

@@ -33,7 +33,7 @@ fn the_built_in_scene_opens_lazily_at_the_prototypes_pose() {
     assert!(matches!(s.shown, Shown::Cloud));
     assert!(s.cloud.is_lazy_scene(), "the backend makes the scene's points itself");
     assert_eq!(s.rasterizer.num_points(), 50_000);
-    assert_eq!(s.camera.pose, pcv::camera::Pose::PROTOTYPE);
+    assert_eq!(s.camera.pose, pcv_camera::Pose::PROTOTYPE);
     assert_eq!(s.look(&Default::default()), pcv::render::look::Look::PLAIN);
     assert!(s.times.loaded_s >= s.times.backend_s);
     // The scene has only its own colours.

@@ -1,7 +1,7 @@
 //! `pcv.Camera`: the library's camera (an eye, yaw and pitch about an up axis, 60° vertical field of
 //! view) or a caller's own 4x4 `clip_from_world`.
 //!
-//! How it works: a pose camera becomes a `pcv::camera::Camera` over the points' bounds, so its planes
+//! How it works: a pose camera becomes a `pcv_camera::Camera` over the points' bounds, so its planes
 //! are the library's: fixed when `near` and `far` are given, else following the eye around the bounds
 //! (every point in view lies between them, as in `pcv render`). That needs the bounds, which cost a
 //! pass over device arrays (`pcv_ext_bounds`): give `near` and `far` to skip it. A matrix camera is
@@ -9,8 +9,8 @@
 //! eye-dome lighting and adaptive point sizes. No camera: the library's start view of the bounds (an
 //! oblique view from above that fits them), z up.
 use glam::{DVec3, Mat4, Vec3};
-use pcv::camera::{lens::DepthRange, Camera as LibCamera, DepthPolicy, Pose, PoseArg, UpAxis};
 use pcv::render::FrameParams;
+use pcv_camera::{lens::DepthRange, Camera as LibCamera, DepthPolicy, Pose, PoseArg, UpAxis};
 use pcv_io::Bounds;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -3,9 +3,9 @@
 //! How it works: names carry the UTC time to the second, `pcv-20261130-142501.png`, with `-2`, `-3`,
 //! ... appended when that file exists (two screenshots in one second), so nothing is overwritten. The
 //! pose is printed as the arguments that reproduce the view: `--camera x,y,z,yaw,pitch` in the file's
-//! coordinates (the default `--camera-frame`) and `--up` (see [`crate::camera::pose::PoseArg::format`]).
-use crate::camera::{Camera, PoseArg};
+//! coordinates (the default `--camera-frame`) and `--up` (see [`pcv_camera::pose::PoseArg::format`]).
 use glam::DVec3;
+use pcv_camera::{Camera, PoseArg};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 

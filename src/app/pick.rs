@@ -10,9 +10,9 @@
 //! [`Picker`] is the pick as the viewer's update step sees it (pixels from the top-left): [`Reads`],
 //! the picks the viewer read of the last frame before the update ([`reads_needed`] says which), so the
 //! update never touches the GPU; tests stand in for it with pickers of their own.
-use crate::camera::MoveInput;
 use crate::render::PickHit;
 use glam::{DVec3, Vec2, Vec3};
+use pcv_camera::MoveInput;
 use pcv_io::formats::Format;
 use pcv_io::PointCloud;
 use std::collections::HashMap;
@@ -62,9 +62,9 @@ pub fn reads_needed(
     actions: &[crate::input::Action],
     held: &MoveInput,
 ) -> Vec<(Vec2, u32)> {
-    use crate::camera::controller::PICK_RADIUS_PX;
-    use crate::camera::Nav;
     use crate::input::Action;
+    use pcv_camera::controller::PICK_RADIUS_PX;
+    use pcv_camera::Nav;
     let mut wanted = Vec::new();
     for a in actions {
         match a {
@@ -77,7 +77,7 @@ pub fn reads_needed(
     }
     if held.is_moving() && s.nav.camera.adaptive_speed {
         let (w, h) = s.size_px;
-        wanted.push((Vec2::new(w as f32 * 0.5, h as f32 * 0.5), crate::camera::controller::AHEAD_RADIUS_PX));
+        wanted.push((Vec2::new(w as f32 * 0.5, h as f32 * 0.5), pcv_camera::controller::AHEAD_RADIUS_PX));
     }
     wanted
 }
@@ -85,7 +85,7 @@ pub fn reads_needed(
 /// A [`Picker`] as the camera controllers' depth probe.
 pub struct ProbeOf<'a>(pub &'a mut dyn Picker);
 
-impl crate::camera::DepthProbe for ProbeOf<'_> {
+impl pcv_camera::DepthProbe for ProbeOf<'_> {
     fn probe(&mut self, at_px: Vec2, radius_px: u32) -> Option<Vec3> {
         self.0.pick(at_px, radius_px).map(|h| h.position)
     }

@@ -9,11 +9,11 @@ use super::layers::Layers;
 use super::loading::Loader;
 use super::messages::Messages;
 use super::pick::{PickedPoint, ScaleGrids};
-use crate::camera::path::CameraPath;
-use crate::camera::{ControllerKind, Navigator, Pose, UpAxis, View};
 use crate::render::look::{Edl, Look};
 use crate::render::RenderMode;
 use glam::DVec3;
+use pcv_camera::path::CameraPath;
+use pcv_camera::{ControllerKind, Navigator, Pose, UpAxis, View};
 use pcv_io::attributes::ColorMode;
 
 /// A stored camera.

@@ -12,9 +12,9 @@ use super::layers::Layers;
 use super::loading::{LoadEvent, Loader};
 use super::pick::{describe, PickedPoint, Picker, ProbeOf, CLICK_RADIUS_PX};
 use super::state::{AppState, Bookmark, PathPlayback};
-use crate::camera::{MoveInput, NavCtx, UpAxis};
 use crate::input::Action;
 use glam::Vec2;
+use pcv_camera::{MoveInput, NavCtx, UpAxis};
 use pcv_io::attributes::{self, ColorMode};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -149,7 +149,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             let up_before = s.nav.camera.up;
             s.nav.camera.reset();
             let reupload = s.nav.camera.up != up_before && colors_follow_up(s, s.nav.camera.up);
-            s.view = crate::camera::View::Oblique;
+            s.view = pcv_camera::View::Oblique;
             Effects { redraw_scene: true, reupload, ..Default::default() }
         }
         Action::View(v) => {
@@ -169,7 +169,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::SetUp(up) => {
             s.nav.camera.set_up(up, aspect);
-            s.view = crate::camera::View::Oblique;
+            s.view = pcv_camera::View::Oblique;
             s.up_reason = format!("{up} (chosen in the window)");
             s.messages.info(format!("up axis {up}"));
             let reupload = colors_follow_up(s, up);
@@ -412,16 +412,16 @@ fn poll_loader(s: &mut AppState) -> Effects {
 fn refresh_camera(s: &mut AppState, new_scene: bool) {
     let cloud = &s.layers.cloud;
     if new_scene {
-        let opts = crate::camera::StartOptions { aspect: s.aspect(), ..Default::default() };
-        let (cam, reason) = crate::camera::Camera::start(cloud, &opts);
+        let opts = pcv_camera::StartOptions { aspect: s.aspect(), ..Default::default() };
+        let (cam, reason) = pcv_camera::Camera::start(cloud, &opts);
         s.nav.camera = cam;
         s.up_reason = reason.0;
         if s.nav.camera.up != UpAxis::PosZ {
             colors_follow_up(s, s.nav.camera.up);
         }
-        s.nav.set_active(crate::camera::ControllerKind::Orbit);
+        s.nav.set_active(pcv_camera::ControllerKind::Orbit);
     } else {
-        let frame_box = crate::camera::framing::framing_box(cloud);
+        let frame_box = pcv_camera::framing::framing_box(cloud);
         s.nav.camera.set_bounds(cloud.bounds, frame_box);
     }
     s.picked = None;
@@ -430,9 +430,9 @@ fn refresh_camera(s: &mut AppState, new_scene: bool) {
 }
 
 /// The path file the bookmarks make: one keyframe per bookmark, two seconds apart.
-pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
-    use crate::camera::path::{CameraPath, Keyframe, DEFAULT_STEP_S};
-    use crate::camera::{CameraFrame, PoseArg};
+pub fn bookmarks_path(s: &AppState) -> Option<pcv_camera::path::CameraPath> {
+    use pcv_camera::path::{CameraPath, Keyframe, DEFAULT_STEP_S};
+    use pcv_camera::{CameraFrame, PoseArg};
     let origin = s.layers.cloud.origin;
     let keyframes: Vec<Keyframe> = s
         .bookmarks
@@ -451,7 +451,7 @@ pub fn bookmarks_path(s: &AppState) -> Option<crate::camera::path::CameraPath> {
 }
 
 /// The flight of `path` over `layers`' cloud, starting at its first keyframe, playing.
-pub fn playback(path: crate::camera::path::CameraPath, layers: &Layers) -> PathPlayback {
+pub fn playback(path: pcv_camera::path::CameraPath, layers: &Layers) -> PathPlayback {
     let origin = path.frame.origin(layers.cloud.origin);
     PathPlayback { path, t_s: 0.0, playing: true, origin }
 }
@@ -459,9 +459,9 @@ pub fn playback(path: crate::camera::path::CameraPath, layers: &Layers) -> PathP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
     use crate::render::{PickHit, RenderMode};
     use glam::{DVec3, Vec3};
+    use pcv_camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
     use pcv_io::attributes::{Attributes, SourceSpan};
     use pcv_io::formats::Format;
     use pcv_io::{Point, PointCloud};
@@ -541,7 +541,7 @@ mod tests {
         // adaptive speed reads the screen centre.
         assert_eq!(wanted.len(), 4, "{wanted:?}");
         let centre = Vec2::new(400.0, 225.0);
-        assert!(wanted.contains(&(centre, crate::camera::controller::AHEAD_RADIUS_PX)));
+        assert!(wanted.contains(&(centre, pcv_camera::controller::AHEAD_RADIUS_PX)));
         let mut rasterizer = Counting { reads: Vec::new() };
         let mut reads = Reads::gather(&wanted, &mut rasterizer);
         assert_eq!(rasterizer.reads.len(), 3, "each pixel and radius read once: {:?}", rasterizer.reads);

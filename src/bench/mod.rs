@@ -19,11 +19,11 @@
 pub mod plot;
 pub mod window;
 
-use crate::camera::scenarios::scenarios;
-use crate::camera::FlyCamera;
 use crate::render::gpu_data::BATCH_POINTS;
 use crate::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
+use pcv_camera::scenarios::scenarios;
+use pcv_camera::FlyCamera;
 use pcv_io::PointCloud;
 use std::path::PathBuf;
 use std::time::Instant;

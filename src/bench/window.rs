@@ -9,9 +9,9 @@
 //! the frame into the pixel buffer replaces map and unmap. Their sum is the frame's GPU time; the
 //! wall-clock time per frame (which includes the X server's presentation) is reported beside it.
 use super::{BenchError, BenchOptions};
-use crate::camera::scenarios::scenarios;
-use crate::camera::Camera;
 use crate::render::Rasterizer;
+use pcv_camera::scenarios::scenarios;
+use pcv_camera::Camera;
 use pcv_io::PointCloud;
 
 /// One pose and mode in a window.

@@ -12,9 +12,9 @@
 //! window and `--help` print it.
 use super::action::Action;
 use super::event::{Button, InputEvent, Mods};
-use crate::camera::{DragButton, MoveInput, Nav, View};
 use glam::Vec2;
 use glfw::Key;
+use pcv_camera::{DragButton, MoveInput, Nav, View};
 
 /// Longest gap between the two clicks of a double-click.
 pub const DOUBLE_CLICK_S: f64 = 0.4;

@@ -17,12 +17,12 @@
 //! mean decoding limits; blocked threads or slices that run out mean the render thread's uploads do;
 //! neither means the reads' latency (or too little left to do) does.
 use super::scene::LodScene;
-use crate::camera::path::CameraPath;
-use crate::camera::Camera;
 use crate::render::image_io::Frame;
 use crate::render::look::Look;
 use crate::render::{Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;
+use pcv_camera::path::CameraPath;
+use pcv_camera::Camera;
 use std::path::PathBuf;
 use std::time::Instant;
 

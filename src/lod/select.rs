@@ -225,9 +225,9 @@ pub fn select(tiles: &[Hierarchy], view: &SelectView, opts: &SelectOptions) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::lens::FOV_Y_RAD;
     use crate::render::FrameParams;
     use glam::Mat4;
+    use pcv_camera::lens::FOV_Y_RAD;
     use std::collections::HashSet;
 
     /// A full octree over the cube [0, 64)³ to `depth`, `points` points a node.

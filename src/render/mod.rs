@@ -205,7 +205,7 @@ impl FrameParams {
     /// The frame `camera` renders at this size: its `clip_from_world` and the planes it was made with
     /// (the post passes turn depth back into distance with them), in the reference mode with the
     /// plain look.
-    pub fn of_camera(camera: &crate::camera::Camera, width_px: u32, height_px: u32) -> Self {
+    pub fn of_camera(camera: &pcv_camera::Camera, width_px: u32, height_px: u32) -> Self {
         let d = camera.depth_range();
         Self::new(camera.clip_from_world(width_px, height_px), width_px, height_px).with_depth_range(d.near, d.far)
     }

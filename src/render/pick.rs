@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn unproject_inverts_the_projection() {
-        let cam = crate::camera::FlyCamera::for_cloud(pcv_io::Bounds::EMPTY, true);
+        let cam = pcv_camera::FlyCamera::for_cloud(pcv_io::Bounds::EMPTY, true);
         let m = cam.clip_from_world(640, 360);
         let f = crate::render::FrameParams::new(m, 640, 360).uniforms();
         let p = [0.3f32, 0.2, -0.1];

@@ -71,7 +71,7 @@ mod tests {
 
     #[test]
     fn points_project_to_window_coordinates_and_behind_is_hidden() {
-        let cam = crate::camera::Camera::for_cloud(pcv_io::Bounds::EMPTY, true);
+        let cam = pcv_camera::Camera::for_cloud(pcv_io::Bounds::EMPTY, true);
         let m = cam.clip_from_world(200, 100);
         // The point the prototype camera looks at is the window's centre.
         assert!(to_screen(&m, Vec3::ZERO, [200.0, 100.0]).unwrap().abs_diff_eq(Vec2::new(100.0, 50.0), 1e-4));

@@ -12,11 +12,11 @@ use crate::app::capture::{pose_args, unique_path};
 use crate::app::pick::{reads_needed, Picker, Reads};
 use crate::app::state::AppState;
 use crate::app::update::{self, Effects};
-use crate::camera::MoveInput;
 use crate::input::Action;
 use crate::lod::LodScene;
 use crate::render::{FrameParams, PickHit, Rasterizer};
 use glam::Vec2;
+use pcv_camera::MoveInput;
 use std::time::SystemTime;
 
 /// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as

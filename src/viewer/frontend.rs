@@ -35,7 +35,7 @@ pub const MAX_DT_S: f32 = 0.1;
 pub struct TurnInput {
     pub actions: Vec<Action>,
     /// Held movement keys (none while the panel has the keyboard).
-    pub held: crate::camera::MoveInput,
+    pub held: pcv_camera::MoveInput,
     /// The framebuffer's size now.
     pub size_px: (u32, u32),
 }

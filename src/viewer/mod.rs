@@ -13,14 +13,14 @@ pub mod run;
 pub mod surface;
 pub mod trace;
 
-use crate::camera::path::CameraPath;
-use crate::camera::{Camera, ControllerKind, StartOptions};
 use crate::display::blit::BlitError;
 use crate::display::window::WindowError;
 use crate::input::script::InputScript;
 use crate::render::image_io::ImageError;
 use crate::render::{Rasterizer, RenderError, RenderMode};
 use crate::ui::OverlayError;
+use pcv_camera::path::CameraPath;
+use pcv_camera::{Camera, ControllerKind, StartOptions};
 use pcv_io::PointCloud;
 
 /// How the viewer runs.

@@ -23,10 +23,10 @@ use super::{ViewerError, ViewerOptions, ViewerSummary};
 use crate::app::layers::Layers;
 use crate::app::state::AppState;
 use crate::app::update::{self, Effects, UpdateCtx};
-use crate::camera::{ControllerKind, Navigator};
 use crate::input::script::InputScript;
 use crate::lod::LodScene;
 use crate::render::{PassTime, Rasterizer};
+use pcv_camera::{ControllerKind, Navigator};
 use pcv_io::PointCloud;
 use std::time::Instant;
 

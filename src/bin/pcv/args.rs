@@ -1,10 +1,10 @@
 //! The command line's arguments (clap): what each command takes, its defaults and help, and the value
 //! parsers for counts, sizes and switches.
 use clap::{Args, Parser, Subcommand};
-use pcv::camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv::render::look::{Background, LookOverrides, PointSize, SplatMethod};
 use pcv::render::multi::Gpus;
 use pcv::render::{BackendChoice, RenderMode};
+use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv_io::attributes::ColorMode;
 use std::path::PathBuf;
 

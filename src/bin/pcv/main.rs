@@ -5,9 +5,9 @@ mod args;
 use anyhow::{bail, Context, Result};
 use args::{BenchArgs, Cli, Command, ConvertArgs, DiffArgs, InfoArgs, RecordArgs, RenderArgs, ViewArgs};
 use clap::Parser;
-use pcv::camera::{StartOptions, UpChoice};
 use pcv::render::FrameParams;
 use pcv::session::{self, Session};
+use pcv_camera::{StartOptions, UpChoice};
 use std::time::{Duration, Instant};
 
 /// How long `pcv render` waits for a level-of-detail view to complete.
@@ -36,7 +36,7 @@ fn run(cli: Cli) -> Result<()> {
 fn view(a: ViewArgs) -> Result<()> {
     // Fail before loading anything when there is no display to open a window on.
     pcv::viewer::check_display()?;
-    let path = a.path.as_deref().map(pcv::camera::path::CameraPath::load).transpose()?;
+    let path = a.path.as_deref().map(pcv_camera::path::CameraPath::load).transpose()?;
     let script = a.input_script.as_deref().map(pcv::input::script::InputScript::load).transpose()?;
     let mut start = a.camera.start(a.size);
     if let Some(up) = path.as_ref().and_then(|p| p.up) {
@@ -109,7 +109,7 @@ fn record(a: RecordArgs) -> Result<()> {
     if !(a.fps.is_finite() && a.fps > 0.0 && a.fps <= 1000.0) {
         bail!("--fps must be between 0 and 1000, got {}", a.fps);
     }
-    let mut path = pcv::camera::path::CameraPath::load(&a.path)?;
+    let mut path = pcv_camera::path::CameraPath::load(&a.path)?;
     if let Some(frame) = a.camera_frame {
         path.frame = frame;
     }

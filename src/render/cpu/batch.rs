@@ -227,10 +227,10 @@ pub fn dequantize_pos(b: &Batch, word: u32) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::{FlyCamera, Pose};
     use crate::render::cpu::preprocess;
     use crate::render::gpu_data::BATCH_POINTS;
     use glam::Vec3;
+    use pcv_camera::{FlyCamera, Pose};
 
     /// The pyramid step with its early exit decides as reading every cell under the rectangle does
     /// (the step before it), on random rectangles (inside, across and outside the frame, tiny to

@@ -164,20 +164,20 @@ impl Cover {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::Camera;
     use crate::render::cpu::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
     use crate::render::cpu::project::project;
     use crate::render::cpu::{preprocess, CpuRasterizer};
     use crate::render::gpu_data::BATCH_POINTS;
     use crate::render::{FrameParams, Rasterizer, RenderMode, Target};
+    use pcv_camera::Camera;
 
     /// The built-in scene's bench poses (the eye inside a cylinder among them, points behind it)
     /// and poses turned about them.
-    fn poses(cloud: &pcv_io::PointCloud) -> Vec<crate::camera::Pose> {
-        crate::camera::scenarios::scenarios(cloud)
+    fn poses(cloud: &pcv_io::PointCloud) -> Vec<pcv_camera::Pose> {
+        pcv_camera::scenarios::scenarios(cloud)
             .iter()
             .flat_map(|sc| {
-                (0..3).map(move |k| crate::camera::Pose {
+                (0..3).map(move |k| pcv_camera::Pose {
                     yaw_rad: sc.pose.yaw_rad + k as f32 * 1.3,
                     pitch_rad: sc.pose.pitch_rad + k as f32 * 0.2,
                     ..sc.pose

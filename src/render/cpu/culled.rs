@@ -454,9 +454,9 @@ pub fn still_visible(list1: &[u32], visible: &[u8]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::{FlyCamera, Pose};
     use crate::render::cpu::CpuRasterizer;
     use crate::render::{FrameParams, Rasterizer, RenderMode, Target};
+    use pcv_camera::{FlyCamera, Pose};
     use pcv_io::{Point, PointCloud};
 
     /// The built-in scene from poses that move frame to frame (so the marks of last frame are stale):
@@ -473,14 +473,14 @@ mod tests {
         let mut without = CpuRasterizer::new();
         without.set_group_culling(false);
         without.upload(&cloud).unwrap();
-        let poses = crate::camera::scenarios::scenarios(&cloud);
+        let poses = pcv_camera::scenarios::scenarios(&cloud);
         let (mut checked, mut fewer) = (0, 0);
         for round in 0..2 {
             for sc in &poses {
                 // Twice through the poses: the first frame at each comes after another pose's marks.
                 let mut pose = sc.pose;
                 pose.yaw_rad += round as f32 * 0.05;
-                let cam = crate::camera::Camera::start_for(&cloud, Some(pose));
+                let cam = pcv_camera::Camera::start_for(&cloud, Some(pose));
                 let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
                     .with_depth_range(cam.depth_range().near, cam.depth_range().far);
                 let mut want = vec![0u32; frame.num_pixels()];
@@ -551,8 +551,8 @@ mod tests {
         };
         let (lo, hi) = (cloud.bounds.min, cloud.bounds.max);
         let (mut hidden, mut shown, mut total) = (0, 0, 0);
-        for sc in crate::camera::scenarios::scenarios(&cloud) {
-            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+        for sc in pcv_camera::scenarios::scenarios(&cloud) {
+            let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
             let frame = FrameParams::new(cam.clip_from_world(w, ht), w, ht)
                 .with_depth_range(cam.depth_range().near, cam.depth_range().far);
             let f = frame.uniforms();

@@ -672,7 +672,7 @@ mod tests {
     #[test]
     fn consecutive_culled_frames_keep_the_vis_buffer() {
         let cloud = pcv_io::scene::generate(200_000, 13, false);
-        let scenarios = crate::camera::scenarios::scenarios(&cloud);
+        let scenarios = pcv_camera::scenarios::scenarios(&cloud);
         for threads in [1usize, 2, 3] {
             rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
                 let (mut r, mut reference) = (CpuRasterizer::new(), CpuRasterizer::new());
@@ -682,7 +682,7 @@ mod tests {
                 for round in 0..2 {
                     for (k, sc) in scenarios.iter().enumerate().chain(scenarios.iter().enumerate().rev()) {
                         let (w, h) = if round == 1 && k == 2 { (200u32, 120u32) } else { (320, 180) };
-                        let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+                        let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
                         let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
                             .with_depth_range(cam.depth_range().near, cam.depth_range().far);
                         let mut want = vec![0u32; frame.num_pixels()];
@@ -733,8 +733,8 @@ mod tests {
         r.upload(&cloud).unwrap();
         assert_eq!(r.num_points(), cloud.points.len() as u64);
         assert!(r.order.is_some(), "Morton order kept for picking");
-        for sc in crate::camera::scenarios::scenarios(&cloud) {
-            let cam = crate::camera::Camera::start_for(&cloud, Some(sc.pose));
+        for sc in pcv_camera::scenarios::scenarios(&cloud) {
+            let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
             let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
                 .with_depth_range(cam.depth_range().near, cam.depth_range().far);
             let f = frame.uniforms();

@@ -935,7 +935,7 @@ mod tests {
     /// buffers, private and shared, with index and color payloads, for every tail length.
     #[test]
     fn every_loop_gives_the_same_buffer() {
-        let cam = crate::camera::FlyCamera::for_cloud(
+        let cam = pcv_camera::FlyCamera::for_cloud(
             pcv_io::Bounds { min: glam::Vec3::splat(-1.0), max: glam::Vec3::splat(1.0) },
             true,
         );

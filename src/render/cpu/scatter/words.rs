@@ -111,7 +111,7 @@ mod tests {
         let g = crate::render::cpu::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
         let p =
             crate::render::cpu::preprocess::prepare(&crate::render::cpu::preprocess::sort_by_cells(&g, &cloud.points));
-        let mut cam = crate::camera::FlyCamera::for_cloud(cloud.bounds, true);
+        let mut cam = pcv_camera::FlyCamera::for_cloud(cloud.bounds, true);
         let (w, h) = (97u32, 61u32);
         let n = (w * h) as usize;
         let per = crate::render::gpu_data::BATCH_POINTS as usize;

@@ -153,8 +153,8 @@ impl CameraController for Orbit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::controller::{DepthProbe, NoProbe};
-    use crate::camera::{Pose, UpAxis};
+    use crate::controller::{DepthProbe, NoProbe};
+    use crate::{Pose, UpAxis};
     use glam::Vec4Swizzles;
     use pcv_io::Bounds;
 

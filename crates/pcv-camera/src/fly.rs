@@ -78,8 +78,8 @@ impl CameraController for Fly {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::camera::controller::{DepthProbe, MoveInput, NoProbe};
-    use crate::camera::{Pose, UpAxis};
+    use crate::controller::{DepthProbe, MoveInput, NoProbe};
+    use crate::{Pose, UpAxis};
     use glam::Vec3;
     use pcv_io::Bounds;
 
