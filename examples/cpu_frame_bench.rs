@@ -17,11 +17,11 @@
 //! Usage: cargo run --release --example cpu_frame_bench -- [--points 10M] [--modes culled,vis,...]
 //!        [--poses start,far,...] [--frames 20] [--warmup 3] [--size 1920x1080] [--check]
 //!        or: cpu_frame_bench --memory [FILES...] [--points 10M]
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::cpu_time;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
 use std::time::Instant;
 
 fn count(s: &str) -> u64 {

@@ -2,20 +2,20 @@
 //! pose and mode, `--frames` frames; per frame the wall ms of each pass and the CPU ms of the whole
 //! process ([`cpu_time::process_ns`]); prints min and median of each ([`Summary`]). `--toggle S`
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
-//! `unchecked`, the bounds-check-free writes ([`pcv::render::cpu::scatter::UNCHECKED`]); `prefetch`,
-//! the pixel prefetches ([`pcv::render::cpu::scatter::PREFETCH`]); `fasthzb`, the depth pyramid's
-//! unmarked cover cells set at once ([`pcv::render::cpu::hzb::FAST_COVER`]); `rare`, the culled
+//! `unchecked`, the bounds-check-free writes ([`pcv_render::cpu::scatter::UNCHECKED`]); `prefetch`,
+//! the pixel prefetches ([`pcv_render::cpu::scatter::PREFETCH`]); `fasthzb`, the depth pyramid's
+//! unmarked cover cells set at once ([`pcv_render::cpu::hzb::FAST_COVER`]); `rare`, the culled
 //! modes' second draws storing a word only where it wins, in dense batches
-//! ([`pcv::render::cpu::scatter::RARE`]); `fusedfinish`, the merge's marks and colors in one
-//! pass ([`pcv::render::cpu::private::FUSED_FINISH`]).
+//! ([`pcv_render::cpu::scatter::RARE`]); `fusedfinish`, the merge's marks and colors in one
+//! pass ([`pcv_render::cpu::private::FUSED_FINISH`]).
 //!
 //! Usage: cpu_pass_min [--points 10M] [--modes culled,quant] [--poses start,far] [--frames 40] [--toggle unchecked|prefetch|fastclear|skipclean|fasthzb|rare|fusedfinish]
 use pcv::bench::Summary;
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::cpu_time;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::time::Instant;
 
 fn main() {
@@ -30,7 +30,7 @@ fn main() {
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
     // `--toggle S`: frames alternate the switch off and on (reported apart).
-    use pcv::render::cpu::{hzb, private, scatter};
+    use pcv_render::cpu::{hzb, private, scatter};
     let toggle = arg("--toggle");
     let switch: &scatter::Switch = match toggle.as_deref() {
         None | Some("unchecked") => &scatter::UNCHECKED,
@@ -62,7 +62,7 @@ fn main() {
                 r.render(&frame, Target::Host(&mut px)).unwrap();
             }
             let sides: &[bool] = if toggle.is_some() { &[false, true] } else { &[true] };
-            let mut all: Vec<(Vec<f64>, Vec<f64>, Vec<pcv::render::FrameStats>)> =
+            let mut all: Vec<(Vec<f64>, Vec<f64>, Vec<pcv_render::FrameStats>)> =
                 sides.iter().map(|_| (Vec::new(), Vec::new(), Vec::new())).collect();
             for k in 0..frames * sides.len() {
                 let side = k % sides.len();

@@ -13,12 +13,12 @@
 //! Usage: cargo run --release --example external_bench -- [--points 100M] [--size 1920x1080] [--repeat 30]
 //! Prints one line per case: `rust <case> points=N wall_ms=... gpu_ms=...`.
 use glam::{DVec3, Vec3};
-use pcv::render::cuda::memory::DeviceBuffer;
-use pcv::render::cuda::CudaRasterizer;
-use pcv::render::external::{ArrayDesc, Dtype, ExternalPoints};
-use pcv::render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
 use pcv_camera::{lens::DepthRange, Camera, DepthPolicy, PoseArg};
 use pcv_io::{Bounds, Point, PointCloud};
+use pcv_render::cuda::memory::DeviceBuffer;
+use pcv_render::cuda::CudaRasterizer;
+use pcv_render::external::{ArrayDesc, Dtype, ExternalPoints};
+use pcv_render::{FrameParams, FrameStats, Rasterizer, RenderMode, Target};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -108,7 +108,7 @@ fn main() {
     let mut cam = Camera::for_cloud(bounds, false);
     cam.pose = PoseArg { eye: DVec3::new(-90.0, -70.0, 60.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
     cam.depth = DepthPolicy::Fixed(DepthRange { near: 0.5, far: 400.0 });
-    let frame: FrameParams = pcv::render::FrameParams::of_camera(&cam, w, h).with_mode(RenderMode::Vis);
+    let frame: FrameParams = pcv_render::FrameParams::of_camera(&cam, w, h).with_mode(RenderMode::Vis);
 
     let desc =
         |ptr: u64, cols: u64, dtype: Dtype| ArrayDesc { ptr, shape: vec![n as u64, cols], strides_bytes: None, dtype };

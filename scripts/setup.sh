@@ -5,7 +5,7 @@
 #   - Rust (rustup, stable) when cargo is missing, with rustfmt and clippy
 #   - the CUDA compiler from PyPI (nvidia-cuda-nvcc 13.0.* with nvidia-nvvm pinned to the same release, so the
 #     PTX stays at .version <= 9.0 and loads on driver 580) into .tools/cuda, unless NVCC or CUDA_PATH names one
-#     or PCV_NO_NVCC=1. build.rs finds it there.
+#     or PCV_NO_NVCC=1. crates/pcv-render/build.rs finds it there.
 # Usage: scripts/setup.sh        (quiet when everything is already there)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +49,8 @@ if [ "${PCV_NO_NVCC:-0}" != 1 ] && [ -z "${NVCC:-}" ] && [ -z "${CUDA_PATH:-}" ]
   "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check --target "$root/.tools/cuda" \
     "nvidia-cuda-nvcc==13.0.*" "nvidia-nvvm==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" \
     || echo "setup: warning: could not install nvcc from PyPI; pcv will build CPU-only" >&2
-  # A build made before this one is CPU-only: make cargo rerun build.rs, which now finds nvcc.
-  if [ -x "$root/.tools/cuda/nvidia/cu13/bin/nvcc" ]; then touch "$root/build.rs"; fi
+  # A build made before this one is CPU-only: make cargo rerun crates/pcv-render/build.rs, which now finds nvcc.
+  if [ -x "$root/.tools/cuda/nvidia/cu13/bin/nvcc" ]; then touch "$root/crates/pcv-render/build.rs"; fi
 fi
 
 # laspy with lazrs, in .tools/venv: the independent COPC reader of tests/copc.rs (skipped without it).

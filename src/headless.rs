@@ -7,12 +7,12 @@
 //! and, when `ffmpeg` is on PATH, pipes the frames (raw RGBA, top row first) to it for `flight.mp4`
 //! (H.264, yuv420p, sides rounded down to even). Without ffmpeg, or when it fails, the PNGs remain and
 //! the summary says why there is no video.
-use crate::render::image_io::{Frame, ImageError};
-use crate::render::look::Look;
-use crate::render::{FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;
 use pcv_camera::path::CameraPath;
 use pcv_camera::Camera;
+use pcv_render::image_io::{Frame, ImageError};
+use pcv_render::look::Look;
+use pcv_render::{FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -29,7 +29,7 @@ pub fn render_frame(
     look: &Look,
     spacing_m: f32,
 ) -> Result<(Frame, FrameStats), RenderError> {
-    let frame = crate::render::FrameParams::of_camera(camera, width_px, height_px)
+    let frame = pcv_render::FrameParams::of_camera(camera, width_px, height_px)
         .with_mode(mode)
         .with_look(*look)
         .with_spacing(spacing_m);

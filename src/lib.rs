@@ -22,7 +22,6 @@ pub mod headless;
 pub mod input;
 pub mod lod;
 pub mod platform;
-pub mod render;
 pub mod session;
 pub mod ui;
 pub mod viewer;

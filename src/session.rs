@@ -19,13 +19,13 @@
 //! mode, level of detail's pool) go to standard error with the `pcv:` prefix, as the command line
 //! always did.
 use crate::lod::{memory::MemorySource, LodOptions, LodScene};
-use crate::render::look::{Look, LookOverrides};
-use crate::render::multi::{Gpus, MultiRasterizer};
-use crate::render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
 use anyhow::{bail, Context, Result};
 use pcv_camera::{Camera, StartOptions, UpAxis};
 use pcv_io::attributes::{apply_up, auto_color, recolor, ColorMode};
 use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
+use pcv_render::look::{Look, LookOverrides};
+use pcv_render::multi::{Gpus, MultiRasterizer};
+use pcv_render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -180,10 +180,10 @@ impl Session {
     /// must order writes that race with rendering themselves.
     pub unsafe fn show_arrays(
         &mut self,
-        points: crate::render::external::ExternalPoints,
+        points: pcv_render::external::ExternalPoints,
         keepalive: Box<dyn std::any::Any + Send>,
         label: String,
-    ) -> Result<(), crate::render::RenderError> {
+    ) -> Result<(), pcv_render::RenderError> {
         self.shown = Shown::Cloud;
         // SAFETY: this function's contract is show_external's.
         let bounds = unsafe { self.rasterizer.show_external(points, keepalive) }?;
@@ -212,7 +212,7 @@ impl Session {
         &mut self,
         path: &pcv_camera::path::CameraPath,
         opts: &crate::lod::flight::FlightOptions,
-    ) -> Result<crate::lod::flight::FlightReport, crate::render::RenderError> {
+    ) -> Result<crate::lod::flight::FlightReport, pcv_render::RenderError> {
         let lod = match &mut self.shown {
             Shown::Lod(l) => Some(&mut **l),
             Shown::Cloud => None,

@@ -101,7 +101,7 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     let a = dir.path().join("a.png");
     let o = pcv(&["render", "--points", "100k", "--size", "96x54", "--backend", "cpu", "-o", a.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let img = pcv::render::image_io::Frame::read_png(&a).unwrap();
+    let img = pcv_render::image_io::Frame::read_png(&a).unwrap();
     assert_eq!((img.width, img.height), (96, 54));
     let covered = img.pixels.iter().filter(|&&p| p & 0x00ff_ffff != 0).count();
     assert!(covered > 300, "only {covered} pixels covered");
@@ -121,7 +121,7 @@ fn render_writes_the_png_and_raw_points_round_trip() {
     .concat();
     let o = pcv(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    let img_b = pcv::render::image_io::Frame::read_png(&b).unwrap();
+    let img_b = pcv_render::image_io::Frame::read_png(&b).unwrap();
     // The built-in scene keeps the prototype's planes (0.01, 100); a loaded cloud's follow the eye
     // (here about 0.8 and 4.4), so the depth buffer rounds differently: where two points are within a
     // depth step of each other either may win. Every other pixel is the same.

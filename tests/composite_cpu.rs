@@ -5,16 +5,16 @@
 //! place in the one order every share is cut from, the composite equals the single image bit for bit
 //! in `vis` mode — ties included — and in `packed` mode; depths equal everywhere. Several poses (the
 //! bench's start, close-up, far, top and grazing), 2, 3 and 5 shares, a gradient background.
-use pcv::render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
-use pcv::render::cpu::private::Dest;
-use pcv::render::cpu::{packed, preprocess, vis};
-use pcv::render::gpu_data::{word_depth, word_payload, FrameUniforms, Point};
-use pcv::render::look::{Background, Look};
-use pcv::render::multi::split;
-use pcv::render::FrameParams;
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::{order::morton_order, scene};
+use pcv_render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
+use pcv_render::cpu::private::Dest;
+use pcv_render::cpu::{packed, preprocess, vis};
+use pcv_render::gpu_data::{word_depth, word_payload, FrameUniforms, Point};
+use pcv_render::look::{Background, Look};
+use pcv_render::multi::split;
+use pcv_render::FrameParams;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const W: u32 = 320;

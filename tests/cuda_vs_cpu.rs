@@ -20,14 +20,14 @@
 //! - the error paths: no driver, not uploaded, wrong target sizes, bad device pointers, a cloud too large
 //!   for the device, PTX newer than the driver.
 use glam::Vec3;
-use pcv::render::cpu::project::project;
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::cuda::memory::DeviceBuffer;
-use pcv::render::cuda::{context, CudaRasterizer, KERNELS};
-use pcv::render::gpu_data::{FrameUniforms, Point};
-use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, Bounds, PointCloud};
+use pcv_render::cpu::project::project;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::cuda::memory::DeviceBuffer;
+use pcv_render::cuda::{context, CudaRasterizer, KERNELS};
+use pcv_render::gpu_data::{FrameUniforms, Point};
+use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use std::collections::HashMap;
 
 /// The CUDA backend, or `None` (after printing why) where it cannot run.
@@ -330,7 +330,7 @@ fn host_points_upload_round_trip_and_render_like_cpu() {
 /// depth, but its counts may lag a frame behind where last frame's group marks are stale (here: the
 /// previous frame size's), since its first draw then leaves a farther depth pyramid.
 fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointCloud, poses: &[(&str, Pose)]) {
-    use pcv::render::cpu::preprocess;
+    use pcv_render::cpu::preprocess;
     cuda.upload(cloud).expect("cuda upload");
     let sorted = cuda.download_points().expect("download");
     // The sort: a permutation of the input, in bucket order.
@@ -408,7 +408,7 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn post_passes_and_picking_match_cpu_twin() {
-    use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
+    use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
     let Some(mut cuda) = cuda_or_skip("post passes") else { return };
     let seed = 3;
     let lazy = scene::lazy(2_000_000, seed);
@@ -497,7 +497,7 @@ fn post_passes_and_picking_match_cpu_twin() {
                             let (x, y) = ((k * 7919 + 13) % w, (k * 104_729 + 7) % h);
                             let (g, c) = (cuda.pick(x, y, 4).expect("cuda pick"), cpu.pick(x, y, 4).expect("cpu pick"));
                             let same =
-                                |h: &Option<pcv::render::PickHit>| h.map(|h| (h.pixel, h.position, h.depth.to_bits()));
+                                |h: &Option<pcv_render::PickHit>| h.map(|h| (h.pixel, h.position, h.depth.to_bits()));
                             assert_eq!(same(&g), same(&c), "{l}: pick at ({x}, {y})");
                             if let (Some(g), Some(c)) = (g, c) {
                                 let (gi, ci) = (
@@ -593,9 +593,9 @@ fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_pool_with_a_spacing_per_slot_splats_like_the_cpu_twin() {
-    use pcv::render::cpu::preprocess::{grid_params, prepare, sort_by_cells};
-    use pcv::render::look::{Look, PointSize};
-    use pcv::render::SlotWrite;
+    use pcv_render::cpu::preprocess::{grid_params, prepare, sort_by_cells};
+    use pcv_render::look::{Look, PointSize};
+    use pcv_render::SlotWrite;
     let Some(mut cuda) = cuda_or_skip("slot spacing") else { return };
     let cloud = scene::generate(300_000, 4, false);
     let pts = cloud.points.to_vec();
@@ -701,7 +701,7 @@ fn errors_are_reported_not_panicked() {
         match CudaRasterizer::new() {
             Err(RenderError::NoDriver(msg)) => {
                 assert!(
-                    msg.contains(pcv::render::platform::CUDA_DRIVER_LIBRARY),
+                    msg.contains(pcv_render::platform::CUDA_DRIVER_LIBRARY),
                     "NoDriver should name the driver library: {msg}"
                 );
                 println!("no driver here, as expected: {msg}");
@@ -1048,7 +1048,7 @@ fn egl_helper_makes_a_readable_buffer() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gl_interop_writes_the_frame_into_a_pixel_buffer() {
-    use pcv::render::cuda::interop::GlBufferRegistration;
+    use pcv_render::cuda::interop::GlBufferRegistration;
     let Some(mut cuda) = cuda_or_skip("gl interop") else { return };
     let Some(ctx) = egl_or_skip("gl interop") else { return };
     let gl = &ctx.gl;

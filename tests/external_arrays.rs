@@ -11,18 +11,18 @@
 //!   bounds match, `depth_to_device` equals `depth_out`, and the errors: a host pointer, a span past its
 //!   allocation, a mode other than `vis`.
 use glam::{DVec3, Vec3};
-use pcv::render::cpu::external::{
-    bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
-};
-use pcv::render::cpu::vis::vis_clear;
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::cuda::memory::DeviceBuffer;
-use pcv::render::cuda::CudaRasterizer;
-use pcv::render::external::{ArrayDesc, ColorKind, Dtype, ExternalPoints};
-use pcv::render::look::Look;
-use pcv::render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use pcv_camera::{Camera, PoseArg};
 use pcv_io::{Bounds, Point, PointCloud};
+use pcv_render::cpu::external::{
+    bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
+};
+use pcv_render::cpu::vis::vis_clear;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::cuda::memory::DeviceBuffer;
+use pcv_render::cuda::CudaRasterizer;
+use pcv_render::external::{ArrayDesc, ColorKind, Dtype, ExternalPoints};
+use pcv_render::look::Look;
+use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use std::sync::atomic::AtomicU64;
 
 const W: u32 = 200;
@@ -49,7 +49,7 @@ fn points(n: usize) -> (Vec<[f32; 3]>, Vec<[u8; 3]>) {
 fn frame() -> FrameParams {
     let mut cam = Camera::for_cloud(Bounds { min: Vec3::splat(-4.0), max: Vec3::splat(4.0) }, false);
     cam.pose = PoseArg { eye: DVec3::new(-9.0, -7.0, 6.0), yaw_deg: 38.0, pitch_deg: -28.0 }.to_pose(DVec3::ZERO);
-    pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Vis).with_look(Look::PLAIN)
+    pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Vis).with_look(Look::PLAIN)
 }
 
 fn bytes<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {

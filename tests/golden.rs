@@ -9,12 +9,12 @@
 mod common;
 
 use common::Reference;
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::image_io::Frame;
-use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
-use pcv::render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::scene;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::image_io::Frame;
+use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use std::path::Path;
 
 fn golden_path(name: &str) -> std::path::PathBuf {

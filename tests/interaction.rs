@@ -15,8 +15,8 @@
 //! covers a small corner. Tests skip, saying why, where `Xvfb` (or, for the XTest test, `xdotool`; for
 //! the video, `ffmpeg`) is not installed.
 use glam::{Mat4, Vec2, Vec3};
-use pcv::render::image_io::Frame;
 use pcv_camera::{Pose, UpAxis, FOV_Y_RAD};
+use pcv_render::image_io::Frame;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

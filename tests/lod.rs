@@ -4,11 +4,11 @@
 use glam::{DVec3, Vec3};
 use pcv::lod::memory::MemorySource;
 use pcv::lod::{LodOptions, LodScene};
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use pcv_camera::{Camera, Pose};
 use pcv_io::octree::NodeSource;
 use pcv_io::{scene, Point, PointCloud};
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::sync::Arc;
 
 mod common;
@@ -70,7 +70,7 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
         let dir = Vec3::new(yaw.cos(), yaw.sin(), -0.2);
         let eye = lod.bounds().center() - dir * lod.bounds().radius() * 0.1;
         cam.pose = Pose { eye, yaw_rad: yaw, pitch_rad: -0.2 };
-        let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+        let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
         refine(&mut lod, &mut r, &frame, eye);
         println!("pose {k}: {:?}", lod.status());
         if lod.status().budget_hit {
@@ -85,7 +85,7 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
         let f = frame.uniforms();
         let mut tied: std::collections::HashMap<usize, Vec<u32>> = Default::default();
         for p in resident_cloud.points.iter() {
-            if let Some(q) = pcv::render::cpu::project::project(&f, p.pos) {
+            if let Some(q) = pcv_render::cpu::project::project(&f, p.pos) {
                 let i = q.index(W);
                 if q.depth_bits == want_depth[i] {
                     tied.entry(i).or_default().push(p.color_word());
@@ -118,7 +118,7 @@ fn refining_opens_no_holes_and_starts_coarse() {
             .unwrap();
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
     let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
     let background = images[0][0];
     let covered = |img: &Vec<u32>| img.iter().map(|&c| c != background).collect::<Vec<bool>>();
@@ -151,7 +151,7 @@ fn tiles_share_one_origin_and_one_selection() {
     assert!((lod.origin() - far - cloud.bounds.center().as_dvec3()).abs().max_element() < 1.0, "{}", lod.origin());
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
     refine(&mut lod, &mut r, &frame, cam.pose.eye);
     assert!(!lod.status().budget_hit);
     let tiles: std::collections::HashSet<u32> = lod.selection().nodes.iter().map(|s| s.id.tile).collect();
@@ -176,7 +176,7 @@ fn a_budget_below_the_root_is_refused_and_other_modes_draw_culled() {
     let mut lod = LodScene::open(vec![src], opts(50_000)).unwrap();
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Vis);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Vis);
     lod.update(&mut r, &frame, cam.pose.eye).unwrap();
     let mut px = vec![0u32; frame.num_pixels()];
     let err = r.render(&frame, Target::Host(&mut px)).unwrap_err().to_string();
@@ -224,7 +224,7 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("180000 points in 2 tile(s), budget 100000 points (--point-budget)"), "{err}");
     assert!(err.contains("selected nodes drawn"), "{err}");
-    let img = pcv::render::image_io::Frame::read_png(&png).unwrap();
+    let img = pcv_render::image_io::Frame::read_png(&png).unwrap();
     let bg = img.pixels[0];
     assert!(img.pixels.iter().filter(|&&c| c != bg).count() > 2000, "the tiles show");
     // An empty directory is an error naming it.
@@ -311,7 +311,7 @@ fn copc_tiles_stream_through_the_same_scene() {
     assert_eq!(lod.total_points(), 125_000);
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
     let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
     assert_eq!(lod.status().drawn_points, 125_000, "{:?}", lod.status());
     assert!(lod.errors().is_empty(), "{:?}", lod.errors());
@@ -365,7 +365,7 @@ impl DeferredCopies {
     fn complete_one(&mut self) {
         if let Some((fence, runs)) = self.pending.pop_front() {
             for (first_slot, positions, colors, quant) in &runs {
-                let w = pcv::render::SlotWrite { first_slot: *first_slot, positions, colors, quant };
+                let w = pcv_render::SlotWrite { first_slot: *first_slot, positions, colors, quant };
                 assert_eq!(self.inner.write_slots(&[w]).unwrap(), 0, "the CPU backend copies before returning");
             }
             self.done_fence = fence;
@@ -380,29 +380,29 @@ impl Rasterizer for DeferredCopies {
     fn description(&self) -> String {
         "the CPU backend with pool writes that land later".into()
     }
-    fn upload(&mut self, cloud: &PointCloud) -> Result<(), pcv::render::RenderError> {
+    fn upload(&mut self, cloud: &PointCloud) -> Result<(), pcv_render::RenderError> {
         self.inner.upload(cloud)
     }
     fn render(
         &mut self,
         frame: &FrameParams,
         target: Target<'_>,
-    ) -> Result<pcv::render::FrameStats, pcv::render::RenderError> {
+    ) -> Result<pcv_render::FrameStats, pcv_render::RenderError> {
         self.inner.render(frame, target)
     }
     fn num_points(&self) -> u64 {
         self.inner.num_points()
     }
-    fn reserve_slots(&mut self, slots: u32) -> Result<(), pcv::render::RenderError> {
+    fn reserve_slots(&mut self, slots: u32) -> Result<(), pcv_render::RenderError> {
         self.slot_fence = vec![0; slots as usize];
         self.pending.clear();
         self.inner.reserve_slots(slots)
     }
-    fn write_slots(&mut self, writes: &[pcv::render::SlotWrite<'_>]) -> Result<u64, pcv::render::RenderError> {
+    fn write_slots(&mut self, writes: &[pcv_render::SlotWrite<'_>]) -> Result<u64, pcv_render::RenderError> {
         self.next_fence += 1;
         let mut runs = Vec::new();
         for w in writes {
-            pcv::render::check_slot_write(w, self.slot_fence.len() as u32)?;
+            pcv_render::check_slot_write(w, self.slot_fence.len() as u32)?;
             for s in w.first_slot..w.first_slot + w.num_slots() {
                 self.slot_fence[s as usize] = self.next_fence;
             }
@@ -411,14 +411,14 @@ impl Rasterizer for DeferredCopies {
         self.pending.push_back((self.next_fence, runs));
         Ok(self.next_fence)
     }
-    fn slot_writes_done(&mut self) -> Result<u64, pcv::render::RenderError> {
+    fn slot_writes_done(&mut self) -> Result<u64, pcv_render::RenderError> {
         Ok(self.done_fence)
     }
     fn set_slot_batches(
         &mut self,
-        batches: &[pcv::render::gpu_data::Batch],
+        batches: &[pcv_render::gpu_data::Batch],
         after_write: u64,
-    ) -> Result<(), pcv::render::RenderError> {
+    ) -> Result<(), pcv_render::RenderError> {
         for (s, _) in batches.iter().enumerate().filter(|(_, b)| b.num_points > 0) {
             let f = self.slot_fence[s];
             if f == 0 || f > self.done_fence || f > after_write {
@@ -430,7 +430,7 @@ impl Rasterizer for DeferredCopies {
         }
         self.inner.set_slot_batches(batches, after_write)
     }
-    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), pcv::render::RenderError> {
+    fn set_slot_spacing(&mut self, spacing_m: &[f32]) -> Result<(), pcv_render::RenderError> {
         self.inner.set_slot_spacing(spacing_m)
     }
 }
@@ -442,7 +442,7 @@ fn a_slot_is_never_drawn_before_its_copy_is_done() {
     let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(150_000)).unwrap();
     let mut r = DeferredCopies::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
     let (mut frames_in_transit, mut finished) = (0, false);
     for _ in 0..4000 {
         let st = lod.update(&mut r, &frame, cam.pose.eye).unwrap().clone();
@@ -494,11 +494,11 @@ fn coarse_nodes_get_the_larger_point_size() {
     let b = lod.bounds();
     let eye = Vec3::new(b.min.x + 0.05 * (b.max.x - b.min.x), b.center().y, b.center().z);
     cam.pose = Pose { eye, yaw_rad: 0.0, pitch_rad: 0.0 };
-    let look = pcv::render::look::Look {
-        point_size: pcv::render::look::PointSize::Adaptive { max_px: 16 },
-        ..pcv::render::look::Look::PLAIN
+    let look = pcv_render::look::Look {
+        point_size: pcv_render::look::PointSize::Adaptive { max_px: 16 },
+        ..pcv_render::look::Look::PLAIN
     };
-    let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled).with_look(look);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled).with_look(look);
     refine(&mut lod, &mut r, &frame, eye);
     let drawn: Vec<f32> = lod.slot_spacing().iter().copied().filter(|&s| s > 0.0).collect();
     let (lo, hi) = drawn.iter().fold((f32::MAX, 0f32), |(a, b), &s| (a.min(s), b.max(s)));
@@ -514,7 +514,7 @@ fn coarse_nodes_get_the_larger_point_size() {
     r.render(&frame, Target::Host(&mut per_slot)).unwrap();
     let covered = |px: &[u32]| px.iter().filter(|&&c| c != px[0]).count();
     let mut ones = vec![0u32; frame.num_pixels()];
-    r.render(&frame.with_look(pcv::render::look::Look::PLAIN), Target::Host(&mut ones)).unwrap();
+    r.render(&frame.with_look(pcv_render::look::Look::PLAIN), Target::Host(&mut ones)).unwrap();
     println!("covered: {} px per slot, {} px at 1 px", covered(&per_slot), covered(&ones));
     assert!(covered(&per_slot) > covered(&ones));
 }
@@ -599,7 +599,7 @@ fn a_hierarchy_in_child_pages_streams_like_one_page() {
         let mut lod = LodScene::open(vec![Arc::new(f) as Arc<dyn NodeSource>], opts(2_000_000)).unwrap();
         let mut r = CpuRasterizer::new();
         let cam = Camera::for_cloud(lod.bounds(), false);
-        let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+        let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
         refine(&mut lod, &mut r, &frame, cam.pose.eye);
         assert_eq!(lod.status().drawn_points, 1_210_000, "{:?}", lod.status());
         depths.push(r.depth_bits());

@@ -13,14 +13,14 @@
 //!   point size (where a tie moves to the neighbours the splat reaches) differing pixels must stay
 //!   under 1% of the frame. The counts are printed.
 //! - A built-in scene (each share made on its GPU) and a host cloud (split in Morton order).
-use pcv::render::cpu::project::project;
-use pcv::render::cuda::CudaRasterizer;
-use pcv::render::look::{Background, Edl, Look, PointSize};
-use pcv::render::multi::MultiRasterizer;
-use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::{scene, PointCloud};
+use pcv_render::cpu::project::project;
+use pcv_render::cuda::CudaRasterizer;
+use pcv_render::look::{Background, Edl, Look, PointSize};
+use pcv_render::multi::MultiRasterizer;
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::collections::HashMap;
 
 mod common;
@@ -71,7 +71,7 @@ fn render(r: &mut dyn Rasterizer, frame: &FrameParams) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// Pixels (index → depth bits) where two or more of `points` land at exactly that depth.
-fn ties(points: &[pcv::render::gpu_data::Point], frame: &FrameParams, at: &HashMap<usize, u32>) -> usize {
+fn ties(points: &[pcv_render::gpu_data::Point], frame: &FrameParams, at: &HashMap<usize, u32>) -> usize {
     let f = frame.uniforms();
     let mut hits: HashMap<usize, u32> = HashMap::new();
     for p in points {
@@ -198,10 +198,10 @@ fn reference_mode_is_refused_not_a_panic() {
 #[test]
 #[ignore = "needs NVIDIA GPUs (CUDA and NCCL; one GPU runs its shares)"]
 fn composite_kernels_match_their_cpu_twins() {
-    use pcv::render::cpu::composite::{words_gather, words_min, words_offset};
-    use pcv::render::cuda::kernels;
-    use pcv::render::cuda::memory::DeviceBuffer;
-    use pcv::render::gpu_data::{word, EMPTY_PAYLOAD};
+    use pcv_render::cpu::composite::{words_gather, words_min, words_offset};
+    use pcv_render::cuda::kernels;
+    use pcv_render::cuda::memory::DeviceBuffer;
+    use pcv_render::gpu_data::{word, EMPTY_PAYLOAD};
     let cuda = match CudaRasterizer::new() {
         Ok(c) => c,
         Err(e) if !require() => return eprintln!("kernels: skipping, CUDA backend unavailable: {e}"),
@@ -266,11 +266,11 @@ fn composite_kernels_match_their_cpu_twins() {
 }
 
 fn word_depth_of(w: u64) -> u32 {
-    pcv::render::gpu_data::word_depth(w)
+    pcv_render::gpu_data::word_depth(w)
 }
 
 /// A binary PLY of `points` (float x y z, uchar r g b), written the way scanners' tools write it.
-fn write_ply(path: &std::path::Path, points: &[pcv::render::gpu_data::Point]) {
+fn write_ply(path: &std::path::Path, points: &[pcv_render::gpu_data::Point]) {
     let mut bytes = format!(
         "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n",
         points.len()
@@ -333,7 +333,7 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
         let dir = Vec3::new(yaw.cos(), yaw.sin(), -0.3);
         let eye = lod_a.bounds().center() - dir * lod_a.bounds().radius() * (0.3 + 0.4 * k as f32);
         cam.pose = Pose { eye, yaw_rad: yaw, pitch_rad: -0.3 };
-        let frame = pcv::render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+        let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
         let finish = |lod: &mut LodScene, r: &mut dyn Rasterizer| {
             for _ in 0..4000 {
                 let st = lod.update(r, &frame, eye).expect("update").clone();

@@ -1,12 +1,12 @@
 //! Picking on the CPU backend (the CUDA backend's twin runs in tests/cuda_vs_cpu.rs on the GPU machine):
 //! the point under a pixel of the last frame, its index in the uploaded cloud and its exact position.
 use glam::{DVec3, Vec3};
-use pcv::render::cpu::project::project;
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::look::{Look, PointSize};
-use pcv::render::{FrameParams, Rasterizer, RenderMode, Target};
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{Point, PointCloud};
+use pcv_render::cpu::project::project;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::look::{Look, PointSize};
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 
 /// A sparse grid of points on the plane x = 2 (in front of the prototype's camera, about 8 pixels
 /// apart at 320 × 240), shuffled so that the upload order differs from any spatial order.

@@ -4,8 +4,8 @@
 //!
 //! A build without nvcc embeds no kernels: then these tests fail when `PCV_REQUIRE_KERNELS=1` (CI sets
 //! it, so a CI build that silently lost its kernels is caught) and otherwise print why and pass.
-use pcv::render::cuda::modules::{image, ptx_version};
-use pcv::render::cuda::{KERNELS, LAUNCHED_KERNELS, NVCC_RELEASE};
+use pcv_render::cuda::modules::{image, ptx_version};
+use pcv_render::cuda::{KERNELS, LAUNCHED_KERNELS, NVCC_RELEASE};
 
 /// The newest PTX ISA the GPU machine's driver (580, CUDA 13.0) loads.
 const MAX_PTX_VERSION: (u32, u32) = (9, 0);

@@ -6,9 +6,9 @@
 //! - a cloud made in code, shown as given; opening again replaces what was shown;
 //! - what fails says why: a missing file names it, a colour mode the scene lacks is refused.
 use glam::DVec3;
-use pcv::render::{BackendChoice, FrameParams, RenderMode};
 use pcv::session::{self, BackendOptions, OpenOptions, Session, Shown, Source};
 use pcv_io::{Point, PointCloud};
+use pcv_render::{BackendChoice, FrameParams, RenderMode};
 use std::time::Duration;
 
 fn cpu() -> BackendOptions {
@@ -34,7 +34,7 @@ fn the_built_in_scene_opens_lazily_at_the_prototypes_pose() {
     assert!(s.cloud.is_lazy_scene(), "the backend makes the scene's points itself");
     assert_eq!(s.rasterizer.num_points(), 50_000);
     assert_eq!(s.camera.pose, pcv_camera::Pose::PROTOTYPE);
-    assert_eq!(s.look(&Default::default()), pcv::render::look::Look::PLAIN);
+    assert_eq!(s.look(&Default::default()), pcv_render::look::Look::PLAIN);
     assert!(s.times.loaded_s >= s.times.backend_s);
     // The scene has only its own colours.
     let opts = OpenOptions { color: Some(pcv_io::attributes::ColorMode::Intensity), ..Default::default() };

@@ -8,7 +8,7 @@
 //! The images are left in `CARGO_TARGET_TMPDIR/window_xvfb/` for inspection. The tests skip (with a
 //! message on stderr) where `xvfb-run` is not installed. The no-display test runs everywhere: it unsets
 //! `DISPLAY` and checks that the error names both ways out (`pcv render`, `xvfb-run`).
-use pcv::render::image_io::Frame;
+use pcv_render::image_io::Frame;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;

@@ -12,10 +12,10 @@
 //! 3. numpy's `__array_interface__` (host memory), then a host `__dlpack__` (a PyTorch CPU tensor),
 //!    then `numpy.asarray(obj)` for anything else (lists, ...).
 //!
-//! Nothing is copied here; the descriptions go to `pcv::render::external::ExternalPoints::new`, which
+//! Nothing is copied here; the descriptions go to `pcv_render::external::ExternalPoints::new`, which
 //! checks dtypes and shapes and says what was expected.
 use crate::dlpack;
-use pcv::render::external::{ArrayDesc, Dtype};
+use pcv_render::external::{ArrayDesc, Dtype};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};

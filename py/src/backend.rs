@@ -7,8 +7,8 @@
 //! kernels) the reason is kept and given in every error that needed CUDA, and `auto` falls back to the
 //! CPU. Calls release the GIL while they render; the mutexes order concurrent calls from several
 //! Python threads. `pcv.Viewer` windows have rasterizers of their own, on their own threads.
-use pcv::render::cpu::CpuRasterizer;
-use pcv::render::cuda::CudaRasterizer;
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::cuda::CudaRasterizer;
 use std::sync::{Mutex, MutexGuard};
 
 /// Which backend a call asks for.
@@ -29,11 +29,11 @@ impl Choice {
         }
     }
 
-    pub fn library(self) -> pcv::render::BackendChoice {
+    pub fn library(self) -> pcv_render::BackendChoice {
         match self {
-            Choice::Auto => pcv::render::BackendChoice::Auto,
-            Choice::Cpu => pcv::render::BackendChoice::Cpu,
-            Choice::Cuda => pcv::render::BackendChoice::Cuda,
+            Choice::Auto => pcv_render::BackendChoice::Auto,
+            Choice::Cpu => pcv_render::BackendChoice::Cpu,
+            Choice::Cuda => pcv_render::BackendChoice::Cuda,
         }
     }
 }

@@ -9,9 +9,9 @@
 //! eye-dome lighting and adaptive point sizes. No camera: the library's start view of the bounds (an
 //! oblique view from above that fits them), z up.
 use glam::{DVec3, Mat4, Vec3};
-use pcv::render::FrameParams;
 use pcv_camera::{lens::DepthRange, Camera as LibCamera, DepthPolicy, Pose, PoseArg, UpAxis};
 use pcv_io::Bounds;
+use pcv_render::FrameParams;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -86,7 +86,7 @@ impl Camera {
                 FrameParams::new(clip_from_world, width_px, height_px).with_depth_range(planes.near, planes.far)
             }
             _ => match Camera::library(cam, bounds) {
-                Some(c) => pcv::render::FrameParams::of_camera(&c, width_px, height_px),
+                Some(c) => pcv_render::FrameParams::of_camera(&c, width_px, height_px),
                 None => FrameParams::new(Mat4::IDENTITY, width_px, height_px),
             },
         }

@@ -9,7 +9,7 @@
 //! ([`export`]) boxes a managed tensor whose context holds an `Arc` of the frame's device buffer, so the
 //! buffer lives until the consumer (PyTorch, CuPy) calls the deleter; the capsule's destructor calls it
 //! only if no consumer took the capsule (renamed it `used_dltensor`).
-use pcv::render::external::{ArrayDesc, Dtype};
+use pcv_render::external::{ArrayDesc, Dtype};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;

@@ -11,8 +11,8 @@
 //! everywhere): `frame[::-1]` is a view from the top.
 use crate::dlpack::{self, DLDataType, DLDevice};
 use cudarc::driver::CudaStream;
-use pcv::render::cuda::memory::DeviceBuffer;
-use pcv::render::FrameStats;
+use pcv_render::cuda::memory::DeviceBuffer;
+use pcv_render::FrameStats;
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};

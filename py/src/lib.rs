@@ -3,7 +3,7 @@
 //!
 //! How it works: a thin binding over the `pcv` library. [`arrays`] reads the caller's arrays through
 //! their protocols (`__dlpack__`, `__cuda_array_interface__`, `__array_interface__`) into descriptions
-//! that `pcv::render::external` checks and lays out; device arrays are drawn where they are by the CUDA
+//! that `pcv_render::external` checks and lays out; device arrays are drawn where they are by the CUDA
 //! backend (`CudaRasterizer::render_external`, the `vis` mode) into a buffer that a [`frame::Frame`]
 //! owns and exports the same ways; host arrays become the library's points and render on the CPU
 //! backend (or the CUDA one) into host memory that numpy takes without a copy. [`camera`] maps
@@ -20,11 +20,11 @@ use arrays::{Input, Place};
 use backend::Choice;
 use camera::Camera;
 use frame::{Frame, Kind};
-use pcv::render::cuda::memory::DeviceBuffer;
-use pcv::render::external::{ExternalError, ExternalPoints};
-use pcv::render::look::{Background, Edl, Look, PointSize};
-use pcv::render::{Rasterizer, RenderError, RenderMode, Target};
 use pcv_io::{Bounds, PointCloud};
+use pcv_render::cuda::memory::DeviceBuffer;
+use pcv_render::external::{ExternalError, ExternalPoints};
+use pcv_render::look::{Background, Edl, Look, PointSize};
+use pcv_render::{Rasterizer, RenderError, RenderMode, Target};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -151,7 +151,7 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
     // SAFETY: the arrays are host memory (their producers said so: numpy's interface or a CPU DLPack
     // capsule), alive while the caller holds their owners, and not written while the GIL is held here.
     let (pos, colors) = unsafe { ext.host_views() };
-    let points = pcv::render::cpu::external::host_points(&pos, &colors, ext.num_points());
+    let points = pcv_render::cpu::external::host_points(&pos, &colors, ext.num_points());
     PointCloud::from_points(points, glam::DVec3::ZERO, label)
 }
 
@@ -324,7 +324,7 @@ fn render_host(
         (None, _) => 0.0,
     };
     let empty = PointCloud::from_points(Vec::new(), glam::DVec3::ZERO, "");
-    let draw = move |r: &mut dyn Rasterizer| -> Result<(Vec<u32>, pcv::render::FrameStats), RenderError> {
+    let draw = move |r: &mut dyn Rasterizer| -> Result<(Vec<u32>, pcv_render::FrameStats), RenderError> {
         r.upload(&cloud)?;
         let frame =
             Camera::frame(cam.as_ref(), cloud.bounds, w, h).with_mode(mode).with_look(look).with_spacing(spacing);
@@ -378,10 +378,7 @@ fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf)
     let host = py.import("numpy")?.call_method1("ascontiguousarray", (host,))?;
     let input = arrays::read(&host, "image", None, &|| "write_png takes a pcv.Frame or a host array".into())?;
     let d = &input.desc;
-    if input.place != Place::Host
-        || d.dtype != pcv::render::external::Dtype::U8
-        || d.shape.len() != 3
-        || d.shape[2] != 4
+    if input.place != Place::Host || d.dtype != pcv_render::external::Dtype::U8 || d.shape.len() != 3 || d.shape[2] != 4
     {
         return Err(PyValueError::new_err(format!(
             "image: expected uint8 (height, width, 4), got {} {:?}",
@@ -398,7 +395,7 @@ fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf)
         unsafe { std::slice::from_raw_parts(d.ptr as usize as *const u8, len) }
     };
     let words: Vec<u32> = bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-    let frame = pcv::render::image_io::Frame::new(w, h, words);
+    let frame = pcv_render::image_io::Frame::new(w, h, words);
     py.detach(|| frame.write_png(&path)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 

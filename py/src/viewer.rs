@@ -22,12 +22,12 @@ use crate::backend::Choice;
 use crate::camera::{Camera, Kind as CameraKind};
 use crate::{check_size, host_cloud, options, read_points, render_error, Error, Options};
 use cudarc::driver::{CudaContext, CudaStream};
-use pcv::render::cuda::external::{check_points, order_after, stream_from_number};
-use pcv::render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pcv::session::{Session, Source};
 use pcv::viewer::feed::{Phase, PointFeed, PointSet};
 use pcv::viewer::ViewerOptions;
 use pcv_camera::Camera as LibCamera;
+use pcv_render::cuda::external::{check_points, order_after, stream_from_number};
+use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::mpsc;
@@ -47,7 +47,7 @@ struct Config {
     size_px: (u32, u32),
     backend: Choice,
     camera: Option<Camera>,
-    opts_mode: pcv::render::RenderMode,
+    opts_mode: pcv_render::RenderMode,
     look: Look,
     spacing_m: Option<f32>,
     vsync: bool,
@@ -117,7 +117,7 @@ impl Viewer {
                         // context, the window's), as the protocol defines it.
                         unsafe { order_after(&ctx, window_stream.cu_stream(), stream_from_number(w)) }?;
                     }
-                    Ok::<_, pcv::render::RenderError>(())
+                    Ok::<_, pcv_render::RenderError>(())
                 })
                 .map_err(render_error)?;
                 let owners = Owners([Some(p.owner), c.map(|c| c.owner)].into_iter().flatten().collect());

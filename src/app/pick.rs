@@ -10,11 +10,11 @@
 //! [`Picker`] is the pick as the viewer's update step sees it (pixels from the top-left): [`Reads`],
 //! the picks the viewer read of the last frame before the update ([`reads_needed`] says which), so the
 //! update never touches the GPU; tests stand in for it with pickers of their own.
-use crate::render::PickHit;
 use glam::{DVec3, Vec2, Vec3};
 use pcv_camera::MoveInput;
 use pcv_io::formats::Format;
 use pcv_io::PointCloud;
+use pcv_render::PickHit;
 use std::collections::HashMap;
 
 /// Pixels around the cursor a click searches for a point.

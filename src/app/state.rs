@@ -9,12 +9,12 @@ use super::layers::Layers;
 use super::loading::Loader;
 use super::messages::Messages;
 use super::pick::{PickedPoint, ScaleGrids};
-use crate::render::look::{Edl, Look};
-use crate::render::RenderMode;
 use glam::DVec3;
 use pcv_camera::path::CameraPath;
 use pcv_camera::{ControllerKind, Navigator, Pose, UpAxis, View};
 use pcv_io::attributes::ColorMode;
+use pcv_render::look::{Edl, Look};
+use pcv_render::RenderMode;
 
 /// A stored camera.
 #[derive(Clone, Copy, Debug, PartialEq)]

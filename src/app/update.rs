@@ -399,9 +399,9 @@ fn poll_loader(s: &mut AppState) -> Effects {
     let was_builtin = s.layers.cloud.scene().is_some();
     s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
     s.spacing_m = pcv_io::spacing::estimate(&s.layers.cloud);
-    if was_builtin && s.look == crate::render::look::Look::PLAIN {
+    if was_builtin && s.look == pcv_render::look::Look::PLAIN {
         // The built-in scene's look is the prototype's; files get theirs.
-        s.look = crate::render::look::Look::for_cloud(false, &Default::default());
+        s.look = pcv_render::look::Look::for_cloud(false, &Default::default());
         s.edl_memory = s.look.edl.unwrap_or(s.edl_memory);
     }
     refresh_camera(s, replace || was_builtin);
@@ -459,12 +459,12 @@ pub fn playback(path: pcv_camera::path::CameraPath, layers: &Layers) -> PathPlay
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::{PickHit, RenderMode};
     use glam::{DVec3, Vec3};
     use pcv_camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
     use pcv_io::attributes::{Attributes, SourceSpan};
     use pcv_io::formats::Format;
     use pcv_io::{Point, PointCloud};
+    use pcv_render::{PickHit, RenderMode};
     use std::sync::Arc;
 
     /// Stands in for the rasterizer: every pixel shows point `index` at `at`.
@@ -499,7 +499,7 @@ mod tests {
             ..Default::default()
         }));
         let (cam, reason) = Camera::start(&cloud, &Default::default());
-        let look = crate::render::look::Look::for_cloud(false, &Default::default());
+        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
         let mut s = AppState::new(
             Navigator::new(cam, ControllerKind::Orbit),
             Layers::new(cloud),
@@ -634,7 +634,7 @@ mod tests {
 
     #[test]
     fn looks_change_by_key() {
-        use crate::render::look::{Background, Edl, PointSize};
+        use pcv_render::look::{Background, Edl, PointSize};
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
         let ctx = &mut UpdateCtx { reads: picker };

@@ -19,12 +19,12 @@
 pub mod plot;
 pub mod window;
 
-use crate::render::gpu_data::BATCH_POINTS;
-use crate::render::look::{Background, Edl, Look, PointSize, SplatMethod};
-use crate::render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::PointCloud;
+use pcv_render::gpu_data::BATCH_POINTS;
+use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
+use pcv_render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -171,7 +171,7 @@ pub fn write_json(path: &std::path::Path, report: &impl serde::Serialize, device
 }
 
 /// The commit the binary was built from (`build.rs`), for reports.
-pub const GIT_COMMIT: &str = env!("PCV_GIT_COMMIT");
+pub const GIT_COMMIT: &str = pcv_render::GIT_COMMIT;
 
 /// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
 /// point is larger than a pixel, where it differs from gather), on `background`.
@@ -249,9 +249,7 @@ pub fn run(
             let mut references: Vec<Option<(Vec<u32>, Vec<u32>)>> = vec![None; looks.len()];
             for &mode in &modes {
                 for (li, look) in looks.iter().enumerate() {
-                    if look.splat == crate::render::look::SplatMethod::Scatter
-                        && mode != RenderMode::Vis
-                        && look.splats()
+                    if look.splat == pcv_render::look::SplatMethod::Scatter && mode != RenderMode::Vis && look.splats()
                     {
                         continue; // only the vis mode scatters; the others would repeat the gather's run
                     }
@@ -378,7 +376,7 @@ pub fn look_label(look: &Look) -> String {
         p => p.to_string(),
     };
     let size = match look.splat {
-        crate::render::look::SplatMethod::Scatter if look.splats() => format!("{size}(scatter)"),
+        pcv_render::look::SplatMethod::Scatter if look.splats() => format!("{size}(scatter)"),
         _ => size,
     };
     if look.edl.is_some() {
@@ -547,10 +545,10 @@ mod tests {
 
     #[test]
     fn looks_combine_sizes_splats_and_edl_scatter_only_where_it_differs() {
-        use crate::render::look::{Background, PointSize, SplatMethod};
+        use pcv_render::look::{Background, PointSize, SplatMethod};
         let sizes = [PointSize::Fixed(1), PointSize::Fixed(3)];
         let splats = [SplatMethod::Gather, SplatMethod::Scatter];
-        let l = looks(&sizes, &splats, &[false, true], Background::Solid(crate::render::look::rgb(0, 0, 0)));
+        let l = looks(&sizes, &splats, &[false, true], Background::Solid(pcv_render::look::rgb(0, 0, 0)));
         // 1 px: gather only (scatter draws the same); 3 px: both; each with EDL off and on.
         assert_eq!(l.len(), 2 + 4, "{l:?}");
         assert!(l.iter().all(|k| k.splat == SplatMethod::Gather || k.point_size == PointSize::Fixed(3)));

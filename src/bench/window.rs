@@ -9,16 +9,16 @@
 //! the frame into the pixel buffer replaces map and unmap. Their sum is the frame's GPU time; the
 //! wall-clock time per frame (which includes the X server's presentation) is reported beside it.
 use super::{BenchError, BenchOptions};
-use crate::render::Rasterizer;
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::Camera;
 use pcv_io::PointCloud;
+use pcv_render::Rasterizer;
 
 /// One pose and mode in a window.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct WindowResult {
     pub points: u64,
-    pub mode: crate::render::RenderMode,
+    pub mode: pcv_render::RenderMode,
     pub pose: String,
     pub width: u32,
     pub height: u32,

@@ -18,12 +18,12 @@
 //! (after releasing any CUDA registration of its PBO) and make another.
 //!
 //! [`read_default_framebuffer`] reads the back buffer with `glReadPixels` (pack alignment 1) into an
-//! [`image_io::Frame`](crate::render::image_io::Frame), bottom row first, as the PNG writer expects.
+//! [`image_io::Frame`](pcv_render::image_io::Frame), bottom row first, as the PNG writer expects.
 //!
 //! Every function here needs the surface's GL context current on the calling thread; the
 //! [`Window`](super::window::Window) keeps it so for its whole life.
-use crate::render::image_io::Frame;
 use glow::{HasContext, PixelPackData, PixelUnpackData};
+use pcv_render::image_io::Frame;
 use std::rc::Rc;
 
 /// Errors from the blit path.

@@ -8,8 +8,8 @@
 //! timer off: it then records nothing and `latest` stays empty.
 //!
 //! Needs the window's GL context current on the calling thread, as everything in [`super`].
-use crate::render::PassTime;
 use glow::HasContext;
+use pcv_render::PassTime;
 use std::rc::Rc;
 
 /// Frames of queries in flight.

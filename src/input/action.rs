@@ -3,11 +3,11 @@
 //! How it works: the keymap ([`super::keymap`]) turns input events into actions and the panel returns
 //! the actions its widgets stand for, so a button and its key do the very same thing; the viewer's
 //! update step ([`crate::app::update`]) is the only place that carries them out.
-use crate::render::look::{Background, Edl, PointSize};
-use crate::render::RenderMode;
 use glam::Vec2;
 use pcv_camera::{ControllerKind, Nav, UpAxis, View};
 use pcv_io::attributes::ColorMode;
+use pcv_render::look::{Background, Edl, PointSize};
+use pcv_render::RenderMode;
 use std::path::PathBuf;
 
 /// One thing to do.

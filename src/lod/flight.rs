@@ -17,12 +17,12 @@
 //! mean decoding limits; blocked threads or slices that run out mean the render thread's uploads do;
 //! neither means the reads' latency (or too little left to do) does.
 use super::scene::LodScene;
-use crate::render::image_io::Frame;
-use crate::render::look::Look;
-use crate::render::{Rasterizer, RenderError, RenderMode, Target};
 use glam::DVec3;
 use pcv_camera::path::CameraPath;
 use pcv_camera::Camera;
+use pcv_render::image_io::Frame;
+use pcv_render::look::Look;
+use pcv_render::{Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -187,7 +187,7 @@ impl Flyer<'_> {
     fn frame(&mut self) -> Result<FrameOut, RenderError> {
         let (w, h) = self.opts.size_px;
         let t = Instant::now();
-        let mut frame = crate::render::FrameParams::of_camera(&self.cam, w, h)
+        let mut frame = pcv_render::FrameParams::of_camera(&self.cam, w, h)
             .with_mode(self.opts.mode)
             .with_look(self.opts.look)
             .with_spacing(self.opts.spacing_m);
@@ -290,7 +290,7 @@ pub fn fly(
         Some(l) => (
             l.total_points(),
             l.options().point_budget,
-            l.slots() as u64 * (20 * crate::render::gpu_data::BATCH_POINTS as u64 + 45),
+            l.slots() as u64 * (20 * pcv_render::gpu_data::BATCH_POINTS as u64 + 45),
         ),
         None => (r.num_points(), 0, 0),
     };

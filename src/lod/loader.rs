@@ -7,7 +7,7 @@
 //! reading, reads it through its [`NodeSource`] (a COPC file's LAZ chunk, an HTTP range, memory),
 //! sorts its points spatially inside the node (the preprocessing's Morton buckets over the node's own
 //! bounds, so its batches get tight boxes) and makes positions, colours, batch boxes and quantized
-//! words ([`crate::render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
+//! words ([`pcv_render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
 //! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
 //! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
@@ -15,9 +15,9 @@
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
 use super::select::NodeId;
-use crate::render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
 use glam::DVec3;
 use pcv_io::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
+use pcv_render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

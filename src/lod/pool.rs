@@ -15,8 +15,8 @@
 //! host's mirror ([`NodePool::table`]): slots of nodes not drawn this frame have zero points, so the culled modes'
 //! frustum and occlusion passes skip nothing they should draw and draw nothing they should not.
 use super::select::NodeId;
-use crate::render::gpu_data::{Batch, BATCH_POINTS, EMPTY_BATCH};
 use pcv_io::octree::NodeKey;
+use pcv_render::gpu_data::{Batch, BATCH_POINTS, EMPTY_BATCH};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 

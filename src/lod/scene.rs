@@ -29,12 +29,12 @@
 use super::loader::{Loaded, Loader, Request};
 use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
-use crate::render::gpu_data::BATCH_POINTS;
-use crate::render::{FrameParams, Rasterizer, RenderError, RenderMode, SlotWrite};
 use glam::{DVec3, Vec3};
 use pcv_camera::lens::FOV_Y_RAD;
 use pcv_io::octree::NodeSource;
 use pcv_io::{Bounds, PointCloud};
+use pcv_render::gpu_data::BATCH_POINTS;
+use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, SlotWrite};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;

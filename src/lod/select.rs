@@ -2,7 +2,7 @@
 //!
 //! How it works (Potree's `updateVisibility`, for many octrees at once): every tile's root goes into one
 //! priority queue; the node of highest priority comes out first. A node whose cube lies outside the
-//! view ([`crate::render::cpu::batch::batch_culled`], the same conservative test the culled modes apply
+//! view ([`pcv_render::cpu::batch::batch_culled`], the same conservative test the culled modes apply
 //! to batches) is dropped with its subtree. Otherwise, if its points still fit the point budget (and its
 //! batch slots the pool), it is selected, and its children go into the queue when its points are still
 //! too far apart on screen: the node's spacing seen from the nearest point of its cube, in pixels, is
@@ -12,10 +12,10 @@
 //! and largest first. Because a child enters the queue only after its parent was selected, the result
 //! lists parents before children and is closed under "parent of"; empty nodes (COPC lists them for
 //! their children) cost nothing and pass through.
-use crate::render::cpu::batch::batch_culled;
-use crate::render::gpu_data::{Batch, FrameUniforms, BATCH_POINTS};
 use glam::{DVec3, Vec3};
 use pcv_io::octree::{Cube, NodeKey, Octree, OctreeNode};
+use pcv_render::cpu::batch::batch_culled;
+use pcv_render::gpu_data::{Batch, FrameUniforms, BATCH_POINTS};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -108,7 +108,7 @@ pub struct SelectView {
 }
 
 impl SelectView {
-    pub fn new(frame: &crate::render::FrameParams, eye: Vec3, fov_y_rad: f32) -> SelectView {
+    pub fn new(frame: &pcv_render::FrameParams, eye: Vec3, fov_y_rad: f32) -> SelectView {
         SelectView {
             uniforms: frame.uniforms(),
             eye,
@@ -225,9 +225,9 @@ pub fn select(tiles: &[Hierarchy], view: &SelectView, opts: &SelectOptions) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::FrameParams;
     use glam::Mat4;
     use pcv_camera::lens::FOV_Y_RAD;
+    use pcv_render::FrameParams;
     use std::collections::HashSet;
 
     /// A full octree over the cube [0, 64)³ to `depth`, `points` points a node.

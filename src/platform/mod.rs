@@ -1,7 +1,7 @@
 //! What differs between the systems the viewer runs on: the advice when no window can open, the Python
 //! that runs the bench's peer, and keeping an error on screen when a double-clicked pcv.exe's console
 //! would close with it (the renderer's own, the CUDA driver's library among them, are in
-//! [`crate::render::platform`]).
+//! [`pcv_render::platform`]).
 //!
 //! How it works: each item is a constant (or a small function) chosen at compile time with `cfg`.
 

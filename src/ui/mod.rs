@@ -26,9 +26,9 @@ use crate::app::state::AppState;
 use crate::display::platform::GlfwPlatform;
 use crate::display::window::Window;
 use crate::input::Action;
-use crate::render::FrameStats;
 use glam::Mat4;
 use imgui_glow_renderer::{Renderer, SimpleTextureMap};
+use pcv_render::FrameStats;
 use std::rc::Rc;
 
 /// Errors from the overlay.
@@ -63,7 +63,7 @@ pub struct FrameInfo<'a> {
     pub clip_from_world: Mat4,
     /// GPU times of the whole frame's stages (CUDA events and GL timestamp queries): map, passes,
     /// unmap, upload, texture, blit, panel; empty where they cannot be taken.
-    pub gpu_stages: &'a [crate::render::PassTime],
+    pub gpu_stages: &'a [pcv_render::PassTime],
 }
 
 /// Which panel section is open (one at a time keeps the panel small).

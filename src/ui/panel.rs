@@ -12,11 +12,11 @@ use super::{group_thousands, si, FrameInfo, Section};
 use crate::app::pick::{class_name, distance};
 use crate::app::state::{AppState, BOOKMARKS};
 use crate::input::Action;
-use crate::render::look::{Background, PointSize};
-use crate::render::RenderMode;
 use imgui::Condition;
 use pcv_camera::{ControllerKind, PoseArg, UpAxis, View};
 use pcv_io::attributes::{self, ColorMode};
+use pcv_render::look::{Background, PointSize};
+use pcv_render::RenderMode;
 
 /// Where text wraps, in pixels from the panel's left edge.
 const WRAP_PX: f32 = 330.0;

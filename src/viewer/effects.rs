@@ -14,9 +14,9 @@ use crate::app::state::AppState;
 use crate::app::update::{self, Effects};
 use crate::input::Action;
 use crate::lod::LodScene;
-use crate::render::{FrameParams, PickHit, Rasterizer};
 use glam::Vec2;
 use pcv_camera::MoveInput;
+use pcv_render::{FrameParams, PickHit, Rasterizer};
 use std::time::SystemTime;
 
 /// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as

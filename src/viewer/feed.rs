@@ -6,7 +6,7 @@
 //! loop out of its idle wait (`glfwPostEmptyEvent`, through the thread-safe GLFW handle the loop gave
 //! with [`PointFeed::attach`]). Each turn the loop calls [`poll`], which takes the set and makes it
 //! what the rasterizer draws: host points are uploaded like a loaded file, device arrays are shown in
-//! place ([`crate::render::Rasterizer::show_external`]: no copy, no allocation); the camera's
+//! place ([`pcv_render::Rasterizer::show_external`]: no copy, no allocation); the camera's
 //! planes follow the new bounds and the frame is drawn again. After each frame that rendered the
 //! points the loop calls [`PointFeed::rendered`], which wakes senders waiting in
 //! [`PointFeed::wait_rendered`] for their set to be on screen. [`PointFeed::request_close`] closes the
@@ -18,9 +18,9 @@
 use crate::app::layers::Layers;
 use crate::app::state::AppState;
 use crate::app::update::Effects;
-use crate::render::external::ExternalPoints;
-use crate::render::{Rasterizer, RenderError};
 use pcv_io::PointCloud;
+use pcv_render::external::ExternalPoints;
+use pcv_render::{Rasterizer, RenderError};
 use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ impl PointSet {
     /// Device arrays for the window.
     ///
     /// # Safety
-    /// As [`crate::render::Rasterizer::show_external`]: the arrays are device memory of the
+    /// As [`pcv_render::Rasterizer::show_external`]: the arrays are device memory of the
     /// window's CUDA context holding what `points` describes, kept allocated by `keepalive`, and the
     /// streams that wrote them are ordered before the window's stream.
     pub unsafe fn device(points: ExternalPoints, keepalive: Box<dyn Any + Send>) -> PointSet {

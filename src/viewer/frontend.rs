@@ -21,11 +21,11 @@ use crate::display::blit::read_default_framebuffer;
 use crate::display::gl_timer::GlStageTimer;
 use crate::display::window::{Window, WindowOptions};
 use crate::input::{Action, InputEvent, Keymap, KeymapCtx};
-use crate::render::image_io::Frame;
-use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use crate::ui::{FrameInfo, FrameTimes, Overlay};
 use glam::Vec2;
 use glfw::WindowEvent;
+use pcv_render::image_io::Frame;
+use pcv_render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, RenderMode};
 use std::time::Instant;
 
 /// Longest step the camera takes in one frame, so that a stall does not fling it away.

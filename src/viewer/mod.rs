@@ -16,12 +16,12 @@ pub mod trace;
 use crate::display::blit::BlitError;
 use crate::display::window::WindowError;
 use crate::input::script::InputScript;
-use crate::render::image_io::ImageError;
-use crate::render::{Rasterizer, RenderError, RenderMode};
 use crate::ui::OverlayError;
 use pcv_camera::path::CameraPath;
 use pcv_camera::{Camera, ControllerKind, StartOptions};
 use pcv_io::PointCloud;
+use pcv_render::image_io::ImageError;
+use pcv_render::{Rasterizer, RenderError, RenderMode};
 
 /// How the viewer runs.
 #[derive(Clone, Debug)]
@@ -46,7 +46,7 @@ pub struct ViewerOptions {
     /// The render mode to start with (M cycles through them).
     pub mode: RenderMode,
     /// Point size, eye-dome lighting and background.
-    pub look: crate::render::look::Look,
+    pub look: pcv_render::look::Look,
     /// The cloud's point spacing ([`pcv_io::spacing::estimate`]), for adaptive point sizes.
     pub spacing_m: f32,
     /// Render every frame even when nothing changes (benchmarks, measurements).
@@ -75,7 +75,7 @@ impl ViewerOptions {
             up_reason: reason.0,
             controller: None,
             mode: RenderMode::Culled,
-            look: crate::render::look::Look::for_cloud(cloud.scene().is_some(), &Default::default()),
+            look: pcv_render::look::Look::for_cloud(cloud.scene().is_some(), &Default::default()),
             spacing_m: pcv_io::spacing::estimate(cloud),
             continuous: false,
             path: None,

@@ -25,9 +25,9 @@ use crate::app::state::AppState;
 use crate::app::update::{self, Effects, UpdateCtx};
 use crate::input::script::InputScript;
 use crate::lod::LodScene;
-use crate::render::{PassTime, Rasterizer};
 use pcv_camera::{ControllerKind, Navigator};
 use pcv_io::PointCloud;
+use pcv_render::{PassTime, Rasterizer};
 use std::time::Instant;
 
 /// Longest wait for input (the loop also wakes for fading messages and loads).

@@ -12,8 +12,8 @@
 //! the buffer it names is deleted.
 use super::ViewerError;
 use crate::display::blit::PixelSurface;
-use crate::render::cuda::interop::GlBufferRegistration;
-use crate::render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, Target, CLEAR_COLOR};
+use pcv_render::cuda::interop::GlBufferRegistration;
+use pcv_render::{FrameParams, FrameStats, PassTime, Rasterizer, RenderError, Target, CLEAR_COLOR};
 use std::rc::Rc;
 
 /// The pixel surface of the current size.

@@ -2,10 +2,10 @@
 //! about exact depth ties.
 #![allow(dead_code)]
 
-use pcv::render::cpu::project::project;
-use pcv::render::gpu_data::Point;
-use pcv::render::image_io::Frame;
-use pcv::render::FrameParams;
+use pcv_render::cpu::project::project;
+use pcv_render::gpu_data::Point;
+use pcv_render::image_io::Frame;
+use pcv_render::FrameParams;
 
 /// What the reference says about every pixel: the smallest depth bits and every color that a point
 /// with exactly that depth has there (more than one color = an exact depth tie, where either may win).

@@ -1,11 +1,11 @@
 //! The command line's arguments (clap): what each command takes, its defaults and help, and the value
 //! parsers for counts, sizes and switches.
 use clap::{Args, Parser, Subcommand};
-use pcv::render::look::{Background, LookOverrides, PointSize, SplatMethod};
-use pcv::render::multi::Gpus;
-use pcv::render::{BackendChoice, RenderMode};
 use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv_io::attributes::ColorMode;
+use pcv_render::look::{Background, LookOverrides, PointSize, SplatMethod};
+use pcv_render::multi::Gpus;
+use pcv_render::{BackendChoice, RenderMode};
 use std::path::PathBuf;
 
 /// pcv: a real-time point-cloud viewer. Points are rasterized by CUDA kernels (clear, atomic-min depth,
@@ -83,7 +83,7 @@ pub struct SourceArgs {
     /// Seed of the built-in scene: the same seed gives the same points on every backend.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::render::platform::BACKEND_HELP)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv_render::platform::BACKEND_HELP)]
     pub backend: BackendChoice,
     /// Load at most this many of the files' points, a uniform subsample spread over the whole cloud
     /// (suffixes k, M, B); for clouds larger than the GPU holds (pcv says how many fit).
@@ -322,7 +322,7 @@ pub struct BenchArgs {
     pub points: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv::render::platform::BACKEND_HELP)]
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help = pcv_render::platform::BACKEND_HELP)]
     pub backend: BackendChoice,
     /// GPU counts to time, comma separated (N or all): each count runs every scenario (e.g. 1,2).
     #[arg(long, value_delimiter = ',', value_parser = Gpus::parse, default_value = "1")]
@@ -341,7 +341,7 @@ pub struct BenchArgs {
     pub frames: u32,
     /// Render modes to time, comma separated (reference = the design's three passes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "reference")]
-    pub mode: Vec<pcv::render::RenderMode>,
+    pub mode: Vec<pcv_render::RenderMode>,
     /// Point sizes to time, comma separated (1..16 or adaptive[:MAX]).
     #[arg(long, value_delimiter = ',', value_parser = PointSize::parse, default_value = "1")]
     pub point_size: Vec<PointSize>,

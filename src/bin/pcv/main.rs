@@ -5,9 +5,9 @@ mod args;
 use anyhow::{bail, Context, Result};
 use args::{BenchArgs, Cli, Command, ConvertArgs, DiffArgs, InfoArgs, RecordArgs, RenderArgs, ViewArgs};
 use clap::Parser;
-use pcv::render::FrameParams;
 use pcv::session::{self, Session};
 use pcv_camera::{StartOptions, UpChoice};
+use pcv_render::FrameParams;
 use std::time::{Duration, Instant};
 
 /// How long `pcv render` waits for a level-of-detail view to complete.
@@ -169,7 +169,7 @@ fn record(a: RecordArgs) -> Result<()> {
 }
 
 fn diff(a: DiffArgs) -> Result<()> {
-    use pcv::render::image_io::{diff_frames, Frame};
+    use pcv_render::image_io::{diff_frames, Frame};
     let (fa, fb) = (Frame::read_png(&a.a)?, Frame::read_png(&a.b)?);
     let region = match a.region.as_deref() {
         Some(&[x, y, w, h]) => Some((x, y, w, h)),
