@@ -1,26 +1,27 @@
-//! pcv: a real-time point-cloud viewer whose points are rasterized by CUDA kernels (with a CPU twin).
+//! pcv: a real-time point-cloud viewer whose points are rasterized by CUDA kernels (with a CPU twin) —
+//! the app layer, on top of the crates below it (ARCHITECTURE.md):
+//! `pcv_model` (points, bounds, attributes, the built-in scene) ← `pcv_io` (clouds, formats, COPC,
+//! streaming, convert, info; the LAZ codec is `pcv_laz`) ← `pcv_camera` ← `pcv_render` (kernels, twins,
+//! the CPU, CUDA and multi-GPU backends) ← `pcv_lod` ← this crate ← the `pcv` binary (`src/bin/pcv/`)
+//! and the Python module (`py/`).
 //!
-//! The binary (`src/bin/pcv/`) is a thin CLI over this library, whose one way in is [`session::open`]:
-//! - [`cloud`]: point clouds, the built-in scene, the file formats and color modes;
-//! - [`info`], [`convert`]: `pcv info` and `pcv convert`;
-//! - [`camera`]: the camera (pose, up axis, lens), framing, the fly and orbit controllers, paths;
-//! - [`render`]: the [`render::Rasterizer`] trait, the CPU backend and the CUDA backend;
-//! - [`lod`]: level of detail: octrees streamed under a point budget (node selection, loader, pool);
-//! - [`display`]: the window, the PBO → texture → blit path, CUDA-GL interop, imgui's GLFW glue;
+//! Its one way in is [`session::open`]: a [`session::Source`] opened on a backend, resident, streamed or
+//! with level of detail, with its start camera. Then:
+//! - [`viewer`]: the window's loop (input → actions → state → effects → frame), its frontend, effects,
+//!   trace and the Python feed;
+//! - [`app`]: the viewer's pure model: state, update, layers, picked points, messages;
 //! - [`input`]: window events → actions (keymap, input scripts);
-//! - [`app`]: the interactive loop (actions → state → frame), layers, picking, captures;
 //! - [`ui`]: the panel, the help window and the marks drawn over the points;
-//! - [`session`]: the one way in: a source opened on a backend, with its start camera;
-//! - [`viewer`]: the viewer's entry point and options;
+//! - [`display`]: the window, the pixel buffer → texture → blit path, GL timers, imgui's GLFW glue;
 //! - [`headless`]: frames with no window (`pcv render`, `pcv record`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
-//! - [`platform`]: what differs between Linux and Windows (the CUDA driver's library, advice in messages).
+//! - [`platform`]: what differs between Linux and Windows for the viewer (advice in messages, the
+//!   peer's Python, a console that would close).
 pub mod app;
 pub mod bench;
 pub mod display;
 pub mod headless;
 pub mod input;
-pub mod lod;
 pub mod platform;
 pub mod session;
 pub mod ui;

@@ -18,11 +18,11 @@
 //! Messages a user should see while this happens (a backend fallback, a subsample, an automatic colour
 //! mode, level of detail's pool) go to standard error with the `pcv:` prefix, as the command line
 //! always did.
-use crate::lod::{memory::MemorySource, LodOptions, LodScene};
 use anyhow::{bail, Context, Result};
 use pcv_camera::{Camera, StartOptions, UpAxis};
 use pcv_io::attributes::{apply_up, auto_color, recolor, ColorMode};
 use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
+use pcv_lod::{memory::MemorySource, LodOptions, LodScene};
 use pcv_render::look::{Look, LookOverrides};
 use pcv_render::multi::{Gpus, MultiRasterizer};
 use pcv_render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
@@ -207,18 +207,18 @@ impl Session {
 
     /// `pcv record --measure`: flies `path` from the start camera as fast as frames come (level of
     /// detail loading as it goes) and reports time to first frame, frame times and time to a complete
-    /// view ([`crate::lod::flight::fly`]).
+    /// view ([`pcv_lod::flight::fly`]).
     pub fn measure_flight(
         &mut self,
         path: &pcv_camera::path::CameraPath,
-        opts: &crate::lod::flight::FlightOptions,
-    ) -> Result<crate::lod::flight::FlightReport, pcv_render::RenderError> {
+        opts: &pcv_lod::flight::FlightOptions,
+    ) -> Result<pcv_lod::flight::FlightReport, pcv_render::RenderError> {
         let lod = match &mut self.shown {
             Shown::Lod(l) => Some(&mut **l),
             Shown::Cloud => None,
         };
         let (camera, origin) = (self.camera, self.cloud.origin);
-        crate::lod::flight::fly(self.rasterizer.as_mut(), lod, &camera, origin, path, opts, self.opened_at)
+        pcv_lod::flight::fly(self.rasterizer.as_mut(), lod, &camera, origin, path, opts, self.opened_at)
     }
 
     /// The look for the shown cloud with `overrides` (the prototype's for the built-in scene, adaptive
@@ -503,12 +503,12 @@ fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Resu
     for g in &groups {
         let cloud = load_cloud(g, points, seed, opts.color)?;
         eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
-        sources.push(Arc::new(MemorySource::build(&cloud, crate::lod::memory::DEFAULT_ROOT_POINTS)));
+        sources.push(Arc::new(MemorySource::build(&cloud, pcv_lod::memory::DEFAULT_ROOT_POINTS)));
     }
     let opened_at = Instant::now();
     let (budget, how) = match opts.point_budget {
         Some(b) => (b, "--point-budget".to_string()),
-        None => crate::lod::default_point_budget(r),
+        None => pcv_lod::default_point_budget(r),
     };
     let mut lod = LodScene::open(sources, LodOptions::with_budget(budget))?;
     lod.attach(r).context("making the GPU node pool")?;

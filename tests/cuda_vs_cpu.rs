@@ -527,9 +527,9 @@ fn post_passes_and_picking_match_cpu_twin() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
-    use pcv::lod::memory::MemorySource;
-    use pcv::lod::{LodOptions, LodScene};
     use pcv_io::octree::NodeSource;
+    use pcv_lod::memory::MemorySource;
+    use pcv_lod::{LodOptions, LodScene};
     use std::sync::Arc;
     let Some(mut cuda) = cuda_or_skip("pool") else { return };
     let cloud = scene::generate(400_000, 9, false);

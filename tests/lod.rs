@@ -2,11 +2,11 @@
 //! complete, exactly what the whole cloud resident draws; refining never opens holes; tiles with one
 //! common origin join one scene.
 use glam::{DVec3, Vec3};
-use pcv::lod::memory::MemorySource;
-use pcv::lod::{LodOptions, LodScene};
 use pcv_camera::{Camera, Pose};
 use pcv_io::octree::NodeSource;
 use pcv_io::{scene, Point, PointCloud};
+use pcv_lod::memory::MemorySource;
+use pcv_lod::{LodOptions, LodScene};
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::sync::Arc;
@@ -50,7 +50,7 @@ fn depth_and_colors(r: &mut CpuRasterizer, frame: &FrameParams) -> (Vec<u32>, Ve
 fn eviction_under_a_tiny_budget_draws_the_resident_image() {
     let cloud = scene::generate(300_000, 11, false);
     let src = Arc::new(MemorySource::build(&cloud, 3_000));
-    let whole_slots: u64 = src.octree().nodes.iter().map(|n| pcv::lod::select::slots_for(n.point_count)).sum();
+    let whole_slots: u64 = src.octree().nodes.iter().map(|n| pcv_lod::select::slots_for(n.point_count)).sum();
     let budget = 110_000;
     let mut lod = LodScene::open(vec![src.clone() as Arc<dyn NodeSource>], opts(budget)).unwrap();
     assert!(

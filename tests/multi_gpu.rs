@@ -314,10 +314,10 @@ fn level_of_detail_pool_spread_over_gpus_equals_one_gpu() {
     // The LOD node pool's slots spread over the shares; once the view is complete, the composite of the
     // shares' nodes draws what one GPU's pool draws.
     use glam::Vec3;
-    use pcv::lod::memory::MemorySource;
-    use pcv::lod::{LodOptions, LodScene};
     use pcv_camera::{Camera, Pose};
     use pcv_io::octree::NodeSource;
+    use pcv_lod::memory::MemorySource;
+    use pcv_lod::{LodOptions, LodScene};
     let Some((mut single, mut multi)) = backends("lod") else { return };
     let cloud = scene::generate(2_000_000, 3, false);
     let src: std::sync::Arc<dyn NodeSource> = std::sync::Arc::new(MemorySource::build(&cloud, 20_000));

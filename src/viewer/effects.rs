@@ -13,9 +13,9 @@ use crate::app::pick::{reads_needed, Picker, Reads};
 use crate::app::state::AppState;
 use crate::app::update::{self, Effects};
 use crate::input::Action;
-use crate::lod::LodScene;
 use glam::Vec2;
 use pcv_camera::MoveInput;
+use pcv_lod::LodScene;
 use pcv_render::{FrameParams, PickHit, Rasterizer};
 use std::time::SystemTime;
 

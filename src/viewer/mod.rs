@@ -146,14 +146,14 @@ pub fn run(
     run::run(cloud, rasterizer, opts, backend_note)
 }
 
-/// Runs the viewer on a level-of-detail scene attached to `rasterizer` (see [`crate::lod`]); `cloud`
-/// is its [`crate::lod::LodScene::placeholder_cloud`], prepared like any other.
+/// Runs the viewer on a level-of-detail scene attached to `rasterizer` (see [`pcv_lod`]); `cloud`
+/// is its [`pcv_lod::LodScene::placeholder_cloud`], prepared like any other.
 pub fn run_lod(
     cloud: &PointCloud,
     rasterizer: &mut dyn Rasterizer,
     opts: ViewerOptions,
     backend_note: Option<String>,
-    lod: &mut crate::lod::LodScene,
+    lod: &mut pcv_lod::LodScene,
 ) -> Result<ViewerSummary, ViewerError> {
     run::run_scene(cloud, rasterizer, opts, backend_note, Some(lod))
 }

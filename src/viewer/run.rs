@@ -24,9 +24,9 @@ use crate::app::layers::Layers;
 use crate::app::state::AppState;
 use crate::app::update::{self, Effects, UpdateCtx};
 use crate::input::script::InputScript;
-use crate::lod::LodScene;
 use pcv_camera::{ControllerKind, Navigator};
 use pcv_io::PointCloud;
+use pcv_lod::LodScene;
 use pcv_render::{PassTime, Rasterizer};
 use std::time::Instant;
 

@@ -4,7 +4,7 @@
 use crate::app::capture::pose_args;
 use crate::app::pick::{distance, PickedPoint};
 use crate::app::state::AppState;
-use crate::lod::LodScene;
+use pcv_lod::LodScene;
 use std::io::Write;
 use std::path::PathBuf;
 

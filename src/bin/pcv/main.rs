@@ -122,7 +122,7 @@ fn record(a: RecordArgs) -> Result<()> {
     let (cam, origin) = (session.camera, session.cloud.origin);
     if let Some(json) = &a.measure {
         std::fs::create_dir_all(&a.output).with_context(|| format!("making {}", a.output.display()))?;
-        let fo = pcv::lod::flight::FlightOptions {
+        let fo = pcv_lod::flight::FlightOptions {
             size_px: a.size,
             mode: a.mode,
             look,
@@ -132,7 +132,7 @@ fn record(a: RecordArgs) -> Result<()> {
             complete_png: Some(a.output.join("complete.png")),
         };
         let report = session.measure_flight(&path, &fo)?;
-        println!("{}", pcv::lod::flight::summary(&report));
+        println!("{}", pcv_lod::flight::summary(&report));
         pcv::bench::write_json(json, &report, &session.rasterizer.description())?;
         eprintln!("pcv: wrote {}", json.display());
         return Ok(());

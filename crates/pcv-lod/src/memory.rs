@@ -231,7 +231,7 @@ impl NodeSource for MemorySource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lod::pool::is_descendant_or_self;
+    use crate::pool::is_descendant_or_self;
 
     #[test]
     fn every_point_lands_once_in_the_node_whose_cube_holds_it() {
