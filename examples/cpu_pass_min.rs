@@ -4,7 +4,7 @@
 //! alternates one of the draw loops' switches off and on frame by frame and reports the two sides apart:
 //! `unchecked`, the bounds-check-free writes ([`pcv_render::cpu::scatter::UNCHECKED`]); `prefetch`,
 //! the pixel prefetches ([`pcv_render::cpu::scatter::PREFETCH`]); `fasthzb`, the depth pyramid's
-//! unmarked cover cells set at once ([`pcv_render::cpu::hzb::FAST_COVER`]); `rare`, the culled
+//! unmarked cover cells set at once ([`pcv_render::twins::hzb::FAST_COVER`]); `rare`, the culled
 //! modes' second draws storing a word only where it wins, in dense batches
 //! ([`pcv_render::cpu::scatter::RARE`]); `fusedfinish`, the merge's marks and colors in one
 //! pass ([`pcv_render::cpu::private::FUSED_FINISH`]).
@@ -30,14 +30,14 @@ fn main() {
     let poses: Vec<String> = arg("--poses").unwrap_or_else(|| "start".into()).split(',').map(String::from).collect();
     let frames: usize = arg("--frames").map_or(40, |v| v.parse().unwrap());
     // `--toggle S`: frames alternate the switch off and on (reported apart).
-    use pcv_render::cpu::{hzb, private, scatter};
+    use pcv_render::cpu::{private, pyramid, scatter};
     let toggle = arg("--toggle");
     let switch: &scatter::Switch = match toggle.as_deref() {
         None | Some("unchecked") => &scatter::UNCHECKED,
         Some("prefetch") => &scatter::PREFETCH,
         Some("fastclear") => &private::FAST_CLEAR,
         Some("skipclean") => &private::SKIP_CLEAN,
-        Some("fasthzb") => &hzb::FAST_COVER,
+        Some("fasthzb") => &pyramid::FAST_COVER,
         Some("rare") => &scatter::RARE,
         Some("fusedfinish") => &private::FUSED_FINISH,
         Some(t) => {

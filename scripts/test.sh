@@ -16,7 +16,8 @@ export LIBGL_ALWAYS_SOFTWARE="${LIBGL_ALWAYS_SOFTWARE:-1}"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --locked "$@" 2>&1 | tee "$log"
+# Every workspace member: the app's tests and each crate's own (model, io, laz, camera, render, lod, py).
+cargo test --locked --workspace "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The Python module (py/): its wheel built once, pytest on the numpy path (scripts/test-python.sh).
 if [ "${PCV_PYTHON_TESTS:-}" = 1 ] || { [ "${PCV_PYTHON_TESTS:-}" != 0 ] && [ $# -eq 0 ]; }; then

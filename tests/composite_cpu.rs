@@ -8,12 +8,11 @@
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::{order::morton_order, scene};
-use pcv_render::cpu::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
-use pcv_render::cpu::private::Dest;
-use pcv_render::cpu::{packed, preprocess, vis};
 use pcv_render::gpu_data::{word_depth, word_payload, FrameUniforms, Point};
 use pcv_render::look::{Background, Look};
 use pcv_render::multi::split;
+use pcv_render::twins::composite::{composite_shares, words_gather, words_min, words_offset, ShareWords};
+use pcv_render::twins::{packed, preprocess, vis};
 use pcv_render::FrameParams;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,7 +26,7 @@ fn words(buf: &[AtomicU64]) -> Vec<u64> {
 fn vis_words(f: &FrameUniforms, positions: &[[f32; 3]]) -> Vec<u64> {
     let mut buf: Vec<AtomicU64> = (0..(W * H) as usize).map(|_| AtomicU64::new(0)).collect();
     vis::vis_clear(&mut buf);
-    vis::vis(f, positions, Dest::Shared(&buf));
+    vis::vis(f, positions, &buf);
     words(&buf)
 }
 
@@ -36,7 +35,7 @@ fn packed_words(f: &FrameUniforms, points: &[Point]) -> Vec<u64> {
     packed::packed_clear(f, &mut buf);
     let positions: Vec<[f32; 3]> = points.iter().map(|p| p.pos).collect();
     let colors: Vec<u32> = points.iter().map(|p| p.color_word()).collect();
-    packed::packed(f, &positions, &colors, Dest::Shared(&buf));
+    packed::packed(f, &positions, &colors, &buf);
     words(&buf)
 }
 

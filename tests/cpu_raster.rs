@@ -5,10 +5,10 @@ use common::Reference;
 use glam::{Mat4, Vec3};
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, PointCloud};
-use pcv_render::cpu::project::project;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::gpu_data::Point;
 use pcv_render::image_io::Frame;
+use pcv_render::twins::project::project;
 use pcv_render::{FrameParams, Rasterizer, Target, CLEAR_COLOR};
 
 fn cloud(points: Vec<Point>) -> PointCloud {
@@ -210,13 +210,13 @@ fn scene_points_lie_on_their_cylinders() {
     // Point i depends only on (seed, i): a range made on its own equals the same range of the whole.
     let s = scene::params(n, 3);
     let mut part = vec![Point::default(); 1000];
-    pcv_render::cpu::scene::scene(&s, &cyl, 12_345, &mut part);
+    pcv_render::twins::scene::scene(&s, &cyl, 12_345, &mut part);
     assert_eq!(&part[..], &c.points[12_345..13_345]);
 }
 
 #[test]
 fn batched_projection_equals_the_scalar_rule() {
-    use pcv_render::cpu::project::{project_batch, BATCH, DROPPED};
+    use pcv_render::twins::project::{project_batch, BATCH, DROPPED};
     let c = scene::generate(20_000, 4, false);
     let mut pts: Vec<Point> = c.points.to_vec();
     // Dropped and edge cases among them.
@@ -252,9 +252,9 @@ fn batched_projection_equals_the_scalar_rule() {
 /// frame decodes them (10 bits for the batches it reads quantized).
 #[test]
 fn batched_modes_match_the_sequential_reference() {
-    use pcv_render::cpu::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
-    use pcv_render::cpu::preprocess;
     use pcv_render::gpu_data::BATCH_POINTS;
+    use pcv_render::twins::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
+    use pcv_render::twins::preprocess;
     use pcv_render::RenderMode;
     let c = scene::generate(200_000, 3, false);
     let g = preprocess::grid_params(&c.bounds, c.points.len() as u64);

@@ -22,11 +22,11 @@
 use glam::Vec3;
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, Bounds, PointCloud};
-use pcv_render::cpu::project::project;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::cuda::memory::DeviceBuffer;
 use pcv_render::cuda::{context, CudaRasterizer, KERNELS};
 use pcv_render::gpu_data::{FrameUniforms, Point};
+use pcv_render::twins::project::project;
 use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use std::collections::HashMap;
 
@@ -330,7 +330,7 @@ fn host_points_upload_round_trip_and_render_like_cpu() {
 /// depth, but its counts may lag a frame behind where last frame's group marks are stale (here: the
 /// previous frame size's), since its first draw then leaves a farther depth pyramid.
 fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointCloud, poses: &[(&str, Pose)]) {
-    use pcv_render::cpu::preprocess;
+    use pcv_render::twins::preprocess;
     cuda.upload(cloud).expect("cuda upload");
     let sorted = cuda.download_points().expect("download");
     // The sort: a permutation of the input, in bucket order.
@@ -593,8 +593,8 @@ fn a_streamed_pool_copied_in_the_background_draws_the_cpu_backends_depth() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_pool_with_a_spacing_per_slot_splats_like_the_cpu_twin() {
-    use pcv_render::cpu::preprocess::{grid_params, prepare, sort_by_cells};
     use pcv_render::look::{Look, PointSize};
+    use pcv_render::twins::preprocess::{grid_params, prepare, sort_by_cells};
     use pcv_render::SlotWrite;
     let Some(mut cuda) = cuda_or_skip("slot spacing") else { return };
     let cloud = scene::generate(300_000, 4, false);

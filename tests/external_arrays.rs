@@ -13,15 +13,15 @@
 use glam::{DVec3, Vec3};
 use pcv_camera::{Camera, PoseArg};
 use pcv_io::{Bounds, Point, PointCloud};
-use pcv_render::cpu::external::{
-    bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
-};
-use pcv_render::cpu::vis::vis_clear;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::cuda::memory::DeviceBuffer;
 use pcv_render::cuda::CudaRasterizer;
 use pcv_render::external::{ArrayDesc, ColorKind, Dtype, ExternalPoints};
 use pcv_render::look::Look;
+use pcv_render::twins::external::{
+    bounds_from_keys, depth_out, ext_bounds_keys, ext_resolve, vis_strided, HostColors, Strided,
+};
+use pcv_render::twins::vis::vis_clear;
 use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use std::sync::atomic::AtomicU64;
 

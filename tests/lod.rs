@@ -85,7 +85,7 @@ fn eviction_under_a_tiny_budget_draws_the_resident_image() {
         let f = frame.uniforms();
         let mut tied: std::collections::HashMap<usize, Vec<u32>> = Default::default();
         for p in resident_cloud.points.iter() {
-            if let Some(q) = pcv_render::cpu::project::project(&f, p.pos) {
+            if let Some(q) = pcv_render::twins::project::project(&f, p.pos) {
                 let i = q.index(W);
                 if q.depth_bits == want_depth[i] {
                     tied.entry(i).or_default().push(p.color_word());

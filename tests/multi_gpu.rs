@@ -16,10 +16,10 @@
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::{scene, PointCloud};
-use pcv_render::cpu::project::project;
 use pcv_render::cuda::CudaRasterizer;
 use pcv_render::look::{Background, Edl, Look, PointSize};
 use pcv_render::multi::MultiRasterizer;
+use pcv_render::twins::project::project;
 use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 use std::collections::HashMap;
 
@@ -198,10 +198,10 @@ fn reference_mode_is_refused_not_a_panic() {
 #[test]
 #[ignore = "needs NVIDIA GPUs (CUDA and NCCL; one GPU runs its shares)"]
 fn composite_kernels_match_their_cpu_twins() {
-    use pcv_render::cpu::composite::{words_gather, words_min, words_offset};
     use pcv_render::cuda::kernels;
     use pcv_render::cuda::memory::DeviceBuffer;
     use pcv_render::gpu_data::{word, EMPTY_PAYLOAD};
+    use pcv_render::twins::composite::{words_gather, words_min, words_offset};
     let cuda = match CudaRasterizer::new() {
         Ok(c) => c,
         Err(e) if !require() => return eprintln!("kernels: skipping, CUDA backend unavailable: {e}"),

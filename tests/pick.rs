@@ -3,9 +3,9 @@
 use glam::{DVec3, Vec3};
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{Point, PointCloud};
-use pcv_render::cpu::project::project;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::look::{Look, PointSize};
+use pcv_render::twins::project::project;
 use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
 
 /// A sparse grid of points on the plane x = 2 (in front of the prototype's camera, about 8 pixels

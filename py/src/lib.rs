@@ -151,7 +151,7 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
     // SAFETY: the arrays are host memory (their producers said so: numpy's interface or a CPU DLPack
     // capsule), alive while the caller holds their owners, and not written while the GIL is held here.
     let (pos, colors) = unsafe { ext.host_views() };
-    let points = pcv_render::cpu::external::host_points(&pos, &colors, ext.num_points());
+    let points = pcv_render::twins::external::host_points(&pos, &colors, ext.num_points());
     PointCloud::from_points(points, glam::DVec3::ZERO, label)
 }
 

@@ -2,9 +2,9 @@
 //! about exact depth ties.
 #![allow(dead_code)]
 
-use pcv_render::cpu::project::project;
 use pcv_render::gpu_data::Point;
 use pcv_render::image_io::Frame;
+use pcv_render::twins::project::project;
 use pcv_render::FrameParams;
 
 /// What the reference says about every pixel: the smallest depth bits and every color that a point

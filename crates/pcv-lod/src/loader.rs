@@ -7,7 +7,7 @@
 //! reading, reads it through its [`NodeSource`] (a COPC file's LAZ chunk, an HTTP range, memory),
 //! sorts its points spatially inside the node (the preprocessing's Morton buckets over the node's own
 //! bounds, so its batches get tight boxes) and makes positions, colours, batch boxes and quantized
-//! words ([`pcv_render::cpu::preprocess`], the twin of the GPU's preprocessing: the same boxes and
+//! words ([`pcv_render::twins::preprocess`], the twin of the GPU's preprocessing: the same boxes and
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
 //! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
 //! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
@@ -17,7 +17,7 @@
 use super::select::NodeId;
 use glam::DVec3;
 use pcv_io::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
-use pcv_render::cpu::preprocess::{grid_params, prepare, sort_by_cells, Prepared};
+use pcv_render::twins::preprocess::{grid_params, prepare, sort_by_cells, Table};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -42,7 +42,7 @@ pub struct Request {
 pub struct Loaded {
     pub id: NodeId,
     pub key: NodeKey,
-    pub result: Result<Prepared, NodeError>,
+    pub result: Result<Table, NodeError>,
     /// Time spent reading and decoding, and preparing the batches.
     pub read_ms: f64,
     pub prepare_ms: f64,

@@ -2,7 +2,7 @@
 //!
 //! How it works (Potree's `updateVisibility`, for many octrees at once): every tile's root goes into one
 //! priority queue; the node of highest priority comes out first. A node whose cube lies outside the
-//! view ([`pcv_render::cpu::batch::batch_culled`], the same conservative test the culled modes apply
+//! view ([`pcv_render::twins::batch::batch_culled`], the same conservative test the culled modes apply
 //! to batches) is dropped with its subtree. Otherwise, if its points still fit the point budget (and its
 //! batch slots the pool), it is selected, and its children go into the queue when its points are still
 //! too far apart on screen: the node's spacing seen from the nearest point of its cube, in pixels, is
@@ -14,8 +14,8 @@
 //! their children) cost nothing and pass through.
 use glam::{DVec3, Vec3};
 use pcv_io::octree::{Cube, NodeKey, Octree, OctreeNode};
-use pcv_render::cpu::batch::batch_culled;
 use pcv_render::gpu_data::{Batch, FrameUniforms, BATCH_POINTS};
+use pcv_render::twins::batch::batch_culled;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 

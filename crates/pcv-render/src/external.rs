@@ -18,7 +18,7 @@
 //! positions) packs positions that are not (N, 3) C-contiguous, into a buffer the backend keeps.
 //! Sorted and batched modes (`culled`, `quant`) need the upload's spatial sort, so arrays render in
 //! `vis`.
-use super::cpu::external::{HostColors, Strided};
+use super::twins::external::{HostColors, Strided};
 
 /// The colour of every point when no colours are given: opaque white (RGBA8, r in the low byte).
 pub const DEFAULT_COLOR: u32 = 0xffff_ffff;

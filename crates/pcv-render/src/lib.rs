@@ -26,12 +26,15 @@ pub mod cpu;
 pub mod cuda;
 pub mod external;
 pub mod gpu_data;
+pub mod huge;
 pub mod image_io;
 pub mod look;
 pub mod multi;
 pub mod pick;
 pub mod plan;
 pub mod platform;
+pub mod simd;
+pub mod twins;
 
 use glam::Mat4;
 use gpu_data::Point;

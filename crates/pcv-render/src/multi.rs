@@ -43,7 +43,7 @@
 //! - **Equality.** `packed` composites exactly to the one-GPU image. The index modes' depths are
 //!   exact; a pixel's colour can differ only where two points share its depth exactly (a tie), since
 //!   each GPU sorts its share on its own and the splat breaks ties by colour instead of by index.
-//!   The CPU twin of the whole path is [`crate::cpu::composite::composite_shares`].
+//!   The CPU twin of the whole path is [`crate::twins::composite::composite_shares`].
 //!
 //! Timing: [`FrameStats::passes`] holds each raster pass's slowest share, then `composite` (the wall
 //! clock from the first offset to every GPU's stream done: offsets, local mins, both reductions and

@@ -7,8 +7,8 @@
 //! in depth among equally close ones. The payload then becomes the point: a point index where the
 //! mode keeps one ([`Final::VisIndex`], the batched modes), whose position the backend reads; else the
 //! pixel's centre at that depth, back through `clip_from_world` ([`unproject`]).
-use super::cpu::post::FAR_DEPTH_BITS;
 use super::gpu_data::{word_depth, word_payload};
+use super::twins::post::FAR_DEPTH_BITS;
 use super::{PickHit, RenderError};
 use glam::{Mat4, Vec3, Vec4};
 
@@ -174,7 +174,7 @@ mod tests {
         let m = cam.clip_from_world(640, 360);
         let f = crate::FrameParams::new(m, 640, 360).uniforms();
         let p = [0.3f32, 0.2, -0.1];
-        let pr = crate::cpu::project::project(&f, p).unwrap();
+        let pr = crate::twins::project::project(&f, p).unwrap();
         let back = unproject(&m, (pr.x_px, pr.y_px), 640, 360, f32::from_bits(pr.depth_bits));
         // Within a pixel's footprint at 3 m.
         assert!((back - Vec3::from(p)).length() < 0.02, "{back}");

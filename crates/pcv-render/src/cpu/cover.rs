@@ -164,10 +164,11 @@ impl Cover {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
-    use crate::cpu::project::project;
-    use crate::cpu::{preprocess, CpuRasterizer};
+    use crate::cpu::CpuRasterizer;
     use crate::gpu_data::BATCH_POINTS;
+    use crate::twins::batch::{batch_culled, batch_quantized_ok, dequantize_pos};
+    use crate::twins::preprocess;
+    use crate::twins::project::project;
     use crate::{FrameParams, Rasterizer, RenderMode, Target};
     use pcv_camera::Camera;
 

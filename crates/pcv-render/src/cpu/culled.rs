@@ -1,131 +1,36 @@
-//! The culled modes, the CPU twin of `kernels/culled.cu`: the visibility buffer drawn only from the
-//! batches that can show, with two-phase occlusion culling, and in the quant mode 4-byte coordinates
-//! where they are precise enough.
+//! The CPU backend's culled modes: the twin's passes ([`crate::twins::culled`]) drawn faster, the same
+//! buffer bit for bit.
 //!
-//! [`phase1`] lists the batches that were visible last frame and lie in the view; [`raster_list`] draws
-//! them; [`super::hzb::build`] makes the depth pyramid of that buffer; [`phase2`] tests every batch in
-//! the view against it, records the answer as next frame's visibility, and lists those not drawn yet
-//! that may show, which [`raster_list`] draws. Every test is conservative, so the buffer is the one
-//! drawing every batch gives; the kernels' lists come in any order, these in batch order, which does
-//! not change the buffer (an atomic min, ties to the smaller point index) nor the counts.
-//!
-//! The CPU also culls inside a drawn batch, by groups of [`GROUP_POINTS`] points with a box each
-//! ([`super::preprocess::Prepared::groups`]; no kernel does this: `set_group_culling(false)` draws
-//! whole batches, the kernels' exact twin, counts included). After a frame, [`mark_groups`] marks
+//! How it works: the CPU also culls inside a drawn batch, by groups of [`group_points`] points with a box
+//! each ([`Prepared::groups`](super::prepared::Prepared); no kernel does this: `set_group_culling(false)`
+//! draws whole batches, the kernels' exact twin, counts included). After a frame, [`mark_groups`] marks
 //! the groups that own a pixel of the final buffer. Phase 1 draws only the marked groups of its
 //! batches ([`Select::Marked`]); after the pyramid, phase 2 draws the groups of its batches, and
-//! the unmarked groups of phase 1's batches that [`phase2`] still finds visible
+//! the unmarked groups of phase 1's batches that the twin's `phase2` still finds visible
 //! ([`still_visible`]), each unless [`group_hidden`] says it lies outside the view or strictly
 //! behind the pyramid ([`Select::Tested`]; in the quant mode tested with a box widened to hold its
 //! decoded points). The marks only choose what phase 1 draws: every group phase 1 skips is tested
 //! in phase 2 with the same conservative tests as a batch, so the buffer is still the one drawing
-//! every batch gives, bit for bit (the tests compare it with the `vis` mode's). The batch counts
+//! every batch gives, bit for bit (the tests compare it with the `vis` twin's). The batch counts
 //! can differ from the kernels' for a frame: where the marks are stale (the camera moved, the frame
 //! size or the mode changed), phase 1 draws fewer points than the kernel's phase 1, so the pyramid
-//! is farther and [`phase2`] keeps a batch visible that the kernel finds hidden, one frame longer.
+//! is farther and `phase2` keeps a batch visible that the kernel finds hidden, one frame longer.
 //! On the built-in scene this draws 25–40% fewer points where cylinders hide their own backs
-//! (start, top).
-//! Phase 2's private draws go through [`PrivateRare`] (a store only where a word wins) in the batches
-//! [`dense_batch`] finds dense on the screen, where few words win and consecutive points share pixels.
-//!
-//! The batch tests of [`phase1`] and [`phase2`] run in FMA-compiled loops ([`with_fma!`]: `mul_add`
-//! one instruction, not libm's `fmaf`), and a group's test ([`group_hidden`]) computes each corner's
-//! rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
-use super::batch::{
-    batch_culled, batch_occluded, batch_quantized_ok, behind_pyramid, corner_outside, corner_rect, corner_row,
-};
-use super::preprocess::{group_points, group_shift};
+//! (start, top). Points are projected 16 at a time ([`super::scatter`]) and, with few threads, drawn
+//! into per-thread buffers ([`super::private`]); phase 2's private draws go through [`PrivateRare`]
+//! (a store only where a word wins) in the batches [`dense_batch`] finds dense on the screen, where
+//! few words win and consecutive points share pixels. A group's test ([`group_hidden`]) computes each
+//! corner's rows once for both of its tests, the eight corners side by side: the same decisions, cheaper.
+use super::prepared::{group_points, group_shift};
 use super::private::Dest;
 use super::scatter::words::draw_words;
 use super::scatter::{draw_points, Payload, Private, PrivateRare, Shared, Sink, RARE};
-use super::simd::with_fma;
 use crate::gpu_data::{word_payload, Batch, FrameUniforms, HzbParams, BATCH_POINTS, EMPTY_PAYLOAD};
+use crate::simd::with_fma;
+use crate::twins::batch::{batch_quantized_ok, behind_pyramid, corner_outside, corner_rect, corner_row};
 use crate::BatchCounts;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
-
-/// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
-const TEST_STEP_BATCHES: usize = 256;
-
-with_fma! {
-    /// Appends to `out` the index of each batch of `batches` (the first being batch `first`) that was
-    /// visible last frame and lies in the view.
-    fn phase1_chunk(f: &FrameUniforms, batches: &[Batch], visible: &[u8], first: usize, out: &mut Vec<u32>) {
-        for (j, (b, &v)) in batches.iter().zip(visible).enumerate() {
-            if v != 0 && !batch_culled(f, b) {
-                out.push((first + j) as u32);
-            }
-        }
-    }
-}
-
-/// The batches visible last frame (`visible[b] != 0`) that lie in the view, in batch order.
-pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> {
-    assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
-    let lists: Vec<Vec<u32>> = batches
-        .par_chunks(TEST_STEP_BATCHES)
-        .zip(visible.par_chunks(TEST_STEP_BATCHES))
-        .enumerate()
-        .map(|(c, (bs, vs))| {
-            let mut out = Vec::new();
-            phase1_chunk(f, bs, vs, c * TEST_STEP_BATCHES, &mut out);
-            out
-        })
-        .collect();
-    lists.concat()
-}
-
-with_fma! {
-    /// [`phase2`]'s decision for each batch of `batches`: sets its `visible` byte and writes `decided`
-    /// (0 drawn in phase 1, 1 outside the view, 2 hidden, 3 to draw now).
-    fn phase2_chunk(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32], decided: &mut [u8]) {
-        for ((b, vis), d) in batches.iter().zip(visible.iter_mut()).zip(decided.iter_mut()) {
-            let was_visible = *vis != 0;
-            if batch_culled(f, b) {
-                *vis = 0;
-                *d = 1;
-                continue;
-            }
-            let occluded = batch_occluded(f, h, b, hzb);
-            *vis = !occluded as u8;
-            *d = match (was_visible, occluded) {
-                (true, _) => 0,
-                (false, true) => 2,
-                (false, false) => 3,
-            };
-        }
-    }
-}
-
-/// Tests every batch against the view and the pyramid `hzb`, sets `visible` for the next frame, and
-/// returns the batches still to draw (in the view, not hidden, not drawn in phase 1) with the counts of
-/// batches outside the view and hidden.
-pub fn phase2(
-    f: &FrameUniforms,
-    h: &HzbParams,
-    batches: &[Batch],
-    visible: &mut [u8],
-    hzb: &[u32],
-) -> (Vec<u32>, BatchCounts) {
-    assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
-    let mut decided = vec![0u8; batches.len()];
-    batches
-        .par_chunks(TEST_STEP_BATCHES)
-        .zip(visible.par_chunks_mut(TEST_STEP_BATCHES))
-        .zip(decided.par_chunks_mut(TEST_STEP_BATCHES))
-        .for_each(|((bs, vs), ds)| phase2_chunk(f, h, bs, vs, hzb, ds));
-    let mut counts = BatchCounts::default();
-    let mut list = Vec::new();
-    for (b, &d) in decided.iter().enumerate() {
-        match d {
-            1 => counts.culled += 1,   // outside the view
-            2 => counts.occluded += 1, // hidden: skipped
-            3 => list.push(b as u32),  // to draw now
-            _ => {}                    // drawn in phase 1
-        }
-    }
-    (list, counts)
-}
 
 /// One batch's points into the visibility buffer: from `words` (quantized, decoded as they are drawn)
 /// or `positions`.
@@ -144,23 +49,7 @@ fn raster_points<S: Sink>(
     }
 }
 
-/// Draws the batches of `list` (the kernel's `pcv_raster_list`, or with `draw_quantized`
-/// `pcv_raster_list_quant`: each batch drawn from its 10-bit words where [`batch_quantized_ok`]
-/// allows). Returns how many batches that bound accepts (counted as quantized in both modes, as the
-/// kernels count them; only the quant mode reads their words) and how many it does not.
-pub fn raster_list(
-    f: &FrameUniforms,
-    batches: &[Batch],
-    list: &[u32],
-    positions: &[[f32; 3]],
-    quant: &[u32],
-    draw_quantized: bool,
-    vis: &[AtomicU64],
-) -> BatchCounts {
-    raster_groups(f, batches, &[], list, positions, quant, draw_quantized, Dest::Shared(vis), Select::Every).0
-}
-
-/// Which groups ([`GROUP_POINTS`] points, [`Prepared::groups`](super::preprocess::Prepared)) of a
+/// Which groups ([`GROUP_POINTS`](super::prepared::GROUP_POINTS) points, [`Prepared::groups`](super::prepared::Prepared)) of a
 /// listed batch [`raster_groups`] draws.
 #[derive(Clone, Copy)]
 pub enum Select<'a> {
@@ -324,9 +213,9 @@ with_fma! {
 /// Listed batches a private draw task takes at a time ([`super::private::PrivateBuffers::run`]).
 const PRIVATE_STEP_BATCHES: usize = 2;
 
-/// Draws the batches of `list` as [`raster_list`] does, but of each only the groups `select` picks
+/// Draws the batches of `list` as [`raster_list`](crate::twins::culled::raster_list) does, but of each only the groups `select` picks
 /// (every point when `groups` is empty: no groups, whole batches), into `dest`. The counts are
-/// [`raster_list`]'s: one per listed batch; then the number of points drawn.
+/// [`raster_list`](crate::twins::culled::raster_list)'s: one per listed batch; then the number of points drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn raster_groups(
     f: &FrameUniforms,
@@ -445,7 +334,7 @@ pub fn mark_groups(vis: &[AtomicU64], marks: &[AtomicU8]) {
     });
 }
 
-/// The batches of `list1` (drawn in phase 1) that [`phase2`] found visible (`visible[b] != 0`): the
+/// The batches of `list1` (drawn in phase 1) that [`phase2`](crate::twins::culled::phase2) found visible (`visible[b] != 0`): the
 /// rest of their groups may still show. A batch it found hidden holds no point that can.
 pub fn still_visible(list1: &[u32], visible: &[u8]) -> Vec<u32> {
     list1.iter().copied().filter(|&b| visible[b as usize] != 0).collect()
@@ -455,6 +344,7 @@ pub fn still_visible(list1: &[u32], visible: &[u8]) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::cpu::CpuRasterizer;
+    use crate::twins::batch::{batch_culled, batch_occluded};
     use crate::{FrameParams, Rasterizer, RenderMode, Target};
     use pcv_camera::{FlyCamera, Pose};
     use pcv_io::{Point, PointCloud};
@@ -547,7 +437,7 @@ mod tests {
         let mut counter = 0u64;
         let mut next = move || {
             counter += 1;
-            crate::cpu::rng::uniform(99, counter, 0)
+            crate::twins::rng::uniform(99, counter, 0)
         };
         let (lo, hi) = (cloud.bounds.min, cloud.bounds.max);
         let (mut hidden, mut shown, mut total) = (0, 0, 0);
@@ -565,7 +455,7 @@ mod tests {
                 }
                 let depth = |i: usize| level0[((i / w as usize) / 4) * hp.width[0] as usize + (i % w as usize) / 4];
                 let mut hzb = vec![0u32; hp.total as usize];
-                super::super::hzb::build(&hp, w, ht, depth, &mut hzb);
+                crate::twins::hzb::build(&hp, w, ht, depth, &mut hzb);
                 for k in 0..3000 {
                     let t = |a: f32, b: f32, r: f32| a + (b - a) * r;
                     let c = [

@@ -8,7 +8,7 @@
 //! pass, and the merge also resolves when no splat comes between), and the points are projected 16 at
 //! a time with AVX-512 where the CPU has it ([`scatter`]): the same buffers, bit for bit.
 //!
-//! Every mode reads [`preprocess::Prepared`], the backend's only copy of the points, made at upload
+//! Every mode reads [`prepared::Prepared`], the backend's only copy of the points, made at upload
 //! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors
 //! (4), batches and group boxes of the points in Morton order (or the caller's with
 //! [`CpuRasterizer::upload_in_order`]), and the quantized words (4) once the quant mode first draws;
@@ -21,29 +21,16 @@
 //! [`Rasterizer::host_copy_budget_bytes`]; [`Rasterizer::stream_capacity`] is the host memory) is
 //! decoded in chunks on all cores, each appended to the arrays as it is ready, and ordered in place:
 //! at most 24 bytes a point at the peak.
-pub mod batch;
-pub mod clear;
-pub mod color;
-pub mod composite;
 pub mod cover;
 pub mod culled;
-pub mod depth;
-pub mod edl;
-pub mod external;
-pub mod huge;
-pub mod hzb;
-pub mod packed;
-pub mod post;
-pub mod preprocess;
+pub mod draw;
+pub mod prepared;
 pub mod private;
-pub mod project;
-pub mod rng;
+pub mod pyramid;
 pub mod scatter;
-pub mod scene;
-pub mod simd;
-pub mod splat;
 pub mod stream_upload;
-pub mod vis;
+
+use crate::twins::{clear, color, depth, edl, hzb, packed, post, splat, vis};
 
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
@@ -60,7 +47,7 @@ use std::time::Instant;
 pub struct CpuRasterizer {
     /// `order[i]`: the uploaded cloud's index of point `i` of `prepared` (`None`: the same order).
     order: Option<Arc<Vec<u32>>>,
-    prepared: Option<Arc<preprocess::Prepared>>,
+    prepared: Option<Arc<prepared::Prepared>>,
     preprocess_ms: Option<f64>,
     depth: Vec<AtomicU32>,
     vis: Vec<AtomicU64>,
@@ -70,7 +57,7 @@ pub struct CpuRasterizer {
     visible: Vec<u8>,
     /// The culled modes' depth pyramid.
     hzb: Vec<u32>,
-    /// The culled modes: one mark per group of [`preprocess::GROUP_POINTS`] points, whether one of its
+    /// The culled modes: one mark per group of [`prepared::GROUP_POINTS`] points, whether one of its
     /// points owned a pixel last frame (phase 1 draws those groups of its batches; [`culled`]).
     group_marks: Vec<AtomicU8>,
     /// Points the last frame of a culled mode drew ([`Self::points_drawn`]).
@@ -116,7 +103,7 @@ fn ms_of(f: impl FnOnce()) -> f64 {
 
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
     if buf.len() != n {
-        let mut v = huge::with_capacity(n);
+        let mut v = crate::huge::with_capacity(n);
         v.extend((0..n).map(|_| T::default()));
         *buf = v;
     }
@@ -147,12 +134,12 @@ impl CpuRasterizer {
         self.prepared = None;
         self.order = None;
         let t = Instant::now();
-        let prepared = preprocess::prepare_permuted(points, order.as_deref());
+        let prepared = prepared::prepare_permuted(points, order.as_deref());
         self.install(prepared, order, t);
     }
 
     /// Keeps `prepared` (with `order`, see [`Self::order`]) as the uploaded points, prepared since `t`.
-    fn install(&mut self, mut prepared: preprocess::Prepared, order: Option<Vec<u32>>, t: Instant) {
+    fn install(&mut self, mut prepared: prepared::Prepared, order: Option<Vec<u32>>, t: Instant) {
         if !self.group_culling() {
             prepared.groups.clear();
         }
@@ -186,7 +173,7 @@ impl CpuRasterizer {
     }
 
     /// The pool's arrays, writable (copied only if a frame still holds them).
-    fn pool_mut(&mut self) -> Result<&mut preprocess::Prepared, RenderError> {
+    fn pool_mut(&mut self) -> Result<&mut prepared::Prepared, RenderError> {
         match (&mut self.prepared, self.pool) {
             (Some(p), true) => Ok(Arc::make_mut(p)),
             _ => Err(RenderError::ModeUnavailable { mode: "level of detail", reason: "no node pool reserved".into() }),
@@ -194,7 +181,7 @@ impl CpuRasterizer {
     }
 
     /// The uploaded points' arrays; for the batched modes (`batched`), only below 2^34 - 1 points.
-    pub fn prepared(&self, batched: bool) -> Result<Arc<preprocess::Prepared>, RenderError> {
+    pub fn prepared(&self, batched: bool) -> Result<Arc<prepared::Prepared>, RenderError> {
         let p = self.prepared.as_ref().ok_or(RenderError::NotUploaded)?;
         if batched && !self.pool && p.positions.len() as u64 >= vis::EMPTY_INDEX {
             return Err(RenderError::ModeUnavailable {
@@ -256,13 +243,13 @@ impl Rasterizer for CpuRasterizer {
     fn reserve_slots(&mut self, slots: u32) -> Result<(), RenderError> {
         let n = slots as usize * crate::gpu_data::BATCH_POINTS as usize;
         self.order = None;
-        self.prepared = Some(Arc::new(preprocess::Prepared {
+        let table = crate::twins::preprocess::Table {
             positions: vec![[0.0; 3]; n],
             colors: vec![0; n],
             batches: vec![crate::gpu_data::EMPTY_BATCH; slots as usize],
             quant: vec![0; n],
-            groups: Vec::new(),
-        }));
+        };
+        self.prepared = Some(Arc::new(prepared::Prepared { table, groups: Vec::new() }));
         self.visible = vec![0; slots as usize];
         self.group_marks = Vec::new();
         self.preprocess_ms = None;
@@ -410,7 +397,7 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Packed => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     if use_private {
-                        packed::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
+                        draw::packed(&f, &p.positions, &p.colors, private::Dest::Private(&mut self.private));
                         let resolve = fuse_resolve.then_some(private::Resolve::Packed { image: &mut *color });
                         merge_ms = Some(ms_of(|| {
                             self.private.merge(
@@ -425,13 +412,13 @@ impl Rasterizer for CpuRasterizer {
                         }));
                         resolved = fuse_resolve;
                     } else {
-                        packed::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
+                        draw::packed(&f, &p.positions, &p.colors, private::Dest::Shared(&self.vis));
                     }
                 }
                 Pass::Vis => {
                     let positions = &prepared.as_ref().ok_or_else(no_prep)?.positions;
                     if use_private {
-                        vis::vis(&f, positions, private::Dest::Private(&mut self.private));
+                        draw::vis(&f, positions, private::Dest::Private(&mut self.private));
                         let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
                         let resolve = fuse_resolve.then_some(private::Resolve::Index {
                             colors,
@@ -451,14 +438,14 @@ impl Rasterizer for CpuRasterizer {
                         }));
                         resolved = fuse_resolve;
                     } else {
-                        vis::vis(&f, positions, private::Dest::Shared(&self.vis));
+                        draw::vis(&f, positions, private::Dest::Shared(&self.vis));
                     }
                 }
                 Pass::VisDisk => vis::vis_disk(&f, &u, &prepared.as_ref().ok_or_else(no_prep)?.positions, &self.vis),
                 Pass::Draw1 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
-                    let list1 = culled::phase1(&f, &p.batches, &self.visible);
+                    let list1 = crate::twins::culled::phase1(&f, &p.batches, &self.visible);
                     let select = culled::Select::Marked(&self.group_marks);
                     let dest = if use_private {
                         private::Dest::Private(&mut self.private)
@@ -490,7 +477,7 @@ impl Rasterizer for CpuRasterizer {
                     self.hzb.resize(hzb_params.total as usize, 0);
                     if use_private {
                         let (private, w) = (&self.private, frame.width_px as usize);
-                        hzb::build_by_rows(
+                        pyramid::build_by_rows(
                             &hzb_params,
                             frame.width_px,
                             frame.height_px,
@@ -507,7 +494,8 @@ impl Rasterizer for CpuRasterizer {
                 Pass::Draw2 => {
                     let p = prepared.as_ref().ok_or_else(no_prep)?;
                     let quant = frame.mode == RenderMode::Quant;
-                    let (list2, counts) = culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
+                    let (list2, counts) =
+                        crate::twins::culled::phase2(&f, &hzb_params, &p.batches, &mut self.visible, &self.hzb);
                     let (h, hzb) = (&hzb_params, &self.hzb[..]);
                     let select = culled::Select::Tested { h, hzb, unmarked: None };
                     let dest = if use_private {
@@ -665,6 +653,73 @@ mod tests {
     /// skips storing the clear word where the last frame's cover left it, [`CpuRasterizer::clean`]),
     /// with a vis frame and a frame of another size between: the buffer and image are the vis mode's
     /// every frame (1 to 3 threads: private buffers, two of them merged in one pass, or more).
+    /// The backend's fast paths (points projected 16 at a time, per-thread buffers with 1 to 3 threads,
+    /// group culling on and off) draw the twins' buffers bit for bit: the `vis`, `packed` and culled
+    /// modes' images and depth equal what the plain twin passes give for the same points in the same
+    /// order — the culled modes over two frames at each pose, the twin keeping its batches' visibility
+    /// from frame to frame as the kernels do.
+    #[test]
+    fn fast_paths_draw_the_twins_buffers() {
+        use crate::twins::{culled as tc, hzb as th, packed as tp, preprocess as tpre, vis as tv};
+        let cloud = pcv_io::scene::generate(150_000, 21, false);
+        let g = tpre::grid_params(&cloud.bounds, cloud.points.len() as u64);
+        let sorted = tpre::sort_by_cells(&g, &cloud.points);
+        let table = tpre::prepare(&sorted);
+        let (w, h) = (320u32, 180u32);
+        let poses = pcv_camera::scenarios::scenarios(&cloud);
+        for threads in [1usize, 3] {
+            for groups in [false, true] {
+                rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                    let mut r = CpuRasterizer::new();
+                    r.set_group_culling(groups);
+                    r.upload_in_order(sorted.clone());
+                    let mut visible = vec![0u8; table.batches.len()];
+                    for sc in &poses {
+                        let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
+                        let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
+                            .with_depth_range(cam.depth_range().near, cam.depth_range().far);
+                        let f = frame.uniforms();
+                        let buf: Vec<AtomicU64> = (0..frame.num_pixels()).map(|_| AtomicU64::new(0)).collect();
+                        let resolve = |buf: &mut Vec<AtomicU64>| {
+                            let mut img = vec![0u32; frame.num_pixels()];
+                            tv::vis_resolve(&f, buf, &table.colors, &mut img);
+                            (img, tv::vis_depth_bits(buf))
+                        };
+                        let mut backend = |mode: RenderMode| {
+                            let mut px = vec![0u32; frame.num_pixels()];
+                            r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
+                            (px, r.depth_bits())
+                        };
+                        let what = format!("{threads} threads, groups {groups}, pose {}", sc.name);
+                        // vis
+                        let mut b = buf;
+                        tv::vis_clear(&mut b);
+                        tv::vis(&f, &table.positions, &b);
+                        assert!(backend(RenderMode::Vis) == resolve(&mut b), "vis, {what}");
+                        // packed
+                        tp::packed_clear(&f, &mut b);
+                        tp::packed(&f, &table.positions, &table.colors, &b);
+                        let mut img = vec![0u32; frame.num_pixels()];
+                        tp::packed_resolve(&b, &mut img);
+                        assert!(backend(RenderMode::Packed) == (img, tv::vis_depth_bits(&b)), "packed, {what}");
+                        // culled: two frames, the batches' visibility carried over
+                        let hp = HzbParams::for_frame(w, h);
+                        for k in 0..2 {
+                            tv::vis_clear(&mut b);
+                            let list1 = tc::phase1(&f, &table.batches, &visible);
+                            tc::raster_list(&f, &table.batches, &list1, &table.positions, &table.quant, false, &b);
+                            let mut hzb = vec![0u32; hp.total as usize];
+                            th::build(&hp, w, h, |i| word_depth(b[i].load(Ordering::Relaxed)), &mut hzb);
+                            let (list2, _) = tc::phase2(&f, &hp, &table.batches, &mut visible, &hzb);
+                            tc::raster_list(&f, &table.batches, &list2, &table.positions, &table.quant, false, &b);
+                            assert!(backend(RenderMode::Culled) == resolve(&mut b), "culled frame {k}, {what}");
+                        }
+                    }
+                });
+            }
+        }
+    }
+
     #[test]
     fn consecutive_culled_frames_keep_the_vis_buffer() {
         let cloud = pcv_io::scene::generate(200_000, 13, false);
@@ -737,7 +792,7 @@ mod tests {
             let mut want_depth = vec![clear::FAR_DEPTH_BITS; frame.num_pixels()];
             let mut want_word = vec![u64::MAX; frame.num_pixels()];
             for p in cloud.points.iter() {
-                if let Some(q) = project::project(&f, p.pos) {
+                if let Some(q) = crate::twins::project::project(&f, p.pos) {
                     let i = q.index(w);
                     want_depth[i] = want_depth[i].min(q.depth_bits);
                     want_word[i] = want_word[i].min(word(q.depth_bits, p.color_word() as u64));

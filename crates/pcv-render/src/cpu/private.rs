@@ -19,12 +19,12 @@
 //! [`Cover`] (where a drawn batch may have put a point): elsewhere every buffer holds `u64::MAX`, so the
 //! pyramid takes the far plane's depth and the merge the clear word without reading them. Memory: one buffer of 8 bytes a pixel per thread (16.6 MB a
 //! thread at 1920 × 1080).
-use super::clear::FAR_DEPTH_BITS;
 use super::cover::{marked, Cover, CELL_W_PX};
-use super::preprocess::group_shift;
 use super::scatter::Switch;
-use super::simd::with_avx512;
+use crate::cpu::prepared::group_shift;
 use crate::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
+use crate::simd::with_avx512;
+use crate::twins::clear::FAR_DEPTH_BITS;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
@@ -56,7 +56,7 @@ impl PrivateBuffers {
     /// `count` buffers of `pixels` words, all `u64::MAX`.
     pub fn prepare(&mut self, count: usize, pixels: usize) {
         if self.bufs.len() != count || self.bufs.first().is_some_and(|b| b.len() != pixels) {
-            self.bufs = (0..count).map(|_| super::huge::filled(pixels, u64::MAX)).collect();
+            self.bufs = (0..count).map(|_| crate::huge::filled(pixels, u64::MAX)).collect();
         } else if self.dirty {
             self.bufs.par_iter_mut().for_each(|b| b.fill(u64::MAX));
         }
@@ -120,8 +120,8 @@ impl PrivateBuffers {
     }
 
     /// Writes `vis`: each pixel the smallest of `clear(row)` and the buffers' words; resets the
-    /// buffers; with `marks`, sets the mark of the group of each pixel's point ([`super::culled`]:
-    /// payloads are point indices, [`group_points`](super::preprocess::group_points) a group) after clearing every mark; with
+    /// buffers; with `marks`, sets the mark of the group of each pixel's point ([`crate::twins::culled`]:
+    /// payloads are point indices, [`group_points`](crate::cpu::prepared::group_points) a group) after clearing every mark; with
     /// `resolve`, also writes the image as the resolve pass would ([`Resolve`]). With `cover`, the
     /// pixels of cells it does not mark are not read (no task drew there, so every buffer holds
     /// `u64::MAX`): they get the clear word. With `stale` (the last frame's cover, when `vis` is known
@@ -186,7 +186,7 @@ impl PrivateBuffers {
 }
 
 /// The resolve pass done by [`PrivateBuffers::merge`] (the next pass after the draw, when no splat
-/// comes between): the same image as [`super::vis::vis_resolve`] or [`super::packed::packed_resolve`].
+/// comes between): the same image as [`crate::twins::vis::vis_resolve`] or [`crate::twins::packed::packed_resolve`].
 pub enum Resolve<'a> {
     /// Payloads are point indices: the point's color, or the row's background where none.
     Index { colors: &'a [u32], background: &'a (dyn Fn(u32) -> u32 + Sync), image: &'a mut [u32] },
@@ -455,7 +455,7 @@ with_avx512! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::preprocess::group_points;
+    use crate::cpu::prepared::group_points;
     use crate::gpu_data::word;
 
     /// The merge is the per-pixel minimum of the clear word and every buffer, the buffers come back
@@ -750,7 +750,7 @@ mod tests {
         let marks: Vec<AtomicU8> = (0..points.div_ceil(group_points())).map(|_| AtomicU8::new(0)).collect();
         let spread = |v: u32| (0..16).fold(0u64, |m, k| m | (((v >> k) & 1) as u64) << (2 * k));
         let word_at = |x: usize, y: usize, k: u64| {
-            let h = crate::cpu::rng::mix64((x * 7 + y * 131 + k as usize) as u64);
+            let h = crate::twins::rng::mix64((x * 7 + y * 131 + k as usize) as u64);
             if h.is_multiple_of(4) {
                 return u64::MAX; // no point of this buffer here
             }

@@ -5,15 +5,15 @@
 //! How it works: [`draw_points`] projects the points 16 at a time with AVX-512 where the CPU has it
 //! ([`has_avx512`]; `PCV_CPU_AVX512=0` turns it off): three unaligned loads of the 12-byte records
 //! and six two-source permutes put x, y and z into lanes, then the same fused multiply-adds, the
-//! correctly rounded reciprocal division and the multiplies as [`super::project::project`], in the
+//! correctly rounded reciprocal division and the multiplies as [`crate::twins::project::project`], in the
 //! same order, so the same bits; the lanes' pixel indices and words are stored and taken one by one.
-//! Elsewhere it runs [`super::project::project_batch_xyz`] (AVX2 and FMA where the CPU has them, the
+//! Elsewhere it runs [`crate::twins::project::project_batch_xyz`] (AVX2 and FMA where the CPU has them, the
 //! same bits again). What takes a word is a [`Sink`]: [`Private`], a buffer only this thread writes, is
 //! a plain load, minimum and store with no branch (a dropped point writes `u64::MAX` to pixel 0, which
 //! changes nothing); [`PrivateRare`] is the same buffer with a store only where the word wins (for
 //! draws where few do); [`Shared`] keeps the early depth test and the atomic minimum of the kernels.
-use super::project::{project_batch_xyz, BATCH, DROPPED};
 use crate::gpu_data::{word, FrameUniforms};
+use crate::twins::project::{project_batch_xyz, BATCH, DROPPED};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod words;
@@ -30,7 +30,7 @@ pub fn has_avx512() -> bool {
                 && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512dq")
                 && std::arch::is_x86_feature_detected!("avx512vl")
-                && super::simd::has_avx2_fma()
+                && crate::simd::has_avx2_fma()
         })
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -204,7 +204,7 @@ impl<'a> Payload<'a> {
     }
 }
 
-/// Every point of `positions` that [`super::project::project`] keeps gives its word (its depth bits
+/// Every point of `positions` that [`crate::twins::project::project`] keeps gives its word (its depth bits
 /// and `payload`) to `sink` at its pixel.
 #[inline]
 pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
@@ -221,7 +221,7 @@ pub fn draw_points<S: Sink>(f: &FrameUniforms, positions: &[[f32; 3]], payload: 
             unsafe { draw_avx512(f, positions, payload, sink) };
             return;
         }
-        if super::simd::has_avx2_fma() {
+        if crate::simd::has_avx2_fma() {
             if has_avx2_loop() {
                 // SAFETY: this CPU has AVX2 and FMA (asked at run time).
                 unsafe { draw_avx2_vec(f, positions, payload, sink) };
@@ -346,7 +346,7 @@ impl Switch {
 /// floats); coordinate `c` of record `j` is float `3j + c`, at lane `(3j + c) % 8` of load `(3j + c) / 8`,
 /// and for each `c` these are 8 different lanes: two blends gather them into one register and one
 /// permute puts them in record order. Then the same FMAs, division and multiplies in the same order as
-/// [`super::project::project`], the dropped lanes found by [`drop_lanes`], the words built from 32-bit
+/// [`crate::twins::project::project`], the dropped lanes found by [`drop_lanes`], the words built from 32-bit
 /// halves ([`BlockPayload`]); dropped lanes get pixel 0 and `u64::MAX` (as [`draw_avx512`]), and the
 /// blocks go through [`Ahead::run`]. The last `len % 8` points go through [`draw_lanes`].
 #[cfg(target_arch = "x86_64")]
@@ -534,7 +534,7 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
     }
 
     /// Projects the 8 points whose coordinates are the lanes of `x`, `y` and `z` into ring slot `slot`:
-    /// the same FMAs, division and multiplies in the same order as [`super::project::project`], the
+    /// the same FMAs, division and multiplies in the same order as [`crate::twins::project::project`], the
     /// dropped lanes ([`drop_lanes`]) given pixel 0 and the largest word (a minimum that changes
     /// nothing); then prefetches their pixels.
     ///
@@ -593,7 +593,7 @@ impl<const AHEAD: usize> Ahead<AHEAD> {
     }
 }
 
-/// The lanes [`super::project::project`] drops (all ones; kept lanes 0): not `w > 0`, not `sx` in
+/// The lanes [`crate::twins::project::project`] drops (all ones; kept lanes 0): not `w > 0`, not `sx` in
 /// `[0, w_px)`, `sy` in `[0, h_px)` or `d` in `(0, 1)`, where `sx`, `sy` and `d` are rows times
 /// `1 / w`. Unordered compares (true for NaN, the negations of Rust's ordered ones) for `sx` and `sy`.
 /// `d` in the integers: its bits in `[1, 0x3f7f_ffff]` (the positive floats below 1; negative floats,
@@ -861,7 +861,7 @@ mod tests {
     /// The hand-written AVX2 loop with 1, 3 or [`PREFETCH_BLOCKS`] blocks in flight (this CPU has AVX2 and FMA).
     #[cfg(target_arch = "x86_64")]
     fn by_hand<S: Sink>(ahead: usize, f: &FrameUniforms, pos: &[[f32; 3]], payload: Payload<'_>, sink: &mut S) {
-        assert!(crate::cpu::simd::has_avx2_fma());
+        assert!(crate::simd::has_avx2_fma());
         // SAFETY (each): this CPU has AVX2 and FMA (asserted).
         match ahead {
             1 => unsafe { draw_avx2_ahead::<S, 1>(f, pos, payload, sink) },
@@ -878,7 +878,7 @@ mod tests {
     #[test]
     fn drop_lanes_is_the_projection_rule() {
         use std::arch::x86_64::*;
-        if !crate::cpu::simd::has_avx2_fma() {
+        if !crate::simd::has_avx2_fma() {
             return;
         }
         let (w_px, h_px) = (1920f32, 1080f32);
@@ -988,7 +988,7 @@ mod tests {
                 draw_points(&f, &pos[..len], payload, &mut PrivateRare(&mut got));
                 assert!(got == want, "private, rare wins, drawn twice, {len} points");
                 #[cfg(target_arch = "x86_64")]
-                if crate::cpu::simd::has_avx2_fma() {
+                if crate::simd::has_avx2_fma() {
                     // Both AVX2 loops, whichever `draw_points` picked.
                     let mut got = vec![u64::MAX; n];
                     // SAFETY: this CPU has AVX2 and FMA (asked just above).
@@ -1009,7 +1009,7 @@ mod tests {
                     }
                 }
                 #[cfg(target_arch = "x86_64")]
-                if crate::cpu::simd::has_avx2_fma() {
+                if crate::simd::has_avx2_fma() {
                     // Unchecked puts land inside the frame's pixels, into a buffer of exactly the frame
                     // and one with room to spare (left untouched).
                     for (spare, ahead) in [(0usize, 1), (9, 1), (0, PREFETCH_BLOCKS), (9, PREFETCH_BLOCKS)] {

@@ -11,7 +11,7 @@
 //! is at most 4 bytes a point) and applied one column at a time (x, y, z, color) through one 4-byte
 //! scratch column. Host memory at the peak: 16 bytes a point of arrays, the 4-byte order and one 4-byte
 //! scratch: 24 bytes a point, and the backend keeps 20 (the order stays, for picking).
-use super::preprocess::Prepared;
+use crate::cpu::prepared::Prepared;
 use crate::RenderError;
 use pcv_io::device::{self, ColorSpec, DeviceFiles, DeviceLoadError};
 use pcv_io::Bounds;

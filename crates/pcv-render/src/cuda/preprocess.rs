@@ -1,7 +1,7 @@
 //! Preprocessing at upload, on the GPU (`kernels/preprocess.cu`; CPU twin `render/cpu/preprocess.rs`).
 //!
 //! How it works: a bucket sort of the points by a coarse 3D grid cell in Morton order over the cloud's
-//! bounds (2^12 to 2^24 buckets, [`cpu::preprocess::grid_bits`]): `pcv_cell_hist` counts the points of
+//! bounds (2^12 to 2^24 buckets, [`twins::preprocess::grid_bits`]): `pcv_cell_hist` counts the points of
 //! each bucket with atomics, the host scans the counts (a few million at most), and `pcv_cell_scatter`
 //! moves each point to the next free slot of its bucket (order inside a bucket: whatever the atomics
 //! give). The sorted points replace the uploaded ones, so every mode reads them in spatial order. Then
@@ -15,7 +15,6 @@ use super::kernels;
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
 use super::upload::RESERVE_BYTES;
-use crate::cpu;
 use crate::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
 use crate::RenderError;
 use cudarc::driver::{CudaContext, CudaStream};
@@ -68,7 +67,7 @@ pub fn preprocess(
         let why = format!("{n} points: the batched modes need between 1 and 2^32 - 2");
         return Ok(Preprocessed { points, prepared: Err(why), elapsed_ms: 0.0 });
     }
-    let g = cpu::preprocess::grid_params(bounds, n);
+    let g = crate::twins::preprocess::grid_params(bounds, n);
     let buckets = 1usize << (3 * g.bits);
     let (free_bytes, _) = mem_info(ctx)?;
     // The sorted copy and the order beside the original, then positions, colors, words and the order.
@@ -195,7 +194,7 @@ pub fn preprocess_scene_chunked(
             message: format!("{n} points: the visibility buffer indexes between 1 and 2^34 - 2"),
         });
     }
-    let g = cpu::preprocess::grid_params(bounds, n);
+    let g = crate::twins::preprocess::grid_params(bounds, n);
     let buckets = 1usize << (3 * g.bits);
     let num_batches = n.div_ceil(BATCH_POINTS as u64);
     let positions = DeviceBuffer::<f32>::alloc(ctx, 3 * n as usize, "the positions")?;

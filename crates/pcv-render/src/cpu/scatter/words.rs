@@ -4,18 +4,18 @@
 //! How it works: where the hand-written AVX2 loop runs ([`super::draw_points`]: AVX2 and FMA, no
 //! AVX-512, `PCV_CPU_AVX2` and `PCV_CPU_FUSED` not `0`), [`draw_words`] loads 8 words, takes the three
 //! fields with shifts and masks, converts them to floats (exact: below 2^24) and decodes each with one
-//! FMA, `q · scale + min`, as [`crate::cpu::batch::dequantize`] does (one rounding, so the same
+//! FMA, `q · scale + min`, as [`crate::twins::batch::dequantize`] does (one rounding, so the same
 //! bits); then the same projection, words, prefetch and minimum as the 12-byte loop
 //! ([`super::Ahead`]). The last `len % 8` words, and every word elsewhere (AVX-512, the portable loop),
 //! are decoded into a stack array first and drawn by [`super::draw_points`] ([`draw_decoded`]).
 use super::{draw_points, Payload, Sink};
-use crate::cpu::batch::dequantize_pos;
-use crate::cpu::project::BATCH;
 use crate::gpu_data::{Batch, FrameUniforms};
+use crate::twins::batch::dequantize_pos;
+use crate::twins::project::BATCH;
 
-/// Every point of `words` (quantized in `batch`'s box) that [`super::super::project::project`] keeps
+/// Every point of `words` (quantized in `batch`'s box) that [`crate::twins::project::project`] keeps
 /// once decoded gives its word (depth bits, point index `first + j`) to `sink` at its pixel. Inlined:
-/// called from code compiled with AVX2 and FMA ([`crate::cpu::simd::with_fma!`]), the decoding
+/// called from code compiled with AVX2 and FMA ([`crate::simd::with_fma!`]), the decoding
 /// of [`draw_decoded`] is vectorized there with one FMA a coordinate (elsewhere each is a call to
 /// libm's `fmaf`).
 #[inline(always)]
@@ -25,7 +25,7 @@ pub fn draw_words<S: Sink>(f: &FrameUniforms, batch: &Batch, words: &[u32], firs
         && f.height != 0
         && fused_wanted()
         && !super::has_avx512()
-        && crate::cpu::simd::has_avx2_fma()
+        && crate::simd::has_avx2_fma()
         && super::has_avx2_loop()
     {
         // SAFETY (each): this CPU has AVX2 and FMA (asked at run time).
@@ -108,8 +108,8 @@ mod tests {
     #[test]
     fn the_fused_loop_gives_the_buffer_of_decoding_then_drawing() {
         let cloud = pcv_io::scene::generate(60_000, 3, false);
-        let g = crate::cpu::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
-        let p = crate::cpu::preprocess::prepare(&crate::cpu::preprocess::sort_by_cells(&g, &cloud.points));
+        let g = crate::twins::preprocess::grid_params(&cloud.bounds, cloud.points.len() as u64);
+        let p = crate::twins::preprocess::prepare(&crate::twins::preprocess::sort_by_cells(&g, &cloud.points));
         let mut cam = pcv_camera::FlyCamera::for_cloud(cloud.bounds, true);
         let (w, h) = (97u32, 61u32);
         let n = (w * h) as usize;
@@ -166,7 +166,7 @@ mod tests {
                     draw_decoded(&f, batch, words, *first, &mut Private(&mut got));
                     assert!(got == want, "decoded, {len} words");
                     #[cfg(target_arch = "x86_64")]
-                    if crate::cpu::simd::has_avx2_fma() {
+                    if crate::simd::has_avx2_fma() {
                         let mut got = vec![u64::MAX; n];
                         // SAFETY: this CPU has AVX2 and FMA (asked just above).
                         unsafe { draw_words_avx2::<_, 1>(&f, batch, words, *first, &mut Private(&mut got)) };

@@ -1,11 +1,13 @@
 //! Packed single pass, the CPU twin of `kernels/packed.cu`: one 64-bit atomic min per point of
 //! the word (depth bits, RGBA8) into a visibility buffer, then a resolve that keeps the low 32 bits. The
 //! nearest point wins as in the three-pass reference; at an exact depth tie the smaller color word wins.
+//! The CPU backend's fast pass is `crate::cpu::draw`'s, tested against this one.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::private::Dest;
-use super::scatter::{draw_points, Payload, Private, Shared};
+use super::project::project;
+use super::vis::min_early;
 use crate::gpu_data::{word, word_payload, FrameUniforms};
+use crate::simd::with_fma;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,31 +24,24 @@ pub fn packed_clear_word(f: &FrameUniforms, y: u32) -> u64 {
     word(FAR_DEPTH_BITS, super::post::background(f, y) as u64)
 }
 
-/// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout), into the
-/// shared buffer or private ones ([`super::private`], merged by the caller).
-pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], dest: Dest<'_>) {
+/// The pass over the points' `positions` and RGBA8 `colors` (the CPU backend's split layout): each point
+/// takes the atomic min of the word of its depth and its colour.
+pub fn packed(f: &FrameUniforms, positions: &[[f32; 3]], colors: &[u32], vis: &[AtomicU64]) {
     assert_eq!(positions.len(), colors.len(), "one color per position");
-    let pixels = f.width as usize * f.height as usize;
-    let range = |c: usize| c * CHUNK_POINTS..((c + 1) * CHUNK_POINTS).min(positions.len());
-    match dest {
-        Dest::Shared(vis) => {
-            assert_eq!(vis.len(), pixels, "visibility buffer size");
-            positions
-                .par_chunks(CHUNK_POINTS)
-                .zip(colors.par_chunks(CHUNK_POINTS))
-                .for_each(|(chunk, cols)| draw_points(f, chunk, Payload::Color(cols), &mut Shared(vis)));
+    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    positions
+        .par_chunks(CHUNK_POINTS)
+        .zip(colors.par_chunks(CHUNK_POINTS))
+        .for_each(|(chunk, cols)| packed_chunk(f, chunk, cols, vis));
+}
+
+with_fma! {
+    fn packed_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], colors: &[u32], vis: &[AtomicU64]) {
+        for (&pos, &c) in chunk.iter().zip(colors) {
+            if let Some(p) = project(f, pos) {
+                min_early(&vis[p.index(f.width)], word(p.depth_bits, c as u64));
+            }
         }
-        Dest::Private(p) => p.run(
-            positions.len().div_ceil(CHUNK_POINTS),
-            1,
-            |cs, buf| {
-                assert_eq!(buf.len(), pixels, "visibility buffer size");
-                for c in cs {
-                    draw_points(f, &positions[range(c)], Payload::Color(&colors[range(c)]), &mut Private(buf));
-                }
-            },
-            |_, _| (),
-        ),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Color pass, the CPU twin of `kernels/color.cu`: a point whose depth bits equal its pixel's stored
 //! depth writes its color there. Where two points share one depth exactly, either may win.
 use super::project::{project_batch_xyz, BATCH, DROPPED};
-use super::simd::with_fma;
 use crate::gpu_data::FrameUniforms;
+use crate::simd::with_fma;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 

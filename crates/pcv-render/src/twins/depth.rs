@@ -2,8 +2,8 @@
 //! atomic min of its depth bits on its pixel. rayon splits the points; a plain load first skips the
 //! atomic when the point cannot win (the early depth test), which gives the same result.
 use super::project::{project_batch_xyz, BATCH, DROPPED};
-use super::simd::with_fma;
 use crate::gpu_data::FrameUniforms;
+use crate::simd::with_fma;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 

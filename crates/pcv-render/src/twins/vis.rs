@@ -3,16 +3,14 @@
 //! each pixel's visible point. The nearest point wins; at an exact depth tie the smaller index wins,
 //! so the result does not depend on the order the threads run in. [`vis_disk`] is the same pass with
 //! point size: each point writes its whole disk (the other way to point size than the splat post pass).
-//! With few threads the pass takes plain minima in per-thread buffers instead ([`super::private`]),
-//! which gives the same buffer.
+//! The CPU backend's fast pass (projection 16 points at a time, per-thread buffers) is `crate::cpu::draw`,
+//! tested against this one.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
 use super::post::view_distance;
-use super::private::Dest;
 use super::project::project;
-use super::scatter::{draw_points, min_early, Payload, Private, Shared};
-use super::simd::with_fma;
 use crate::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
+use crate::simd::with_fma;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -33,30 +31,30 @@ pub fn vis_point(f: &FrameUniforms, pos: [f32; 3], index: u64, vis: &[AtomicU64]
     }
 }
 
-/// The pass over every point ([`draw_points`]: point `i` gives the word of its depth and `i`), into
-/// the shared buffer or private ones ([`super::private`], merged by the caller).
-pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], dest: Dest<'_>) {
+/// The pass over every point: point `i` takes the atomic min of the word of its depth and `i`.
+pub fn vis(f: &FrameUniforms, positions: &[[f32; 3]], vis: &[AtomicU64]) {
     assert!((positions.len() as u64) < EMPTY_INDEX, "point indices must fit below 2^34 - 1");
-    let pixels = f.width as usize * f.height as usize;
-    let chunk = |c: usize| &positions[c * CHUNK_POINTS..((c + 1) * CHUNK_POINTS).min(positions.len())];
-    match dest {
-        Dest::Shared(vis) => {
-            assert_eq!(vis.len(), pixels, "visibility buffer size");
-            positions.par_chunks(CHUNK_POINTS).enumerate().for_each(|(c, points)| {
-                draw_points(f, points, Payload::Index((c * CHUNK_POINTS) as u64), &mut Shared(vis))
-            });
+    assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    positions
+        .par_chunks(CHUNK_POINTS)
+        .enumerate()
+        .for_each(|(c, chunk)| vis_chunk(f, chunk, (c * CHUNK_POINTS) as u64, vis));
+}
+
+with_fma! {
+    fn vis_chunk(f: &FrameUniforms, chunk: &[[f32; 3]], base: u64, vis: &[AtomicU64]) {
+        for (j, &pos) in chunk.iter().enumerate() {
+            vis_point(f, pos, base + j as u64, vis);
         }
-        Dest::Private(p) => p.run(
-            positions.len().div_ceil(CHUNK_POINTS),
-            1,
-            |cs, buf| {
-                assert_eq!(buf.len(), pixels, "visibility buffer size");
-                for c in cs {
-                    draw_points(f, chunk(c), Payload::Index((c * CHUNK_POINTS) as u64), &mut Private(buf));
-                }
-            },
-            |_, _| (),
-        ),
+    }
+}
+
+/// The kernels' atomic minimum with the early depth test: `fetch_min` (a locked read-modify-write) only
+/// where `v` is below the word the cell holds when read.
+#[inline(always)]
+pub fn min_early(cell: &AtomicU64, v: u64) {
+    if v < cell.load(Ordering::Relaxed) {
+        cell.fetch_min(v, Ordering::Relaxed);
     }
 }
 

@@ -7,10 +7,10 @@
 //! memory (numpy). [`host_points`] turns them into the cloud's 16-byte records, which is how the CPU
 //! backend (and the CUDA backend's upload) takes host arrays.
 use super::depth::CHUNK_POINTS;
-use super::simd::with_fma;
 use super::vis::vis_point;
 use crate::external::ColorKind;
 use crate::gpu_data::{word_depth, word_payload, FrameUniforms};
+use crate::simd::with_fma;
 use glam::Vec3;
 use pcv_io::{Bounds, Point};
 use rayon::prelude::*;

@@ -15,7 +15,7 @@ use crate::gpu_data::{Batch, FrameUniforms, HzbParams, HZB_TILE_LOG2};
 
 /// Row `r` of `m` at corner `corner` of the box (bit 0: max x, bit 1: max y, bit 2: max z).
 #[inline(always)]
-pub(super) fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
+pub(crate) fn corner_row(m: &[f32; 16], r: usize, b: &Batch, corner: u32) -> f32 {
     let x = if corner & 1 != 0 { b.max[0] } else { b.min[0] };
     let y = if corner & 2 != 0 { b.max[1] } else { b.min[1] };
     let z = if corner & 4 != 0 { b.max[2] } else { b.min[2] };
@@ -227,8 +227,8 @@ pub fn dequantize_pos(b: &Batch, word: u32) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::preprocess;
     use crate::gpu_data::BATCH_POINTS;
+    use crate::twins::preprocess;
     use glam::Vec3;
     use pcv_camera::{FlyCamera, Pose};
 
@@ -264,7 +264,7 @@ mod tests {
         let mut counter = 0u64;
         let mut next = move || {
             counter += 1;
-            crate::cpu::rng::uniform(1234, counter, 0)
+            crate::twins::rng::uniform(1234, counter, 0)
         };
         let (mut hidden, mut shown) = (0, 0);
         for (w, ht) in [(320u32, 180u32), (97, 61), (1, 1), (1920, 1080)] {

@@ -10,7 +10,7 @@
 //! bits: positive floats order like their bits, so an integer min is a float min.
 //!
 //! `mul_add` is one instruction where the CPU has FMA: the raster twins run their loops through
-//! [`super::simd`], which compiles them a second time with AVX2 and FMA and picks that version at run
+//! [`crate::simd`], which compiles them a second time with AVX2 and FMA and picks that version at run
 //! time; elsewhere `mul_add` is libm's exact `fmaf`, slower but the same bits.
 use crate::gpu_data::FrameUniforms;
 

@@ -35,7 +35,7 @@ macro_rules! with_fma {
                 body($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
-            if $crate::cpu::simd::has_avx2_fma() {
+            if $crate::simd::has_avx2_fma() {
                 // SAFETY: this CPU has AVX2 and FMA (asked at run time just above), the only
                 // requirement of calling a `target_feature` function.
                 return unsafe { fast($($arg),*) };
@@ -71,7 +71,7 @@ macro_rules! with_avx512 {
                 return unsafe { wide($($arg),*) };
             }
             #[cfg(target_arch = "x86_64")]
-            if $crate::cpu::simd::has_avx2_fma() {
+            if $crate::simd::has_avx2_fma() {
                 // SAFETY: this CPU has AVX2 and FMA (asked at run time).
                 return unsafe { fast($($arg),*) };
             }

@@ -8,44 +8,20 @@
 //! are then split into positions (12-byte records) and RGBA8 colors ([`split`]), cut into batches of
 //! [`BATCH_POINTS`] with a bounding box each ([`batch_bounds`]) and quantized to 3 × 10 bits in their
 //! batch's box ([`quantize`]). Float operations run in the kernels' order, so with the same sorted
-//! points both backends make the same boxes and the same quantized words. The CPU alone also boxes
-//! each [`GROUP_POINTS`] points ([`Prepared::groups`], [`group_bounds`]): the finer unit its culled
-//! modes skip inside a drawn batch ([`super::culled`]); no kernel reads them.
-use super::huge;
+//! points both backends make the same boxes and the same quantized words ([`Table`]). The CPU
+//! backend's own finer boxes inside a batch are `crate::cpu::prepared`'s; no kernel reads them.
 use crate::gpu_data::{Batch, GridParams, Point, BATCH_POINTS};
+use crate::huge;
 use pcv_io::Bounds;
 use rayon::prelude::*;
 
-/// Everything the batched modes read, for points in their sorted order.
+/// The batch table the batched modes read, for points in their sorted order: the kernels' layout.
 #[derive(Clone, Debug, Default)]
-pub struct Prepared {
+pub struct Table {
     pub positions: Vec<[f32; 3]>,
     pub colors: Vec<u32>,
     pub batches: Vec<Batch>,
     pub quant: Vec<u32>,
-    /// The CPU's finer boxes: group `g` holds points `g * GROUP_POINTS ..` of batch
-    /// `g / GROUPS_PER_BATCH` (empty: none, whole batches are drawn, as for a level-of-detail pool).
-    pub groups: Vec<Batch>,
-}
-
-/// Points per group, the CPU's culling unit inside a batch (the default of [`group_points`]).
-pub const GROUP_POINTS: usize = 256;
-/// Groups per batch (of [`GROUP_POINTS`]).
-pub const GROUPS_PER_BATCH: usize = BATCH_POINTS as usize / GROUP_POINTS;
-
-/// Points per group in this process: [`GROUP_POINTS`], or `PCV_CPU_GROUP_POINTS` where that is a
-/// power of two from 16 to [`BATCH_POINTS`] (asked once; for comparisons).
-pub fn group_points() -> usize {
-    static POINTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *POINTS.get_or_init(|| {
-        let asked = std::env::var("PCV_CPU_GROUP_POINTS").ok().and_then(|v| v.parse::<usize>().ok());
-        asked.filter(|&n| n.is_power_of_two() && (16..=BATCH_POINTS as usize).contains(&n)).unwrap_or(GROUP_POINTS)
-    })
-}
-
-/// log2 of [`group_points`]: the group of point `i` is `i >> group_shift()`.
-pub fn group_shift() -> u32 {
-    group_points().trailing_zeros()
 }
 
 /// Grid bits per axis for `n` points: about 64 points per occupied-or-not cell at the low end, from 4
@@ -126,13 +102,8 @@ pub fn batch_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
     bounds_per(positions, BATCH_POINTS as usize)
 }
 
-/// One box per [`group_points`] positions, as [`batch_bounds`] makes them (a batch's groups never
-/// straddle another batch: [`BATCH_POINTS`] is a multiple of [`group_points`]).
-pub fn group_bounds(positions: &[[f32; 3]]) -> Vec<Batch> {
-    bounds_per(positions, group_points())
-}
-
-fn bounds_per(positions: &[[f32; 3]], per: usize) -> Vec<Batch> {
+/// One box per `per` positions, as [`batch_bounds`] makes them for [`BATCH_POINTS`].
+pub fn bounds_per(positions: &[[f32; 3]], per: usize) -> Vec<Batch> {
     positions
         .par_chunks(per)
         .map(|chunk| {
@@ -174,32 +145,18 @@ pub fn quantize(positions: &[[f32; 3]], batches: &[Batch]) -> Vec<u32> {
 }
 
 /// Split, batches and quantized words for points already in their final order.
-pub fn prepare(sorted: &[Point]) -> Prepared {
-    let mut p = prepare_permuted(sorted, None);
-    p.ensure_quant();
-    p
+pub fn prepare(sorted: &[Point]) -> Table {
+    let (positions, colors) = split(sorted);
+    let mut t = Table::from_ordered(positions, colors);
+    t.ensure_quant();
+    t
 }
 
-/// [`prepare`] for `points[order[i]]` (or `points` as they are, without `order`), read straight from
-/// `points`: no sorted copy of the 16-byte points is made; the quantized words are left out
-/// ([`Prepared::ensure_quant`] makes them).
-pub fn prepare_permuted(points: &[Point], order: Option<&[u32]>) -> Prepared {
-    let (positions, colors) = match order {
-        Some(order) => (
-            huge::collect(order.par_iter().map(|&i| points[i as usize].pos)),
-            huge::collect(order.par_iter().map(|&i| points[i as usize].color_word())),
-        ),
-        None => split(points),
-    };
-    Prepared::from_ordered(positions, colors)
-}
-
-impl Prepared {
-    /// Batches and groups for positions and colors already in their final order (no quantized words).
-    pub fn from_ordered(positions: Vec<[f32; 3]>, colors: Vec<u32>) -> Prepared {
+impl Table {
+    /// Batches for positions and colors already in their final order (no quantized words).
+    pub fn from_ordered(positions: Vec<[f32; 3]>, colors: Vec<u32>) -> Table {
         let batches = batch_bounds(&positions);
-        let groups = group_bounds(&positions);
-        Prepared { positions, colors, batches, quant: Vec::new(), groups }
+        Table { positions, colors, batches, quant: Vec::new() }
     }
 
     /// Makes the quantized words if they are missing (the CPU backend makes them only when the quant
@@ -243,7 +200,7 @@ mod tests {
         let p = prepare(&sort_by_cells(&g, &c.points));
         for (i, (&w, pos)) in p.quant.iter().zip(&p.positions).enumerate() {
             let b = &p.batches[i / BATCH_POINTS as usize];
-            let d = super::super::batch::dequantize_pos(b, w);
+            let d = crate::twins::batch::dequantize_pos(b, w);
             for k in 0..3 {
                 assert!(pos[k] >= b.min[k] && pos[k] <= b.max[k]);
                 assert!((d[k] - pos[k]).abs() <= b.scale[k] * 0.5001 + pos[k].abs() * 2.4e-7, "point {i} axis {k}");

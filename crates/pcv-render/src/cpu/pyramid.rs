@@ -1,39 +1,21 @@
-//! The depth pyramid for occlusion culling, the CPU twin of `kernels/hzb.cu`: level 0 holds the largest
-//! depth bits of each 4 × 4 pixel tile (pixels outside the frame count as 0), each level above the
-//! largest of the 2 × 2 cells below, up to one cell ([`HzbParams`]).
+//! The CPU backend's depth pyramid: the twin's ([`crate::twins::hzb`]) built a row at a time, skipping
+//! what the frame's coverage mask says holds no point.
 //!
-//! [`build_by_rows`] may take the frame's [`Cover`] and the depth of the pixels in cells it does not mark
-//! (the far plane's, for the culled modes' private buffers): a cover cell is a whole number of level-0
-//! tiles, one tile row high, so a tile in an unmarked cell holds that depth (the largest any pixel has)
-//! without reading a pixel, and a tile row whose cells are all unmarked reads no row at all.
+//! How it works: [`build_by_rows`] may take the frame's [`Cover`] and the depth of the pixels in cells it
+//! does not mark (the far plane's, for the culled modes' private buffers): a cover cell is a whole number
+//! of level-0 tiles, one tile row high, so a tile in an unmarked cell holds that depth (the largest any
+//! pixel has) without reading a pixel, and a tile row whose cells are all unmarked reads no row at all.
+//! Levels 1 and up are the twin's ([`build_upper`]).
 use super::cover::{Cover, CELL_H_PX, CELL_W_PX};
 use super::scatter::Switch;
 use crate::gpu_data::{HzbParams, HZB_TILE};
+use crate::twins::hzb::build_upper;
 use rayon::prelude::*;
 
 // A cover cell is one tile row high and a whole number of tiles wide.
 const _: () = assert!(CELL_H_PX == HZB_TILE as usize && CELL_W_PX.is_multiple_of(HZB_TILE as usize));
 
-/// Builds the pyramid of a `width × height` depth buffer read through `depth(i)` into `hzb`
-/// (`h.total` words).
-pub fn build(h: &HzbParams, width: u32, height: u32, depth: impl Fn(usize) -> u32 + Sync, hzb: &mut [u32]) {
-    assert_eq!(hzb.len(), h.total as usize, "pyramid size");
-    let (tw, t) = (h.width[0] as usize, HZB_TILE as usize);
-    let (level0, _) = hzb.split_at_mut(h.width[0] as usize * h.height[0] as usize);
-    level0.par_iter_mut().enumerate().for_each(|(tile, out)| {
-        let (x0, y0) = ((tile % tw) * t, (tile / tw) * t);
-        let mut m = 0u32;
-        for y in y0..(y0 + t).min(height as usize) {
-            for x in x0..(x0 + t).min(width as usize) {
-                m = m.max(depth(y * width as usize + x));
-            }
-        }
-        *out = m;
-    });
-    build_upper(h, hzb);
-}
-
-/// [`build`] with the depth read a row at a time: `row_max(y, acc)` sets `acc[x]` to the larger of
+/// [`crate::twins::hzb::build`] with the depth read a row at a time: `row_max(y, acc)` sets `acc[x]` to the larger of
 /// itself and the depth bits of pixel `x` of row `y` (for a depth that is cheaper to compute a row
 /// at once); the rows of a tile are folded first, then each tile's columns. With `cover = Some((c,
 /// far))` (`c` of this frame's size; every pixel's depth at most `far`, and `far` in the cells `c`
@@ -93,30 +75,10 @@ pub fn build_by_rows(
 /// Whether [`build_by_rows`] sets the tiles of unmarked cover cells at once (off with `PCV_CPU_FAST_HZB=0`).
 pub static FAST_COVER: Switch = Switch::new("PCV_CPU_FAST_HZB");
 
-/// Levels 1 and up of the pyramid from level 0.
-fn build_upper(h: &HzbParams, hzb: &mut [u32]) {
-    for l in 1..h.levels as usize {
-        let (w, cw, ch) = (h.width[l] as usize, h.width[l - 1] as usize, h.height[l - 1] as usize);
-        let (below_all, above) = hzb.split_at_mut(h.offset[l] as usize);
-        let below = &below_all[h.offset[l - 1] as usize..];
-        for (c, out) in above[..w * h.height[l] as usize].iter_mut().enumerate() {
-            let (x, y) = (2 * (c % w), 2 * (c / w));
-            let mut m = 0;
-            for dy in 0..2 {
-                for dx in 0..2 {
-                    if x + dx < cw && y + dy < ch {
-                        m = m.max(below[(y + dy) * cw + x + dx]);
-                    }
-                }
-            }
-            *out = m;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::twins::hzb::build;
 
     #[test]
     fn each_level_holds_the_largest_depth_below() {
