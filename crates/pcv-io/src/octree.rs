@@ -114,7 +114,7 @@ impl Octree {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodePoints {
     /// Positions relative to the origin passed to [`NodeSource::read_node`], colors as the loaders make
-    /// them (file RGB, else the elevation ramp of the whole octree's z range, as `cloud::attributes`).
+    /// them (file RGB, else the elevation ramp of the whole octree's z range, as `crate::attributes`).
     pub points: Vec<Point>,
     /// Intensity as read, when the source has it (one per point).
     pub intensity: Option<Vec<f32>>,

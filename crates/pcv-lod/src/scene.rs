@@ -11,7 +11,7 @@
 //!    (evicting least recently used nodes that are not selected, with their descendants), for at most
 //!    `upload_ms_per_frame` of the frame's host time, so a frame never waits for the disk or the
 //!    network. On CUDA a write only stages the points in pinned memory and enqueues their copy on a
-//!    copy stream (`render/cuda/slot_upload.rs`): the slice is the staging's memcpy, and the copy runs
+//!    copy stream (`pcv_render::cuda::slot_upload`): the slice is the staging's memcpy, and the copy runs
 //!    beside the frames. Each write has a fence; a node is drawn only once the rasterizer says its
 //!    fence is complete ([`Rasterizer::slot_writes_done`], polled), and the batch table tells the
 //!    rasterizer the last fence it draws so the frame orders itself after those copies on the device;

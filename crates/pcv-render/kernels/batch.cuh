@@ -1,6 +1,6 @@
 // Per-batch decisions, in one place: the frustum test of a batch's box, the occlusion test against the
 // depth pyramid, and whether its 10-bit quantized coordinates are precise enough this frame. CPU twin:
-// src/render/cpu/batch.rs.
+// src/twins/batch.rs.
 //
 // All are conservative: a culled or occluded batch has no point that could win a pixel, and a batch
 // decoded from 10 bits moves none of its points by more than half a pixel on screen. Float operations are

@@ -1,4 +1,4 @@
-// Clear pass: depth to 1.0 (the far plane), color to the background (solid, or a vertical gradient). CPU twin: src/render/cpu/clear.rs.
+// Clear pass: depth to 1.0 (the far plane), color to the background (solid, or a vertical gradient). CPU twin: src/twins/clear.rs.
 #include "post.cuh"
 
 extern "C" __global__ void pcv_clear(FrameUniforms f, uint32_t* __restrict__ depth, uint32_t* __restrict__ color) {

@@ -1,6 +1,6 @@
 // Color pass: a point whose depth bits equal its pixel's stored depth writes its color there. Where two
 // points share one depth exactly, either may win (the order is the hardware's). CPU twin:
-// src/render/cpu/color.rs.
+// src/twins/color.rs.
 #include "project.cuh"
 
 extern "C" __global__ void pcv_color(FrameUniforms f, const Point* __restrict__ points, uint64_t num_points,

@@ -1,5 +1,5 @@
 // Sort-last compositing of visibility words rendered on several GPUs (or several shares of one GPU):
-// src/render/multi.rs drives these around its NCCL reductions. CPU twin: src/render/cpu/composite.rs.
+// src/multi.rs drives these around its NCCL reductions. CPU twin: src/twins/composite.rs.
 //
 // A share renders its points with local indices 0 .. count; `pcv_words_offset` adds the share's first
 // global index to every non-empty payload, so the shares' payloads are disjoint and a min over the

@@ -14,7 +14,7 @@
 // A batch outside the view is never drawn; a batch hidden this frame is drawn next time it passes the
 // test. The lists' order (atomic appends) does not matter: the buffer is an atomic min over the points,
 // ties going to the smaller point index. A camera that stays or moves little redraws what it saw and
-// skips what that hides. counters: PCV_COUNT_* in shared.h. CPU twin: src/render/cpu/culled.rs.
+// skips what that hides. counters: PCV_COUNT_* in shared.h. CPU twin: src/twins/culled.rs.
 #include "project.cuh"
 #include "batch.cuh"
 

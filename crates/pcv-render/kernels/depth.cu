@@ -1,6 +1,6 @@
 // Depth pass: every point that projects into the viewport takes an atomic min of its depth bits on its
 // pixel. A plain load first skips the atomic when the point cannot win (the early depth test); the
-// result is the same. CPU twin: src/render/cpu/depth.rs.
+// result is the same. CPU twin: src/twins/depth.rs.
 #include "project.cuh"
 
 extern "C" __global__ void pcv_depth(FrameUniforms f, const Point* __restrict__ points, uint64_t num_points,

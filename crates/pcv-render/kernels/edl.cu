@@ -5,7 +5,7 @@
 // alike. A background pixel next to points gets 100 per such neighbour: a dark outline around the
 // cloud; a background pixel with none keeps its colour. pcv_edl reads the reference's depth buffer,
 // pcv_edl_words a visibility buffer's words (shared.h); each rewrites only its own pixel's colour, so the
-// pass has no races. CPU twin: src/render/cpu/edl.rs.
+// pass has no races. CPU twin: src/twins/edl.rs.
 #include "post.cuh"
 
 template <bool WORDS>

@@ -1,6 +1,6 @@
 // Points that live in someone else's arrays (Python's CuPy, PyTorch, Numba, JAX arrays; see
-// src/render/external.rs): the `vis` mode reading them where they are, whatever their strides and
-// colour format, with no copy. CPU twin: src/render/cpu/external.rs.
+// src/external.rs): the `vis` mode reading them where they are, whatever their strides and
+// colour format, with no copy. CPU twin: src/twins/external.rs.
 //
 // Every array is a base pointer (its element [0, 0]) and two signed strides in bytes, row (point to
 // point) and column (coordinate or channel); the host checked alignment and extents. Positions are
@@ -16,7 +16,7 @@
 #include "project.cuh"
 #include "post.cuh"
 
-// Colour formats of pcv_ext_resolve (ColorKind in src/render/external.rs).
+// Colour formats of pcv_ext_resolve (ColorKind in src/external.rs).
 #define PCV_COLOR_CONSTANT 0u  // no array: every point has `constant`
 #define PCV_COLOR_RGBA32 1u    // one RGBA8 word a point, r in the low byte
 #define PCV_COLOR_U8X3 2u      // r, g, b bytes; alpha 255

@@ -5,7 +5,7 @@
 // (shared.h). pcv_hzb_tiles runs 256-thread
 // blocks over 16 x 16 pixel regions, 16 lanes a tile reducing by shuffles, and writes levels 0, 1 and 2
 // (4, 8 and 16 pixels a cell); pcv_hzb_up, one block for the levels from 3 up (a few thousand cells at
-// 1080p). CPU twin: src/render/cpu/hzb.rs.
+// 1080p). CPU twin: src/twins/hzb.rs.
 #include "shared.h"
 
 extern "C" __global__ void pcv_hzb_tiles(HzbParams h, uint32_t width, uint32_t height,

@@ -2,7 +2,7 @@
 // into a visibility buffer, then a resolve pass that keeps the low 32 bits. The nearest point wins as in
 // the three-pass reference; at an exact depth tie the smaller color word wins, so the image is
 // deterministic. A plain load first skips the atomic when the point cannot win (the early depth test).
-// CPU twin: src/render/cpu/packed.rs.
+// CPU twin: src/twins/packed.rs.
 #include "project.cuh"
 #include "post.cuh"
 

@@ -1,6 +1,6 @@
 // What the post passes share, in one place: the background colour of a row, a depth buffer value turned
 // into view distance, and a log2 and an exp2 made of adds and multiplies only. CPU twin:
-// src/render/cpu/post.rs.
+// src/twins/post.rs.
 //
 // Every float operation is a round-to-nearest intrinsic (never contracted into an FMA) in the twin's
 // order, so both backends compute the same bits: the library log2f/exp2f differ between CUDA and Rust's

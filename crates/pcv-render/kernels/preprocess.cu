@@ -2,7 +2,7 @@
 // order (histogram with atomics, an exclusive scan on the host, scatter), then the sorted points split
 // into positions (12-byte records) and colors, cut into batches of PCV_BATCH_POINTS with a bounding
 // box each, and quantized to 3 x 10 bits relative to their batch's box. Points keep no order inside a
-// bucket (the scatter's atomics decide it). CPU twin: src/render/cpu/preprocess.rs.
+// bucket (the scatter's atomics decide it). CPU twin: src/twins/preprocess.rs.
 #include "shared.h"
 
 __device__ __forceinline__ uint32_t pcv_spread3(uint32_t v) {

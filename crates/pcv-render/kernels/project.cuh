@@ -1,4 +1,4 @@
-// The projection and pixel rule, in one place. CPU twin: src/render/cpu/project.rs.
+// The projection and pixel rule, in one place. CPU twin: src/twins/project.rs.
 //
 // The host folds the viewport into the matrix (FrameUniforms::screen_from_world = viewport ·
 // clip_from_world), so a point's row 0 and 1 are its pixel coordinates times w, row 2 its depth in

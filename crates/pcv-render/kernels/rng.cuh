@@ -1,5 +1,5 @@
 // Counter-based random numbers: value k of point i depends only on (seed, i, k), so any thread (or CPU
-// core) can produce any point. CPU twin: src/render/cpu/rng.rs.
+// core) can produce any point. CPU twin: src/twins/rng.rs.
 #pragma once
 #include <stdint.h>
 

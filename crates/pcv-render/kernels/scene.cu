@@ -1,5 +1,5 @@
 // The built-in scene: the prototype's ten cylinders, point i of which depends only on the seed and i
-// (rng.cuh), so the GPU makes the same points, bit for bit, as the CPU twin src/render/cpu/scene.rs.
+// (rng.cuh), so the GPU makes the same points, bit for bit, as the CPU twin src/twins/scene.rs.
 // A launch makes points first .. first + count of the scene into points[0 .. count] (clouds too large
 // to hold as 16-byte points are made a chunk at a time).
 // Every float operation is a round-to-nearest intrinsic in the twin's order (no FMA contraction).

@@ -1,5 +1,5 @@
 // Structs passed between the host and the kernels, in fixed-width C types.
-// Keep in sync with src/render/gpu_data.rs (size asserts there and below).
+// Keep in sync with src/gpu_data.rs (size asserts there and below).
 #pragma once
 #include <stdint.h>
 

@@ -12,7 +12,7 @@
 // the batches stays 1 pixel. Points hidden behind another in the 1-pixel pass do not grow (the usual
 // screen-space dilation trade). One block of 256 threads fills a 16 x 16 tile, reading the tile and its
 // R-pixel border into shared memory once. `pcv_splat_ref` reads the reference mode's separate depth and
-// colour buffers as the same words. CPU twin: src/render/cpu/splat.rs.
+// colour buffers as the same words. CPU twin: src/twins/splat.rs.
 #include "post.cuh"
 
 #define PCV_TILE_PX 16

@@ -3,7 +3,7 @@
 // `positions`); then a resolve that reads the color of the one visible point of each pixel. The
 // nearest point wins as in the reference; at an exact depth tie the smaller index wins. A plain load
 // first skips the atomic when the point cannot win (the early depth test). Point indices take 34 bits
-// (PCV_EMPTY_PAYLOAD marks an empty pixel; shared.h). CPU twin: src/render/cpu/vis.rs.
+// (PCV_EMPTY_PAYLOAD marks an empty pixel; shared.h). CPU twin: src/twins/vis.rs.
 #include "project.cuh"
 #include "post.cuh"
 
@@ -40,7 +40,7 @@ extern "C" __global__ void pcv_vis_resolve(FrameUniforms f, const unsigned long 
 // point spacing at the point's view distance), up to (2R + 1)^2 atomics a point instead of one. Hidden
 // points grow too (unlike the post pass, which grows only the points left visible), so the image
 // differs from the splat's where a hidden point's disk reaches past its occluder. CPU twin:
-// src/render/cpu/vis.rs (`vis_disk`).
+// src/twins/vis.rs (`vis_disk`).
 extern "C" __global__ void pcv_vis_disk(FrameUniforms f, PostUniforms u, const float* __restrict__ positions,
                                         uint64_t num_points, unsigned long long* __restrict__ vis) {
     const int r = (int)min(u.splat_radius_px, PCV_SPLAT_MAX_RADIUS);

@@ -2,9 +2,9 @@
 //!
 //! How it works: a frame is three passes over a buffer of `width × height` pixels, row 0 at the bottom
 //! (the GL convention): *clear* sets every depth to 1.0 and every color to the clear color; *depth*
-//! projects every point ([`cpu::project`]) and takes an atomic min of its depth bits on its pixel;
+//! projects every point ([`twins::project`]) and takes an atomic min of its depth bits on its pixel;
 //! *color* projects every point again and writes its RGBA8 color where its depth equals the stored one.
-//! The CUDA kernels (`kernels/*.cu`) and their CPU twins (`cpu/*.rs`, same names) do the same float
+//! The CUDA kernels (`kernels/*.cu`) and their CPU twins (`twins/*.rs`, same names) do the same float
 //! operations in the same order, so both backends produce the same image, except where two points share
 //! one depth exactly and either may win.
 //!
@@ -22,6 +22,12 @@
 //!
 //! A backend renders into a [`Target`]: host memory (CPU backend, headless rendering, tests) or a
 //! device buffer (the CUDA backend writing into a mapped GL pixel buffer).
+//!
+//! The modules: [`twins`] (one CPU twin per kernel file, the tests' reference), [`cpu`] (the CPU
+//! backend and its fast paths), [`cuda`] (the CUDA backend: context, the kernels' table, uploads into
+//! its one batch table, interop), [`multi`] (several GPUs composited through NCCL), [`gpu_data`] (the
+//! mirrors of `kernels/shared.h`), [`plan`] and [`look`] (a frame's passes), [`pick`] (one pick for
+//! every backend), [`external`] (arrays drawn in place), [`image_io`] (frames as PNG), [`platform`].
 pub mod cpu;
 pub mod cuda;
 pub mod external;

@@ -1,12 +1,15 @@
-//! The CPU backend: the kernels' twins run with rayon over the points, atomics on the depth buffer.
+//! The CPU backend: the kernels' twins ([`crate::twins`]) run with rayon over the points, and where it
+//! pays, faster paths of the same passes that draw the same buffers bit for bit (tested against the
+//! twins: `tests::fast_paths_draw_the_twins_buffers`).
 //!
-//! Each file here is the twin of the kernel of the same name in `kernels/` and computes the same thing;
-//! the tests use them as the reference for the CUDA backend. A frame runs the passes of
+//! A frame runs the passes of
 //! [`crate::plan::passes`] in order, timed with the wall clock. With few threads (at most
 //! [`private::MAX_BUFFERS`]) the visibility modes (culled, quant, vis, packed) draw into a buffer per
 //! thread with plain stores instead of atomics, merged at the end of the draw ([`private`]; no clear
 //! pass, and the merge also resolves when no splat comes between), and the points are projected 16 at
-//! a time with AVX-512 where the CPU has it ([`scatter`]): the same buffers, bit for bit.
+//! a time with AVX-512 where the CPU has it ([`scatter`], [`draw`]); the culled modes also cull
+//! groups of points inside a drawn batch ([`culled`]) and build the depth pyramid by rows over the
+//! frame's coverage mask ([`pyramid`], [`cover`]): the same buffers, bit for bit.
 //!
 //! Every mode reads [`prepared::Prepared`], the backend's only copy of the points, made at upload
 //! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors

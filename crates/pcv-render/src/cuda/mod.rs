@@ -21,7 +21,7 @@
 //!   pixel buffer mapped by [`interop`]); for [`Target::Host`] it writes an internal
 //!   color buffer that is then copied into the host slice.
 //!
-//! Every kernel has a CPU twin of the same name in `render/cpu/`; `tests/cuda_vs_cpu.rs` checks the
+//! Every kernel has a CPU twin of the same name in `crate::twins`; `tests/cuda_vs_cpu.rs` checks the
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
 pub mod external;

@@ -1,4 +1,4 @@
-//! Preprocessing at upload, on the GPU (`kernels/preprocess.cu`; CPU twin `render/cpu/preprocess.rs`).
+//! Preprocessing at upload, on the GPU (`kernels/preprocess.cu`; CPU twin `twins/preprocess.rs`).
 //!
 //! How it works: a bucket sort of the points by a coarse 3D grid cell in Morton order over the cloud's
 //! bounds (2^12 to 2^24 buckets, [`twins::preprocess::grid_bits`]): `pcv_cell_hist` counts the points of

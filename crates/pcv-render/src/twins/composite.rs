@@ -1,6 +1,6 @@
 //! Sort-last compositing, the CPU twin of `kernels/composite.cu`: the payload offset that makes the
 //! shares' point indices global, the min of two word buffers, and the gather that turns a composite of
-//! index words into colour words (see the kernel file for how `src/render/multi.rs` uses them).
+//! index words into colour words (see the kernel file for how `src/multi.rs` uses them).
 //! [`composite_shares`] runs them in the order the multi-GPU backend does, for the tests.
 use crate::gpu_data::{word, word_depth, word_payload, FrameUniforms, EMPTY_PAYLOAD};
 use rayon::prelude::*;
