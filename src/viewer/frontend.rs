@@ -282,10 +282,12 @@ impl Frontend {
         Ok(read_default_framebuffer(self.window.gl(), w, h)?)
     }
 
-    /// Shows the frame drawn; `now` is when.
-    pub fn swap(&mut self, now: Instant) {
+    /// Shows the frame drawn; returns when the swap returned (a frame's time runs to here).
+    pub fn swap(&mut self) -> Instant {
         self.window.swap_buffers();
+        let now = Instant::now();
         self.last_shown = Some(now);
+        now
     }
 }
 

@@ -138,8 +138,7 @@ pub fn run_scene(
         if closing {
             break;
         }
-        let now = Instant::now();
-        front.swap(now);
+        let now = front.swap();
         turn.count_frame(&mut front, turn_start, now, rendered);
         if last {
             break;
