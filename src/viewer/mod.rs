@@ -143,7 +143,7 @@ pub fn run(
     opts: ViewerOptions,
     backend_note: Option<String>,
 ) -> Result<ViewerSummary, ViewerError> {
-    run::run(cloud, rasterizer, opts, backend_note)
+    run::run_scene(cloud, rasterizer, opts, backend_note, None)
 }
 
 /// Runs the viewer on a level-of-detail scene attached to `rasterizer` (see [`pcv_lod`]); `cloud`

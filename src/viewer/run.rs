@@ -39,16 +39,6 @@ const MINIMIZED_WAIT_S: f64 = 0.1;
 /// How long the loop waits for input while a level-of-detail scene loads nodes and nothing else moves.
 const LOD_WAIT_S: f64 = 0.005;
 
-/// Runs the viewer (see [`crate::viewer::run`]).
-pub fn run(
-    cloud: &PointCloud,
-    rasterizer: &mut dyn Rasterizer,
-    opts: ViewerOptions,
-    backend_note: Option<String>,
-) -> Result<ViewerSummary, ViewerError> {
-    run_scene(cloud, rasterizer, opts, backend_note, None)
-}
-
 /// Runs the viewer, on a level-of-detail scene when `lod` is given (attached to `rasterizer`; `cloud`
 /// is then its [`LodScene::placeholder_cloud`]): each turn updates its selection and uploads before
 /// drawing, draws again when its batch table changed, and keeps turning while it refines.
