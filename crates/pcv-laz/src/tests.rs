@@ -152,7 +152,7 @@ fn compress(format: u8, extra: usize, recs: &[u8], chunk_points: u32) -> (laz::L
 }
 
 /// The record size of point format `format` (its items' sizes, without extra bytes).
-#[allow(non_snake_case)]
+#[allow(non_snake_case, reason = "named like the constant table it stands in for in pcv (FORMAT_SIZES)")]
 fn FORMAT_LEN(format: u8) -> usize {
     let items = laz::LazItemRecordBuilder::default_for_point_format_id(format, 0).expect("items");
     items.iter().map(|i| i.size() as usize).sum()

@@ -133,7 +133,7 @@ pub fn group_hidden(f: &FrameUniforms, h: &HzbParams, hzb: &[u32], g: &Batch) ->
 /// Points `from..to` of `batch` (a plain function, not a closure: inlined into the caller's AVX2 and
 /// FMA code, which a closure is not always).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "a plain function, not a struct, so the FMA-compiled caller inlines it")]
 fn draw_run<S: Sink>(
     f: &FrameUniforms,
     batch: &Batch,
@@ -216,7 +216,10 @@ const PRIVATE_STEP_BATCHES: usize = 2;
 /// Draws the batches of `list` as [`raster_list`](crate::twins::culled::raster_list) does, but of each only the groups `select` picks
 /// (every point when `groups` is empty: no groups, whole batches), into `dest`. The counts are
 /// [`raster_list`](crate::twins::culled::raster_list)'s: one per listed batch; then the number of points drawn.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the twin's raster_list's arguments and the fast path's groups, destination and selection"
+)]
 pub fn raster_groups(
     f: &FrameUniforms,
     batches: &[Batch],

@@ -127,7 +127,10 @@ impl PrivateBuffers {
     /// `u64::MAX`): they get the clear word. With `stale` (the last frame's cover, when `vis` is known
     /// to hold the clear word outside its cells), the clear word is not stored again where neither cover
     /// marks the cell.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the merge's buffers, covers and image, each a different borrow of the backend's state"
+    )]
     pub fn merge(
         &mut self,
         vis: &mut [AtomicU64],
@@ -344,7 +347,7 @@ with_avx512! {
     /// [`FAST_CLEAR`] is off: then each is resolved as a drawn block's), and it is not
     /// stored to `out` where `stale` (the row's cells of the last frame's cover, where `out` may hold
     /// other words) does not mark the cell either.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "one row of the merge: a plain function the AVX-512 loop inlines")]
     fn merge_row2(out: &mut [AtomicU64], a: &mut [u64], b: &mut [u64], c: u64, marks: Option<&[AtomicU8]>, image: RowImage<'_>, prefetch: bool, cells: Option<&[u8]>, stale: Option<&[u8]>) {
         let mut image = image;
         let n = out.len();
@@ -743,7 +746,7 @@ mod tests {
     /// the merge before the fused row (three loops a row), and the fused row with and without the
     /// colors' prefetch, alternated. `cargo test --release --lib merge_speed -- --ignored --nocapture`.
     #[test]
-    #[ignore]
+    #[ignore = "a timing, not a check: cargo test --release -p pcv-render --lib merge_speed -- --ignored --nocapture"]
     fn merge_speed() {
         let (w, h, points) = (1920usize, 1080usize, 10_000_000usize);
         let colors: Vec<u32> = (0..points as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();

@@ -55,7 +55,10 @@ pub fn looks_8bit(h: &Header, records: &[u8]) -> bool {
 }
 
 /// Decodes a node's chunk into points relative to `origin`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what a node's decode reads: its bytes, the node, the file's header, VLR and octree, the origin"
+)]
 pub fn decode_node(
     bytes: &[u8],
     node: &OctreeNode,
