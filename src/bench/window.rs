@@ -49,16 +49,8 @@ pub fn run_all(
         all.extend(run(rasterizer, &cloud, opts, |res| println!("{}", table_row(res)))?);
     }
     if let Some(p) = json {
-        let v = serde_json::json!({
-            "date_utc": super::utc_now(),
-            "commit": super::GIT_COMMIT,
-            "backend": rasterizer.name(),
-            "device": rasterizer.description(),
-            "window": all,
-        });
-        let report_error = |message: String| BenchError::Report { path: p.display().to_string(), message };
-        let text = serde_json::to_string_pretty(&v).map_err(|e| report_error(e.to_string()))?;
-        std::fs::write(p, text).map_err(|e| report_error(e.to_string()))?;
+        let v = serde_json::json!({ "backend": rasterizer.name(), "window": all });
+        super::write_json(p, &v, &rasterizer.description())?;
         println!("wrote {}", p.display());
     }
     Ok(())

@@ -483,6 +483,18 @@ pub trait Rasterizer {
     }
 }
 
+/// Checks that a level-of-detail pool's batch table of `batches` batches fits its `slots` slots (one
+/// batch per slot), for every backend's `set_slot_batches`.
+pub fn check_pool_table(batches: usize, slots: usize) -> Result<(), RenderError> {
+    if batches == slots {
+        return Ok(());
+    }
+    Err(RenderError::ModeUnavailable {
+        mode: "level of detail",
+        reason: format!("a table of {batches} batches for a pool of {slots} slots"),
+    })
+}
+
 /// Checks a pool write against a pool of `slots` slots.
 pub fn check_slot_write(w: &SlotWrite<'_>, slots: u32) -> Result<(), RenderError> {
     let n = w.positions.len();

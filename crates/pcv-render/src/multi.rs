@@ -566,12 +566,7 @@ impl Rasterizer for MultiRasterizer {
             mode: "level of detail",
             reason: "no node pool reserved".into(),
         })?;
-        if batches.len() != slots as usize {
-            return Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: format!("a table of {} batches for a pool of {slots} slots", batches.len()),
-            });
-        }
+        crate::check_pool_table(batches.len(), slots as usize)?;
         let n = self.shares.len();
         for (k, s) in self.shares.iter_mut().enumerate() {
             let mut local: Vec<_> = batches.iter().skip(k).step_by(n).copied().collect();

@@ -279,12 +279,7 @@ impl Rasterizer for CpuRasterizer {
 
     fn set_slot_batches(&mut self, batches: &[crate::gpu_data::Batch], _after_write: u64) -> Result<(), RenderError> {
         let p = self.pool_mut()?;
-        if batches.len() != p.batches.len() {
-            return Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
-            });
-        }
+        crate::check_pool_table(batches.len(), p.batches.len())?;
         p.batches.copy_from_slice(batches);
         Ok(())
     }

@@ -745,13 +745,8 @@ impl Rasterizer for CudaRasterizer {
     }
 
     fn set_slot_batches(&mut self, batches: &[Batch], after_write: u64) -> Result<(), RenderError> {
-        let slots = self.table.pool_prepared()?.batches.len();
-        if batches.len() != slots {
-            return Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: format!("a table of {} batches for a pool of {slots} slots", batches.len()),
-            });
-        }
+        // A table that does not fit is refused before the render stream waits for anything.
+        crate::check_pool_table(batches.len(), self.table.pool_prepared()?.batches.len())?;
         // The frames drawn with this table run after the copies of the slots it draws.
         self.slot_upload.order_after(&self.stream, after_write)?;
         self.table.set_pool_batches(&self.stream, batches)

@@ -135,15 +135,10 @@ impl DeviceTable {
         }
     }
 
-    /// Sets the pool's batch table (one batch per slot) on `stream`.
+    /// Sets the pool's batch table (one batch per slot, [`crate::check_pool_table`]) on `stream`.
     pub fn set_pool_batches(&mut self, stream: &CudaStream, batches: &[Batch]) -> Result<(), RenderError> {
         let p = self.pool_prepared()?;
-        if batches.len() != p.batches.len() {
-            return Err(RenderError::ModeUnavailable {
-                mode: "level of detail",
-                reason: format!("a table of {} batches for a pool of {} slots", batches.len(), p.batches.len()),
-            });
-        }
+        crate::check_pool_table(batches.len(), p.batches.len())?;
         p.batches.write_at(stream, 0, batches)?;
         self.pool_points = Some(batches.iter().map(|b| b.num_points as u64).sum());
         Ok(())
