@@ -9,7 +9,10 @@
 //! pass, and the merge also resolves when no splat comes between), and the points are projected 16 at
 //! a time with AVX-512 where the CPU has it ([`scatter`], [`draw`]); the culled modes also cull
 //! groups of points inside a drawn batch ([`culled`]) and build the depth pyramid by rows over the
-//! frame's coverage mask ([`pyramid`], [`cover`]): the same buffers, bit for bit.
+//! frame's coverage mask ([`pyramid`], [`cover`]): the same buffers, bit for bit. Point size and EDL
+//! run as [`post`]'s passes made for CPUs — the visible points' disks scattered in place, EDL over a
+//! log-distance image — instead of the twins' per-pixel gathers (`PCV_CPU_POST=0` runs the twins, to
+//! time them): the same frames, bit for bit (`tests::fast_post_passes_draw_the_twins_frames`).
 //!
 //! Every mode reads [`prepared::Prepared`], the backend's only copy of the points, made at upload
 //! straight from the caller's points (no sorted copy of them): positions (12 bytes), RGBA8 colors
@@ -27,13 +30,14 @@
 pub mod cover;
 pub mod culled;
 pub mod draw;
+pub mod post;
 pub mod prepared;
 pub mod private;
 pub mod pyramid;
 pub mod scatter;
 pub mod stream_upload;
 
-use crate::twins::{clear, color, depth, edl, hzb, packed, post, splat, vis};
+use crate::twins::{clear, color, depth, edl, hzb, packed, splat, vis};
 
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
@@ -54,8 +58,10 @@ pub struct CpuRasterizer {
     preprocess_ms: Option<f64>,
     depth: Vec<AtomicU32>,
     vis: Vec<AtomicU64>,
-    /// The splat's output, swapped with `vis` after each splat.
+    /// The twin splat's output, swapped with `vis` after each splat.
     vis_out: Vec<AtomicU64>,
+    /// The fast post passes' scratch memory.
+    post: post::PostScratch,
     /// The culled modes: one byte a batch, whether it was visible last frame.
     visible: Vec<u8>,
     /// The culled modes' depth pyramid.
@@ -334,11 +340,13 @@ impl Rasterizer for CpuRasterizer {
         if frame.mode == RenderMode::Reference {
             sized(&mut self.depth, n);
         }
-        if frame.mode != RenderMode::Reference || plan.contains(&Pass::Splat) {
+        if frame.mode != RenderMode::Reference || (plan.contains(&Pass::Splat) && !post::FAST.on()) {
             sized(&mut self.vis, n);
         }
-        if plan.contains(&Pass::Splat) {
+        if plan.contains(&Pass::Splat) && !post::FAST.on() {
             sized(&mut self.vis_out, n);
+        } else {
+            self.vis_out = Vec::new();
         }
         // The visibility passes draw into per-thread buffers with few threads, merged into `vis`
         // (which they then write whole: no clear needed).
@@ -361,7 +369,7 @@ impl Rasterizer for CpuRasterizer {
         let fuse_resolve = use_private
             && plan.windows(2).any(|p| matches!(p[0], Pass::Vis | Pass::Packed | Pass::Draw2) && p[1] == Pass::Resolve);
         let mut resolved = false;
-        let background = |y: u32| post::background(&f, y);
+        let background = |y: u32| crate::twins::post::background(&f, y);
         let mut holds = match frame.mode {
             RenderMode::Reference => Final::Depth,
             RenderMode::Packed => Final::VisColor,
@@ -564,6 +572,16 @@ impl Rasterizer for CpuRasterizer {
                         culled::mark_groups(&self.vis, marks);
                     }
                 }
+                Pass::Splat if post::FAST.on() => {
+                    if holds == Final::Depth {
+                        // Painted into the depth buffer and the target: nothing left to resolve.
+                        let frame = post::SplatFrame::DepthColor(&mut self.depth, &mut *color);
+                        post::splat(&u, frame, None, &mut self.post);
+                        resolved = true;
+                    } else {
+                        post::splat(&u, post::SplatFrame::Words(&mut self.vis), batch_spacing, &mut self.post);
+                    }
+                }
                 Pass::Splat => {
                     if holds == Final::Depth {
                         let (depth, c) = (&self.depth, &*color);
@@ -583,6 +601,13 @@ impl Rasterizer for CpuRasterizer {
                     }
                     _ => packed::packed_resolve(&self.vis, color),
                 },
+                Pass::Edl if post::FAST.on() => {
+                    let depth = match holds {
+                        Final::Depth => post::EdlDepth::Depth(&mut self.depth),
+                        _ => post::EdlDepth::Words(&mut self.vis),
+                    };
+                    post::edl(&u, depth, color, &mut self.post);
+                }
                 Pass::Edl => {
                     if holds == Final::Depth {
                         let depth = &self.depth;
@@ -768,6 +793,48 @@ mod tests {
                 );
             });
         }
+    }
+
+    /// The fast post passes ([`post`]) draw the twins' frames: every mode, point size and EDL, at
+    /// every bench pose, the same image and final depth with `post::FAST` on and off.
+    #[test]
+    fn fast_post_passes_draw_the_twins_frames() {
+        use crate::look::{Edl, Look, PointSize};
+        let cloud = pcv_io::scene::generate(60_000, 5, false);
+        let (w, h) = (200, 130);
+        let mut r = CpuRasterizer::new();
+        r.upload(&cloud).unwrap();
+        let looks = [
+            Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), ..Look::PLAIN },
+            Look { point_size: PointSize::Fixed(5), edl: None, ..Look::PLAIN },
+            Look { point_size: PointSize::Fixed(1), edl: Some(Edl { strength: 2.0, radius_px: 3.0 }), ..Look::PLAIN },
+        ];
+        let mut shaded = 0;
+        for sc in pcv_camera::scenarios::scenarios(&cloud) {
+            let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
+            let base = FrameParams::of_camera(&cam, w, h).with_spacing(0.05);
+            for mode in [RenderMode::Reference, RenderMode::Packed, RenderMode::Vis, RenderMode::Culled] {
+                for look in looks {
+                    let frame = base.with_mode(mode).with_look(look);
+                    let mut draw = |fast: bool| {
+                        post::FAST.set(fast);
+                        let mut px = vec![0u32; frame.num_pixels()];
+                        r.render(&frame, Target::Host(&mut px)).unwrap();
+                        (px, r.depth_bits())
+                    };
+                    let (twin, fast) = (draw(false), draw(true));
+                    let plain = {
+                        let mut px = vec![0u32; frame.num_pixels()];
+                        r.render(&frame.with_look(Look::PLAIN), Target::Host(&mut px)).unwrap();
+                        px
+                    };
+                    shaded += (twin.0 != plain) as usize;
+                    assert!(twin == fast, "{} {:?}, pose {}", mode.name(), look, sc.name);
+                }
+            }
+        }
+        post::FAST.set(true);
+        assert!(shaded > 50, "the looks change the frames ({shaded} of 72)");
     }
 
     /// The split layout (positions and colors in Morton order, no 16-byte copy) draws what a plain
