@@ -330,6 +330,42 @@ fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
     assert_eq!((before.yaw_rad, before.pitch_rad), (after.yaw_rad, after.pitch_rad));
 }
 
+/// Adaptive resolution: with a target no frame can meet (1 ms), an orbit renders below the window's
+/// size, picking still finds the cloud on those frames (the orbit's pivot), and once the camera stops
+/// the frames are at full resolution again within half a second.
+#[test]
+fn a_moving_camera_renders_below_full_resolution_and_refines_when_it_stops() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let mut steps = vec![cursor(2, 320.0, 180.0), button(3, "left", true)];
+    for k in 1..=12 {
+        steps.push(cursor(3 + k, 320.0 + 8.0 * k as f32, 180.0));
+    }
+    steps.push(button(16, "left", false));
+    let script = write_script(dir.path(), "orbit.json", Value::Array(steps));
+    let (tr, shot) = (dir.path().join("trace.jsonl"), dir.path().join("last.png"));
+    #[rustfmt::skip]
+    let args = [s(&cloud), "--backend", "cpu", "--size", "640x360", "--up", "z", "--frames", "160", "--input-script", s(&script),
+        "--trace", s(&tr), "--no-vsync", "--frame-target-ms", "1", "--screenshot", s(&shot)];
+    pcv_window(&d, &args);
+    let t = trace(&tr);
+    let scale = |l: &Value| l["render_scale"].as_f64().unwrap();
+    let moving: Vec<f64> = t[5..16].iter().map(scale).collect();
+    assert!(moving.iter().all(|&s| s < 1.0), "frames during the orbit render below full resolution: {moving:?}");
+    assert!(moving.iter().any(|&s| s <= 0.5), "the scale comes down to what the target asks: {moving:?}");
+    let pivot = vec3(&t[15]["pivot"]);
+    assert!(pivot.z > -0.01 && pivot.z < 2.01 && pivot.x.abs() <= 10.0, "the pivot {pivot} is a point of the cloud");
+    // The camera's last move shows in frame 15's or 16's line; the first full frame after it:
+    let stop_s = t[16]["time_s"].as_f64().unwrap();
+    let full = t[17..].iter().find(|l| scale(l) == 1.0).expect("a full-resolution frame after the orbit");
+    let after_s = full["time_s"].as_f64().unwrap() - stop_s;
+    assert!(after_s <= 0.5, "full resolution {after_s:.3} s after the camera stopped");
+    assert_eq!(scale(t.last().unwrap()), 1.0);
+    // The last frame (a screenshot) renders at full resolution whatever the target.
+    assert!(shot.exists(), "the screenshot was written");
+}
+
 #[test]
 fn xtest_mouse_and_keys_reach_the_viewer() {
     let Some(d) = Display::start() else { return };

@@ -403,6 +403,7 @@ fn window_thread(
         script: None,
         trace: None,
         feed: Some(feed.clone()),
+        frame_target_ms: Some(pcv::app::resolution::DEFAULT_TARGET_MS),
     };
     let result = session.view(opts);
     // A set sent but never taken is dropped here; PyO3 releases its Python references later, with the GIL.

@@ -6,11 +6,13 @@
 //! update ([`pick::Reads`]). The viewer's loop ([`crate::viewer`]) does the effects and draws.
 //! [`layers`] keeps the files shown and [`loading`] loads dropped ones in the background; [`pick`]
 //! describes picked points in the files' own terms; [`capture`] names screenshots and prints poses;
-//! [`messages`] are what the panel reports.
+//! [`messages`] are what the panel reports; [`resolution`] picks the render scale that holds the
+//! frame-time target while the camera moves.
 pub mod capture;
 pub mod layers;
 pub mod loading;
 pub mod messages;
 pub mod pick;
+pub mod resolution;
 pub mod state;
 pub mod update;

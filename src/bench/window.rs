@@ -75,6 +75,8 @@ pub fn run(
             vo.camera = Camera::start_for(cloud, Some(sc.pose));
             vo.mode = mode;
             vo.look = look;
+            // Full-resolution frames only (the camera stands still anyway).
+            vo.frame_target_ms = None;
             let s = crate::viewer::run(cloud, rasterizer, vo, None).map_err(|e| BenchError::Window(e.to_string()))?;
             let r = WindowResult {
                 points: rasterizer.num_points(),

@@ -49,6 +49,10 @@ pub struct PixelSurface {
     fbo: glow::Framebuffer,
     width_px: u32,
     height_px: u32,
+    /// The frame in use: the bottom-left `frame_w × frame_h` of the objects, rows packed at its width
+    /// (smaller while adaptive resolution renders below the window's size).
+    frame_w: u32,
+    frame_h: u32,
 }
 
 impl PixelSurface {
@@ -90,7 +94,8 @@ impl PixelSurface {
             }
         };
         // From here on `Drop` deletes the objects whatever goes wrong.
-        let surface = PixelSurface { gl, pbo, texture, fbo, width_px, height_px };
+        let surface =
+            PixelSurface { gl, pbo, texture, fbo, width_px, height_px, frame_w: width_px, frame_h: height_px };
         let gl = &surface.gl;
 
         // SAFETY: the context is current and the objects are live names of it. The buffer size was
@@ -141,6 +146,18 @@ impl PixelSurface {
         self.width_px as usize * self.height_px as usize
     }
 
+    /// Uses the bottom-left `width_px × height_px` of the surface for the next frames (at most its
+    /// size): the frame is uploaded with rows of that width and stretched to the window by the blit.
+    pub fn set_frame_size(&mut self, width_px: u32, height_px: u32) {
+        self.frame_w = width_px.clamp(1, self.width_px);
+        self.frame_h = height_px.clamp(1, self.height_px);
+    }
+
+    /// The frame in use ([`PixelSurface::set_frame_size`]; the surface's size unless set).
+    pub fn frame_size_px(&self) -> (u32, u32) {
+        (self.frame_w, self.frame_h)
+    }
+
     /// The PBO's GL name, for registering it with CUDA.
     pub fn pbo_name(&self) -> u32 {
         self.pbo.0.get()
@@ -148,12 +165,13 @@ impl PixelSurface {
 
     /// Copies a host frame (RGBA8 words, row 0 at the bottom) into the PBO.
     pub fn upload_host(&self, pixels: &[u32]) -> Result<(), BlitError> {
-        if pixels.len() != self.num_pixels() {
-            return Err(BlitError::PixelCount { got: pixels.len(), width: self.width_px, height: self.height_px });
+        if pixels.len() != self.frame_w as usize * self.frame_h as usize {
+            return Err(BlitError::PixelCount { got: pixels.len(), width: self.frame_w, height: self.frame_h });
         }
         let gl = &self.gl;
-        // SAFETY: the context is current and `pbo` is live; the slice is exactly the buffer's size (checked
-        // above against width × height, which `new` allocated), so the write stays in bounds.
+        // SAFETY: the context is current and `pbo` is live; the slice is the frame in use, at most the
+        // buffer's size (checked above against frame_w × frame_h ≤ width × height, which `new`
+        // allocated), so the write stays in bounds.
         unsafe {
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
             gl.buffer_sub_data_u8_slice(glow::PIXEL_UNPACK_BUFFER, 0, bytemuck::cast_slice(pixels));
@@ -169,13 +187,14 @@ impl PixelSurface {
         self.blit()
     }
 
-    /// PBO → texture (a GPU-side copy). The PBO must not be mapped by CUDA.
+    /// PBO → texture (a GPU-side copy of the frame in use). The PBO must not be mapped by CUDA.
     pub fn copy_to_texture(&self) -> Result<(), BlitError> {
         let gl = &self.gl;
-        let (w, h) = (self.width_px as i32, self.height_px as i32);
+        let (w, h) = (self.frame_w as i32, self.frame_h as i32);
         // SAFETY: the context is current and the PBO and texture are live. With the PBO bound to
-        // PIXEL_UNPACK_BUFFER, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the PBO, which
-        // is exactly its size; rows are 4·w bytes, a multiple of the unpack alignment 4.
+        // PIXEL_UNPACK_BUFFER, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the PBO, at
+        // most its size (the frame in use is clamped to it); rows are 4·w bytes, a multiple of the
+        // unpack alignment 4, and the w × h region lies inside the texture.
         unsafe {
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
@@ -200,17 +219,26 @@ impl PixelSurface {
 
     /// Texture → default framebuffer, 1:1 at the bottom-left corner.
     pub fn blit(&self) -> Result<(), BlitError> {
+        self.blit_to(self.frame_w, self.frame_h)
+    }
+
+    /// Texture → default framebuffer's `dst_w × dst_h` rectangle at the bottom-left corner: 1:1 and
+    /// `GL_NEAREST` at the surface's own size, else stretched with `GL_LINEAR` (adaptive resolution's
+    /// frames rendered below the window's size).
+    pub fn blit_to(&self, dst_w: u32, dst_h: u32) -> Result<(), BlitError> {
         let gl = &self.gl;
-        let (w, h) = (self.width_px as i32, self.height_px as i32);
-        // SAFETY: the context is current and the FBO (with the texture attached) is live; the blit copies
-        // the w × h texture 1:1 to the same rectangle of the default framebuffer. A scissor test would
-        // clip it, so it is switched off first.
+        let (w, h) = (self.frame_w as i32, self.frame_h as i32);
+        let (dw, dh) = (dst_w as i32, dst_h as i32);
+        let filter = if (dw, dh) == (w, h) { glow::NEAREST } else { glow::LINEAR };
+        // SAFETY: the context is current and the FBO (with the texture attached) is live; the blit reads
+        // the frame's w × h of the texture and writes the dw × dh rectangle of the default framebuffer (GL clips what
+        // lies outside it). A scissor test would clip it, so it is switched off first.
         unsafe {
             gl.disable(glow::SCISSOR_TEST);
             gl.disable(glow::FRAMEBUFFER_SRGB);
             gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.fbo));
             gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
-            gl.blit_framebuffer(0, 0, w, h, 0, 0, w, h, glow::COLOR_BUFFER_BIT, glow::NEAREST);
+            gl.blit_framebuffer(0, 0, w, h, 0, 0, dw, dh, glow::COLOR_BUFFER_BIT, filter);
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
         }
         check_gl_error(gl, "blitting the frame to the window")

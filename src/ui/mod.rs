@@ -51,6 +51,10 @@ pub struct FrameInfo<'a> {
     /// Points uploaded.
     pub points: u64,
     pub size_px: (u32, u32),
+    /// The points' render scale (1: the framebuffer's size; below while the camera moves), and the
+    /// frame-time target adaptive resolution holds (`None`: off).
+    pub render_scale: f32,
+    pub frame_target_ms: Option<f64>,
     /// `Rasterizer::name()`, `description()`, and why auto-selection fell back, if it did.
     pub backend_name: &'a str,
     pub backend_description: &'a str,

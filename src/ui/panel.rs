@@ -511,6 +511,14 @@ fn performance(ui: &imgui::Ui, info: &FrameInfo<'_>) {
     let points_per_s = if frame_ms > 0.0 { info.points as f64 / (frame_ms * 1e-3) } else { 0.0 };
     ui.text(format!("points {}   {}points/s", group_thousands(info.points), si(points_per_s)));
     ui.text(format!("resolution {} x {} px", info.size_px.0, info.size_px.1));
+    match info.frame_target_ms {
+        Some(t) if info.render_scale < 1.0 => {
+            let (w, h) = crate::app::resolution::scaled_size(info.size_px, info.render_scale);
+            ui.text(format!("moving: rendered at {w} x {h} ({:.0}%) to hold {t:.0} ms", info.render_scale * 100.0))
+        }
+        Some(t) => ui.text(format!("adaptive resolution: full (target {t:.0} ms)")),
+        None => ui.text("adaptive resolution: off"),
+    }
     ui.text_wrapped(format!("backend {}: {}", info.backend_name, info.backend_description));
     if let Some(note) = info.backend_note {
         ui.text_colored([1.0, 0.8, 0.3, 1.0], format!("note: {note}"));

@@ -19,13 +19,14 @@ use pcv_lod::LodScene;
 use pcv_render::{FrameParams, PickHit, Rasterizer};
 use std::time::SystemTime;
 
-/// The rasterizer's pick, for a frame of `size_px`. Errors (a device failure mid-pick) count as
-/// "nothing there" and are kept for the panel.
+/// The rasterizer's pick, for a window of `size_px` whose last frame was rendered at `frame_px` (below
+/// the window's size while adaptive resolution lowers it: window pixels are scaled to the frame's).
+/// Errors (a device failure mid-pick) count as "nothing there" and are kept for the panel.
 pub struct RasterPicker<'a> {
     pub rasterizer: &'a mut dyn Rasterizer,
     pub size_px: (u32, u32),
-    /// Whether a frame of this size was rendered (nothing to pick before).
-    pub valid: bool,
+    /// The last frame's size (`None`: nothing of this window's size was rendered, nothing to pick).
+    pub frame_px: Option<(u32, u32)>,
     pub error: Option<String>,
 }
 
@@ -33,13 +34,15 @@ impl Picker for RasterPicker<'_> {
     fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
         let (w, h) = self.size_px;
         let inside = at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32;
-        if !(self.valid && inside) {
+        let (Some((fw, fh)), true) = (self.frame_px, inside) else {
             return None;
-        }
+        };
+        let scale = fw as f32 / w.max(1) as f32;
         // GLFW counts rows from the top, the frame from the bottom.
-        let x = at_px.x as u32;
-        let y = h - 1 - (at_px.y as u32).min(h - 1);
-        match self.rasterizer.pick(x, y, radius_px) {
+        let x = ((at_px.x * scale) as u32).min(fw - 1);
+        let y = fh - 1 - ((at_px.y * fh as f32 / h.max(1) as f32) as u32).min(fh - 1);
+        let radius = if scale < 1.0 { (radius_px as f32 * scale).ceil() as u32 } else { radius_px };
+        match self.rasterizer.pick(x, y, radius) {
             Ok(hit) => hit,
             Err(e) => {
                 self.error = Some(e.to_string());
@@ -49,17 +52,17 @@ impl Picker for RasterPicker<'_> {
     }
 }
 
-/// Reads of the last frame (of `size_px`; `valid`: one of that size was drawn) what `actions` and the
-/// held keys will pick in the update on `state`; a failed read is reported in the panel.
+/// Reads of the last frame (rendered at `frame_px`, `None`: none for this window's size) what
+/// `actions` and the held keys will pick in the update on `state`; a failed read is reported in the panel.
 pub fn gather_reads(
     state: &mut AppState,
     rasterizer: &mut dyn Rasterizer,
     actions: &[Action],
     held: &MoveInput,
-    valid: bool,
+    frame_px: Option<(u32, u32)>,
 ) -> Reads {
     let wanted = reads_needed(state, actions, held);
-    let mut picker = RasterPicker { rasterizer, size_px: state.size_px, valid, error: None };
+    let mut picker = RasterPicker { rasterizer, size_px: state.size_px, frame_px, error: None };
     let reads = Reads::gather(&wanted, &mut picker);
     if let Some(e) = picker.error {
         state.messages.error(format!("picking failed: {e}"));

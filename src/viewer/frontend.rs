@@ -15,6 +15,7 @@
 use super::effects::save_screenshot;
 use super::surface::{pixel_path, Surface};
 use super::{ViewerError, ViewerOptions};
+use crate::app::resolution::{scaled_size, Resolution, SETTLE_S};
 use crate::app::state::AppState;
 use crate::app::update::Effects;
 use crate::display::blit::read_default_framebuffer;
@@ -73,6 +74,13 @@ pub struct Frontend {
     /// Whether the pixel buffer holds a frame of the current size (picking reads it).
     rendered: bool,
     last_shown: Option<Instant>,
+    /// Adaptive resolution: the scale of the frame shown (1: the framebuffer's size), the wall time its
+    /// render and upload took, the camera it was rendered with, and when the camera last moved.
+    resolution: Resolution,
+    pub render_scale: f32,
+    render_ms: f64,
+    last_clip: Option<glam::Mat4>,
+    last_motion: Option<Instant>,
     pub window: Window,
 }
 
@@ -103,6 +111,11 @@ impl Frontend {
             ui_settle: 0,
             rendered: false,
             last_shown: None,
+            resolution: Resolution::new(opts.frame_target_ms),
+            render_scale: 1.0,
+            render_ms: 0.0,
+            last_clip: None,
+            last_motion: None,
             window,
         })
     }
@@ -117,9 +130,29 @@ impl Frontend {
         self.keymap.held().is_moving()
     }
 
-    /// Whether picking can read the last frame: one of the framebuffer's current size was rendered.
-    pub fn frame_valid(&self) -> bool {
-        self.rendered && self.surface.as_ref().map(|s| s.pixels.size_px()) == Some(self.window.framebuffer_size_px())
+    /// A frame shown below full resolution: the seconds until it refines (0: due now); `None` when the
+    /// frame shown is at full resolution.
+    pub fn refine_due_in_s(&self) -> Option<f64> {
+        if self.render_scale >= 1.0 {
+            return None;
+        }
+        let since = self.last_motion.map_or(SETTLE_S, |t| t.elapsed().as_secs_f64());
+        Some((SETTLE_S - since).max(0.0))
+    }
+
+    /// A frame that rendered the points was shown after `frame_ms` in all (adaptive resolution's model).
+    pub fn record_frame(&mut self, frame_ms: f64) {
+        self.resolution.record(self.render_scale, frame_ms, self.render_ms);
+    }
+
+    /// The last frame's size, where picking can read it: a frame was rendered for the framebuffer's
+    /// current size (at full resolution or below it).
+    pub fn pick_frame(&self) -> Option<(u32, u32)> {
+        let s = self
+            .surface
+            .as_ref()
+            .filter(|s| self.rendered && s.pixels.size_px() == self.window.framebuffer_size_px())?;
+        Some(s.pixels.frame_size_px())
     }
 
     /// Waits for events for at most `timeout_s` (`None`: polls only).
@@ -181,6 +214,8 @@ impl Frontend {
 
     /// Draws a frame of `state` (the points rendered when `render_points`, else the last frame kept),
     /// with the panel, and takes the screenshots `need` asks for; `mode` is what the points are drawn in.
+    /// While the camera moves the points may render below full resolution (adaptive resolution, unless
+    /// `full`); a frame shown below it re-renders at full once the camera is still.
     pub fn draw(
         &mut self,
         state: &mut AppState,
@@ -188,9 +223,23 @@ impl Frontend {
         need: &mut Effects,
         mode: RenderMode,
         render_points: bool,
+        full: bool,
     ) -> Result<Drawn, ViewerError> {
         let (fb_w, fb_h) = self.window.framebuffer_size_px();
-        let mut render_points = render_points || !self.rendered;
+        let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
+        let now = Instant::now();
+        if self.last_clip.is_some_and(|c| c != clip_from_world) {
+            self.last_motion = Some(now);
+        }
+        let moving = self.last_motion.is_some_and(|t| now.duration_since(t).as_secs_f64() < SETTLE_S);
+        let full = full || need.screenshot.is_some();
+        let mut render_points = render_points || !self.rendered || (self.render_scale < 1.0 && (!moving || full));
+        let scale = match (render_points, full) {
+            (false, _) => self.render_scale,
+            (true, true) => 1.0,
+            (true, false) => self.resolution.scale_for(moving),
+        };
+        let (rw, rh) = scaled_size((fb_w, fb_h), scale);
         if self.surface.as_ref().map(|s| s.pixels.size_px()) != Some((fb_w, fb_h)) {
             // The old registration and GL objects go before the new ones are made.
             drop(self.surface.take());
@@ -204,7 +253,6 @@ impl Frontend {
             render_points = true;
         }
         let Some(current) = self.surface.as_mut() else { return Ok(Drawn::Retry) };
-        let clip_from_world = state.nav.camera.clip_from_world(fb_w, fb_h);
         // The GL stages' first timestamp: on the host path before the frame is uploaded into the pixel
         // buffer; with interop after CUDA's unmap, so that the wait GL makes for CUDA's work (the unmap's
         // synchronization) falls before it, not into the texture copy.
@@ -212,10 +260,11 @@ impl Frontend {
             self.gl_timer.begin_frame();
         }
         if render_points {
-            let frame = FrameParams::of_camera(&state.nav.camera, fb_w, fb_h)
+            let frame = FrameParams::of_camera(&state.nav.camera, rw, rh)
                 .with_mode(mode)
-                .with_look(state.look)
+                .with_look(state.look.at_scale(scale))
                 .with_spacing(state.spacing_m);
+            let t = Instant::now();
             self.stats = match current.render(rasterizer, &frame) {
                 // A mode this backend cannot draw (the reference on several GPUs, or on a scene prepared a
                 // chunk at a time): say why and go back to the default mode instead of closing the window.
@@ -230,6 +279,9 @@ impl Frontend {
                 r => r?,
             };
             self.rendered = true;
+            self.render_ms = t.elapsed().as_secs_f64() * 1e3;
+            self.render_scale = scale;
+            self.last_clip = Some(clip_from_world);
             if !current.uses_interop() {
                 self.gl_timer.mark("upload");
             }
@@ -239,7 +291,7 @@ impl Frontend {
         }
         current.pixels.copy_to_texture()?;
         self.gl_timer.mark("texture");
-        current.pixels.blit()?;
+        current.pixels.blit_to(fb_w, fb_h)?;
         self.gl_timer.mark("blit");
         let screenshot = need.screenshot.take();
         if screenshot == Some(false) || (screenshot.is_some() && self.overlay.is_none()) {
@@ -251,6 +303,8 @@ impl Frontend {
                 stats: &self.stats,
                 points: rasterizer.num_points(),
                 size_px: (fb_w, fb_h),
+                render_scale: self.render_scale,
+                frame_target_ms: self.resolution.target_ms(),
                 backend_name: rasterizer.name(),
                 backend_description: &self.backend_description,
                 backend_note: self.backend_note.as_deref(),

@@ -59,6 +59,8 @@ pub struct ViewerOptions {
     pub trace: Option<std::path::PathBuf>,
     /// Points sent from another thread while the window runs (the Python module's `Viewer.update`).
     pub feed: Option<std::sync::Arc<feed::PointFeed>>,
+    /// Adaptive resolution's frame-time target while the camera moves (`None`: always full resolution).
+    pub frame_target_ms: Option<f64>,
 }
 
 impl ViewerOptions {
@@ -82,6 +84,7 @@ impl ViewerOptions {
             script: None,
             trace: None,
             feed: None,
+            frame_target_ms: Some(crate::app::resolution::DEFAULT_TARGET_MS),
         }
     }
 }

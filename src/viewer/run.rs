@@ -75,7 +75,7 @@ pub fn run_scene(
         // 3. Reads of the last frame, then actions and time → state (pure), then effects.
         state.size_px = input.size_px;
         let dt_s = turn.dt_s();
-        let mut reads = effects::gather_reads(&mut state, rasterizer, &input.actions, &input.held, front.frame_valid());
+        let mut reads = effects::gather_reads(&mut state, rasterizer, &input.actions, &input.held, front.pick_frame());
         let ctx = &mut UpdateCtx { reads: &mut reads };
         for a in input.actions {
             turn.need.merge(update::apply(&mut state, a, ctx));
@@ -102,12 +102,14 @@ pub fn run_scene(
             turn.last_tick = Instant::now();
             continue;
         }
-        if !(turn.need.redraw() || continuous || last || turn.need.screenshot.is_some()) {
+        let refine = front.refine_due_in_s() == Some(0.0);
+        if !(turn.need.redraw() || continuous || last || turn.need.screenshot.is_some() || refine) {
             continue;
         }
         let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
         let render_points = turn.need.redraw_scene || continuous || last;
-        let Drawn::Frame { rendered } = front.draw(&mut state, rasterizer, &mut turn.need, mode, render_points)? else {
+        let drawn = front.draw(&mut state, rasterizer, &mut turn.need, mode, render_points, last)?;
+        let Drawn::Frame { rendered } = drawn else {
             continue;
         };
         if rendered {
@@ -122,7 +124,7 @@ pub fn run_scene(
             front.read_back_buffer()?.write_png(path)?;
         }
         if let Some(t) = turn.trace.as_mut() {
-            t.write(&state, turn.frames, rendered, rasterizer.num_points(), lod.as_deref())?;
+            t.write(&state, turn.frames, rendered, front.render_scale, rasterizer.num_points(), lod.as_deref())?;
         }
         turn.need = Effects::default();
         if closing {
@@ -205,11 +207,15 @@ impl Turn {
             || front.moving()
             || feed
             || refining;
+        // A frame shown below full resolution refines once the camera has been still a moment.
+        let refine_s = front.refine_due_in_s();
+        let busy = busy || refine_s == Some(0.0);
         if !busy {
             let wait = match state.messages.next_expiry() {
                 Some(t) => t.saturating_duration_since(Instant::now()).as_secs_f64().min(IDLE_WAIT_S),
                 None => IDLE_WAIT_S,
             };
+            let wait = refine_s.map_or(wait, |r| wait.min(r));
             front.wait(Some(wait.max(0.001)));
             self.last_tick = Instant::now();
             self.waited = true;
@@ -236,6 +242,7 @@ impl Turn {
     fn count_frame(&mut self, front: &mut Frontend, turn_start: Instant, now: Instant, rendered: bool) {
         let frame_ms = now.duration_since(turn_start).as_secs_f64() * 1e3;
         if rendered {
+            front.record_frame(frame_ms);
             front.frame_times.push(frame_ms);
             let interval_ms = self.last_rendered.map(|t| now.duration_since(t).as_secs_f64() * 1e3);
             front.frame_times.push_interval(if std::mem::take(&mut self.waited) { None } else { interval_ms });

@@ -1,4 +1,6 @@
 //! One frame on the screen: the pixel surface, rendering into it, and showing it.
+//! The surface has the framebuffer's size; a frame rendered below it (adaptive resolution) uses its
+//! bottom-left part, so changing the render scale makes no new GL objects and no new registration.
 //!
 //! How it works: [`Surface`] is the pixel buffer of the current framebuffer size and, on the CUDA
 //! backend, its registration with CUDA. [`Surface::render`] renders a frame into it: the CPU backend
@@ -65,8 +67,10 @@ impl Surface {
         self.registration.is_some()
     }
 
-    /// Renders `frame` into the pixel buffer.
+    /// Renders `frame` into the pixel buffer: its size may be below the surface's (adaptive
+    /// resolution), and is then the part of the buffer the blit stretches to the window.
     pub fn render(&mut self, rasterizer: &mut dyn Rasterizer, frame: &FrameParams) -> Result<FrameStats, ViewerError> {
+        self.pixels.set_frame_size(frame.width_px, frame.height_px);
         match &mut self.registration {
             Some(registration) => {
                 let stream = rasterizer.cuda_handle().map(|c| c.stream);
@@ -101,6 +105,7 @@ impl Surface {
                 Ok(stats)
             }
             None => {
+                self.host_px.resize(frame.num_pixels(), CLEAR_COLOR);
                 let stats = rasterizer.render(frame, Target::Host(&mut self.host_px))?;
                 self.pixels.upload_host(&self.host_px)?;
                 Ok(stats)

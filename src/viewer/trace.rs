@@ -1,6 +1,6 @@
 //! `--trace`: one JSON line per frame drawn, for tests and scripted runs — the camera, the controller,
 //! the picked point and the measurement, the layers, the look, the messages, and level of detail's
-//! status.
+//! status, the render scale (adaptive resolution) and the time since the window opened.
 use crate::app::capture::pose_args;
 use crate::app::pick::{distance, PickedPoint};
 use crate::app::state::AppState;
@@ -11,6 +11,8 @@ use std::path::PathBuf;
 /// The open trace file.
 pub struct Trace {
     path: PathBuf,
+    /// When the trace was opened: each line's `time_s` counts from here.
+    start: std::time::Instant,
     out: std::io::BufWriter<std::fs::File>,
 }
 
@@ -19,19 +21,23 @@ impl Trace {
     pub fn create(path: Option<&PathBuf>) -> Result<Option<Trace>, super::ViewerError> {
         let Some(p) = path else { return Ok(None) };
         let file = std::fs::File::create(p).map_err(|source| super::ViewerError::Trace { path: p.clone(), source })?;
-        Ok(Some(Trace { path: p.clone(), out: std::io::BufWriter::new(file) }))
+        Ok(Some(Trace { path: p.clone(), start: std::time::Instant::now(), out: std::io::BufWriter::new(file) }))
     }
 
-    /// Writes frame `frame`'s line (`rendered`: it rendered the points; `points`: how many are uploaded).
+    /// Writes frame `frame`'s line (`rendered`: it rendered the points, at `render_scale` of the
+    /// framebuffer's size; `points`: how many are uploaded).
     pub fn write(
         &mut self,
         s: &AppState,
         frame: u64,
         rendered: bool,
+        render_scale: f32,
         points: u64,
         lod: Option<&LodScene>,
     ) -> Result<(), super::ViewerError> {
         let mut line = trace_line(s, frame, rendered, points);
+        line["render_scale"] = serde_json::json!(render_scale);
+        line["time_s"] = serde_json::json!(self.start.elapsed().as_secs_f64());
         if let Some(l) = lod {
             let st = l.status();
             line["lod"] = serde_json::json!({

@@ -277,6 +277,23 @@ impl Look {
         look
     }
 
+    /// This look for a frame rendered at `scale` (< 1) of the window's size (adaptive resolution): point
+    /// sizes and EDL's radius in the smaller frame's pixels, so the frame stretched to the window looks
+    /// the same, only coarser. Adaptive sizes follow the frame's size by themselves; their maximum is
+    /// scaled here.
+    pub fn at_scale(self, scale: f32) -> Look {
+        if !(scale < 1.0 && scale > 0.0) {
+            return self;
+        }
+        let px = |n: u8, least: u8| ((n as f32 * scale).round() as u8).clamp(least, MAX_POINT_SIZE_PX);
+        let point_size = match self.point_size {
+            PointSize::Fixed(n) => PointSize::Fixed(px(n, 1)),
+            PointSize::Adaptive { max_px } => PointSize::Adaptive { max_px: px(max_px, 2) },
+        };
+        let edl = self.edl.map(|e| Edl { radius_px: e.radius_px * scale, ..e });
+        Look { point_size, edl, ..self }
+    }
+
     /// Whether the frame has a splat pass.
     pub fn splats(&self) -> bool {
         self.point_size.radius_px() > 0

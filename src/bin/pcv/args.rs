@@ -215,6 +215,11 @@ pub struct ViewArgs {
     /// Render every frame, even when nothing changes (by default an idle window waits for input).
     #[arg(long)]
     pub continuous: bool,
+    /// Adaptive resolution: while the camera moves, render below the window's resolution when a frame
+    /// would take longer than this, and at full resolution once it has been still for 0.2 s (0: always
+    /// full resolution). Default 30; off for --frames runs (counted runs are tests: every frame full).
+    #[arg(long, value_name = "MS")]
+    pub frame_target_ms: Option<f64>,
     /// Replay input from a JSON script (for tests and demos): [{"frame": 5, "type": "key", "key": "W", "down": true}, ...].
     #[arg(long, value_name = "FILE")]
     pub input_script: Option<PathBuf>,

@@ -61,6 +61,11 @@ fn view(a: ViewArgs) -> Result<()> {
         script,
         trace: a.trace.clone(),
         feed: None,
+        frame_target_ms: match (a.frame_target_ms, a.frames) {
+            (Some(t), _) => Some(t).filter(|t| *t > 0.0),
+            (None, None) => Some(pcv::app::resolution::DEFAULT_TARGET_MS),
+            (None, Some(_)) => None,
+        },
     };
     let summary = session.view(opts)?;
     if let Some(why) = &summary.interop_fallback {

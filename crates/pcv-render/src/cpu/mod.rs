@@ -111,7 +111,11 @@ fn ms_of(f: impl FnOnce()) -> f64 {
 }
 
 fn sized<T: Default>(buf: &mut Vec<T>, n: usize) {
-    if buf.len() != n {
+    if n <= buf.capacity() {
+        // A smaller frame (adaptive resolution) keeps the allocation; the passes overwrite what they read.
+        buf.truncate(n);
+        buf.extend((buf.len()..n).map(|_| T::default()));
+    } else {
         let mut v = crate::huge::with_capacity(n);
         v.extend((0..n).map(|_| T::default()));
         *buf = v;
