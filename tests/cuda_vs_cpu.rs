@@ -408,7 +408,7 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn post_passes_and_picking_match_cpu_twin() {
-    use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
+    use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
     let Some(mut cuda) = cuda_or_skip("post passes") else { return };
     let seed = 3;
     let lazy = scene::lazy(2_000_000, seed);
@@ -419,33 +419,18 @@ fn post_passes_and_picking_match_cpu_twin() {
     let spacing_m = pcv_io::spacing::estimate(&lazy);
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
+    let look = |point_size, shape, edl, background, splat| Look { point_size, shape, edl, background, splat };
+    let (round, square) = (PointShape::Round, PointShape::Square);
+    let (gather, scatter) = (SplatMethod::Gather, SplatMethod::Scatter);
+    let adaptive = PointSize::Adaptive { max_px: 8 };
     let looks = [
-        Look { point_size: PointSize::Fixed(3), edl: None, background: Background::BLACK, splat: SplatMethod::Gather },
-        Look {
-            point_size: PointSize::Fixed(16),
-            edl: Some(Edl::DEFAULT),
-            background: Background::GRADIENT,
-            splat: SplatMethod::Gather,
-        },
-        Look {
-            point_size: PointSize::Adaptive { max_px: 8 },
-            edl: Some(Edl::DEFAULT),
-            background: Background::WHITE,
-            splat: SplatMethod::Gather,
-        },
-        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::BLACK, splat: SplatMethod::Scatter },
-        Look {
-            point_size: PointSize::Adaptive { max_px: 8 },
-            edl: None,
-            background: Background::BLACK,
-            splat: SplatMethod::Scatter,
-        },
-        Look {
-            point_size: PointSize::Fixed(1),
-            edl: Some(Edl { strength: 2.5, radius_px: 3.0 }),
-            background: Background::GRADIENT,
-            splat: SplatMethod::Gather,
-        },
+        look(PointSize::Fixed(3), round, None, Background::BLACK, gather),
+        look(PointSize::Fixed(16), round, Some(Edl::DEFAULT), Background::GRADIENT, gather),
+        look(adaptive, round, Some(Edl::DEFAULT), Background::WHITE, gather),
+        look(adaptive, square, Some(Edl::DEFAULT), Background::GRADIENT, gather),
+        look(PointSize::Fixed(5), square, None, Background::BLACK, scatter),
+        look(adaptive, round, None, Background::BLACK, scatter),
+        look(PointSize::Fixed(1), round, Some(Edl { strength: 2.5, radius_px: 3.0 }), Background::GRADIENT, gather),
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut picks = 0;

@@ -13,7 +13,7 @@ use pcv_camera::{FlyCamera, Pose};
 use pcv_io::scene;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::image_io::Frame;
-use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
 use pcv_render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use std::path::Path;
 
@@ -130,6 +130,7 @@ fn scene_inside_looking_back_160x90() {
 fn point_size_3_with_edl_on_a_gradient() {
     let look = Look {
         point_size: PointSize::Fixed(3),
+        shape: PointShape::Round,
         edl: Some(Edl::DEFAULT),
         background: Background::GRADIENT,
         splat: SplatMethod::Gather,
@@ -141,6 +142,7 @@ fn point_size_3_with_edl_on_a_gradient() {
 fn adaptive_points_with_edl_on_white() {
     let look = Look {
         point_size: PointSize::Adaptive { max_px: 8 },
+        shape: PointShape::Round,
         edl: Some(Edl::DEFAULT),
         background: Background::WHITE,
         splat: SplatMethod::Gather,
@@ -150,9 +152,26 @@ fn adaptive_points_with_edl_on_white() {
 
 #[test]
 fn point_size_5_on_gray_in_packed_mode() {
-    let look =
-        Look { point_size: PointSize::Fixed(5), edl: None, background: Background::GRAY, splat: SplatMethod::Gather };
+    let look = Look {
+        point_size: PointSize::Fixed(5),
+        shape: PointShape::Round,
+        edl: None,
+        background: Background::GRAY,
+        splat: SplatMethod::Gather,
+    };
     check_look_golden("look_packed_point5_gray_160x90", RenderMode::Packed, look);
+}
+
+#[test]
+fn square_points_of_5_px_on_gray() {
+    let look = Look {
+        point_size: PointSize::Fixed(5),
+        shape: PointShape::Square,
+        edl: None,
+        background: Background::GRAY,
+        splat: SplatMethod::Gather,
+    };
+    check_look_golden("look_vis_square5_gray_160x90", RenderMode::Vis, look);
 }
 
 #[test]

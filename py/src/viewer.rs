@@ -211,6 +211,7 @@ impl Viewer {
     ) -> PyResult<Viewer> {
         let default = Look {
             point_size: PointSize::Fixed(1),
+            shape: pcv_render::look::PointShape::Round,
             edl: Some(Edl::DEFAULT),
             background: Background::GRADIENT,
             splat: SplatMethod::Gather,

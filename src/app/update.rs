@@ -212,6 +212,13 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             s.messages.info(format!("point size {p}"));
             Effects { redraw_scene: changed, redraw_ui: true, ..Default::default() }
         }
+        Action::SetPointShape(shape) => {
+            let shape = shape.unwrap_or(s.look.shape.other());
+            let changed = shape != s.look.shape;
+            s.look.shape = shape;
+            s.messages.info(format!("{shape} points"));
+            Effects { redraw_scene: changed && s.look.splats(), redraw_ui: true, ..Default::default() }
+        }
         Action::ToggleEdl => {
             let edl = if s.look.edl.is_some() { None } else { Some(s.edl_memory) };
             s.messages.info(if edl.is_some() { "eye-dome lighting on" } else { "eye-dome lighting off" });
@@ -634,7 +641,7 @@ mod tests {
 
     #[test]
     fn looks_change_by_key() {
-        use pcv_render::look::{Background, Edl, PointSize};
+        use pcv_render::look::{Background, Edl, PointShape, PointSize};
         let mut s = state();
         let picker = &mut Always { at: Vec3::ZERO, index: None };
         let ctx = &mut UpdateCtx { reads: picker };
@@ -644,6 +651,13 @@ mod tests {
         apply(&mut s, Action::PointSizeStep(-1), ctx);
         apply(&mut s, Action::PointSizeStep(-1), ctx);
         assert_eq!(s.look.point_size, PointSize::Fixed(2));
+        // G: square points and back; a 1-pixel frame has no shape to redraw.
+        assert!(apply(&mut s, Action::SetPointShape(None), ctx).redraw_scene);
+        assert_eq!(s.look.shape, PointShape::Square);
+        apply(&mut s, Action::SetPointShape(None), ctx);
+        assert_eq!(s.look.shape, PointShape::Round);
+        s.look.point_size = PointSize::Fixed(1);
+        assert!(!apply(&mut s, Action::SetPointShape(None), ctx).redraw_scene);
         // EDL off and back on with the settings it had.
         apply(&mut s, Action::SetEdl(Some(Edl { strength: 2.5, radius_px: 2.0 })), ctx);
         apply(&mut s, Action::ToggleEdl, ctx);

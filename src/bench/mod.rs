@@ -23,7 +23,7 @@ use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
 use pcv_io::PointCloud;
 use pcv_render::gpu_data::BATCH_POINTS;
-use pcv_render::look::{Background, Edl, Look, PointSize, SplatMethod};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
 use pcv_render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -173,16 +173,39 @@ pub fn write_json(path: &std::path::Path, report: &impl serde::Serialize, device
 /// The commit the binary was built from (`build.rs`), for reports.
 pub const GIT_COMMIT: &str = pcv_render::GIT_COMMIT;
 
-/// Every combination of the bench's point sizes, splat methods and EDL settings (scatter only where a
-/// point is larger than a pixel, where it differs from gather), on `background`.
-pub fn looks(point_sizes: &[PointSize], splats: &[SplatMethod], edl: &[bool], background: Background) -> Vec<Look> {
+/// Every combination of the bench's point sizes, shapes, splat methods and EDL settings (shapes and
+/// scatter only where a point is larger than a pixel, where they differ), on `background`. No sizes or
+/// no EDL settings: the built-in scene's look (1 px, no EDL), or for `files` their default look and the
+/// 1-pixel frame it is compared with (1 px and adaptive, each without and with EDL).
+pub fn looks(
+    point_sizes: &[PointSize],
+    shapes: &[PointShape],
+    splats: &[SplatMethod],
+    edl: &[bool],
+    background: Background,
+    files: bool,
+) -> Vec<Look> {
+    let default_sizes = match files {
+        false => vec![PointSize::Fixed(1)],
+        true => vec![PointSize::Fixed(1), PointSize::Adaptive { max_px: pcv_render::look::DEFAULT_ADAPTIVE_MAX_PX }],
+    };
+    let point_sizes = if point_sizes.is_empty() { &default_sizes[..] } else { point_sizes };
+    let edl = match (edl.is_empty(), files) {
+        (false, _) => edl,
+        (true, false) => &[false][..],
+        (true, true) => &[false, true][..],
+    };
+    let shapes = if shapes.is_empty() { &[PointShape::Round][..] } else { shapes };
     let mut looks = Vec::new();
     for &point_size in point_sizes {
-        for &splat in splats {
-            for &on in edl {
-                let look = Look { point_size, edl: on.then_some(Edl::DEFAULT), background, splat };
-                if splat == SplatMethod::Gather || look.splats() {
-                    looks.push(look);
+        for (k, &shape) in shapes.iter().enumerate() {
+            for &splat in splats {
+                for &on in edl {
+                    let look = Look { point_size, shape, edl: on.then_some(Edl::DEFAULT), background, splat };
+                    let splats = look.splats();
+                    if splats || (splat == SplatMethod::Gather && k == 0) {
+                        looks.push(look);
+                    }
                 }
             }
         }
@@ -379,6 +402,10 @@ pub fn look_label(look: &Look) -> String {
         pcv_render::look::SplatMethod::Scatter if look.splats() => format!("{size}(scatter)"),
         _ => size,
     };
+    let size = match look.shape {
+        PointShape::Square if look.splats() => format!("{size}(square)"),
+        _ => size,
+    };
     if look.edl.is_some() {
         format!("{size}+edl")
     } else {
@@ -548,11 +575,28 @@ mod tests {
         use pcv_render::look::{Background, PointSize, SplatMethod};
         let sizes = [PointSize::Fixed(1), PointSize::Fixed(3)];
         let splats = [SplatMethod::Gather, SplatMethod::Scatter];
-        let l = looks(&sizes, &splats, &[false, true], Background::Solid(pcv_render::look::rgb(0, 0, 0)));
+        let black = Background::Solid(pcv_render::look::rgb(0, 0, 0));
+        let l = looks(&sizes, &[], &splats, &[false, true], black, false);
         // 1 px: gather only (scatter draws the same); 3 px: both; each with EDL off and on.
         assert_eq!(l.len(), 2 + 4, "{l:?}");
         assert!(l.iter().all(|k| k.splat == SplatMethod::Gather || k.point_size == PointSize::Fixed(3)));
         assert_eq!(l.iter().filter(|k| k.edl.is_some()).count(), 3);
+        // Square points only where a point is larger than a pixel.
+        let l = looks(&sizes, &[PointShape::Round, PointShape::Square], &splats[..1], &[false], black, false);
+        assert_eq!(l.iter().map(look_label).collect::<Vec<_>>(), ["1px", "3px", "3px(square)"]);
+    }
+
+    #[test]
+    fn files_are_timed_in_their_default_look_and_at_one_pixel_unless_told() {
+        let black = Background::BLACK;
+        let labels = |l: Vec<Look>| l.iter().map(look_label).collect::<Vec<_>>();
+        assert_eq!(labels(looks(&[], &[], &[SplatMethod::Gather], &[], black, false)), ["1px"]);
+        assert_eq!(
+            labels(looks(&[], &[], &[SplatMethod::Gather], &[], black, true)),
+            ["1px", "1px+edl", "adaptive:8", "adaptive:8+edl"]
+        );
+        let one = [PointSize::Fixed(1)];
+        assert_eq!(labels(looks(&one, &[], &[SplatMethod::Gather], &[], black, true)), ["1px", "1px+edl"]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use glam::Vec2;
 use pcv_camera::{ControllerKind, Nav, UpAxis, View};
 use pcv_io::attributes::ColorMode;
-use pcv_render::look::{Background, Edl, PointSize};
+use pcv_render::look::{Background, Edl, PointShape, PointSize};
 use pcv_render::RenderMode;
 use std::path::PathBuf;
 
@@ -40,6 +40,8 @@ pub enum Action {
     /// One point size larger (+1) or smaller (-1).
     PointSizeStep(i8),
     SetPointSize(PointSize),
+    /// Points larger than a pixel round or square (`None`: the other shape).
+    SetPointShape(Option<PointShape>),
     /// Eye-dome lighting on (with the last settings) or off.
     ToggleEdl,
     SetEdl(Option<Edl>),

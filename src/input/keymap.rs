@@ -53,6 +53,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "1..9 / Ctrl+1..9", does: "recall / store a camera bookmark" },
     Binding { input: "Space", does: "play / pause the --path flight" },
     Binding { input: "+ / -", does: "point size larger / smaller (adaptive: its largest size)" },
+    Binding { input: "G", does: "round / square points" },
     Binding { input: "L", does: "eye-dome lighting on / off" },
     Binding { input: "B", does: "next background: gradient, black, gray, white" },
     Binding { input: "M", does: "next render mode" },
@@ -275,6 +276,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::Tab => Action::TogglePanel,
         Key::Equal | Key::KpAdd | Key::RightBracket => Action::PointSizeStep(1),
         Key::Minus | Key::KpSubtract | Key::LeftBracket => Action::PointSizeStep(-1),
+        Key::G => Action::SetPointShape(None),
         Key::L => Action::ToggleEdl,
         Key::B => Action::NextBackground,
         Key::H | Key::F1 => Action::ToggleHelp,
@@ -386,6 +388,7 @@ mod tests {
         assert_eq!(press(&mut k, Key::KpAdd, Mods::default()), vec![Action::PointSizeStep(1)]);
         assert_eq!(press(&mut k, Key::Minus, Mods::default()), vec![Action::PointSizeStep(-1)]);
         assert_eq!(press(&mut k, Key::L, Mods::default()), vec![Action::ToggleEdl]);
+        assert_eq!(press(&mut k, Key::G, Mods::default()), vec![Action::SetPointShape(None)]);
         assert_eq!(press(&mut k, Key::B, Mods::default()), vec![Action::NextBackground]);
         assert!(press(&mut k, Key::W, Mods::default()).is_empty());
         // Repeats do not fire actions.

@@ -15,7 +15,7 @@ use crate::input::Action;
 use imgui::Condition;
 use pcv_camera::{ControllerKind, PoseArg, UpAxis, View};
 use pcv_io::attributes::{self, ColorMode};
-use pcv_render::look::{Background, PointSize};
+use pcv_render::look::{Background, PointShape, PointSize};
 use pcv_render::RenderMode;
 
 /// Where text wraps, in pixels from the panel's left edge.
@@ -384,6 +384,10 @@ fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         } else {
             PointSize::Fixed(n)
         }));
+    }
+    let mut square = s.look.shape == PointShape::Square;
+    if ui.checkbox("square points (G)", &mut square) {
+        actions.push(Action::SetPointShape(Some(if square { PointShape::Square } else { PointShape::Round })));
     }
     let mut edl_on = s.look.edl.is_some();
     if ui.checkbox("eye-dome lighting (L)", &mut edl_on) {

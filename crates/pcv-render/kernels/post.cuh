@@ -30,6 +30,13 @@ __device__ __forceinline__ float pcv_view_distance(const PostUniforms& u, uint32
     return __fdiv_rn(u.near_far_m2, __fadd_rn(u.far_m, -__fmul_rn(d, u.far_minus_near_m)));
 }
 
+// How far pixel offset (dx, dy) is from a point's pixel, as the splat's coverage rules compare it with a
+// diameter squared: 4 |d|^2 for disks, 4 max(dx^2, dy^2) for squares (a point covers the offset when
+// this is at most its diameter squared).
+__device__ __forceinline__ int pcv_splat_q(const PostUniforms& u, int dx, int dy) {
+    return 4 * (u.splat_square ? max(dx * dx, dy * dy) : dx * dx + dy * dy);
+}
+
 // log2(x) for finite x > 0: the exponent from the bits, then log2(m) of the mantissa m in [1, 2) as
 // 2 / ln 2 * atanh((m - 1) / (m + 1)) by its odd series to t^7 (error below 2e-5).
 __device__ __forceinline__ float pcv_log2(float x) {

@@ -63,7 +63,7 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
                 int k = (ly + r + dy) * side + (lx + r + dx);
                 unsigned long long w = words[k];
                 if (PCV_WORD_DEPTH(w) >= PCV_FAR_DEPTH_BITS) continue;  // empty, or outside the frame
-                int q = 4 * (dx * dx + dy * dy);
+                int q = pcv_splat_q(u, dx, dy);
                 bool covers = u.splat_diameter_px != 0 ? q <= n2 : (q == 0 || (float)q <= diam2[k]);
                 if (covers && w < best) best = w;
             }

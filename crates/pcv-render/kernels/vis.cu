@@ -62,7 +62,7 @@ extern "C" __global__ void pcv_vis_disk(FrameUniforms f, PostUniforms u, const f
             for (int dx = -r; dx <= r; ++dx) {
                 int cx = (int)px + dx;
                 if (cx < 0 || cx >= (int)f.width) continue;
-                int q = 4 * (dx * dx + dy * dy);
+                int q = pcv_splat_q(u, dx, dy);
                 bool covers = u.splat_diameter_px != 0 ? q <= n2 : (q == 0 || (float)q <= dm2);
                 if (!covers) continue;
                 unsigned long long* cell = vis + (size_t)cy * f.width + cx;

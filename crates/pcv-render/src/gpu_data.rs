@@ -110,7 +110,9 @@ pub struct PostUniforms {
     pub edl_k: f32,
     /// The 8 neighbours EDL compares each pixel with, in pixels (x, y).
     pub edl_offsets: [[i32; 2]; 8],
-    pub _pad: [u32; 2],
+    /// 1: points are squares (|dx|, |dy| ≤ N / 2); 0: disks (|d| ≤ N / 2).
+    pub splat_square: u32,
+    pub _pad: [u32; 1],
 }
 
 /// The largest splat window radius (`PCV_SPLAT_MAX_RADIUS` in kernels/shared.h): points up to 17 px.

@@ -7,6 +7,10 @@
 //! [`PostUniforms`], which [`Look::post_uniforms`] makes from the look, the frame's size, the
 //! projection's near and far planes, and the cloud's point spacing (for adaptive sizes).
 //!
+//! Points larger than a pixel are disks by default ([`PointShape::Round`]: pixel p belongs to the point at
+//! q when 4 · |p − q|² ≤ diameter²) or squares (4 · max(|dx|², |dy|²) ≤ diameter²); the nearest covering
+//! point wins either way.
+//!
 //! Defaults ([`Look::for_cloud`]): the built-in scene keeps the prototype's look (1-pixel points, no
 //! EDL, black), since its image is the benchmark's reference. Loaded files get adaptive point sizes
 //! (each point about 2.5 mean point spacings wide at its distance — random samples leave gaps wider
@@ -24,6 +28,35 @@ pub enum PointSize {
     Fixed(u8),
     /// By the cloud's point spacing at each point's distance, at most `max_px` pixels across.
     Adaptive { max_px: u8 },
+}
+
+/// The shape of points larger than a pixel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum PointShape {
+    /// A disk: pixels within half the diameter of the point's pixel (what Potree and CloudCompare draw).
+    #[default]
+    Round,
+    /// A square: pixels within half the size along both axes.
+    Square,
+}
+
+impl PointShape {
+    /// The other shape (the `G` key).
+    pub fn other(self) -> PointShape {
+        match self {
+            PointShape::Round => PointShape::Square,
+            PointShape::Square => PointShape::Round,
+        }
+    }
+}
+
+impl std::fmt::Display for PointShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PointShape::Round => "round",
+            PointShape::Square => "square",
+        })
+    }
 }
 
 /// The largest fixed point size.
@@ -218,6 +251,8 @@ pub enum SplatMethod {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Look {
     pub point_size: PointSize,
+    /// Round (the default) or square, for point sizes above one pixel.
+    pub shape: PointShape,
     pub edl: Option<Edl>,
     pub background: Background,
     /// Gather (the default) or scatter, for point sizes above one pixel.
@@ -234,6 +269,7 @@ impl Default for Look {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LookOverrides {
     pub point_size: Option<PointSize>,
+    pub shape: Option<PointShape>,
     /// `Some(false)`: no EDL; `Some(true)`: EDL with `edl_strength`/`edl_radius_px` or the defaults.
     pub edl: Option<bool>,
     pub edl_strength: Option<f32>,
@@ -244,8 +280,13 @@ pub struct LookOverrides {
 
 impl Look {
     /// The prototype's look: 1-pixel points, no EDL, black.
-    pub const PLAIN: Look =
-        Look { point_size: PointSize::Fixed(1), edl: None, background: Background::BLACK, splat: SplatMethod::Gather };
+    pub const PLAIN: Look = Look {
+        point_size: PointSize::Fixed(1),
+        shape: PointShape::Round,
+        edl: None,
+        background: Background::BLACK,
+        splat: SplatMethod::Gather,
+    };
 
     /// The default look: [`Look::PLAIN`] for the built-in scene, adaptive points with EDL on a soft
     /// gradient for loaded files (see the module doc), with `o` applied over it.
@@ -255,6 +296,7 @@ impl Look {
         } else {
             Look {
                 point_size: PointSize::Adaptive { max_px: DEFAULT_ADAPTIVE_MAX_PX },
+                shape: PointShape::Round,
                 edl: Some(Edl::DEFAULT),
                 background: Background::GRADIENT,
                 splat: SplatMethod::Gather,
@@ -262,6 +304,9 @@ impl Look {
         };
         if let Some(p) = o.point_size {
             look.point_size = p;
+        }
+        if let Some(shape) = o.shape {
+            look.shape = shape;
         }
         if let Some(b) = o.background {
             look.background = b;
@@ -338,7 +383,8 @@ impl Look {
             far_minus_near_m: far - near,
             edl_k: 300.0 * edl.strength * std::f32::consts::LOG2_E,
             edl_offsets: edl.offsets(),
-            _pad: [0; 2],
+            splat_square: (self.shape == PointShape::Square) as u32,
+            _pad: [0; 1],
         }
     }
 }

@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
 use pcv_io::attributes::ColorMode;
-use pcv_render::look::{Background, LookOverrides, PointSize, SplatMethod};
+use pcv_render::look::{Background, LookOverrides, PointShape, PointSize, SplatMethod};
 use pcv_render::multi::Gpus;
 use pcv_render::{BackendChoice, RenderMode};
 use std::path::PathBuf;
@@ -135,6 +135,9 @@ pub struct LookArgs {
     /// up to 8 px; `adaptive:MAX` for another limit). Default: 1 for the built-in scene, adaptive for files.
     #[arg(long, value_parser = PointSize::parse)]
     pub point_size: Option<PointSize>,
+    /// Shape of points larger than a pixel: round (disks, the default) or square.
+    #[arg(long, value_enum)]
+    pub point_shape: Option<PointShape>,
     /// Eye-dome lighting: shade by depth differences to neighbouring pixels (default on for files).
     #[arg(long, overrides_with = "no_edl")]
     pub edl: bool,
@@ -161,6 +164,7 @@ impl LookArgs {
     pub fn overrides(&self) -> LookOverrides {
         LookOverrides {
             point_size: self.point_size,
+            shape: self.point_shape,
             edl: if self.no_edl {
                 Some(false)
             } else if self.edl {
@@ -347,11 +351,16 @@ pub struct BenchArgs {
     /// Render modes to time, comma separated (reference = the design's three passes).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "reference")]
     pub mode: Vec<pcv_render::RenderMode>,
-    /// Point sizes to time, comma separated (1..16 or adaptive[:MAX]).
-    #[arg(long, value_delimiter = ',', value_parser = PointSize::parse, default_value = "1")]
+    /// Point sizes to time, comma separated (1..16 or adaptive[:MAX]). Default: 1 for the built-in
+    /// scene; 1,adaptive for files (their default look and the 1-pixel frame it is compared with).
+    #[arg(long, value_delimiter = ',', value_parser = PointSize::parse)]
     pub point_size: Vec<PointSize>,
-    /// Eye-dome lighting settings to time, comma separated: off, on.
-    #[arg(long, value_delimiter = ',', value_parser = parse_on_off, default_value = "off")]
+    /// Shapes of points larger than a pixel to time, comma separated: round, square.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "round")]
+    pub point_shape: Vec<PointShape>,
+    /// Eye-dome lighting settings to time, comma separated: off, on. Default: off for the built-in
+    /// scene; off,on for files.
+    #[arg(long, value_delimiter = ',', value_parser = parse_on_off)]
     pub edl: Vec<bool>,
     /// Background of the timed frames (see `pcv --help`).
     #[arg(long, value_parser = Background::parse, default_value = "black")]

@@ -803,7 +803,7 @@ mod tests {
     /// every bench pose, the same image and final depth with `post::FAST` on and off.
     #[test]
     fn fast_post_passes_draw_the_twins_frames() {
-        use crate::look::{Edl, Look, PointSize};
+        use crate::look::{Edl, Look, PointShape, PointSize};
         let cloud = pcv_io::scene::generate(60_000, 5, false);
         let (w, h) = (200, 130);
         let mut r = CpuRasterizer::new();
@@ -811,6 +811,7 @@ mod tests {
         let looks = [
             Look { point_size: PointSize::Adaptive { max_px: 8 }, edl: Some(Edl::DEFAULT), ..Look::PLAIN },
             Look { point_size: PointSize::Fixed(5), edl: None, ..Look::PLAIN },
+            Look { point_size: PointSize::Fixed(4), shape: PointShape::Square, ..Look::PLAIN },
             Look { point_size: PointSize::Fixed(1), edl: Some(Edl { strength: 2.0, radius_px: 3.0 }), ..Look::PLAIN },
         ];
         let mut shaded = 0;
@@ -838,7 +839,7 @@ mod tests {
             }
         }
         post::FAST.set(true);
-        assert!(shaded > 50, "the looks change the frames ({shaded} of 72)");
+        assert!(shaded > 70, "the looks change the frames ({shaded} of 96)");
     }
 
     /// The split layout (positions and colors in Morton order, no 16-byte copy) draws what a plain

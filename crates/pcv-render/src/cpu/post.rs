@@ -32,7 +32,7 @@
 //! slices of one row, which the compiler vectorizes (AVX2, or AVX-512 where the CPU has it).
 use crate::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use crate::simd::with_avx512;
-use crate::twins::post::{exp2_neg, log2, view_distance, FAR_DEPTH_BITS};
+use crate::twins::post::{exp2_neg, log2, splat_q, view_distance, FAR_DEPTH_BITS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -112,7 +112,7 @@ impl<'a> Sizes<'a> {
         let mut half = vec![-1i8; (qcap as usize + 1) * (r as usize + 1)];
         for q in 0..=qcap as i32 {
             for dy in 0..=r {
-                let widest = (0..=r).rev().find(|dx| 4 * (dx * dx + dy * dy) <= q);
+                let widest = (0..=r).rev().find(|&dx| splat_q(u, dx, dy) <= q);
                 half[q as usize * (r as usize + 1) + dy as usize] = widest.map_or(-1, |w| w as i8);
             }
         }
@@ -582,14 +582,35 @@ mod tests {
     }
 
     #[test]
-    fn splat_equals_the_twin_for_every_size_and_density() {
+    fn splat_equals_the_twin_for_every_size_shape_and_density() {
         for (k, size) in sizes().into_iter().enumerate() {
             for (density, spacing) in [(0.02, 0.3), (0.3, 0.05), (0.9, 0.01)] {
-                // 77 rows: bands of 32, 32 and 13 (disks cross band edges).
-                let u = uniforms(size, 83, 77, spacing, false);
-                let words = words_of(&frame(83, 77, density, 11 + k as u64));
-                assert_eq!(fast_splat(&u, &words, None), twin_splat(&u, &words, None), "{size}, density {density}");
+                for square in [false, true] {
+                    // 77 rows: bands of 32, 32 and 13 (disks cross band edges).
+                    let mut u = uniforms(size, 83, 77, spacing, false);
+                    u.splat_square = square as u32;
+                    let words = words_of(&frame(83, 77, density, 11 + k as u64));
+                    let l = format!("{size}, square {square}, density {density}");
+                    assert_eq!(fast_splat(&u, &words, None), twin_splat(&u, &words, None), "{l}");
+                }
             }
+        }
+    }
+
+    #[test]
+    fn points_are_disks_or_squares() {
+        // One near point of 9 px alone: a disk of radius 4.5 (69 px, no corners) or a 9 x 9 square.
+        for (square, covered) in [(false, 69), (true, 81)] {
+            let mut u = uniforms(PointSize::Fixed(9), 31, 31, 0.0, false);
+            u.splat_square = square as u32;
+            let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
+            words[15 * 31 + 15] = word(depth_at(2.0), 7);
+            let out = fast_splat(&u, &words, None);
+            assert_eq!(out, twin_splat(&u, &words, None));
+            let n = out.iter().filter(|&&v| word_payload(v) == 7).count();
+            assert_eq!(n, covered, "square {square}");
+            let corner = out[11 * 31 + 11]; // (-4, -4) from the point
+            assert_eq!(word_payload(corner) == 7, square, "the corner belongs to squares only");
         }
     }
 

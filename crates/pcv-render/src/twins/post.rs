@@ -32,6 +32,13 @@ pub fn view_distance(u: &PostUniforms, depth_bits: u32) -> f32 {
     u.near_far_m2 / (u.far_m + -(d * u.far_minus_near_m))
 }
 
+/// How far pixel offset (dx, dy) is from a point's pixel, as the splat's coverage rules compare it with
+/// a diameter squared: 4 · |d|² for disks, 4 · max(dx², dy²) for squares (`pcv_splat_q`).
+#[inline(always)]
+pub fn splat_q(u: &PostUniforms, dx: i32, dy: i32) -> i32 {
+    4 * if u.splat_square != 0 { (dx * dx).max(dy * dy) } else { dx * dx + dy * dy }
+}
+
 /// log2(x) for finite x > 0 (error below 2e-5): the kernel's `pcv_log2`.
 #[inline(always)]
 #[expect(clippy::excessive_precision, reason = "the literals are spelled as in kernels/post.cuh")]

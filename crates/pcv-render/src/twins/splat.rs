@@ -62,7 +62,7 @@ pub fn splat(
                     if word_depth(v) >= FAR_DEPTH_BITS {
                         continue;
                     }
-                    let q = 4 * (dx * dx + dy * dy);
+                    let q = super::post::splat_q(u, dx, dy);
                     let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= diam2[k] };
                     if covers && v < best {
                         best = v;
@@ -116,7 +116,7 @@ mod tests {
             for dy in -r..=r {
                 for dx in -r..=r {
                     let (x, y) = (qx + dx, qy + dy);
-                    let d2 = 4 * (dx * dx + dy * dy);
+                    let d2 = super::super::post::splat_q(u, dx, dy);
                     let covers = if u.splat_diameter_px != 0 {
                         d2 <= (u.splat_diameter_px * u.splat_diameter_px) as i32
                     } else {

@@ -105,7 +105,7 @@ with_fma! {
                     if cx < 0 || cx >= f.width as i32 {
                         continue;
                     }
-                    let q = 4 * (dx * dx + dy * dy);
+                    let q = super::post::splat_q(u, dx, dy);
                     let covers = if u.splat_diameter_px != 0 { q <= n2 } else { q == 0 || q as f32 <= dm2 };
                     if covers {
                         min_early(&vis[cy as usize * f.width as usize + cx as usize], v);
