@@ -12,7 +12,7 @@
 //! - [`app`]: the viewer's pure model: state, update, layers, picked points, messages;
 //! - [`input`]: window events → actions (keymap, input scripts);
 //! - [`ui`]: the panel, the help window and the marks drawn over the points;
-//! - [`display`]: the window, the pixel buffer → texture → blit path, GL timers, imgui's GLFW glue;
+//! - [`display`]: the window, the frame → texture → blit path, GL timers, imgui's GLFW glue;
 //! - [`headless`]: frames with no window (`pcv render`, `pcv record`);
 //! - [`bench`]: timed scenarios (`pcv bench`);
 //! - [`platform`]: what differs between Linux and Windows for the viewer (advice in messages, the

@@ -1,16 +1,20 @@
-//! The blit path: a pixel buffer (PBO) the rasterizer fills, copied to a texture and blitted to the
-//! window; and screenshots read back from the window.
+//! The blit path: a texture the frame reaches (from host memory, or from a pixel buffer (PBO) CUDA
+//! fills) and blitted to the window; and screenshots read back from the window.
 //!
-//! How it works (the prototype's `OpenglScreenBuffer`): a [`PixelSurface`] owns three GL objects of one
-//! size — a pixel-unpack buffer of `width × height` RGBA8 words, an RGBA8 texture of that size, and a
-//! framebuffer object with the texture as its color attachment. A frame is written into the PBO either
-//! from host memory ([`PixelSurface::upload_host`], `glBufferSubData`; the CPU backend) or by CUDA
-//! through a mapping of the PBO (the CUDA backend; the PBO's name is [`PixelSurface::pbo_name`]).
+//! How it works (the prototype's `OpenglScreenBuffer`): a [`PixelSurface`] owns an RGBA8 texture of the
+//! frame's size, a framebuffer object with the texture as its color attachment, and, for CUDA-GL
+//! interop, a pixel-unpack buffer of `width × height` RGBA8 words. A frame from host memory (the CPU
+//! backend, or CUDA where the GL driver cannot share a buffer) goes straight into the texture
+//! ([`PixelSurface::upload_host`], `glTexSubImage2D` from the slice): one copy, where going through a
+//! PBO (`glBufferSubData`, then the PBO into the texture) made two — on a software GL (Mesa's llvmpipe)
+//! each is a CPU copy of the frame, measured in `results/2026-12-03-s19-every-machine/`. CUDA writes
+//! the PBO through a mapping (its name is [`PixelSurface::pbo_name`]), and
+//! [`PixelSurface::copy_to_texture`] copies it into the texture with the PBO bound as
+//! `GL_PIXEL_UNPACK_BUFFER` (a GPU-side copy, no host round trip; nothing to do after a host upload).
 //! [`PixelSurface::blit_to_default_framebuffer`] (= [`PixelSurface::copy_to_texture`] then
-//! [`PixelSurface::blit`], apart so that their GPU times can be taken) runs `glTexSubImage2D` with the PBO bound as
-//! `GL_PIXEL_UNPACK_BUFFER` (a GPU-side copy, no host round trip) and `glBlitFramebuffer` from the FBO
-//! to the default framebuffer, 1:1 and `GL_NEAREST`, so the window shows exactly the rasterizer's
-//! pixels. The words are RGBA8 with r in the low byte, i.e. the bytes R, G, B, A: `GL_RGBA` /
+//! [`PixelSurface::blit`], apart so that their GPU times can be taken) ends with `glBlitFramebuffer`
+//! from the FBO to the default framebuffer, 1:1 and `GL_NEAREST`, so the window shows exactly the
+//! rasterizer's pixels. The words are RGBA8 with r in the low byte, i.e. the bytes R, G, B, A: `GL_RGBA` /
 //! `GL_UNSIGNED_BYTE`. Row 0 is the bottom row in both the buffer and GL, so nothing is flipped.
 //!
 //! GL 3.3 core has no immutable storage (`glBufferStorage`, `glTexStorage2D` are 4.x), so the PBO uses
@@ -41,10 +45,11 @@ pub enum BlitError {
     PixelCount { got: usize, width: u32, height: u32 },
 }
 
-/// A PBO, a texture and an FBO of one size: where a frame goes on its way to the window.
+/// A texture, an FBO and (for interop) a PBO of one size: where a frame goes on its way to the window.
 pub struct PixelSurface {
     gl: Rc<glow::Context>,
-    pbo: glow::Buffer,
+    /// The pixel buffer CUDA writes (`None`: host frames only).
+    pbo: Option<glow::Buffer>,
     texture: glow::Texture,
     fbo: glow::Framebuffer,
     width_px: u32,
@@ -53,11 +58,18 @@ pub struct PixelSurface {
     /// (smaller while adaptive resolution renders below the window's size).
     frame_w: u32,
     frame_h: u32,
+    /// The texture holds the last frame uploaded from host memory (no PBO copy to make).
+    host_fed: bool,
 }
 
 impl PixelSurface {
-    /// Makes the three objects for a `width_px × height_px` frame.
-    pub fn new(gl: Rc<glow::Context>, width_px: u32, height_px: u32) -> Result<PixelSurface, BlitError> {
+    /// Makes the objects for a `width_px × height_px` frame (the pixel buffer only `with_pbo`, for CUDA).
+    pub fn new(
+        gl: Rc<glow::Context>,
+        width_px: u32,
+        height_px: u32,
+        with_pbo: bool,
+    ) -> Result<PixelSurface, BlitError> {
         let bytes = width_px as u64 * height_px as u64 * 4;
         // SAFETY: the context is current (module contract); MAX_TEXTURE_SIZE is a valid integer query.
         let max_side_px = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) }.max(0) as u32;
@@ -70,42 +82,49 @@ impl PixelSurface {
         drain_gl_errors(&gl);
 
         // SAFETY: the context is current; creating a name has no preconditions.
-        let pbo =
-            unsafe { gl.create_buffer() }.map_err(|message| BlitError::Create { what: "pixel buffer", message })?;
-        // SAFETY: as above.
-        let texture = match unsafe { gl.create_texture() } {
-            Ok(t) => t,
-            Err(message) => {
-                // SAFETY: `pbo` was created above in this context and is not used after this.
-                unsafe { gl.delete_buffer(pbo) };
-                return Err(BlitError::Create { what: "texture", message });
-            }
-        };
+        let texture =
+            unsafe { gl.create_texture() }.map_err(|message| BlitError::Create { what: "texture", message })?;
         // SAFETY: as above.
         let fbo = match unsafe { gl.create_framebuffer() } {
             Ok(f) => f,
             Err(message) => {
-                // SAFETY: both objects were created above in this context and are not used after this.
-                unsafe {
-                    gl.delete_texture(texture);
-                    gl.delete_buffer(pbo);
-                }
+                // SAFETY: the texture was created above in this context and is not used after this.
+                unsafe { gl.delete_texture(texture) };
                 return Err(BlitError::Create { what: "framebuffer", message });
             }
         };
         // From here on `Drop` deletes the objects whatever goes wrong.
-        let surface =
-            PixelSurface { gl, pbo, texture, fbo, width_px, height_px, frame_w: width_px, frame_h: height_px };
+        let mut surface = PixelSurface {
+            gl,
+            pbo: None,
+            texture,
+            fbo,
+            width_px,
+            height_px,
+            frame_w: width_px,
+            frame_h: height_px,
+            host_fed: false,
+        };
+        if with_pbo {
+            // SAFETY: as above.
+            let pbo = unsafe { surface.gl.create_buffer() }
+                .map_err(|message| BlitError::Create { what: "pixel buffer", message })?;
+            surface.pbo = Some(pbo);
+            // SAFETY: the context is current and `pbo` a live name of it; the size was checked to fit an
+            // i32 above.
+            unsafe {
+                surface.gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(pbo));
+                surface.gl.buffer_data_size(glow::PIXEL_UNPACK_BUFFER, bytes as i32, glow::STREAM_DRAW);
+                surface.gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+            }
+        }
         let gl = &surface.gl;
 
-        // SAFETY: the context is current and the objects are live names of it. The buffer size was
-        // checked to fit an i32 above; `tex_image_2d` with `None` allocates without reading host memory,
-        // and the PIXEL_UNPACK binding is cleared first so that `None` is not taken as a buffer offset.
+        // SAFETY: the context is current and the texture is a live name of it. `tex_image_2d` with `None`
+        // allocates without reading host memory, and the PIXEL_UNPACK binding is cleared first so that
+        // `None` is not taken as a buffer offset.
         unsafe {
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(surface.pbo));
-            gl.buffer_data_size(glow::PIXEL_UNPACK_BUFFER, bytes as i32, glow::STREAM_DRAW);
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
-
             gl.bind_texture(glow::TEXTURE_2D, Some(surface.texture));
             gl.tex_image_2d(glow::TEXTURE_2D, 0, glow::RGBA8 as i32, w, h, 0, glow::RGBA, glow::UNSIGNED_BYTE, None);
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MIN_FILTER, glow::NEAREST as i32);
@@ -158,26 +177,43 @@ impl PixelSurface {
         (self.frame_w, self.frame_h)
     }
 
-    /// The PBO's GL name, for registering it with CUDA.
-    pub fn pbo_name(&self) -> u32 {
-        self.pbo.0.get()
+    /// The PBO's GL name, for registering it with CUDA (`None`: made without one).
+    pub fn pbo_name(&self) -> Option<u32> {
+        self.pbo.map(|b| b.0.get())
     }
 
-    /// Copies a host frame (RGBA8 words, row 0 at the bottom) into the PBO.
-    pub fn upload_host(&self, pixels: &[u32]) -> Result<(), BlitError> {
+    /// Copies a host frame (RGBA8 words, row 0 at the bottom, the frame in use's size) straight into
+    /// the texture.
+    pub fn upload_host(&mut self, pixels: &[u32]) -> Result<(), BlitError> {
         if pixels.len() != self.frame_w as usize * self.frame_h as usize {
             return Err(BlitError::PixelCount { got: pixels.len(), width: self.frame_w, height: self.frame_h });
         }
         let gl = &self.gl;
-        // SAFETY: the context is current and `pbo` is live; the slice is the frame in use, at most the
-        // buffer's size (checked above against frame_w × frame_h ≤ width × height, which `new`
-        // allocated), so the write stays in bounds.
+        let (w, h) = (self.frame_w as i32, self.frame_h as i32);
+        // SAFETY: the context is current and the texture is live. No PIXEL_UNPACK buffer is bound
+        // (cleared first), so GL reads w·h·4 bytes from the slice, which holds exactly w·h words (checked
+        // above); rows are 4·w bytes, a multiple of the unpack alignment 4, with no row length, and the
+        // w × h region lies inside the texture (the frame in use is clamped to its size).
         unsafe {
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
-            gl.buffer_sub_data_u8_slice(glow::PIXEL_UNPACK_BUFFER, 0, bytemuck::cast_slice(pixels));
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
+            gl.pixel_store_i32(glow::UNPACK_ROW_LENGTH, 0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
+            gl.tex_sub_image_2d(
+                glow::TEXTURE_2D,
+                0,
+                0,
+                0,
+                w,
+                h,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                PixelUnpackData::Slice(bytemuck::cast_slice(pixels)),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
         }
-        check_gl_error(gl, "uploading the frame to the pixel buffer")
+        self.host_fed = true;
+        check_gl_error(gl, "uploading the frame to the texture")
     }
 
     /// PBO → texture → default framebuffer, 1:1 at the bottom-left corner. The PBO must not be mapped by
@@ -187,8 +223,10 @@ impl PixelSurface {
         self.blit()
     }
 
-    /// PBO → texture (a GPU-side copy of the frame in use). The PBO must not be mapped by CUDA.
+    /// PBO → texture (a GPU-side copy of the frame in use; nothing to do when the frame came from host
+    /// memory or there is no PBO). The PBO must not be mapped by CUDA.
     pub fn copy_to_texture(&self) -> Result<(), BlitError> {
+        let Some(pbo) = self.pbo.filter(|_| !self.host_fed) else { return Ok(()) };
         let gl = &self.gl;
         let (w, h) = (self.frame_w as i32, self.frame_h as i32);
         // SAFETY: the context is current and the PBO and texture are live. With the PBO bound to
@@ -196,7 +234,7 @@ impl PixelSurface {
         // most its size (the frame in use is clamped to it); rows are 4·w bytes, a multiple of the
         // unpack alignment 4, and the w × h region lies inside the texture.
         unsafe {
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(self.pbo));
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(pbo));
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
             gl.pixel_store_i32(glow::UNPACK_ROW_LENGTH, 0);
             gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
@@ -253,7 +291,9 @@ impl Drop for PixelSurface {
         unsafe {
             self.gl.delete_framebuffer(self.fbo);
             self.gl.delete_texture(self.texture);
-            self.gl.delete_buffer(self.pbo);
+            if let Some(pbo) = self.pbo {
+                self.gl.delete_buffer(pbo);
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The display: window, blit path and imgui's GLFW glue.
 //!
 //! How it works: [`window`] opens a GLFW window with an OpenGL 3.3 core context and loads `glow` for it.
-//! A frame goes through [`blit::PixelSurface`]: the rasterizer fills its pixel buffer (from host memory
-//! on the CPU backend; on the CUDA backend directly, through the render crate's CUDA-GL interop
-//! ([`pcv_render::cuda::interop`]), which registers and maps that buffer), then the buffer is copied to a texture on the GPU and blitted 1:1 to the window.
+//! A frame goes through [`blit::PixelSurface`]: from host memory straight into its texture (the CPU
+//! backend), or on the CUDA backend into its pixel buffer directly, through the render crate's CUDA-GL
+//! interop ([`pcv_render::cuda::interop`], which registers and maps that buffer), then copied to the
+//! texture on the GPU; the texture is blitted to the window.
 //! The panel ([`crate::ui`]) draws on top with imgui, fed by [`platform`]'s GLFW input glue. The loop
 //! that ties them together is the viewer's; [`gl_timer`] times its GL stages on the GPU.
 //!

@@ -2,12 +2,12 @@
 //! The surface has the framebuffer's size; a frame rendered below it (adaptive resolution) uses its
 //! bottom-left part, so changing the render scale makes no new GL objects and no new registration.
 //!
-//! How it works: [`Surface`] is the pixel buffer of the current framebuffer size and, on the CUDA
-//! backend, its registration with CUDA. [`Surface::render`] renders a frame into it: the CPU backend
-//! into a host buffer then copied into the pixel buffer; the CUDA backend straight into the pixel
-//! buffer, mapped for the duration of the render and unmapped before GL reads it. Where CUDA cannot
+//! How it works: [`Surface`] is the pixel surface of the current framebuffer size and, on the CUDA
+//! backend, the registration of its pixel buffer with CUDA. [`Surface::render`] renders a frame into
+//! it: the CPU backend into a host buffer then copied straight into the surface's texture; the CUDA
+//! backend into the pixel buffer, mapped for the duration of the render and unmapped before GL reads it. Where CUDA cannot
 //! register the GL buffer (the GL driver is not NVIDIA's: Mesa, a remote X server), the CUDA backend
-//! renders into host memory and takes the CPU backend's path, and the panel says why. The pixel buffer
+//! renders into host memory and takes the CPU backend's path, and the panel says why. The surface
 //! keeps the last rendered frame, so the panel can be redrawn over it without rendering the points
 //! again. On the CUDA backend, events around the map and the unmap time them on the GPU
 //! ([`Surface::cuda_stages`]). Fields drop in declaration order: the registration is released before
@@ -40,10 +40,10 @@ impl Surface {
         rasterizer: &mut dyn Rasterizer,
         allow_interop: bool,
     ) -> Result<(Surface, Option<RenderError>), ViewerError> {
-        let pixels = PixelSurface::new(gl.clone(), width_px, height_px)?;
         let cuda = rasterizer.cuda_handle();
-        let (registration, interop_error) = match &cuda {
-            Some(cuda) if allow_interop => match GlBufferRegistration::register(cuda, pixels.pbo_name()) {
+        let pixels = PixelSurface::new(gl.clone(), width_px, height_px, cuda.is_some() && allow_interop)?;
+        let (registration, interop_error) = match (&cuda, pixels.pbo_name()) {
+            (Some(cuda), Some(pbo)) => match GlBufferRegistration::register(cuda, pbo) {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(e)),
             },
@@ -118,7 +118,7 @@ impl Surface {
 pub fn pixel_path(surface: &Surface, interop_fallback: Option<&str>) -> String {
     match (surface.uses_interop(), interop_fallback) {
         (true, _) => "CUDA writes the GL pixel buffer (interop)".to_string(),
-        (false, Some(why)) => format!("host memory -> GL pixel buffer: {why}"),
-        (false, None) => "host memory -> GL pixel buffer".to_string(),
+        (false, Some(why)) => format!("host memory -> GL texture: {why}"),
+        (false, None) => "host memory -> GL texture".to_string(),
     }
 }
