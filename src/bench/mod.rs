@@ -185,11 +185,12 @@ pub fn looks(
     background: Background,
     files: bool,
 ) -> Vec<Look> {
-    let default_sizes = match files {
-        false => vec![PointSize::Fixed(1)],
-        true => vec![PointSize::Fixed(1), PointSize::Adaptive { max_px: pcv_render::look::DEFAULT_ADAPTIVE_MAX_PX }],
+    const ADAPTIVE: PointSize = PointSize::Adaptive { max_px: pcv_render::look::DEFAULT_ADAPTIVE_MAX_PX };
+    let point_sizes = match (point_sizes.is_empty(), files) {
+        (false, _) => point_sizes,
+        (true, false) => &[PointSize::Fixed(1)][..],
+        (true, true) => &[PointSize::Fixed(1), ADAPTIVE][..],
     };
-    let point_sizes = if point_sizes.is_empty() { &default_sizes[..] } else { point_sizes };
     let edl = match (edl.is_empty(), files) {
         (false, _) => edl,
         (true, false) => &[false][..],

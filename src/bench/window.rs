@@ -6,8 +6,9 @@
 //! ([`crate::viewer::ViewerSummary::gpu_stages_ms`]): on the CUDA backend the map of the GL pixel buffer,
 //! the render passes (CUDA events), the unmap, then the GL work (timestamp queries): the copy of the
 //! pixel buffer into a texture, the blit to the window and the panel; on the CPU backend the upload of
-//! the frame straight into the texture replaces map and unmap (and the copy is then empty). Their sum is the frame's GPU time; the
-//! wall-clock time per frame (which includes the X server's presentation) is reported beside it.
+//! the frame straight into the texture replaces map and unmap (and the copy is then empty). Their sum
+//! is the frame's GPU time; the wall-clock time per frame (which includes the X server's presentation)
+//! is reported beside it.
 use super::{BenchError, BenchOptions};
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::Camera;

@@ -188,32 +188,11 @@ impl PixelSurface {
         if pixels.len() != self.frame_w as usize * self.frame_h as usize {
             return Err(BlitError::PixelCount { got: pixels.len(), width: self.frame_w, height: self.frame_h });
         }
-        let gl = &self.gl;
-        let (w, h) = (self.frame_w as i32, self.frame_h as i32);
-        // SAFETY: the context is current and the texture is live. No PIXEL_UNPACK buffer is bound
-        // (cleared first), so GL reads w·h·4 bytes from the slice, which holds exactly w·h words (checked
-        // above); rows are 4·w bytes, a multiple of the unpack alignment 4, with no row length, and the
-        // w × h region lies inside the texture (the frame in use is clamped to its size).
-        unsafe {
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
-            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
-            gl.pixel_store_i32(glow::UNPACK_ROW_LENGTH, 0);
-            gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
-            gl.tex_sub_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                0,
-                0,
-                w,
-                h,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                PixelUnpackData::Slice(bytemuck::cast_slice(pixels)),
-            );
-            gl.bind_texture(glow::TEXTURE_2D, None);
-        }
+        // SAFETY: no PIXEL_UNPACK buffer, so GL reads w·h·4 bytes from the slice, which holds exactly w·h
+        // words (checked above).
+        unsafe { self.write_texture(None, PixelUnpackData::Slice(bytemuck::cast_slice(pixels))) };
         self.host_fed = true;
-        check_gl_error(gl, "uploading the frame to the texture")
+        check_gl_error(&self.gl, "uploading the frame to the texture")
     }
 
     /// PBO → texture → default framebuffer, 1:1 at the bottom-left corner. The PBO must not be mapped by
@@ -227,32 +206,34 @@ impl PixelSurface {
     /// memory or there is no PBO). The PBO must not be mapped by CUDA.
     pub fn copy_to_texture(&self) -> Result<(), BlitError> {
         let Some(pbo) = self.pbo.filter(|_| !self.host_fed) else { return Ok(()) };
+        // SAFETY: with the PBO bound, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the
+        // PBO, at most its size (`new` allocated width × height words; the frame in use is clamped to it).
+        unsafe { self.write_texture(Some(pbo), PixelUnpackData::BufferOffset(0)) };
+        check_gl_error(&self.gl, "copying the frame to the texture")
+    }
+
+    /// Writes the frame in use (w × h RGBA8 words, rows packed) into the texture from `data`: host
+    /// memory when `pbo` is `None`, else an offset into `pbo`, bound as PIXEL_UNPACK_BUFFER meanwhile.
+    ///
+    /// # Safety
+    /// `data` must hold the frame's w·h·4 bytes: a slice of that length, or an offset into `pbo` with
+    /// that many bytes after it.
+    unsafe fn write_texture(&self, pbo: Option<glow::Buffer>, data: PixelUnpackData<'_>) {
         let gl = &self.gl;
         let (w, h) = (self.frame_w as i32, self.frame_h as i32);
-        // SAFETY: the context is current and the PBO and texture are live. With the PBO bound to
-        // PIXEL_UNPACK_BUFFER, `BufferOffset(0)` makes GL read w·h·4 bytes from the start of the PBO, at
-        // most its size (the frame in use is clamped to it); rows are 4·w bytes, a multiple of the
-        // unpack alignment 4, and the w × h region lies inside the texture.
+        // SAFETY: the context is current and the texture (and `pbo`) are live names of it. The caller
+        // guarantees w·h·4 readable bytes at `data` (a slice without a bound buffer, or an offset into
+        // the bound PBO); rows are 4·w bytes, a multiple of the unpack alignment 4, with no row length,
+        // and the w × h region lies inside the texture (the frame in use is clamped to its size).
         unsafe {
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, Some(pbo));
+            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, pbo);
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
             gl.pixel_store_i32(glow::UNPACK_ROW_LENGTH, 0);
             gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
-            gl.tex_sub_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                0,
-                0,
-                w,
-                h,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                PixelUnpackData::BufferOffset(0),
-            );
+            gl.tex_sub_image_2d(glow::TEXTURE_2D, 0, 0, 0, w, h, glow::RGBA, glow::UNSIGNED_BYTE, data);
             gl.bind_texture(glow::TEXTURE_2D, None);
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
         }
-        check_gl_error(gl, "copying the frame to the texture")
     }
 
     /// Texture → default framebuffer, 1:1 at the bottom-left corner.

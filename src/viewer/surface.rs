@@ -5,11 +5,11 @@
 //! How it works: [`Surface`] is the pixel surface of the current framebuffer size and, on the CUDA
 //! backend, the registration of its pixel buffer with CUDA. [`Surface::render`] renders a frame into
 //! it: the CPU backend into a host buffer then copied straight into the surface's texture; the CUDA
-//! backend into the pixel buffer, mapped for the duration of the render and unmapped before GL reads it. Where CUDA cannot
-//! register the GL buffer (the GL driver is not NVIDIA's: Mesa, a remote X server), the CUDA backend
-//! renders into host memory and takes the CPU backend's path, and the panel says why. The surface
-//! keeps the last rendered frame, so the panel can be redrawn over it without rendering the points
-//! again. On the CUDA backend, events around the map and the unmap time them on the GPU
+//! backend into the pixel buffer, mapped for the duration of the render and unmapped before GL reads
+//! it. Where CUDA cannot register the GL buffer (the GL driver is not NVIDIA's: Mesa, a remote X
+//! server), the CUDA backend renders into host memory and takes the CPU backend's path, and the panel
+//! says why. The surface keeps the last rendered frame, so the panel can be redrawn over it without
+//! rendering the points again. On the CUDA backend, events around the map and the unmap time them on the GPU
 //! ([`Surface::cuda_stages`]). Fields drop in declaration order: the registration is released before
 //! the buffer it names is deleted.
 use super::ViewerError;
