@@ -37,6 +37,15 @@ __device__ __forceinline__ int pcv_splat_q(const PostUniforms& u, int dx, int dy
     return 4 * (u.splat_square ? max(dx * dx, dy * dy) : dx * dx + dy * dy);
 }
 
+// An adaptive point's diameter squared (dm: its spacing seen from its view distance, in pixels), at
+// most the window's: 4 R^2, a disk of radius R. Without the cap a point nearer than that would cover its
+// whole (2R + 1)^2 window, a square whatever the shape. NaN stays NaN (it covers nothing past its pixel).
+__device__ __forceinline__ float pcv_adaptive_diam2(float dm, int r) {
+    float d2 = __fmul_rn(dm, dm);
+    float cap = (float)(4 * r * r);
+    return d2 > cap ? cap : d2;
+}
+
 // log2(x) for finite x > 0: the exponent from the bits, then log2(m) of the mantissa m in [1, 2) as
 // 2 / ln 2 * atanh((m - 1) / (m + 1)) by its odd series to t^7 (error below 2e-5).
 __device__ __forceinline__ float pcv_log2(float x) {

@@ -51,7 +51,7 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
                 }
                 dm = __fdiv_rn(px, pcv_view_distance(u, d));
             }
-            diam2[k] = __fmul_rn(dm, dm);
+            diam2[k] = pcv_adaptive_diam2(dm, r);
         }
         __syncthreads();
         const int lx = threadIdx.x % PCV_TILE_PX, ly = threadIdx.x / PCV_TILE_PX;

@@ -32,7 +32,7 @@
 //! slices of one row, which the compiler vectorizes (AVX2, or AVX-512 where the CPU has it).
 use crate::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use crate::simd::with_avx512;
-use crate::twins::post::{exp2_neg, log2, splat_q, view_distance, FAR_DEPTH_BITS};
+use crate::twins::post::{adaptive_diam2, exp2_neg, log2, splat_q, view_distance, FAR_DEPTH_BITS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -141,8 +141,7 @@ impl<'a> Sizes<'a> {
     /// floor(diameter²) (NaN and negatives cover nothing past the pixel).
     #[inline(always)]
     fn adaptive_q(&self, depth_bits: u32, px: f32) -> u32 {
-        let dm = px / view_distance(self.u, depth_bits);
-        let d2 = dm * dm;
+        let d2 = adaptive_diam2(px / view_distance(self.u, depth_bits), self.r);
         if d2 >= self.qcap as f32 {
             self.qcap
         } else if d2 >= 0.0 {
@@ -605,6 +604,24 @@ mod tests {
             u.splat_square = square as u32;
             let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
             words[15 * 31 + 15] = word(depth_at(2.0), 7);
+            let out = fast_splat(&u, &words, None);
+            assert_eq!(out, twin_splat(&u, &words, None));
+            let n = out.iter().filter(|&&v| word_payload(v) == 7).count();
+            assert_eq!(n, covered, "square {square}");
+            let corner = out[11 * 31 + 11]; // (-4, -4) from the point
+            assert_eq!(word_payload(corner) == 7, square, "the corner belongs to squares only");
+        }
+    }
+
+    #[test]
+    fn near_adaptive_points_stay_disks_of_the_largest_size() {
+        // A point 0.3 m away with 1 m spacing would span hundreds of pixels: it is capped at 8 px
+        // (radius 4: 49 px, 4·|d|² ≤ 64), a disk — not its 9 x 9 window — unless squares are asked for.
+        for (square, covered) in [(false, 49), (true, 81)] {
+            let mut u = uniforms(PointSize::Adaptive { max_px: 8 }, 31, 31, 1.0, false);
+            u.splat_square = square as u32;
+            let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
+            words[15 * 31 + 15] = word(depth_at(0.3), 7);
             let out = fast_splat(&u, &words, None);
             assert_eq!(out, twin_splat(&u, &words, None));
             let n = out.iter().filter(|&&v| word_payload(v) == 7).count();

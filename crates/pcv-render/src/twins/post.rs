@@ -39,6 +39,20 @@ pub fn splat_q(u: &PostUniforms, dx: i32, dy: i32) -> i32 {
     4 * if u.splat_square != 0 { (dx * dx).max(dy * dy) } else { dx * dx + dy * dy }
 }
 
+/// An adaptive point's diameter squared (`dm`: its spacing seen from its view distance, in pixels), at
+/// most the window's, 4 · R² (a disk of radius R; uncapped, a nearer point would cover its whole square
+/// window whatever the shape); NaN stays NaN. The kernel's `pcv_adaptive_diam2`.
+#[inline(always)]
+pub fn adaptive_diam2(dm: f32, r: i32) -> f32 {
+    let d2 = dm * dm;
+    let cap = (4 * r * r) as f32;
+    if d2 > cap {
+        cap
+    } else {
+        d2
+    }
+}
+
 /// log2(x) for finite x > 0 (error below 2e-5): the kernel's `pcv_log2`.
 #[inline(always)]
 #[expect(clippy::excessive_precision, reason = "the literals are spelled as in kernels/post.cuh")]

@@ -3,11 +3,12 @@
 //! visibility words ([`word`]: depth bits, payload), or keeps its own word where no point covers it.
 //!
 //! A point at pixel q covers pixel p when 4 · |p − q|² ≤ N² for a fixed size N, or (adaptive) when
-//! p = q or 4 · |p − q|² ≤ diameter², diameter = `adaptive_px_at_1m` / view distance — the kernel's
-//! float operations, in its order, so both backends pick the same word. With a spacing per batch (a
+//! p = q or 4 · |p − q|² ≤ diameter², diameter = `adaptive_px_at_1m` / view distance, at most 2R
+//! ([`adaptive_diam2`]: a near point stays a disk of the window's radius, not the window's square) —
+//! the kernel's float operations, in its order, so both backends pick the same word. With a spacing per batch (a
 //! level-of-detail pool), diameter = `adaptive_px_at_1m` · spacing[payload / BATCH_POINTS] / distance
 //! (the payload is the point's index; one past the batches stays a pixel).
-use super::post::{view_distance, FAR_DEPTH_BITS};
+use super::post::{adaptive_diam2, view_distance, FAR_DEPTH_BITS};
 use crate::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +39,7 @@ pub fn splat(
                     None => u.adaptive_px_at_1m,
                 };
                 let dm = if d < FAR_DEPTH_BITS { px / view_distance(u, d) } else { 0.0 };
-                dm * dm
+                adaptive_diam2(dm, r)
             })
             .collect()
     } else {
