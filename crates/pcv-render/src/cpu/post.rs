@@ -600,17 +600,24 @@ mod tests {
     fn points_are_disks_or_squares() {
         // One near point of 9 px alone: a disk of radius 4.5 (69 px, no corners) or a 9 x 9 square.
         for (square, covered) in [(false, 69), (true, 81)] {
-            let mut u = uniforms(PointSize::Fixed(9), 31, 31, 0.0, false);
-            u.splat_square = square as u32;
-            let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
-            words[15 * 31 + 15] = word(depth_at(2.0), 7);
-            let out = fast_splat(&u, &words, None);
-            assert_eq!(out, twin_splat(&u, &words, None));
-            let n = out.iter().filter(|&&v| word_payload(v) == 7).count();
-            assert_eq!(n, covered, "square {square}");
-            let corner = out[11 * 31 + 11]; // (-4, -4) from the point
-            assert_eq!(word_payload(corner) == 7, square, "the corner belongs to squares only");
+            one_point_covers(PointSize::Fixed(9), 0.0, 2.0, square, covered);
         }
+    }
+
+    /// One point (payload 7) `distance_m` away at the centre of a 31 x 31 frame, `size` and `square`:
+    /// the fast path equals the twin, covers `covered` pixels, and reaches the (-4, -4) corner only as a
+    /// square.
+    fn one_point_covers(size: PointSize, spacing_m: f32, distance_m: f32, square: bool, covered: usize) {
+        let mut u = uniforms(size, 31, 31, spacing_m, false);
+        u.splat_square = square as u32;
+        let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
+        words[15 * 31 + 15] = word(depth_at(distance_m), 7);
+        let out = fast_splat(&u, &words, None);
+        assert_eq!(out, twin_splat(&u, &words, None));
+        let n = out.iter().filter(|&&v| word_payload(v) == 7).count();
+        assert_eq!(n, covered, "{size}, square {square}");
+        let corner = out[11 * 31 + 11];
+        assert_eq!(word_payload(corner) == 7, square, "the corner belongs to squares only");
     }
 
     #[test]
@@ -618,16 +625,7 @@ mod tests {
         // A point 0.3 m away with 1 m spacing would span hundreds of pixels: it is capped at 8 px
         // (radius 4: 49 px, 4·|d|² ≤ 64), a disk — not its 9 x 9 window — unless squares are asked for.
         for (square, covered) in [(false, 49), (true, 81)] {
-            let mut u = uniforms(PointSize::Adaptive { max_px: 8 }, 31, 31, 1.0, false);
-            u.splat_square = square as u32;
-            let mut words = vec![word(EMPTY_DEPTH, 1); 31 * 31];
-            words[15 * 31 + 15] = word(depth_at(0.3), 7);
-            let out = fast_splat(&u, &words, None);
-            assert_eq!(out, twin_splat(&u, &words, None));
-            let n = out.iter().filter(|&&v| word_payload(v) == 7).count();
-            assert_eq!(n, covered, "square {square}");
-            let corner = out[11 * 31 + 11]; // (-4, -4) from the point
-            assert_eq!(word_payload(corner) == 7, square, "the corner belongs to squares only");
+            one_point_covers(PointSize::Adaptive { max_px: 8 }, 1.0, 0.3, square, covered);
         }
     }
 
