@@ -23,7 +23,7 @@ use frame::{Frame, Kind};
 use pcv_io::{Bounds, PointCloud};
 use pcv_render::cuda::memory::DeviceBuffer;
 use pcv_render::external::{ExternalError, ExternalPoints};
-use pcv_render::look::{Background, Edl, Look, PointSize};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize};
 use pcv_render::{Rasterizer, RenderError, RenderMode, Target};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -64,6 +64,7 @@ pub(crate) struct Options {
 pub(crate) fn options(
     mode: &str,
     point_size: Option<&Bound<'_, PyAny>>,
+    point_shape: Option<&str>,
     edl: Option<&Bound<'_, PyAny>>,
     background: &str,
     spacing: Option<f32>,
@@ -82,6 +83,15 @@ pub(crate) fn options(
                 .map_err(|_| PyTypeError::new_err("point_size: expected 1..16 or 'adaptive[:MAX]'"))?,
         };
         look.point_size = PointSize::parse(&text).map_err(|e| PyValueError::new_err(format!("point_size: {e}")))?;
+    }
+    if let Some(shape) = point_shape {
+        look.shape = match shape {
+            "round" => PointShape::Round,
+            "square" => PointShape::Square,
+            other => {
+                return Err(PyValueError::new_err(format!("point_shape: expected 'round' or 'square', got '{other}'")))
+            }
+        };
     }
     if let Some(e) = edl.filter(|e| !e.is_none()) {
         look.edl = match e.extract::<bool>() {
@@ -163,8 +173,8 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
 /// a numpy array. Frames are RGBA8 (height, width, 4), row 0 at the bottom; with `depth=True` a second
 /// array holds the depth in [0, 1] (1: no point).
 #[pyfunction]
-#[pyo3(signature = (points, colors=None, *, camera=None, size=(1280, 720), mode="vis", point_size=None, edl=None,
-                    background="black", spacing=None, depth=false, backend="auto", out=None))]
+#[pyo3(signature = (points, colors=None, *, camera=None, size=(1280, 720), mode="vis", point_size=None,
+                    point_shape=None, edl=None, background="black", spacing=None, depth=false, backend="auto", out=None))]
 #[expect(clippy::too_many_arguments, reason = "pcv.render's keyword arguments, one Rust parameter each (PyO3)")]
 fn render<'py>(
     py: Python<'py>,
@@ -174,6 +184,7 @@ fn render<'py>(
     size: (u32, u32),
     mode: &str,
     point_size: Option<&Bound<'py, PyAny>>,
+    point_shape: Option<&str>,
     edl: Option<&Bound<'py, PyAny>>,
     background: &str,
     spacing: Option<f32>,
@@ -184,7 +195,7 @@ fn render<'py>(
     let t0 = std::time::Instant::now();
     let (w, h) = check_size(size)?;
     let choice = Choice::parse(backend).map_err(PyValueError::new_err)?;
-    let opts = options(mode, point_size, edl, background, spacing, Look::PLAIN)?;
+    let opts = options(mode, point_size, point_shape, edl, background, spacing, Look::PLAIN)?;
     let cam = camera.map(|c| c.get().clone());
     let stream = match choice {
         Choice::Cpu => None,

@@ -194,14 +194,15 @@ impl Viewer {
     /// from (default: a view that fits the points); the look as for `pcv.render`, defaulting to 1-pixel
     /// points with eye-dome lighting on a dark gradient. `panel`: the overlay (Tab toggles it).
     #[new]
-    #[pyo3(signature = (size=(1280, 720), *, camera=None, mode="vis", point_size=None, edl=None, background="gradient",
-                        spacing=None, backend="auto", vsync=true, panel=true))]
+    #[pyo3(signature = (size=(1280, 720), *, camera=None, mode="vis", point_size=None, point_shape=None, edl=None,
+                        background="gradient", spacing=None, backend="auto", vsync=true, panel=true))]
     #[expect(clippy::too_many_arguments, reason = "pcv.Viewer's keyword arguments, one Rust parameter each (PyO3)")]
     fn new(
         size: (u32, u32),
         camera: Option<Bound<'_, Camera>>,
         mode: &str,
         point_size: Option<&Bound<'_, PyAny>>,
+        point_shape: Option<&str>,
         edl: Option<&Bound<'_, PyAny>>,
         background: &str,
         spacing: Option<f32>,
@@ -216,7 +217,8 @@ impl Viewer {
             background: Background::GRADIENT,
             splat: SplatMethod::Gather,
         };
-        let Options { mode, look, spacing_m } = options(mode, point_size, edl, background, spacing, default)?;
+        let Options { mode, look, spacing_m } =
+            options(mode, point_size, point_shape, edl, background, spacing, default)?;
         let camera = camera.map(|c| c.get().clone());
         if let Some(Camera { kind: CameraKind::Matrix { .. } }) = camera {
             return Err(PyValueError::new_err(

@@ -48,8 +48,10 @@ def test_numpy_in_numpy_out():
         (dict(mode="vis", point_size=1, edl=False, background="black"), ["--mode", "vis", "--point-size", "1", "--no-edl", "--background", "black"]),
         (dict(mode="culled", point_size=3, edl=True, background="gradient"), ["--mode", "culled", "--point-size", "3", "--edl", "--background", "gradient"]),
         (dict(mode="reference", point_size="adaptive", edl=False, background="white"), ["--mode", "reference", "--point-size", "adaptive", "--no-edl", "--background", "white"]),
+        (dict(mode="culled", point_size=5, point_shape="square", edl=False), ["--mode", "culled", "--point-size", "5", "--point-shape", "square", "--no-edl", "--background", "black"]),
+        (dict(mode="culled", point_size=5, point_shape="round", edl=False), ["--mode", "culled", "--point-size", "5", "--point-shape", "round", "--no-edl", "--background", "black"]),
     ],
-    ids=["vis", "culled-size3-edl", "reference-adaptive"],
+    ids=["vis", "culled-size3-edl", "reference-adaptive", "culled-size5-square", "culled-size5-round"],
 )
 def test_same_image_as_pcv_render(tmp_path, mode, cli):
     """The golden comparison: numpy points through the module and the same points as a PLY file through
@@ -202,6 +204,17 @@ def test_errors_name_the_argument():
     assert err(e).startswith("points:")
 
 
+def test_point_shape_changes_the_frame():
+    """Square points of 5 px cover the corners that round ones leave: more lit pixels, same centres."""
+    pos, col = cloud(300)
+    round_img = render(pos, col, mode="culled", point_size=5, point_shape="round")
+    square_img = render(pos, col, mode="culled", point_size=5, point_shape="square")
+    lit_round = (round_img[..., :3] != 0).any(axis=2).sum()
+    lit_square = (square_img[..., :3] != 0).any(axis=2).sum()
+    assert lit_square > lit_round > 0, (lit_square, lit_round)
+    assert np.array_equal(render(pos, col, mode="culled", point_size=5), round_img)  # round is the default
+
+
 def test_errors_of_options():
     pos, col = cloud(100)
     with pytest.raises(ValueError, match=r"^mode: expected one of"):
@@ -210,6 +223,8 @@ def test_errors_of_options():
         render(pos, size=(0, 10))
     with pytest.raises(ValueError, match=r"^point_size:"):
         render(pos, point_size=99)
+    with pytest.raises(ValueError, match=r"^point_shape: expected 'round' or 'square', got 'star'"):
+        render(pos, point_shape="star")
     with pytest.raises(ValueError, match=r"^background:"):
         render(pos, background="plaid")
     with pytest.raises(ValueError, match=r"^edl:"):

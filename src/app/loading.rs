@@ -6,7 +6,7 @@
 //! loader's message, which names the file and the place), and the end. The viewer polls the channel
 //! every frame it draws while a load runs ([`Loader::poll`]), shows progress and errors in the panel,
 //! and adds the loaded clouds as layers once the batch ends, in one upload.
-use pcv_io::load::{load_files_with, LoadOptions};
+use pcv_io::load::{load_files_with, point_files, LoadOptions};
 use pcv_io::PointCloud;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -57,6 +57,11 @@ impl Loader {
     pub fn start(paths: Vec<PathBuf>, replace: bool) -> Loader {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
+            // A dropped folder stands for every point file in it and its subfolders.
+            let paths: Vec<PathBuf> = paths
+                .into_iter()
+                .flat_map(|p| point_files(std::slice::from_ref(&p), true).unwrap_or_else(|_| vec![p]))
+                .collect();
             let of = paths.len();
             let opts = LoadOptions { progress: false, warnings: false };
             for (index, path) in paths.into_iter().enumerate() {

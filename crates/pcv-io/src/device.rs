@@ -110,17 +110,9 @@ fn too_big(paths: &[PathBuf], points: u64, cap: &Capacity) -> LoadError {
     }
 }
 
-/// Opens `paths` for streaming to a device with `cap` (see the module doc); `max_points` asks for a
-/// uniform subsample. Refuses, before decoding, a cloud of more points than fit.
-pub fn plan(
-    paths: &[PathBuf],
-    opts: &LoadOptions,
-    cap: &Capacity,
-    max_points: Option<u64>,
-) -> Result<DeviceFiles, LoadError> {
-    if paths.is_empty() {
-        return Err(LoadError::NoFiles);
-    }
+/// What `paths`' headers say, without decoding points: each file's format, the points they declare
+/// together and their bounds (headers or samples).
+fn survey(paths: &[PathBuf]) -> Result<(Vec<Format>, u64, DBounds), LoadError> {
     let mut formats = Vec::new();
     let mut declared = 0u64;
     let mut estimate = DBounds::EMPTY;
@@ -138,6 +130,26 @@ pub fn plan(
         }
         formats.push(f);
     }
+    Ok((formats, declared, estimate))
+}
+
+/// The points `paths` declare together (headers; text files: an estimate), without decoding them.
+pub fn declared_points(paths: &[PathBuf]) -> Result<u64, LoadError> {
+    survey(paths).map(|(_, declared, _)| declared)
+}
+
+/// Opens `paths` for streaming to a device with `cap` (see the module doc); `max_points` asks for a
+/// uniform subsample. Refuses, before decoding, a cloud of more points than fit.
+pub fn plan(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    cap: &Capacity,
+    max_points: Option<u64>,
+) -> Result<DeviceFiles, LoadError> {
+    if paths.is_empty() {
+        return Err(LoadError::NoFiles);
+    }
+    let (formats, declared, estimate) = survey(paths)?;
     let want = max_points.map_or(declared, |k| k.min(declared));
     if want > cap.points {
         return Err(too_big(paths, declared.min(want), cap));

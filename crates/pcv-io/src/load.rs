@@ -47,6 +47,8 @@ pub enum LoadError {
     Panicked { path: PathBuf, format: Format, message: String },
     #[error("no files given")]
     NoFiles,
+    #[error("{dir}: no point files in this folder{hint} (pcv reads {list})", list = EXTENSIONS_TEXT)]
+    NoPointFiles { dir: PathBuf, hint: &'static str },
     #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
     DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
@@ -217,6 +219,44 @@ pub struct LoadedFile {
     pub path: PathBuf,
     pub format: Format,
     pub decoded: Decoded,
+}
+
+/// `paths` with each folder replaced by the point files in it (by extension, sorted by name; with
+/// `recursive`, those of its subfolders too, depth first). Files, URLs and paths that do not exist
+/// pass through as they are (loading them names what is wrong). A folder with no point files is an
+/// error that says so.
+pub fn point_files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        if p.is_dir() {
+            let before = out.len();
+            folder_files(p, recursive, &mut out)?;
+            if out.len() == before {
+                let hint = if recursive { "" } else { " (--recursive also reads its subfolders)" };
+                return Err(LoadError::NoPointFiles { dir: p.clone(), hint });
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn folder_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    let io = |source| LoadError::Io { path: dir.into(), source };
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(io)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(io)?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            if recursive {
+                folder_files(&p, true, out)?;
+            }
+        } else if p.is_file() && SUPPORTED_EXTENSIONS.iter().any(|(e, _)| *e == extension(&p)) {
+            out.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// Loads and merges `paths` into one cloud, with a progress bar when stderr is a terminal.
@@ -482,6 +522,27 @@ pub fn write_raw(path: &Path, points: &[Point]) -> Result<(), LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folders_stand_for_their_point_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        for f in ["b.LAZ", "a.ply", "notes.md", "sub/c.xyz"] {
+            std::fs::write(d.join(f), b"x").unwrap();
+        }
+        let other = d.join("elsewhere.las");
+        let got = point_files(&[d.to_path_buf(), other.clone()], false).unwrap();
+        assert_eq!(got, [d.join("a.ply"), d.join("b.LAZ"), other.clone()]);
+        let got = point_files(&[d.to_path_buf()], true).unwrap();
+        assert_eq!(got, [d.join("a.ply"), d.join("b.LAZ"), d.join("sub/c.xyz")]);
+        // An empty folder says so, and how to read subfolders.
+        let empty = tempfile::tempdir().unwrap();
+        std::fs::create_dir(empty.path().join("deeper")).unwrap();
+        let e = point_files(&[empty.path().to_path_buf()], false).unwrap_err().to_string();
+        assert!(e.contains("no point files in this folder (--recursive"), "{e}");
+        assert!(matches!(point_files(&[empty.path().to_path_buf()], true), Err(LoadError::NoPointFiles { .. })));
+    }
 
     #[test]
     fn detection_prefers_magic_bytes() {

@@ -103,6 +103,18 @@ pub fn default_point_budget(r: &mut dyn Rasterizer) -> (u64, String) {
     (DEFAULT_BUDGET_CPU, format!("the {} backend's default, {}M", r.name(), DEFAULT_BUDGET_CPU / 1_000_000))
 }
 
+/// The node pool's slots for nodes of `node_points` points under a budget of `budget_points`.
+///
+/// Nodes' last batches are partly filled: the pool gets the slots the budget's points take at the
+/// tiles' own fill, and a quarter more to cache nodes the camera may come back to — but never more
+/// than every node at once takes (plus a few spare), so a small file reserves a small pool.
+pub fn pool_slots(node_points: impl Iterator<Item = u64>, budget_points: u64) -> u32 {
+    let (all_slots, all_points) = node_points.fold((0u64, 0u64), |(s, p), n| (s + slots_for(n), p + n));
+    let fill = (all_slots as f64 * BATCH_POINTS as f64 / all_points.max(1) as f64).max(1.0);
+    let for_budget = (slots_for(budget_points) as f64 * fill * SLOTS_PER_BUDGET_SLOT).ceil() as u64;
+    (for_budget.min(all_slots) + 8).min(u32::MAX as u64 / 2) as u32
+}
+
 /// Errors opening a scene.
 #[derive(Debug, thiserror::Error)]
 pub enum LodError {
@@ -235,15 +247,8 @@ impl LodScene {
         }
         let tiles = sources;
         let bounds = Bounds { min: (lo - origin).as_vec3(), max: (hi - origin).as_vec3() };
-        // Nodes' last batches are partly filled: the pool gets the slots the budget's points take at the
-        // tiles' own fill, and a quarter more to cache nodes the camera may come back to.
-        let (all_slots, all_points) = hierarchies
-            .iter()
-            .flat_map(|h| &h.octree.nodes)
-            .fold((0u64, 0u64), |(s, p), n| (s + slots_for(n.point_count), p + n.point_count));
-        let fill = (all_slots as f64 * BATCH_POINTS as f64 / all_points.max(1) as f64).max(1.0);
-        let slots = ((slots_for(opts.point_budget) as f64 * fill * SLOTS_PER_BUDGET_SLOT).ceil() as u64 + 8)
-            .min(u32::MAX as u64 / 2) as u32;
+        let slots =
+            pool_slots(hierarchies.iter().flat_map(|h| &h.octree.nodes).map(|n| n.point_count), opts.point_budget);
         let label = match tiles.len() {
             1 => tiles[0].name(),
             n => format!("{n} tiles"),
@@ -585,6 +590,19 @@ mod tests {
         assert_eq!(depth(v(10.0, 20.0), &drawn), 1);
         assert_eq!(depth(v(1.0, 10.0), &drawn), 2);
         assert!(h.octree.spacing_at_m(0) > h.octree.spacing_at_m(2), "coarser levels are spaced wider");
+    }
+
+    #[test]
+    fn a_small_file_gets_a_small_pool() {
+        // laspy's simple.copc.laz: 1,065 points in one node, under the CUDA default budget of 400M.
+        assert_eq!(pool_slots([1065].into_iter(), 400_000_000), 1 + 8);
+        // Many part-filled nodes: every node once, not the budget at their fill.
+        let nodes = std::iter::repeat_n(100, 1000);
+        assert_eq!(pool_slots(nodes, 400_000_000), 1000 + 8);
+        // A cloud larger than the budget: the budget's slots at the cloud's fill, and a quarter more.
+        let b = BATCH_POINTS as u64;
+        let big = std::iter::repeat_n(b / 2, 100_000); // half-filled batches: fill 2
+        assert_eq!(pool_slots(big, 1000 * b), (1000.0 * 2.0 * SLOTS_PER_BUDGET_SLOT) as u32 + 8);
     }
 
     #[test]

@@ -51,19 +51,26 @@ pub struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
-    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin), or COPC URLs (http:// or https://).
+    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin), folders of them, or COPC URLs
+    /// (http:// or https://).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Print JSON (an array, one object per file) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Folders: the point files in their subfolders too.
+    #[arg(long, short)]
+    pub recursive: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input point files, merged into one cloud.
+    /// Input point files (or folders of them), merged into one cloud.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    /// Folders: the point files in their subfolders too.
+    #[arg(long, short)]
+    pub recursive: bool,
     /// Output file; its extension picks the format: .ply .las .laz .copc.laz .xyz .txt .csv .bin
     #[arg(short, long)]
     pub output: PathBuf,
@@ -71,8 +78,12 @@ pub struct ConvertArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SourceArgs {
-    /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv.
+    /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv; a folder
+    /// stands for the point files in it.
     pub files: Vec<PathBuf>,
+    /// Folders: the point files in their subfolders too.
+    #[arg(long, short)]
+    pub recursive: bool,
     /// How loaded files' points are colored (default: the files' colors; intensity or elevation
     /// when every point of the files has one color, as files written without colors do).
     #[arg(long, value_enum)]
@@ -91,8 +102,12 @@ pub struct SourceArgs {
     pub max_points: Option<u64>,
     /// Level of detail: draw the cloud from an octree, a node at a time, under a point budget (the
     /// built-in scene and files get an octree built in memory).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_lod")]
     pub lod: bool,
+    /// Draw every point of large files in the window, without level of detail (which the CPU backend
+    /// takes by itself for files of more than 5M points a core).
+    #[arg(long)]
+    pub no_lod: bool,
     /// Points drawn at most with level of detail (implies --lod; suffixes k, M, B). Default: half the
     /// free GPU memory at 20 bytes a point, at most 200M; 4M on the CPU backend.
     #[arg(long, value_parser = parse_count)]
@@ -123,6 +138,8 @@ impl SourceArgs {
             lod: self.lod,
             point_budget: self.point_budget,
             start,
+            recursive: self.recursive,
+            auto_lod: false,
         }
     }
 }

@@ -15,10 +15,26 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn main() {
     if let Err(e) = run(Cli::parse()) {
-        eprintln!("pcv: error: {e:#}");
+        eprintln!("pcv: error: {}", one_message(&e));
         pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
+}
+
+/// The error and its causes as one line, each cause once: the library's errors name their cause in
+/// their own text, so a cause the line already holds is not repeated.
+fn one_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for text in e.chain().map(|c| c.to_string()) {
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -43,7 +59,8 @@ fn view(a: ViewArgs) -> Result<()> {
         start.up = UpChoice::Axis(up);
     }
     let s = &a.source;
-    let mut session = session::open(s.source(), &s.backend(), &s.open_options(start))?;
+    let open = session::OpenOptions { auto_lod: !s.no_lod, ..s.open_options(start) };
+    let mut session = session::open(s.source(), &s.backend(), &open)?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
         vsync: !a.no_vsync && a.frames.is_none(),
@@ -223,7 +240,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let files = match a.files.is_empty() {
         true => None,
-        false => Some(session::load_cloud(&a.files, 0, a.seed, a.color)?),
+        false => Some(session::load_cloud(&pcv_io::load::point_files(&a.files, false)?, 0, a.seed, a.color)?),
     };
     let source = |n: u64| match &files {
         None => pcv_io::scene::lazy(n, a.seed),
@@ -262,7 +279,8 @@ fn bench(a: BenchArgs) -> Result<()> {
 }
 
 fn info(a: InfoArgs) -> Result<()> {
-    let reports: Vec<_> = a.files.iter().map(|f| (f, pcv_io::info::file_report(f))).collect();
+    let files = pcv_io::load::point_files(&a.files, a.recursive)?;
+    let reports: Vec<_> = files.iter().map(|f| (f, pcv_io::info::file_report(f))).collect();
     let failed = reports.iter().filter(|(_, r)| r.is_err()).count();
     let mut json = Vec::new();
     for (f, r) in reports {
@@ -281,17 +299,40 @@ fn info(a: InfoArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&json)?);
     }
     if failed > 0 {
-        bail!("{failed} of {} files could not be read", a.files.len());
+        bail!("{failed} of {} files could not be read", files.len());
     }
     Ok(())
 }
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
-    let s = pcv_io::convert::convert(&a.inputs, &a.output, &pcv_io::load::LoadOptions::default())?;
+    let inputs = pcv_io::load::point_files(&a.inputs, a.recursive)?;
+    let s = pcv_io::convert::convert(&inputs, &a.output, &pcv_io::load::LoadOptions::default())?;
     let secs = t0.elapsed().as_secs_f64();
     let rate = s.points as f64 / secs.max(1e-9) / 1e6;
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);
     eprintln!("pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_message;
+
+    #[test]
+    fn an_error_names_each_cause_once() {
+        // A load error whose text holds its cause, under a context of the command's.
+        let path = std::env::temp_dir().join("pcv-not-a-las-file.las");
+        std::fs::write(&path, b"this is not a LAS file").unwrap();
+        let e = pcv_io::load::load_files(std::slice::from_ref(&path)).unwrap_err();
+        let e = anyhow::Error::new(e).context("opening the files");
+        let text = one_message(&e);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(text.matches("not a LAS file").count(), 1, "{text}");
+        assert!(text.starts_with("opening the files: ") && text.contains("pcv-not-a-las-file.las"), "{text}");
+        // Causes that add something are all kept, in order.
+        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk on fire");
+        let e = anyhow::Error::new(io).context("writing frame.png").context("pcv render");
+        assert_eq!(one_message(&e), "pcv render: writing frame.png: disk on fire");
+    }
 }
