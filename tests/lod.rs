@@ -232,10 +232,7 @@ fn a_directory_of_files_is_one_streamed_scene_from_the_command_line() {
     std::fs::create_dir(&empty).unwrap();
     let out = pcv_cli(&["render", "--backend", "cpu", "--lod", "-o", png.to_str().unwrap(), empty.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("no point files in this folder") && err.contains("empty"),
-        "{err}"
-    );
+    assert!(!out.status.success() && err.contains("no point files in this folder") && err.contains("empty"), "{err}");
 }
 
 #[test]
