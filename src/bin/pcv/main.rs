@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(text.matches("not a LAS file").count(), 1, "{text}");
         assert!(text.starts_with("opening the files: ") && text.contains("pcv-not-a-las-file.las"), "{text}");
         // Causes that add something are all kept, in order.
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk on fire");
+        let io = std::io::Error::other("disk on fire");
         let e = anyhow::Error::new(io).context("writing frame.png").context("pcv render");
         assert_eq!(one_message(&e), "pcv render: writing frame.png: disk on fire");
     }
