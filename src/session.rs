@@ -93,7 +93,7 @@ pub struct OpenOptions {
 
 /// Points a CPU backend draws a frame of in about 15 ms, half the window's 30 ms frame target, on
 /// `cores` cores: 5M a core. It projects about 0.33 G points a second a core at any resolution (a
-/// 2-core VM: 29.4M points in 45 ms at 320x180 and at 1280x720, session 22), so a larger cloud cannot
+/// 2-core VM: 29.4M points in 45 ms at 320x180 and 47 ms at 1280x720, session 22), so a larger cloud cannot
 /// hold the target by lowering the resolution; level of detail draws a budget of the nearest nodes.
 pub fn cpu_lod_above_points(cores: usize) -> u64 {
     5_000_000 * cores.max(1) as u64
@@ -474,7 +474,9 @@ fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Resu
         Source::Cloud(_) if asked => bail!("level of detail needs files or the built-in scene"),
         Source::Cloud(_) => return Ok(None),
     };
-    let named_copc = files.iter().any(|f| is_copc(f));
+    // COPC files (and URLs) stream their own octrees; other files get one built in memory.
+    let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = files.iter().cloned().partition(|f| is_copc(f));
+    let named_copc = !copc.is_empty();
     let mut asked = asked;
     if !(asked || named_copc) && opts.auto_lod && !files.is_empty() && r.device_capacity().is_none() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -491,10 +493,7 @@ fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Resu
     if !(asked || named_copc) {
         return Ok(None);
     }
-    let tiles = files.to_vec();
     let mut sources: Vec<Arc<dyn NodeSource>> = Vec::new();
-    // COPC files (and URLs) stream their own octrees; other files get one built in memory.
-    let (copc, other): (Vec<PathBuf>, Vec<PathBuf>) = tiles.into_iter().partition(|f| is_copc(f));
     for f in &copc {
         sources.push(pcv_io::formats::copc::open(&f.to_string_lossy())?);
     }

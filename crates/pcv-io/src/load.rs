@@ -222,7 +222,7 @@ pub struct LoadedFile {
 }
 
 /// `paths` with each folder replaced by the point files in it (by extension, sorted by name; with
-/// `recursive`, those of its subfolders too, depth first). Files, URLs and paths that do not exist
+/// `recursive`, those of its subfolders too, depth first, not following links to folders). Files, URLs and paths that do not exist
 /// pass through as they are (loading them names what is wrong). A folder with no point files is an
 /// error that says so.
 pub fn point_files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, LoadError> {
@@ -248,8 +248,10 @@ fn folder_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(
         std::fs::read_dir(dir).map_err(io)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(io)?;
     entries.sort();
     for p in entries {
+        // Subfolders reached through a symbolic link are not followed (a link to a parent would loop).
+        let linked = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
         if p.is_dir() {
-            if recursive {
+            if recursive && !linked {
                 folder_files(&p, true, out)?;
             }
         } else if p.is_file() && SUPPORTED_EXTENSIONS.iter().any(|(e, _)| *e == extension(&p)) {
