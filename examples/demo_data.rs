@@ -63,6 +63,7 @@ impl Builder {
                 has_intensity: intensity,
                 has_classification: class,
                 uniform_rgb: None,
+                crs: None,
             }],
             mode: ColorMode::Rgb,
             loaded_rgba: None,

@@ -26,3 +26,41 @@ pub mod platform;
 pub mod session;
 pub mod ui;
 pub mod viewer;
+
+/// The error and its causes as one line, each cause once: the library's errors name their cause in
+/// their own text, so a cause the line already holds is not repeated.
+pub fn one_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for text in e.chain().map(|c| c.to_string()) {
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_message;
+
+    #[test]
+    fn an_error_names_each_cause_once() {
+        // A load error whose text holds its cause, under a context of the command's.
+        let path = std::env::temp_dir().join("pcv-not-a-las-file.las");
+        std::fs::write(&path, b"this is not a LAS file").unwrap();
+        let e = pcv_io::load::load_files(std::slice::from_ref(&path)).unwrap_err();
+        let e = anyhow::Error::new(e).context("opening the files");
+        let text = one_message(&e);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(text.matches("not a LAS file").count(), 1, "{text}");
+        assert!(text.starts_with("opening the files: ") && text.contains("pcv-not-a-las-file.las"), "{text}");
+        // Causes that add something are all kept, in order.
+        let io = std::io::Error::other("disk on fire");
+        let e = anyhow::Error::new(io).context("writing frame.png").context("pcv render");
+        assert_eq!(one_message(&e), "pcv render: writing frame.png: disk on fire");
+    }
+}

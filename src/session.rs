@@ -89,6 +89,8 @@ pub struct OpenOptions {
     /// ([`cpu_lod_above_points`]) open with level of detail, saying so (the window sets it; `--no-lod`
     /// and headless commands do not).
     pub auto_lod: bool,
+    /// `--crs`: every file's coordinate system (a definition or a file holding one).
+    pub crs: Option<String>,
 }
 
 /// Points a CPU backend draws a frame of in about 15 ms, half the window's 30 ms frame target, on
@@ -132,6 +134,10 @@ pub struct Session {
     /// cloud's from the start of its load).
     pub opened_at: Instant,
     pub times: OpenTimes,
+    /// What went wrong while opening, for the panel (each was printed on stderr too): files skipped
+    /// because they could not be read (each error names its file), coordinate systems that disagree
+    /// or could not be read.
+    pub warnings: Vec<String>,
 }
 
 /// Opens `source` on a backend made for `backend`: see the module doc for what happens in which order.
@@ -170,6 +176,7 @@ impl Session {
             up_reason: String::new(),
             opened_at: Instant::now(),
             times: OpenTimes::default(),
+            warnings: Vec::new(),
         }
     }
 
@@ -179,7 +186,10 @@ impl Session {
         let started = Instant::now();
         // What was shown goes first, so that its memory counts as free for what comes next.
         self.shown = Shown::Cloud;
-        let (cloud, shown, camera, up_reason, opened_at) = open_on(self.rasterizer.as_mut(), source, opts)?;
+        let mut warnings = Vec::new();
+        let (cloud, shown, camera, up_reason, opened_at) =
+            open_on(self.rasterizer.as_mut(), source, opts, &mut warnings)?;
+        self.warnings = warnings;
         (self.cloud, self.shown, self.camera, self.up_reason, self.opened_at) =
             (cloud, shown, camera, up_reason, opened_at);
         self.times.loaded_s = self.times.backend_s + started.elapsed().as_secs_f64();
@@ -322,21 +332,48 @@ fn open_on(
     r: &mut dyn Rasterizer,
     source: Source,
     opts: &OpenOptions,
+    skipped: &mut Vec<String>,
 ) -> Result<(PointCloud, Shown, Camera, String, Instant)> {
     let started = Instant::now();
     let source = match source {
         Source::Files(f) => Source::Files(load::point_files(&f, opts.recursive)?),
         s => s,
     };
-    if let Some((lod, opened_at)) = open_lod(r, &source, opts)? {
+    let crs = opts.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
+    if let Some((lod, opened_at)) = open_lod(r, &source, opts, skipped)? {
         let mut cloud = lod.placeholder_cloud();
-        let (camera, up_reason) = prepare(&mut cloud, &opts.start);
+        for e in lod.crs_errors() {
+            warn(skipped, e);
+        }
+        about_crs(&mut cloud, crs.as_ref(), skipped);
+        let (camera, reason) = Camera::start_framing(&cloud, lod.framing_box(), &opts.start);
+        let up_reason = reason.0;
         return Ok((cloud, Shown::Lod(Box::new(lod)), camera, up_reason, opened_at));
     }
     let mut prepared = None;
-    let cloud = load_and_upload(r, source, opts, |c| prepared = Some(prepare(c, &opts.start)))?;
+    let mut cloud = load_and_upload(r, source, opts, skipped, |c| prepared = Some(prepare(c, &opts.start)))?;
+    about_crs(&mut cloud, crs.as_ref(), skipped);
     let (camera, up_reason) = prepared.context("the start camera")?;
     Ok((cloud, Shown::Cloud, camera, up_reason, started))
+}
+
+/// Says `text` on stderr and keeps it for the panel.
+fn warn(warnings: &mut Vec<String>, text: String) {
+    eprintln!("pcv: warning: {text}");
+    warnings.push(text);
+}
+
+/// `--crs` given: every file's system; then what the files' systems together need said.
+fn about_crs(cloud: &mut PointCloud, crs: Option<&pcv_io::crs_model::Crs>, warnings: &mut Vec<String>) {
+    if let Some(c) = crs {
+        cloud.set_crs(c);
+    }
+    if let Some(w) = cloud.crs_warning() {
+        warn(warnings, w);
+    }
+    if let Some(c) = cloud.crs() {
+        eprintln!("pcv: coordinate system {} (from {})", c.summary(), c.read_from);
+    }
 }
 
 /// The camera `cloud` starts with for `start` (its up axis, framing or `--camera` pose), with the
@@ -352,13 +389,28 @@ pub fn prepare(cloud: &mut PointCloud, start: &StartOptions) -> (Camera, String)
 /// The cloud `files` hold (the built-in scene without files), coloured as `color` asks (or as
 /// [`auto_color`] finds best, saying so).
 pub fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
+    load_cloud_skipping(files, points, seed, color, &mut Vec::new())
+}
+
+/// [`load_cloud`]: files among several that cannot be read are skipped, said on stderr and added to
+/// `skipped` (each error names its file); all of them failing is an error.
+pub fn load_cloud_skipping(
+    files: &[PathBuf],
+    points: u64,
+    seed: u64,
+    color: Option<ColorMode>,
+    skipped: &mut Vec<String>,
+) -> Result<PointCloud> {
     if files.is_empty() {
         if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
             bail!("--color {c}: the built-in scene has only its own colors");
         }
         Ok(scene::lazy(points, seed))
     } else {
-        let mut cloud = load::load_files(files)?;
+        let (mut cloud, failed) = load::load_readable_files(files, &load::LoadOptions::default())?;
+        for e in failed {
+            warn(skipped, format!("skipped {e}"));
+        }
         match color {
             Some(c) => recolor(&mut cloud, c)?,
             None => {
@@ -389,6 +441,7 @@ fn load_and_upload(
     r: &mut dyn Rasterizer,
     source: Source,
     opts: &OpenOptions,
+    skipped: &mut Vec<String>,
     prepare: impl FnOnce(&mut PointCloud),
 ) -> Result<PointCloud> {
     let files = match source {
@@ -442,7 +495,7 @@ fn load_and_upload(
             return Ok(cloud);
         }
     }
-    let mut cloud = load_cloud(&files, 0, 0, opts.color)?;
+    let mut cloud = load_cloud_skipping(&files, 0, 0, opts.color, skipped)?;
     if let Some(k) = opts.max_points {
         load::keep_evenly(&mut cloud, k);
     }
@@ -466,7 +519,12 @@ fn is_copc(p: &Path) -> bool {
 /// `point_budget`), attached to `r`, with the time its sources were open (before the scene and its
 /// pool were made: what a COPC file's first frame counts from; an octree built in memory is not
 /// counted); `None` when they ask for none.
-fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Result<Option<(LodScene, Instant)>> {
+fn open_lod(
+    r: &mut dyn Rasterizer,
+    source: &Source,
+    opts: &OpenOptions,
+    skipped: &mut Vec<String>,
+) -> Result<Option<(LodScene, Instant)>> {
     let asked = opts.lod || opts.point_budget.is_some();
     let (files, scene) = match source {
         Source::Files(f) => (f.as_slice(), None),
@@ -504,7 +562,14 @@ fn open_lod(r: &mut dyn Rasterizer, source: &Source, opts: &OpenOptions) -> Resu
     };
     let (points, seed) = scene.unwrap_or((0, 0));
     for g in &groups {
-        let cloud = load_cloud(g, points, seed, opts.color)?;
+        // One tile that cannot be read is skipped while others remain.
+        let cloud = match load_cloud(g, points, seed, opts.color) {
+            Err(e) if groups.len() > 1 => {
+                warn(skipped, format!("skipped {}", crate::one_message(&e)));
+                continue;
+            }
+            c => c?,
+        };
         eprintln!("pcv: building an octree of {} points of {} in memory", cloud.len(), cloud.label);
         sources.push(Arc::new(MemorySource::build(&cloud, pcv_lod::memory::DEFAULT_ROOT_POINTS)));
     }

@@ -603,3 +603,74 @@ fn a_hierarchy_in_child_pages_streams_like_one_page() {
     }
     assert_eq!(depths[0], depths[1]);
 }
+
+/// A node source whose nodes at `bad_depth` fail to read, as a damaged COPC node does.
+struct Failing {
+    inner: Arc<MemorySource>,
+    bad_depth: u32,
+}
+
+impl NodeSource for Failing {
+    fn name(&self) -> String {
+        "damaged.copc.laz".into()
+    }
+    fn octree(&self) -> &pcv_io::octree::Octree {
+        self.inner.octree()
+    }
+    fn read_node(
+        &self,
+        node: &pcv_io::octree::OctreeNode,
+        origin: DVec3,
+    ) -> Result<pcv_io::octree::NodePoints, pcv_io::octree::NodeError> {
+        if node.key.depth == self.bad_depth {
+            return Err(pcv_io::octree::NodeError::Read {
+                source_name: self.name(),
+                key: node.key,
+                byte_offset: node.byte_offset,
+                byte_size: node.byte_size,
+                what: "LAZ chunk: unexpected end of data".into(),
+            });
+        }
+        self.inner.read_node(node, origin)
+    }
+}
+
+#[test]
+fn a_view_with_nodes_that_fail_completes_without_them_and_says_which() {
+    let cloud = scene::generate(200_000, 3, false);
+    let inner = Arc::new(MemorySource::build(&cloud, 3_000));
+    assert!(inner.octree().max_depth() >= 2, "the test needs nodes under the failing level");
+    let src = Arc::new(Failing { inner, bad_depth: 1 });
+    let mut lod = LodScene::open(vec![src as Arc<dyn NodeSource>], opts(150_000)).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    // Completes (refine panics after 2000 updates otherwise): the failed nodes and those under them
+    // count as done; only the root is drawn.
+    let images = refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    let st = lod.status().clone();
+    assert_eq!(st.drawn_nodes, 1, "{st:?}");
+    assert!(images.last().unwrap().iter().any(|&c| c != images.last().unwrap()[0]), "the root is drawn");
+    let errors = lod.errors();
+    assert!(!errors.is_empty());
+    assert!(errors.iter().all(|e| e.contains("damaged.copc.laz") && e.contains("at byte")), "{errors:?}");
+}
+
+#[test]
+fn a_picked_position_is_found_again_in_its_drawn_node() {
+    let cloud = scene::generate(50_000, 5, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000));
+    let mut lod = LodScene::open(vec![src as Arc<dyn NodeSource>], opts(150_000)).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    // A point the rasterizer drew, picked at the image's centre.
+    let hit = r.pick(W / 2, H / 2, 8).unwrap().expect("a point at the centre");
+    let found = lod.point_at(hit.position).expect("the picked point is in a drawn node");
+    assert_eq!(found.local, hit.position, "{found:?}");
+    assert!(found.source.contains("octree in memory"), "{found:?}");
+    assert!(lod.bounds().min.cmple(found.local).all() && lod.bounds().max.cmpge(found.local).all());
+    // Far outside every node: nothing.
+    assert_eq!(lod.point_at(lod.bounds().max + Vec3::splat(1000.0)), None);
+}

@@ -156,7 +156,12 @@ impl Layers {
 /// `base` followed by `other`'s points, moved to `base`'s origin (both in their loaded colours).
 pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
     let d = other.origin - base.origin;
-    let shift = |p: [f32; 3]| [(p[0] as f64 + d.x) as f32, (p[1] as f64 + d.y) as f32, (p[2] as f64 + d.z) as f32];
+    // Through the file's coordinates where either is in a local frame (geographic, geocentric).
+    let framed = base.frame.is_some() || other.frame.is_some();
+    let shift = |p: [f32; 3]| match framed {
+        true => base.from_source(other.to_source(glam::Vec3::from_array(p))).map_or([f32::NAN; 3], |v| v.to_array()),
+        false => [(p[0] as f64 + d.x) as f32, (p[1] as f64 + d.y) as f32, (p[2] as f64 + d.z) as f32],
+    };
     let n_base = base.points.len();
     let n_other = other.points.len();
     let mut points = Vec::with_capacity(n_base + n_other);
@@ -197,6 +202,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         points: Arc::new(points),
         bounds,
         origin: base.origin,
+        frame: base.frame.clone(),
         label: format!("{}, {}", base.label, other.label),
         source: pcv_io::CloudSource::Host,
         attributes: Some(Arc::new(Attributes {
@@ -234,6 +240,7 @@ mod tests {
                 has_intensity: intensity,
                 has_classification: false,
                 uniform_rgb: None,
+                crs: None,
             }],
             ..Default::default()
         }));

@@ -57,14 +57,22 @@ impl Loader {
     pub fn start(paths: Vec<PathBuf>, replace: bool) -> Loader {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            // A dropped folder stands for every point file in it and its subfolders.
-            let paths: Vec<PathBuf> = paths
-                .into_iter()
-                .flat_map(|p| point_files(std::slice::from_ref(&p), true).unwrap_or_else(|_| vec![p]))
-                .collect();
-            let of = paths.len();
+            // A dropped folder stands for every point file in it and its subfolders; one without any
+            // is reported as such, and the rest load.
+            let mut files: Vec<PathBuf> = Vec::new();
+            for p in paths {
+                match point_files(std::slice::from_ref(&p), true) {
+                    Ok(f) => files.extend(f),
+                    Err(e) => {
+                        if tx.send(Msg::Failed { path: p, message: e.to_string() }).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            let of = files.len();
             let opts = LoadOptions { progress: false, warnings: false };
-            for (index, path) in paths.into_iter().enumerate() {
+            for (index, path) in files.into_iter().enumerate() {
                 if tx.send(Msg::Started { path: path.clone(), index, of }).is_err() {
                     return;
                 }
@@ -160,5 +168,27 @@ mod tests {
         assert_eq!(clouds.len(), 1);
         assert_eq!(clouds[0].len(), 3);
         assert!(matches!(events.last(), Some(LoadEvent::Done)));
+    }
+
+    #[test]
+    fn a_dropped_folder_without_point_files_says_so_and_the_rest_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        std::fs::write(empty.join("notes.md"), "not points").unwrap();
+        let good = dir.path().join("good.xyz");
+        std::fs::write(&good, "0 0 0\n1 1 1\n").unwrap();
+        let mut l = Loader::start(vec![empty.clone(), good], false);
+        let mut events = Vec::new();
+        while !l.finished() {
+            events.extend(l.poll());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let failed: Vec<&LoadEvent> = events.iter().filter(|e| matches!(e, LoadEvent::Failed { .. })).collect();
+        assert_eq!(failed.len(), 1, "{events:?}");
+        let LoadEvent::Failed { path, message } = failed[0] else { unreachable!() };
+        assert_eq!(path, &empty);
+        assert!(message.contains("no point files in this folder") && !message.contains("is a directory"), "{message}");
+        assert_eq!(l.take().iter().map(|c| c.len()).sum::<u64>(), 2);
     }
 }

@@ -12,6 +12,7 @@
 //! update never touches the GPU; tests stand in for it with pickers of their own.
 use glam::{DVec3, Vec2, Vec3};
 use pcv_camera::MoveInput;
+use pcv_io::crs_model::{Distance, Units};
 use pcv_io::formats::Format;
 use pcv_io::PointCloud;
 use pcv_render::PickHit;
@@ -100,6 +101,9 @@ pub struct PickedPoint {
     pub file: DVec3,
     /// Whether `file` was snapped to the file's LAS scale grid.
     pub snapped: bool,
+    /// Decimals `file` is printed with: the LAS scale's ([`scale_decimals`]) when snapped, else what
+    /// the f32 local position holds ([`local_decimals`]).
+    pub decimals: usize,
     /// Index in the full cloud (all layers), where the mode knows it.
     pub index: Option<u64>,
     /// The file it came from, and its format.
@@ -107,12 +111,56 @@ pub struct PickedPoint {
     pub intensity: Option<f32>,
     pub classification: Option<u8>,
     pub rgb: Option<[u8; 3]>,
+    /// For a level-of-detail scene: the octree node and the point's place in it.
+    pub node: Option<String>,
+    /// Whether the level-of-detail scene was asked for this point's attributes (once).
+    pub looked_up: bool,
 }
 
 impl PickedPoint {
+    /// Fills in what a level-of-detail scene's node holds for this point ([`pcv_lod::LodScene::point_at`]):
+    /// its file, node, intensity, class and colour; the position snapped to the file's scale grid.
+    pub fn with_node_point(&mut self, np: &pcv_lod::NodePoint, cloud: &PointCloud, grids: &mut ScaleGrids) {
+        self.looked_up = true;
+        self.local = np.local;
+        self.file = cloud.to_source(np.local);
+        self.source = Some((np.source.clone(), Format::Laz));
+        self.node = Some(format!("node {} point #{}", np.key, np.index));
+        self.intensity = np.intensity;
+        self.classification = np.classification;
+        self.rgb = np.rgb;
+        if let Some((scale, offset)) = grids.grid(&np.source, Format::Laz) {
+            self.file = DVec3::new(
+                snap(self.file.x, scale[0], offset[0]),
+                snap(self.file.y, scale[1], offset[1]),
+                snap(self.file.z, scale[2], offset[2]),
+            );
+            self.snapped = true;
+            self.decimals = scale_decimals(scale);
+        }
+    }
+
+    /// The position in the file's coordinates at the file's precision.
+    pub fn position(&self) -> String {
+        let d = self.decimals;
+        format!("{:.d$}, {:.d$}, {:.d$}", self.file.x, self.file.y, self.file.z)
+    }
+
+    /// The attributes after the position, on one line (class, intensity), empty where none are known.
+    pub fn attribute_summary(&self) -> String {
+        let mut s = Vec::new();
+        if let Some(c) = self.classification {
+            s.push(format!("class {c} ({})", class_name(c)));
+        }
+        if let Some(i) = self.intensity {
+            s.push(format!("intensity {i}"));
+        }
+        s.join("  ")
+    }
+
     /// One line for the status bar.
     pub fn summary(&self) -> String {
-        let mut s = format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z));
+        let mut s = self.position();
         if let Some(c) = self.classification {
             s.push_str(&format!("  class {c} ({})", class_name(c)));
         }
@@ -124,13 +172,15 @@ impl PickedPoint {
 
     /// The lines the panel shows: position; file and point number; class and intensity; colour.
     pub fn lines(&self) -> Vec<String> {
-        let mut v = vec![format!("{}, {}, {}", fmt_coord(self.file.x), fmt_coord(self.file.y), fmt_coord(self.file.z))];
+        let mut v = vec![self.position()];
         let mut from = Vec::new();
         if let Some((label, format)) = &self.source {
             let name = std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label);
             from.push(format!("{name} ({format})"));
         }
-        if let Some(i) = self.index {
+        if let Some(n) = &self.node {
+            from.push(n.clone());
+        } else if let Some(i) = self.index {
             from.push(format!("point #{i}"));
         }
         if !from.is_empty() {
@@ -153,15 +203,28 @@ impl PickedPoint {
     }
 }
 
-/// A coordinate with millimetres (more where the value has them, as LAS files with finer scales do).
-pub fn fmt_coord(v: f64) -> String {
-    for decimals in 3..=9 {
-        let s = format!("{v:.decimals$}");
-        if s.parse::<f64>().ok() == Some(v) {
-            return s;
-        }
-    }
-    format!("{v:.6}")
+/// Decimals a LAS scale grid holds on each axis, the most of the three: a scale of 0.01 gives 2,
+/// 0.001 gives 3, 0.25 gives 2 (0.25, 0.50, 0.75), 1 or more gives 0; at most 9.
+pub fn scale_decimals(scale: [f64; 3]) -> usize {
+    scale
+        .iter()
+        .map(|&s| {
+            (0..=9usize)
+                .find(|&d| {
+                    let k = s * 10f64.powi(d as i32);
+                    k.round() >= 1.0 && (k - k.round()).abs() <= 1e-6 * k
+                })
+                .unwrap_or(9)
+        })
+        .max()
+        .unwrap_or(3)
+}
+
+/// Decimals the f32 local position `local` holds (its spacing at that size), at most millimetres'
+/// tenths (4) and at least none: a point 1,000 units from the origin holds 3, one 1e6 away none.
+pub fn local_decimals(local: Vec3) -> usize {
+    let ulp = (local.abs().max_element().max(1.0) * f32::EPSILON) as f64;
+    (-ulp.log10()).floor().clamp(0.0, 4.0) as usize
 }
 
 /// The ASPRS name of a classification code.
@@ -224,11 +287,18 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
         local: hit.position,
         file: cloud.to_source(hit.position),
         snapped: false,
+        // Degrees of a geographic cloud (drawn in a local frame): 8 decimals, about a millimetre.
+        decimals: match cloud.frame.as_ref().map(|f| f.kind) {
+            Some(pcv_io::crs_model::CrsKind::Geographic) => 8,
+            _ => local_decimals(hit.position),
+        },
         index: full_index,
         source: None,
         intensity: None,
         classification: None,
         rgb: None,
+        node: None,
+        looked_up: false,
     };
     let Some(attrs) = cloud.attributes.as_ref() else { return p };
     let Some(i) = full_index.filter(|&i| i < cloud.points.len() as u64) else { return p };
@@ -241,6 +311,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
             snap(p.file.z, scale[2], offset[2]),
         );
         p.snapped = true;
+        p.decimals = scale_decimals(scale);
     }
     let iu = i as usize;
     if span.has_intensity {
@@ -260,19 +331,11 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
     p
 }
 
-/// Two picked points: the distance between them and its horizontal and vertical parts (along `up`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Distance {
-    pub total_m: f64,
-    pub horizontal_m: f64,
-    pub vertical_m: f64,
-}
-
-pub fn distance(a: &PickedPoint, b: &PickedPoint, up: Vec3) -> Distance {
-    let d = b.file - a.file;
-    let up = up.as_dvec3();
-    let vertical = d.dot(up);
-    Distance { total_m: d.length(), horizontal_m: (d - up * vertical).length(), vertical_m: vertical }
+/// Two picked points: the distance between them and its horizontal and vertical parts (along `up`),
+/// in `units`' display units ([`Units::distance`]: heights converted first where the file's vertical
+/// unit differs from its horizontal one).
+pub fn distance(a: &PickedPoint, b: &PickedPoint, up: Vec3, units: &Units) -> Distance {
+    units.distance(a.file, b.file, up.as_dvec3())
 }
 
 #[cfg(test)]
@@ -299,6 +362,7 @@ mod tests {
                     has_intensity: false,
                     has_classification: false,
                     uniform_rgb: None,
+                    crs: None,
                 },
                 SourceSpan {
                     label: "b.las".into(),
@@ -308,6 +372,7 @@ mod tests {
                     has_intensity: true,
                     has_classification: true,
                     uniform_rgb: None,
+                    crs: None,
                 },
             ],
             mode: ColorMode::Rgb,
@@ -337,9 +402,9 @@ mod tests {
         // Without an index only the position is known.
         let n = describe(&hit(Vec3::ONE), &c, None, &mut grids);
         assert_eq!((n.source.clone(), n.intensity), (None, None));
-        let d = distance(&a, &b, Vec3::Z);
-        assert!((d.vertical_m + 2.75).abs() < 1e-9 && (d.horizontal_m - (4.0f64 + 2.25).sqrt()).abs() < 1e-9, "{d:?}");
-        assert!((d.total_m - (4.0f64 + 2.25 + 2.75 * 2.75).sqrt()).abs() < 1e-9);
+        let d = distance(&a, &b, Vec3::Z, &Units::UNKNOWN);
+        assert!((d.vertical + 2.75).abs() < 1e-9 && (d.horizontal - (4.0f64 + 2.25).sqrt()).abs() < 1e-9, "{d:?}");
+        assert!((d.total - (4.0f64 + 2.25 + 2.75 * 2.75).sqrt()).abs() < 1e-9);
     }
 
     #[test]
@@ -351,8 +416,39 @@ mod tests {
         let local = (stored - origin) as f32;
         let back = snap(origin + local as f64, scale, offset);
         assert_eq!(back, stored);
-        assert_eq!(fmt_coord(back), "623456.789");
-        assert_eq!(fmt_coord(1.0), "1.000");
+        let p = PickedPoint {
+            local: Vec3::new(local, 0.0, 0.0),
+            file: DVec3::new(back, 5_405_017.93, 253.79),
+            snapped: true,
+            decimals: scale_decimals([scale, 0.01, 0.01]),
+            index: None,
+            source: None,
+            intensity: None,
+            classification: None,
+            rgb: None,
+            node: None,
+            looked_up: false,
+        };
+        assert_eq!(p.position(), "623456.789, 5405017.930, 253.790");
+        assert_eq!(scale_decimals([0.01; 3]), 2);
+        assert_eq!(scale_decimals([0.25, 1.0, 10.0]), 2);
+        assert_eq!(scale_decimals([1.0; 3]), 0);
+        assert_eq!(scale_decimals([0.000_000_1; 3]), 7);
         assert_eq!(class_name(2), "ground");
+    }
+
+    #[test]
+    fn unsnapped_positions_print_what_f32_holds_without_float_noise() {
+        // A PLY point 1.9 units from an origin of 636481.95 reads 636483.85, not 636483.8500000001.
+        assert_eq!(local_decimals(Vec3::new(1.9, 0.0, 0.0)), 4);
+        assert_eq!(local_decimals(Vec3::new(1000.0, 0.0, 0.0)), 3);
+        assert_eq!(local_decimals(Vec3::new(100_000.0, 0.0, 0.0)), 1);
+        assert_eq!(local_decimals(Vec3::new(1.0e6, 0.0, 0.0)), 0);
+        let c = cloud();
+        let mut grids = ScaleGrids::default();
+        let mut a = describe(&hit(Vec3::new(1.9, 2.0, 3.0)), &c, Some(0), &mut grids);
+        assert_eq!(a.position(), "500001.9000, 4000002.0000, 103.0000");
+        a.file.x = 636_481.950_000_000_1;
+        assert!(a.summary().starts_with("636481.9500, "), "{}", a.summary());
     }
 }

@@ -83,6 +83,8 @@ pub struct AppState {
     pub grids: ScaleGrids,
     /// The framebuffer's size (framing fits its aspect).
     pub size_px: (u32, u32),
+    /// Lengths shown in metres instead of the file's units (N).
+    pub lengths_in_metres: bool,
 }
 
 impl AppState {
@@ -117,7 +119,13 @@ impl AppState {
             loader: None,
             grids: ScaleGrids::default(),
             size_px,
+            lengths_in_metres: false,
         }
+    }
+
+    /// The units lengths are shown in: the cloud's coordinate system's, or metres (N).
+    pub fn units(&self) -> pcv_io::crs_model::Units {
+        self.layers.cloud.units().with_metres(self.lengths_in_metres)
     }
 
     /// Width over height of the framebuffer.

@@ -219,6 +219,16 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             s.messages.info(format!("{shape} points"));
             Effects { redraw_scene: changed && s.look.splats(), redraw_ui: true, ..Default::default() }
         }
+        Action::ToggleMetres => {
+            s.lengths_in_metres = !s.lengths_in_metres;
+            let u = s.units();
+            s.messages.info(match (s.lengths_in_metres, u.known) {
+                (true, _) => "lengths in metres".to_string(),
+                (false, true) => format!("lengths in the file's units ({})", u.describe()),
+                (false, false) => "lengths in the file's units (no coordinate system names them)".to_string(),
+            });
+            Effects { redraw_ui: true, ..Default::default() }
+        }
         Action::ToggleEdl => {
             let edl = if s.look.edl.is_some() { None } else { Some(s.edl_memory) };
             s.messages.info(if edl.is_some() { "eye-dome lighting on" } else { "eye-dome lighting off" });
@@ -502,6 +512,7 @@ mod tests {
                 has_intensity: true,
                 has_classification: false,
                 uniform_rgb: None,
+                crs: None,
             }],
             ..Default::default()
         }));
@@ -580,8 +591,8 @@ mod tests {
         ctx.reads = second;
         apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
         assert_eq!(s.measure.points.len(), 2);
-        let d = super::super::pick::distance(&s.measure.points[0], &s.measure.points[1], Vec3::Z);
-        assert!((d.total_m - 5.0).abs() < 1e-9 && d.vertical_m == 0.0);
+        let d = super::super::pick::distance(&s.measure.points[0], &s.measure.points[1], Vec3::Z, &s.units());
+        assert!((d.total - 5.0).abs() < 1e-9 && d.vertical == 0.0);
         // A third click starts a new measurement.
         apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
         assert_eq!(s.measure.points.len(), 1);

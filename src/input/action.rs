@@ -44,6 +44,8 @@ pub enum Action {
     SetPointShape(Option<PointShape>),
     /// Eye-dome lighting on (with the last settings) or off.
     ToggleEdl,
+    /// Lengths in metres, or in the file's own units (N).
+    ToggleMetres,
     SetEdl(Option<Edl>),
     NextBackground,
     SetBackground(Background),

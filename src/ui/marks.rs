@@ -50,8 +50,9 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     dl.add_line(pa.to_array(), pb.to_array(), SHADOW).thickness(4.0).build();
     dl.add_line(pa.to_array(), pb.to_array(), MEASURE).thickness(2.0).build();
     dl.add_circle(pb.to_array(), 5.0, MEASURE).filled(true).build();
-    let d = distance(a, b, s.nav.camera.up.vector());
-    let label = format!("{:.3} m", d.total_m);
+    let u = s.units();
+    let d = distance(a, b, s.nav.camera.up.vector(), &u);
+    let label = format!("{:.3}{}", d.total, u.across_suffix());
     let size = ui.calc_text_size(&label);
     let mid = (pa + pb) * 0.5 + Vec2::new(8.0, -size[1] - 4.0);
     dl.add_rect(

@@ -184,28 +184,41 @@ fn status(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
 
 /// What is under the cursor, picked, measured, loading, and the messages.
 fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    let u = s.units();
     if s.measure.active || !s.measure.points.is_empty() {
         let m = &s.measure.points;
         let text = match (m.len(), &s.hover) {
             (0, _) => "measure: click the first point".to_string(),
             (1, Some(h)) if s.measure.active => {
-                let d = distance(&m[0], h, s.nav.camera.up.vector());
-                format!("measure: {:.3} m to the cursor; click the second point", d.total_m)
+                let d = distance(&m[0], h, s.nav.camera.up.vector(), &u);
+                format!("measure: {:.3}{} to the cursor; click the second point", d.total, u.across_suffix())
             }
             (1, _) => "measure: click the second point".to_string(),
             _ => {
-                let d = distance(&m[0], &m[1], s.nav.camera.up.vector());
-                format!("distance {:.3} m  horiz. {:.3}  vert. {:+.3}", d.total_m, d.horizontal_m, d.vertical_m)
+                let d = distance(&m[0], &m[1], s.nav.camera.up.vector(), &u);
+                format!(
+                    "distance {:.3}{}  horiz. {:.3}  vert. {:+.3}{}",
+                    d.total,
+                    u.across_suffix(),
+                    d.horizontal,
+                    d.vertical,
+                    u.up_suffix()
+                )
             }
         };
-        ui.text_colored(MEASURE, text);
+        unwrapped(ui, MEASURE, &text);
     }
     if let Some(p) = &s.picked {
         for (i, line) in p.lines().iter().enumerate() {
-            ui.text_colored(PICK, if i == 0 { format!("picked {line}") } else { format!("       {line}") });
+            let line = if i == 0 { format!("picked {line}{}", coordinate_unit(s)) } else { format!("       {line}") };
+            unwrapped(ui, PICK, &line);
         }
     } else if let Some(h) = &s.hover {
-        ui.text_colored(DIM, format!("cursor {}", h.summary()));
+        unwrapped(ui, DIM, &format!("cursor {}{}", h.position(), coordinate_unit(s)));
+        let rest = h.attribute_summary();
+        if !rest.is_empty() {
+            unwrapped(ui, DIM, &format!("       {rest}"));
+        }
     }
     if let Some(l) = &s.loader {
         let what = match &l.current {
@@ -228,6 +241,13 @@ fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     if any_error && ui.small_button("dismiss") {
         actions.push(Action::DismissMessages);
     }
+}
+
+/// A line that never wraps (imgui breaks after '.' and ',', which would split a coordinate): the
+/// panel grows to hold it.
+fn unwrapped(ui: &imgui::Ui, color: [f32; 4], text: &str) {
+    let _no_wrap = ui.push_text_wrap_pos_with_pos(-1.0);
+    ui.text_colored(color, text);
 }
 
 fn tabs(ui: &imgui::Ui, section: &mut Option<Section>, actions: &mut Vec<Action>) {
@@ -255,8 +275,46 @@ fn tabs(ui: &imgui::Ui, section: &mut Option<Section>, actions: &mut Vec<Action>
     }
 }
 
+/// The unit after a position in file coordinates (` ft`; ` m/ftUS` across/up where they differ;
+/// nothing when no coordinate system names it). Coordinates stay in the file's units under N.
+fn coordinate_unit(s: &AppState) -> String {
+    if let Some(f) = &s.layers.cloud.frame {
+        return match f.kind {
+            pcv_io::crs_model::CrsKind::Geographic => " (lon, lat deg; m)".into(),
+            _ => " m (Earth-centred)".into(),
+        };
+    }
+    let u = s.layers.cloud.units();
+    match (u.known, u.horizontal == u.vertical) {
+        (false, _) => String::new(),
+        (true, true) => format!(" {}", u.horizontal.symbol()),
+        (true, false) => format!(" {}/{}", u.horizontal.symbol(), u.vertical.symbol()),
+    }
+}
+
+/// The coordinate system line of the Files section, and what the N switch shows.
+fn crs_lines(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    match s.layers.cloud.crs() {
+        Some(c) => {
+            ui.text_wrapped(format!("crs: {}", c.summary()));
+            if ui.is_item_hovered() {
+                ui.tooltip_text(format!("read from {}", c.read_from));
+            }
+        }
+        None => ui.text_disabled("crs: none named (lengths without a unit; --crs EPSG:N names it)"),
+    }
+    if let Some(f) = &s.layers.cloud.frame {
+        ui.text_wrapped(f.note());
+    }
+    let mut metres = s.lengths_in_metres;
+    if ui.checkbox("lengths in metres (N)", &mut metres) {
+        actions.push(Action::ToggleMetres);
+    }
+}
+
 fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     ui.separator();
+    crs_lines(ui, s, actions);
     let editable = s.layers.editable();
     for (i, l) in s.layers.layers.iter().enumerate() {
         let mut visible = l.visible;
@@ -315,7 +373,8 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                 }
                 ui.dummy([w, h]);
                 ui.same_line();
-                ui.text(format!("{} .. {} m along {axis}", fmt_m(*lo), fmt_m(*hi)));
+                let u = s.units();
+                ui.text(format!("{} .. {}{} along {axis}", fmt_m(u.up(*lo)), fmt_m(u.up(*hi)), u.up_suffix()));
             }
             LegendEntry::Gray { lo, hi } => {
                 ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile"))
@@ -434,11 +493,12 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     let e = s.layers.cloud.to_source(cam.pose.eye);
     ui.text(format!("eye {:.3}, {:.3}, {:.3}", e.x, e.y, e.z));
     ui.text(format!(
-        "yaw {:.1} deg  pitch {:.1} deg  up {}  speed {} m/s",
+        "yaw {:.1} deg  pitch {:.1} deg  up {}  speed {}{}/s",
         cam.pose.yaw_rad.to_degrees(),
         cam.pose.pitch_rad.to_degrees(),
         cam.up,
-        si(cam.speed() as f64).trim_end()
+        si(s.units().across(cam.speed() as f64)).trim_end(),
+        s.units().across_suffix()
     ));
     if let Some(p) = s.nav.pivot() {
         let f = s.layers.cloud.to_source(p);

@@ -121,6 +121,14 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
     if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
         state.messages.error(format!("level of detail: {e}"));
     }
+    // A clicked point of a streamed scene: what its node holds (read once per click).
+    if let Some(p) = state.picked.as_mut().filter(|p| !p.looked_up) {
+        p.looked_up = true;
+        if let Some(np) = l.point_at(p.local) {
+            p.with_node_point(&np, &state.layers.cloud, &mut state.grids);
+            need.redraw_ui = true;
+        }
+    }
 }
 
 /// Saves what the back buffer holds now as `./pcv-<time>.png` and says where.

@@ -61,6 +61,8 @@ pub struct ViewerOptions {
     pub feed: Option<std::sync::Arc<feed::PointFeed>>,
     /// Adaptive resolution's frame-time target while the camera moves (`None`: always full resolution).
     pub frame_target_ms: Option<f64>,
+    /// Errors to show in the panel from the start (what went wrong while opening: [`crate::session::Session::warnings`]).
+    pub messages: Vec<String>,
 }
 
 impl ViewerOptions {
@@ -85,6 +87,7 @@ impl ViewerOptions {
             trace: None,
             feed: None,
             frame_target_ms: Some(crate::app::resolution::DEFAULT_TARGET_MS),
+            messages: Vec::new(),
         }
     }
 }

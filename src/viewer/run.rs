@@ -155,6 +155,12 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
         }
         state.path = Some(update::playback(path, &state.layers));
     }
+    // Said on stderr when they happened: shown, not printed again.
+    let quiet = std::mem::replace(&mut state.messages.quiet, true);
+    for m in &opts.messages {
+        state.messages.error(m.clone());
+    }
+    state.messages.quiet = quiet;
     state
 }
 

@@ -68,8 +68,13 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
     };
     let measure = match s.measure.points.as_slice() {
         [a, b] => {
-            let d = distance(a, b, s.nav.camera.up.vector());
-            serde_json::json!({"total_m": d.total_m, "horizontal_m": d.horizontal_m, "vertical_m": d.vertical_m})
+            let u = s.units();
+            let d = distance(a, b, s.nav.camera.up.vector(), &u);
+            serde_json::json!({
+                "total": d.total, "horizontal": d.horizontal, "vertical": d.vertical,
+                "unit": u.horizontal_shown().symbol(), "vertical_unit": u.vertical_shown().symbol(),
+                "units_known": u.known || u.in_metres,
+            })
         }
         _ => serde_json::Value::Null,
     };

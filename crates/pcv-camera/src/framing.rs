@@ -438,6 +438,7 @@ mod tests {
                 has_intensity: false,
                 has_classification: false,
                 uniform_rgb: None,
+                crs: None,
             }],
             ..Default::default()
         }));

@@ -99,7 +99,12 @@ pub struct UpReason(pub String);
 impl Camera {
     /// The camera a cloud starts with (see the module doc), and why its up axis is what it is.
     pub fn start(cloud: &PointCloud, opts: &StartOptions) -> (Camera, UpReason) {
-        let frame_box = framing::framing_box(cloud);
+        Camera::start_framing(cloud, framing::framing_box(cloud), opts)
+    }
+
+    /// [`Camera::start`] framing `frame_box` (local coordinates) rather than the cloud's own framing
+    /// box: for a cloud whose points are elsewhere (a level-of-detail scene's sample of them).
+    pub fn start_framing(cloud: &PointCloud, frame_box: Bounds, opts: &StartOptions) -> (Camera, UpReason) {
         let (up, reason) = match opts.up {
             UpChoice::Axis(a) => (a, UpReason(format!("{a} (--up)"))),
             UpChoice::Auto => {

@@ -198,6 +198,7 @@ mod tests {
             has_intensity: false,
             has_classification: false,
             uniform_rgb: None,
+            crs: None,
         }];
         recolor(&mut c, ColorMode::Elevation).unwrap();
         assert_eq!(c.points[0].rgba, ramp_color(0.0));

@@ -180,6 +180,7 @@ pub fn cloud(files: DeviceFiles) -> PointCloud {
         points: Arc::new(Vec::new()),
         bounds,
         origin: files.origin,
+        frame: None,
         label,
         source: crate::CloudSource::Files(Arc::new(files)),
         attributes: None,
@@ -288,6 +289,8 @@ pub fn stream_files(
     let mut sent = 0u64;
     for (path, &format) in files.paths.iter().zip(&files.formats) {
         let bytes = FileBytes::open(path)?;
+        // Read before the stream releases the file's pages.
+        let crs = if first_time { load::file_crs(path, bytes.bytes(), format, true) } else { None };
         let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format {
             path: path.clone(),
             format,
@@ -384,6 +387,7 @@ pub fn stream_files(
                     Colors::Uniform(c) => Some([c[0], c[1], c[2]]),
                     _ => None,
                 },
+                crs,
             });
         }
     }

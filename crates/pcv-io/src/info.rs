@@ -34,6 +34,11 @@ pub struct FileReport {
     /// the bounds are the header's: nothing is decoded, so this is quick for files of any size).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub octree: Option<Vec<crate::formats::copc::Level>>,
+    /// Its coordinate reference system ([`crate::crs::of_file`]), when it names one.
+    pub crs: Option<pcv_model::crs::Crs>,
+    /// Why the coordinate system it has could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs_error: Option<String>,
 }
 
 /// Reads `path` and reports on it.
@@ -87,7 +92,10 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         classes,
         info: FileInfo { notes: d.info.notes.iter().cloned().chain(copc_note).collect(), ..d.info },
         octree: None,
-    })
+        crs: None,
+        crs_error: None,
+    }
+    .with_crs(crate::crs::of_file(path, data, format)))
 }
 
 /// A COPC file on an HTTP(S) server: header, VLRs and hierarchy, read with range requests.
@@ -135,7 +143,13 @@ fn url_report(url: &str) -> Result<FileReport, LoadError> {
         classes: Vec::new(),
         info,
         octree: Some(f.levels()),
-    })
+        crs: None,
+        crs_error: None,
+    }
+    .with_crs(
+        f.crs()
+            .map(|r| r.map_err(|e| crate::crs::CrsError::Unreadable { read_from: "the COPC VLRs".into(), message: e })),
+    ))
 }
 
 /// A COPC file's report: header, VLRs and hierarchy only.
@@ -185,7 +199,10 @@ fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
         classes: Vec::new(),
         info,
         octree: Some(f.levels()),
-    })
+        crs: None,
+        crs_error: None,
+    }
+    .with_crs(crate::crs::of_file(path, data, Format::Laz)))
 }
 
 /// A number without float noise: at most 9 decimals, trailing zeros dropped.
@@ -208,6 +225,15 @@ fn fmt_bounds(b: &DBounds) -> String {
 }
 
 impl FileReport {
+    fn with_crs(mut self, crs: Option<Result<pcv_model::crs::Crs, crate::crs::CrsError>>) -> FileReport {
+        match crs {
+            Some(Ok(c)) => self.crs = Some(c),
+            Some(Err(e)) => self.crs_error = Some(e.to_string()),
+            None => {}
+        }
+        self
+    }
+
     /// The human-readable report.
     pub fn to_text(&self) -> String {
         let mut s = format!("{}\n", self.path);
@@ -221,6 +247,35 @@ impl FileReport {
         line("points", format!("{}{declared}", self.points));
         if self.dropped > 0 {
             line("dropped", format!("{} with NaN, infinite or invalid coordinates", self.dropped));
+        }
+        match (&self.crs, &self.crs_error) {
+            (Some(c), _) => {
+                line("crs", format!("{}{INDENT}read from {}", c.summary(), c.read_from));
+                let u = c.units();
+                line(
+                    "units",
+                    match c.kind {
+                        pcv_model::crs::CrsKind::Geographic => format!(
+                            "longitude and latitude in degrees, heights in {} (the viewer draws a local east-north-up frame in metres)",
+                            u.vertical.symbol()
+                        ),
+                        pcv_model::crs::CrsKind::Geocentric => {
+                            "Earth-centred X, Y, Z in m (the viewer draws a local east-north-up frame in metres)".into()
+                        }
+                        _ => format!(
+                            "{} across ({}), {} up ({})",
+                            u.horizontal.symbol(),
+                            u.horizontal.name(),
+                            u.vertical.symbol(),
+                            u.vertical.name()
+                        ),
+                    },
+                );
+            }
+            (None, Some(e)) => line("crs", format!("not readable: {e}")),
+            (None, None) => {
+                line("crs", "none named (lengths have no unit; --crs EPSG:N or a .prj beside the file names it)".into())
+            }
         }
         if let Some(b) = &self.bounds {
             line("bounds", fmt_bounds(b));

@@ -15,10 +15,12 @@
 pub mod attributes;
 pub mod convert;
 pub mod cpu_time;
+pub mod crs;
 pub mod device;
 pub mod formats;
 pub mod info;
 pub mod load;
+pub mod local_frame;
 pub mod octree;
 pub mod order;
 pub mod progress;
@@ -28,6 +30,8 @@ pub mod stream;
 pub mod subsample;
 
 use glam::{DVec3, Vec3};
+/// The coordinate-system types (read by [`crs`]).
+pub use pcv_model::crs as crs_model;
 pub use pcv_model::{point, Bounds, Point, SceneSpec};
 use std::sync::Arc;
 
@@ -39,6 +43,9 @@ pub struct PointCloud {
     pub bounds: Bounds,
     /// Position of local (0, 0, 0) in the source's own coordinates.
     pub origin: DVec3,
+    /// For geographic and geocentric clouds: the east-north-up frame the points are in (local
+    /// coordinates are its metres, `origin` is zero, [`PointCloud::to_source`] goes back through it).
+    pub frame: Option<Arc<local_frame::LocalFrame>>,
     /// What the points are, for the overlay and reports.
     pub label: String,
     /// What the points are: host points, the built-in scene, or files a backend streams.
@@ -69,9 +76,56 @@ impl PointCloud {
             points: Arc::new(points),
             bounds,
             origin,
+            frame: None,
             label: label.into(),
             source: CloudSource::Host,
             attributes: None,
+        }
+    }
+
+    /// The coordinate system lengths are read in: the first file's that names one.
+    pub fn crs(&self) -> Option<&pcv_model::crs::Crs> {
+        self.attributes.as_ref()?.sources.iter().find_map(|s| s.crs.as_ref())
+    }
+
+    /// The units of [`PointCloud::crs`] (unknown without one).
+    pub fn units(&self) -> pcv_model::crs::Units {
+        self.crs().map_or(pcv_model::crs::Units::UNKNOWN, |c| c.units())
+    }
+
+    /// What a person should know about the files' coordinate systems together: files in different
+    /// systems, or some with one and some without (they are drawn as if all were in the first one's).
+    pub fn crs_warning(&self) -> Option<String> {
+        let sources = &self.attributes.as_ref()?.sources;
+        let first = sources.iter().find(|s| s.crs.is_some())?;
+        let c = first.crs.as_ref()?;
+        let name = |l: &str| std::path::Path::new(l).file_name().map_or(l.to_string(), |n| n.to_string_lossy().into());
+        if let Some(other) = sources.iter().find(|s| s.crs.as_ref().is_some_and(|o| !o.same_as(c))) {
+            let o = other.crs.as_ref()?;
+            return Some(format!(
+                "{} is in {} but {} is in {}: drawn together as if in the first",
+                name(&first.label),
+                c.summary(),
+                name(&other.label),
+                o.summary()
+            ));
+        }
+        let without = sources.iter().filter(|s| s.crs.is_none()).count();
+        (without > 0).then(|| {
+            format!(
+                "{without} file(s) name no coordinate system: taken to be in {}'s ({})",
+                name(&first.label),
+                c.summary()
+            )
+        })
+    }
+
+    /// Sets every file's coordinate system to `crs` (`--crs`).
+    pub fn set_crs(&mut self, crs: &pcv_model::crs::Crs) {
+        if let Some(a) = self.attributes.as_mut() {
+            for s in &mut Arc::make_mut(a).sources {
+                s.crs = Some(crs.clone());
+            }
         }
     }
 
@@ -143,8 +197,20 @@ impl PointCloud {
         }
     }
 
-    /// A local position in the source's own coordinates.
+    /// The local position of a point in the file's coordinates (`None` where a local frame refuses it).
+    pub fn from_source(&self, file: DVec3) -> Option<Vec3> {
+        let local = match &self.frame {
+            Some(f) => f.to_local(file)?,
+            None => file,
+        } - self.origin;
+        Some(local.as_vec3())
+    }
+
+    /// The file's coordinates of a local position (through the local frame, where there is one).
     pub fn to_source(&self, local: Vec3) -> DVec3 {
-        self.origin + local.as_dvec3()
+        match &self.frame {
+            Some(f) => f.to_file(self.origin + local.as_dvec3()),
+            None => self.origin + local.as_dvec3(),
+        }
     }
 }

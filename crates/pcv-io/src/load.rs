@@ -53,6 +53,22 @@ pub enum LoadError {
     DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
 
+impl LoadError {
+    /// The file (or folder) the error is about, where it names one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            LoadError::Io { path, .. }
+            | LoadError::UnsupportedFormat { path, .. }
+            | LoadError::TruncatedRecord { path, .. }
+            | LoadError::Format { path, .. }
+            | LoadError::Empty { path, .. }
+            | LoadError::Panicked { path, .. } => Some(path),
+            LoadError::NoPointFiles { dir, .. } => Some(dir),
+            LoadError::NoFiles | LoadError::DoesNotFit { .. } => None,
+        }
+    }
+}
+
 const EXTENSIONS_TEXT: &str = ".ply .las .laz .pcd .e57 .xyz .txt .csv .asc .pts .bin .pcv";
 
 /// Extensions pcv knows, and their formats.
@@ -219,6 +235,8 @@ pub struct LoadedFile {
     pub path: PathBuf,
     pub format: Format,
     pub decoded: Decoded,
+    /// Its coordinate reference system ([`crate::crs::of_file`]; one that cannot be read is a warning).
+    pub crs: Option<pcv_model::crs::Crs>,
 }
 
 /// `paths` with each folder replaced by the point files in it (by extension, sorted by name; with
@@ -315,30 +333,62 @@ pub fn load_files_reporting(
     opts: &LoadOptions,
     shared: Arc<LoadProgress>,
 ) -> Result<PointCloud, LoadError> {
-    let r = load_files_counted(paths, opts, shared.clone());
+    let r = load_files_counted(paths, opts, shared.clone(), None);
     shared.finish();
     r
 }
 
+/// Loads and merges the files of `paths` that load, and the errors of those that do not (each names
+/// its file): one unreadable file among several is skipped rather than failing them all. Every file
+/// failing is the first file's error. A single path is [`load_files_with`].
+pub fn load_readable_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<(PointCloud, Vec<LoadError>), LoadError> {
+    let mut skipped = Vec::new();
+    let cloud = if paths.len() > 1 {
+        load_files_counted(paths, opts, Default::default(), Some(&mut skipped))?
+    } else {
+        load_files_with(paths, opts)?
+    };
+    Ok((cloud, in_order(skipped, paths)))
+}
+
+/// `errors` in the order of the files they name in `paths` (files fail to open before others fail to
+/// decode).
+fn in_order(mut errors: Vec<LoadError>, paths: &[PathBuf]) -> Vec<LoadError> {
+    errors.sort_by_key(|e| e.path().and_then(|p| paths.iter().position(|q| q == p)).unwrap_or(usize::MAX));
+    errors
+}
+
+/// Loads `paths`; with `skipped`, files that fail go there instead of failing the load (unless all do).
 fn load_files_counted(
     paths: &[PathBuf],
     opts: &LoadOptions,
     shared: Arc<LoadProgress>,
+    mut skipped: Option<&mut Vec<LoadError>>,
 ) -> Result<PointCloud, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::NoFiles);
     }
     let mut opened = Vec::with_capacity(paths.len());
     for p in paths {
-        let bytes = FileBytes::open(p)?;
-        let format = detect(p, bytes.bytes())?;
-        opened.push((p.clone(), bytes, format));
+        let one = FileBytes::open(p).and_then(|bytes| Ok((detect(p, bytes.bytes())?, bytes)));
+        match (one, skipped.as_deref_mut()) {
+            (Ok((format, bytes)), _) => opened.push((p.clone(), bytes, format)),
+            (Err(e), Some(list)) => list.push(e),
+            (Err(e), None) => return Err(e),
+        }
     }
     let estimate_all =
         opened.iter().filter_map(|(p, b, f)| estimate(b.bytes(), *f, is_pts(p))).fold(DBounds::EMPTY, DBounds::union);
     let mut origin = choose_origin(&estimate_all);
     let progress = Progress::with_shared(0, opts.progress, shared);
-    let mut files = decode_all(&opened, origin, &progress, opts)?;
+    let mut files = decode_all(&opened, origin, &progress, opts, skipped.as_deref_mut())?;
+    if files.is_empty() {
+        // Every file failed (only when skipping): the first file's error.
+        let first = skipped.map(|l| in_order(std::mem::take(l), paths).into_iter().next());
+        return Err(first.flatten().unwrap_or(LoadError::NoFiles));
+    }
+    // Only the files that decoded are decoded again.
+    opened.retain(|(p, _, _)| files.iter().any(|f| &f.path == p));
     let bounds = files.iter().fold(DBounds::EMPTY, |b, f| DBounds::union(b, f.decoded.bounds));
     let exact = choose_origin(&bounds);
     if (exact - origin).length() > bounds.radius() {
@@ -347,7 +397,7 @@ fn load_files_counted(
         // exact center rather than move them.
         drop(files);
         origin = exact;
-        files = decode_all(&opened, origin, &progress, &LoadOptions { warnings: false, ..opts.clone() })?;
+        files = decode_all(&opened, origin, &progress, &LoadOptions { warnings: false, ..opts.clone() }, None)?;
     }
     drop(opened);
     let cloud = merge(files, origin);
@@ -362,21 +412,32 @@ fn decode_all(
     origin: DVec3,
     progress: &Progress,
     opts: &LoadOptions,
+    mut skipped: Option<&mut Vec<LoadError>>,
 ) -> Result<Vec<LoadedFile>, LoadError> {
     let mut files = Vec::with_capacity(opened.len());
     for (path, bytes, format) in opened {
         if opened.len() > 1 {
             progress.set_file(path.display().to_string());
         }
-        let decoded = decode_file(path, bytes.bytes(), *format, origin, progress)?;
-        if decoded.points.is_empty() {
-            let detail = if decoded.nonfinite > 0 {
-                format!(": all {} points have NaN or infinite coordinates", decoded.nonfinite)
-            } else {
-                String::new()
-            };
-            return Err(LoadError::Empty { path: path.clone(), format: *format, detail });
-        }
+        let decoded = decode_file(path, bytes.bytes(), *format, origin, progress).and_then(|decoded| {
+            if decoded.points.is_empty() {
+                let detail = if decoded.nonfinite > 0 {
+                    format!(": all {} points have NaN or infinite coordinates", decoded.nonfinite)
+                } else {
+                    String::new()
+                };
+                return Err(LoadError::Empty { path: path.clone(), format: *format, detail });
+            }
+            Ok(decoded)
+        });
+        let decoded = match (decoded, skipped.as_deref_mut()) {
+            (Ok(d), _) => d,
+            (Err(e), Some(list)) => {
+                list.push(e);
+                continue;
+            }
+            (Err(e), None) => return Err(e),
+        };
         if decoded.nonfinite > 0 && opts.warnings {
             eprintln!(
                 "pcv: warning: {}: dropped {} points with NaN, infinite or invalid coordinates",
@@ -384,9 +445,27 @@ fn decode_all(
                 decoded.nonfinite
             );
         }
-        files.push(LoadedFile { path: path.clone(), format: *format, decoded });
+        let crs = file_crs(path, bytes.bytes(), *format, opts.warnings);
+        files.push(LoadedFile { path: path.clone(), format: *format, decoded, crs });
     }
     Ok(files)
+}
+
+/// The CRS of a file ([`crate::crs::of_file`]); one that cannot be read is said (with `warnings`) and
+/// left out: the file still loads, its lengths unnamed.
+pub fn file_crs(path: &Path, data: &[u8], format: Format, warnings: bool) -> Option<pcv_model::crs::Crs> {
+    match crate::crs::of_file(path, data, format)? {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if warnings {
+                eprintln!(
+                    "pcv: warning: {}: its coordinate system is not readable ({e}); lengths are shown without a unit",
+                    path.display()
+                );
+            }
+            None
+        }
+    }
 }
 
 /// Joins decoded files (all decoded relative to `origin`) into one cloud: moves the points to the
@@ -424,6 +503,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             has_intensity: f.decoded.intensity.is_some(),
             has_classification: f.decoded.classification.is_some(),
             uniform_rgb: f.decoded.uniform_rgb,
+            crs: f.crs.clone(),
         });
         if f.decoded.has_rgb {
             colorless.extend(f.decoded.colorless.iter().map(|r| r.start + at..r.end + at));
@@ -465,7 +545,20 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         (points, intensity, classification)
     };
     drop(files);
-    let bounds = bounds64.to_local(origin);
+    let mut bounds = bounds64.to_local(origin);
+    // Geographic and geocentric clouds are drawn in east-north-up metres at their centre.
+    let frame =
+        sources.iter().find_map(|s| s.crs.as_ref()).and_then(|crs| match in_local_frame(&mut points, origin, crs) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("pcv: warning: {e}; drawn in the file's coordinates");
+                None
+            }
+        });
+    if frame.is_some() {
+        bounds = crate::Bounds::of_points(&points);
+        origin = DVec3::ZERO;
+    }
     for r in colorless {
         color_by_elevation(&mut points, &bounds, r);
     }
@@ -473,6 +566,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         points: Arc::new(points),
         bounds,
         origin,
+        frame,
         label,
         source: crate::CloudSource::Host,
         attributes: Some(Arc::new(Attributes {
@@ -485,6 +579,24 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             color_note: None,
         })),
     }
+}
+
+/// Moves `points` (relative to `origin`, file coordinates) into the local frame of `crs` when it has
+/// one ([`crate::local_frame::LocalFrame`]: geographic and geocentric systems), centred at `origin`.
+/// Points the transform refuses (latitudes beyond ±90°) become NaN, which the rasterizers skip.
+fn in_local_frame(
+    points: &mut [Point],
+    origin: DVec3,
+    crs: &pcv_model::crs::Crs,
+) -> Result<Option<Arc<crate::local_frame::LocalFrame>>, crate::crs::CrsError> {
+    let Some(frame) = crate::local_frame::LocalFrame::for_crs(crs, origin)? else { return Ok(None) };
+    points.par_iter_mut().for_each(|p| {
+        let file = origin + DVec3::new(p.pos[0] as f64, p.pos[1] as f64, p.pos[2] as f64);
+        let local = frame.to_local(file).unwrap_or(DVec3::NAN);
+        p.pos = local.as_vec3().to_array();
+    });
+    eprintln!("pcv: {}", frame.note());
+    Ok(Some(Arc::new(frame)))
 }
 
 /// Keeps `k` of the cloud's points, evenly spaced through the files' order (point `i` of `n` stays
@@ -562,5 +674,70 @@ mod tests {
         assert_eq!(choose_origin(&b), DVec3::ZERO);
         let b = DBounds { min: [500_000.0, 4_000_000.0, 10.0], max: [500_100.0, 4_000_100.0, 30.0] };
         assert_eq!(choose_origin(&b), DVec3::new(500_050.0, 4_000_050.0, 20.0));
+    }
+
+    #[test]
+    fn unreadable_files_among_several_are_skipped_and_named() {
+        let d = tempfile::tempdir().unwrap();
+        let good = d.path().join("good.xyz");
+        std::fs::write(&good, "0 0 0\n1 1 1\n2 2 2\n").unwrap();
+        let bad = d.path().join("bad.las");
+        std::fs::write(&bad, b"LASF but nothing else").unwrap();
+        let empty = d.path().join("empty.xyz");
+        std::fs::write(&empty, "# no points\n").unwrap();
+        let missing = d.path().join("missing.ply");
+        let paths = [bad.clone(), good.clone(), empty.clone(), missing.clone()];
+        let (cloud, skipped) = load_readable_files(&paths, &LoadOptions { progress: false, warnings: false }).unwrap();
+        assert_eq!(cloud.len(), 3);
+        let texts: Vec<String> = skipped.iter().map(|e| e.to_string()).collect();
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        for p in [&bad, &missing, &empty] {
+            assert!(texts.iter().any(|t| t.contains(&p.display().to_string())), "{p:?} in {texts:?}");
+        }
+        // Every file failing is the first one's error; one file is load_files_with.
+        let e = load_readable_files(&[bad.clone(), missing.clone()], &LoadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("bad.las"), "{e}");
+        assert!(load_readable_files(std::slice::from_ref(&bad), &LoadOptions::default()).is_err());
+    }
+
+    #[test]
+    fn a_geographic_cloud_loads_in_metres_and_picks_back_to_degrees() {
+        let d = tempfile::tempdir().unwrap();
+        let xyz = d.path().join("wgs84.xyz");
+        // A 0.001° × 0.001° patch near Paris, heights 30..40 m.
+        let mut text = String::new();
+        for i in 0..50 {
+            for j in 0..50 {
+                text += &format!(
+                    "{} {} {}\n",
+                    2.35 + i as f64 * 0.00002,
+                    48.85 + j as f64 * 0.00002,
+                    30.0 + (i % 10) as f64
+                );
+            }
+        }
+        std::fs::write(&xyz, text).unwrap();
+        std::fs::write(d.path().join("wgs84.prj"), "EPSG:4326").unwrap();
+        let c = load_files_with(std::slice::from_ref(&xyz), &LoadOptions { progress: false, warnings: false }).unwrap();
+        let crs = c.crs().expect("the .prj beside the file names it");
+        assert_eq!(
+            (crs.kind, crs.epsg, crs.read_from.as_str()),
+            (pcv_model::crs::CrsKind::Geographic, Some(4326), "wgs84.prj")
+        );
+        assert!(c.frame.is_some());
+        let size = c.bounds.max - c.bounds.min;
+        // 0.00098° is 108.9 m north and 71.7 m east there; heights span 9 m.
+        assert!((size.y - 108.9).abs() < 0.5 && (size.x - 71.7).abs() < 0.5 && (size.z - 9.0).abs() < 0.1, "{size:?}");
+        let corner = c
+            .points
+            .iter()
+            .map(|p| glam::Vec3::from_array(p.pos))
+            .min_by(|a, b| (a.x + a.y).total_cmp(&(b.x + b.y)))
+            .unwrap();
+        let back = c.to_source(corner);
+        assert!(
+            (back.x - 2.35).abs() < 1e-8 && (back.y - 48.85).abs() < 1e-8 && (back.z - 30.0).abs() < 1e-3,
+            "{back:?}"
+        );
     }
 }

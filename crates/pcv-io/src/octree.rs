@@ -23,6 +23,13 @@ pub struct NodeKey {
     pub z: u32,
 }
 
+/// As COPC writes keys: `depth-x-y-z`.
+impl std::fmt::Display for NodeKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{}-{}", self.depth, self.x, self.y, self.z)
+    }
+}
+
 impl NodeKey {
     pub const ROOT: NodeKey = NodeKey { depth: 0, x: 0, y: 0, z: 0 };
 
@@ -125,9 +132,9 @@ pub struct NodePoints {
 /// Why a node could not be read. Messages name the source and the node.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
-    #[error("{source_name}: node {key:?}: {what}")]
-    Read { source_name: String, key: NodeKey, what: String },
-    #[error("{source_name}: node {key:?} is not in its octree")]
+    #[error("{source_name}: node {key} (its {byte_size} bytes at byte {byte_offset}): {what}")]
+    Read { source_name: String, key: NodeKey, byte_offset: u64, byte_size: u64, what: String },
+    #[error("{source_name}: node {key} is not in its octree")]
     Unknown { source_name: String, key: NodeKey },
 }
 
@@ -140,6 +147,14 @@ pub trait NodeSource: Send + Sync {
     fn octree(&self) -> &Octree;
     /// The points of `node`, relative to `origin` (f64, in the source's coordinates).
     fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError>;
+    /// Its coordinate system, when it names one (an unreadable one is the error's text).
+    fn crs(&self) -> Option<Result<pcv_model::crs::Crs, String>> {
+        None
+    }
+    /// Whether its points carry colors of their own (else they are coloured by elevation).
+    fn has_rgb(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

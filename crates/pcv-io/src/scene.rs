@@ -49,6 +49,7 @@ pub fn lazy(num_points: u64, seed: u64) -> PointCloud {
         points: Default::default(),
         bounds,
         origin: DVec3::ZERO,
+        frame: None,
         label: label(num_points, seed),
         source: crate::CloudSource::Scene(SceneSpec { num_points, seed }),
         attributes: None,

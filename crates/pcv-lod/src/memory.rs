@@ -31,6 +31,8 @@ pub struct MemorySource {
     ranges: Vec<Range<usize>>,
     index: HashMap<NodeKey, usize>,
     origin: DVec3,
+    /// The cloud's coordinate system.
+    crs: Option<pcv_io::crs_model::Crs>,
 }
 
 /// A 64-bit mix (splitmix64's finalizer).
@@ -62,7 +64,9 @@ impl MemorySource {
     /// Builds the octree of `cloud`'s host points (a lazy built-in scene is made on the CPU first).
     pub fn build(cloud: &PointCloud, root_points: u64) -> MemorySource {
         let points = cloud.host_points(true);
-        Self::build_points(&points, cloud.origin, &cloud.label, root_points)
+        let mut s = Self::build_points(&points, cloud.origin, &cloud.label, root_points);
+        s.crs = cloud.crs().cloned();
+        s
     }
 
     /// Builds the octree of `points` (relative to `origin`), named `name`. Non-finite points are dropped.
@@ -169,7 +173,15 @@ impl MemorySource {
             points_max: origin + hi.as_dvec3(),
             nodes,
         };
-        MemorySource { name: format!("{name} (octree in memory)"), octree, points: grouped, ranges, index, origin }
+        MemorySource {
+            name: format!("{name} (octree in memory)"),
+            octree,
+            points: grouped,
+            ranges,
+            index,
+            origin,
+            crs: None,
+        }
     }
 
     /// The position of the points' local (0, 0, 0) in the source's coordinates.
@@ -205,6 +217,10 @@ impl NodeSource for MemorySource {
 
     fn octree(&self) -> &Octree {
         &self.octree
+    }
+
+    fn crs(&self) -> Option<Result<pcv_io::crs_model::Crs, String>> {
+        self.crs.clone().map(Ok)
     }
 
     fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {

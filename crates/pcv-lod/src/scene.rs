@@ -39,6 +39,22 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// A drawn point found again in its node ([`LodScene::point_at`]), with what its file holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePoint {
+    /// The tile's source (a COPC file's path or URL).
+    pub source: String,
+    pub key: pcv_io::octree::NodeKey,
+    /// Its place in the node's points.
+    pub index: usize,
+    /// Its local position as read.
+    pub local: Vec3,
+    pub intensity: Option<f32>,
+    pub classification: Option<u8>,
+    /// The file's colour, where the source has colours.
+    pub rgb: Option<[u8; 3]>,
+}
+
 /// The default budget on the CUDA backend: half the free device memory at 20 bytes a point (the pool's
 /// positions, colours and quantized words), at most this many points.
 pub const MAX_DEFAULT_BUDGET_CUDA: u64 = 200_000_000;
@@ -296,6 +312,24 @@ impl LodScene {
         self.bounds
     }
 
+    /// The box the start camera frames: the percentile box ([`pcv_camera::framing::percentile_box`])
+    /// of the tiles' root nodes' points (a uniform sample of each tile, read here once), so that a few
+    /// far outliers (birds, noise) do not shrink the view as the bounds would; the bounds when no
+    /// root can be read.
+    pub fn framing_box(&self) -> Bounds {
+        let mut sample = Vec::new();
+        for (h, src) in self.hierarchies.iter().zip(&self.tiles) {
+            let Some(root) = h.find(pcv_io::octree::NodeKey::ROOT) else { continue };
+            if let Ok(p) = src.read_node(h.node(root), self.origin) {
+                sample.extend(p.points);
+            }
+        }
+        match sample.is_empty() {
+            true => self.bounds,
+            false => pcv_camera::framing::percentile_box(&sample, &self.bounds),
+        }
+    }
+
     pub fn options(&self) -> &LodOptions {
         &self.opts
     }
@@ -320,6 +354,7 @@ impl LodScene {
             points: Default::default(),
             bounds: self.bounds,
             origin: self.origin,
+            frame: None,
             label: format!(
                 "{} (level of detail, {} points, budget {})",
                 self.label,
@@ -327,8 +362,78 @@ impl LodScene {
                 self.opts.point_budget
             ),
             source: pcv_io::CloudSource::Host,
-            attributes: None,
+            // One span per tile, holding no points of the placeholder: the tiles' names, colours and
+            // coordinate systems for the panel and the units.
+            attributes: Some(Arc::new(pcv_io::attributes::Attributes {
+                sources: self
+                    .tiles
+                    .iter()
+                    .map(|t| pcv_io::attributes::SourceSpan {
+                        label: t.name(),
+                        format: pcv_io::formats::Format::Laz,
+                        points: 0..0,
+                        has_rgb: t.has_rgb(),
+                        has_intensity: false,
+                        has_classification: false,
+                        uniform_rgb: None,
+                        crs: t.crs().and_then(Result::ok),
+                    })
+                    .collect(),
+                ..Default::default()
+            })),
         }
+    }
+
+    /// The point drawn at `local` (a pick's position, local coordinates) with what its file holds: the
+    /// drawn nodes whose cubes hold the position are read again (a COPC node is decoded, a few ms) and
+    /// the nearest of their points is the one (picks return drawn points' exact local positions, so it
+    /// is within float rounding). `None` when no drawn node holds a point there.
+    pub fn point_at(&self, local: Vec3) -> Option<NodePoint> {
+        let mut best: Option<(f32, NodePoint)> = None;
+        for id in &self.last_drawn.0 {
+            let h = &self.hierarchies[id.tile as usize];
+            let (lo, hi) = h.local_box(id.node);
+            let slack = (hi - lo).max_element() * 1e-4;
+            if local.cmplt(lo - slack).any() || local.cmpgt(hi + slack).any() {
+                continue;
+            }
+            let node = h.node(id.node);
+            let src = &self.tiles[id.tile as usize];
+            let Ok(p) = src.read_node(node, self.origin) else { continue };
+            let nearest = p
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, q)| (Vec3::from_array(q.pos).distance_squared(local), i))
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            let Some((d2, i)) = nearest else { continue };
+            if best.as_ref().is_some_and(|(b, _)| *b <= d2) {
+                continue;
+            }
+            let found = NodePoint {
+                source: src.name(),
+                key: node.key,
+                index: i,
+                local: Vec3::from_array(p.points[i].pos),
+                intensity: p.intensity.as_ref().and_then(|v| v.get(i)).copied(),
+                classification: p.classification.as_ref().and_then(|v| v.get(i)).copied(),
+                rgb: src.has_rgb().then(|| {
+                    let c = p.points[i].rgba;
+                    [c[0], c[1], c[2]]
+                }),
+            };
+            best = Some((d2, found));
+        }
+        let tolerance = 1e-3 * self.bounds.radius().max(1e-6);
+        best.filter(|(d2, _)| d2.sqrt() <= tolerance).map(|(_, p)| p)
+    }
+
+    /// The tiles' coordinate systems that could not be read, one message each.
+    pub fn crs_errors(&self) -> Vec<String> {
+        self.tiles
+            .iter()
+            .filter_map(|t| t.crs()?.err().map(|e| format!("{}: coordinate system: {e}", t.name())))
+            .collect()
     }
 
     /// The mode a frame of this scene is drawn in: the culled modes draw the pool; others become `culled`.
@@ -435,6 +540,19 @@ impl LodScene {
                 }
             };
             let need = p.batches.len() as u32;
+            if need > self.pool.capacity() {
+                // It can never be drawn (a header that claims more points than the node holds would
+                // be caught by the decoder; this is a node larger than the whole pool): said once.
+                self.failed.insert(l.id);
+                self.errors.push(format!(
+                    "{}: node {}: {} points need {need} slots, more than the pool's {}; drawn without it",
+                    self.tiles[l.id.tile as usize].name(),
+                    l.key,
+                    p.positions.len(),
+                    self.pool.capacity()
+                ));
+                continue;
+            }
             let room =
                 if keep.contains(&l.id) { self.pool.make_room(need, &keep) } else { self.pool.free_slots() >= need };
             if !room {
@@ -475,12 +593,19 @@ impl LodScene {
         // points are there, and never waits for them.
         let done = r.slot_writes_done()?;
         let mut drawn = HashSet::new();
+        // Nodes that failed, and the selected nodes under them (never drawn: their parent is not), so
+        // that a view with a bad node still completes.
+        let mut dead = HashSet::new();
         let (mut in_transit, mut after_write) = (0usize, 0u64);
         let (mut missing_nodes, mut missing_points) = (0usize, 0u64);
         let (mut drawn_points, mut leaf_weight, mut leaf_spacing) = (0u64, 0f64, 0f64);
         for s in &self.selection.nodes {
             let h = &self.hierarchies[s.id.tile as usize];
-            let parent_ok = h.parent(s.id.node).is_none_or(|p| drawn.contains(&NodeId { tile: s.id.tile, node: p }));
+            let parent = h.parent(s.id.node).map(|p| NodeId { tile: s.id.tile, node: p });
+            if self.failed.contains(&s.id) || parent.is_some_and(|p| dead.contains(&p)) {
+                dead.insert(s.id);
+            }
+            let parent_ok = parent.is_none_or(|p| drawn.contains(&p));
             match self.pool.get(&s.id) {
                 Some(res) if res.fence <= done && parent_ok => {
                     drawn.insert(s.id);
@@ -518,8 +643,7 @@ impl LodScene {
         };
         self.status = LodStatus {
             changed,
-            complete: drawn.len() + self.failed.iter().filter(|f| keep.contains(f)).count()
-                >= self.selection.nodes.len(),
+            complete: drawn.len() + dead.len() >= self.selection.nodes.len(),
             selected_nodes: self.selection.nodes.len(),
             selected_points: self.selection.points,
             drawn_nodes: drawn.len(),

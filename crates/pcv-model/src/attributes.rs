@@ -65,6 +65,9 @@ pub struct SourceSpan {
     pub has_classification: bool,
     /// For a file with colors: the one color all its points have, when they all have the same.
     pub uniform_rgb: Option<[u8; 3]>,
+    /// Its coordinate reference system, when it names one (or `--crs` did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs: Option<crate::crs::Crs>,
 }
 
 /// What the files held besides positions and colors, one entry per point (index-aligned with

@@ -11,6 +11,7 @@
 //! and the app; nothing here imports them.
 pub mod attributes;
 pub mod bounds;
+pub mod crs;
 pub mod format;
 pub mod point;
 pub mod scene;

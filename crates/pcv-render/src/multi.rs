@@ -242,6 +242,7 @@ impl MultiRasterizer {
                         points: Arc::new(part),
                         bounds: cloud.bounds,
                         origin: cloud.origin,
+                        frame: cloud.frame.clone(),
                         label: cloud.label.clone(),
                         source: pcv_io::CloudSource::Host,
                         attributes: None,

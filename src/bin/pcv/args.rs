@@ -61,6 +61,10 @@ pub struct InfoArgs {
     /// Folders: the point files in their subfolders too.
     #[arg(long, short)]
     pub recursive: bool,
+    /// The files' coordinate system, for files that name none (PLY, PCD, text) or to override theirs:
+    /// EPSG:N, EPSG:H+V, WKT, PROJJSON, or a .prj/.wkt file holding one.
+    #[arg(long)]
+    pub crs: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +88,11 @@ pub struct SourceArgs {
     /// Folders: the point files in their subfolders too.
     #[arg(long, short)]
     pub recursive: bool,
+    /// The files' coordinate system, for files that name none (PLY, PCD, text; a .prj beside a file is
+    /// read by itself) or to override theirs: EPSG:N, EPSG:H+V (horizontal + vertical), WKT, PROJJSON,
+    /// or a .prj/.wkt file holding one. Lengths are shown in its units.
+    #[arg(long)]
+    pub crs: Option<String>,
     /// How loaded files' points are colored (default: the files' colors; intensity or elevation
     /// when every point of the files has one color, as files written without colors do).
     #[arg(long, value_enum)]
@@ -140,6 +149,7 @@ impl SourceArgs {
             start,
             recursive: self.recursive,
             auto_lod: false,
+            crs: self.crs.clone(),
         }
     }
 }

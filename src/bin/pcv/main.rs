@@ -15,26 +15,10 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn main() {
     if let Err(e) = run(Cli::parse()) {
-        eprintln!("pcv: error: {}", one_message(&e));
+        eprintln!("pcv: error: {}", pcv::one_message(&e));
         pcv::platform::hold_console_after_error();
         std::process::exit(1);
     }
-}
-
-/// The error and its causes as one line, each cause once: the library's errors name their cause in
-/// their own text, so a cause the line already holds is not repeated.
-fn one_message(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for text in e.chain().map(|c| c.to_string()) {
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -83,6 +67,7 @@ fn view(a: ViewArgs) -> Result<()> {
             (None, None) => Some(pcv::app::resolution::DEFAULT_TARGET_MS),
             (None, Some(_)) => None,
         },
+        messages: session.warnings.clone(),
     };
     let summary = session.view(opts)?;
     if let Some(why) = &summary.interop_fallback {
@@ -280,7 +265,17 @@ fn bench(a: BenchArgs) -> Result<()> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let files = pcv_io::load::point_files(&a.files, a.recursive)?;
-    let reports: Vec<_> = files.iter().map(|f| (f, pcv_io::info::file_report(f))).collect();
+    let crs = a.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
+    let reports: Vec<_> = files
+        .iter()
+        .map(|f| {
+            let mut r = pcv_io::info::file_report(f);
+            if let (Ok(r), Some(c)) = (&mut r, &crs) {
+                r.crs = Some(c.clone());
+            }
+            (f, r)
+        })
+        .collect();
     let failed = reports.iter().filter(|(_, r)| r.is_err()).count();
     let mut json = Vec::new();
     for (f, r) in reports {
@@ -313,26 +308,4 @@ fn convert(a: ConvertArgs) -> Result<()> {
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);
     eprintln!("pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_message;
-
-    #[test]
-    fn an_error_names_each_cause_once() {
-        // A load error whose text holds its cause, under a context of the command's.
-        let path = std::env::temp_dir().join("pcv-not-a-las-file.las");
-        std::fs::write(&path, b"this is not a LAS file").unwrap();
-        let e = pcv_io::load::load_files(std::slice::from_ref(&path)).unwrap_err();
-        let e = anyhow::Error::new(e).context("opening the files");
-        let text = one_message(&e);
-        let _ = std::fs::remove_file(&path);
-        assert_eq!(text.matches("not a LAS file").count(), 1, "{text}");
-        assert!(text.starts_with("opening the files: ") && text.contains("pcv-not-a-las-file.las"), "{text}");
-        // Causes that add something are all kept, in order.
-        let io = std::io::Error::other("disk on fire");
-        let e = anyhow::Error::new(io).context("writing frame.png").context("pcv render");
-        assert_eq!(one_message(&e), "pcv render: writing frame.png: disk on fire");
-    }
 }

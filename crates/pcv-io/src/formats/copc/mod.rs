@@ -48,6 +48,8 @@ pub struct CopcFile {
     octree: Octree,
     /// RGB fields hold 8-bit values (decided from the root node).
     eight_bit: bool,
+    /// Its coordinate system, from the OGC WKT (or GeoTIFF) VLRs.
+    crs: Option<Result<pcv_model::crs::Crs, String>>,
 }
 
 /// Opens a COPC file by path or `http(s)://` URL.
@@ -147,10 +149,14 @@ impl CopcFile {
             (cube.min, cube.max())
         };
         let octree = Octree { cube, root_spacing_m: info.spacing, points_min, points_max, nodes };
-        let mut f = CopcFile { src, header, vlrs, info, laz, octree, eight_bit: false };
+        let crs = crate::crs::from_las(&prefix, &header, &vlrs).map(|r| r.map_err(|e| e.to_string()));
+        let mut f = CopcFile { src, header, vlrs, info, laz, octree, eight_bit: false, crs };
         if lasfmt::layout(f.header.format).rgb.is_some() {
             if let Some(root) = f.octree.nodes.iter().find(|n| n.key.depth == 0 && n.point_count > 0).copied() {
-                let recs = f.node_records(&root).map_err(|e| invalid(e.to_string()))?;
+                let recs = f.node_records(&root).map_err(|e| {
+                    let m = e.to_string();
+                    invalid(m.strip_prefix(&format!("{}: ", f.src.name())).unwrap_or(&m).to_string())
+                })?;
                 f.eight_bit = read::looks_8bit(&f.header, &recs);
             }
         }
@@ -181,7 +187,13 @@ impl CopcFile {
 
     /// A node's raw point records (the point format's, `header().record_len` bytes each), decompressed.
     pub fn node_records(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
-        let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
+        let err = |what: String| NodeError::Read {
+            source_name: self.src.name(),
+            key: node.key,
+            byte_offset: node.byte_offset,
+            byte_size: node.byte_size,
+            what,
+        };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
         read::decompress(&bytes, node, &self.header, &self.laz, laz::DecompressionSelection::all()).map_err(err)
     }
@@ -232,6 +244,14 @@ impl NodeSource for CopcFile {
         &self.octree
     }
 
+    fn crs(&self) -> Option<Result<pcv_model::crs::Crs, String>> {
+        self.crs.clone()
+    }
+
+    fn has_rgb(&self) -> bool {
+        lasfmt::layout(self.header.format).rgb.is_some()
+    }
+
     fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {
         if node.point_count == 0 {
             return Ok(NodePoints {
@@ -240,7 +260,13 @@ impl NodeSource for CopcFile {
                 classification: Some(Vec::new()),
             });
         }
-        let err = |what: String| NodeError::Read { source_name: self.src.name(), key: node.key, what };
+        let err = |what: String| NodeError::Read {
+            source_name: self.src.name(),
+            key: node.key,
+            byte_offset: node.byte_offset,
+            byte_size: node.byte_size,
+            what,
+        };
         let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
         read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin).map_err(err)
     }

@@ -27,7 +27,10 @@ pub fn decompress(
 ) -> Result<Vec<u8>, String> {
     let stride = h.record_len as usize;
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
-    let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20) * stride);
+    // Room for what the chunk's bytes can plausibly hold (LAZ compresses records 5-15 times), never
+    // for what a damaged hierarchy claims: the buffer grows if the chunk really holds more.
+    let plausible = bytes.len().saturating_mul(16) / stride.max(1) + 1024;
+    let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20).min(plausible) * stride);
     let mut scratch = Vec::new();
     laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p)).map_err(
         |e| {
