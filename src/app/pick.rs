@@ -104,6 +104,8 @@ pub struct PickedPoint {
     /// Decimals `file` is printed with: the LAS scale's ([`scale_decimals`]) when snapped, else what
     /// the f32 local position holds ([`local_decimals`]).
     pub decimals: usize,
+    /// Decimals of the height where they differ from the other two (a geographic cloud's metres).
+    pub height_decimals: Option<usize>,
     /// Index in the full cloud (all layers), where the mode knows it.
     pub index: Option<u64>,
     /// The file it came from, and its format.
@@ -143,7 +145,8 @@ impl PickedPoint {
     /// The position in the file's coordinates at the file's precision.
     pub fn position(&self) -> String {
         let d = self.decimals;
-        format!("{:.d$}, {:.d$}, {:.d$}", self.file.x, self.file.y, self.file.z)
+        let h = self.height_decimals.unwrap_or(d);
+        format!("{:.d$}, {:.d$}, {:.h$}", self.file.x, self.file.y, self.file.z)
     }
 
     /// The attributes after the position, on one line (class, intensity), empty where none are known.
@@ -292,6 +295,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
             Some(pcv_io::crs_model::CrsKind::Geographic) => 8,
             _ => local_decimals(hit.position),
         },
+        height_decimals: cloud.frame.as_ref().map(|_| local_decimals(hit.position)),
         index: full_index,
         source: None,
         intensity: None,
@@ -421,6 +425,7 @@ mod tests {
             file: DVec3::new(back, 5_405_017.93, 253.79),
             snapped: true,
             decimals: scale_decimals([scale, 0.01, 0.01]),
+            height_decimals: None,
             index: None,
             source: None,
             intensity: None,

@@ -69,6 +69,9 @@ pub enum CloudSource {
     Files(Arc<device::DeviceFiles>),
 }
 
+/// Files further apart than this many times the largest one's size are said to be far apart.
+pub const FAR_APART: f32 = 100.0;
+
 impl PointCloud {
     pub fn from_points(points: Vec<Point>, origin: DVec3, label: impl Into<String>) -> Self {
         let bounds = Bounds::of_points(&points);
@@ -94,10 +97,11 @@ impl PointCloud {
     }
 
     /// What a person should know about the files' coordinate systems together: files in different
-    /// systems, or some with one and some without (they are drawn as if all were in the first one's).
+    /// systems, or some with one and some without (they are drawn as if all were in the first one's),
+    /// or files so far apart that each shows as a speck ([`far_apart`]).
     pub fn crs_warning(&self) -> Option<String> {
         let sources = &self.attributes.as_ref()?.sources;
-        let first = sources.iter().find(|s| s.crs.is_some())?;
+        let Some(first) = sources.iter().find(|s| s.crs.is_some()) else { return self.far_apart() };
         let c = first.crs.as_ref()?;
         let name = |l: &str| std::path::Path::new(l).file_name().map_or(l.to_string(), |n| n.to_string_lossy().into());
         if let Some(other) = sources.iter().find(|s| s.crs.as_ref().is_some_and(|o| !o.same_as(c))) {
@@ -111,11 +115,39 @@ impl PointCloud {
             ));
         }
         let without = sources.iter().filter(|s| s.crs.is_none()).count();
-        (without > 0).then(|| {
-            format!(
+        if without > 0 {
+            return Some(format!(
                 "{without} file(s) name no coordinate system: taken to be in {}'s ({})",
                 name(&first.label),
                 c.summary()
+            ));
+        }
+        self.far_apart()
+    }
+
+    /// Files loaded together that lie so far apart (more than [`FAR_APART`] times the largest one's
+    /// size) that each shows as a speck: said, with the distance.
+    pub fn far_apart(&self) -> Option<String> {
+        let sources = &self.attributes.as_ref()?.sources;
+        if sources.len() < 2 || self.points.is_empty() {
+            return None;
+        }
+        let boxes: Vec<Bounds> = sources
+            .iter()
+            .filter_map(|s| self.points.get(s.points.start as usize..s.points.end as usize))
+            .map(Bounds::of_points)
+            .filter(|b| !b.is_empty())
+            .collect();
+        let largest = boxes.iter().map(|b| b.radius() * 2.0).fold(0.0f32, f32::max);
+        let all = boxes.iter().fold(Bounds::EMPTY, |a, b| Bounds::union(a, *b));
+        let across = all.radius() * 2.0;
+        (boxes.len() >= 2 && across > FAR_APART * largest.max(1e-6)).then(|| {
+            let u = self.units();
+            format!(
+                "the {} files lie {} apart but each is at most {} across: together each shows as a speck (are they in different coordinate systems?)",
+                boxes.len(),
+                u.length(across as f64, 0),
+                u.length(largest as f64, 0)
             )
         })
     }

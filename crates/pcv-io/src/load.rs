@@ -740,4 +740,20 @@ mod tests {
             "{back:?}"
         );
     }
+
+    #[test]
+    fn files_far_apart_are_said_to_be() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("here.xyz"), d.path().join("there.xyz"));
+        std::fs::write(&a, "0 0 0\n10 10 1\n5 5 2\n").unwrap();
+        std::fs::write(&b, "500000 4000000 0\n500010 4000010 1\n").unwrap();
+        let opts = LoadOptions { progress: false, warnings: false };
+        let c = load_files_with(&[a.clone(), b], &opts).unwrap();
+        let w = c.crs_warning().expect("a warning");
+        assert!(w.contains("2 files lie") && w.contains("speck"), "{w}");
+        // Two neighbouring tiles: nothing to say.
+        let near = d.path().join("near.xyz");
+        std::fs::write(&near, "20 0 0\n30 10 1\n").unwrap();
+        assert_eq!(load_files_with(&[a, near], &opts).unwrap().crs_warning(), None);
+    }
 }
