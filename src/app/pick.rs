@@ -131,15 +131,20 @@ impl PickedPoint {
         self.intensity = np.intensity;
         self.classification = np.classification;
         self.rgb = np.rgb;
-        if let Some((scale, offset)) = grids.grid(&np.source, Format::Laz) {
-            self.file = DVec3::new(
-                snap(self.file.x, scale[0], offset[0]),
-                snap(self.file.y, scale[1], offset[1]),
-                snap(self.file.z, scale[2], offset[2]),
-            );
-            self.snapped = true;
-            self.decimals = scale_decimals(scale);
+        if let Some(grid) = grids.grid(&np.source, Format::Laz) {
+            self.snap_to(grid);
         }
+    }
+
+    /// Puts the position on the file's LAS scale grid and prints it with the grid's decimals.
+    fn snap_to(&mut self, (scale, offset): Grid) {
+        self.file = DVec3::new(
+            snap(self.file.x, scale[0], offset[0]),
+            snap(self.file.y, scale[1], offset[1]),
+            snap(self.file.z, scale[2], offset[2]),
+        );
+        self.snapped = true;
+        self.decimals = scale_decimals(scale);
     }
 
     /// The position in the file's coordinates at the file's precision.
@@ -308,14 +313,8 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
     let Some(i) = full_index.filter(|&i| i < cloud.points.len() as u64) else { return p };
     let Some(span) = attrs.sources.iter().find(|s| s.points.contains(&i)) else { return p };
     p.source = Some((span.label.clone(), span.format));
-    if let Some((scale, offset)) = grids.grid(&span.label, span.format) {
-        p.file = DVec3::new(
-            snap(p.file.x, scale[0], offset[0]),
-            snap(p.file.y, scale[1], offset[1]),
-            snap(p.file.z, scale[2], offset[2]),
-        );
-        p.snapped = true;
-        p.decimals = scale_decimals(scale);
+    if let Some(grid) = grids.grid(&span.label, span.format) {
+        p.snap_to(grid);
     }
     let iu = i as usize;
     if span.has_intensity {

@@ -187,15 +187,25 @@ impl CopcFile {
 
     /// A node's raw point records (the point format's, `header().record_len` bytes each), decompressed.
     pub fn node_records(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
-        let err = |what: String| NodeError::Read {
+        let bytes = self.node_bytes(node)?;
+        read::decompress(&bytes, node, &self.header, &self.laz, laz::DecompressionSelection::all())
+            .map_err(|what| self.node_error(node, what))
+    }
+
+    /// A node's compressed bytes.
+    fn node_bytes(&self, node: &OctreeNode) -> Result<Vec<u8>, NodeError> {
+        self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(|what| self.node_error(node, what))
+    }
+
+    /// The error of a node that failed to read or decode: the file, the node and its bytes.
+    fn node_error(&self, node: &OctreeNode, what: String) -> NodeError {
+        NodeError::Read {
             source_name: self.src.name(),
             key: node.key,
             byte_offset: node.byte_offset,
             byte_size: node.byte_size,
             what,
-        };
-        let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decompress(&bytes, node, &self.header, &self.laz, laz::DecompressionSelection::all()).map_err(err)
+        }
     }
 
     /// The exact values of a node's points (f64 coordinates, 16-bit colors, ...).
@@ -260,15 +270,9 @@ impl NodeSource for CopcFile {
                 classification: Some(Vec::new()),
             });
         }
-        let err = |what: String| NodeError::Read {
-            source_name: self.src.name(),
-            key: node.key,
-            byte_offset: node.byte_offset,
-            byte_size: node.byte_size,
-            what,
-        };
-        let bytes = self.src.read_at(node.byte_offset, node.byte_size as usize).map_err(err)?;
-        read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin).map_err(err)
+        let bytes = self.node_bytes(node)?;
+        read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin)
+            .map_err(|what| self.node_error(node, what))
     }
 }
 
