@@ -85,7 +85,7 @@ fn memory(args: &[String], n: u64) {
         let cloud = if files.is_empty() {
             pcv_io::scene::generate(n, 1, false)
         } else {
-            let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+            let opts = pcv_io::load::LoadOptions::quiet();
             pcv_io::load::load_files_with(&files, &opts).expect("load")
         };
         let num = cloud.points.len() as u64;

@@ -8,7 +8,8 @@
 //! - `terrain.las`: a 300 × 200 m aerial lidar tile in UTM coordinates (zone 32N, around
 //!   512 000 E, 5 405 000 N, 250 m above sea level): rolling ground (class 2), a dozen buildings with
 //!   pitched roofs and walls (class 6), trees as crowns of points (class 5), a few birds 300 m up
-//!   (class 7, outliers the framing must ignore), 16-bit RGB and intensity; about 16 points/m².
+//!   (class 7, outliers the framing must ignore), 16-bit RGB and intensity, and a scan's other
+//!   fields (three flight lines: GPS time, point source, scan angle, returns); about 16 points/m².
 //! - `terrain-sparse.laz`: the same tile at 0.5 points/m², LAZ — sparse points break up into dots.
 //! - `road-strip.laz`: a 500 × 12 m mobile-mapping strip along a road (asphalt class 11, curbs,
 //!   poles and a wire), UTM coordinates, z up: the framing must show it along its length.
@@ -20,7 +21,7 @@
 //!
 //! `--scale S` multiplies every point count (0.1 for a quick look, 4 for a denser tile).
 use glam::DVec3;
-use pcv_io::attributes::{Attributes, ColorMode, SourceSpan};
+use pcv_io::attributes::{Attributes, ColorMode, Column, Field, SourceSpan};
 use pcv_io::formats::Format;
 use pcv_io::{Point, PointCloud};
 use rand::rngs::StdRng;
@@ -34,11 +35,55 @@ struct Builder {
     points: Vec<Point>,
     intensity: Vec<f32>,
     class: Vec<u8>,
+    /// The LAS record's other fields, when the cloud has them ([`Builder::flight_fields`]).
+    columns: Vec<Column>,
 }
 
 impl Builder {
     fn new(origin: DVec3) -> Builder {
-        Builder { origin, points: Vec::new(), intensity: Vec::new(), class: Vec::new() }
+        Builder { origin, points: Vec::new(), intensity: Vec::new(), class: Vec::new(), columns: Vec::new() }
+    }
+
+    /// An airborne scan's other fields, made up from each point's place and class: three flight lines
+    /// along x, 80 m apart with overlap (point source 101..103), flown one after the other at 60 m/s
+    /// (GPS time in adjusted standard seconds), the scan angle across the line, and returns: vegetation
+    /// points are return 1 or 2 of 2-3, ground under crowns the last of 2, other points 1 of 1.
+    fn flight_fields(&mut self, seed: u64, crowns: &[(f64, f64, f64, f64)], shift: DVec3) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let n = self.points.len();
+        let (mut src, mut time, mut angle, mut ret, mut nret) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (p, &class) in self.points.iter().zip(&self.class) {
+            let (x, y) = (p.pos[0] as f64 + shift.x, p.pos[1] as f64 + shift.y);
+            let line = ((y / 80.0).floor().clamp(0.0, 2.0)) as u16;
+            let centre = 40.0 + 80.0 * line as f64;
+            src.push(101.0 + line as f64);
+            time.push(315_000_000.0 + 900.0 * line as f64 + x / 60.0 + rng.random_range(0.0..0.01));
+            angle.push(((y - centre) / 250.0).atan().to_degrees());
+            let under_crown = crowns.iter().any(|t| (x - t.0).powi(2) + (y - t.1).powi(2) < t.2 * t.2);
+            let (r, k) = match class {
+                5 => {
+                    let k = rng.random_range(2..=3);
+                    (rng.random_range(1..k), k)
+                }
+                2 if under_crown => (2, 2),
+                _ => (1, 1),
+            };
+            ret.push(r as f64);
+            nret.push(k as f64);
+        }
+        self.columns = vec![
+            Column::from_f64(Field::ReturnNumber, &ret),
+            Column::from_f64(Field::NumberOfReturns, &nret),
+            Column::from_f64(Field::ScanAngle, &angle),
+            Column::from_f64(Field::PointSourceId, &src),
+            Column::from_f64(Field::GpsTime, &time),
+        ];
     }
 
     fn push(&mut self, local: [f64; 3], rgb: [u8; 3], intensity: f32, class: u8) {
@@ -54,6 +99,8 @@ impl Builder {
         c.attributes = Some(Arc::new(Attributes {
             intensity: intensity.then_some(self.intensity),
             classification: class.then_some(self.class),
+            columns: self.columns,
+            field_spec: None,
             has_rgb: rgb,
             sources: vec![SourceSpan {
                 label: label.into(),
@@ -182,6 +229,7 @@ fn terrain(density_per_m2: f64, seed: u64) -> Builder {
             7,
         );
     }
+    b.flight_fields(seed + 100, &trees, DVec3::ZERO);
     // Recentre: local coordinates around the tile's middle.
     let shift = DVec3::new(sx / 2.0, sy / 2.0, 0.0);
     for p in &mut b.points {

@@ -407,13 +407,7 @@ fn device_stream(path: &Path) -> u64 {
         device: "none".into(),
     };
     let max_points = std::env::var("PCV_BENCH_MAX_POINTS").ok().map(|s| count(&s));
-    let plan = pcv_io::device::plan(
-        &[path.to_path_buf()],
-        &LoadOptions { progress: false, warnings: false },
-        &cap,
-        max_points,
-    )
-    .expect("plan");
+    let plan = pcv_io::device::plan(&[path.to_path_buf()], &LoadOptions::quiet(), &cap, max_points).expect("plan");
     let (declared, planned) = (plan.declared, plan.planned_points());
     let mut n = 0u64;
     pcv_io::device::stream_files(&plan, &mut |p| {
@@ -448,7 +442,7 @@ fn decode_only(path: &Path) -> u64 {
 }
 
 fn full_load(path: &Path) -> u64 {
-    let c = load_files_with(&[path.to_path_buf()], &LoadOptions { progress: false, warnings: false }).expect("load");
+    let c = load_files_with(&[path.to_path_buf()], &LoadOptions::quiet()).expect("load");
     c.points.len() as u64
 }
 
@@ -565,12 +559,7 @@ fn main() {
     if let Some(src) = tile_from {
         let las_path = tile(&src, copies, &dir);
         let laz_path = las_path.with_extension("laz");
-        pcv_io::convert::convert(
-            std::slice::from_ref(&las_path),
-            &laz_path,
-            &LoadOptions { progress: false, warnings: false },
-        )
-        .expect("LAZ");
+        pcv_io::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions::quiet()).expect("LAZ");
         for p in [&las_path, &laz_path] {
             std::fs::File::open(p).and_then(|f| f.sync_all()).expect("sync");
         }
@@ -620,12 +609,7 @@ fn main() {
         write_las(&las_path, n, laz_format, rgb8);
         let p = if ext == "laz" {
             let laz_path = dir.join(format!("pcv-load-bench-{kind}.laz"));
-            pcv_io::convert::convert(
-                std::slice::from_ref(&las_path),
-                &laz_path,
-                &LoadOptions { progress: false, warnings: false },
-            )
-            .expect("LAZ");
+            pcv_io::convert::convert(std::slice::from_ref(&las_path), &laz_path, &LoadOptions::quiet()).expect("LAZ");
             let _ = std::fs::remove_file(&las_path);
             laz_path
         } else {

@@ -20,7 +20,8 @@
 //! always did.
 use anyhow::{bail, Context, Result};
 use pcv_camera::{Camera, StartOptions, UpAxis};
-use pcv_io::attributes::{apply_up, auto_color, recolor, ColorMode};
+use pcv_io::attributes::{apply_up, auto_color, recolor_with, ColorMode, FieldLook, FieldSet};
+use pcv_io::filter::{self, Kept, PointFilter};
 use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
 use pcv_lod::{memory::MemorySource, LodOptions, LodScene};
 use pcv_render::look::{Look, LookOverrides};
@@ -91,6 +92,23 @@ pub struct OpenOptions {
     pub auto_lod: bool,
     /// `--crs`: every file's coordinate system (a definition or a file holding one).
     pub crs: Option<String>,
+    /// A field colour mode's ramp and range (`--ramp`, `--range`; default: the field's own ramp over
+    /// the 2nd..98th percentile).
+    pub field_look: FieldLook,
+    /// Which points are shown (`--classes`, `--returns`, `--filter`, `--clip-box`): applied to the
+    /// points a resident cloud uploads, and by the window's layers.
+    pub filter: PointFilter,
+}
+
+impl OpenOptions {
+    /// The fields the files must be read with: the colour mode's and the filter's.
+    fn wanted_fields(&self) -> FieldSet {
+        let mut f = FieldSet::of(&self.filter.fields());
+        if let Some(x) = self.color.and_then(ColorMode::field) {
+            f = f.with(x);
+        }
+        f
+    }
 }
 
 /// Points a CPU backend draws a frame of in about 15 ms, half the window's 30 ms frame target, on
@@ -138,6 +156,10 @@ pub struct Session {
     /// because they could not be read (each error names its file), coordinate systems that disagree
     /// or could not be read.
     pub warnings: Vec<String>,
+    /// Which points are shown (the open options' filter; the window's layers start with it).
+    pub filter: PointFilter,
+    /// What the filter kept of a resident cloud at the upload.
+    pub filtered: Option<Kept>,
 }
 
 /// Opens `source` on a backend made for `backend`: see the module doc for what happens in which order.
@@ -177,6 +199,8 @@ impl Session {
             opened_at: Instant::now(),
             times: OpenTimes::default(),
             warnings: Vec::new(),
+            filter: PointFilter::default(),
+            filtered: None,
         }
     }
 
@@ -187,9 +211,11 @@ impl Session {
         // What was shown goes first, so that its memory counts as free for what comes next.
         self.shown = Shown::Cloud;
         let mut warnings = Vec::new();
+        let mut filtered = None;
         let (cloud, shown, camera, up_reason, opened_at) =
-            open_on(self.rasterizer.as_mut(), source, opts, &mut warnings)?;
+            open_on(self.rasterizer.as_mut(), source, opts, &mut warnings, &mut filtered)?;
         self.warnings = warnings;
+        (self.filter, self.filtered) = (opts.filter.clone(), filtered);
         (self.cloud, self.shown, self.camera, self.up_reason, self.opened_at) =
             (cloud, shown, camera, up_reason, opened_at);
         self.times.loaded_s = self.times.backend_s + started.elapsed().as_secs_f64();
@@ -220,9 +246,12 @@ impl Session {
     /// Runs the viewer on what is shown until the window closes or `opts.frames` frames are shown.
     pub fn view(
         &mut self,
-        opts: crate::viewer::ViewerOptions,
+        mut opts: crate::viewer::ViewerOptions,
     ) -> Result<crate::viewer::ViewerSummary, crate::viewer::ViewerError> {
         let note = self.backend_note.clone();
+        if self.filtered.is_some() {
+            opts.filter = self.filter.clone();
+        }
         match &mut self.shown {
             Shown::Lod(l) => crate::viewer::run_lod(&self.cloud, self.rasterizer.as_mut(), opts, note, l),
             Shown::Cloud => crate::viewer::run(&self.cloud, self.rasterizer.as_mut(), opts, note),
@@ -333,6 +362,7 @@ fn open_on(
     source: Source,
     opts: &OpenOptions,
     skipped: &mut Vec<String>,
+    filtered: &mut Option<Kept>,
 ) -> Result<(PointCloud, Shown, Camera, String, Instant)> {
     let started = Instant::now();
     let source = match source {
@@ -341,6 +371,9 @@ fn open_on(
     };
     let crs = opts.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
     if let Some((lod, opened_at)) = open_lod(r, &source, opts, skipped)? {
+        if !opts.filter.is_empty() {
+            warn(skipped, format!("level of detail draws every point: the filter ({}) applies to points in memory (open without --lod, or convert first)", opts.filter.describe()));
+        }
         let mut cloud = lod.placeholder_cloud();
         for e in lod.crs_errors() {
             warn(skipped, e);
@@ -351,9 +384,16 @@ fn open_on(
         return Ok((cloud, Shown::Lod(Box::new(lod)), camera, up_reason, opened_at));
     }
     let mut prepared = None;
-    let mut cloud = load_and_upload(r, source, opts, skipped, |c| prepared = Some(prepare(c, &opts.start)))?;
+    let mut cloud = load_and_upload(r, source, opts, skipped, filtered, |c| prepared = Some(prepare(c, &opts.start)))?;
     about_crs(&mut cloud, crs.as_ref(), skipped);
-    let (camera, up_reason) = prepared.context("the start camera")?;
+    let (mut camera, up_reason) = prepared.context("the start camera")?;
+    if opts.filter.clips() && filtered.as_ref().is_some_and(|k| k.points > 0) {
+        // Clipped: the start camera frames what the clip volumes keep, not the whole cloud.
+        let (mut kept, _) = filter::shown(&cloud, &opts.filter);
+        kept.bounds = pcv_io::Bounds::of_points(&kept.points);
+        let up = camera.up;
+        camera = Camera::start(&kept, &StartOptions { up: pcv_camera::UpChoice::Axis(up), ..opts.start }).0;
+    }
     Ok((cloud, Shown::Cloud, camera, up_reason, started))
 }
 
@@ -389,7 +429,8 @@ pub fn prepare(cloud: &mut PointCloud, start: &StartOptions) -> (Camera, String)
 /// The cloud `files` hold (the built-in scene without files), coloured as `color` asks (or as
 /// [`auto_color`] finds best, saying so).
 pub fn load_cloud(files: &[PathBuf], points: u64, seed: u64, color: Option<ColorMode>) -> Result<PointCloud> {
-    load_cloud_skipping(files, points, seed, color, &mut Vec::new())
+    let opts = OpenOptions { color, ..Default::default() };
+    load_cloud_skipping(files, points, seed, &opts, &mut Vec::new())
 }
 
 /// [`load_cloud`]: files among several that cannot be read are skipped, said on stderr and added to
@@ -398,21 +439,24 @@ pub fn load_cloud_skipping(
     files: &[PathBuf],
     points: u64,
     seed: u64,
-    color: Option<ColorMode>,
+    opts: &OpenOptions,
     skipped: &mut Vec<String>,
 ) -> Result<PointCloud> {
+    let color = opts.color;
     if files.is_empty() {
         if let Some(c) = color.filter(|c| *c != ColorMode::Rgb) {
             bail!("--color {c}: the built-in scene has only its own colors");
         }
         Ok(scene::lazy(points, seed))
     } else {
-        let (mut cloud, failed) = load::load_readable_files(files, &load::LoadOptions::default())?;
+        let mut load_opts = load::LoadOptions::default();
+        load_opts.fields.fields = opts.wanted_fields();
+        let (mut cloud, failed) = load::load_readable_files(files, &load_opts)?;
         for e in failed {
             warn(skipped, format!("skipped {e}"));
         }
         match color {
-            Some(c) => recolor(&mut cloud, c)?,
+            Some(c) => recolor_with(&mut cloud, c, &opts.field_look)?,
             None => {
                 if let Some(note) = auto_color(&mut cloud) {
                     eprintln!("pcv: {note}");
@@ -442,6 +486,7 @@ fn load_and_upload(
     source: Source,
     opts: &OpenOptions,
     skipped: &mut Vec<String>,
+    filtered: &mut Option<Kept>,
     prepare: impl FnOnce(&mut PointCloud),
 ) -> Result<PointCloud> {
     let files = match source {
@@ -479,6 +524,9 @@ fn load_and_upload(
         if subsample.is_some()
             || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
         {
+            if !opts.filter.is_empty() {
+                warn(skipped, format!("the cloud streams to the device without a host copy: the filter ({}) applies to points in memory (use --max-points or convert with the filter first)", opts.filter.describe()));
+            }
             let mut cloud = device::cloud(plan);
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
@@ -495,13 +543,40 @@ fn load_and_upload(
             return Ok(cloud);
         }
     }
-    let mut cloud = load_cloud_skipping(&files, 0, 0, opts.color, skipped)?;
+    let mut cloud = load_cloud_skipping(&files, 0, 0, opts, skipped)?;
     if let Some(k) = opts.max_points {
         load::keep_evenly(&mut cloud, k);
     }
     prepare(&mut cloud);
-    r.upload(&cloud).context("uploading the points")?;
+    if opts.filter.is_empty() {
+        r.upload(&cloud).context("uploading the points")?;
+    } else {
+        check_filter_fields(&cloud, &opts.filter)?;
+        let (shown, kept) = filter::shown(&cloud, &opts.filter);
+        eprintln!(
+            "pcv: showing {}: {} of {} points ({} groups skipped, {} kept whole, {} tested)",
+            opts.filter.describe(),
+            kept.points,
+            cloud.len(),
+            kept.groups_skipped,
+            kept.groups_whole,
+            kept.groups_tested
+        );
+        r.upload(&shown).context("uploading the points")?;
+        *filtered = Some(kept);
+    }
     Ok(cloud)
+}
+
+/// The filter reads only fields the cloud has: otherwise says which are missing.
+fn check_filter_fields(cloud: &PointCloud, f: &PointFilter) -> Result<()> {
+    let attrs = cloud.attributes.as_deref();
+    let missing: Vec<&str> =
+        f.fields().into_iter().filter(|x| attrs.and_then(|a| a.column(*x)).is_none()).map(|x| x.name()).collect();
+    if !missing.is_empty() {
+        bail!("{}: the files have no {} (pcv info lists each file's fields)", f.describe(), missing.join(", "));
+    }
+    Ok(())
 }
 
 /// Whether `p` is a COPC file (its COPC info VLR, or an `http(s)://` URL, which pcv reads as COPC).

@@ -53,7 +53,7 @@ fn read_with_las_crate(path: &Path) -> Vec<([u64; 3], u16, u8, [u16; 3])> {
 }
 
 fn convert(inputs: &[PathBuf], out: &Path) {
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     let s = pcv_io::convert::convert(inputs, out, &opts).unwrap();
     assert_eq!(s.format, pcv_io::convert::OutFormat::Copc);
 }
@@ -113,11 +113,7 @@ fn nodes_decode_as_the_laz_loader_does() {
     let (src, _) = source_las(dir.path(), 150_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
-    let cloud = pcv_io::load::load_files_with(
-        std::slice::from_ref(&out),
-        &pcv_io::load::LoadOptions { progress: false, warnings: false },
-    )
-    .unwrap();
+    let cloud = pcv_io::load::load_files_with(std::slice::from_ref(&out), &pcv_io::load::LoadOptions::quiet()).unwrap();
     let a = cloud.attributes.as_ref().unwrap();
     let mut want: Vec<_> = (0..cloud.points.len())
         .map(|i| {
@@ -387,7 +383,7 @@ fn every_las_field_survives_field_by_field_from_several_inputs() {
     let pb = rich_las(&b, 50_000, 2, 1, false, base_b);
     std::fs::write(&c, "512010.5 5400020.25 301.125 10 20 30\n512011.5 5400021.25 302.125 40 50 60\n").unwrap();
     let out = dir.path().join("out.copc.laz");
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     pcv_io::convert::copc::write_with(&[a.clone(), b.clone(), c], &out, &opts, 5_000).unwrap();
     let f = copc::open_copc(out.to_str().unwrap()).unwrap();
     assert_eq!(f.header().format, 8);
@@ -478,7 +474,7 @@ fn the_octree_is_the_same_whatever_the_number_of_threads() {
     let laz = dir.path().join("b.laz");
     rich_las(&laz, 40_000, 4, 7, true, [BASE[0] + 100.0, BASE[1] + 100.0, BASE[2]]);
     let inputs = [src, laz];
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     let mut runs = Vec::new();
     for threads in [1, 3] {
         let out = dir.path().join(format!("t{threads}.copc.laz"));
@@ -538,7 +534,7 @@ fn a_las_point_with_an_infinite_coordinate_is_an_error_naming_the_file_and_the_p
     let bad = dir.path().join("huge.las");
     std::fs::write(&bad, &d).unwrap();
     let out = dir.path().join("out.copc.laz");
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     let e = pcv_io::convert::convert(std::slice::from_ref(&bad), &out, &opts).unwrap_err().to_string();
     assert!(e.contains("huge.las") && e.contains("point ") && e.contains("infinite"), "{e}");
     assert!(!out.exists());
@@ -623,7 +619,7 @@ fn extra_bytes_and_the_crs_survive_field_by_field() {
     let pb = rich_las(&b, 20_000, 2, 1, false, [BASE[0] + 900.0, BASE[1] + 50.0, BASE[2]]);
     let pc = extra_las(&c, 20_000, false, false, [BASE[0], BASE[1] + 900.0, BASE[2]]);
     let out = dir.path().join("out.copc.laz");
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     pcv_io::convert::copc::write_with(&[a.clone(), b.clone(), c.clone()], &out, &opts, 5_000).unwrap();
     let f = copc::open_copc(out.to_str().unwrap()).unwrap();
     assert_eq!((f.header().format, f.header().record_len), (7, 36 + 3));

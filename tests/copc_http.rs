@@ -116,7 +116,7 @@ fn copc_file(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
     let src = dir.join("s.las");
     std::fs::write(&src, las(&pts, 2, 3, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257)).unwrap();
     let out = dir.join("s.copc.laz");
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     pcv_io::convert::copc::write_with(&[src], &out, &opts, 2000).unwrap();
     out
 }

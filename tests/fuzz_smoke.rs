@@ -246,7 +246,7 @@ const ALLOC_PER_INPUT_BYTE: usize = 64;
 /// error that names no byte. Returns the decoder's error, if any.
 fn feed(target: &str, format: Format, pts: bool, data: &[u8], what: &str) -> Option<FormatError> {
     let progress = Progress::hidden();
-    let opts = ReadOptions { origin: Default::default(), progress: &progress };
+    let opts = ReadOptions { origin: Default::default(), progress: &progress, fields: Default::default() };
     LARGEST.store(0, Ordering::Relaxed);
     let r = std::panic::catch_unwind(|| decode_bytes(data, format, pts, &opts).err());
     let largest = LARGEST.load(Ordering::Relaxed);
@@ -370,7 +370,7 @@ fn copc_seed() -> Vec<u8> {
     }
     std::fs::write(&src, las(&pts, 2, 3, false, [500_000.0, 4_000_000.0, 0.0], |c| c as u16 * 257)).unwrap();
     let out = dir.path().join("s.copc.laz");
-    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false };
+    let opts = pcv_io::load::LoadOptions::quiet();
     pcv_io::convert::copc::write_with(&[src], &out, &opts, 100).unwrap();
     std::fs::read(out).unwrap()
 }

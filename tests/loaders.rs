@@ -13,7 +13,7 @@ use std::process::Command;
 const UTM: [f64; 3] = [512_345.0, 5_401_234.0, 250.0];
 
 fn opts() -> LoadOptions {
-    LoadOptions { progress: false, warnings: false }
+    LoadOptions::quiet()
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -294,7 +294,7 @@ fn streamed_files_composite_equals_one_gpu() {
     let path = dir.path().join("scene.ply");
     let host = scene::generate(3_000_000, 5, false);
     write_ply(&path, &host.points);
-    let opts = load::LoadOptions { progress: false, warnings: false };
+    let opts = load::LoadOptions::quiet();
     let Some((single, _)) = backends("streamed") else { return };
     let cap = single.point_capacity().expect("capacity");
     drop(single);

@@ -408,6 +408,7 @@ fn window_thread(
         feed: Some(feed.clone()),
         frame_target_ms: Some(pcv::app::resolution::DEFAULT_TARGET_MS),
         messages: Vec::new(),
+        filter: Default::default(),
     };
     let result = session.view(opts);
     // A set sent but never taken is dropped here; PyO3 releases its Python references later, with the GIL.

@@ -4,13 +4,15 @@
 //! per-file spans in `attributes.sources`) and one [`Layer`] per file, with a visibility flag and a
 //! colour. [`Layers::uploaded`] makes the cloud the rasterizer gets: the full cloud itself (shared,
 //! no copy) when every layer is visible in its own colours, else a copy of the visible layers' points,
-//! painted with their layer colour when colour-by-layer is on, together with the map from uploaded
+//! painted with their layer colour when colour-by-layer is on, and only the points that pass the
+//! [`PointFilter`] (classes, returns, ranges, clip volumes: [`pcv_io::filter::kept`]), together with the map from uploaded
 //! point indices back to the full cloud's (picking reads attributes there). [`Layers::add`] merges
 //! newly loaded clouds: their points move from their own origin to the shown cloud's (in f64, then
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
 //! colour mode shown is applied to the result. The built-in scene is a demonstration, not data:
 //! dropped files replace it.
-use pcv_io::attributes::{self, Attributes, ColorMode};
+use pcv_io::attributes::{self, Attributes, ColorMode, Column, Field};
+use pcv_io::filter::{self, Kept, PointFilter};
 use pcv_io::{Bounds, PointCloud};
 use std::ops::Range;
 use std::sync::Arc;
@@ -45,6 +47,10 @@ pub struct Layers {
     pub cloud: PointCloud,
     pub layers: Vec<Layer>,
     pub color_by_layer: bool,
+    /// Which points are shown (classes, returns, ranges, clip volumes): applied by [`Layers::uploaded`].
+    pub filter: PointFilter,
+    /// What the filter kept at the last upload (points, and groups skipped, kept whole, tested).
+    pub filtered: Option<Kept>,
     /// Uploaded index ranges → full cloud: (uploaded start, full start, length), by uploaded start.
     map: Vec<(u64, u64, u64)>,
 }
@@ -53,7 +59,14 @@ impl Layers {
     pub fn new(cloud: PointCloud) -> Layers {
         // Until something else is uploaded, the uploaded cloud is the full one.
         let map = vec![(0, 0, cloud.len())];
-        let mut l = Layers { cloud, layers: Vec::new(), color_by_layer: false, map };
+        let mut l = Layers {
+            cloud,
+            layers: Vec::new(),
+            color_by_layer: false,
+            filter: PointFilter::default(),
+            filtered: None,
+            map,
+        };
         l.rebuild_layers(&[]);
         l
     }
@@ -89,20 +102,33 @@ impl Layers {
     /// The cloud to upload now (see the module doc); remembers its index map.
     pub fn uploaded(&mut self) -> PointCloud {
         let all_visible = self.layers.iter().all(|l| l.visible);
-        if !self.editable() || (all_visible && !self.color_by_layer) {
+        let filtering = self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
+        self.filtered = None;
+        if !self.editable() || (all_visible && !self.color_by_layer && !filtering) {
             self.map = vec![(0, 0, self.cloud.len())];
             return self.cloud.clone();
         }
         let mut points = Vec::new();
         self.map.clear();
+        let mut total = Kept::default();
         for l in self.layers.iter().filter(|l| l.visible) {
             let r = l.points.start as usize..(l.points.end as usize).min(self.cloud.points.len());
-            self.map.push((points.len() as u64, l.points.start, r.len() as u64));
+            let k = filter::kept(&self.cloud, &self.filter, r);
             let start = points.len();
-            points.extend_from_slice(&self.cloud.points[r]);
+            for run in &k.runs {
+                self.map.push((points.len() as u64, run.start as u64, run.len() as u64));
+                points.extend_from_slice(&self.cloud.points[run.clone()]);
+            }
             if self.color_by_layer {
                 points[start..].iter_mut().for_each(|p| p.rgba = l.color);
             }
+            total.points += k.points;
+            total.groups_skipped += k.groups_skipped;
+            total.groups_whole += k.groups_whole;
+            total.groups_tested += k.groups_tested;
+        }
+        if filtering {
+            self.filtered = Some(total);
         }
         let mut c = self.cloud.clone();
         c.points = Arc::new(points);
@@ -192,6 +218,19 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         v.extend(b.classification.clone().unwrap_or_else(|| vec![0; n_other]));
         Some(v)
     };
+    // Other fields: one column each over both (NaN for the points of a cloud without it).
+    let columns = Field::ALL
+        .into_iter()
+        .filter(|&f| a.column(f).is_some() || b.column(f).is_some())
+        .map(|f| {
+            let side = |c: Option<&Column>, n: usize| -> Vec<f64> {
+                c.map_or_else(|| vec![f64::NAN; n], |c| (0..n).map(|i| c.get(i)).collect())
+            };
+            let mut v = side(a.column(f), n_base);
+            v.extend(side(b.column(f), n_other));
+            Column::from_f64(f, &v)
+        })
+        .collect();
     let mut sources = a.sources.clone();
     sources.extend(b.sources.iter().map(|s| {
         let mut s = s.clone();
@@ -208,6 +247,8 @@ pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
         attributes: Some(Arc::new(Attributes {
             intensity: join_f32(&a.intensity, &b.intensity),
             classification,
+            columns,
+            field_spec: None,
             has_rgb: a.has_rgb || b.has_rgb,
             sources,
             mode: ColorMode::Rgb,

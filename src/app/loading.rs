@@ -71,7 +71,7 @@ impl Loader {
                 }
             }
             let of = files.len();
-            let opts = LoadOptions { progress: false, warnings: false };
+            let opts = LoadOptions::quiet();
             for (index, path) in files.into_iter().enumerate() {
                 if tx.send(Msg::Started { path: path.clone(), index, of }).is_err() {
                     return;

@@ -12,6 +12,7 @@
 //! update never touches the GPU; tests stand in for it with pickers of their own.
 use glam::{DVec3, Vec2, Vec3};
 use pcv_camera::MoveInput;
+use pcv_io::attributes::Field;
 use pcv_io::crs_model::{Distance, Units};
 use pcv_io::formats::Format;
 use pcv_io::PointCloud;
@@ -113,6 +114,8 @@ pub struct PickedPoint {
     pub intensity: Option<f32>,
     pub classification: Option<u8>,
     pub rgb: Option<[u8; 3]>,
+    /// The other fields its file had (GPS time, returns, ...), in [`Field::ALL`]'s order.
+    pub fields: Vec<(Field, f64)>,
     /// For a level-of-detail scene: the octree node and the point's place in it.
     pub node: Option<String>,
     /// Whether the level-of-detail scene was asked for this point's attributes (once).
@@ -206,6 +209,26 @@ impl PickedPoint {
         }
         if let Some([r, g, b]) = self.rgb {
             v.push(format!("rgb {r} {g} {b}"));
+        }
+        // The other fields, a few a line: "return_number 1/2" and the rest by name.
+        let mut line = Vec::new();
+        let get = |f: Field| self.fields.iter().find(|(g, _)| *g == f).map(|(_, v)| *v);
+        if let (Some(r), Some(n)) = (get(Field::ReturnNumber), get(Field::NumberOfReturns)) {
+            line.push(format!("return {r}/{n}"));
+        }
+        for &(f, x) in self.fields.iter().filter(|(f, _)| !matches!(f, Field::ReturnNumber | Field::NumberOfReturns)) {
+            line.push(match f {
+                Field::GpsTime => format!("gps_time {x:.6}"),
+                Field::ScanAngle => format!("scan_angle {x:.3}"),
+                _ => format!("{f} {x}"),
+            });
+            if line.len() == 2 {
+                v.push(line.join("  "));
+                line.clear();
+            }
+        }
+        if !line.is_empty() {
+            v.push(line.join("  "));
         }
         v
     }
@@ -306,6 +329,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
         intensity: None,
         classification: None,
         rgb: None,
+        fields: Vec::new(),
         node: None,
         looked_up: false,
     };
@@ -323,6 +347,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
     if span.has_classification {
         p.classification = attrs.classification.as_ref().and_then(|v| v.get(iu)).copied();
     }
+    p.fields = attrs.columns.iter().map(|c| (c.field, c.get(iu))).filter(|(_, v)| v.is_finite()).collect();
     if span.has_rgb {
         let rgba = match &attrs.loaded_rgba {
             Some(saved) => saved.get(iu).copied(),
@@ -355,6 +380,8 @@ mod tests {
         c.attributes = Some(Arc::new(Attributes {
             intensity: Some(vec![7.0, 300.0]),
             classification: Some(vec![2, 6]),
+            columns: Vec::new(),
+            field_spec: None,
             has_rgb: true,
             sources: vec![
                 SourceSpan {
@@ -430,10 +457,12 @@ mod tests {
             intensity: None,
             classification: None,
             rgb: None,
+            fields: vec![(Field::ReturnNumber, 1.0), (Field::NumberOfReturns, 3.0), (Field::GpsTime, 315_000_123.25)],
             node: None,
             looked_up: false,
         };
         assert_eq!(p.position(), "623456.789, 5405017.930, 253.790");
+        assert_eq!(p.lines().last().unwrap(), "return 1/3  gps_time 315000123.250000");
         assert_eq!(scale_decimals([0.01; 3]), 2);
         assert_eq!(scale_decimals([0.25, 1.0, 10.0]), 2);
         assert_eq!(scale_decimals([1.0; 3]), 0);

@@ -335,6 +335,43 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             s.layers.color_by_layer = !s.layers.color_by_layer;
             Effects { reupload: true, redraw_scene: true, ..Default::default() }
         }
+        Action::SetClassShown { code, shown } => {
+            let mut f = s.layers.filter.clone();
+            f.set_class_shown(code, shown);
+            apply(s, Action::SetFilter(f), ctx)
+        }
+        Action::SetReturns(r) => {
+            let mut f = s.layers.filter.clone();
+            f.returns = r;
+            apply(s, Action::SetFilter(f), ctx)
+        }
+        Action::SetFilter(f) => {
+            if !s.layers.editable() {
+                s.messages.info("the built-in scene cannot be filtered");
+                return Effects::ui();
+            }
+            if f == s.layers.filter {
+                return Effects::default();
+            }
+            let attrs = s.layers.cloud.attributes.as_deref();
+            let missing: Vec<&str> = f
+                .fields()
+                .into_iter()
+                .filter(|x| attrs.and_then(|a| a.column(*x)).is_none())
+                .map(|x| x.name())
+                .collect();
+            if !missing.is_empty() {
+                s.messages.error(format!(
+                    "cannot filter by {}: these points have none loaded (open the files with --filter or --returns to load them)",
+                    missing.join(", ")
+                ));
+                return Effects::ui();
+            }
+            // The panel's filter line says what is shown (a message line would move the legend's rows
+            // under the cursor that just clicked one).
+            s.layers.filter = f;
+            Effects { reupload: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
+        }
         Action::DismissMessages => {
             s.messages.clear();
             Effects::ui()
@@ -479,6 +516,7 @@ mod tests {
     use glam::{DVec3, Vec3};
     use pcv_camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
     use pcv_io::attributes::{Attributes, SourceSpan};
+    use pcv_io::filter::{ClipBox, PointFilter};
     use pcv_io::formats::Format;
     use pcv_io::{Point, PointCloud};
     use pcv_render::{PickHit, RenderMode};
@@ -598,6 +636,41 @@ mod tests {
         assert_eq!(s.measure.points.len(), 1);
         apply(&mut s, Action::ClearMeasure, ctx);
         assert!(s.measure.points.is_empty() && s.picked.is_none());
+    }
+
+    #[test]
+    fn class_toggles_and_clip_boxes_filter_the_upload_and_picks_map_back() {
+        let mut s = state();
+        // Classes by x: points with x < 5 are ground (2), the others buildings (6).
+        let attrs = Arc::make_mut(s.layers.cloud.attributes.as_mut().unwrap());
+        attrs.classification = Some((0..1000).map(|i| if i % 10 < 5 { 2 } else { 6 }).collect());
+        attrs.sources[0].has_classification = true;
+        let picker = &mut Always { at: Vec3::new(7.0, 0.0, 0.0), index: Some(0) };
+        let ctx = &mut UpdateCtx { reads: picker };
+        let e = apply(&mut s, Action::SetClassShown { code: 2, shown: false }, ctx);
+        assert!(e.reupload && e.redraw_scene);
+        let up = s.layers.uploaded();
+        assert_eq!(up.len(), 500);
+        assert_eq!(s.layers.filtered.as_ref().map(|k| k.points), Some(500));
+        // Uploaded point 0 is the full cloud's point 5 (the first building point): a pick reads its class.
+        assert_eq!(s.layers.full_index(0), Some(5));
+        apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
+        assert_eq!(s.picked.as_ref().and_then(|p| p.classification), Some(6));
+        // The same filter again changes nothing; showing the class again uploads every point.
+        assert!(!apply(&mut s, Action::SetClassShown { code: 2, shown: false }, ctx).reupload);
+        apply(&mut s, Action::SetClassShown { code: 2, shown: true }, ctx);
+        assert_eq!(s.layers.uploaded().len(), 1000);
+        assert!(s.layers.filtered.is_none());
+        // A clip box in file coordinates (origin 1000, 2000): x 1007..1009 keeps 3 of every 10.
+        let clip =
+            PointFilter { boxes: vec![ClipBox::parse("1007,1990,-10,1009,2100,10").unwrap()], ..Default::default() };
+        apply(&mut s, Action::SetFilter(clip), ctx);
+        assert_eq!(s.layers.uploaded().len(), 300);
+        // A return filter on points without returns is refused, saying why.
+        let before = s.layers.filter.clone();
+        apply(&mut s, Action::SetReturns(pcv_io::filter::Returns::First), ctx);
+        assert_eq!(s.layers.filter, before);
+        assert!(s.messages.list.iter().any(|m| m.text.contains("cannot filter by return_number")), "{:?}", s.messages);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use glam::Vec2;
 use pcv_camera::{ControllerKind, Nav, UpAxis, View};
 use pcv_io::attributes::ColorMode;
+use pcv_io::filter::{PointFilter, Returns};
 use pcv_render::look::{Background, Edl, PointShape, PointSize};
 use pcv_render::RenderMode;
 use std::path::PathBuf;
@@ -76,6 +77,15 @@ pub enum Action {
         visible: bool,
     },
     ToggleColorByLayer,
+    /// Show or hide a classification code (a click on its legend entry).
+    SetClassShown {
+        code: u8,
+        shown: bool,
+    },
+    /// Which returns are shown.
+    SetReturns(Returns),
+    /// Replace the whole point filter (command line, bookmarks, the panel's clip boxes).
+    SetFilter(PointFilter),
     /// Forget the messages shown (errors stay until dismissed).
     DismissMessages,
     Quit,

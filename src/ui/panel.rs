@@ -14,7 +14,8 @@ use crate::app::state::{AppState, BOOKMARKS};
 use crate::input::Action;
 use imgui::Condition;
 use pcv_camera::{ControllerKind, PoseArg, UpAxis, View};
-use pcv_io::attributes::{self, ColorMode};
+use pcv_io::attributes::{self, ColorMode, ColorSpec, Field, Ramp};
+use pcv_io::filter::{PointFilter, Returns};
 use pcv_render::look::{Background, PointShape, PointSize};
 use pcv_render::RenderMode;
 
@@ -39,6 +40,14 @@ pub enum LegendEntry {
         lo: f32,
         hi: f32,
     },
+    /// A field through a ramp from `lo` to `hi` (categorical ramps: the values' own colours).
+    Field {
+        name: &'static str,
+        unit: &'static str,
+        ramp: Ramp,
+        lo: f64,
+        hi: f64,
+    },
     /// A class present in the cloud.
     Class {
         code: u8,
@@ -51,7 +60,7 @@ pub enum LegendEntry {
 /// The legend of the cloud and mode it was made for.
 #[derive(Clone, Debug, Default)]
 pub struct LegendCache {
-    key: Option<(usize, u64, ColorMode, UpAxis)>,
+    key: Option<(usize, u64, ColorMode, UpAxis, String)>,
     pub entries: Vec<LegendEntry>,
 }
 
@@ -59,8 +68,9 @@ impl LegendCache {
     /// The legend for the state's cloud and colour mode (recomputed when they change).
     pub fn get(&mut self, s: &AppState) -> &[LegendEntry] {
         let cloud = &s.layers.cloud;
-        let key = (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up);
-        if self.key != Some(key) {
+        let spec = format!("{:?}", cloud.attributes.as_deref().and_then(|a| a.field_spec));
+        let key = (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up, spec);
+        if self.key.as_ref() != Some(&key) {
             self.key = Some(key);
             self.entries = legend(s);
         }
@@ -78,7 +88,7 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         LegendEntry::Ramp { lo: lo as f64 + o, hi: hi as f64 + o, axis: up }
     };
     let attrs = cloud.attributes.as_deref();
-    match s.color_mode {
+    let mut out = match s.color_mode {
         ColorMode::Elevation => vec![elevation()],
         ColorMode::Rgb => {
             let colorless = attrs.map(|a| a.sources.iter().filter(|x| !x.has_rgb).count()).unwrap_or(0);
@@ -100,25 +110,70 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
             }
             None => vec![],
         },
-        ColorMode::Classification => match attrs.and_then(|a| a.classification.as_deref()) {
-            Some(v) => {
-                let mut counts = [0u64; 256];
-                for &c in v {
-                    counts[c as usize] += 1;
-                }
-                counts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &n)| n > 0)
-                    .map(|(c, &n)| LegendEntry::Class {
-                        code: c as u8,
-                        count: n,
-                        rgba: attributes::class_color(c as u8),
-                    })
-                    .collect()
+        ColorMode::Classification => vec![],
+        m => match attrs.and_then(|a| a.field_spec) {
+            Some(ColorSpec::Field { field, ramp, lo, hi }) if Some(field) == m.field() => {
+                vec![LegendEntry::Field { name: field.name(), unit: field.unit(), ramp, lo, hi }]
             }
-            None => vec![],
+            _ => vec![],
         },
+    };
+    // The classes present, with their toggles, under every mode.
+    if let Some(v) = attrs.and_then(|a| a.classification.as_deref()) {
+        let mut counts = [0u64; 256];
+        for &c in v {
+            counts[c as usize] += 1;
+        }
+        let present = counts.iter().filter(|&&n| n > 0).count();
+        if present > 1 || s.color_mode == ColorMode::Classification {
+            out.extend(counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(c, &n)| LegendEntry::Class {
+                code: c as u8,
+                count: n,
+                rgba: attributes::class_color(c as u8),
+            }));
+        }
+    }
+    out
+}
+
+/// The return filter and what the filter keeps.
+fn filters(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    let attrs = s.layers.cloud.attributes.as_deref();
+    let has_returns = attrs.is_some_and(|a| a.column(Field::ReturnNumber).is_some());
+    if has_returns {
+        let mut i = Returns::ALL.iter().position(|&r| r == s.layers.filter.returns).unwrap_or(0);
+        let names: Vec<&str> = Returns::ALL.iter().map(|r| r.name()).collect();
+        ui.set_next_item_width(100.0);
+        if ui.combo_simple_string("returns", &mut i, &names) && Returns::ALL[i] != s.layers.filter.returns {
+            actions.push(Action::SetReturns(Returns::ALL[i]));
+        }
+    }
+    if !s.layers.filter.is_empty() {
+        ui.text_wrapped(format!("showing {}", s.layers.filter.describe()));
+        if let Some(k) = &s.layers.filtered {
+            ui.text_disabled(format!(
+                "{} points kept; groups of {}: {} skipped, {} whole, {} tested",
+                group_thousands(k.points),
+                pcv_io::filter::GROUP_POINTS,
+                k.groups_skipped,
+                k.groups_whole,
+                k.groups_tested
+            ));
+        }
+        if ui.small_button("show every point") {
+            actions.push(Action::SetFilter(PointFilter::default()));
+        }
+    }
+}
+
+/// A value for a legend: integers as they are, others to four significant digits.
+fn fmt_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1e4 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.4}")
     }
 }
 
@@ -351,13 +406,11 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     } else {
         attributes::available_modes(&s.layers.cloud)
     };
-    ui.text("color (C)");
-    for m in modes {
-        ui.same_line();
-        let mut current = s.color_mode;
-        if ui.radio_button(m.name(), &mut current, m) && m != s.color_mode {
-            actions.push(Action::SetColor(m));
-        }
+    let mut i = modes.iter().position(|&m| m == s.color_mode).unwrap_or(0);
+    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    ui.set_next_item_width(160.0);
+    if ui.combo_simple_string("color (C)", &mut i, &names) && modes.get(i).is_some_and(|&m| m != s.color_mode) {
+        actions.push(Action::SetColor(modes[i]));
     }
     for e in legend.get(s) {
         match e {
@@ -379,14 +432,53 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
             LegendEntry::Gray { lo, hi } => {
                 ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile"))
             }
+            LegendEntry::Field { name, unit, ramp, lo, hi } => {
+                if *ramp == Ramp::Categorical {
+                    ui.text(format!("{name}: each value its own colour"));
+                    for v in 0..10 {
+                        if v > 0 {
+                            ui.same_line();
+                        }
+                        ui.color_button(format!("{v}##cat{v}"), rgba_f(ramp.color(v as f32 / 9.0)));
+                    }
+                    ui.text_disabled("(by value, in turn: 0, 1, 2, ... then again from 10)");
+                } else {
+                    let p = ui.cursor_screen_pos();
+                    let dl = ui.get_window_draw_list();
+                    let (w, h) = (160.0, 12.0);
+                    let steps = 32;
+                    for k in 0..steps {
+                        let c = ramp.color(k as f32 / (steps - 1) as f32);
+                        let x0 = p[0] + w * k as f32 / steps as f32;
+                        dl.add_rect([x0, p[1]], [x0 + w / steps as f32 + 0.5, p[1] + h], rgba_f(c))
+                            .filled(true)
+                            .build();
+                    }
+                    ui.dummy([w, h]);
+                    ui.same_line();
+                    ui.text(format!("{name} {} .. {}{unit}", fmt_value(*lo), fmt_value(*hi)));
+                    ui.text_disabled(format!("{ramp}, 2nd..98th percentile"));
+                }
+            }
             LegendEntry::Class { code, count, rgba } => {
+                let mut shown = s.layers.filter.class_shown(*code);
+                if ui.checkbox(format!("##show{code}"), &mut shown) {
+                    actions.push(Action::SetClassShown { code: *code, shown });
+                }
+                ui.same_line();
                 ui.color_button(format!("##class{code}"), rgba_f(*rgba));
                 ui.same_line();
-                ui.text(format!("{code} {}  {}", class_name(*code), group_thousands(*count)));
+                let text = format!("{code} {}  {}", class_name(*code), group_thousands(*count));
+                if shown {
+                    ui.text(text);
+                } else {
+                    ui.text_disabled(text);
+                }
             }
             LegendEntry::Note(t) => ui.text_disabled(t),
         }
     }
+    filters(ui, s, actions);
     look(ui, s, actions);
     ui.text("up (U)");
     for a in UpAxis::ALL {

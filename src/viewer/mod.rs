@@ -63,6 +63,8 @@ pub struct ViewerOptions {
     pub frame_target_ms: Option<f64>,
     /// Errors to show in the panel from the start (what went wrong while opening: [`crate::session::Session::warnings`]).
     pub messages: Vec<String>,
+    /// Which points the layers show from the start (the session's filter, which it uploaded).
+    pub filter: pcv_io::filter::PointFilter,
 }
 
 impl ViewerOptions {
@@ -88,6 +90,7 @@ impl ViewerOptions {
             feed: None,
             frame_target_ms: Some(crate::app::resolution::DEFAULT_TARGET_MS),
             messages: Vec::new(),
+            filter: Default::default(),
         }
     }
 }

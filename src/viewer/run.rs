@@ -145,7 +145,8 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
     let controller =
         opts.controller.unwrap_or(if cloud.scene().is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
-    // The caller uploaded `cloud`: this only sets the index map.
+    layers.filter = opts.filter.clone();
+    // The caller uploaded `cloud` (filtered as `opts.filter` says): this only sets the index map.
     let _ = layers.uploaded();
     let nav = Navigator::new(opts.camera, controller);
     let mut state = AppState::new(nav, layers, opts.mode, opts.look, opts.spacing_m, opts.up_reason.clone(), size_px);

@@ -6,6 +6,8 @@
 //! restores them exactly. [`auto_color`] picks intensity or elevation for files whose colours show
 //! nothing, and [`apply_up`] turns the elevation colours to the viewer's up axis.
 pub use pcv_model::attributes::*;
+pub use pcv_model::fields::{Column, Field, FieldSet};
+pub use pcv_model::ramp::Ramp;
 
 use super::PointCloud;
 use rayon::prelude::*;
@@ -33,10 +35,31 @@ pub fn current_mode(cloud: &PointCloud) -> ColorMode {
     cloud.attributes.as_ref().map(|a| a.mode).unwrap_or_default()
 }
 
+/// How a field mode's ramp runs: the ramp (else the field's own, [`Field::default_ramp`]) and the
+/// range (else the 2nd..98th percentile of its values, [`Column::default_range`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FieldLook {
+    pub ramp: Option<Ramp>,
+    pub range: Option<(f64, f64)>,
+}
+
+impl FieldLook {
+    /// The spec `column` is shown with.
+    pub fn spec(&self, column: &Column) -> ColorSpec {
+        let (lo, hi) = self.range.unwrap_or_else(|| column.default_range());
+        ColorSpec::Field { field: column.field, ramp: self.ramp.unwrap_or(column.field.default_ramp()), lo, hi }
+    }
+}
+
 /// Recolors every point of `cloud` for `mode`. A cloud without attributes (the built-in scene, raw
 /// records) keeps its colors as its `rgb`. Leaves the cloud unchanged and says why when the mode needs
 /// an attribute that no file had. The points are copied first if their `Arc` is shared.
 pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError> {
+    recolor_with(cloud, mode, &FieldLook::default())
+}
+
+/// [`recolor`], a field mode's ramp and range as `look` says (the other modes ignore it).
+pub fn recolor_with(cloud: &mut PointCloud, mode: ColorMode, look: &FieldLook) -> Result<(), ColorError> {
     if !available_modes(cloud).contains(&mode) {
         return Err(ColorError::Missing {
             mode,
@@ -44,7 +67,12 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
             available: available_modes(cloud).iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
         });
     }
-    if current_mode(cloud) == mode {
+    let field_spec = match (mode.field(), cloud.attributes.as_deref()) {
+        (Some(f), Some(a)) => a.column(f).map(|c| look.spec(c)),
+        _ => None,
+    };
+    let same_field_look = cloud.attributes.as_deref().is_some_and(|a| a.field_spec == field_spec);
+    if current_mode(cloud) == mode && same_field_look {
         return Ok(());
     }
     let bounds = cloud.bounds;
@@ -76,7 +104,18 @@ pub fn recolor(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), ColorError
                     .for_each(|(p, &c)| p.rgba = spec.color(None, 0.0, 0.0, c));
             }
         }
+        _ => {
+            if let (Some(spec), Some(c)) = (field_spec, mode.field().and_then(|f| attrs.column(f))) {
+                let base = c.base;
+                points
+                    .par_iter_mut()
+                    .zip(c.values.par_iter())
+                    .with_min_len(1 << 14)
+                    .for_each(|(p, &v)| p.rgba = spec.value_color(base + v as f64));
+            }
+        }
     }
+    attrs.field_spec = field_spec;
     attrs.mode = mode;
     Ok(())
 }

@@ -199,6 +199,8 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
     cloud.attributes = Some(Arc::new(Attributes {
         intensity: None,
         classification: None,
+        columns: Vec::new(),
+        field_spec: None,
         has_rgb: s.has_rgb,
         sources: s.sources.clone(),
         mode,

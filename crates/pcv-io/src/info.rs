@@ -7,7 +7,7 @@
 //! exact f64 bounds, points dropped for NaN or infinite coordinates, the intensity range and the count
 //! of every classification code. [`FileReport`] serializes to JSON for scripts (`--json`);
 //! [`FileReport::to_text`] is the human form.
-use crate::formats::{DBounds, FileInfo, Format, Progress};
+use crate::formats::{DBounds, FieldRequest, FileInfo, Format, Progress};
 use crate::load::{self, FileBytes, LoadError};
 use rayon::prelude::*;
 use std::path::Path;
@@ -28,6 +28,9 @@ pub struct FileReport {
     pub intensity_range: Option<[f32; 2]>,
     /// Classification codes and their counts, when the file has classification.
     pub classes: Vec<(u8, u64)>,
+    /// The other fields (GPS time, returns, ...) and each one's range of values, as `--color-by`
+    /// and `--filter` name them.
+    pub fields: Vec<FieldRange>,
     #[serde(flatten)]
     pub info: FileInfo,
     /// For COPC files: the octree, level by level (the points are then counted from the hierarchy and
@@ -39,6 +42,14 @@ pub struct FileReport {
     /// Why the coordinate system it has could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crs_error: Option<String>,
+}
+
+/// One field's range of values in a file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FieldRange {
+    pub name: &'static str,
+    pub min: f64,
+    pub max: f64,
 }
 
 /// Reads `path` and reports on it.
@@ -60,7 +71,21 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         }
     }
     let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
-    let d = load::decode_file(path, data, format, origin, &Progress::hidden())?;
+    let every_field = FieldRequest { fields: crate::formats::FieldSet::ALL, all_up_to_points: u64::MAX };
+    let d = load::decode_file(path, data, format, origin, &Progress::hidden(), every_field)?;
+    let fields = d
+        .fields
+        .iter()
+        .map(|(f, v)| {
+            let (min, max) = v
+                .par_iter()
+                .filter(|x| x.is_finite())
+                .fold(|| (f64::INFINITY, f64::NEG_INFINITY), |a, &x| (a.0.min(x), a.1.max(x)))
+                .reduce(|| (f64::INFINITY, f64::NEG_INFINITY), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+            FieldRange { name: f.name(), min, max }
+        })
+        .filter(|r| r.min <= r.max)
+        .collect();
     let intensity_range = d.intensity.as_ref().map(|v| {
         v.par_iter()
             .fold(|| [f32::INFINITY, f32::NEG_INFINITY], |a, &x| [a[0].min(x), a[1].max(x)])
@@ -90,6 +115,7 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         bounds: (!d.bounds.is_empty()).then_some(d.bounds),
         intensity_range: intensity_range.filter(|r| r[0] <= r[1]),
         classes,
+        fields,
         info: FileInfo { notes: d.info.notes.iter().cloned().chain(copc_note).collect(), ..d.info },
         octree: None,
         crs: None,
@@ -140,6 +166,7 @@ fn url_report(url: &str) -> Result<FileReport, LoadError> {
         dropped: 0,
         bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty()),
         intensity_range: None,
+        fields: Vec::new(),
         classes: Vec::new(),
         info,
         octree: Some(f.levels()),
@@ -196,6 +223,7 @@ fn copc_report(path: &Path, data: &[u8]) -> Result<FileReport, LoadError> {
         dropped: 0,
         bounds: Some(DBounds { min: h.min, max: h.max }).filter(|b| !b.is_empty()),
         intensity_range: None,
+        fields: Vec::new(),
         classes: Vec::new(),
         info,
         octree: Some(f.levels()),
@@ -290,6 +318,9 @@ impl FileReport {
         }
         if !self.classes.is_empty() {
             line("classes", self.classes.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", "));
+        }
+        for f in &self.fields {
+            line(f.name, format!("{} .. {}", num(f.min), num(f.max)));
         }
         if !self.info.skipped.is_empty() {
             line("skipped", self.info.skipped.join(", "));

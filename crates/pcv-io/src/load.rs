@@ -16,13 +16,14 @@
 //! the elevation ramp. A decoder that panics (a bug, never the input's fault) becomes an error naming
 //! the file. Errors name the file and the byte or line.
 use super::attributes::{color_by_elevation, Attributes, ColorMode, SourceSpan};
-use super::formats::{self, DBounds, Decoded, Format, FormatError, Progress, ReadOptions};
+use super::formats::{self, DBounds, Decoded, Field, FieldRequest, Format, FormatError, Progress, ReadOptions};
 use super::progress::LoadProgress;
 use super::stream::ChunkSource;
 use super::subsample::Even;
 use super::PointCloud;
 use crate::point::Point;
 use glam::DVec3;
+use pcv_model::fields::Column;
 use rayon::prelude::*;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -222,11 +223,20 @@ pub struct LoadOptions {
     pub progress: bool,
     /// Print warnings (dropped points) on stderr.
     pub warnings: bool,
+    /// Which other fields to keep as columns (GPS time, returns, ...).
+    pub fields: FieldRequest,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { progress: std::io::stderr().is_terminal(), warnings: true }
+        LoadOptions { progress: std::io::stderr().is_terminal(), warnings: true, fields: FieldRequest::default() }
+    }
+}
+
+impl LoadOptions {
+    /// No progress bar and no warnings (tests, benchmarks, background loads); fields as by default.
+    pub fn quiet() -> Self {
+        LoadOptions { progress: false, warnings: false, fields: FieldRequest::default() }
     }
 }
 
@@ -307,8 +317,9 @@ pub fn decode_file(
     format: Format,
     origin: DVec3,
     progress: &Progress,
+    fields: FieldRequest,
 ) -> Result<Decoded, LoadError> {
-    let opts = ReadOptions { origin, progress };
+    let opts = ReadOptions { origin, progress, fields };
     let pts = is_pts(path);
     match formats::catch_quietly(|| decode_bytes(data, format, pts, &opts)) {
         Ok(Ok(d)) => Ok(d),
@@ -419,7 +430,7 @@ fn decode_all(
         if opened.len() > 1 {
             progress.set_file(path.display().to_string());
         }
-        let decoded = decode_file(path, bytes.bytes(), *format, origin, progress).and_then(|decoded| {
+        let decoded = decode_file(path, bytes.bytes(), *format, origin, progress, opts.fields).and_then(|decoded| {
             if decoded.points.is_empty() {
                 let detail = if decoded.nonfinite > 0 {
                     format!(": all {} points have NaN or infinite coordinates", decoded.nonfinite)
@@ -513,6 +524,7 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         at += n;
     }
     let label = files.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>().join(", ");
+    let columns = join_fields(&files, total);
     let (mut points, intensity, classification) = if files.len() == 1 {
         let d = std::mem::take(&mut files[0].decoded);
         (d.points, d.intensity, d.classification)
@@ -572,6 +584,8 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
         attributes: Some(Arc::new(Attributes {
             intensity,
             classification,
+            columns,
+            field_spec: None,
             has_rgb,
             sources,
             mode: ColorMode::Rgb,
@@ -579,6 +593,26 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
             color_note: None,
         })),
     }
+}
+
+/// The fields any of `files` kept, one column each over all `total` points (NaN for the points of
+/// files without it), in [`Field::ALL`]'s order.
+fn join_fields(files: &[LoadedFile], total: usize) -> Vec<Column> {
+    let mut out = Vec::new();
+    for field in Field::ALL {
+        if !files.iter().any(|f| f.decoded.fields.iter().any(|(g, _)| *g == field)) {
+            continue;
+        }
+        let mut v = Vec::with_capacity(total);
+        for f in files {
+            match f.decoded.fields.iter().find(|(g, _)| *g == field) {
+                Some((_, s)) => v.extend_from_slice(s),
+                None => v.resize(v.len() + f.decoded.points.len(), f64::NAN),
+            }
+        }
+        out.push(Column::from_f64(field, &v));
+    }
+    out
 }
 
 /// Moves `points` (relative to `origin`, file coordinates) into the local frame of `crs` when it has
@@ -619,6 +653,9 @@ pub fn keep_evenly(cloud: &mut PointCloud, k: u64) {
         }
         if let Some(v) = a.loaded_rgba.as_mut() {
             e.thin(v, 0);
+        }
+        for c in &mut a.columns {
+            e.thin(&mut c.values, 0);
         }
         // The points of file spans `a..b` that stay: those before `b` minus those before `a`.
         for s in &mut a.sources {
@@ -687,7 +724,7 @@ mod tests {
         std::fs::write(&empty, "# no points\n").unwrap();
         let missing = d.path().join("missing.ply");
         let paths = [bad.clone(), good.clone(), empty.clone(), missing.clone()];
-        let (cloud, skipped) = load_readable_files(&paths, &LoadOptions { progress: false, warnings: false }).unwrap();
+        let (cloud, skipped) = load_readable_files(&paths, &LoadOptions::quiet()).unwrap();
         assert_eq!(cloud.len(), 3);
         let texts: Vec<String> = skipped.iter().map(|e| e.to_string()).collect();
         assert_eq!(texts.len(), 3, "{texts:?}");
@@ -718,7 +755,7 @@ mod tests {
         }
         std::fs::write(&xyz, text).unwrap();
         std::fs::write(d.path().join("wgs84.prj"), "EPSG:4326").unwrap();
-        let c = load_files_with(std::slice::from_ref(&xyz), &LoadOptions { progress: false, warnings: false }).unwrap();
+        let c = load_files_with(std::slice::from_ref(&xyz), &LoadOptions::quiet()).unwrap();
         let crs = c.crs().expect("the .prj beside the file names it");
         assert_eq!(
             (crs.kind, crs.epsg, crs.read_from.as_str()),
@@ -747,7 +784,7 @@ mod tests {
         let (a, b) = (d.path().join("here.xyz"), d.path().join("there.xyz"));
         std::fs::write(&a, "0 0 0\n10 10 1\n5 5 2\n").unwrap();
         std::fs::write(&b, "500000 4000000 0\n500010 4000010 1\n").unwrap();
-        let opts = LoadOptions { progress: false, warnings: false };
+        let opts = LoadOptions::quiet();
         let c = load_files_with(&[a.clone(), b], &opts).unwrap();
         let w = c.crs_warning().expect("a warning");
         assert!(w.contains("2 files lie") && w.contains("speck"), "{w}");

@@ -17,7 +17,7 @@
 //! its points are actually decoded, never by the declared count alone. [`Collect`] is the sink that
 //! gathers everything into host vectors ([`crate::formats::Decoded`]), reserving only what the
 //! source says its file can hold. Other sinks (a backend's upload) take the points chunk by chunk.
-use crate::formats::{Columns, DBounds, Decoded, FileInfo, FormatError, Progress, Rec};
+use crate::formats::{Columns, DBounds, Decoded, Field, FileInfo, FormatError, Progress, Rec};
 use crate::point::Point;
 use crate::subsample::Even;
 use std::collections::BTreeMap;
@@ -37,6 +37,8 @@ pub struct Staging {
     pub intensity: Vec<f32>,
     /// Classification per point (empty when the source has none).
     pub classification: Vec<u8>,
+    /// The other fields `cols.fields` names, in its order: one value per point each.
+    pub fields: Vec<Vec<f64>>,
     /// Exact f64 bounds of the kept points, in the file's coordinates.
     pub bounds: DBounds,
     /// Points dropped for a NaN or infinite coordinate.
@@ -71,6 +73,8 @@ impl Staging {
         self.points.clear();
         self.intensity.clear();
         self.classification.clear();
+        self.fields.resize_with(cols.fields.len(), Vec::new);
+        self.fields.iter_mut().for_each(Vec::clear);
         self.xyz64.clear();
         self.rgb16.clear();
         self.first_nonfinite = None;
@@ -105,6 +109,9 @@ impl Staging {
         e.thin(&mut self.points, first);
         e.thin(&mut self.intensity, first);
         e.thin(&mut self.classification, first);
+        for v in &mut self.fields {
+            e.thin(v, first);
+        }
         e.thin(&mut self.xyz64, first);
         e.thin(&mut self.rgb16, first);
         self.left_out += (before - self.points.len()) as u64;
@@ -116,16 +123,17 @@ impl Staging {
         self.push_rec(&Rec { xyz, rgba, intensity, class, ..Default::default() }, origin);
     }
 
-    /// Adds a decoded record's point (dropping it, counted, when a coordinate is not finite).
+    /// Adds a decoded record's point (dropping it, counted, when a coordinate is not finite); whether
+    /// it was kept.
     #[inline]
-    pub(crate) fn push_rec(&mut self, r: &Rec, origin: &[f64; 3]) {
+    pub(crate) fn push_rec(&mut self, r: &Rec, origin: &[f64; 3]) -> bool {
         let xyz = r.xyz;
         if !(xyz[0].is_finite() && xyz[1].is_finite() && xyz[2].is_finite()) {
             if self.keep_f64 && self.first_nonfinite.is_none() {
                 self.first_nonfinite = Some(self.points.len() as u64 + self.nonfinite);
             }
             self.nonfinite += 1;
-            return;
+            return false;
         }
         self.bounds.include(xyz);
         self.points.push(Point {
@@ -141,6 +149,30 @@ impl Staging {
         if self.keep_f64 {
             self.xyz64.push(xyz);
             self.rgb16.push(r.rgb16());
+        }
+        true
+    }
+
+    /// [`Staging::push_records`] for a source asked for other fields: each kept record's fields
+    /// `cols.fields` read by `field` from its bytes, a record at a time.
+    pub(crate) fn push_records_with_fields<F: Fn(&[u8]) -> Rec, X: Fn(&[u8], Field) -> f64>(
+        &mut self,
+        src: &[u8],
+        stride: usize,
+        f: &F,
+        field: &X,
+        origin: &[f64; 3],
+    ) {
+        let wanted: Vec<Field> = self.cols.fields.iter().collect();
+        self.fields.resize_with(wanted.len(), Vec::new);
+        for rec in src.chunks_exact(stride) {
+            let r = f(rec);
+            self.aux_max = self.aux_max.max(r.aux);
+            if self.push_rec(&r, origin) {
+                for (column, &w) in self.fields.iter_mut().zip(&wanted) {
+                    column.push(field(rec, w));
+                }
+            }
         }
     }
 
@@ -597,6 +629,8 @@ pub struct Collect {
     pub points: Vec<Point>,
     pub intensity: Vec<f32>,
     pub classification: Vec<u8>,
+    /// The other fields, as [`Staging::fields`].
+    pub fields: Vec<Vec<f64>>,
     /// Ranges of points without a color of their own.
     pub colorless: Vec<Range<usize>>,
     pub xyz64: Vec<[f64; 3]>,
@@ -622,6 +656,10 @@ impl Collect {
         self.points.extend_from_slice(&st.points);
         self.intensity.extend_from_slice(&st.intensity);
         self.classification.extend_from_slice(&st.classification);
+        self.fields.resize_with(st.fields.len(), Vec::new);
+        for (to, from) in self.fields.iter_mut().zip(&st.fields) {
+            to.extend_from_slice(from);
+        }
         self.xyz64.extend_from_slice(&st.xyz64);
         self.rgb16.extend_from_slice(&st.rgb16);
         if st.colorless && !st.points.is_empty() {
@@ -655,7 +693,8 @@ pub fn collect_with(
     loop {
         let mut out = Collect::default();
         let mut kept: Vec<usize> = Vec::new();
-        let direct = src.exact_jobs() && !keep_f64;
+        // (Other fields are appended by the sink: the workers' placement copies the three columns.)
+        let direct = src.exact_jobs() && !keep_f64 && cols.fields.is_empty();
         let stats = if direct {
             // Each job's points land at its first record's index; dropped points leave gaps, closed below.
             let mut first = Vec::with_capacity(src.jobs() + 1);
@@ -717,6 +756,7 @@ pub fn collect_with(
             points: out.points,
             intensity: cols.intensity.then_some(out.intensity),
             classification: cols.classification.then_some(out.classification),
+            fields: cols.fields.iter().zip(out.fields).collect(),
             has_rgb: src.has_rgb(),
             bounds: stats.bounds,
             nonfinite: stats.nonfinite,
@@ -794,7 +834,7 @@ mod tests {
             0
         }
         fn columns(&self) -> Columns {
-            Columns { intensity: true, classification: false }
+            Columns { intensity: true, classification: false, ..Default::default() }
         }
         fn has_rgb(&self) -> bool {
             false

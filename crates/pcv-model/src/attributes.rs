@@ -12,13 +12,15 @@
 //! usual ASPRS palette (ground brown, vegetation greens, buildings orange-red, water blue, ...) and a
 //! hashed color for codes without a standard meaning. [`ColorSpec::color`] is the one rule that turns a
 //! point's attributes into its colour, for every path that colours points.
+use crate::fields::{Column, Field};
+use crate::ramp::Ramp;
 use crate::{Bounds, Point};
 use rayon::prelude::*;
 use std::ops::Range;
 
 /// How points are colored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum ColorMode {
     /// The files' own colors; an elevation ramp for points of files without color.
     #[default]
@@ -29,11 +31,42 @@ pub enum ColorMode {
     Elevation,
     /// The ASPRS classification palette.
     Classification,
+    /// Return number (1 = first), categorical.
+    #[value(name = "return_number")]
+    ReturnNumber,
+    /// Number of returns of the pulse, categorical.
+    #[value(name = "number_of_returns")]
+    NumberOfReturns,
+    /// Scan angle in degrees, diverging ramp.
+    #[value(name = "scan_angle")]
+    ScanAngle,
+    /// User data byte.
+    #[value(name = "user_data")]
+    UserData,
+    /// Point source ID (flight line), categorical.
+    #[value(name = "point_source_id")]
+    PointSourceId,
+    /// GPS time.
+    #[value(name = "gps_time")]
+    GpsTime,
+    /// Near infrared, gray ramp.
+    Nir,
 }
 
 impl ColorMode {
-    pub const ALL: [ColorMode; 4] =
-        [ColorMode::Rgb, ColorMode::Intensity, ColorMode::Elevation, ColorMode::Classification];
+    pub const ALL: [ColorMode; 11] = [
+        ColorMode::Rgb,
+        ColorMode::Intensity,
+        ColorMode::Elevation,
+        ColorMode::Classification,
+        ColorMode::ReturnNumber,
+        ColorMode::NumberOfReturns,
+        ColorMode::ScanAngle,
+        ColorMode::UserData,
+        ColorMode::PointSourceId,
+        ColorMode::GpsTime,
+        ColorMode::Nir,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -41,7 +74,27 @@ impl ColorMode {
             ColorMode::Intensity => "intensity",
             ColorMode::Elevation => "elevation",
             ColorMode::Classification => "classification",
+            m => m.field().map_or("rgb", Field::name),
         }
+    }
+
+    /// The field a mode shows (the modes past the first four).
+    pub fn field(self) -> Option<Field> {
+        Some(match self {
+            ColorMode::ReturnNumber => Field::ReturnNumber,
+            ColorMode::NumberOfReturns => Field::NumberOfReturns,
+            ColorMode::ScanAngle => Field::ScanAngle,
+            ColorMode::UserData => Field::UserData,
+            ColorMode::PointSourceId => Field::PointSourceId,
+            ColorMode::GpsTime => Field::GpsTime,
+            ColorMode::Nir => Field::Nir,
+            _ => return None,
+        })
+    }
+
+    /// The mode that shows `f`.
+    pub fn of_field(f: Field) -> ColorMode {
+        ColorMode::ALL.into_iter().find(|m| m.field() == Some(f)).unwrap_or_default()
     }
 }
 
@@ -78,6 +131,11 @@ pub struct Attributes {
     pub intensity: Option<Vec<f32>>,
     /// ASPRS classification code (0 "never classified" for points of files without one).
     pub classification: Option<Vec<u8>>,
+    /// The other fields loaded ([`Field`]: GPS time, returns, ...), one column each, in
+    /// [`Field::ALL`]'s order.
+    pub columns: Vec<Column>,
+    /// The ramp and range a field's colours show now (set with a field mode).
+    pub field_spec: Option<ColorSpec>,
     /// Whether any file had RGB colors.
     pub has_rgb: bool,
     /// The source files, in order.
@@ -99,9 +157,14 @@ impl Attributes {
             .filter(|m| match m {
                 ColorMode::Intensity => self.intensity.is_some(),
                 ColorMode::Classification => self.classification.is_some(),
-                _ => true,
+                m => m.field().is_none_or(|f| self.column(f).is_some_and(Column::any)),
             })
             .collect()
+    }
+
+    /// The column of field `f`, when it was loaded.
+    pub fn column(&self, f: Field) -> Option<&Column> {
+        self.columns.iter().find(|c| c.field == f)
     }
 }
 
@@ -125,6 +188,8 @@ pub enum ColorSpec {
     Elevation { z: (f32, f32) },
     /// The ASPRS classification palette.
     Classification,
+    /// Field `field`'s values through `ramp` over `lo..=hi` (categorical ramps ignore the range).
+    Field { field: Field, ramp: Ramp, lo: f64, hi: f64 },
 }
 
 impl ColorSpec {
@@ -134,6 +199,16 @@ impl ColorSpec {
             ColorSpec::Intensity { .. } => ColorMode::Intensity,
             ColorSpec::Elevation { .. } => ColorMode::Elevation,
             ColorSpec::Classification => ColorMode::Classification,
+            ColorSpec::Field { field, .. } => ColorMode::of_field(*field),
+        }
+    }
+
+    /// The colour of a field's value `v` (the field modes' rule; gray for the other modes).
+    #[inline]
+    pub fn value_color(&self, v: f64) -> [u8; 4] {
+        match *self {
+            ColorSpec::Field { ramp, lo, hi, .. } => ramp.value_color(v, lo, hi),
+            _ => [128, 128, 128, 255],
         }
     }
 
@@ -149,6 +224,8 @@ impl ColorSpec {
                 [g, g, g, 255]
             }
             ColorSpec::Classification => class_color(class),
+            // Field colours need the field's value: `value_color`.
+            ColorSpec::Field { .. } => [128, 128, 128, 255],
         }
     }
 }

@@ -2,7 +2,8 @@
 //! parsers for counts, sizes and switches.
 use clap::{Args, Parser, Subcommand};
 use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
-use pcv_io::attributes::ColorMode;
+use pcv_io::attributes::{ColorMode, Ramp};
+use pcv_io::filter::{ClipBox, PointFilter, Returns, ValueRange};
 use pcv_render::look::{Background, LookOverrides, PointShape, PointSize, SplatMethod};
 use pcv_render::multi::Gpus;
 use pcv_render::{BackendChoice, RenderMode};
@@ -78,6 +79,42 @@ pub struct ConvertArgs {
     /// Output file; its extension picks the format: .ply .las .laz .copc.laz .xyz .txt .csv .bin
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Which points are written (as the viewer shows them with the same options).
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+/// Which points are shown (or written): classes, returns, ranges, clip boxes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Only these classification codes: 2,6 or 2-5,9.
+    #[arg(long, value_parser = parse_classes)]
+    pub classes: Option<ClassList>,
+    /// Only these returns of each pulse.
+    #[arg(long, value_enum)]
+    pub returns: Option<Returns>,
+    /// Only points whose attribute lies in a range: NAME:MIN..MAX (intensity, gps_time,
+    /// scan_angle, ...; an end may be left out). Repeatable: every range must hold.
+    #[arg(long = "filter", value_parser = parse_value_range, allow_hyphen_values = true)]
+    pub filters: Vec<ValueRange>,
+    /// Keep the points inside a box in the file's coordinates: XMIN,YMIN,ZMIN,XMAX,YMAX,ZMAX (add
+    /// :outside to keep those outside it). Repeatable: a point inside any keep-inside box stays.
+    #[arg(long = "clip-box", value_parser = parse_clip_box, allow_hyphen_values = true)]
+    pub clip_boxes: Vec<ClipBox>,
+}
+
+impl FilterArgs {
+    /// The point filter the options describe.
+    pub fn filter(&self) -> PointFilter {
+        let mut f = PointFilter::default();
+        if let Some(c) = &self.classes {
+            f.show_only_classes(&c.0);
+        }
+        f.returns = self.returns.unwrap_or_default();
+        f.ranges = self.filters.clone();
+        f.boxes = self.clip_boxes.clone();
+        f
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -94,9 +131,19 @@ pub struct SourceArgs {
     #[arg(long)]
     pub crs: Option<String>,
     /// How loaded files' points are colored (default: the files' colors; intensity or elevation
-    /// when every point of the files has one color, as files written without colors do).
-    #[arg(long, value_enum)]
+    /// when every point of the files has one color, as files written without colors do). Any field a
+    /// file has, as laspy and PDAL name it: gps_time, return_number, point_source_id, scan_angle, ...
+    #[arg(long, value_enum, visible_alias = "color-by")]
     pub color: Option<ColorMode>,
+    /// The ramp a field's colours take (default: categorical for returns and IDs, diverging for scan
+    /// angles, gray for NIR, viridis for the rest).
+    #[arg(long, value_enum)]
+    pub ramp: Option<Ramp>,
+    /// The values a field's ramp spans, MIN..MAX (default: the 2nd..98th percentile).
+    #[arg(long, value_parser = parse_range, allow_hyphen_values = true)]
+    pub range: Option<(f64, f64)>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Points in the built-in scene (suffixes k, M, B: 10M = 10,000,000).
     #[arg(long, value_parser = parse_count, default_value = "10M")]
     pub points: u64,
@@ -150,8 +197,36 @@ impl SourceArgs {
             recursive: self.recursive,
             auto_lod: false,
             crs: self.crs.clone(),
+            field_look: pcv_io::attributes::FieldLook { ramp: self.ramp, range: self.range },
+            filter: self.filter.filter(),
         }
     }
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("'{s}': expected MIN..MAX"))?;
+    let num = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or(format!("'{t}' is not a number"));
+    let (lo, hi) = (num(a)?, num(b)?);
+    if lo >= hi {
+        return Err(format!("'{s}': MIN must be below MAX"));
+    }
+    Ok((lo, hi))
+}
+
+/// Classification codes (`--classes`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassList(pub Vec<u8>);
+
+fn parse_classes(s: &str) -> Result<ClassList, String> {
+    pcv_io::filter::parse_classes(s).map(ClassList).map_err(|e| e.to_string())
+}
+
+fn parse_value_range(s: &str) -> Result<ValueRange, String> {
+    ValueRange::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_clip_box(s: &str) -> Result<ClipBox, String> {
+    ClipBox::parse(s).map_err(|e| e.to_string())
 }
 
 /// How points and the background look (defaults: the prototype's look for the built-in scene; adaptive

@@ -68,6 +68,8 @@ fn view(a: ViewArgs) -> Result<()> {
             (None, Some(_)) => None,
         },
         messages: session.warnings.clone(),
+        // The session's own filter, set by Session::view where it applied it.
+        filter: Default::default(),
     };
     let summary = session.view(opts)?;
     if let Some(why) = &summary.interop_fallback {
@@ -302,7 +304,11 @@ fn info(a: InfoArgs) -> Result<()> {
 fn convert(a: ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
     let inputs = pcv_io::load::point_files(&a.inputs, a.recursive)?;
-    let s = pcv_io::convert::convert(&inputs, &a.output, &pcv_io::load::LoadOptions::default())?;
+    let filter = a.filter.filter();
+    let s = pcv_io::convert::convert_filtered(&inputs, &a.output, &pcv_io::load::LoadOptions::default(), &filter)?;
+    if !filter.is_empty() {
+        eprintln!("pcv: kept {} ({} points)", filter.describe(), s.points);
+    }
     let secs = t0.elapsed().as_secs_f64();
     let rate = s.points as f64 / secs.max(1e-9) / 1e6;
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);

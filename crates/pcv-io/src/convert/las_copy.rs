@@ -12,6 +12,10 @@
 //! the `laz` crate in parallel, then the first input's EVLRs (its internal waveform data with them),
 //! with the header's offsets and counts updated.
 //!
+//! With a filter (`pcv convert --classes … --clip-box …`) each record is tested on its own bytes
+//! (class, intensity, position in the output's grid, returns and the other fields) and only those that
+//! pass are written, still byte for byte; counts and bounds are recounted.
+//!
 //! Merging keeps everything only when the inputs share the LAS version, point format, record length,
 //! VLRs and have no EVLRs; a scale or offset that differs from the first input's is allowed when every
 //! point lands exactly on the first input's grid (the integer coordinates are re-expressed in it), and
@@ -19,6 +23,7 @@
 //! records of a merge. A point whose coordinate (integer × scale + offset) is not finite is an error
 //! naming the file and the point: nothing is written for it.
 use super::ConvertError;
+use crate::filter::{PointFilter, PointValues};
 use crate::formats::las::{self as lasfmt, always_finite, laz_chunk_pieces, Chunk, Header, Vlr, FORMAT_SIZES};
 use crate::formats::{Columns, DBounds, FileInfo, FormatError, Progress};
 use crate::stream::{stream, ChunkSource, Staging, StreamError};
@@ -448,6 +453,7 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     out: &mut W,
     out_laz: bool,
     progress: &Progress,
+    filter: Option<&PointFilter>,
 ) -> Result<CopySummary, ConvertError> {
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let first = inputs.first().ok_or(ConvertError::Load(crate::load::LoadError::NoFiles))?;
@@ -462,7 +468,7 @@ pub fn copy<W: Write + Seek + Send + Sync>(
         header[6..8].copy_from_slice(&g.to_le_bytes());
     }
     // One input in its own compression whose coordinates are all finite: its bytes, as they are.
-    if inputs.len() == 1 && first.laz.is_some() == out_laz && always_finite(h) {
+    if inputs.len() == 1 && first.laz.is_some() == out_laz && always_finite(h) && filter.is_none() {
         out.write_all(&header).map_err(io)?;
         out.write_all(&first.data[header_size..]).map_err(io)?;
         progress.inc(total);
@@ -517,13 +523,24 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     };
     for input in inputs {
         let src = Records::new(input, h);
+        let mut kept = Vec::new();
         let r = stream(&src, &[0.0; 3], &Progress::hidden(), &mut |st: &Staging| -> Result<(), ConvertError> {
-            recount.add(&st.scratch, stride, h.format);
             progress.inc((st.scratch.len() / stride) as u64);
+            let records: &[u8] = match filter {
+                None => &st.scratch,
+                Some(f) => {
+                    kept.clear();
+                    for rec in st.scratch.chunks_exact(stride).filter(|rec| record_passes(rec, h, f)) {
+                        kept.extend_from_slice(rec);
+                    }
+                    &kept
+                }
+            };
+            recount.add(records, stride, h.format);
             match &mut dest {
-                Dest::Las(w) => w.write_all(&st.scratch).map_err(io),
+                Dest::Las(w) => w.write_all(records).map_err(io),
                 Dest::Laz { c, pending, batch } => {
-                    pending.extend_from_slice(&st.scratch);
+                    pending.extend_from_slice(records);
                     if pending.len() >= *batch {
                         c.compress_many(pending).map_err(io)?;
                         pending.clear();
@@ -570,13 +587,26 @@ pub fn copy<W: Write + Seek + Send + Sync>(
         let first_evlr = moved(u64at(&header, 235));
         header[235..243].copy_from_slice(&first_evlr.to_le_bytes());
     }
-    if inputs.len() > 1 {
+    if inputs.len() > 1 || filter.is_some() {
         recount.write(&mut header, h)?;
     }
     out.seek(SeekFrom::Start(0)).map_err(io)?;
     out.write_all(&header).map_err(io)?;
     out.seek(SeekFrom::Start(end)).map_err(io)?;
     Ok(CopySummary { points: recount.points, verbatim: false })
+}
+
+/// Whether a record (in the output's grid `h`) passes `f`: its class, intensity, position and
+/// fields read from its bytes at the ASPRS offsets ([`lasfmt::las_field`]).
+fn record_passes(rec: &[u8], h: &Header, f: &PointFilter) -> bool {
+    let xyz = |k: usize| i32::from_le_bytes(std::array::from_fn(|j| rec[4 * k + j])) as f64 * h.scale[k] + h.offset[k];
+    let field = |x: crate::formats::Field| lasfmt::las_field(rec, h.format, x);
+    f.passes(&PointValues {
+        class: if h.format >= 6 { rec[16] } else { rec[15] & 0x1f },
+        intensity: u16at(rec, 12) as f64,
+        field: &field,
+        pos: glam::DVec3::new(xyz(0), xyz(1), xyz(2)),
+    })
 }
 
 /// Where the records go.

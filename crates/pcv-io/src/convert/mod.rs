@@ -19,6 +19,7 @@ pub mod copc;
 pub mod las_copy;
 pub mod writers;
 
+use crate::filter::PointFilter;
 use crate::formats::{FormatError, Progress};
 use crate::load::{self, FileBytes, LoadError, LoadOptions};
 use std::io::{BufWriter, Write};
@@ -139,6 +140,19 @@ impl Drop for Partial {
 
 /// Reads `inputs` and writes them to `output`.
 pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<ConvertSummary, ConvertError> {
+    convert_filtered(inputs, output, opts, &PointFilter::default())
+}
+
+/// [`convert`], writing only the points `filter` shows (`pcv convert --classes … --clip-box …`): LAS
+/// records still pass through byte for byte, every field kept ([`las_copy::copy`] drops the others);
+/// other inputs are filtered on their exact values. COPC output is refused with a filter (convert to
+/// LAS/LAZ first).
+pub fn convert_filtered(
+    inputs: &[PathBuf],
+    output: &Path,
+    opts: &LoadOptions,
+    filter: &PointFilter,
+) -> Result<ConvertSummary, ConvertError> {
     let format = out_format(output)?;
     if inputs.is_empty() {
         return Err(LoadError::NoFiles.into());
@@ -148,6 +162,13 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
     }
     let partial = Partial::new(output);
     let io_out = |source| ConvertError::Io { path: output.into(), source };
+    if format == OutFormat::Copc && !filter.is_empty() {
+        return Err(ConvertError::Write(format!(
+            "{}: a filter ({}) cannot be written straight to COPC; convert to .laz with it, then that file to .copc.laz",
+            output.display(),
+            filter.describe()
+        )));
+    }
     if format == OutFormat::Copc {
         let s = copc::write(inputs, &partial.tmp, opts)?;
         partial.commit()?;
@@ -162,7 +183,7 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
     let (points, how) = {
         let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let r = write_to(inputs, &mut w, format, opts)?;
+        let r = write_to(inputs, &mut w, format, opts, filter)?;
         w.flush().map_err(io_out)?;
         w.get_ref().sync_all().map_err(io_out)?;
         r
@@ -174,7 +195,8 @@ pub fn convert(inputs: &[PathBuf], output: &Path, opts: &LoadOptions) -> Result<
 
 /// Writes a cloud made in code (or loaded) to `path`, in the format its extension names: positions in
 /// the source's coordinates (origin + local f32 position, in f64), the loaded colors (not a color
-/// mode's), intensity and classification when the cloud has them. Through a temporary file, as
+/// mode's), intensity, classification and the other fields (GPS time, returns, ...) when the cloud has
+/// them. Through a temporary file, as
 /// [`convert`].
 pub fn write_cloud(cloud: &crate::PointCloud, path: &Path) -> Result<(), ConvertError> {
     use rayon::prelude::*;
@@ -204,6 +226,9 @@ pub fn write_cloud(cloud: &crate::PointCloud, path: &Path) -> Result<(), Convert
                     .then(|| rgba.iter().map(|c| [c[0] as u16 * 257, c[1] as u16 * 257, c[2] as u16 * 257]).collect()),
                 intensity: a.and_then(|a| a.intensity.clone()),
                 classification: a.and_then(|a| a.classification.clone()),
+                fields: a.map_or_else(Vec::new, |a| {
+                    a.columns.iter().map(|c| (c.field, (0..c.values.len()).map(|i| c.get(i)).collect())).collect()
+                }),
                 precision: (o == glam::DVec3::ZERO).then_some(crate::stream::Precision::F32),
             };
             writers::write(&[cols], format, &mut w)?;
@@ -219,9 +244,13 @@ fn write_to(
     w: &mut BufWriter<std::fs::File>,
     format: OutFormat,
     opts: &LoadOptions,
+    filter: &PointFilter,
 ) -> Result<(u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {
-        let cloud = load::load_files_with(inputs, opts)?;
+        let mut load_opts = opts.clone();
+        load_opts.fields.fields = crate::formats::FieldSet::of(&filter.fields());
+        let cloud = load::load_files_with(inputs, &load_opts)?;
+        let (cloud, _) = crate::filter::shown(&cloud, filter);
         w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
         return Ok((cloud.points.len() as u64, "the viewer's local f32 positions"));
     }
@@ -231,7 +260,8 @@ fn write_to(
     let all_las = files.iter().all(|(_, b)| las_copy::is_las(b.bytes()));
     if matches!(format, OutFormat::Las | OutFormat::Laz) && all_las {
         let opened = files.iter().map(|(p, b)| las_copy::open(p, b.bytes())).collect::<Result<Vec<_>, _>>()?;
-        let s = las_copy::copy(&opened, w, format == OutFormat::Laz, &progress)?;
+        let f = (!filter.is_empty()).then_some(filter);
+        let s = las_copy::copy(&opened, w, format == OutFormat::Laz, &progress, f)?;
         progress.finish();
         return Ok((
             s.points,
@@ -248,7 +278,17 @@ fn write_to(
         if opts.progress && files.len() > 1 {
             progress.set_file(path.display().to_string());
         }
-        exact.push(writers::read_exact(path, bytes.bytes(), f, load::is_pts(path), &progress)?);
+        let mut cols = writers::read_exact(path, bytes.bytes(), f, load::is_pts(path), &progress)?;
+        if !filter.is_empty() {
+            if let Some(x) = filter.fields().first() {
+                return Err(ConvertError::Write(format!(
+                    "{}: has no {x} to filter by (only LAS and LAZ files carry returns and the other fields)",
+                    path.display()
+                )));
+            }
+            cols.retain(|c| filter.passes(c));
+        }
+        exact.push(cols);
     }
     progress.finish();
     let n = writers::write(&exact, format, w)?;

@@ -31,7 +31,48 @@ pub struct FileColumns {
     pub rgb16: Option<Vec<[u16; 3]>>,
     pub intensity: Option<Vec<f32>>,
     pub classification: Option<Vec<u8>>,
+    /// The other fields kept ([`crate::formats::Field`]: GPS time, returns, ...): one value a point.
+    pub fields: Vec<(crate::formats::Field, Vec<f64>)>,
     pub precision: Option<Precision>,
+}
+
+impl FileColumns {
+    /// Keeps the points `keep` says yes to (given each point's class, intensity and position), in order.
+    pub fn retain(&mut self, keep: impl Fn(&pcv_model::filter::PointValues) -> bool) {
+        let no_field = |_: crate::formats::Field| f64::NAN;
+        let mask: Vec<bool> = (0..self.len())
+            .map(|i| {
+                keep(&pcv_model::filter::PointValues {
+                    class: self.classification.as_ref().map_or(0, |c| c[i]),
+                    intensity: self.intensity.as_ref().map_or(f64::NAN, |v| v[i] as f64),
+                    field: &no_field,
+                    pos: glam::DVec3::from_array(self.xyz[i]),
+                })
+            })
+            .collect();
+        fn thin<T>(v: &mut Vec<T>, mask: &[bool]) {
+            let mut k = mask.iter();
+            v.retain(|_| *k.next().unwrap_or(&false));
+        }
+        thin(&mut self.xyz, &mask);
+        if let Some(v) = self.rgb16.as_mut() {
+            thin(v, &mask);
+        }
+        if let Some(v) = self.intensity.as_mut() {
+            thin(v, &mask);
+        }
+        if let Some(v) = self.classification.as_mut() {
+            thin(v, &mask);
+        }
+        for (_, v) in &mut self.fields {
+            thin(v, &mask);
+        }
+    }
+
+    /// Field `f` of point `i` (NaN where the file has none).
+    fn field(&self, f: crate::formats::Field, i: usize) -> f64 {
+        self.fields.iter().find(|(g, _)| *g == f).map_or(f64::NAN, |(_, v)| v[i])
+    }
 }
 
 impl FileColumns {
@@ -361,7 +402,9 @@ fn write_las<W: Write + Seek + Send + Sync>(
         }
     }
     let big_class = files.iter().filter_map(|f| f.classification.as_ref()).any(|v| v.par_iter().any(|&k| k > 31));
-    let modern = big_class || n > u32::MAX as usize;
+    // Other fields (GPS time, returns, ...) are written in the LAS 1.4 formats, which hold them all.
+    let has_fields = files.iter().any(|f| !f.fields.is_empty());
+    let modern = big_class || has_fields || n > u32::MAX as usize;
     let (minor, format, record_len): (u8, u8, u16) = match (modern, p.rgb) {
         (false, false) => (2, 0, 20),
         (false, true) => (2, 2, 26),
@@ -471,11 +514,26 @@ fn write_las<W: Write + Seek + Send + Sync>(
             out.push(class & 0x1f);
             out.extend_from_slice(&[0, 0, 0, 0]); // scan angle, user data, point source id
         } else {
-            out.push(0x11); // return 1 of 1
+            use crate::formats::Field as F;
+            let int = |x: F, lo: f64, hi: f64, default: f64| {
+                let v = f.field(x, i);
+                if v.is_finite() {
+                    v.round().clamp(lo, hi)
+                } else {
+                    default
+                }
+            };
+            let (r, nr) = (int(F::ReturnNumber, 0.0, 15.0, 1.0) as u8, int(F::NumberOfReturns, 0.0, 15.0, 1.0) as u8);
+            out.push(r | (nr << 4));
             out.push(0); // flags
             out.push(class);
-            out.push(0); // user data
-            out.extend_from_slice(&[0; 12]); // scan angle, point source id, gps time
+            out.push(int(F::UserData, 0.0, 255.0, 0.0) as u8);
+            let angle = f.field(F::ScanAngle, i);
+            let angle = if angle.is_finite() { (angle / 0.006).round().clamp(-30000.0, 30000.0) as i16 } else { 0 };
+            out.extend_from_slice(&angle.to_le_bytes());
+            out.extend_from_slice(&(int(F::PointSourceId, 0.0, 65535.0, 0.0) as u16).to_le_bytes());
+            let t = f.field(F::GpsTime, i);
+            out.extend_from_slice(&(if t.is_finite() { t } else { 0.0 }).to_le_bytes());
         }
         if p.rgb {
             let c = f.rgb16.as_ref().map_or([0; 3], |c| c[i]);

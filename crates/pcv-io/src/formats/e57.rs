@@ -229,7 +229,7 @@ impl ChunkSource for E57Source<'_> {
     }
 
     fn columns(&self) -> Columns {
-        Columns { intensity: self.has_intensity, classification: false }
+        Columns { intensity: self.has_intensity, classification: false, ..Default::default() }
     }
 
     fn has_rgb(&self) -> bool {

@@ -20,8 +20,8 @@
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 pcv-laz checks
 //! the size table at the start of each chunk against the chunk's bytes before `laz` allocates its layers.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Fields, FileInfo, FormatError,
-    ReadOptions, Rec,
+    record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Field, FieldSet, Fields,
+    FileInfo, FormatError, ReadOptions, Rec,
 };
 use crate::point::Point;
 use crate::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
@@ -276,14 +276,11 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
             _ => "rgb (u16)".into(),
         });
     }
-    let mut skipped =
-        vec!["returns".to_string(), "flags".into(), "scan angle".into(), "user data".into(), "point source id".into()];
-    if !matches!(h.format, 0 | 2) {
-        skipped.push("gps time".into());
-    }
-    if matches!(h.format, 8 | 10) {
-        skipped.push("nir".into());
-    }
+    attributes.push(format!(
+        "{} (colour with --color-by NAME)",
+        fields_of(h.format).iter().map(Field::name).collect::<Vec<_>>().join(", ")
+    ));
+    let mut skipped = vec!["flags".to_string()];
     if matches!(h.format, 4 | 5 | 9 | 10) {
         skipped.push("wave packets".into());
     }
@@ -334,7 +331,8 @@ pub fn estimate(data: &[u8]) -> Option<DBounds> {
 
 /// Reads a LAS or LAZ file.
 pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
-    let src = open(data)?;
+    let mut src = open(data)?;
+    src.keep_fields(opts.fields.for_points(src.h.count));
     opts.progress.add_total(src.total_points());
     crate::stream::collect(&src, &opts.origin.to_array(), opts.progress)
 }
@@ -369,6 +367,8 @@ pub struct LasSource<'a> {
     has_rgb: bool,
     /// Colors are 8-bit values in 16-bit fields (guessed at opening, checked by `finish`).
     eight_bit: AtomicBool,
+    /// The other fields kept as columns ([`LasSource::keep_fields`]).
+    fields: FieldSet,
 }
 
 /// Opens a LAS or LAZ file: header, VLRs, and for LAZ the LASzip VLR and the chunk table, all checked
@@ -378,7 +378,7 @@ pub fn open(data: &[u8]) -> Result<LasSource<'_>, FormatError> {
     let vl = vlrs(data, &h)?;
     let has_rgb = layout(h.format).rgb.is_some();
     let body = if h.compressed { open_laz(data, &h, &vl)? } else { open_las(data, &h)? };
-    let src = LasSource { data, h, vlrs: vl, body, has_rgb, eight_bit: AtomicBool::new(false) };
+    let src = LasSource { data, h, vlrs: vl, body, has_rgb, eight_bit: AtomicBool::new(false), fields: FieldSet::NONE };
     if has_rgb {
         // The first records (LAS) or the first chunk (LAZ) decide; `finish` checks the whole file.
         let max = match &src.body {
@@ -396,6 +396,61 @@ pub fn open(data: &[u8]) -> Result<LasSource<'_>, FormatError> {
         src.eight_bit.store(looks_8bit(max), Ordering::Relaxed);
     }
     Ok(src)
+}
+
+impl LasSource<'_> {
+    /// Keeps `fields` (those the point format has) as columns: decoding then reads each record's
+    /// fields one at a time, slower than the fixed loops of [`push_las_records`].
+    pub fn keep_fields(&mut self, fields: FieldSet) {
+        self.fields = fields.intersect(fields_of(self.h.format));
+    }
+}
+
+/// The fields point format `format` has.
+pub fn fields_of(format: u8) -> FieldSet {
+    let mut s = FieldSet::of(&[
+        Field::ReturnNumber,
+        Field::NumberOfReturns,
+        Field::ScanAngle,
+        Field::UserData,
+        Field::PointSourceId,
+    ]);
+    if !matches!(format, 0 | 2) {
+        s = s.with(Field::GpsTime);
+    }
+    if matches!(format, 8 | 10) {
+        s = s.with(Field::Nir);
+    }
+    s
+}
+
+/// Field `f` of a record of point format `format` (NaN where the format lacks it): the ASPRS offsets
+/// (LAS 1.4 R15, tables 7–16). Scan angles in degrees: the i8 rank of formats 0–5, the i16 in 0.006°
+/// steps of 6–10. The record is at least the format's size (checked at opening).
+pub fn las_field(rec: &[u8], format: u8, f: Field) -> f64 {
+    let legacy = format < 6;
+    match f {
+        Field::ReturnNumber => (if legacy { rec[14] & 7 } else { rec[14] & 15 }) as f64,
+        Field::NumberOfReturns => (if legacy { (rec[14] >> 3) & 7 } else { rec[14] >> 4 }) as f64,
+        Field::ScanAngle => {
+            if legacy {
+                rec[16] as i8 as f64
+            } else {
+                i16::from_le_bytes([rec[18], rec[19]]) as f64 * 0.006
+            }
+        }
+        Field::UserData => rec[17] as f64,
+        Field::PointSourceId => u16le(rec, if legacy { 18 } else { 20 }) as f64,
+        Field::GpsTime => match format {
+            1 | 3 | 4 | 5 => f64le(rec, 20),
+            6..=10 => f64le(rec, 22),
+            _ => f64::NAN,
+        },
+        Field::Nir => match format {
+            8 | 10 => u16le(rec, 36) as f64,
+            _ => f64::NAN,
+        },
+    }
 }
 
 fn open_las<'a>(data: &'a [u8], h: &Header) -> Result<Body<'a>, FormatError> {
@@ -464,13 +519,20 @@ impl LasSource<'_> {
         origin: &[f64; 3],
         out: &mut Staging,
     ) -> Result<(), FormatError> {
-        let selection = laz::DecompressionSelection(
-            laz::DecompressionSelection::XY_RETURNS_CHANNEL
-                | laz::DecompressionSelection::Z
-                | laz::DecompressionSelection::CLASSIFICATION
-                | laz::DecompressionSelection::INTENSITY
-                | laz::DecompressionSelection::RGB,
-        );
+        use laz::DecompressionSelection as D;
+        let mut selection = D::XY_RETURNS_CHANNEL | D::Z | D::CLASSIFICATION | D::INTENSITY | D::RGB;
+        for f in self.fields.iter() {
+            selection |= match f {
+                Field::ScanAngle => D::SCAN_ANGLE,
+                Field::UserData => D::USER_DATA,
+                Field::PointSourceId => D::POINT_SOURCE_ID,
+                Field::GpsTime => D::GPS_TIME,
+                Field::Nir => D::NIR,
+                // Returns are in the first layer, always decoded.
+                Field::ReturnNumber | Field::NumberOfReturns => 0,
+            };
+        }
+        let selection = D(selection);
         let mut scratch = std::mem::take(&mut out.scratch);
         let eight_bit = self.eight_bit.load(Ordering::Relaxed);
         let r = laz_chunk_pieces(self.data, vlr, chunks, k, selection, &mut scratch, &mut |piece| {
@@ -493,6 +555,16 @@ pub(crate) fn always_finite(h: &Header) -> bool {
 /// offset are monotonic, so they give the f64 bounds exactly), no per-point checks.
 pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_bit: bool, origin: &[f64; 3]) {
     let stride = h.record_len as usize;
+    if !out.cols.fields.is_empty() && !out.keep_f64 {
+        let format = h.format;
+        return out.push_records_with_fields(
+            src,
+            stride,
+            &record_fn(h, eight_bit),
+            &|rec: &[u8], f| las_field(rec, format, f),
+            origin,
+        );
+    }
     if out.keep_f64 || !always_finite(h) || !(out.cols.intensity && out.cols.classification) {
         return out.push_records(src, stride, &record_fn(h, eight_bit), origin);
     }
@@ -673,7 +745,7 @@ impl ChunkSource for LasSource<'_> {
     }
 
     fn columns(&self) -> Columns {
-        Columns { intensity: true, classification: true }
+        Columns { intensity: true, classification: true, fields: self.fields }
     }
 
     fn has_rgb(&self) -> bool {

@@ -22,6 +22,7 @@ pub mod text;
 use crate::point::Point;
 use glam::DVec3;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+pub use pcv_model::fields::{Field, FieldSet};
 pub use pcv_model::{DBounds, Format};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +73,8 @@ pub struct Decoded {
     pub points: Vec<Point>,
     pub intensity: Option<Vec<f32>>,
     pub classification: Option<Vec<u8>>,
+    /// The other fields kept ([`FieldRequest`]), in [`Field::ALL`]'s order: one value a point.
+    pub fields: Vec<(Field, Vec<f64>)>,
     pub has_rgb: bool,
     /// Exact bounds of the kept points in the file's coordinates.
     pub bounds: DBounds,
@@ -91,6 +94,38 @@ pub struct ReadOptions<'a> {
     /// Subtracted from every position (in f64) before it becomes f32.
     pub origin: DVec3,
     pub progress: &'a Progress,
+    /// Which other fields to keep as columns (LAS/LAZ: GPS time, returns, ...).
+    pub fields: FieldRequest,
+}
+
+/// Which of a record's other fields ([`Field`]) a decoder keeps as columns: `fields` always, and
+/// every field the file has when it holds at most `all_up_to_points` points (a column costs 8 bytes a
+/// point while decoding, 4 once loaded). Fields a format lacks are never kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldRequest {
+    pub fields: FieldSet,
+    pub all_up_to_points: u64,
+}
+
+impl FieldRequest {
+    /// No fields.
+    pub const NONE: FieldRequest = FieldRequest { fields: FieldSet::NONE, all_up_to_points: 0 };
+
+    /// The fields to keep of a file of `points` points.
+    pub fn for_points(self, points: u64) -> FieldSet {
+        if points <= self.all_up_to_points {
+            FieldSet::ALL
+        } else {
+            self.fields
+        }
+    }
+}
+
+impl Default for FieldRequest {
+    /// Every field of files up to 30 million points (at most 840 MB of columns for the seven).
+    fn default() -> Self {
+        FieldRequest { fields: FieldSet::NONE, all_up_to_points: 30_000_000 }
+    }
 }
 
 /// A progress bar for long loads: hidden at first, drawn on stderr (when it is a terminal) once a load
@@ -222,6 +257,8 @@ impl Rec {
 pub struct Columns {
     pub intensity: bool,
     pub classification: bool,
+    /// The other fields (LAS/LAZ only), each into [`Staging::fields`](crate::stream::Staging::fields).
+    pub fields: FieldSet,
 }
 
 /// Records per fixed-record job.

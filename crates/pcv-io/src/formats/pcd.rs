@@ -472,7 +472,11 @@ impl ChunkSource for PcdSource<'_> {
     }
 
     fn columns(&self) -> Columns {
-        Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
+        Columns {
+            intensity: self.roles.intensity.is_some(),
+            classification: self.roles.class.is_some(),
+            ..Default::default()
+        }
     }
 
     fn has_rgb(&self) -> bool {

@@ -892,7 +892,11 @@ impl ChunkSource for PlySource<'_> {
     }
 
     fn columns(&self) -> Columns {
-        Columns { intensity: self.roles.intensity.is_some(), classification: self.roles.class.is_some() }
+        Columns {
+            intensity: self.roles.intensity.is_some(),
+            classification: self.roles.class.is_some(),
+            ..Default::default()
+        }
     }
 
     fn has_rgb(&self) -> bool {
@@ -1005,7 +1009,7 @@ mod tests {
     use glam::DVec3;
 
     fn read_bytes(b: &[u8]) -> Result<Decoded, FormatError> {
-        read(b, &ReadOptions { origin: DVec3::ZERO, progress: &Progress::hidden() })
+        read(b, &ReadOptions { origin: DVec3::ZERO, progress: &Progress::hidden(), fields: Default::default() })
     }
 
     #[test]

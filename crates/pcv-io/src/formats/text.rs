@@ -338,7 +338,7 @@ impl ChunkSource for TextSource<'_> {
     }
 
     fn columns(&self) -> Columns {
-        Columns { intensity: self.l.intensity.is_some(), classification: self.l.class.is_some() }
+        Columns { intensity: self.l.intensity.is_some(), classification: self.l.class.is_some(), ..Default::default() }
     }
 
     fn has_rgb(&self) -> bool {
@@ -481,7 +481,11 @@ mod tests {
     use glam::DVec3;
 
     fn rd(s: &str, pts: bool) -> Result<Decoded, FormatError> {
-        read(s.as_bytes(), pts, &ReadOptions { origin: DVec3::ZERO, progress: &Progress::hidden() })
+        read(
+            s.as_bytes(),
+            pts,
+            &ReadOptions { origin: DVec3::ZERO, progress: &Progress::hidden(), fields: Default::default() },
+        )
     }
 
     #[test]

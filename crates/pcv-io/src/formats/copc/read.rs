@@ -80,7 +80,7 @@ pub fn decode_node(
     );
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut st = Staging::default();
-    st.reset(0, Columns { intensity: true, classification: true });
+    st.reset(0, Columns { intensity: true, classification: true, ..Default::default() });
     let o = origin.to_array();
     let mut scratch = Vec::new();
     laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| {

@@ -1,0 +1,286 @@
+//! Colour by any field and filters, end to end: LAS files the tests write with GPS time, returns, scan
+//! angles and point sources, read back; golden images of the ramps and of a filtered cloud on the CPU
+//! backend (`PCV_UPDATE_GOLDEN=1 cargo test --test fields` rewrites them); and the command line
+//! (`--color-by`, `--classes`, `--returns`, `--filter`, `--clip-box`, `pcv info`).
+mod common;
+
+use glam::DVec3;
+use pcv_camera::Camera;
+use pcv_io::attributes::{recolor_with, Attributes, ColorMode, Column, Field, FieldLook, Ramp, SourceSpan};
+use pcv_io::filter::{self, ClipBox, PointFilter, Returns};
+use pcv_io::{Point, PointCloud};
+use pcv_render::cpu::CpuRasterizer;
+use pcv_render::image_io::Frame;
+use pcv_render::{FrameParams, Rasterizer, RenderMode, Target};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// A 60 × 40 m patch of 1 point per 0.25 m² in UTM-like coordinates: ground (class 2) everywhere and a
+/// 10 m block of vegetation (class 5) 5 m up in the middle; two flight lines (point source 7 for
+/// y < 20, 8 above) flown along x at 50 m/s, an hour apart; returns 1 of 1 on the ground, 1 or 2 of 2
+/// in the vegetation; scan angles across each line.
+fn patch() -> PointCloud {
+    let origin = DVec3::new(500_000.0, 4_000_000.0, 100.0);
+    let (mut points, mut class, mut time, mut src, mut ret, mut nret, mut angle) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut add = |x: f64, y: f64, z: f64, c: u8, r: f64, n: f64| {
+        points.push(Point::new([x as f32, y as f32, z as f32], [200, 200, 200, 255]));
+        class.push(c);
+        let line = if y < 20.0 { 0.0 } else { 1.0 };
+        time.push(400_000_000.0 + 3600.0 * line + x / 50.0);
+        src.push(7.0 + line);
+        ret.push(r);
+        nret.push(n);
+        angle.push(y - 10.0 - 20.0 * line);
+    };
+    for i in 0..120 {
+        for j in 0..80 {
+            let (x, y) = (i as f64 * 0.5, j as f64 * 0.5);
+            let in_block = (25.0..35.0).contains(&x) && (15.0..25.0).contains(&y);
+            if in_block {
+                add(x, y, 5.0 + ((i + j) % 3) as f64 * 0.3, 5, (1 + (i + j) % 2) as f64, 2.0);
+            } else {
+                add(x, y, 0.01 * x, 2, 1.0, 1.0);
+            }
+        }
+    }
+    let n = points.len() as u64;
+    let mut c = PointCloud::from_points(points, origin, "patch.las");
+    c.attributes = Some(Arc::new(Attributes {
+        intensity: None,
+        classification: Some(class),
+        columns: vec![
+            Column::from_f64(Field::ReturnNumber, &ret),
+            Column::from_f64(Field::NumberOfReturns, &nret),
+            Column::from_f64(Field::ScanAngle, &angle),
+            Column::from_f64(Field::PointSourceId, &src),
+            Column::from_f64(Field::GpsTime, &time),
+        ],
+        field_spec: None,
+        has_rgb: true,
+        sources: vec![SourceSpan {
+            label: "patch.las".into(),
+            format: pcv_io::formats::Format::Las,
+            points: 0..n,
+            has_rgb: true,
+            has_intensity: false,
+            has_classification: true,
+            uniform_rgb: Some([200, 200, 200]),
+            crs: None,
+        }],
+        mode: ColorMode::Rgb,
+        loaded_rgba: None,
+        color_note: None,
+    }));
+    c
+}
+
+/// The patch written as LAS and read back (fields kept).
+fn patch_file(dir: &Path) -> PathBuf {
+    let path = dir.join("patch.las");
+    pcv_io::convert::write_cloud(&patch(), &path).unwrap();
+    path
+}
+
+fn load(path: &Path) -> PointCloud {
+    pcv_io::load::load_files_with(&[path.to_path_buf()], &pcv_io::load::LoadOptions::quiet()).unwrap()
+}
+
+/// The cloud from above at 160 × 90 in the vis mode (deterministic: depth ties break by index).
+fn render(cloud: &PointCloud) -> Frame {
+    let (w, h) = (160, 90);
+    let cam = Camera::for_cloud(cloud.bounds, false);
+    let frame = FrameParams::of_camera(&cam, w, h).with_mode(RenderMode::Vis);
+    let mut r = CpuRasterizer::new();
+    r.upload(cloud).unwrap();
+    let mut px = vec![0u32; frame.num_pixels()];
+    r.render(&frame, Target::Host(&mut px)).unwrap();
+    Frame::new(w, h, px)
+}
+
+/// Compares with tests/golden/NAME.png (rewritten with PCV_UPDATE_GOLDEN=1); every pixel must match.
+fn golden(name: &str, actual: &Frame) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.png"));
+    if std::env::var("PCV_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        actual.write_png(&path).unwrap();
+        return;
+    }
+    let g = Frame::read_png(&path)
+        .unwrap_or_else(|e| panic!("{e}: run `PCV_UPDATE_GOLDEN=1 cargo test --test fields` to create it"));
+    let differing = g.pixels.iter().zip(&actual.pixels).filter(|(a, b)| a != b).count();
+    if differing > 0 {
+        let out = common::output_dir().join(format!("{name}.actual.png"));
+        actual.write_png(&out).unwrap();
+        panic!("{differing} pixels differ from {} (actual: {})", path.display(), out.display());
+    }
+}
+
+#[test]
+fn las_files_keep_every_field_through_write_and_read() {
+    let d = tempfile::tempdir().unwrap();
+    let c = load(&patch_file(d.path()));
+    let a = c.attributes.as_deref().unwrap();
+    let orig = patch();
+    let o = orig.attributes.as_deref().unwrap();
+    for f in [Field::ReturnNumber, Field::NumberOfReturns, Field::PointSourceId, Field::GpsTime, Field::ScanAngle] {
+        let (got, want) = (a.column(f).expect("field read back"), o.column(f).unwrap());
+        // Scan angles are stored in 0.006-degree steps; GPS time as f64 (the column keeps it to < 1 ms).
+        let tol = if f == Field::ScanAngle { 0.003 } else { 1e-3 };
+        for i in (0..c.len() as usize).step_by(97) {
+            assert!((got.get(i) - want.get(i)).abs() <= tol, "{f} of point {i}: {} vs {}", got.get(i), want.get(i));
+        }
+    }
+    assert!(ColorMode::ALL
+        .iter()
+        .all(|m| a.available_modes().contains(m)
+            || matches!(m, ColorMode::Intensity | ColorMode::UserData | ColorMode::Nir)));
+}
+
+#[test]
+fn gps_time_in_viridis_and_returns_in_categories_match_their_golden_images() {
+    let mut c = patch();
+    recolor_with(&mut c, ColorMode::GpsTime, &FieldLook::default()).unwrap();
+    // Two flight lines an hour apart: the default 2nd..98th percentile range spans both.
+    let a = c.attributes.as_deref().unwrap();
+    match a.field_spec {
+        Some(pcv_io::attributes::ColorSpec::Field { ramp, lo, hi, .. }) => {
+            assert_eq!(ramp, Ramp::Viridis);
+            assert!(lo > 400_000_000.0 && lo < 400_000_001.0 && hi > 400_003_600.0, "{lo}..{hi}");
+        }
+        other => panic!("{other:?}"),
+    }
+    golden("fields_gps_time_viridis_160x90", &render(&c));
+    let mut r = patch();
+    recolor_with(&mut r, ColorMode::ReturnNumber, &FieldLook::default()).unwrap();
+    golden("fields_return_number_categorical_160x90", &render(&r));
+    // A ramp and range of one's own: the block's second returns and the ground's first differ.
+    let mut s = patch();
+    let look = FieldLook { ramp: Some(Ramp::Diverging), range: Some((-10.0, 10.0)) };
+    recolor_with(&mut s, ColorMode::ScanAngle, &look).unwrap();
+    golden("fields_scan_angle_diverging_160x90", &render(&s));
+}
+
+#[test]
+fn hiding_vegetation_leaves_the_ground_and_matches_its_golden_image() {
+    let c = patch();
+    let mut f = PointFilter::default();
+    f.set_class_shown(5, false);
+    let (shown, kept) = filter::shown(&c, &f);
+    assert_eq!(kept.points, 120 * 80 - 20 * 20);
+    let img = render(&shown);
+    golden("filter_no_vegetation_160x90", &img);
+    // The vegetation's pixels are gone: the full image differs there.
+    assert_ne!(img.pixels, render(&c).pixels);
+}
+
+#[test]
+fn first_returns_and_a_clip_box_keep_what_they_say() {
+    let c = patch();
+    let first = PointFilter { returns: Returns::First, ..Default::default() };
+    let k = filter::kept(&c, &first, 0..c.len() as usize);
+    assert_eq!(k.points, 120 * 80 - 200, "half of the block's points are second returns");
+    // The block in file coordinates: x 500025..500035, y 4000015..4000025.
+    let b = PointFilter {
+        boxes: vec![ClipBox::parse("500025,4000015,0,500034.9,4000024.9,1000").unwrap()],
+        ..Default::default()
+    };
+    let k = filter::kept(&c, &b, 0..c.len() as usize);
+    assert_eq!(k.points, 400);
+    assert!(k.groups_skipped > 0, "groups far from the box are skipped: {k:?}");
+}
+
+fn pcv(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
+}
+
+#[test]
+fn the_command_line_colours_by_fields_and_filters() {
+    let d = tempfile::tempdir().unwrap();
+    let file = patch_file(d.path());
+    let f = file.to_str().unwrap();
+    // pcv info names each field and its range.
+    let out = pcv(&["info", f]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("gps_time") && text.contains("point_source_id") && text.contains("7 .. 8"), "{text}");
+    let png = d.path().join("a.png");
+    let png_s = png.to_str().unwrap();
+    let base = ["render", f, "--backend", "cpu", "--size", "160x90", "-o", png_s];
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        pcv(&a)
+    };
+    let out = run(&["--color-by", "gps_time", "--classes", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("showing classes 5: 400 of 9600 points"), "{err}");
+    let out = run(&["--returns", "first", "--clip-box", "500025,4000015,0,500034.9,4000024.9,1000:outside"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("showing first returns, 1 clip box: 9200 of 9600"), "{err}");
+    // Errors name what is wrong.
+    let out = run(&["--filter", "height:1..2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no attribute 'height'") && err.contains("gps_time"), "{err}");
+    let out = run(&["--clip-box", "1,2,3"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected six numbers"));
+    // A file without returns: said, not ignored.
+    let ply = d.path().join("plain.xyz");
+    std::fs::write(&ply, "0 0 0\n1 1 1\n2 2 2\n").unwrap();
+    let out = pcv(&[
+        "render",
+        ply.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--size",
+        "32x18",
+        "-o",
+        png_s,
+        "--returns",
+        "last",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no return_number"), "{err}");
+}
+
+#[test]
+fn convert_writes_exactly_what_the_filter_shows_with_every_field() {
+    let d = tempfile::tempdir().unwrap();
+    let file = patch_file(d.path());
+    let out = d.path().join("block.laz");
+    let r = pcv(&[
+        "convert",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--classes",
+        "5",
+        "--returns",
+        "first",
+        "--clip-box",
+        "500000,4000000,0,500029.9,4000040,1000",
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    // The block's first returns with x < 30: 10 of its 20 columns, half of those points.
+    let c = load(&out);
+    assert_eq!(c.len(), 100, "{err}");
+    let a = c.attributes.as_deref().unwrap();
+    assert!(a.classification.as_ref().unwrap().iter().all(|&k| k == 5));
+    let rn = a.column(Field::ReturnNumber).unwrap();
+    assert!((0..100).all(|i| rn.get(i) == 1.0));
+    // Every field kept: GPS time of the first line (y < 20) or the second, scan angles, sources.
+    let t = a.column(Field::GpsTime).unwrap();
+    assert!((0..100).all(|i| (400_000_000.5..400_003_601.0).contains(&t.get(i))));
+    assert!(a.column(Field::PointSourceId).is_some() && a.column(Field::ScanAngle).is_some());
+    // Other inputs filter on what they hold; returns they do not have are refused.
+    let xyz = d.path().join("p.xyz");
+    std::fs::write(&xyz, "0 0 0\n5 5 5\n9 9 9\n").unwrap();
+    let txt = d.path().join("q.xyz");
+    let r = pcv(&["convert", xyz.to_str().unwrap(), "-o", txt.to_str().unwrap(), "--clip-box", "1,1,1,9,9,9"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let written = std::fs::read_to_string(&txt).unwrap();
+    assert_eq!(written.lines().filter(|l| !l.starts_with("//")).collect::<Vec<_>>(), ["5 5 5", "9 9 9"], "{written}");
+    let r = pcv(&["convert", xyz.to_str().unwrap(), "-o", txt.to_str().unwrap(), "--returns", "last"]);
+    assert!(String::from_utf8_lossy(&r.stderr).contains("has no return_number"));
+}
