@@ -50,6 +50,7 @@ scenarios=(
   "multi|nvidia-h200-x2|.gpu/bin/pcv .gpu/bin/multi_gpu|two GPUs through NCCL: tests, bench --gpus 1,2 at 2B, the largest cloud on one and two GPUs|"
   "multi-stream|nvidia-h200-x2|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/bin/multi_gpu .gpu/ex/load_bench|two GPUs for files and LOD: a 2B-point LAS streamed to 1 and 2 GPUs, LOD across GPUs, the window with --gpus 2|"
   "nav|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|the viewer as a user meets it: first views, the same click on CUDA and CPU, idle cost, a flight, pcv record|DEMO_SCALE (4) DEMO_DATA PCV_NAV_BACKEND (cuda) PCV_NAV_X (skip: no Xvfb)"
+  "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -933,6 +934,68 @@ PY
     cp "$work/rec/frame-00060.png" "$out/record-frame60.png" 2>/dev/null
   } 2>&1 | tee "$out/nav.log"
   grep -q "same pick: True  same final camera: True" "$out/nav.log" || rc=1
+  finish
+}
+
+sc_filters() {
+  begin filters
+  local fp scale=${DEMO_SCALE:-4} demo=/tmp/pcv-demo work=/tmp/pcv-filters t a
+  fp=$(count "${FILE_POINTS:-300M}")
+  need "$pcv" .gpu/ex/demo_data
+  start_x
+  mkdir -p "$work"
+  {
+    machine
+    echo "== 1. demo data (scale $scale)"
+    .gpu/ex/demo_data "$demo" --scale "$scale" | tail -5
+    "$pcv" info "$demo/terrain.las" | grep -E "points|gps_time|return_number|classes"
+    echo "== 2. pcv render, cuda vs cpu (vis mode, 1920x1080), resident and streamed (PCV_HOST_BUDGET_MB=0)"
+    t=$demo/terrain.las
+    i=0
+    for a in "--color-by gps_time" "--color-by return_number --classes 5,6" "--color-by scan_angle --returns last" \
+      "--color-by point_source_id --clip-box 512100,5405050,0,512200,5405150,1000" \
+      "--classes 2,6 --clip-box 512100,5405050,0,512200,5405150,1000:outside" "--color-by gps_time --ramp terrain --range 315000000..315001800 --filter gps_time:315000300..315001500"; do
+      i=$((i + 1))
+      for budget in "" 0; do
+        for b in cuda cpu; do
+          # shellcheck disable=SC2086 # $a is several arguments
+          PCV_HOST_BUDGET_MB=$budget "$pcv" render "$t" --backend $b --mode vis --size 1920x1080 $a -o "$work/r$i-$b${budget:+-streamed}.png" 2>&1 | grep -E "showing|rendered|error"
+        done
+        printf '%s%s cuda vs cpu: ' "$a" "${budget:+ (streamed)}"; "$pcv" diff "$work/r$i-cuda${budget:+-streamed}.png" "$work/r$i-cpu${budget:+-streamed}.png"
+      done
+    done
+    cp "$work/r1-cuda.png" "$out/cuda-gps-time.png"
+    cp "$work/r2-cuda.png" "$out/cuda-returns-classes-5-6.png"
+    echo "== 3. convert a clipped building, every field kept"
+    "$pcv" convert "$t" -o "$work/house.laz" --clip-box 512120,5405060,0,512180,5405120,1000 --classes 6
+    "$pcv" info "$work/house.laz" | grep -E "points|classes|gps_time"
+    echo "== 4. the window on CUDA (Xvfb + NVIDIA GLX): gps_time, vegetation hidden from the start, then a click on the legend"
+    "$pcv" "$t" --backend cuda --color-by gps_time --classes 2,6,7 --size 1920x1080 --frames 20 --screenshot "$out/window-cuda-no-vegetation.png" 2>&1 | tail -2
+    cat >"$work/toggle.json" <<'EOF2'
+[ {"frame": 3, "type": "cursor_pos", "x": 105, "y": 37},
+  {"frame": 4, "type": "button", "button": "left", "down": true},
+  {"frame": 5, "type": "button", "button": "left", "down": false},
+  {"frame": 8, "type": "cursor_pos", "x": 23, "y": 155},
+  {"frame": 9, "type": "button", "button": "left", "down": true},
+  {"frame": 10, "type": "button", "button": "left", "down": false},
+  {"frame": 12, "type": "cursor_pos", "x": 1500, "y": 900} ]
+EOF2
+    "$pcv" "$t" --backend cuda --color-by return_number --size 1920x1080 --frames 24 --input-script "$work/toggle.json" --trace "$work/toggle.jsonl" --screenshot "$out/window-cuda-click.png" 2>&1 | tail -2
+    python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; print('points drawn: frame 2', t[2].get('points'), '-> last', t[-1].get('points'))" "$work/toggle.jsonl" 2>&1 | tail -1
+    echo "== 5. bench: a $fp-point terrain LAS, unfiltered vs filtered (culled, 1920x1080, 1 px)"
+    python3 "$helpers/terrain-las.py" /dev/shm/pcv-terrain.las "$fp" --size-m 2000 --jobs "$(nproc)" | tail -1
+    "$pcv" info /dev/shm/pcv-terrain.las | grep -E "points|classes|bounds|min|max" | head -6
+    for a in "" "--classes 5,6" "--classes 2" "--clip-box 500000,4100000,-1000,501000,4102000,5000"; do
+      # shellcheck disable=SC2086
+      step "bench${a:+ $a}" timeout 300 "$pcv" bench --backend cuda /dev/shm/pcv-terrain.las --mode culled --point-size 1 --edl off --warmup 3 --frames 10 $a
+    done
+    echo "== 6. streamed (device-only) at $fp points: time to screen unfiltered vs --classes 2"
+    for a in "" "--classes 2"; do
+      /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" render /dev/shm/pcv-terrain.las --backend cuda --size 1920x1080 $a -o "$work/big.png" 2>&1 | grep -E "showing|rendered|times| s, "
+    done
+    cp "$work/big.png" "$out/big-classes-2.png"
+    rm -f /dev/shm/pcv-terrain.las
+  } 2>&1 | tee "$out/filters.log"
   finish
 }
 

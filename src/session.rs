@@ -524,10 +524,15 @@ fn load_and_upload(
         if subsample.is_some()
             || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
         {
-            if !opts.filter.is_empty() {
-                warn(skipped, format!("the cloud streams to the device without a host copy: the filter ({}) applies to points in memory (use --max-points or convert with the filter first)", opts.filter.describe()));
-            }
             let mut cloud = device::cloud(plan);
+            if !opts.filter.is_empty() {
+                if let Some(f) = opts.filter.fields().first().filter(|_| !files.iter().all(|p| is_las_or_laz(p))) {
+                    bail!("{}: only LAS and LAZ files carry {f}", opts.filter.describe());
+                }
+                if let Some(files) = cloud.files() {
+                    files.set_filter(&opts.filter);
+                }
+            }
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
             if let Some(c) = opts.color.filter(|c| *c != ColorMode::Rgb) {
@@ -538,6 +543,16 @@ fn load_and_upload(
             }
             if note.is_some() || opts.color.is_some_and(|c| c != ColorMode::Rgb) {
                 r.upload(&cloud).context("streaming the points to the device again, colored")?;
+            }
+            if !opts.filter.is_empty() {
+                let out = cloud.files().and_then(|f| f.streamed.lock().ok()?.as_ref().map(|s| s.filtered_out));
+                eprintln!(
+                    "pcv: showing {}: {} points streamed, {} left out by the decoding workers",
+                    opts.filter.describe(),
+                    r.num_points(),
+                    out.unwrap_or(0)
+                );
+                *filtered = Some(Kept { points: r.num_points(), ..Default::default() });
             }
             prepare(&mut cloud);
             return Ok(cloud);
@@ -566,6 +581,13 @@ fn load_and_upload(
         *filtered = Some(kept);
     }
     Ok(cloud)
+}
+
+/// Whether `p` names a LAS or LAZ file (by its extension).
+fn is_las_or_laz(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("las") || e.eq_ignore_ascii_case("laz"))
 }
 
 /// The filter reads only fields the cloud has: otherwise says which are missing.

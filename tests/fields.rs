@@ -284,3 +284,37 @@ fn convert_writes_exactly_what_the_filter_shows_with_every_field() {
     let r = pcv(&["convert", xyz.to_str().unwrap(), "-o", txt.to_str().unwrap(), "--returns", "last"]);
     assert!(String::from_utf8_lossy(&r.stderr).contains("has no return_number"));
 }
+
+#[test]
+fn streamed_clouds_are_filtered_by_the_decoding_workers_like_resident_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let file = patch_file(d.path());
+    let png = d.path().join("s.png");
+    let args = [
+        "render",
+        file.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--size",
+        "64x36",
+        "-o",
+        png.to_str().unwrap(),
+        "--classes",
+        "5",
+        "--returns",
+        "first",
+    ];
+    // A host budget of 0 MB: the cloud streams without a host copy.
+    let out = Command::new(env!("CARGO_BIN_EXE_pcv"))
+        .args(args)
+        .env("PCV_HOST_BUDGET_MB", "0")
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("showing classes 5, first returns: 200 points streamed, 9400 left out"), "{err}");
+    let resident = pcv(&args);
+    let err = String::from_utf8_lossy(&resident.stderr);
+    assert!(err.contains("showing classes 5, first returns: 200 of 9600 points"), "{err}");
+}

@@ -5,7 +5,8 @@
 //! colour. [`Layers::uploaded`] makes the cloud the rasterizer gets: the full cloud itself (shared,
 //! no copy) when every layer is visible in its own colours, else a copy of the visible layers' points,
 //! painted with their layer colour when colour-by-layer is on, and only the points that pass the
-//! [`PointFilter`] (classes, returns, ranges, clip volumes: [`pcv_io::filter::kept`]), together with the map from uploaded
+//! [`PointFilter`] (classes, returns, ranges, clip volumes: [`pcv_io::filter::kept`]; a device-only
+//! cloud takes the filter into its files, whose next stream applies it), together with the map from uploaded
 //! point indices back to the full cloud's (picking reads attributes there). [`Layers::add`] merges
 //! newly loaded clouds: their points move from their own origin to the shown cloud's (in f64, then
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
@@ -104,6 +105,10 @@ impl Layers {
         let all_visible = self.layers.iter().all(|l| l.visible);
         let filtering = self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
         self.filtered = None;
+        if let Some(files) = self.cloud.files() {
+            // A device-only cloud: the decoding workers apply the filter as the files stream again.
+            files.set_filter(&self.filter);
+        }
         if !self.editable() || (all_visible && !self.color_by_layer && !filtering) {
             self.map = vec![(0, 0, self.cloud.len())];
             return self.cloud.clone();

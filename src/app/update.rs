@@ -346,7 +346,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             apply(s, Action::SetFilter(f), ctx)
         }
         Action::SetFilter(f) => {
-            if !s.layers.editable() {
+            if !s.layers.editable() && s.layers.cloud.files().is_none() {
                 s.messages.info("the built-in scene cannot be filtered");
                 return Effects::ui();
             }
@@ -360,7 +360,8 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 .filter(|x| attrs.and_then(|a| a.column(*x)).is_none())
                 .map(|x| x.name())
                 .collect();
-            if !missing.is_empty() {
+            // (A device-only cloud's files are read again with the fields the filter needs.)
+            if !missing.is_empty() && s.layers.cloud.files().is_none() {
                 s.messages.error(format!(
                     "cannot filter by {}: these points have none loaded (open the files with --filter or --returns to load them)",
                     missing.join(", ")

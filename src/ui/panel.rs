@@ -118,12 +118,20 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
             _ => vec![],
         },
     };
-    // The classes present, with their toggles, under every mode.
-    if let Some(v) = attrs.and_then(|a| a.classification.as_deref()) {
-        let mut counts = [0u64; 256];
-        for &c in v {
-            counts[c as usize] += 1;
+    // The classes present, with their toggles, under every mode (a device-only cloud's as its first
+    // stream counted them).
+    let streamed = cloud.files().and_then(|f| f.streamed.lock().ok()?.as_ref().map(|s| s.class_counts.clone()));
+    let counts: Option<Vec<u64>> = match attrs.and_then(|a| a.classification.as_deref()) {
+        Some(v) => {
+            let mut counts = vec![0u64; 256];
+            for &c in v {
+                counts[c as usize] += 1;
+            }
+            Some(counts)
         }
+        None => streamed.filter(|c| c.len() == 256 && c.iter().any(|&n| n > 0)),
+    };
+    if let Some(counts) = counts {
         let present = counts.iter().filter(|&&n| n > 0).count();
         if present > 1 || s.color_mode == ColorMode::Classification {
             out.extend(counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(c, &n)| LegendEntry::Class {
@@ -406,6 +414,11 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     } else {
         attributes::available_modes(&s.layers.cloud)
     };
+    let mut modes = modes;
+    if !modes.contains(&s.color_mode) {
+        // A device-only cloud coloured as it streamed (--color classification): shown as it is.
+        modes.push(s.color_mode);
+    }
     let mut i = modes.iter().position(|&m| m == s.color_mode).unwrap_or(0);
     let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
     ui.set_next_item_width(160.0);

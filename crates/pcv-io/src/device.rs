@@ -19,6 +19,7 @@
 //! same cloud again (a new color mode) streams the files again.
 pub use super::attributes::ColorSpec;
 use super::attributes::{percentile_range, Attributes, ColorMode, SourceSpan};
+use super::filter::{PointFilter, PointValues};
 use super::formats::{DBounds, Format, FormatError, Progress};
 use super::load::{self, FileBytes, LoadError, LoadOptions};
 use super::point::Point;
@@ -58,6 +59,10 @@ pub struct Streamed {
     pub has_rgb: bool,
     /// Every k-th intensity (at most about a million), for the intensity ramp's range.
     pub intensity_sample: Vec<f32>,
+    /// Points of each classification code in the files (before any filter), for the legend.
+    pub class_counts: Vec<u64>,
+    /// Points the filter left out.
+    pub filtered_out: u64,
     /// About [`SAMPLE_POINTS`] points evenly spaced through the files (for estimates that need a
     /// few points, such as the point spacing).
     pub sample: Vec<Point>,
@@ -81,6 +86,9 @@ pub struct DeviceFiles {
     /// bounds are known.
     pub estimate: DBounds,
     pub color: Mutex<ColorSpec>,
+    /// Which points are sent (classes, returns, ranges, clip volumes): applied by the decoding
+    /// workers, so hidden points never reach the device; changing it streams the files again.
+    pub filter: Mutex<PointFilter>,
     /// What the first stream saw.
     pub streamed: Mutex<Option<Streamed>>,
     pub progress: Arc<LoadProgress>,
@@ -95,6 +103,21 @@ impl DeviceFiles {
 
     pub fn color(&self) -> ColorSpec {
         self.color.lock().map(|c| *c).unwrap_or(ColorSpec::Rgb { z: (0.0, 0.0) })
+    }
+
+    pub fn filter(&self) -> PointFilter {
+        self.filter.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+
+    /// Sets the filter the next upload applies; whether it changed.
+    pub fn set_filter(&self, f: &PointFilter) -> bool {
+        match self.filter.lock() {
+            Ok(mut g) if *g != *f => {
+                *g = f.clone();
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -165,6 +188,7 @@ pub fn plan(
         max_points,
         estimate,
         color: Mutex::new(ColorSpec::Rgb { z: (z.min.z, z.max.z) }),
+        filter: Mutex::new(PointFilter::default()),
         streamed: Mutex::new(None),
         progress,
         show_progress: opts.progress,
@@ -280,6 +304,9 @@ pub fn stream_files(
 ) -> Result<u64, DeviceLoadError> {
     let first_time = files.streamed.lock().map(|s| s.is_none()).unwrap_or(true);
     let spec = files.color();
+    let filter = files.filter();
+    let class_counts = Mutex::new(vec![0u64; 256]);
+    let filtered_out = std::sync::atomic::AtomicU64::new(0);
     let progress = Progress::with_shared(0, files.show_progress, files.progress.clone());
     let origin = files.origin.to_array();
     let keep = files.planned_points();
@@ -293,11 +320,9 @@ pub fn stream_files(
         let bytes = FileBytes::open(path)?;
         // Read before the stream releases the file's pages.
         let crs = if first_time { load::file_crs(path, bytes.bytes(), format, true) } else { None };
-        let src = load::open_source(bytes.bytes(), format, load::is_pts(path)).map_err(|source| LoadError::Format {
-            path: path.clone(),
-            format,
-            source,
-        })?;
+        let wanted = super::formats::FieldSet::of(&filter.fields());
+        let src = load::open_source_with(bytes.bytes(), format, load::is_pts(path), wanted)
+            .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
         // Each job's first point in that order, for the subsample.
         let mut job_first = Vec::with_capacity(src.jobs());
         let mut declared = 0u64;
@@ -330,6 +355,33 @@ pub fn stream_files(
         let post = |st: &mut Staging| {
             if let Some(&first) = job_first.get(st.job).filter(|_| !even.keeps_all()) {
                 st.keep_evenly(even, first);
+            }
+            if first_time && cols.classification {
+                let mut h = [0u64; 256];
+                st.classification.iter().for_each(|&c| h[c as usize] += 1);
+                if let Ok(mut all) = class_counts.lock() {
+                    all.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+                }
+            }
+            if !filter.is_empty() {
+                let before = st.points.len();
+                let field_at = |k: usize, f: super::formats::Field| {
+                    wanted.iter().position(|x| x == f).and_then(|i| st.fields.get(i)).map_or(f64::NAN, |v| v[k])
+                };
+                let keep: Vec<bool> = (0..st.points.len())
+                    .map(|k| {
+                        let p = st.points[k].pos;
+                        let local = glam::Vec3::from_array(p).as_dvec3();
+                        filter.passes(&PointValues {
+                            class: st.classification.get(k).copied().unwrap_or(0),
+                            intensity: st.intensity.get(k).map_or(f64::NAN, |&v| v as f64),
+                            field: &|f| field_at(k, f),
+                            pos: files.origin + local,
+                        })
+                    })
+                    .collect();
+                st.retain(|k| keep[k]);
+                filtered_out.fetch_add((before - st.points.len()) as u64, std::sync::atomic::Ordering::Relaxed);
             }
             recolor(st);
         };
@@ -396,6 +448,8 @@ pub fn stream_files(
     progress.finish();
     if first_time {
         seen.points = sent;
+        seen.class_counts = class_counts.into_inner().unwrap_or_default();
+        seen.filtered_out = filtered_out.into_inner();
         if let Ok(mut s) = files.streamed.lock() {
             *s = Some(seen);
         }

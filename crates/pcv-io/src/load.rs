@@ -141,9 +141,23 @@ pub fn decode_bytes(data: &[u8], format: Format, pts: bool, opts: &ReadOptions) 
 
 /// Opens `data` as `format` for chunked decoding (`pts`: text in Leica PTS order).
 pub fn open_source(data: &[u8], format: Format, pts: bool) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
+    open_source_with(data, format, pts, formats::FieldSet::NONE)
+}
+
+/// [`open_source`], keeping `fields` as columns where the format has them (LAS/LAZ).
+pub fn open_source_with(
+    data: &[u8],
+    format: Format,
+    pts: bool,
+    fields: formats::FieldSet,
+) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
     Ok(match format {
         Format::Ply => Box::new(formats::ply::open(data)?),
-        Format::Las | Format::Laz => Box::new(formats::las::open(data)?),
+        Format::Las | Format::Laz => {
+            let mut s = formats::las::open(data)?;
+            s.keep_fields(fields);
+            Box::new(s)
+        }
         Format::Pcd => Box::new(formats::pcd::open(data)?),
         Format::E57 => Box::new(formats::e57::open(data)?),
         Format::Text => Box::new(formats::text::open(data, pts)?),

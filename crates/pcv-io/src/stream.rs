@@ -117,6 +117,28 @@ impl Staging {
         self.left_out += (before - self.points.len()) as u64;
     }
 
+    /// Keeps the slot's points for which `keep(k)` holds (every column); the others are counted in
+    /// `left_out` (a filter's hidden points, like a subsample's).
+    pub fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        let mask: Vec<bool> = (0..self.points.len()).map(keep).collect();
+        fn thin<T>(v: &mut Vec<T>, mask: &[bool]) {
+            if v.len() == mask.len() {
+                let mut k = mask.iter();
+                v.retain(|_| *k.next().unwrap_or(&false));
+            }
+        }
+        let before = self.points.len();
+        thin(&mut self.points, &mask);
+        thin(&mut self.intensity, &mask);
+        thin(&mut self.classification, &mask);
+        for v in &mut self.fields {
+            thin(v, &mask);
+        }
+        thin(&mut self.xyz64, &mask);
+        thin(&mut self.rgb16, &mask);
+        self.left_out += (before - self.points.len()) as u64;
+    }
+
     /// Adds a point (dropping it, counted, when a coordinate is not finite).
     #[inline]
     pub fn push(&mut self, xyz: [f64; 3], rgba: [u8; 4], intensity: f32, class: u8, origin: &[f64; 3]) {

@@ -426,8 +426,11 @@ pub struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     pub files: Vec<PathBuf>,
     /// How loaded files' points are colored (default as for the viewer).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, visible_alias = "color-by")]
     pub color: Option<ColorMode>,
+    /// Which of the files' points are timed (as the viewer shows them with the same options).
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Built-in scene sizes to time, comma separated (suffixes k, M, B).
     #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10M")]
     pub points: Vec<u64>,

@@ -225,9 +225,33 @@ fn bench(a: BenchArgs) -> Result<()> {
         print_mvp: a.print_mvp,
     };
     // Files are loaded (and colored) once, before the rasterizer is timed.
+    let filter = a.filter.filter();
     let files = match a.files.is_empty() {
+        true if !filter.is_empty() => bail!("--classes, --returns, --filter and --clip-box need files"),
         true => None,
-        false => Some(session::load_cloud(&pcv_io::load::point_files(&a.files, false)?, 0, a.seed, a.color)?),
+        false => {
+            let paths = pcv_io::load::point_files(&a.files, false)?;
+            let open = session::OpenOptions { color: a.color, filter: filter.clone(), ..Default::default() };
+            let cloud = session::load_cloud_skipping(&paths, 0, a.seed, &open, &mut Vec::new())?;
+            if filter.is_empty() {
+                Some(cloud)
+            } else {
+                let t = Instant::now();
+                let (shown, k) = pcv_io::filter::shown(&cloud, &filter);
+                println!(
+                    "pcv bench: {}: {} of {} points kept in {:.1} ms ({} of {} groups of {} skipped, {} kept whole)",
+                    filter.describe(),
+                    k.points,
+                    cloud.len(),
+                    t.elapsed().as_secs_f64() * 1e3,
+                    k.groups_skipped,
+                    k.groups_skipped + k.groups_whole + k.groups_tested,
+                    pcv_io::filter::GROUP_POINTS,
+                    k.groups_whole
+                );
+                Some(shown)
+            }
+        }
     };
     let source = |n: u64| match &files {
         None => pcv_io::scene::lazy(n, a.seed),
