@@ -156,7 +156,7 @@ fn gps_time_in_viridis_and_returns_in_categories_match_their_golden_images() {
     golden("fields_return_number_categorical_160x90", &render(&r));
     // A ramp and range of one's own: the block's second returns and the ground's first differ.
     let mut s = patch();
-    let look = FieldLook { ramp: Some(Ramp::Diverging), range: Some((-10.0, 10.0)) };
+    let look = FieldLook { ramp: Some(Ramp::Diverging), range: Some((-10.0, 10.0)), ..Default::default() };
     recolor_with(&mut s, ColorMode::ScanAngle, &look).unwrap();
     golden("fields_scan_angle_diverging_160x90", &render(&s));
 }

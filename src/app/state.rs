@@ -66,6 +66,8 @@ pub struct AppState {
     /// The cloud's point spacing, for adaptive point sizes.
     pub spacing_m: f32,
     pub color_mode: ColorMode,
+    /// A field colour mode's ramp, range, tone and blend with the files' colours.
+    pub field_look: pcv_io::attributes::FieldLook,
     /// The last standard view asked for (the view key goes on from it).
     pub view: View,
     /// Why the up axis is what it is.
@@ -98,6 +100,16 @@ impl AppState {
         size_px: (u32, u32),
     ) -> AppState {
         let color_mode = pcv_io::attributes::current_mode(&layers.cloud);
+        /// The look a cloud was coloured with (`--ramp`, `--range`), so the panel starts from it.
+        fn field_look_of(c: &pcv_io::PointCloud) -> pcv_io::attributes::FieldLook {
+            match c.attributes.as_deref().and_then(|a| a.field_spec) {
+                Some(pcv_io::attributes::ColorSpec::Field { ramp, lo, hi, tone, blend_rgb, .. }) => {
+                    pcv_io::attributes::FieldLook { ramp: Some(ramp), range: Some((lo, hi)), tone, blend_rgb }
+                }
+                _ => Default::default(),
+            }
+        }
+        let field_look = field_look_of(&layers.cloud);
         AppState {
             nav,
             layers,
@@ -107,6 +119,7 @@ impl AppState {
             edl_memory: look.edl.unwrap_or(Edl::DEFAULT),
             spacing_m,
             color_mode,
+            field_look,
             view: View::Oblique,
             up_reason,
             picked: None,

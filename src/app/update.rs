@@ -88,14 +88,20 @@ fn recolor(s: &mut AppState, mode: ColorMode) -> Result<bool, String> {
     }
     let up = s.nav.camera.up.vector();
     let was = attributes::current_mode(&s.layers.cloud);
-    attributes::recolor(&mut s.layers.cloud, mode).map_err(|e| e.to_string())?;
+    if was != mode {
+        // Another field: its own range (and ramp, unless one was chosen for every field).
+        s.field_look.range = None;
+    }
+    let spec_before = s.layers.cloud.attributes.as_deref().and_then(|a| a.field_spec);
+    attributes::recolor_with(&mut s.layers.cloud, mode, &s.field_look).map_err(|e| e.to_string())?;
+    let look_changed = s.layers.cloud.attributes.as_deref().and_then(|a| a.field_spec) != spec_before;
     let moved = if up != glam::Vec3::Z && (mode == ColorMode::Elevation || was != mode) {
         attributes::apply_up(&mut s.layers.cloud, up)
     } else {
         false
     };
     s.color_mode = mode;
-    Ok(was != mode || moved)
+    Ok(was != mode || moved || look_changed)
 }
 
 /// A new up axis for the colours (elevation ramps); whether the points must be uploaded again.
@@ -194,6 +200,10 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             }
             let i = modes.iter().position(|&m| m == s.color_mode).unwrap_or(0);
             apply(s, Action::SetColor(modes[(i + 1) % modes.len()]), ctx)
+        }
+        Action::SetFieldLook(look) => {
+            s.field_look = look;
+            apply(s, Action::SetColor(s.color_mode), ctx)
         }
         Action::SetColor(mode) => match recolor(s, mode) {
             Ok(changed) => Effects { reupload: changed, redraw_scene: changed, redraw_ui: true, ..Default::default() },
@@ -516,7 +526,7 @@ mod tests {
     use super::*;
     use glam::{DVec3, Vec3};
     use pcv_camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
-    use pcv_io::attributes::{Attributes, SourceSpan};
+    use pcv_io::attributes::{Attributes, ColorMode, FieldLook, SourceSpan};
     use pcv_io::filter::{ClipBox, PointFilter};
     use pcv_io::formats::Format;
     use pcv_io::{Point, PointCloud};
@@ -637,6 +647,34 @@ mod tests {
         assert_eq!(s.measure.points.len(), 1);
         apply(&mut s, Action::ClearMeasure, ctx);
         assert!(s.measure.points.is_empty() && s.picked.is_none());
+    }
+
+    #[test]
+    fn a_field_look_recolours_and_a_new_field_starts_from_its_own_range() {
+        let mut s = state();
+        let attrs = Arc::make_mut(s.layers.cloud.attributes.as_mut().unwrap());
+        let t: Vec<f64> = (0..1000).map(|i| 1000.0 + i as f64).collect();
+        attrs.columns = vec![
+            pcv_io::attributes::Column::from_f64(pcv_io::attributes::Field::GpsTime, &t),
+            pcv_io::attributes::Column::from_f64(pcv_io::attributes::Field::UserData, &vec![3.0; 1000]),
+        ];
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { reads: picker };
+        assert!(apply(&mut s, Action::SetColor(ColorMode::GpsTime), ctx).reupload);
+        let first = s.layers.cloud.points[0].rgba;
+        // A range of the first 100 values: point 0 keeps the ramp's start, point 500 is now at its end.
+        let look = FieldLook { range: Some((1000.0, 1100.0)), ..s.field_look };
+        assert!(apply(&mut s, Action::SetFieldLook(look), ctx).reupload);
+        assert_eq!(s.layers.cloud.points[0].rgba, first);
+        assert_eq!(s.layers.cloud.points[500].rgba, pcv_io::attributes::Ramp::Viridis.color(1.0));
+        // Brightness lifts the start.
+        let brighter = FieldLook { tone: pcv_io::attributes::Tone { brightness: 0.5, ..Default::default() }, ..look };
+        apply(&mut s, Action::SetFieldLook(brighter), ctx);
+        assert_ne!(s.layers.cloud.points[0].rgba, first);
+        // The same look again: nothing to upload. Another field: its own range.
+        assert!(!apply(&mut s, Action::SetFieldLook(brighter), ctx).reupload);
+        apply(&mut s, Action::SetColor(ColorMode::UserData), ctx);
+        assert_eq!(s.field_look.range, None);
     }
 
     #[test]

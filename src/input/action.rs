@@ -5,7 +5,7 @@
 //! update step ([`crate::app::update`]) is the only place that carries them out.
 use glam::Vec2;
 use pcv_camera::{ControllerKind, Nav, UpAxis, View};
-use pcv_io::attributes::ColorMode;
+use pcv_io::attributes::{ColorMode, FieldLook};
 use pcv_io::filter::{PointFilter, Returns};
 use pcv_render::look::{Background, Edl, PointShape, PointSize};
 use pcv_render::RenderMode;
@@ -38,6 +38,8 @@ pub enum Action {
     SetMode(RenderMode),
     NextColor,
     SetColor(ColorMode),
+    /// A field colour mode's ramp, range, tone or blend (the panel's legend).
+    SetFieldLook(FieldLook),
     /// One point size larger (+1) or smaller (-1).
     PointSizeStep(i8),
     SetPointSize(PointSize),

@@ -40,13 +40,15 @@ pub enum LegendEntry {
         lo: f32,
         hi: f32,
     },
-    /// A field through a ramp from `lo` to `hi` (categorical ramps: the values' own colours).
+    /// A field through a ramp from `lo` to `hi` (categorical ramps: the values' own colours), with a
+    /// histogram of its values over that range (64 bins, each bin's share of the points in range).
     Field {
         name: &'static str,
         unit: &'static str,
         ramp: Ramp,
         lo: f64,
         hi: f64,
+        histogram: Vec<f32>,
     },
     /// A class present in the cloud.
     Class {
@@ -112,8 +114,9 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         },
         ColorMode::Classification => vec![],
         m => match attrs.and_then(|a| a.field_spec) {
-            Some(ColorSpec::Field { field, ramp, lo, hi }) if Some(field) == m.field() => {
-                vec![LegendEntry::Field { name: field.name(), unit: field.unit(), ramp, lo, hi }]
+            Some(ColorSpec::Field { field, ramp, lo, hi, .. }) if Some(field) == m.field() => {
+                let histogram = attrs.and_then(|a| a.column(field)).map(|c| histogram(c, lo, hi)).unwrap_or_default();
+                vec![LegendEntry::Field { name: field.name(), unit: field.unit(), ramp, lo, hi, histogram }]
             }
             _ => vec![],
         },
@@ -142,6 +145,68 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         }
     }
     out
+}
+
+/// A field colour mode's controls: ramp, range, gamma, brightness, contrast, blend with the files' colours.
+fn field_look(ui: &imgui::Ui, s: &AppState, ramp: Ramp, (lo, hi): (f64, f64), actions: &mut Vec<Action>) {
+    let mut look = s.field_look;
+    let before = look;
+    let mut i = Ramp::ALL.iter().position(|&r| r == ramp).unwrap_or(0);
+    let names: Vec<&str> = Ramp::ALL.iter().map(|r| r.name()).collect();
+    ui.set_next_item_width(110.0);
+    if ui.combo_simple_string("ramp", &mut i, &names) {
+        look.ramp = Some(Ramp::ALL[i]);
+    }
+    if ramp != Ramp::Categorical {
+        let mut r = [lo, hi];
+        ui.set_next_item_width(220.0);
+        let speed = ((hi - lo).abs() / 200.0).max(1e-6) as f32;
+        // Large values (GPS time) in fixed notation, so the steps of a drag can be read.
+        let format = if lo.abs().max(hi.abs()) >= 1e4 { "%.2f" } else { "%.5g" };
+        if imgui::Drag::new("range").speed(speed).display_format(format).build_array(ui, &mut r) && r[0] < r[1] {
+            look.range = Some((r[0], r[1]));
+        }
+        ui.same_line();
+        if ui.small_button("2-98%") {
+            look.range = None;
+        }
+        ui.set_next_item_width(100.0);
+        ui.slider_config("gamma", 0.2, 5.0).display_format("%.2f").build(&mut look.tone.gamma);
+        ui.same_line();
+        ui.set_next_item_width(100.0);
+        ui.slider_config("brightness", -0.5, 0.5).display_format("%.2f").build(&mut look.tone.brightness);
+        ui.set_next_item_width(100.0);
+        ui.slider_config("contrast", 0.0, 3.0).display_format("%.2f").build(&mut look.tone.contrast);
+    }
+    if s.layers.cloud.attributes.as_deref().is_some_and(|a| a.has_rgb) {
+        if ramp != Ramp::Categorical {
+            ui.same_line();
+        }
+        ui.set_next_item_width(100.0);
+        ui.slider_config("rgb mix", 0.0, 1.0).display_format("%.2f").build(&mut look.blend_rgb);
+    }
+    if look != before {
+        actions.push(Action::SetFieldLook(look));
+    }
+}
+
+/// A field's values over `lo..=hi` in 64 bins (from at most about a million of them), each bin's share.
+fn histogram(c: &pcv_io::attributes::Column, lo: f64, hi: f64) -> Vec<f32> {
+    let mut bins = vec![0f32; 64];
+    if hi <= lo {
+        return bins;
+    }
+    let step = (c.values.len() / 1_000_000).max(1);
+    let mut n = 0f32;
+    for &v in c.values.iter().step_by(step) {
+        let x = c.base + v as f64;
+        if x >= lo && x <= hi {
+            bins[(((x - lo) / (hi - lo)) * 63.999) as usize] += 1.0;
+            n += 1.0;
+        }
+    }
+    bins.iter_mut().for_each(|b| *b /= n.max(1.0));
+    bins
 }
 
 /// The return filter and what the filter keeps.
@@ -445,7 +510,7 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
             LegendEntry::Gray { lo, hi } => {
                 ui.text(format!("intensity {lo} (black) .. {hi} (white), 1st..99th percentile"))
             }
-            LegendEntry::Field { name, unit, ramp, lo, hi } => {
+            LegendEntry::Field { name, unit, ramp, lo, hi, histogram } => {
                 if *ramp == Ramp::Categorical {
                     ui.text(format!("{name}: each value its own colour"));
                     for v in 0..10 {
@@ -470,8 +535,11 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                     ui.dummy([w, h]);
                     ui.same_line();
                     ui.text(format!("{name} {} .. {}{unit}", fmt_value(*lo), fmt_value(*hi)));
-                    ui.text_disabled(format!("{ramp}, 2nd..98th percentile"));
+                    ui.plot_histogram("##histogram", histogram).graph_size([160.0, 36.0]).scale_min(0.0).build();
+                    ui.same_line();
+                    ui.text_disabled("points by value\nover the range");
                 }
+                field_look(ui, s, *ramp, (*lo, *hi), actions);
             }
             LegendEntry::Class { code, count, rgba } => {
                 let mut shown = s.layers.filter.class_shown(*code);

@@ -7,7 +7,7 @@
 //! nothing, and [`apply_up`] turns the elevation colours to the viewer's up axis.
 pub use pcv_model::attributes::*;
 pub use pcv_model::fields::{Column, Field, FieldSet};
-pub use pcv_model::ramp::Ramp;
+pub use pcv_model::ramp::{Ramp, Tone};
 
 use super::PointCloud;
 use rayon::prelude::*;
@@ -35,19 +35,29 @@ pub fn current_mode(cloud: &PointCloud) -> ColorMode {
     cloud.attributes.as_ref().map(|a| a.mode).unwrap_or_default()
 }
 
-/// How a field mode's ramp runs: the ramp (else the field's own, [`Field::default_ramp`]) and the
-/// range (else the 2nd..98th percentile of its values, [`Column::default_range`]).
+/// How a field mode's ramp runs: the ramp (else the field's own, [`Field::default_ramp`]), the range
+/// (else the 2nd..98th percentile of its values, [`Column::default_range`]), gamma, brightness and
+/// contrast ([`Tone`]), and how much of the file's own colour is mixed in (`blend_rgb`, 0..=1).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FieldLook {
     pub ramp: Option<Ramp>,
     pub range: Option<(f64, f64)>,
+    pub tone: Tone,
+    pub blend_rgb: f32,
 }
 
 impl FieldLook {
     /// The spec `column` is shown with.
     pub fn spec(&self, column: &Column) -> ColorSpec {
         let (lo, hi) = self.range.unwrap_or_else(|| column.default_range());
-        ColorSpec::Field { field: column.field, ramp: self.ramp.unwrap_or(column.field.default_ramp()), lo, hi }
+        ColorSpec::Field {
+            field: column.field,
+            ramp: self.ramp.unwrap_or(column.field.default_ramp()),
+            lo,
+            hi,
+            tone: self.tone,
+            blend_rgb: self.blend_rgb.clamp(0.0, 1.0),
+        }
     }
 }
 
@@ -112,6 +122,16 @@ pub fn recolor_with(cloud: &mut PointCloud, mode: ColorMode, look: &FieldLook) -
                     .zip(c.values.par_iter())
                     .with_min_len(1 << 14)
                     .for_each(|(p, &v)| p.rgba = spec.value_color(base + v as f64));
+                let blend = match spec {
+                    ColorSpec::Field { blend_rgb, .. } if blend_rgb > 0.0 && attrs.has_rgb => blend_rgb,
+                    _ => 0.0,
+                };
+                if let Some(saved) = attrs.loaded_rgba.as_ref().filter(|_| blend > 0.0) {
+                    points.par_iter_mut().zip(saved.par_iter()).with_min_len(1 << 14).for_each(|(p, c)| {
+                        let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
+                        p.rgba = [mix(p.rgba[0], c[0]), mix(p.rgba[1], c[1]), mix(p.rgba[2], c[2]), 255];
+                    });
+                }
             }
         }
     }

@@ -188,8 +188,9 @@ pub enum ColorSpec {
     Elevation { z: (f32, f32) },
     /// The ASPRS classification palette.
     Classification,
-    /// Field `field`'s values through `ramp` over `lo..=hi` (categorical ramps ignore the range).
-    Field { field: Field, ramp: Ramp, lo: f64, hi: f64 },
+    /// Field `field`'s values through `ramp` over `lo..=hi` (categorical ramps ignore the range), with
+    /// `tone` on the ramp's position and `blend_rgb` of the file's own colour mixed in (0: none).
+    Field { field: Field, ramp: Ramp, lo: f64, hi: f64, tone: crate::ramp::Tone, blend_rgb: f32 },
 }
 
 impl ColorSpec {
@@ -207,7 +208,7 @@ impl ColorSpec {
     #[inline]
     pub fn value_color(&self, v: f64) -> [u8; 4] {
         match *self {
-            ColorSpec::Field { ramp, lo, hi, .. } => ramp.value_color(v, lo, hi),
+            ColorSpec::Field { ramp, lo, hi, tone, .. } => ramp.toned_color(v, lo, hi, &tone),
             _ => [128, 128, 128, 255],
         }
     }

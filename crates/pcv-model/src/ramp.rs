@@ -56,9 +56,14 @@ impl Ramp {
 
     /// The colour of value `v` over `lo..=hi` (the categorical ramp: by `v`'s integer part).
     pub fn value_color(self, v: f64, lo: f64, hi: f64) -> [u8; 4] {
+        self.toned_color(v, lo, hi, &Tone::default())
+    }
+
+    /// [`Ramp::value_color`] with `tone` applied to the ramp's position (categories are left as they are).
+    pub fn toned_color(self, v: f64, lo: f64, hi: f64, tone: &Tone) -> [u8; 4] {
         match self {
             Ramp::Categorical => categorical_color(v),
-            _ => self.color(unit64(v, lo, hi)),
+            _ => self.color(tone.apply(unit64(v, lo, hi))),
         }
     }
 }
@@ -66,6 +71,32 @@ impl Ramp {
 impl std::fmt::Display for Ramp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Gamma, brightness and contrast applied to a continuous ramp's position `t` before it becomes a
+/// colour: `t^gamma`, then `(t - 0.5)·contrast + 0.5 + brightness`, clamped to 0..=1. The default
+/// changes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Tone {
+    pub gamma: f32,
+    pub brightness: f32,
+    pub contrast: f32,
+}
+
+impl Default for Tone {
+    fn default() -> Self {
+        Tone { gamma: 1.0, brightness: 0.0, contrast: 1.0 }
+    }
+}
+
+impl Tone {
+    pub fn apply(&self, t: f32) -> f32 {
+        if *self == Tone::default() {
+            return t;
+        }
+        let g = t.clamp(0.0, 1.0).powf(self.gamma.max(1e-3));
+        ((g - 0.5) * self.contrast + 0.5 + self.brightness).clamp(0.0, 1.0)
     }
 }
 
@@ -148,6 +179,20 @@ mod tests {
         // Halfway between two stops is their mean.
         let m = Ramp::Viridis.color(1.0 / 16.0);
         assert_eq!(m, [70, 23, 104, 255]);
+    }
+
+    #[test]
+    fn tone_changes_only_when_asked() {
+        let t = Tone::default();
+        assert_eq!(t.apply(0.3), 0.3);
+        let bright = Tone { brightness: 0.2, ..t };
+        assert!((bright.apply(0.3) - 0.5).abs() < 1e-6);
+        let gamma = Tone { gamma: 2.0, ..t };
+        assert!((gamma.apply(0.5) - 0.25).abs() < 1e-6);
+        let flat = Tone { contrast: 0.0, ..t };
+        assert_eq!(flat.apply(0.9), 0.5);
+        assert_eq!(Tone { brightness: 1.0, ..t }.apply(0.9), 1.0);
+        assert_eq!(Ramp::Categorical.toned_color(3.0, 0.0, 1.0, &bright), categorical_color(3.0));
     }
 
     #[test]

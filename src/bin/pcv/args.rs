@@ -197,7 +197,7 @@ impl SourceArgs {
             recursive: self.recursive,
             auto_lod: false,
             crs: self.crs.clone(),
-            field_look: pcv_io::attributes::FieldLook { ramp: self.ramp, range: self.range },
+            field_look: pcv_io::attributes::FieldLook { ramp: self.ramp, range: self.range, ..Default::default() },
             filter: self.filter.filter(),
         }
     }
