@@ -1,4 +1,5 @@
-//! Marks in the view: the picked point, and the measurement as a line with its length.
+//! Marks in the view: the picked point, the measurement as a line with its length, and the clip
+//! boxes' edges (green: kept inside; red: kept outside).
 //!
 //! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
 //! coordinates (the window's, y down) and drawn on the foreground draw list, above the points and
@@ -13,6 +14,36 @@ use glam::{Mat4, Vec2, Vec3};
 const PICK: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
 const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
 const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.8];
+const CLIP_INSIDE: [f32; 4] = [0.35, 1.0, 0.45, 0.9];
+const CLIP_OUTSIDE: [f32; 4] = [1.0, 0.4, 0.35, 0.9];
+
+/// The 12 edges of each clip box, from its corners in the file's coordinates to the view's.
+fn clip_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    let display = ui.io().display_size;
+    let dl = ui.get_foreground_draw_list();
+    for b in &s.layers.filter.boxes {
+        let corner = |i: usize| {
+            let sign = glam::DVec3::new(
+                if i & 1 == 0 { -1.0 } else { 1.0 },
+                if i & 2 == 0 { -1.0 } else { 1.0 },
+                if i & 4 == 0 { -1.0 } else { 1.0 },
+            );
+            let file = b.center + b.rotation * (sign * b.half_extent);
+            s.layers.cloud.from_source(file).and_then(|local| to_screen(&info.clip_from_world, local, display))
+        };
+        let c: Vec<Option<Vec2>> = (0..8).map(corner).collect();
+        let colour = match b.keep {
+            pcv_io::filter::Keep::Inside => CLIP_INSIDE,
+            pcv_io::filter::Keep::Outside => CLIP_OUTSIDE,
+        };
+        for (i, j) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
+            if let (Some(a), Some(b)) = (c[i], c[j]) {
+                dl.add_line(a.to_array(), b.to_array(), SHADOW).thickness(3.0).build();
+                dl.add_line(a.to_array(), b.to_array(), colour).thickness(1.5).build();
+            }
+        }
+    }
+}
 
 /// Where `p` appears on screen (imgui coordinates), if in front of the camera.
 pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<Vec2> {
@@ -28,6 +59,7 @@ pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<V
 }
 
 pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    clip_boxes(ui, s, info);
     let display = ui.io().display_size;
     let dl = ui.get_foreground_draw_list();
     let at = |p: &PickedPoint| to_screen(&info.clip_from_world, p.local, display);

@@ -237,6 +237,69 @@ fn filters(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             actions.push(Action::SetFilter(PointFilter::default()));
         }
     }
+    clip_boxes(ui, s, actions);
+}
+
+/// The clip boxes: add one around the middle of the cloud, then move, size, turn (about the up axis)
+/// or remove each by numbers in the file's coordinates, and keep its inside or outside.
+fn clip_boxes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    use pcv_io::filter::{ClipBox, Keep};
+    let cloud = &s.layers.cloud;
+    if cloud.bounds.is_empty() {
+        return;
+    }
+    let mut f = s.layers.filter.clone();
+    let mut changed = false;
+    let mut remove = None;
+    let step = (cloud.bounds.radius() as f64 / 200.0).max(1e-3) as f32;
+    for (i, b) in f.boxes.iter_mut().enumerate() {
+        let _id = ui.push_id_usize(i);
+        ui.text(format!("clip box {}", i + 1));
+        ui.same_line();
+        let mut outside = b.keep == Keep::Outside;
+        if ui.checkbox("keep outside", &mut outside) {
+            b.keep = if outside { Keep::Outside } else { Keep::Inside };
+            changed = true;
+        }
+        ui.same_line();
+        if ui.small_button("remove") {
+            remove = Some(i);
+        }
+        let mut c = b.center.to_array();
+        ui.set_next_item_width(230.0);
+        changed |= imgui::Drag::new("centre").speed(step).display_format("%.2f").build_array(ui, &mut c);
+        let mut size = (b.half_extent * 2.0).to_array();
+        ui.set_next_item_width(230.0);
+        changed |=
+            imgui::Drag::new("size").speed(step).range(0.0, f64::MAX).display_format("%.2f").build_array(ui, &mut size);
+        let (axis, angle) = b.rotation.to_axis_angle();
+        let mut yaw = (angle * axis.z.signum()).to_degrees() as f32;
+        ui.set_next_item_width(120.0);
+        if ui.slider_config("turn (degrees)", -180.0, 180.0).display_format("%.1f").build(&mut yaw) {
+            b.rotation = glam::DQuat::from_rotation_z((yaw as f64).to_radians());
+            changed = true;
+        }
+        b.center = glam::DVec3::from_array(c);
+        b.half_extent = glam::DVec3::from_array(size) * 0.5;
+    }
+    if let Some(i) = remove {
+        f.boxes.remove(i);
+        changed = true;
+    }
+    if ui.small_button("add a clip box") {
+        // A quarter of the cloud's extent across around its middle, its whole height along the up
+        // axis, in the file's coordinates.
+        let (lo, hi) = (cloud.bounds.min.as_dvec3(), cloud.bounds.max.as_dvec3());
+        let up = s.nav.camera.up.vector().as_dvec3().abs();
+        let (mid, quarter) = ((lo + hi) * 0.5, (hi - lo) * 0.125);
+        let half = quarter * (glam::DVec3::ONE - up) + (hi - lo) * 0.5 * up;
+        let (a, b) = (cloud.to_source((mid - half).as_vec3()), cloud.to_source((mid + half).as_vec3()));
+        f.boxes.push(ClipBox::from_min_max(a.min(b), a.max(b), Keep::Inside));
+        changed = true;
+    }
+    if changed {
+        actions.push(Action::SetFilter(f));
+    }
 }
 
 /// A value for a legend: integers as they are, others to four significant digits.
