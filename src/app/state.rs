@@ -16,11 +16,12 @@ use pcv_io::attributes::ColorMode;
 use pcv_render::look::{Edl, Look};
 use pcv_render::RenderMode;
 
-/// A stored camera.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A stored view: the camera and which points were shown (classes, returns, ranges, clip boxes).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bookmark {
     pub pose: Pose,
     pub up: UpAxis,
+    pub filter: pcv_io::filter::PointFilter,
 }
 
 /// Bookmark slots (keys 1..9).
@@ -125,7 +126,7 @@ impl AppState {
             picked: None,
             hover: None,
             measure: Measure::default(),
-            bookmarks: [None; BOOKMARKS],
+            bookmarks: Default::default(),
             path: None,
             ui: UiState { panel: true, help: false },
             messages: Messages::default(),

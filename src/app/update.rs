@@ -279,18 +279,23 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::PrintPose => Effects { print_pose: true, redraw_ui: true, ..Default::default() },
         Action::StoreBookmark(i) => {
             if let Some(slot) = s.bookmarks.get_mut(i) {
-                *slot = Some(Bookmark { pose: s.nav.camera.pose, up: s.nav.camera.up });
+                *slot =
+                    Some(Bookmark { pose: s.nav.camera.pose, up: s.nav.camera.up, filter: s.layers.filter.clone() });
                 s.messages.info(format!("bookmark {} stored (key {} recalls it)", i + 1, i + 1));
             }
             Effects::ui()
         }
-        Action::RecallBookmark(i) => match s.bookmarks.get(i).copied().flatten() {
+        Action::RecallBookmark(i) => match s.bookmarks.get(i).cloned().flatten() {
             Some(b) => {
                 s.nav.camera.pose = b.pose;
-                let reupload = s.nav.camera.up != b.up && {
+                let mut reupload = s.nav.camera.up != b.up && {
                     s.nav.camera.up = b.up;
                     colors_follow_up(s, b.up)
                 };
+                // The points it showed (a filter the cloud cannot take is said, and the view kept).
+                if b.filter != s.layers.filter {
+                    reupload |= apply(s, Action::SetFilter(b.filter), ctx).reupload;
+                }
                 Effects { redraw_scene: true, reupload, ..Default::default() }
             }
             None => {
@@ -743,9 +748,17 @@ mod tests {
         apply(&mut s, Action::StoreBookmark(0), ctx);
         let a = s.nav.camera.pose;
         apply(&mut s, Action::View(View::Front), ctx);
+        // The second bookmark keeps a clip box with its view.
+        let clip =
+            PointFilter { boxes: vec![ClipBox::parse("1000,2000,0,1004,2009,1").unwrap()], ..Default::default() };
+        apply(&mut s, Action::SetFilter(clip.clone()), ctx);
         apply(&mut s, Action::StoreBookmark(4), ctx);
-        apply(&mut s, Action::RecallBookmark(0), ctx);
+        let fx = apply(&mut s, Action::RecallBookmark(0), ctx);
         assert_eq!(s.nav.camera.pose, a);
+        assert!(fx.reupload && s.layers.filter.is_empty(), "the first bookmark showed every point");
+        assert!(apply(&mut s, Action::RecallBookmark(4), ctx).reupload);
+        assert_eq!(s.layers.filter, clip);
+        apply(&mut s, Action::RecallBookmark(0), ctx);
         assert!(!apply(&mut s, Action::RecallBookmark(8), ctx).redraw_scene);
         let path = bookmarks_path(&s).unwrap();
         assert_eq!(path.keyframes.len(), 2);
