@@ -137,13 +137,7 @@ fn whole_box_kept(filter: &PointFilter, lo: DVec3, hi: DVec3) -> bool {
     if !(lo.is_finite() && hi.is_finite()) {
         return false;
     }
-    let corners: [DVec3; 8] = std::array::from_fn(|i| {
-        DVec3::new(
-            if i & 1 == 0 { lo.x } else { hi.x },
-            if i & 2 == 0 { lo.y } else { hi.y },
-            if i & 4 == 0 { lo.z } else { hi.z },
-        )
-    });
+    let corners = corners(lo, hi);
     let inside_boxes: Vec<&ClipBox> = filter.boxes.iter().filter(|b| b.keep == Keep::Inside).collect();
     let in_one = inside_boxes.is_empty() || inside_boxes.iter().any(|b| corners.iter().all(|&c| b.contains(c)));
     let clear_of_outside = filter.boxes.iter().filter(|b| b.keep == Keep::Outside).all(|b| {

@@ -120,13 +120,8 @@ impl Staging {
     /// Keeps the slot's points for which `keep(k)` holds (every column); the others are counted in
     /// `left_out` (a filter's hidden points, like a subsample's).
     pub fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        use crate::subsample::keep_masked as thin;
         let mask: Vec<bool> = (0..self.points.len()).map(keep).collect();
-        fn thin<T>(v: &mut Vec<T>, mask: &[bool]) {
-            if v.len() == mask.len() {
-                let mut k = mask.iter();
-                v.retain(|_| *k.next().unwrap_or(&false));
-            }
-        }
         let before = self.points.len();
         thin(&mut self.points, &mask);
         thin(&mut self.intensity, &mask);

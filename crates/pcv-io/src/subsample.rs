@@ -68,6 +68,15 @@ impl Even {
     }
 }
 
+/// Keeps the items of `v` whose entry in `mask` is true, in order (a filter's thinning of one column;
+/// a column of another length, an absent one, is left as it is).
+pub fn keep_masked<T>(v: &mut Vec<T>, mask: &[bool]) {
+    if v.len() == mask.len() {
+        let mut k = mask.iter();
+        v.retain(|_| *k.next().unwrap_or(&false));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Even;

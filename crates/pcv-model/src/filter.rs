@@ -237,7 +237,9 @@ impl ClipPlane {
     }
 }
 
-fn corners(min: DVec3, max: DVec3) -> [DVec3; 8] {
+/// The eight corners of the axis-aligned box `min..max` (bit 0 of the index picks x's end, bit 1 y's,
+/// bit 2 z's).
+pub fn corners(min: DVec3, max: DVec3) -> [DVec3; 8] {
     std::array::from_fn(|i| {
         DVec3::new(
             if i & 1 == 0 { min.x } else { max.x },

@@ -50,10 +50,7 @@ impl FileColumns {
                 })
             })
             .collect();
-        fn thin<T>(v: &mut Vec<T>, mask: &[bool]) {
-            let mut k = mask.iter();
-            v.retain(|_| *k.next().unwrap_or(&false));
-        }
+        use crate::subsample::keep_masked as thin;
         thin(&mut self.xyz, &mask);
         if let Some(v) = self.rgb16.as_mut() {
             thin(v, &mask);
