@@ -50,7 +50,7 @@ scenarios=(
   "multi|nvidia-h200-x2|.gpu/bin/pcv .gpu/bin/multi_gpu|two GPUs through NCCL: tests, bench --gpus 1,2 at 2B, the largest cloud on one and two GPUs|"
   "multi-stream|nvidia-h200-x2|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/bin/multi_gpu .gpu/ex/load_bench|two GPUs for files and LOD: a 2B-point LAS streamed to 1 and 2 GPUs, LOD across GPUs, the window with --gpus 2|"
   "nav|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|the viewer as a user meets it: first views, the same click on CUDA and CPU, idle cost, a flight, pcv record|DEMO_SCALE (4) DEMO_DATA PCV_NAV_BACKEND (cuda) PCV_NAV_X (skip: no Xvfb)"
-  "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4)"
+  "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -144,6 +144,16 @@ begin() {
     ldconfig
     export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
   fi
+  # Binaries carried compressed (.gpu/z/NAME.xz from gpu-prepare.sh, so that the X bundle fits beside
+  # them): unpacked into .gpu/bin, or .gpu/ex for the examples.
+  local z name dest
+  for z in .gpu/z/*.xz; do
+    [ -e "$z" ] || continue
+    name=$(basename "$z" .xz)
+    case "$name" in demo_data|load_bench|external_bench) dest=.gpu/ex/$name ;; *) dest=.gpu/bin/$name ;; esac
+    mkdir -p "$(dirname "$dest")"
+    python3 -c "import lzma, sys; open(sys.argv[2], 'wb').write(lzma.open(sys.argv[1]).read())" "$z" "$dest" && chmod +x "$dest"
+  done
   t0=$(date +%s)
   rc=0
   [ "${GPU_SH_NO_PACK:-0}" = 1 ] || trap 'python3 "$helpers/pack.py" "$out_root" || true' EXIT
