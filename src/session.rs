@@ -525,13 +525,15 @@ fn load_and_upload(
             || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
         {
             let mut cloud = device::cloud(plan);
-            if !opts.filter.is_empty() {
-                if let Some(f) = opts.filter.fields().first().filter(|_| !files.iter().all(|p| is_las_or_laz(p))) {
+            if let Some(files) = cloud.files().filter(|_| !opts.filter.is_empty()) {
+                let las = files
+                    .formats
+                    .iter()
+                    .all(|f| matches!(f, pcv_io::formats::Format::Las | pcv_io::formats::Format::Laz));
+                if let Some(f) = opts.filter.fields().first().filter(|_| !las) {
                     bail!("{}: only LAS and LAZ files carry {f}", opts.filter.describe());
                 }
-                if let Some(files) = cloud.files() {
-                    files.set_filter(&opts.filter);
-                }
+                files.set_filter(&opts.filter);
             }
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
@@ -583,18 +585,9 @@ fn load_and_upload(
     Ok(cloud)
 }
 
-/// Whether `p` names a LAS or LAZ file (by its extension).
-fn is_las_or_laz(p: &Path) -> bool {
-    p.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("las") || e.eq_ignore_ascii_case("laz"))
-}
-
 /// The filter reads only fields the cloud has: otherwise says which are missing.
 fn check_filter_fields(cloud: &PointCloud, f: &PointFilter) -> Result<()> {
-    let attrs = cloud.attributes.as_deref();
-    let missing: Vec<&str> =
-        f.fields().into_iter().filter(|x| attrs.and_then(|a| a.column(*x)).is_none()).map(|x| x.name()).collect();
+    let missing: Vec<&str> = filter::missing_fields(cloud, f).into_iter().map(|x| x.name()).collect();
     if !missing.is_empty() {
         bail!("{}: the files have no {} (pcv info lists each file's fields)", f.describe(), missing.join(", "));
     }

@@ -368,13 +368,8 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             if f == s.layers.filter {
                 return Effects::default();
             }
-            let attrs = s.layers.cloud.attributes.as_deref();
-            let missing: Vec<&str> = f
-                .fields()
-                .into_iter()
-                .filter(|x| attrs.and_then(|a| a.column(*x)).is_none())
-                .map(|x| x.name())
-                .collect();
+            let missing: Vec<&str> =
+                pcv_io::filter::missing_fields(&s.layers.cloud, &f).into_iter().map(|x| x.name()).collect();
             // (A device-only cloud's files are read again with the fields the filter needs.)
             if !missing.is_empty() && s.layers.cloud.files().is_none() {
                 s.messages.error(format!(

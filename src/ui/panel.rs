@@ -62,7 +62,7 @@ pub enum LegendEntry {
 /// The legend of the cloud and mode it was made for.
 #[derive(Clone, Debug, Default)]
 pub struct LegendCache {
-    key: Option<(usize, u64, ColorMode, UpAxis, String)>,
+    key: Option<(usize, u64, ColorMode, UpAxis, Option<ColorSpec>)>,
     pub entries: Vec<LegendEntry>,
 }
 
@@ -70,7 +70,7 @@ impl LegendCache {
     /// The legend for the state's cloud and colour mode (recomputed when they change).
     pub fn get(&mut self, s: &AppState) -> &[LegendEntry] {
         let cloud = &s.layers.cloud;
-        let spec = format!("{:?}", cloud.attributes.as_deref().and_then(|a| a.field_spec));
+        let spec = cloud.attributes.as_deref().and_then(|a| a.field_spec);
         let key = (std::sync::Arc::as_ptr(&cloud.points) as usize, cloud.len(), s.color_mode, s.nav.camera.up, spec);
         if self.key.as_ref() != Some(&key) {
             self.key = Some(key);

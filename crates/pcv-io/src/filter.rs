@@ -7,8 +7,8 @@
 //! volumes, whether every point must (kept whole). Only groups that straddle the filter test each
 //! point with [`PointFilter::passes`], the one rule. Groups run in parallel; the result is the runs of
 //! consecutive kept points ([`Kept::runs`]), in order, which the viewer uploads and maps picks back
-//! through, and the counts of groups skipped, kept whole and tested ([`Kept::groups_skipped`] …), which
-//! the panel and `--trace` show. Positions go back to the file's coordinates through
+//! through, and the counts of groups skipped, kept whole ([`PointFilter::box_all_pass`]) and tested
+//! ([`Kept::groups_skipped`] …), which the panel and stderr show. Positions go back to the file's coordinates through
 //! [`PointCloud::to_source`] (the local frame of geographic clouds too), so clip boxes are in the
 //! numbers `pcv info` prints.
 use crate::PointCloud;
@@ -74,11 +74,7 @@ pub fn kept(cloud: &PointCloud, filter: &PointFilter, range: Range<usize>) -> Ke
             if !filter.box_may_pass(lo.min(hi), hi.max(lo), &mask) {
                 return (vec![], 0);
             }
-            // Kept whole: only classes and clip volumes filter, every class held is shown, and the
-            // whole box is kept.
-            let only_classes_and_clips = filter.returns == Returns::All && filter.ranges.is_empty();
-            let classes_all_shown = (0..4).all(|w| mask[w] & filter.hidden_classes[w] == 0);
-            if only_classes_and_clips && classes_all_shown && (!filter.clips() || whole_box_kept(filter, lo, hi)) {
+            if filter.box_all_pass(lo, hi, &mask) {
                 return (vec![g], 1);
             }
             let mut runs: Vec<Range<usize>> = Vec::new();
@@ -118,6 +114,12 @@ pub fn kept(cloud: &PointCloud, filter: &PointFilter, range: Range<usize>) -> Ke
     out
 }
 
+/// The fields `filter` reads that `cloud` has no column of (so it cannot be applied to its points).
+pub fn missing_fields(cloud: &PointCloud, filter: &PointFilter) -> Vec<Field> {
+    let attrs = cloud.attributes.as_deref();
+    filter.fields().into_iter().filter(|f| attrs.and_then(|a| a.column(*f)).is_none()).collect()
+}
+
 /// The points of `cloud` that `filter` shows, as a cloud to upload (bounds, origin and attributes
 /// stay the whole cloud's: hiding points does not move the camera's planes), and what was kept.
 pub fn shown(cloud: &PointCloud, filter: &PointFilter) -> (PointCloud, Kept) {
@@ -129,22 +131,6 @@ pub fn shown(cloud: &PointCloud, filter: &PointFilter) -> (PointCloud, Kept) {
     let mut c = cloud.clone();
     c.points = std::sync::Arc::new(points);
     (c, k)
-}
-
-/// Whether the clip volumes keep every point of the box `lo..hi` (its corners: boxes and half-spaces
-/// are convex, and a keep-outside box must not touch it).
-fn whole_box_kept(filter: &PointFilter, lo: DVec3, hi: DVec3) -> bool {
-    if !(lo.is_finite() && hi.is_finite()) {
-        return false;
-    }
-    let corners = corners(lo, hi);
-    let inside_boxes: Vec<&ClipBox> = filter.boxes.iter().filter(|b| b.keep == Keep::Inside).collect();
-    let in_one = inside_boxes.is_empty() || inside_boxes.iter().any(|b| corners.iter().all(|&c| b.contains(c)));
-    let clear_of_outside = filter.boxes.iter().filter(|b| b.keep == Keep::Outside).all(|b| {
-        let (a, z) = b.aabb();
-        !(a.cmple(hi).all() && lo.cmple(z).all())
-    });
-    in_one && clear_of_outside && filter.planes.iter().all(|p| corners.iter().all(|&c| p.keeps(c)))
 }
 
 #[cfg(test)]

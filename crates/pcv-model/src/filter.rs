@@ -390,6 +390,30 @@ impl PointFilter {
         !self.planes.iter().any(|pl| corners(min, max).iter().all(|&c| !pl.keeps(c)))
     }
 
+    /// Whether every point of a group passes, knowing the same summary as [`Self::box_may_pass`]:
+    /// only when nothing but classes and clip volumes filter, every class the group holds is shown,
+    /// and the clip volumes keep the whole box (its corners: boxes and half-spaces are convex; a
+    /// keep-outside box must not touch it). An empty box (no finite point) is not known to pass.
+    pub fn box_all_pass(&self, min: DVec3, max: DVec3, classes: &[u64; 4]) -> bool {
+        if self.returns != Returns::All || !self.ranges.is_empty() {
+            return false;
+        }
+        if (0..4).any(|w| classes[w] & self.hidden_classes[w] != 0) {
+            return false;
+        }
+        if !self.clips() {
+            return true;
+        }
+        if !(min.is_finite() && max.is_finite()) {
+            return false;
+        }
+        let c = corners(min, max);
+        let inside: Vec<&ClipBox> = self.boxes.iter().filter(|b| b.keep == Keep::Inside).collect();
+        let in_one = inside.is_empty() || inside.iter().any(|b| b.contains_box(min, max));
+        let clear_of_outside = self.boxes.iter().filter(|b| b.keep == Keep::Outside).all(|b| !b.may_touch(min, max));
+        in_one && clear_of_outside && self.planes.iter().all(|p| c.iter().all(|&x| p.keeps(x)))
+    }
+
     /// One line for the panel and the console ("classes 2, 6 · first returns · 1 clip box").
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -579,6 +603,26 @@ mod tests {
         let out = PointFilter { boxes: vec![ClipBox::parse("-1,-1,-1,2,2,2:outside").unwrap()], ..Default::default() };
         assert!(!out.box_may_pass(lo, hi, &mixed));
         assert!(out.box_may_pass(lo, DVec3::splat(3.0), &mixed));
+    }
+
+    #[test]
+    fn whole_groups_are_kept_only_when_every_point_passes() {
+        let mut ground = [0u64; 4];
+        ground[0] = 1 << 2;
+        let mut veg = [0u64; 4];
+        veg[0] = 1 << 5;
+        let (lo, hi) = (DVec3::ZERO, DVec3::splat(1.0));
+        let mut f = PointFilter::default();
+        f.set_class_shown(5, false);
+        assert!(f.box_all_pass(lo, hi, &ground) && !f.box_all_pass(lo, hi, &veg));
+        // Returns and ranges are per point: never decided for a whole group.
+        assert!(!PointFilter { returns: Returns::First, ..Default::default() }.box_all_pass(lo, hi, &ground));
+        let inside = PointFilter { boxes: vec![ClipBox::parse("-1,-1,-1,2,2,2").unwrap()], ..Default::default() };
+        assert!(inside.box_all_pass(lo, hi, &ground));
+        assert!(!inside.box_all_pass(lo, DVec3::splat(3.0), &ground));
+        assert!(!inside.box_all_pass(DVec3::INFINITY, DVec3::NEG_INFINITY, &ground));
+        let out = PointFilter { boxes: vec![ClipBox::parse("5,5,5,6,6,6:outside").unwrap()], ..Default::default() };
+        assert!(out.box_all_pass(lo, hi, &ground) && !out.box_all_pass(lo, DVec3::splat(5.5), &ground));
     }
 
     #[test]

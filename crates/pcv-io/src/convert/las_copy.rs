@@ -530,7 +530,8 @@ pub fn copy<W: Write + Seek + Send + Sync>(
                 None => &st.scratch,
                 Some(f) => {
                     kept.clear();
-                    for rec in st.scratch.chunks_exact(stride).filter(|rec| record_passes(rec, h, f)) {
+                    let decode = lasfmt::record_fn(h, false);
+                    for rec in st.scratch.chunks_exact(stride).filter(|rec| record_passes(rec, h, decode, f)) {
                         kept.extend_from_slice(rec);
                     }
                     &kept
@@ -596,16 +597,17 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     Ok(CopySummary { points: recount.points, verbatim: false })
 }
 
-/// Whether a record (in the output's grid `h`) passes `f`: its class, intensity, position and
-/// fields read from its bytes at the ASPRS offsets ([`lasfmt::las_field`]).
-fn record_passes(rec: &[u8], h: &Header, f: &PointFilter) -> bool {
-    let xyz = |k: usize| i32::from_le_bytes(std::array::from_fn(|j| rec[4 * k + j])) as f64 * h.scale[k] + h.offset[k];
+/// Whether a record (in the output's grid `h`, decoded by `decode`, the reader's own
+/// [`lasfmt::record_fn`]) passes `f`: its class, intensity and position, and its other fields at the
+/// ASPRS offsets ([`lasfmt::las_field`]).
+fn record_passes(rec: &[u8], h: &Header, decode: impl Fn(&[u8]) -> crate::formats::Rec, f: &PointFilter) -> bool {
+    let r = decode(rec);
     let field = |x: crate::formats::Field| lasfmt::las_field(rec, h.format, x);
     f.passes(&PointValues {
-        class: if h.format >= 6 { rec[16] } else { rec[15] & 0x1f },
-        intensity: u16at(rec, 12) as f64,
+        class: r.class,
+        intensity: r.intensity as f64,
         field: &field,
-        pos: glam::DVec3::new(xyz(0), xyz(1), xyz(2)),
+        pos: glam::DVec3::from_array(r.xyz),
     })
 }
 
