@@ -387,12 +387,24 @@ fn open_on(
     let mut cloud = load_and_upload(r, source, opts, skipped, filtered, |c| prepared = Some(prepare(c, &opts.start)))?;
     about_crs(&mut cloud, crs.as_ref(), skipped);
     let (mut camera, up_reason) = prepared.context("the start camera")?;
-    if opts.filter.clips() && filtered.as_ref().is_some_and(|k| k.points > 0) {
-        // Clipped: the start camera frames what the clip volumes keep, not the whole cloud.
-        let (mut kept, _) = filter::shown(&cloud, &opts.filter);
-        kept.bounds = pcv_io::Bounds::of_points(&kept.points);
-        let up = camera.up;
-        camera = Camera::start(&kept, &StartOptions { up: pcv_camera::UpChoice::Axis(up), ..opts.start }).0;
+    if let Some(k) = filtered.as_ref().filter(|k| opts.filter.clips() && k.points > 0) {
+        // Clipped: the start camera frames what the clip volumes keep, not the whole cloud: the kept
+        // points of a host cloud (as the upload gathered them); for a streamed cloud, the sample its
+        // first stream took, of the points the workers kept.
+        let start = StartOptions { up: pcv_camera::UpChoice::Axis(camera.up), ..opts.start };
+        if let Some(files) = cloud.files() {
+            let sample = device::sample(files);
+            if !sample.is_empty() {
+                let b = pcv_camera::framing::percentile_box(&sample, &pcv_io::Bounds::of_points(&sample));
+                let mut framed = cloud.clone();
+                framed.bounds = b;
+                camera = Camera::start_framing(&framed, b, &start).0;
+            }
+        } else {
+            let mut kept = filter::gather(&cloud, k);
+            kept.bounds = pcv_io::Bounds::of_points(&kept.points);
+            camera = Camera::start(&kept, &start).0;
+        }
     }
     Ok((cloud, Shown::Cloud, camera, up_reason, started))
 }

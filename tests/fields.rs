@@ -317,4 +317,17 @@ fn streamed_clouds_are_filtered_by_the_decoding_workers_like_resident_ones() {
     let resident = pcv(&args);
     let err = String::from_utf8_lossy(&resident.stderr);
     assert!(err.contains("showing classes 5, first returns: 200 of 9600 points"), "{err}");
+    // A clipped streamed cloud starts framed on what it keeps (it once started on nothing: its
+    // points are not in host memory to frame).
+    let clipped = Command::new(env!("CARGO_BIN_EXE_pcv"))
+        .args(&args[..8])
+        .args(["--background", "black", "--clip-box", "500025,4000015,0,500034.9,4000024.9,1000"])
+        .env("PCV_HOST_BUDGET_MB", "0")
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    assert!(clipped.status.success(), "{}", String::from_utf8_lossy(&clipped.stderr));
+    let img = Frame::read_png(&png).unwrap();
+    let lit = img.pixels.iter().filter(|&&p| p & 0x00ff_ffff != 0).count();
+    assert!(lit * 10 > img.pixels.len(), "the kept block fills the view: {lit} of {} pixels lit", img.pixels.len());
 }

@@ -124,13 +124,19 @@ pub fn missing_fields(cloud: &PointCloud, filter: &PointFilter) -> Vec<Field> {
 /// stay the whole cloud's: hiding points does not move the camera's planes), and what was kept.
 pub fn shown(cloud: &PointCloud, filter: &PointFilter) -> (PointCloud, Kept) {
     let k = kept(cloud, filter, 0..cloud.points.len());
-    let mut points = Vec::with_capacity(k.points as usize);
-    for r in &k.runs {
+    (gather(cloud, &k), k)
+}
+
+/// The points of `cloud` in `kept`'s runs, as a cloud (bounds, origin and attributes the whole
+/// cloud's): what [`shown`] uploads, without filtering again.
+pub fn gather(cloud: &PointCloud, kept: &Kept) -> PointCloud {
+    let mut points = Vec::with_capacity(kept.points as usize);
+    for r in &kept.runs {
         points.extend_from_slice(&cloud.points[r.clone()]);
     }
     let mut c = cloud.clone();
     c.points = std::sync::Arc::new(points);
-    (c, k)
+    c
 }
 
 #[cfg(test)]
