@@ -29,7 +29,7 @@ pub struct FileReport {
     /// Classification codes and their counts, when the file has classification.
     pub classes: Vec<(u8, u64)>,
     /// The other fields (GPS time, returns, ...) and each one's range of values, as `--color-by`
-    /// and `--filter` name them.
+    /// and `--filter` name them (files of up to 30M points; the attributes line names them for all).
     pub fields: Vec<FieldRange>,
     #[serde(flatten)]
     pub info: FileInfo,
@@ -71,8 +71,9 @@ pub fn file_report(path: &Path) -> Result<FileReport, LoadError> {
         }
     }
     let origin = load::estimate(data, format, pts).map(|b| load::choose_origin(&b)).unwrap_or_default();
-    let every_field = FieldRequest { fields: crate::formats::FieldSet::ALL, all_up_to_points: u64::MAX };
-    let d = load::decode_file(path, data, format, origin, &Progress::hidden(), every_field)?;
+    // Field ranges for files the loader keeps every field of (up to 30M points): a column costs 8
+    // bytes a point while decoding, which a billion-point file cannot spend on a report.
+    let d = load::decode_file(path, data, format, origin, &Progress::hidden(), FieldRequest::default())?;
     let fields = d
         .fields
         .iter()
