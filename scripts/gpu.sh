@@ -959,7 +959,11 @@ sc_filters() {
     echo "== 1. demo data (scale $scale)"
     .gpu/ex/demo_data "$demo" --scale "$scale" | tail -5
     "$pcv" info "$demo/terrain.las" | grep -E "points|gps_time|return_number|classes"
-    echo "== 2. pcv render, cuda vs cpu (vis mode, 1920x1080), resident and streamed (PCV_HOST_BUDGET_MB=0)"
+    if [ -x .gpu/bin/cuda_vs_cpu ]; then
+      echo "== 1b. the culled passes' own filter against the CPU twins (tests/cuda_vs_cpu.rs)"
+      PCV_REQUIRE_CUDA=1 timeout 300 .gpu/bin/cuda_vs_cpu --include-ignored --nocapture filtered 2>&1 | tail -45
+    fi
+    echo "== 2. pcv render, cuda vs cpu (vis mode: the host's filter; culled: the GPU's), resident and streamed (PCV_HOST_BUDGET_MB=0)"
     t=$demo/terrain.las
     i=0
     for a in "--color-by gps_time" "--color-by return_number --classes 5,6" "--color-by scan_angle --returns last" \
@@ -973,6 +977,9 @@ sc_filters() {
         done
         printf '%s%s cuda vs cpu: ' "$a" "${budget:+ (streamed)}"; "$pcv" diff "$work/r$i-cuda${budget:+-streamed}.png" "$work/r$i-cpu${budget:+-streamed}.png"
       done
+      # shellcheck disable=SC2086
+      "$pcv" render "$t" --backend cuda --mode culled --size 1920x1080 $a -o "$work/r$i-cuda-culled.png" 2>&1 | grep -E "showing|rendered|error"
+      printf '%s culled on the GPU vs vis with the host filter: ' "$a"; "$pcv" diff "$work/r$i-cuda-culled.png" "$work/r$i-cuda.png"
     done
     cp "$work/r1-cuda.png" "$out/cuda-gps-time.png"
     cp "$work/r2-cuda.png" "$out/cuda-returns-classes-5-6.png"
@@ -997,8 +1004,12 @@ EOF2
     python3 "$helpers/terrain-las.py" /dev/shm/pcv-terrain.las "$fp" --size-m 2000 --jobs "$(nproc)" | tail -1
     "$pcv" info /dev/shm/pcv-terrain.las | grep -E "points|classes|bounds|min|max" | head -6
     for a in "" "--classes 5,6" "--classes 2" "--clip-box 500000,4100000,-1000,501000,4102000,5000"; do
-      # shellcheck disable=SC2086
-      step "bench${a:+ $a}" timeout 300 "$pcv" bench --backend cuda /dev/shm/pcv-terrain.las --mode culled --point-size 1 --edl off --warmup 3 --frames 10 $a
+      # The GPU's culled passes filter (the default), then the host's kept points (PCV_FILTER_ON=host).
+      for on in gpu host; do
+        [ -z "$a" ] && [ "$on" = host ] && continue
+        # shellcheck disable=SC2086
+        PCV_FILTER_ON=$on step "bench${a:+ $a} (filter on $on)" timeout 300 "$pcv" bench --backend cuda /dev/shm/pcv-terrain.las --mode culled,quant --point-size 1 --edl off --warmup 3 --frames 10 $a
+      done
     done
     echo "== 6. streamed (device-only) at $fp points: time to screen unfiltered vs --classes 2"
     for a in "" "--classes 2"; do

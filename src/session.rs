@@ -98,6 +98,10 @@ pub struct OpenOptions {
     /// Which points are shown (`--classes`, `--returns`, `--filter`, `--clip-box`): applied to the
     /// points a resident cloud uploads, and by the window's layers.
     pub filter: PointFilter,
+    /// The frames drawn will cull (culled, quant): where the backend can, its culled passes apply the
+    /// filter's classes and clip volumes to the cloud uploaded whole ([`filter_in_raster`]) instead of
+    /// a filtered copy being uploaded. `PCV_FILTER_ON=host` turns it off (to compare).
+    pub raster_filter: bool,
 }
 
 impl OpenOptions {
@@ -249,8 +253,9 @@ impl Session {
         mut opts: crate::viewer::ViewerOptions,
     ) -> Result<crate::viewer::ViewerSummary, crate::viewer::ViewerError> {
         let note = self.backend_note.clone();
-        if self.filtered.is_some() {
+        if let Some(k) = &self.filtered {
             opts.filter = self.filter.clone();
+            opts.filter_in_raster = k.by_rasterizer;
         }
         match &mut self.shown {
             Shown::Lod(l) => crate::viewer::run_lod(&self.cloud, self.rasterizer.as_mut(), opts, note, l),
@@ -579,6 +584,22 @@ fn load_and_upload(
     prepare(&mut cloud);
     if opts.filter.is_empty() {
         r.upload(&cloud).context("uploading the points")?;
+    } else if opts.raster_filter && r.raster_filters() && raster_filter_fits(&cloud, &opts.filter) {
+        check_filter_fields(&cloud, &opts.filter)?;
+        r.upload(&cloud).context("uploading the points")?;
+        let codes = || cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
+        if filter_in_raster(r, &cloud, &opts.filter, codes).context("filtering on the GPU")? {
+            eprintln!(
+                "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded)",
+                opts.filter.describe(),
+                cloud.len()
+            );
+            *filtered = Some(Kept { points: cloud.len(), by_rasterizer: true, ..Default::default() });
+        } else {
+            let (shown, kept) = filter::shown(&cloud, &opts.filter);
+            r.upload(&shown).context("uploading the points")?;
+            *filtered = Some(kept);
+        }
     } else {
         check_filter_fields(&cloud, &opts.filter)?;
         let (shown, kept) = filter::shown(&cloud, &opts.filter);
@@ -595,6 +616,32 @@ fn load_and_upload(
         *filtered = Some(kept);
     }
     Ok(cloud)
+}
+
+/// Whether the culled passes can apply `filter` to `cloud` ([`pcv_render::filter::uniforms`]), unless
+/// `PCV_FILTER_ON=host` asks for the host's filter.
+pub fn raster_filter_fits(cloud: &PointCloud, filter: &PointFilter) -> bool {
+    !std::env::var("PCV_FILTER_ON").is_ok_and(|v| v == "host")
+        && pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()).is_ok()
+}
+
+/// Has `r`'s culled passes apply `filter` to `cloud`, which `r` holds uploaded whole (`codes`: the
+/// uploaded points' class codes, made only when the filter hides a class and the device has none);
+/// `false` where the backend or its table cannot, and the caller filters on the host instead.
+pub fn filter_in_raster(
+    r: &mut dyn Rasterizer,
+    cloud: &PointCloud,
+    filter: &PointFilter,
+    codes: impl FnOnce() -> Vec<u8>,
+) -> Result<bool, pcv_render::RenderError> {
+    let Ok(u) = pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()) else { return Ok(false) };
+    let codes = (u.tests_classes != 0).then(|| {
+        let mut c = codes();
+        // Points of files without a classification are class 0.
+        c.resize(r.num_points() as usize, 0);
+        c
+    });
+    r.set_raster_filter(Some(&u), codes.as_deref())
 }
 
 /// The filter reads only fields the cloud has: otherwise says which are missing.

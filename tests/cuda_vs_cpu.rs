@@ -680,6 +680,115 @@ fn batched_modes_match_cpu_twin_and_reference() {
     assert!(cuda.preprocess_ms().is_some(), "the preprocessing should have run");
 }
 
+/// A terrain of ground (class 2), trees (class 5) and a house (class 6): class code in the red byte.
+fn classed_terrain(n_side: u32) -> PointCloud {
+    let mut pts = Vec::new();
+    for i in 0..n_side {
+        for j in 0..n_side {
+            let (x, y) = (i as f32 * 100.0 / n_side as f32, j as f32 * 100.0 / n_side as f32);
+            let z = (x * 0.05).sin() * 2.0 + (y * 0.03).cos();
+            let class: u8 = if (x - 30.0).abs() < 6.0 && (y - 60.0).abs() < 8.0 {
+                6
+            } else if (i.wrapping_mul(7) + j.wrapping_mul(13)) % 97 < 30 {
+                5
+            } else {
+                2
+            };
+            let lift = [0.0, 3.0 + ((i + j) % 5) as f32, 6.0][[2, 5, 6].iter().position(|&c| c == class).unwrap()];
+            pts.push(Point::new([x, y, z + lift], [class, i as u8, j as u8, 255]));
+        }
+    }
+    PointCloud::from_points(pts, glam::DVec3::ZERO, "classed terrain")
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn filtered_culled_modes_match_the_twins() {
+    use glam::DVec3;
+    use pcv_io::filter::{ClipBox, ClipPlane, Keep, PointFilter};
+    use pcv_render::twins::{classes, culled, preprocess};
+    let Some(mut cuda) = cuda_or_skip("filtered") else { return };
+    let cloud = classed_terrain(1500); // 2.25M points
+    cuda.upload(&cloud).expect("upload");
+    let uploaded_codes: Vec<u8> = cloud.host_points(false).iter().map(|p| p.rgba[0]).collect();
+    let sorted = cuda.download_points().expect("download");
+    let codes: Vec<u8> = sorted.iter().map(|p| p.rgba[0]).collect();
+    let table = preprocess::prepare(&sorted);
+    let sets = classes::batch_classes(&codes);
+    let mut vegetation = PointFilter::default();
+    vegetation.set_class_shown(5, false);
+    let mut clipped = vegetation.clone();
+    clipped.boxes.push(ClipBox::from_min_max(
+        DVec3::new(10.0, 10.0, -10.0),
+        DVec3::new(90.0, 80.0, 50.0),
+        Keep::Inside,
+    ));
+    let mut hole = ClipBox::from_min_max(DVec3::new(40.0, 20.0, -10.0), DVec3::new(55.0, 30.0, 50.0), Keep::Outside);
+    hole.rotation = glam::DQuat::from_rotation_z(0.4);
+    clipped.boxes.push(hole);
+    clipped.planes.push(ClipPlane { point: DVec3::new(0.0, 0.0, 0.5), normal: DVec3::Z });
+    let mut only_box = PointFilter::default();
+    only_box.boxes.push(ClipBox::from_min_max(
+        DVec3::new(20.0, 0.0, -10.0),
+        DVec3::new(70.0, 100.0, 50.0),
+        Keep::Inside,
+    ));
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, false);
+    let poses = [
+        ("oblique", Pose { eye: Vec3::new(50.0, -40.0, 60.0), yaw_rad: std::f32::consts::FRAC_PI_2, pitch_rad: -0.6 }),
+        ("low", Pose { eye: Vec3::new(5.0, 5.0, 8.0), yaw_rad: 0.8, pitch_rad: -0.1 }),
+        ("top", Pose { eye: Vec3::new(50.0, 50.0, 150.0), yaw_rad: 0.0, pitch_rad: -1.55 }),
+    ];
+    for (label, filter) in [("vegetation hidden", &vegetation), ("clipped", &clipped), ("a box", &only_box)] {
+        let fu = pcv_render::filter::uniforms(filter, cloud.origin, false).expect("uniforms");
+        // The class codes go up with the first filter that hides a class (upload order).
+        assert!(cuda.set_raster_filter(Some(&fu), Some(&uploaded_codes)).expect("set filter"), "{label}");
+        let fl = culled::Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
+        let mut visible = vec![0u8; table.batches.len()];
+        for (name, pose) in &poses {
+            camera.pose = *pose;
+            let (w, h) = (640, 360);
+            let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+            for mode in [RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
+                let fm = frame.with_mode(mode);
+                let l = format!("{label} {name} {}", mode.name());
+                let mut gpu = vec![0u32; fm.num_pixels()];
+                let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("render");
+                let (vis, counts) =
+                    culled::frame(&fm.uniforms(), &table, Some(&fl), &mut visible, mode == RenderMode::Quant);
+                let twin_depth: Vec<u32> = vis
+                    .iter()
+                    .map(|v| pcv_render::gpu_data::word_depth(v.load(std::sync::atomic::Ordering::Relaxed)))
+                    .collect();
+                if let Some((i, g, c)) = first_mismatch(&cuda.depth_bits().expect("depth"), &twin_depth) {
+                    panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
+                }
+                let mut twin_px = vec![0u32; fm.num_pixels()];
+                pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
+                if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
+                    panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
+                }
+                assert_eq!(gs.batches, Some(counts), "{l}: batch counts");
+                let hidden = gpu.iter().filter(|&&c| c & 0xff == 5 && (c >> 24) == 255).count();
+                println!(
+                    "{l}: equals the twin; batches {:?}; {:.3} ms; {hidden} pixels of class-5 colour",
+                    gs.batches, gs.total_ms
+                );
+            }
+        }
+    }
+    // Off again: the plain entry points, and the other modes draw once more.
+    assert!(cuda.set_raster_filter(None, None).expect("clear filter"));
+    camera.pose = poses[0].1;
+    let frame = FrameParams::new(camera.clip_from_world(320, 180), 320, 180).with_mode(RenderMode::Vis);
+    cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).expect("vis after the filter");
+    // A filter set refuses the modes that would not show it.
+    let fu = pcv_render::filter::uniforms(&only_box, cloud.origin, false).expect("uniforms");
+    assert!(cuda.set_raster_filter(Some(&fu), None).expect("set"));
+    let err = cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).unwrap_err();
+    assert!(err.to_string().contains("culled"), "{err}");
+}
+
 #[test]
 fn errors_are_reported_not_panicked() {
     if !context::driver_present() {

@@ -409,6 +409,7 @@ fn window_thread(
         frame_target_ms: Some(pcv::app::resolution::DEFAULT_TARGET_MS),
         messages: Vec::new(),
         filter: Default::default(),
+        filter_in_raster: false,
     };
     let result = session.view(opts);
     // A set sent but never taken is dropped here; PyO3 releases its Python references later, with the GIL.

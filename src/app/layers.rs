@@ -7,7 +7,10 @@
 //! painted with their layer colour when colour-by-layer is on, and only the points that pass the
 //! [`PointFilter`] (classes, returns, ranges, clip volumes: [`pcv_io::filter::kept`]; a device-only
 //! cloud takes the filter into its files, whose next stream applies it), together with the map from uploaded
-//! point indices back to the full cloud's (picking reads attributes there). [`Layers::add`] merges
+//! point indices back to the full cloud's (picking reads attributes there). Where the rasterizer's
+//! culled passes apply the filter themselves (classes and clip volumes on CUDA), the viewer uploads
+//! [`Layers::uploaded_whole`] with its class codes ([`Layers::uploaded_codes`]) once and sets
+//! [`Layers::in_raster`]; later filter changes are then parameters of the frame, not uploads. [`Layers::add`] merges
 //! newly loaded clouds: their points move from their own origin to the shown cloud's (in f64, then
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
 //! colour mode shown is applied to the result. The built-in scene is a demonstration, not data:
@@ -52,6 +55,9 @@ pub struct Layers {
     pub filter: PointFilter,
     /// What the filter kept at the last upload (points, and groups skipped, kept whole, tested).
     pub filtered: Option<Kept>,
+    /// The rasterizer holds the visible layers' points unfiltered ([`Layers::uploaded_whole`]) and
+    /// applies the filter in its culled passes (set by the viewer once it does).
+    pub in_raster: bool,
     /// Uploaded index ranges → full cloud: (uploaded start, full start, length), by uploaded start.
     map: Vec<(u64, u64, u64)>,
 }
@@ -66,6 +72,7 @@ impl Layers {
             color_by_layer: false,
             filter: PointFilter::default(),
             filtered: None,
+            in_raster: false,
             map,
         };
         l.rebuild_layers(&[]);
@@ -102,10 +109,36 @@ impl Layers {
 
     /// The cloud to upload now (see the module doc); remembers its index map.
     pub fn uploaded(&mut self) -> PointCloud {
+        self.in_raster = false;
+        self.make(true)
+    }
+
+    /// The visible layers' points, unfiltered, for a rasterizer that applies the filter itself (the
+    /// caller sets [`Layers::in_raster`] once it does); remembers the index map. Not for a device-only
+    /// cloud, whose files take the filter.
+    pub fn uploaded_whole(&mut self) -> PointCloud {
+        self.make(false)
+    }
+
+    /// The class codes of the points uploaded last, in their order (0 for points without one).
+    pub fn uploaded_codes(&self) -> Vec<u8> {
+        let column = self.cloud.attributes.as_ref().and_then(|a| a.classification.as_deref()).unwrap_or(&[]);
+        let mut codes = Vec::new();
+        for &(_, full, len) in &self.map {
+            let (a, b) = (full as usize, (full + len) as usize);
+            match column.get(a..b) {
+                Some(c) => codes.extend_from_slice(c),
+                None => codes.resize(codes.len() + len as usize, 0),
+            }
+        }
+        codes
+    }
+
+    fn make(&mut self, apply_filter: bool) -> PointCloud {
         let all_visible = self.layers.iter().all(|l| l.visible);
-        let filtering = self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
+        let filtering = apply_filter && self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
         self.filtered = None;
-        if let Some(files) = self.cloud.files() {
+        if let Some(files) = self.cloud.files().filter(|_| apply_filter) {
             // A device-only cloud: the decoding workers apply the filter as the files stream again.
             files.set_filter(&self.filter);
         }
@@ -116,9 +149,11 @@ impl Layers {
         let mut points = Vec::new();
         self.map.clear();
         let mut total = Kept::default();
+        let every = PointFilter::default();
+        let shown = if apply_filter { &self.filter } else { &every };
         for l in self.layers.iter().filter(|l| l.visible) {
             let r = l.points.start as usize..(l.points.end as usize).min(self.cloud.points.len());
-            let k = filter::kept(&self.cloud, &self.filter, r);
+            let k = filter::kept(&self.cloud, shown, r);
             let start = points.len();
             for run in &k.runs {
                 self.map.push((points.len() as u64, run.start as u64, run.len() as u64));

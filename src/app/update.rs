@@ -28,6 +28,9 @@ pub struct Effects {
     pub redraw_ui: bool,
     /// Upload the points again ([`Layers::uploaded`]).
     pub reupload: bool,
+    /// The filter changed, not the points: a rasterizer that applies it in its culled passes takes
+    /// it without an upload ([`Layers::in_raster`]); otherwise the points are uploaded again.
+    pub refilter: bool,
     /// Save a screenshot (`true`: with the panel).
     pub screenshot: Option<bool>,
     pub print_pose: bool,
@@ -44,6 +47,7 @@ impl Effects {
         self.redraw_scene |= o.redraw_scene;
         self.redraw_ui |= o.redraw_ui;
         self.reupload |= o.reupload;
+        self.refilter |= o.refilter;
         self.screenshot = o.screenshot.or(self.screenshot);
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
@@ -56,7 +60,7 @@ impl Effects {
 
     /// Whether the window must draw.
     pub fn redraw(&self) -> bool {
-        self.redraw_scene || self.redraw_ui || self.reupload
+        self.redraw_scene || self.redraw_ui || self.reupload || self.refilter
     }
 
     fn scene() -> Effects {
@@ -190,7 +194,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::NextMode => apply(s, Action::SetMode(s.mode.next()), ctx),
         Action::SetMode(mode) => {
             s.mode = mode;
-            Effects::scene()
+            // Only the culled modes apply a filter themselves: the others need the kept points uploaded.
+            let reupload = s.layers.in_raster && !mode.culls() && !s.layers.filter.is_empty();
+            Effects { redraw_scene: true, reupload, ..Default::default() }
         }
         Action::NextColor => {
             let modes = attributes::available_modes(&s.layers.cloud);
@@ -288,15 +294,16 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::RecallBookmark(i) => match s.bookmarks.get(i).cloned().flatten() {
             Some(b) => {
                 s.nav.camera.pose = b.pose;
-                let mut reupload = s.nav.camera.up != b.up && {
+                let reupload = s.nav.camera.up != b.up && {
                     s.nav.camera.up = b.up;
                     colors_follow_up(s, b.up)
                 };
+                let mut fx = Effects { redraw_scene: true, reupload, ..Default::default() };
                 // The points it showed (a filter the cloud cannot take is said, and the view kept).
                 if b.filter != s.layers.filter {
-                    reupload |= apply(s, Action::SetFilter(b.filter), ctx).reupload;
+                    fx.refilter |= apply(s, Action::SetFilter(b.filter), ctx).refilter;
                 }
-                Effects { redraw_scene: true, reupload, ..Default::default() }
+                fx
             }
             None => {
                 s.messages.info(format!("bookmark {} is empty: Ctrl+{} stores the view there", i + 1, i + 1));
@@ -381,7 +388,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             // The panel's filter line says what is shown (a message line would move the legend's rows
             // under the cursor that just clicked one).
             s.layers.filter = f;
-            Effects { reupload: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
+            Effects { refilter: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
         }
         Action::DismissMessages => {
             s.messages.clear();
@@ -687,7 +694,7 @@ mod tests {
         let picker = &mut Always { at: Vec3::new(7.0, 0.0, 0.0), index: Some(0) };
         let ctx = &mut UpdateCtx { reads: picker };
         let e = apply(&mut s, Action::SetClassShown { code: 2, shown: false }, ctx);
-        assert!(e.reupload && e.redraw_scene);
+        assert!(e.refilter && e.redraw_scene);
         let up = s.layers.uploaded();
         assert_eq!(up.len(), 500);
         assert_eq!(s.layers.filtered.as_ref().map(|k| k.points), Some(500));
@@ -696,7 +703,7 @@ mod tests {
         apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
         assert_eq!(s.picked.as_ref().and_then(|p| p.classification), Some(6));
         // The same filter again changes nothing; showing the class again uploads every point.
-        assert!(!apply(&mut s, Action::SetClassShown { code: 2, shown: false }, ctx).reupload);
+        assert!(!apply(&mut s, Action::SetClassShown { code: 2, shown: false }, ctx).refilter);
         apply(&mut s, Action::SetClassShown { code: 2, shown: true }, ctx);
         assert_eq!(s.layers.uploaded().len(), 1000);
         assert!(s.layers.filtered.is_none());
@@ -750,8 +757,8 @@ mod tests {
         apply(&mut s, Action::StoreBookmark(4), ctx);
         let fx = apply(&mut s, Action::RecallBookmark(0), ctx);
         assert_eq!(s.nav.camera.pose, a);
-        assert!(fx.reupload && s.layers.filter.is_empty(), "the first bookmark showed every point");
-        assert!(apply(&mut s, Action::RecallBookmark(4), ctx).reupload);
+        assert!(fx.refilter && s.layers.filter.is_empty(), "the first bookmark showed every point");
+        assert!(apply(&mut s, Action::RecallBookmark(4), ctx).refilter);
         assert_eq!(s.layers.filter, clip);
         apply(&mut s, Action::RecallBookmark(0), ctx);
         assert!(!apply(&mut s, Action::RecallBookmark(8), ctx).redraw_scene);

@@ -21,6 +21,7 @@ pub mod window;
 
 use pcv_camera::scenarios::scenarios;
 use pcv_camera::FlyCamera;
+use pcv_io::filter::PointFilter;
 use pcv_io::PointCloud;
 use pcv_render::gpu_data::BATCH_POINTS;
 use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
@@ -132,6 +133,10 @@ pub struct BenchOptions {
     /// Keep the dumped points file(s) instead of deleting them.
     pub keep_dump: bool,
     pub print_mvp: bool,
+    /// Which points of the files are drawn (`--classes`, `--returns`, `--filter`, `--clip-box`):
+    /// applied by the culled passes where the backend can ([`crate::session::filter_in_raster`]; the
+    /// other modes then say they are unavailable), else the kept points are uploaded.
+    pub filter: PointFilter,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -214,6 +219,45 @@ pub fn looks(
     looks
 }
 
+/// Uploads `cloud` with `filter` applied: by the culled passes where the backend can (every point
+/// uploaded), else the kept points; says which.
+pub(crate) fn upload_filtered(
+    r: &mut dyn Rasterizer,
+    cloud: &PointCloud,
+    filter: &PointFilter,
+) -> Result<(), BenchError> {
+    if filter.is_empty() {
+        return Ok(r.upload(cloud)?);
+    }
+    let t = Instant::now();
+    if r.raster_filters() && crate::session::raster_filter_fits(cloud, filter) {
+        r.upload(cloud)?;
+        let codes = || cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
+        if crate::session::filter_in_raster(r, cloud, filter, codes)? {
+            println!(
+                "pcv bench: {}: applied by the culled passes to all {} points (upload and class column {:.1} ms; the other modes are unavailable)",
+                filter.describe(),
+                cloud.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            return Ok(());
+        }
+    }
+    let (shown, k) = pcv_io::filter::shown(cloud, filter);
+    println!(
+        "pcv bench: {}: {} of {} points kept on the host in {:.1} ms ({} of {} groups of {} skipped, {} kept whole)",
+        filter.describe(),
+        k.points,
+        cloud.len(),
+        t.elapsed().as_secs_f64() * 1e3,
+        k.groups_skipped,
+        k.groups_skipped + k.groups_whole + k.groups_tested,
+        pcv_io::filter::GROUP_POINTS,
+        k.groups_whole
+    );
+    Ok(r.upload(&shown)?)
+}
+
 /// Runs every scenario at every point count; `make_cloud` makes the cloud for a count.
 pub fn run(
     rasterizer: &mut dyn Rasterizer,
@@ -242,7 +286,7 @@ pub fn run(
     for &count in &opts.point_counts {
         let cloud = make_cloud(count)?;
         let t = Instant::now();
-        rasterizer.upload(&cloud)?;
+        upload_filtered(rasterizer, &cloud, &opts.filter)?;
         let n = rasterizer.num_points();
         report.upload_ms.push((n, t.elapsed().as_secs_f64() * 1e3));
         if let Some(ms) = rasterizer.preprocess_ms() {
@@ -522,8 +566,10 @@ pub fn table_row(r: &ScenarioResult) -> String {
     let check = r.vs_reference.as_ref().map_or("-".to_string(), |c| {
         format!("{}/{}", c.depth_differing_px.map_or("-".to_string(), |d| d.to_string()), c.color_differing_px)
     });
-    let batches =
-        r.batches.map_or(String::new(), |b| format!("; {}/{}/{}/{}", b.culled, b.occluded, b.quantized, b.full));
+    let batches = r.batches.map_or(String::new(), |b| {
+        let filtered = if b.filtered > 0 { format!(", {} filtered", b.filtered) } else { String::new() };
+        format!("; {}/{}/{}/{}{filtered}", b.culled, b.occluded, b.quantized, b.full)
+    });
     format!(
         "{:>13} {:>9} {:>14} {:>9} {:>10} {:>17} {:>9.2} {:>8.1} {:>6} {:>16} {:>14}  {}{}",
         r.points,

@@ -46,7 +46,7 @@ pub fn run_all(
     println!("{}", table_header());
     for &n in &opts.point_counts {
         let cloud = source(n);
-        rasterizer.upload(&cloud)?;
+        super::upload_filtered(rasterizer, &cloud, &opts.filter)?;
         all.extend(run(rasterizer, &cloud, opts, |res| println!("{}", table_row(res)))?);
     }
     if let Some(p) = json {

@@ -223,7 +223,12 @@ fn filters(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     }
     if !s.layers.filter.is_empty() {
         ui.text_wrapped(format!("showing {}", s.layers.filter.describe()));
-        if let Some(k) = &s.layers.filtered {
+        if let Some(k) = s.layers.filtered.as_ref().filter(|k| k.by_rasterizer) {
+            ui.text_disabled(format!(
+                "filtered by the GPU's culled passes ({} points uploaded)",
+                group_thousands(k.points)
+            ));
+        } else if let Some(k) = &s.layers.filtered {
             ui.text_disabled(format!(
                 "{} points kept; groups of {}: {} skipped, {} whole, {} tested",
                 group_thousands(k.points),

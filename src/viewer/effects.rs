@@ -88,10 +88,11 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
         save_bookmarks(state);
     }
     let reupload = std::mem::take(&mut need.reupload);
-    if reupload && lod {
+    let refilter = std::mem::take(&mut need.refilter);
+    if (reupload || refilter) && lod {
         state.messages.info("level of detail: the streamed nodes keep their colours");
-    } else if reupload {
-        match rasterizer.upload(&state.layers.uploaded()) {
+    } else if reupload || refilter {
+        match upload_layers(state, rasterizer, reupload) {
             Ok(()) => front.window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
             Err(e) => state.messages.error(format!("uploading the points failed: {e}")),
         }
@@ -100,6 +101,49 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if std::mem::take(&mut need.quit) {
         front.window.set_should_close(true);
     }
+}
+
+/// Gives the rasterizer the layers' points as the filter shows them (`points_changed`: the points or
+/// their colours changed, not only the filter). Where the rasterizer's culled passes can apply the
+/// filter and the mode culls, the visible layers go up whole once with their class codes and a later
+/// filter change is only a parameter ([`crate::session::filter_in_raster`]); otherwise the kept points
+/// are uploaded ([`crate::app::layers::Layers::uploaded`]).
+pub fn upload_layers(
+    state: &mut AppState,
+    rasterizer: &mut dyn Rasterizer,
+    points_changed: bool,
+) -> Result<(), pcv_render::RenderError> {
+    let l = &mut state.layers;
+    let raster = state.mode.culls()
+        && l.editable()
+        && !l.cloud.points.is_empty()
+        && !l.cloud.is_device_only()
+        && rasterizer.raster_filters()
+        && (l.filter.is_empty() || crate::session::raster_filter_fits(&l.cloud, &l.filter));
+    if raster {
+        if points_changed || !l.in_raster {
+            l.in_raster = false;
+            rasterizer.upload(&l.uploaded_whole())?;
+        } else if l.filter.is_empty() {
+            // Shown whole again: the filter goes, the points stay.
+            rasterizer.set_raster_filter(None, None)?;
+            l.filtered = None;
+            return Ok(());
+        }
+        let l = &mut state.layers;
+        if l.filter.is_empty() {
+            l.in_raster = true;
+            return Ok(());
+        }
+        let codes = || l.uploaded_codes();
+        if crate::session::filter_in_raster(rasterizer, &l.cloud, &l.filter, codes)? {
+            l.in_raster = true;
+            let points = rasterizer.num_points();
+            l.filtered = Some(pcv_io::filter::Kept { points, by_rasterizer: true, ..Default::default() });
+            return Ok(());
+        }
+    }
+    rasterizer.upload(&state.layers.uploaded())
 }
 
 /// Level of detail's turn at a framebuffer of `size_px`: this frame's selection, loads and uploads; a

@@ -65,6 +65,9 @@ pub struct ViewerOptions {
     pub messages: Vec<String>,
     /// Which points the layers show from the start (the session's filter, which it uploaded).
     pub filter: pcv_io::filter::PointFilter,
+    /// The session uploaded every point and the rasterizer's culled passes apply `filter`
+    /// ([`crate::session::filter_in_raster`]).
+    pub filter_in_raster: bool,
 }
 
 impl ViewerOptions {
@@ -91,6 +94,7 @@ impl ViewerOptions {
             frame_target_ms: Some(crate::app::resolution::DEFAULT_TARGET_MS),
             messages: Vec::new(),
             filter: Default::default(),
+            filter_in_raster: false,
         }
     }
 }

@@ -146,8 +146,16 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
         opts.controller.unwrap_or(if cloud.scene().is_some() { ControllerKind::Fly } else { ControllerKind::Orbit });
     let mut layers = Layers::new(cloud.clone());
     layers.filter = opts.filter.clone();
-    // The caller uploaded `cloud` (filtered as `opts.filter` says): this only sets the index map.
-    let _ = layers.uploaded();
+    // The caller uploaded `cloud` (filtered as `opts.filter` says, or whole with the rasterizer
+    // applying it): this only sets the index map.
+    if opts.filter_in_raster {
+        let _ = layers.uploaded_whole();
+        layers.in_raster = true;
+        let points = cloud.len();
+        layers.filtered = Some(pcv_io::filter::Kept { points, by_rasterizer: true, ..Default::default() });
+    } else {
+        let _ = layers.uploaded();
+    }
     let nav = Navigator::new(opts.camera, controller);
     let mut state = AppState::new(nav, layers, opts.mode, opts.look, opts.spacing_m, opts.up_reason.clone(), size_px);
     if let Some(path) = opts.path.clone() {

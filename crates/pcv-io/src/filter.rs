@@ -34,6 +34,9 @@ pub struct Kept {
     pub groups_whole: u64,
     /// Groups whose points were tested one by one.
     pub groups_tested: u64,
+    /// The rasterizer's culled passes apply the filter to every point uploaded (no runs or group
+    /// counts here: the frames count the batches they skip).
+    pub by_rasterizer: bool,
 }
 
 /// The points of `cloud` in `range` that `filter` shows (see the module doc).

@@ -114,7 +114,42 @@ struct HzbParams {
 #define PCV_COUNT_FULL 3
 #define PCV_COUNT_LIST1 4
 #define PCV_COUNT_LIST2 5
-#define PCV_NUM_COUNTERS 6
+#define PCV_COUNT_FILTERED 6
+#define PCV_NUM_COUNTERS 7
+
+// The filters the culled modes apply themselves (kernels/filter.cuh): classification codes hidden, and
+// clip volumes in the cloud's frame (the uploaded points' coordinates). A box keeps (or with `outside`
+// drops) the points p with |axes[k] . (p - center)| <= half[k] for k = 0, 1, 2; a plane keeps the
+// points with normal . p + offset >= 0. Several keep-inside boxes keep their union.
+#define PCV_FILTER_MAX_BOXES 8
+#define PCV_FILTER_MAX_PLANES 8
+struct FilterBox {
+    float center[3];
+    float half[3];
+    float axes[9];     // row k: the box's axis k in the cloud's frame (unit length)
+    uint32_t outside;  // 1: keep what is outside
+};
+struct FilterPlane {
+    float normal[3];
+    float offset;
+};
+struct FilterUniforms {
+    uint32_t hidden_classes[8];  // bit c % 32 of word c / 32: class code c hidden
+    uint32_t tests_classes;      // 1: read the class codes (some class hidden)
+    uint32_t num_boxes;
+    uint32_t num_planes;
+    uint32_t num_inside;         // how many of the boxes keep what is inside
+    FilterBox boxes[PCV_FILTER_MAX_BOXES];
+    FilterPlane planes[PCV_FILTER_MAX_PLANES];
+};
+// A batch's classes: bit c % 32 of word c / 32 when one of its points has class code c.
+struct BatchClasses {
+    uint32_t bits[8];
+};
+// What a batch's summary says of the filter (pcv_filter_batch).
+#define PCV_FILTER_NONE 0  // no point passes: the batch is skipped
+#define PCV_FILTER_ALL 1   // every point passes: drawn without a test
+#define PCV_FILTER_SOME 2  // each point is tested
 
 #ifdef __cplusplus
 static_assert(sizeof(Batch) == 40, "Batch must be 40 bytes");
@@ -125,4 +160,8 @@ static_assert(sizeof(FrameUniforms) == 80, "FrameUniforms must be 80 bytes");
 static_assert(sizeof(SceneParams) == 24, "SceneParams must be 24 bytes");
 static_assert(sizeof(PostUniforms) == 112, "PostUniforms must be 112 bytes");
 static_assert(sizeof(HzbParams) == 160, "HzbParams must be 160 bytes");
+static_assert(sizeof(FilterBox) == 64, "FilterBox must be 64 bytes");
+static_assert(sizeof(FilterPlane) == 16, "FilterPlane must be 16 bytes");
+static_assert(sizeof(FilterUniforms) == 688, "FilterUniforms must be 688 bytes");
+static_assert(sizeof(BatchClasses) == 32, "BatchClasses must be 32 bytes");
 #endif

@@ -169,11 +169,83 @@ pub mod counter {
     pub const FULL: usize = 3;
     pub const LIST1: usize = 4;
     pub const LIST2: usize = 5;
+    /// Batches the filter drops whole (`PCV_COUNT_FILTERED`).
+    pub const FILTERED: usize = 6;
     /// How many there are.
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
+}
+
+/// Most clip boxes the culled modes apply themselves (`PCV_FILTER_MAX_BOXES`).
+pub const FILTER_MAX_BOXES: usize = 8;
+/// Most clip planes the culled modes apply themselves (`PCV_FILTER_MAX_PLANES`).
+pub const FILTER_MAX_PLANES: usize = 8;
+
+/// A clip box in the cloud's frame (`FilterBox`): keeps (with `outside`, drops) the points p with
+/// `|axes[k] · (p − center)| ≤ half[k]` for every k.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FilterBox {
+    pub center: [f32; 3],
+    pub half: [f32; 3],
+    /// Row k: the box's axis k in the cloud's frame.
+    pub axes: [f32; 9],
+    /// 1: keep what is outside.
+    pub outside: u32,
+}
+
+/// A clip plane in the cloud's frame (`FilterPlane`): keeps `normal · p + offset ≥ 0`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FilterPlane {
+    pub normal: [f32; 3],
+    pub offset: f32,
+}
+
+/// The filters the culled modes apply themselves (`FilterUniforms`, `kernels/filter.cuh`), made by
+/// [`crate::filter::uniforms`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct FilterUniforms {
+    /// Bit `c % 32` of word `c / 32`: class code c hidden.
+    pub hidden_classes: [u32; 8],
+    /// 1: the class codes are read (some class is hidden).
+    pub tests_classes: u32,
+    pub num_boxes: u32,
+    pub num_planes: u32,
+    /// How many of the boxes keep what is inside.
+    pub num_inside: u32,
+    pub boxes: [FilterBox; FILTER_MAX_BOXES],
+    pub planes: [FilterPlane; FILTER_MAX_PLANES],
+}
+
+impl Default for FilterUniforms {
+    fn default() -> Self {
+        Zeroable::zeroed()
+    }
+}
+
+/// A batch's classes (`BatchClasses`): bit `c % 32` of word `c / 32` when one of its points has class c.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BatchClasses {
+    pub bits: [u32; 8],
+}
+
+/// What a batch's summary says of the filter (`PCV_FILTER_*`).
+pub mod filter_says {
+    /// No point passes: the batch is skipped.
+    pub const NONE: u32 = 0;
+    /// Every point passes: drawn without a test.
+    pub const ALL: u32 = 1;
+    /// Each point is tested.
+    pub const SOME: u32 = 2;
 }
 
 const _: () = assert!(std::mem::size_of::<HzbParams>() == 160);
+const _: () = assert!(std::mem::size_of::<FilterBox>() == 64);
+const _: () = assert!(std::mem::size_of::<FilterPlane>() == 16);
+const _: () = assert!(std::mem::size_of::<FilterUniforms>() == 688);
+const _: () = assert!(std::mem::size_of::<BatchClasses>() == 32);
 const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);
 const _: () = assert!(std::mem::size_of::<GridParams>() == 32);

@@ -31,6 +31,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod external;
+pub mod filter;
 pub mod gpu_data;
 pub mod huge;
 pub mod image_io;
@@ -165,6 +166,8 @@ pub struct BatchCounts {
     pub occluded: u32,
     pub quantized: u32,
     pub full: u32,
+    /// Batches the culled modes' own filter dropped whole ([`Rasterizer::set_raster_filter`]).
+    pub filtered: u32,
 }
 
 impl BatchCounts {
@@ -174,6 +177,7 @@ impl BatchCounts {
             occluded: self.occluded + o.occluded,
             quantized: self.quantized + o.quantized,
             full: self.full + o.full,
+            filtered: self.filtered + o.filtered,
         }
     }
 
@@ -420,6 +424,28 @@ pub trait Rasterizer {
     fn device_depth_bits(&self) -> Option<Result<Vec<u32>, RenderError>> {
         None
     }
+    /// Whether the culled modes of this backend can apply a filter themselves
+    /// ([`Rasterizer::set_raster_filter`]) to a cloud uploaded whole.
+    fn raster_filters(&self) -> bool {
+        false
+    }
+
+    /// Has the culled modes apply `filter` ([`filter::uniforms`]: hidden classes, clip volumes) to the
+    /// points uploaded: batches no point of which passes are skipped like batches outside the view, the
+    /// others tested point by point, with nothing uploaded again. `classes` gives the uploaded points'
+    /// class codes (upload order), read when the filter hides a class and the backend has no class
+    /// column yet. `None` removes the filter. Returns whether the backend now draws with exactly this
+    /// filter; `false` (the default for a filter, and for tables the backend cannot filter): the caller
+    /// filters the points before uploading them. A filter set stays until the next upload; the other
+    /// modes refuse to draw while it is set.
+    fn set_raster_filter(
+        &mut self,
+        filter: Option<&gpu_data::FilterUniforms>,
+        _classes: Option<&[u8]>,
+    ) -> Result<bool, RenderError> {
+        Ok(filter.is_none())
+    }
+
     /// The uploaded points copied back from the device (a scene the GPU made, for the bench's peer);
     /// `None` where there is no device.
     fn device_points(&self) -> Option<Result<Vec<Point>, RenderError>> {

@@ -51,7 +51,7 @@
 use super::cuda::nccl::{Comms, RankBuffers};
 use super::cuda::{context, kernels, CudaRasterizer, Stage};
 use super::gpu_data::BATCH_POINTS;
-use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
+use super::{FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
 use pcv_io::PointCloud;
 use std::ops::Range;
 use std::sync::Arc;
@@ -476,12 +476,7 @@ impl Rasterizer for MultiRasterizer {
         }
         passes.push(PassTime { name: "composite", ms: composite_ms });
         passes.extend(post.passes);
-        let batches = stats.iter().filter_map(|s| s.batches).reduce(|a, b| BatchCounts {
-            culled: a.culled + b.culled,
-            occluded: a.occluded + b.occluded,
-            quantized: a.quantized + b.quantized,
-            full: a.full + b.full,
-        });
+        let batches = stats.iter().filter_map(|s| s.batches).reduce(|a, b| a.add(&b));
         Ok(FrameStats { passes, total_ms: t0.elapsed().as_secs_f64() * 1e3, points: self.num_points(), batches })
     }
 

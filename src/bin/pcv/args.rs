@@ -199,6 +199,7 @@ impl SourceArgs {
             crs: self.crs.clone(),
             field_look: pcv_io::attributes::FieldLook { ramp: self.ramp, range: self.range, ..Default::default() },
             filter: self.filter.filter(),
+            raster_filter: false,
         }
     }
 }

@@ -43,7 +43,7 @@ fn view(a: ViewArgs) -> Result<()> {
         start.up = UpChoice::Axis(up);
     }
     let s = &a.source;
-    let open = session::OpenOptions { auto_lod: !s.no_lod, ..s.open_options(start) };
+    let open = session::OpenOptions { auto_lod: !s.no_lod, raster_filter: a.mode.culls(), ..s.open_options(start) };
     let mut session = session::open(s.source(), &s.backend(), &open)?;
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
@@ -70,6 +70,7 @@ fn view(a: ViewArgs) -> Result<()> {
         messages: session.warnings.clone(),
         // The session's own filter, set by Session::view where it applied it.
         filter: Default::default(),
+        filter_in_raster: false,
     };
     let summary = session.view(opts)?;
     if let Some(why) = &summary.interop_fallback {
@@ -85,7 +86,8 @@ fn view(a: ViewArgs) -> Result<()> {
 fn render(a: RenderArgs) -> Result<()> {
     let started = Instant::now();
     let s = &a.source;
-    let mut session = session::open(s.source(), &s.backend(), &s.open_options(a.camera.start(a.size)))?;
+    let open = session::OpenOptions { raster_filter: a.mode.culls(), ..s.open_options(a.camera.start(a.size)) };
+    let mut session = session::open(s.source(), &s.backend(), &open)?;
     let look = session.look(&a.look.overrides());
     let mode = session.mode_for(a.mode);
     // Level of detail: the view as complete as the budget allows (a minute at most).
@@ -125,7 +127,8 @@ fn record(a: RecordArgs) -> Result<()> {
     let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
     let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
     let s = &a.source;
-    let mut session = session::open(s.source(), &s.backend(), &s.open_options(start))?;
+    let open = session::OpenOptions { raster_filter: a.mode.culls(), ..s.open_options(start) };
+    let mut session = session::open(s.source(), &s.backend(), &open)?;
     let look = session.look(&a.look.overrides());
     let spacing_m = session.spacing_m();
     let (cam, origin) = (session.camera, session.cloud.origin);
@@ -223,6 +226,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         dump_dir: a.dump_dir.clone(),
         keep_dump: a.keep_dump,
         print_mvp: a.print_mvp,
+        filter: a.filter.filter(),
     };
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let filter = a.filter.filter();
@@ -232,25 +236,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         false => {
             let paths = pcv_io::load::point_files(&a.files, false)?;
             let open = session::OpenOptions { color: a.color, filter: filter.clone(), ..Default::default() };
-            let cloud = session::load_cloud_skipping(&paths, 0, a.seed, &open, &mut Vec::new())?;
-            if filter.is_empty() {
-                Some(cloud)
-            } else {
-                let t = Instant::now();
-                let (shown, k) = pcv_io::filter::shown(&cloud, &filter);
-                println!(
-                    "pcv bench: {}: {} of {} points kept in {:.1} ms ({} of {} groups of {} skipped, {} kept whole)",
-                    filter.describe(),
-                    k.points,
-                    cloud.len(),
-                    t.elapsed().as_secs_f64() * 1e3,
-                    k.groups_skipped,
-                    k.groups_skipped + k.groups_whole + k.groups_tested,
-                    pcv_io::filter::GROUP_POINTS,
-                    k.groups_whole
-                );
-                Some(shown)
-            }
+            Some(session::load_cloud_skipping(&paths, 0, a.seed, &open, &mut Vec::new())?)
         }
     };
     let source = |n: u64| match &files {

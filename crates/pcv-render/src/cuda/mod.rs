@@ -25,6 +25,7 @@
 //! two agree (scene bit for bit, images except at exact depth ties).
 pub mod context;
 pub mod external;
+pub mod filter;
 pub mod interop;
 pub mod kernels;
 pub mod memory;
@@ -44,7 +45,7 @@ pub use modules::{KernelImage, KERNELS, NVCC_RELEASE};
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
 use super::{BatchCounts, FrameParams, FrameStats, PassTime, PickHit, Rasterizer, RenderError, RenderMode, Target};
-use crate::gpu_data::{counter, word, word_depth, Batch, HzbParams, Point};
+use crate::gpu_data::{counter, word, word_depth, Batch, FilterUniforms, HzbParams, Point};
 use context::{cuda_error, mem_info};
 use cudarc::driver::{sys, CudaContext, CudaStream};
 use memory::DeviceBuffer;
@@ -85,6 +86,9 @@ pub struct CudaRasterizer {
     /// Events around the passes of a frame.
     timer: PassTimer,
     last: Option<LastFrame>,
+    /// The filter the culled modes apply ([`Rasterizer::set_raster_filter`]); its class column lives in
+    /// the table.
+    filter: Option<FilterUniforms>,
     /// Borrowed arrays shown instead of uploaded points, and their buffers (`external.rs`).
     external: external::ExternalState,
     /// The node pool's copies: a copy stream and pinned staging (`slot_upload.rs`).
@@ -120,6 +124,7 @@ impl CudaRasterizer {
             counters,
             timer,
             last: None,
+            filter: None,
             external: Default::default(),
             slot_upload: slot_upload::SlotUploader::new(&ctx),
             kernels,
@@ -200,6 +205,7 @@ impl CudaRasterizer {
         self.table = DeviceTable::empty("no points uploaded");
         self.external.shown = None;
         self.last = None;
+        self.filter = None;
     }
 
     /// The uploaded points, copied back to the host.
@@ -485,6 +491,15 @@ impl CudaRasterizer {
         let prep = self.table.prepared.as_ref().ok();
         let no_prep = || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
+        // The culled modes' own filter, and the class column it reads (0: none, not read).
+        let filter = self.filter.filter(|_| frame.mode.culls());
+        if self.filter.is_some() && !frame.mode.culls() && stage != Stage::Post {
+            return Err(RenderError::ModeUnavailable {
+                mode: frame.mode.name(),
+                reason: "the points are filtered by the culled modes (culled, quant): the filter would not show".into(),
+            });
+        }
+        let (codes, sets) = self.table.classes.as_ref().map_or((0, 0), |c| (c.codes.ptr(), c.sets.ptr()));
         let timer = &mut self.timer;
         timer.begin(stream)?;
         // SAFETY (every launch below): `color_ptr` holds `n` u32 words: the internal color buffer was
@@ -522,6 +537,47 @@ impl CudaRasterizer {
                 }
                 // The culled modes: `visible` holds a byte and `list` a word per batch; `hzb` the pyramid
                 // of this frame's size; the lists' counts live in `counters`.
+                Pass::Draw1 | Pass::Draw2 if filter.is_some() => {
+                    // The filtered entry points: `fu` tests classes only when the table has its class
+                    // column (set_raster_filter made it first), whose codes cover the table's points and
+                    // whose sets cover its batches.
+                    let (p, fu) = (prep.ok_or_else(no_prep)?, filter.as_ref().ok_or_else(no_prep)?);
+                    let (b, nb, pos, visible, list) =
+                        (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
+                    let count = if pass == Pass::Draw1 {
+                        unsafe {
+                            kernels::cull_phase1_filtered(k, stream, f, *fu, b, sets, nb, visible, list, counts_ptr)
+                        }?;
+                        counts_ptr + 4 * counter::LIST1 as u64
+                    } else {
+                        unsafe {
+                            kernels::cull_phase2_filtered(
+                                k, stream, f, *fu, hzb_params, b, sets, nb, visible, hzb_ptr, list, counts_ptr,
+                            )
+                        }?;
+                        counts_ptr + 4 * counter::LIST2 as u64
+                    };
+                    let quant = (frame.mode == RenderMode::Quant) as u32;
+                    unsafe {
+                        kernels::raster_list_filtered(
+                            k,
+                            stream,
+                            f,
+                            *fu,
+                            b,
+                            sets,
+                            codes,
+                            list,
+                            count,
+                            pos,
+                            p.quant.ptr(),
+                            vis_ptr,
+                            counts_ptr,
+                            nb,
+                            quant,
+                        )
+                    }?
+                }
                 Pass::Draw1 | Pass::Draw2 => {
                     let p = prep.ok_or_else(no_prep)?;
                     let (b, nb, pos, visible, list) =
@@ -609,6 +665,7 @@ impl CudaRasterizer {
                 occluded: c[counter::OCCLUDED],
                 quantized: c[counter::QUANTIZED],
                 full: c[counter::FULL],
+                filtered: c[counter::FILTERED],
             })
         } else {
             None
@@ -782,6 +839,40 @@ impl Rasterizer for CudaRasterizer {
 
     fn device_points(&self) -> Option<Result<Vec<Point>, RenderError>> {
         Some(self.download_points())
+    }
+
+    fn raster_filters(&self) -> bool {
+        true
+    }
+
+    fn set_raster_filter(
+        &mut self,
+        filter: Option<&FilterUniforms>,
+        classes: Option<&[u8]>,
+    ) -> Result<bool, RenderError> {
+        let Some(fu) = filter else {
+            self.filter = None;
+            return Ok(true);
+        };
+        // Only a table the preprocessing sorted with its map (host points, the scene kernel, streamed
+        // files): not a node pool, a table made a chunk at a time, or Python's arrays.
+        let filterable = self.external.shown.is_none()
+            && self.table.pool_points.is_none()
+            && self.table.prepared.as_ref().is_ok_and(|p| p.order.is_some());
+        if !filterable {
+            return Ok(false);
+        }
+        if fu.tests_classes != 0 && self.table.classes.is_none() {
+            let Some(codes) = classes.filter(|c| c.len() as u64 == self.table.num_points) else { return Ok(false) };
+            self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+            let Ok(p) = self.table.prepared.as_ref() else { return Ok(false) };
+            match filter::class_column(&self.ctx, &self.stream, &self.kernels, p, codes)? {
+                Some(c) => self.table.classes = Some(c),
+                None => return Ok(false),
+            }
+        }
+        self.filter = Some(*fu);
+        Ok(true)
     }
 
     unsafe fn show_external(

@@ -14,6 +14,7 @@
 //!   (`slot_upload.rs`) and whose batch table it sets.
 //!
 //! Arrays someone else owns (Python's) are drawn where they are (`external.rs`), with no table.
+use super::filter::ClassColumn;
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
 use super::preprocess::{self, DevicePrepared};
@@ -37,6 +38,8 @@ pub struct DeviceTable {
     pub pool_points: Option<u64>,
     /// The pool's point spacing per slot (adaptive point sizes per node), once set.
     pub slot_spacing: Option<DeviceBuffer<f32>>,
+    /// The class codes the culled modes' filter reads, once a filter has hidden a class (`filter.rs`).
+    pub classes: Option<ClassColumn>,
 }
 
 impl DeviceTable {
@@ -49,6 +52,7 @@ impl DeviceTable {
             preprocess_ms: None,
             pool_points: None,
             slot_spacing: None,
+            classes: None,
         }
     }
 
@@ -76,6 +80,7 @@ impl DeviceTable {
             num_points,
             pool_points: None,
             slot_spacing: None,
+            classes: None,
         })
     }
 
@@ -100,6 +105,7 @@ impl DeviceTable {
             preprocess_ms: Some(ms),
             pool_points: None,
             slot_spacing: None,
+            classes: None,
         })
     }
 
@@ -122,6 +128,7 @@ impl DeviceTable {
             preprocess_ms: None,
             pool_points: Some(0),
             slot_spacing: None,
+            classes: None,
         })
     }
 

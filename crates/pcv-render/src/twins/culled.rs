@@ -10,11 +10,17 @@
 //! not change the buffer (an atomic min, ties to the smaller point index) nor the counts. The batch
 //! tests run in FMA-compiled loops ([`with_fma!`]: `mul_add` one instruction, not libm's `fmaf`).
 //!
+//! The `_filtered` passes (the kernels' `_filtered` entry points) apply a [`Filtering`] too
+//! ([`super::filter`]): a batch no point of which can pass is skipped in both phases (counted as
+//! filtered, not visible next frame), a batch that passes whole is drawn as without it, the others
+//! point by point.
+//!
 //! The CPU backend draws the same frames faster (`crate::cpu::culled`: groups of points culled inside
 //! a drawn batch, per-thread buffers), tested against these passes.
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_pos};
+use super::filter::{filter_batch, filter_point};
 use super::vis::vis_point;
-use crate::gpu_data::{Batch, FrameUniforms, HzbParams, BATCH_POINTS};
+use crate::gpu_data::{filter_says, Batch, BatchClasses, FilterUniforms, FrameUniforms, HzbParams, BATCH_POINTS};
 use crate::simd::with_fma;
 use crate::BatchCounts;
 use rayon::prelude::*;
@@ -23,20 +29,46 @@ use std::sync::atomic::AtomicU64;
 /// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
 const TEST_STEP_BATCHES: usize = 256;
 
+/// The filter of the `_filtered` passes: its uniforms, each batch's classes, and each point's class
+/// code in table order (read only when classes are tested: may be empty then).
+#[derive(Clone, Copy)]
+pub struct Filtering<'a> {
+    pub uniforms: &'a FilterUniforms,
+    pub batch_classes: &'a [BatchClasses],
+    pub classes: &'a [u8],
+}
+
+impl Filtering<'_> {
+    /// What batch `b`'s summary says ([`filter_says`]).
+    fn says(&self, b: usize, batch: &Batch) -> u32 {
+        let none = BatchClasses::default();
+        filter_batch(self.uniforms, batch, self.batch_classes.get(b).unwrap_or(&none))
+    }
+}
+
 with_fma! {
     /// Appends to `out` the index of each batch of `batches` (the first being batch `first`) that was
-    /// visible last frame and lies in the view.
-    fn phase1_chunk(f: &FrameUniforms, batches: &[Batch], visible: &[u8], first: usize, out: &mut Vec<u32>) {
+    /// visible last frame, lies in the view and (with `filter`) may hold a point that passes.
+    fn phase1_chunk(f: &FrameUniforms, filter: Option<&Filtering>, batches: &[Batch], visible: &[u8], first: usize, out: &mut Vec<u32>) {
         for (j, (b, &v)) in batches.iter().zip(visible).enumerate() {
-            if v != 0 && !batch_culled(f, b) {
-                out.push((first + j) as u32);
+            if v == 0 || batch_culled(f, b) {
+                continue;
             }
+            if filter.is_some_and(|fl| fl.says(first + j, b) == filter_says::NONE) {
+                continue;
+            }
+            out.push((first + j) as u32);
         }
     }
 }
 
 /// The batches visible last frame (`visible[b] != 0`) that lie in the view, in batch order.
 pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> {
+    phase1_filtered(f, None, batches, visible)
+}
+
+/// [`phase1`] with a filter (`pcv_cull_phase1_filtered`): batches no point of which passes are left out.
+pub fn phase1_filtered(f: &FrameUniforms, filter: Option<&Filtering>, batches: &[Batch], visible: &[u8]) -> Vec<u32> {
     assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
     let lists: Vec<Vec<u32>> = batches
         .par_chunks(TEST_STEP_BATCHES)
@@ -44,7 +76,7 @@ pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> 
         .enumerate()
         .map(|(c, (bs, vs))| {
             let mut out = Vec::new();
-            phase1_chunk(f, bs, vs, c * TEST_STEP_BATCHES, &mut out);
+            phase1_chunk(f, filter, bs, vs, c * TEST_STEP_BATCHES, &mut out);
             out
         })
         .collect();
@@ -53,13 +85,19 @@ pub fn phase1(f: &FrameUniforms, batches: &[Batch], visible: &[u8]) -> Vec<u32> 
 
 with_fma! {
     /// [`phase2`]'s decision for each batch of `batches`: sets its `visible` byte and writes `decided`
-    /// (0 drawn in phase 1, 1 outside the view, 2 hidden, 3 to draw now).
-    fn phase2_chunk(f: &FrameUniforms, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32], decided: &mut [u8]) {
-        for ((b, vis), d) in batches.iter().zip(visible.iter_mut()).zip(decided.iter_mut()) {
+    /// (0 drawn in phase 1, 1 outside the view, 2 hidden, 3 to draw now, 4 dropped by the filter; with
+    /// `filter`, the first of `batches` is batch `first`).
+    fn phase2_chunk(f: &FrameUniforms, filter: Option<(&Filtering, usize)>, h: &HzbParams, batches: &[Batch], visible: &mut [u8], hzb: &[u32], decided: &mut [u8]) {
+        for (j, ((b, vis), d)) in batches.iter().zip(visible.iter_mut()).zip(decided.iter_mut()).enumerate() {
             let was_visible = *vis != 0;
             if batch_culled(f, b) {
                 *vis = 0;
                 *d = 1;
+                continue;
+            }
+            if filter.is_some_and(|(fl, first)| fl.says(first + j, b) == filter_says::NONE) {
+                *vis = 0;
+                *d = 4;
                 continue;
             }
             let occluded = batch_occluded(f, h, b, hzb);
@@ -83,13 +121,29 @@ pub fn phase2(
     visible: &mut [u8],
     hzb: &[u32],
 ) -> (Vec<u32>, BatchCounts) {
+    phase2_filtered(f, None, h, batches, visible, hzb)
+}
+
+/// [`phase2`] with a filter (`pcv_cull_phase2_filtered`): batches no point of which passes are not
+/// drawn, not visible next frame, and counted as filtered.
+pub fn phase2_filtered(
+    f: &FrameUniforms,
+    filter: Option<&Filtering>,
+    h: &HzbParams,
+    batches: &[Batch],
+    visible: &mut [u8],
+    hzb: &[u32],
+) -> (Vec<u32>, BatchCounts) {
     assert_eq!(visible.len(), batches.len(), "one visibility byte per batch");
     let mut decided = vec![0u8; batches.len()];
     batches
         .par_chunks(TEST_STEP_BATCHES)
         .zip(visible.par_chunks_mut(TEST_STEP_BATCHES))
         .zip(decided.par_chunks_mut(TEST_STEP_BATCHES))
-        .for_each(|((bs, vs), ds)| phase2_chunk(f, h, bs, vs, hzb, ds));
+        .enumerate()
+        .for_each(|(c, ((bs, vs), ds))| {
+            phase2_chunk(f, filter.map(|fl| (fl, c * TEST_STEP_BATCHES)), h, bs, vs, hzb, ds)
+        });
     let mut counts = BatchCounts::default();
     let mut list = Vec::new();
     for (b, &d) in decided.iter().enumerate() {
@@ -97,6 +151,7 @@ pub fn phase2(
             1 => counts.culled += 1,   // outside the view
             2 => counts.occluded += 1, // hidden: skipped
             3 => list.push(b as u32),  // to draw now
+            4 => counts.filtered += 1, // no point passes the filter
             _ => {}                    // drawn in phase 1
         }
     }
@@ -117,6 +172,22 @@ pub fn raster_list(
     draw_quantized: bool,
     vis: &[AtomicU64],
 ) -> BatchCounts {
+    raster_list_filtered(f, None, batches, list, positions, quant, draw_quantized, vis)
+}
+
+/// [`raster_list`] with a filter (`pcv_raster_list_filtered`): in batches whose summary cannot tell,
+/// each point (as drawn: decoded from its word in the quant mode) is tested.
+#[expect(clippy::too_many_arguments, reason = "the kernel's parameters, one for one")]
+pub fn raster_list_filtered(
+    f: &FrameUniforms,
+    filter: Option<&Filtering>,
+    batches: &[Batch],
+    list: &[u32],
+    positions: &[[f32; 3]],
+    quant: &[u32],
+    draw_quantized: bool,
+    vis: &[AtomicU64],
+) -> BatchCounts {
     assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
     list.par_iter()
@@ -126,7 +197,8 @@ pub fn raster_list(
             let first = b as usize * BATCH_POINTS as usize;
             let end = (first + batch.num_points as usize).min(positions.len());
             let words = (draw_quantized && coarse).then(|| &quant[first..end]);
-            raster_batch(f, batch, first, &positions[first..end], words, vis);
+            let test = filter.filter(|fl| fl.says(b as usize, batch) == filter_says::SOME);
+            raster_batch(f, test, batch, first, &positions[first..end], words, vis);
             let coarse = coarse as u32;
             BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }
         })
@@ -134,14 +206,163 @@ pub fn raster_list(
 }
 
 with_fma! {
-    /// One batch's points (`first` the first one's index), from their 10-bit `words` or positions.
-    fn raster_batch(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
+    /// One batch's points (`first` the first one's index), from their 10-bit `words` or positions;
+    /// with `test`, only those that pass its filter.
+    fn raster_batch(f: &FrameUniforms, test: Option<&Filtering>, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
         for (j, &pos) in positions.iter().enumerate() {
             let pos = match words {
                 Some(w) => dequantize_pos(batch, w[j]),
                 None => pos,
             };
+            if let Some(fl) = test {
+                let class = if fl.uniforms.tests_classes != 0 { fl.classes[first + j] } else { 0 };
+                if !filter_point(fl.uniforms, pos, class) {
+                    continue;
+                }
+            }
             vis_point(f, pos, (first + j) as u64, vis);
         }
+    }
+}
+
+/// A whole frame of the culled modes on the twins, as the CUDA backend runs its passes: clear, phase 1
+/// and its draw, the depth pyramid, phase 2 and its draw, with `filter` applied (the `_filtered` entry
+/// points) or not. `visible` carries the batches' visibility from frame to frame (zeros at upload).
+/// Returns the visibility buffer and the counts (phase 2's, and the batches drawn).
+pub fn frame(
+    f: &FrameUniforms,
+    table: &super::preprocess::Table,
+    filter: Option<&Filtering>,
+    visible: &mut [u8],
+    draw_quantized: bool,
+) -> (Vec<AtomicU64>, BatchCounts) {
+    let mut vis: Vec<AtomicU64> = (0..f.width as usize * f.height as usize).map(|_| AtomicU64::new(0)).collect();
+    super::vis::vis_clear(&mut vis);
+    let (pos, quant) = (&table.positions, &table.quant);
+    let list1 = phase1_filtered(f, filter, &table.batches, visible);
+    let drawn1 = raster_list_filtered(f, filter, &table.batches, &list1, pos, quant, draw_quantized, &vis);
+    let h = HzbParams::for_frame(f.width, f.height);
+    let mut hzb = vec![0u32; h.total as usize];
+    let depth = |i: usize| crate::gpu_data::word_depth(vis[i].load(std::sync::atomic::Ordering::Relaxed));
+    super::hzb::build(&h, f.width, f.height, depth, &mut hzb);
+    let (list2, counts) = phase2_filtered(f, filter, &h, &table.batches, visible, &hzb);
+    let drawn2 = raster_list_filtered(f, filter, &table.batches, &list2, pos, quant, draw_quantized, &vis);
+    (vis, counts.add(&drawn1).add(&drawn2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu_data::{word_depth, word_payload, EMPTY_PAYLOAD};
+    use crate::twins::{classes, preprocess};
+    use glam::{DVec3, Mat4, Vec3};
+    use pcv_io::filter::{ClipBox, ClipPlane, Keep, PointFilter};
+    use pcv_io::Point;
+    use std::sync::atomic::Ordering;
+
+    /// A terrain of ground (class 2) with "trees" (class 5) and a "house" (class 6), sorted as the
+    /// preprocessing sorts, with its class codes in that order.
+    fn scene() -> (Vec<Point>, Vec<u8>) {
+        let mut pts = Vec::new();
+        for i in 0..400u32 {
+            for j in 0..400u32 {
+                let (x, y) = (i as f32 * 0.25, j as f32 * 0.25);
+                let z = (x * 0.05).sin() * 2.0 + (y * 0.03).cos();
+                let class = if (x - 30.0).abs() < 6.0 && (y - 60.0).abs() < 8.0 {
+                    6
+                } else if ((i * 7 + j * 13) % 97) < 30 {
+                    5
+                } else {
+                    2
+                };
+                let lift = match class {
+                    5 => 3.0 + ((i + j) % 5) as f32,
+                    6 => 6.0,
+                    _ => 0.0,
+                };
+                pts.push((Point::new([x, y, z + lift], [class, i as u8, j as u8, 255]), class));
+            }
+        }
+        let cloud: Vec<Point> = pts.iter().map(|p| p.0).collect();
+        let bounds = pcv_io::Bounds::of_points(&cloud);
+        let g = preprocess::grid_params(&bounds, cloud.len() as u64);
+        pts.sort_by_key(|(p, _)| preprocess::cell_key(&g, p.pos));
+        (pts.iter().map(|p| p.0).collect(), pts.iter().map(|p| p.1).collect())
+    }
+
+    fn uniforms_at(eye: Vec3, target: Vec3, w: u32, h: u32) -> FrameUniforms {
+        let view = Mat4::look_at_rh(eye, target, Vec3::Z);
+        let proj = Mat4::perspective_rh_gl(1.0, w as f32 / h as f32, 0.5, 500.0);
+        crate::FrameParams::new(proj * view, w, h).uniforms()
+    }
+
+    fn depths(vis: &[AtomicU64]) -> Vec<u32> {
+        vis.iter().map(|v| word_depth(v.load(Ordering::Relaxed))).collect()
+    }
+
+    #[test]
+    fn a_filtered_frame_equals_the_frame_of_the_kept_points() {
+        let (points, codes) = scene();
+        let table = preprocess::prepare(&points);
+        let sets = classes::batch_classes(&codes);
+        let mut filter = PointFilter::default();
+        filter.set_class_shown(5, false);
+        filter.boxes.push(ClipBox::from_min_max(
+            DVec3::new(10.0, 10.0, -10.0),
+            DVec3::new(90.0, 80.0, 50.0),
+            Keep::Inside,
+        ));
+        let mut hole =
+            ClipBox::from_min_max(DVec3::new(40.0, 20.0, -10.0), DVec3::new(55.0, 30.0, 50.0), Keep::Outside);
+        hole.rotation = glam::DQuat::from_rotation_z(0.4);
+        filter.boxes.push(hole);
+        filter.planes.push(ClipPlane { point: DVec3::new(0.0, 0.0, 0.5), normal: DVec3::Z });
+        let fu = crate::filter::uniforms(&filter, DVec3::ZERO, false).unwrap();
+        let fl = Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
+        // The kept points (in their order), drawn without a filter.
+        let kept: Vec<Point> = points
+            .iter()
+            .zip(&codes)
+            .filter(|(p, &c)| super::super::filter::filter_point(&fu, p.pos, c))
+            .map(|(p, _)| *p)
+            .collect();
+        assert!(kept.len() > 20_000 && kept.len() < points.len() / 2, "{}", kept.len());
+        let kept_table = preprocess::prepare(&kept);
+        let (w, h) = (320, 200);
+        for (eye, target) in [
+            (Vec3::new(50.0, -40.0, 60.0), Vec3::new(50.0, 50.0, 0.0)),
+            (Vec3::new(20.0, 20.0, 8.0), Vec3::new(60.0, 60.0, 0.0)),
+            (Vec3::new(50.0, 50.0, 150.0), Vec3::new(50.0, 50.1, 0.0)),
+        ] {
+            let f = uniforms_at(eye, target, w, h);
+            for quant in [false, true] {
+                let mut visible = vec![0u8; table.batches.len()];
+                let mut visible_kept = vec![0u8; kept_table.batches.len()];
+                for round in 0..2 {
+                    let (vis, counts) = frame(&f, &table, Some(&fl), &mut visible, quant);
+                    let (vis_kept, _) = frame(&f, &kept_table, None, &mut visible_kept, quant);
+                    // Every pixel drawn is a kept point's, and (full precision) at the depth the kept
+                    // points alone give.
+                    for v in &vis {
+                        let i = word_payload(v.load(Ordering::Relaxed));
+                        if i != EMPTY_PAYLOAD {
+                            assert!(codes[i as usize] != 5, "a hidden class was drawn");
+                        }
+                    }
+                    if !quant {
+                        assert_eq!(depths(&vis), depths(&vis_kept), "{eye} round {round}");
+                    }
+                    assert!(counts.filtered > 0, "{eye}: no batch was skipped by its summary");
+                }
+            }
+        }
+        // No filter: the filtered entry points draw what the plain ones draw.
+        let f = uniforms_at(Vec3::new(50.0, -40.0, 60.0), Vec3::new(50.0, 50.0, 0.0), w, h);
+        let none = crate::filter::uniforms(&PointFilter::default(), DVec3::ZERO, false).unwrap();
+        let open = Filtering { uniforms: &none, batch_classes: &sets, classes: &codes };
+        let (a, ca) = frame(&f, &table, Some(&open), &mut vec![0; table.batches.len()], false);
+        let (b, cb) = frame(&f, &table, None, &mut vec![0; table.batches.len()], false);
+        assert_eq!(depths(&a), depths(&b));
+        assert_eq!((ca, cb.filtered), (cb, 0));
     }
 }

@@ -11,6 +11,7 @@
 //! against them. `scene` and `rng` are the built-in scene's own definition (`pcv_model::scene`), which
 //! the scene kernel makes on the device.
 pub mod batch;
+pub mod classes;
 pub mod clear;
 pub mod color;
 pub mod composite;
@@ -18,6 +19,7 @@ pub mod culled;
 pub mod depth;
 pub mod edl;
 pub mod external;
+pub mod filter;
 pub mod hzb;
 pub mod packed;
 pub mod post;
