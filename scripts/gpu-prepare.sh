@@ -11,8 +11,7 @@
 #   .gpu/data/                    autzen_trim.las and autzen_trim_7.las (PDAL's test data) from /tmp/real,
 #                                 when there (scenario laz)
 #   .gpu/py/                      with --python: the abi3 wheel (maturin) and pytest's wheels (scenario python)
-#   .gpu/z/pcv.xz, demo_data.xz, cuda_vs_cpu.xz   the same binaries compressed, unpacked by gpu.sh
-#                                 (scenario filters)
+#   .gpu/z/pcv.xz, demo_data.xz   the same two binaries compressed, unpacked by gpu.sh (scenario filters)
 #   .gpu/start-x.sh               Xvfb + NVIDIA GLX for windowed runs (from ../shared/gpu-machine)
 #   .gpu/seed_numba_bench.py      the prototype's kernels, as a peer benchmark (from ../shared/peers)
 #   .gpu/gl, .gpu/x               Debian packages (libglvnd; Xvfb + Mesa), fetched once by fetch-debs.sh
@@ -81,12 +80,11 @@ while read -r name exe; do
 done <<<"$tests"
 for e in load_bench demo_data external_bench; do install -m 755 "$target_dir/release/examples/$e" .gpu/ex/; done
 strip .gpu/bin/* .gpu/ex/* 2>/dev/null || true
-# pcv, demo_data and cuda_vs_cpu compressed too (.gpu/z/*.xz, about 6 MB): with the X bundle (46 MB) and the source
+# pcv and demo_data compressed too (.gpu/z/*.xz, about 4.2 MB): with the X bundle (46 MB) and the source
 # tree they fit the 64 MiB carry only so; scripts/gpu.sh unpacks them there (scenario filters).
 mkdir -p .gpu/z
 xz -T0 -6 -c .gpu/bin/pcv >.gpu/z/pcv.xz
 xz -6 -c .gpu/ex/demo_data >.gpu/z/demo_data.xz
-xz -6 -c .gpu/bin/cuda_vs_cpu >.gpu/z/cuda_vs_cpu.xz
 # Tests that spawn pcv (env!("CARGO_BIN_EXE_pcv"): tests/lod.rs and others) run it at this path.
 echo "pcv=$target_dir/release/pcv" > .gpu/bin/build-paths
 

@@ -257,7 +257,7 @@ sc_checks() {
     if [ -n "$cs" ]; then
       {
         step memcheck-tests timeout 240 "$cs" --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 \
-          .gpu/bin/cuda_vs_cpu --include-ignored --test-threads=1 host_points errors device_target
+          .gpu/bin/cuda_vs_cpu --include-ignored --test-threads=1 host_points errors device_target filtered
         for t in culled quant; do
           step "memcheck-$t" timeout 120 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
             "$pcv" bench --backend cuda --points 2M --mode "$t" --warmup 1 --frames 2 --size 1280x720
@@ -959,10 +959,6 @@ sc_filters() {
     echo "== 1. demo data (scale $scale)"
     .gpu/ex/demo_data "$demo" --scale "$scale" | tail -5
     "$pcv" info "$demo/terrain.las" | grep -E "points|gps_time|return_number|classes"
-    if [ -x .gpu/bin/cuda_vs_cpu ]; then
-      echo "== 1b. the culled passes' own filter against the CPU twins (tests/cuda_vs_cpu.rs)"
-      PCV_REQUIRE_CUDA=1 timeout 300 .gpu/bin/cuda_vs_cpu --include-ignored --nocapture filtered 2>&1 | tail -45
-    fi
     echo "== 2. pcv render, cuda vs cpu (vis mode: the host's filter; culled: the GPU's), resident and streamed (PCV_HOST_BUDGET_MB=0)"
     t=$demo/terrain.las
     i=0
