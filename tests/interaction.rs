@@ -792,7 +792,8 @@ fn clip_box(line: &Value) -> (glam::DVec3, glam::DVec3) {
     (d(&b["center"]), d(&b["half_extent"]))
 }
 
-/// The clip-box gizmo with scripted input: X edits the `--clip-box` box; the +x arrow dragged 40 px
+/// The clip-box gizmo with scripted input: X edits the `--clip-box` box; the z ring swept a quarter turn
+/// counterclockwise around the centre turns the box +90° about z (seen from above); the +x arrow dragged 40 px
 /// along its direction on screen moves the box along x so that its centre shows 40 px further along
 /// that direction; the +y face's square dragged 32 px moves the +y face (it shows 32 px further on)
 /// while the −y face stays; the camera never moves while a handle is held. The last frame shows the
@@ -826,6 +827,49 @@ fn the_gizmo_moves_and_resizes_a_clip_box_and_the_camera_stays() {
     let along_x = (tip - centre).normalize();
     let along_y = (face_y - centre).normalize();
     eprintln!("centre {centre}, +x tip {tip}, +y face {face_y}");
+
+    // A turn: the z ring taken where it is clearest of the other handles, swept a quarter turn
+    // counterclockwise around the centre in four steps; seen from above, that is +90° about z.
+    let others: Vec<Vec2> = ["face +x", "face -x", "face +y", "face -y", "face -z", "face +z"]
+        .iter()
+        .filter_map(|k| handles.get(*k).map(px))
+        .chain(["move x", "move y", "move z"].iter().flat_map(|k| {
+            // Points along each arrow.
+            let a = handles.get(*k).map(|a| (px(&a[0]), px(&a[1])));
+            (0..=10).filter_map(move |i| a.map(|(p, q)| p + (q - p) * (i as f32 / 10.0)))
+        }))
+        .collect();
+    let ring: Vec<Vec2> = handles["turn z"].as_array().unwrap().iter().map(px).collect();
+    let clearance = |p: Vec2| others.iter().map(|o| o.distance(p)).fold(f32::INFINITY, f32::min);
+    let grab = ring.iter().copied().max_by(|a, b| clearance(*a).total_cmp(&clearance(*b))).unwrap();
+    let turned = |p: Vec2, deg: f32| {
+        let (v, (sin, cos)) = (p - centre, deg.to_radians().sin_cos());
+        // Counterclockwise as seen: screen y points down.
+        centre + Vec2::new(v.x * cos + v.y * sin, -v.x * sin + v.y * cos)
+    };
+    let mut steps = vec![key(2, "X", true), key(3, "X", false), cursor(4, grab.x, grab.y), button(5, "left", true)];
+    for k in 1..=4 {
+        let p = turned(grab, 22.5 * k as f32);
+        steps.push(cursor(5 + k, p.x, p.y));
+    }
+    steps.push(button(10, "left", false));
+    let t = run("turn", steps, 12, None);
+    assert_eq!(t[4]["gizmo"]["hover"], "turn z", "the cursor is on the z ring");
+    assert_eq!(t[7]["gizmo"]["drag"], "turn z");
+    let q: Vec<f64> =
+        t[11]["clip_boxes"][0]["rotation"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let quarter = std::f64::consts::FRAC_PI_4;
+    assert!(
+        q[0].abs() < 1e-6
+            && q[1].abs() < 1e-6
+            && (q[2] - quarter.sin()).abs() < 1e-4
+            && (q[3] - quarter.cos()).abs() < 1e-4,
+        "not a quarter turn about z: {q:?}"
+    );
+    assert_eq!(clip_box(&t[11]), clip_box(&t[3]), "a turn keeps the centre and the size");
+    for l in &t[2..] {
+        assert_eq!((&l["eye_local"], &l["yaw_deg"]), (&t[1]["eye_local"], &t[1]["yaw_deg"]), "the camera moved");
+    }
     // The arrow near its tip, clear of the rings and the faces.
     let press_x = centre + (tip - centre) * 0.92;
     // After the move the +y face shows about 40 px further along x (exactly so at the centre's depth).
