@@ -776,3 +776,174 @@ fn record_makes_a_video_when_ffmpeg_is_on_path() {
         assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "160,90,11");
     }
 }
+
+fn key(frame: u64, k: &str, down: bool) -> Value {
+    json!({"frame": frame, "type": "key", "key": k, "down": down})
+}
+
+fn px(v: &Value) -> Vec2 {
+    Vec2::new(f(&v[0]), f(&v[1]))
+}
+
+/// A clip box's centre and half extents from a trace line (file coordinates).
+fn clip_box(line: &Value) -> (glam::DVec3, glam::DVec3) {
+    let d = |v: &Value| glam::DVec3::new(v[0].as_f64().unwrap(), v[1].as_f64().unwrap(), v[2].as_f64().unwrap());
+    let b = &line["clip_boxes"][0];
+    (d(&b["center"]), d(&b["half_extent"]))
+}
+
+/// The clip-box gizmo with scripted input: X edits the `--clip-box` box; the z ring swept a quarter turn
+/// counterclockwise around the centre turns the box +90° about z (seen from above); the +x arrow dragged 40 px
+/// along its direction on screen moves the box along x so that its centre shows 40 px further along
+/// that direction; the +y face's square dragged 32 px moves the +y face (it shows 32 px further on)
+/// while the −y face stays; the camera never moves while a handle is held. The last frame shows the
+/// handles in their axes' colours, the one under the cursor (the +y face's) in yellow.
+#[test]
+fn the_gizmo_moves_and_resizes_a_clip_box_and_the_camera_stays() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let run = |name: &str, steps: Vec<Value>, frames: u32, shot: Option<&Path>| {
+        let script = write_script(dir.path(), &format!("{name}.json"), Value::Array(steps));
+        let tr = dir.path().join(format!("{name}.jsonl"));
+        let frames = frames.to_string();
+        let mut args = vec![s(&cloud), "--backend", "cpu", "--size", "640x360", "--up", "z", "--no-vsync"];
+        args.extend(["--clip-box", "-2,-2,-1,2,2,3", "--frames", &frames, "--input-script", s(&script)]);
+        args.extend(["--trace", s(&tr)]);
+        if let Some(p) = shot {
+            args.extend(["--screenshot", s(p)]);
+        }
+        pcv_window(&d, &args);
+        trace(&tr)
+    };
+    // First: where the handles show once the box is edited.
+    let t = run("select", vec![key(2, "X", true), key(3, "X", false)], 5, None);
+    let g = &t[4]["gizmo"];
+    assert_eq!(g["selected"], 0, "X edits the first clip box: {g}");
+    let handles = &g["handles"];
+    let centre = px(&handles["centre"]);
+    let tip = px(&handles["move x"][1]);
+    let face_y = px(&handles["face +y"]);
+    let along_x = (tip - centre).normalize();
+    let along_y = (face_y - centre).normalize();
+    eprintln!("centre {centre}, +x tip {tip}, +y face {face_y}");
+
+    // A turn: the z ring taken where it is clearest of the other handles, swept a quarter turn
+    // counterclockwise around the centre in four steps; seen from above, that is +90° about z.
+    let others: Vec<Vec2> = ["face +x", "face -x", "face +y", "face -y", "face -z", "face +z"]
+        .iter()
+        .filter_map(|k| handles.get(*k).map(px))
+        .chain(["move x", "move y", "move z"].iter().flat_map(|k| {
+            // Points along each arrow.
+            let a = handles.get(*k).map(|a| (px(&a[0]), px(&a[1])));
+            (0..=10).filter_map(move |i| a.map(|(p, q)| p + (q - p) * (i as f32 / 10.0)))
+        }))
+        .collect();
+    let ring: Vec<Vec2> = handles["turn z"].as_array().unwrap().iter().map(px).collect();
+    let clearance = |p: Vec2| others.iter().map(|o| o.distance(p)).fold(f32::INFINITY, f32::min);
+    let grab = ring.iter().copied().max_by(|a, b| clearance(*a).total_cmp(&clearance(*b))).unwrap();
+    let turned = |p: Vec2, deg: f32| {
+        let (v, (sin, cos)) = (p - centre, deg.to_radians().sin_cos());
+        // Counterclockwise as seen: screen y points down.
+        centre + Vec2::new(v.x * cos + v.y * sin, -v.x * sin + v.y * cos)
+    };
+    let mut steps = vec![key(2, "X", true), key(3, "X", false), cursor(4, grab.x, grab.y), button(5, "left", true)];
+    for k in 1..=4 {
+        let p = turned(grab, 22.5 * k as f32);
+        steps.push(cursor(5 + k, p.x, p.y));
+    }
+    steps.push(button(10, "left", false));
+    let t = run("turn", steps, 12, None);
+    assert_eq!(t[4]["gizmo"]["hover"], "turn z", "the cursor is on the z ring");
+    assert_eq!(t[7]["gizmo"]["drag"], "turn z");
+    let q: Vec<f64> =
+        t[11]["clip_boxes"][0]["rotation"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let quarter = std::f64::consts::FRAC_PI_4;
+    assert!(
+        q[0].abs() < 1e-6
+            && q[1].abs() < 1e-6
+            && (q[2] - quarter.sin()).abs() < 1e-4
+            && (q[3] - quarter.cos()).abs() < 1e-4,
+        "not a quarter turn about z: {q:?}"
+    );
+    assert_eq!(clip_box(&t[11]), clip_box(&t[3]), "a turn keeps the centre and the size");
+    for l in &t[2..] {
+        assert_eq!((&l["eye_local"], &l["yaw_deg"]), (&t[1]["eye_local"], &t[1]["yaw_deg"]), "the camera moved");
+    }
+    // The arrow near its tip, clear of the rings and the faces.
+    let press_x = centre + (tip - centre) * 0.92;
+    // After the move the +y face shows about 40 px further along x (exactly so at the centre's depth).
+    let press_y = face_y + along_x * 40.0;
+    let shot = dir.path().join("gizmo.png");
+    let at = |frame: u64, p: Vec2| cursor(frame, p.x, p.y);
+    let mut steps = vec![key(2, "X", true), key(3, "X", false), at(4, press_x), button(5, "left", true)];
+    for k in 1..=4 {
+        steps.push(at(5 + k, press_x + along_x * 10.0 * k as f32));
+    }
+    steps.extend([button(10, "left", false), at(12, press_y), button(13, "left", true)]);
+    for k in 1..=4 {
+        steps.push(at(13 + k, press_y + along_y * 8.0 * k as f32));
+    }
+    steps.push(button(18, "left", false));
+    let t = run("drag", steps, 24, Some(&shot));
+    let gizmo = |i: usize, k: &str| t[i]["gizmo"][k].clone();
+    assert_eq!(gizmo(4, "hover"), "move x", "the cursor is on the +x arrow");
+    assert_eq!(gizmo(7, "drag"), "move x");
+    assert_eq!(gizmo(12, "hover"), "face +y", "the cursor is on the +y face's square");
+    assert_eq!(gizmo(15, "drag"), "face +y");
+    assert_eq!(gizmo(20, "drag"), Value::Null, "the release ended the drag");
+
+    // The move: along x only, and the centre shows 40 px further along the arrow.
+    let ((c0, h0), (c1, h1)) = (clip_box(&t[4]), clip_box(&t[11]));
+    assert!(c1.x - c0.x > 0.1 && (c1.y - c0.y).abs() < 1e-9 && (c1.z - c0.z).abs() < 1e-9, "{c0} -> {c1}");
+    assert_eq!(h0, h1, "a move keeps the size");
+    let centre_after = px(&t[11]["gizmo"]["handles"]["centre"]);
+    let moved = centre_after - centre;
+    assert!((moved.dot(along_x) - 40.0).abs() < 0.5 && moved.dot(along_x.perp()).abs() < 0.5, "moved {moved}");
+
+    // The resize: the +y face moved 32 px along y on screen, the −y face stayed, nothing else changed.
+    let (c2, h2) = clip_box(&t[20]);
+    assert!(h2.y - h1.y > 0.1, "the box grew along y: {h1} -> {h2}");
+    assert!(((c2.y - h2.y) - (c1.y - h1.y)).abs() < 1e-6, "the -y face moved: {} -> {}", c1.y - h1.y, c2.y - h2.y);
+    assert!((c2.x - c1.x).abs() < 1e-9 && (c2.z - c1.z).abs() < 1e-9 && h2.x == h1.x && h2.z == h1.z);
+    let (face_before, face_after) =
+        (px(&t[12]["gizmo"]["handles"]["face +y"]), px(&t[20]["gizmo"]["handles"]["face +y"]));
+    // Along the +y axis as it shows after the move (the script's motion was along it as it showed before).
+    let along_y_now = (face_before - centre_after).normalize();
+    let moved = face_after - face_before;
+    let expected = 32.0 * along_y.dot(along_y_now);
+    assert!((moved.dot(along_y_now) - expected).abs() < 0.5, "the +y face moved {moved} on screen, not {expected}");
+
+    // The camera never moved.
+    for l in &t[2..] {
+        assert_eq!(
+            (&l["eye_local"], &l["yaw_deg"], &l["pitch_deg"]),
+            (&t[1]["eye_local"], &t[1]["yaw_deg"], &t[1]["pitch_deg"]),
+            "the camera moved at frame {}",
+            l["frame"]
+        );
+    }
+
+    // PCV_GIZMO_SHOT=path keeps the picture.
+    if let Some(p) = std::env::var_os("PCV_GIZMO_SHOT") {
+        std::fs::copy(&shot, p).unwrap();
+    }
+    // The last frame shows the handles: red along the +x arrow, green on the −y face's square, and the
+    // +y face's, still under the cursor, yellow.
+    let last = &t[t.len() - 1]["gizmo"]["handles"];
+    let frame = Frame::read_png(&shot).unwrap();
+    let colour_near = |p: Vec2, want: &dyn Fn([u8; 4]) -> bool| {
+        (-3..=3).any(|dy| {
+            (-3..=3).any(|dx| {
+                let (x, y) = ((p.x.round() as i32 + dx) as u32, (p.y.round() as i32 + dy) as u32);
+                let top_down = frame.height - 1 - y;
+                want(frame.get(x, top_down).to_le_bytes())
+            })
+        })
+    };
+    let (c, tip) = (px(&last["move x"][0]), px(&last["move x"][1]));
+    assert!(colour_near(c + (tip - c) * 0.75, &|p| p[0] > 200 && p[1] < 120 && p[2] < 120), "no red +x arrow");
+    assert!(colour_near(px(&last["face -y"]), &|p| p[1] > 200 && p[0] < 150 && p[2] < 150), "no green -y square");
+    assert_eq!(t[t.len() - 1]["gizmo"]["hover"], "face +y");
+    assert!(colour_near(px(&last["face +y"]), &|p| p[0] > 200 && p[1] > 180 && p[2] < 100), "no yellow +y square");
+}

@@ -2,9 +2,11 @@
 //!
 //! How it works: one [`AppState`] holds the camera and its controllers ([`Navigator`]), the layers
 //! shown ([`Layers`]), the render and colour modes, the picked point and the measurement, bookmarks,
-//! the `--path` flight, the panel's flags, messages and a load in progress. Only
+//! the `--path` flight, the clip-box gizmo (the box edited, the handle hovered or dragged), the
+//! panel's flags, messages and a load in progress. Only
 //! [`super::update`] changes it (from actions and the passing of time); the frame and the panel only
 //! read it.
+use super::gizmo::{handles, Gizmo, GizmoView, Handles};
 use super::layers::Layers;
 use super::loading::Loader;
 use super::messages::Messages;
@@ -80,6 +82,8 @@ pub struct AppState {
     pub measure: Measure,
     pub bookmarks: [Option<Bookmark>; BOOKMARKS],
     pub path: Option<PathPlayback>,
+    /// The clip box edited with the mouse, and the handle hovered or dragged.
+    pub gizmo: Gizmo,
     pub ui: UiState,
     pub messages: Messages,
     pub loader: Option<Loader>,
@@ -128,6 +132,7 @@ impl AppState {
             measure: Measure::default(),
             bookmarks: Default::default(),
             path: None,
+            gizmo: Gizmo::default(),
             ui: UiState { panel: true, help: false },
             messages: Messages::default(),
             loader: None,
@@ -145,6 +150,29 @@ impl AppState {
     /// Width over height of the framebuffer.
     pub fn aspect(&self) -> f32 {
         self.size_px.0.max(1) as f32 / self.size_px.1.max(1) as f32
+    }
+
+    /// The clip box the gizmo edits and the view it is seen in, for a frame `size_px` (framebuffer
+    /// pixels) of the current camera. `None` when no box is selected, or for a cloud with a local frame
+    /// (geographic coordinates): its boxes are in the file's coordinates, which are not a shift of the
+    /// view's, so they are edited by numbers only.
+    pub fn gizmo_view(&self, size_px: (u32, u32)) -> Option<(GizmoView, pcv_io::filter::ClipBox)> {
+        let b = *self.layers.filter.boxes.get(self.gizmo.selected?)?;
+        if self.layers.cloud.frame.is_some() || size_px.0 == 0 || size_px.1 == 0 {
+            return None;
+        }
+        let view = GizmoView {
+            clip_from_world: self.nav.camera.clip_from_world(size_px.0, size_px.1),
+            size_px: glam::Vec2::new(size_px.0 as f32, size_px.1 as f32),
+            origin: self.layers.cloud.origin,
+        };
+        Some((view, b))
+    }
+
+    /// The gizmo's handles on screen, for a frame `size_px` (`None`: no box edited, or not in view).
+    pub fn gizmo_handles(&self, size_px: (u32, u32)) -> Option<Handles> {
+        let (view, b) = self.gizmo_view(size_px)?;
+        handles(&view, &b)
     }
 
     pub fn controller(&self) -> ControllerKind {

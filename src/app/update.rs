@@ -7,7 +7,10 @@
 //! hidden), save a screenshot, print the pose, start loading files, switch mouse-look, quit — and the
 //! viewer's loop (`crate::viewer::run`) does it. What lies under a pixel comes from a [`Picker`]: the
 //! picks the loop read of the last frame before the update ([`super::pick::Reads`]; tests stand in for
-//! them), so an update is input + state → state + effects, with no GPU in between.
+//! them), so an update is input + state → state + effects, with no GPU in between. The clip-box
+//! gizmo's press, drag and release ([`super::gizmo`]) edit the selected box; each step of a drag ends
+//! in [`Action::SetFilter`], so the one filter path refilters the view while the mouse moves.
+use super::gizmo::{Drag, Gizmo};
 use super::layers::Layers;
 use super::loading::{LoadEvent, Loader};
 use super::pick::{describe, PickedPoint, Picker, ProbeOf, CLICK_RADIUS_PX};
@@ -128,6 +131,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::ToggleMouselook => {
             s.mouselook = !s.mouselook;
+            s.gizmo.drag = None;
             Effects { mouselook: Some(s.mouselook), redraw_ui: true, ..Default::default() }
         }
         Action::Click { at_px } => {
@@ -147,8 +151,14 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::Hover { at_px } => {
             let hover = at_px.and_then(|at| pick_at(s, at, CLICK_RADIUS_PX, ctx.reads));
-            let changed = hover != s.hover;
+            let handle = match (&s.gizmo.drag, at_px) {
+                (Some(d), _) => Some(d.handle),
+                (None, Some(at)) => s.gizmo_handles(s.size_px).and_then(|h| h.hit(at)),
+                (None, None) => None,
+            };
+            let changed = hover != s.hover || handle != s.gizmo.hover;
             s.hover = hover;
+            s.gizmo.hover = handle;
             Effects { redraw_ui: changed || s.measure.active, ..Default::default() }
         }
         Action::FrameAll => {
@@ -388,7 +398,60 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             // The panel's filter line says what is shown (a message line would move the legend's rows
             // under the cursor that just clicked one).
             s.layers.filter = f;
+            if s.gizmo.selected.is_some_and(|i| i >= s.layers.filter.boxes.len()) {
+                s.gizmo = Gizmo::default();
+            }
             Effects { refilter: true, redraw_scene: true, redraw_ui: true, ..Default::default() }
+        }
+        Action::SelectClipBox(i) => {
+            let i = i.filter(|&i| i < s.layers.filter.boxes.len());
+            if i.is_some() && s.layers.cloud.frame.is_some() {
+                s.messages.info("this cloud's clip boxes are in geographic coordinates: edit them by numbers");
+                return Effects::ui();
+            }
+            let changed = i != s.gizmo.selected;
+            s.gizmo = Gizmo { selected: i, ..Default::default() };
+            Effects { redraw_ui: changed, ..Default::default() }
+        }
+        Action::NextClipBox => {
+            let n = s.layers.filter.boxes.len();
+            if n == 0 {
+                s.messages.info("no clip box to edit: add one in the panel (View) or start with --clip-box");
+                return Effects::ui();
+            }
+            let next = match s.gizmo.selected {
+                None => Some(0),
+                Some(i) if i + 1 < n => Some(i + 1),
+                Some(_) => None,
+            };
+            apply(s, Action::SelectClipBox(next), ctx)
+        }
+        Action::GizmoPress { handle, at_px } => {
+            let Some((_, b)) = s.gizmo_view(s.size_px) else { return Effects::default() };
+            if let Some(p) = s.path.as_mut() {
+                // The person takes over from the flight.
+                p.playing = false;
+            }
+            s.gizmo.drag = Some(Drag::new(handle, b, at_px));
+            s.gizmo.hover = Some(handle);
+            Effects::ui()
+        }
+        Action::GizmoDrag { at_px } => {
+            let (Some(i), Some((view, _))) = (s.gizmo.selected, s.gizmo_view(s.size_px)) else {
+                return Effects::default();
+            };
+            // A position that gives no box (past an axis's vanishing point) keeps the last one.
+            let Some(next) = s.gizmo.drag.as_mut().and_then(|d| d.to(&view, at_px)) else { return Effects::default() };
+            let mut f = s.layers.filter.clone();
+            match f.boxes.get_mut(i) {
+                Some(b) => *b = next,
+                None => return Effects::default(),
+            }
+            apply(s, Action::SetFilter(f), ctx)
+        }
+        Action::GizmoRelease => {
+            let was = s.gizmo.drag.take();
+            Effects { redraw_ui: was.is_some(), ..Default::default() }
         }
         Action::DismissMessages => {
             s.messages.clear();
@@ -717,6 +780,55 @@ mod tests {
         apply(&mut s, Action::SetReturns(pcv_io::filter::Returns::First), ctx);
         assert_eq!(s.layers.filter, before);
         assert!(s.messages.list.iter().any(|m| m.text.contains("cannot filter by return_number")), "{:?}", s.messages);
+    }
+
+    #[test]
+    fn the_gizmo_edits_the_selected_box_through_the_filter_and_leaves_the_camera() {
+        use crate::app::gizmo::{Axis, Handle};
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { reads: picker };
+        // Nothing to edit yet: said, and nothing selected.
+        apply(&mut s, Action::NextClipBox, ctx);
+        assert_eq!(s.gizmo.selected, None);
+        let clip =
+            PointFilter { boxes: vec![ClipBox::parse("1002,2002,-1,1007,2007,1").unwrap()], ..Default::default() };
+        apply(&mut s, Action::SetFilter(clip), ctx);
+        apply(&mut s, Action::NextClipBox, ctx);
+        assert_eq!(s.gizmo.selected, Some(0));
+        let (pose, before) = (s.nav.camera.pose, s.layers.filter.boxes[0]);
+        let h = s.gizmo_handles(s.size_px).expect("the box is in view");
+        let (axis, (from, to)) =
+            Axis::ALL.iter().find_map(|&a| h.arrows[a.index()].map(|arrow| (a, arrow))).expect("an arrow shows");
+        // Past the ring, short of the tip: the arrow (or the face square on it, which also moves along it).
+        let press = from + (to - from) * 0.85;
+        let handle = h.hit(press).expect("a handle under the press");
+        assert!(matches!(handle, Handle::Move(a) | Handle::Face { axis: a, .. } if a == axis), "{handle:?}");
+        apply(&mut s, Action::Hover { at_px: Some(press) }, ctx);
+        assert_eq!(s.gizmo.hover, Some(handle));
+        apply(&mut s, Action::GizmoPress { handle, at_px: press }, ctx);
+        let fx = apply(&mut s, Action::GizmoDrag { at_px: press + (to - from).normalize() * 30.0 }, ctx);
+        assert!(fx.refilter && fx.redraw_scene, "{fx:?}");
+        let after = s.layers.filter.boxes[0];
+        assert!(after.center != before.center, "the box moved");
+        assert_eq!(s.nav.camera.pose, pose, "the camera stayed");
+        assert!(s.gizmo.drag.is_some());
+        // While dragging, the dragged handle stays highlighted wherever the cursor is.
+        apply(&mut s, Action::Hover { at_px: Some(Vec2::new(1.0, 1.0)) }, ctx);
+        assert_eq!(s.gizmo.hover, Some(handle));
+        apply(&mut s, Action::GizmoRelease, ctx);
+        assert!(s.gizmo.drag.is_none());
+        // A drag without a press, or without a box edited, does nothing.
+        assert_eq!(apply(&mut s, Action::GizmoDrag { at_px: Vec2::ZERO }, ctx), Effects::default());
+        apply(&mut s, Action::SelectClipBox(None), ctx);
+        assert_eq!(apply(&mut s, Action::GizmoPress { handle, at_px: press }, ctx), Effects::default());
+        assert!(s.gizmo.drag.is_none());
+        // Out of range: nothing selected; removing the box edited ends the editing.
+        apply(&mut s, Action::SelectClipBox(Some(3)), ctx);
+        assert_eq!(s.gizmo.selected, None);
+        apply(&mut s, Action::SelectClipBox(Some(0)), ctx);
+        apply(&mut s, Action::SetFilter(PointFilter::default()), ctx);
+        assert_eq!(s.gizmo.selected, None);
     }
 
     #[test]

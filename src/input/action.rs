@@ -3,6 +3,7 @@
 //! How it works: the keymap ([`super::keymap`]) turns input events into actions and the panel returns
 //! the actions its widgets stand for, so a button and its key do the very same thing; the viewer's
 //! update step ([`crate::app::update`]) is the only place that carries them out.
+use crate::app::gizmo::Handle;
 use glam::Vec2;
 use pcv_camera::{ControllerKind, Nav, UpAxis, View};
 use pcv_io::attributes::{ColorMode, FieldLook};
@@ -88,6 +89,21 @@ pub enum Action {
     SetReturns(Returns),
     /// Replace the whole point filter (command line, bookmarks, the panel's clip boxes).
     SetFilter(PointFilter),
+    /// Edit this clip box with the gizmo (`None`: done editing).
+    SelectClipBox(Option<usize>),
+    /// Edit the next clip box with the gizmo (after the last: none).
+    NextClipBox,
+    /// The left button went down on a handle of the gizmo (framebuffer pixels).
+    GizmoPress {
+        handle: Handle,
+        at_px: Vec2,
+    },
+    /// The cursor moved to `at_px` with a handle held.
+    GizmoDrag {
+        at_px: Vec2,
+    },
+    /// The button holding a handle was released.
+    GizmoRelease,
     /// Forget the messages shown (errors stay until dismissed).
     DismissMessages,
     Quit,

@@ -6,12 +6,16 @@
 //! anything more a drag), when the last click was (a second click within [`DOUBLE_CLICK_S`] and
 //! [`CLICK_SLOP_PX`] is a double-click, and replaces that click), which movement keys are held, and the
 //! reference point of mouse-look motion (the first position after mouse-look starts only sets it:
-//! GLFW warps the cursor when it captures it). The panel sees every event first; what it wants
+//! GLFW warps the cursor when it captures it). A left press on a handle of the clip-box gizmo
+//! ([`KeymapCtx::gizmo`]: the handles on screen) takes the mouse from the camera until its release:
+//! it becomes a gizmo press, drag and release, never a camera drag or a click; Esc, while a box is
+//! edited, ends the editing instead of starting mouse-look. The panel sees every event first; what it wants
 //! ([`KeymapCtx::ui_mouse`], [`KeymapCtx::ui_keyboard`]) the keymap leaves alone. Key actions fire
 //! on the press, not on repeats. [`BINDINGS`] is the one list of keys and mouse actions; the help
 //! window and `--help` print it.
 use super::action::Action;
 use super::event::{Button, InputEvent, Mods};
+use crate::app::gizmo::Handles;
 use glam::Vec2;
 use glfw::Key;
 use pcv_camera::{DragButton, MoveInput, Nav, View};
@@ -39,7 +43,11 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "W A S D", does: "forward, left, back, right (speed follows the depth ahead)" },
     Binding { input: "Q / E", does: "down / up along the up axis" },
     Binding { input: "Shift", does: "move four times faster" },
-    Binding { input: "Esc", does: "mouse-look on / off (cursor captured)" },
+    Binding { input: "Esc", does: "mouse-look on / off (cursor captured); while editing a clip box: done" },
+    Binding { input: "X", does: "edit the next clip box with the mouse (after the last: done)" },
+    Binding { input: "Drag an arrow", does: "clip box being edited: move it along that axis" },
+    Binding { input: "Drag a ring", does: "clip box being edited: turn it about that axis" },
+    Binding { input: "Drag a square", does: "clip box being edited: move that face (resize; the opposite face stays)" },
     Binding { input: "O", does: "orbit / fly controller" },
     Binding { input: "F", does: "frame the cloud from the current direction" },
     Binding { input: "R", does: "reset the camera to the start view" },
@@ -76,7 +84,7 @@ pub fn help_text() -> String {
 
 /// What the keymap needs to know besides the event.
 #[derive(Clone, Copy, Debug)]
-pub struct KeymapCtx {
+pub struct KeymapCtx<'a> {
     /// Mouse-look is on (the cursor is captured).
     pub mouselook: bool,
     /// The panel wants the mouse (it is over the panel, or a widget is being dragged).
@@ -87,6 +95,10 @@ pub struct KeymapCtx {
     pub px_per_coord: Vec2,
     /// Seconds, for double-clicks.
     pub time_s: f64,
+    /// The clip-box gizmo's handles on screen (framebuffer pixels), where a box is edited and in view.
+    pub gizmo: Option<&'a Handles>,
+    /// A clip box is being edited (Esc ends it).
+    pub editing: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +106,8 @@ struct Press {
     button: DragButton,
     at: Vec2,
     moved: bool,
+    /// The press took a gizmo handle (the camera leaves the drag alone).
+    gizmo: bool,
 }
 
 /// Input state between events.
@@ -164,7 +178,11 @@ impl Keymap {
                     if at.distance(p.at) > CLICK_SLOP_PX {
                         p.moved = true;
                     }
-                    out.push(Action::Nav(Nav::DragTo { button: p.button, at_px: px(at) }));
+                    out.push(if p.gizmo {
+                        Action::GizmoDrag { at_px: px(at) }
+                    } else {
+                        Action::Nav(Nav::DragTo { button: p.button, at_px: px(at) })
+                    });
                 } else if ctx.ui_mouse {
                     out.push(Action::Hover { at_px: None });
                 } else {
@@ -177,12 +195,20 @@ impl Keymap {
                 }
                 let Some(at) = self.cursor else { return out };
                 let b = drag_button(*button);
-                self.press = Some(Press { button: b, at, moved: false });
-                out.push(Action::Nav(Nav::DragStart { button: b, at_px: px(at) }));
+                let handle = ctx.gizmo.filter(|_| b == DragButton::Left).and_then(|g| g.hit(px(at)));
+                self.press = Some(Press { button: b, at, moved: false, gizmo: handle.is_some() });
+                out.push(match handle {
+                    Some(handle) => Action::GizmoPress { handle, at_px: px(at) },
+                    None => Action::Nav(Nav::DragStart { button: b, at_px: px(at) }),
+                });
             }
             InputEvent::Button { button, down: false, .. } => {
                 let Some(p) = self.press.filter(|p| p.button == drag_button(*button)) else { return out };
                 self.press = None;
+                if p.gizmo {
+                    out.push(Action::GizmoRelease);
+                    return out;
+                }
                 out.push(Action::Nav(Nav::DragEnd));
                 if p.button != DragButton::Left || p.moved {
                     return out;
@@ -209,7 +235,12 @@ impl Keymap {
                 self.track_held(*key, *down);
                 if *down && !*repeat && (!ctx.ui_keyboard || (*key == Key::Escape && ctx.mouselook)) {
                     if let Some(a) = key_action(*key, mods) {
-                        if a == Action::ToggleMouselook {
+                        let a = if a == Action::ToggleMouselook && ctx.editing && !ctx.mouselook {
+                            Action::SelectClipBox(None)
+                        } else {
+                            a
+                        };
+                        if matches!(a, Action::ToggleMouselook | Action::SelectClipBox(None)) {
                             self.look_from = None;
                             self.press = None;
                         }
@@ -281,6 +312,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::L => Action::ToggleEdl,
         Key::N => Action::ToggleMetres,
         Key::B => Action::NextBackground,
+        Key::X => Action::NextClipBox,
         Key::H | Key::F1 => Action::ToggleHelp,
         _ => return None,
     })
@@ -290,8 +322,16 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
 mod tests {
     use super::*;
 
-    fn ctx(t: f64) -> KeymapCtx {
-        KeymapCtx { mouselook: false, ui_mouse: false, ui_keyboard: false, px_per_coord: Vec2::ONE, time_s: t }
+    fn ctx(t: f64) -> KeymapCtx<'static> {
+        KeymapCtx {
+            mouselook: false,
+            ui_mouse: false,
+            ui_keyboard: false,
+            px_per_coord: Vec2::ONE,
+            time_s: t,
+            gizmo: None,
+            editing: false,
+        }
     }
 
     fn key(k: Key, down: bool) -> InputEvent {
@@ -354,6 +394,42 @@ mod tests {
         assert_eq!(k.held().forward, 1.0);
         k.handle(&key(Key::W, false), &ctx(0.0));
         assert_eq!(k.held(), MoveInput::default());
+    }
+
+    #[test]
+    fn a_press_on_a_gizmo_handle_drags_it_and_leaves_the_camera_alone() {
+        use crate::app::gizmo::{Axis, Handle, Handles};
+        let c = Vec2::new(100.0, 100.0);
+        let handles = Handles {
+            centre_px: c,
+            arrows: [Some((c, c + Vec2::new(90.0, 0.0))), None, None],
+            rings: [None, None, None],
+            faces: [[None; 2]; 3],
+        };
+        let g = KeymapCtx { gizmo: Some(&handles), editing: true, ..ctx(0.0) };
+        let mut k = Keymap::default();
+        k.handle(&at(150.0, 101.0), &g);
+        assert_eq!(
+            k.handle(&button(true), &g),
+            vec![Action::GizmoPress { handle: Handle::Move(Axis::X), at_px: Vec2::new(150.0, 101.0) }]
+        );
+        assert_eq!(k.handle(&at(170.0, 120.0), &g), vec![Action::GizmoDrag { at_px: Vec2::new(170.0, 120.0) }]);
+        assert_eq!(k.handle(&button(false), &g), vec![Action::GizmoRelease]);
+        // A press and release in place on a handle is no click either.
+        k.handle(&at(120.0, 98.0), &g);
+        k.handle(&button(true), &g);
+        assert_eq!(k.handle(&button(false), &g), vec![Action::GizmoRelease]);
+        // Away from the handles, the camera as before; the right button never takes a handle.
+        k.handle(&at(300.0, 300.0), &g);
+        assert!(matches!(k.handle(&button(true), &g)[..], [Action::Nav(Nav::DragStart { .. })]));
+        k.handle(&button(false), &g);
+        k.handle(&at(150.0, 101.0), &g);
+        let right = InputEvent::Button { button: Button::Right, down: true, mods: Mods::default() };
+        assert!(matches!(k.handle(&right, &g)[..], [Action::Nav(Nav::DragStart { button: DragButton::Right, .. })]));
+        // Esc ends the editing (not mouse-look); X edits the next box.
+        assert_eq!(k.handle(&key(Key::Escape, true), &g), vec![Action::SelectClipBox(None)]);
+        assert_eq!(k.handle(&key(Key::X, true), &ctx(0.0)), vec![Action::NextClipBox]);
+        assert_eq!(k.handle(&key(Key::Escape, true), &ctx(0.0)), vec![Action::ToggleMouselook]);
     }
 
     #[test]

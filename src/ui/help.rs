@@ -1,4 +1,5 @@
-//! The help window (H or F1): every key and mouse action, from the one table the keymap keeps.
+//! The help window (H or F1): every key and mouse action, from the one table the keymap keeps, and a
+//! word on editing clip boxes with the gizmo.
 use crate::input::keymap::BINDINGS;
 use crate::input::Action;
 use imgui::Condition;
@@ -25,6 +26,10 @@ pub fn build(ui: &imgui::Ui, actions: &mut Vec<Action>) {
                 ui.text(b.does);
             }
             ui.separator();
+            ui.text_disabled(
+                "Clip boxes: 'edit' in the View section (or X) shows arrows, rings and face squares on a box;",
+            );
+            ui.text_disabled("drag them to move, turn and resize it. Elsewhere the mouse moves the camera. Esc: done.");
             ui.text_disabled("The panel's buttons do what their keys do. `pcv --help` lists these too.");
         });
     if !open {

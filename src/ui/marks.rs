@@ -1,12 +1,16 @@
-//! Marks in the view: the picked point, the measurement as a line with its length, and the clip
-//! boxes' edges (green: kept inside; red: kept outside).
+//! Marks in the view: the picked point, the measurement as a line with its length, the clip boxes'
+//! edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
 //!
 //! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
 //! coordinates (the window's, y down) and drawn on the foreground draw list, above the points and
 //! under nothing. A point behind the camera is not drawn, nor a line that has one. While measuring
 //! with one point placed, the line follows the point under the cursor, so the distance shows before
-//! the second click.
+//! the second click. The gizmo's handles come from [`crate::app::gizmo::handles`] in framebuffer
+//! pixels (what the mouse is hit-tested in) and are scaled to imgui's coordinates: arrows, rings and
+//! face squares in their axis's colour (x red, y green, z blue), the handle under the cursor or being
+//! dragged in yellow and thicker.
 use super::FrameInfo;
+use crate::app::gizmo::{Axis, Handle, FACE_HALF_PX};
 use crate::app::pick::{distance, PickedPoint};
 use crate::app::state::AppState;
 use glam::{Mat4, Vec2, Vec3};
@@ -16,6 +20,50 @@ const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
 const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.8];
 const CLIP_INSIDE: [f32; 4] = [0.35, 1.0, 0.45, 0.9];
 const CLIP_OUTSIDE: [f32; 4] = [1.0, 0.4, 0.35, 0.9];
+const AXIS_COLOURS: [[f32; 4]; 3] = [[1.0, 0.3, 0.3, 1.0], [0.35, 0.95, 0.35, 1.0], [0.4, 0.6, 1.0, 1.0]];
+const ACTIVE: [f32; 4] = [1.0, 0.9, 0.2, 1.0];
+
+/// The gizmo of the clip box being edited: rings, arrows with heads, face squares.
+fn gizmo(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    let Some(h) = s.gizmo_handles(info.size_px) else { return };
+    let display = ui.io().display_size;
+    // Framebuffer pixels → imgui's coordinates.
+    let k = Vec2::new(display[0] / info.size_px.0.max(1) as f32, display[1] / info.size_px.1.max(1) as f32);
+    let at = |p: Vec2| (p * k).to_array();
+    let active = s.gizmo.drag.as_ref().map(|d| d.handle).or(s.gizmo.hover);
+    let look = |handle: Handle| {
+        let on = active == Some(handle);
+        (if on { ACTIVE } else { AXIS_COLOURS[handle.axis().index()] }, if on { 3.5 } else { 2.0 })
+    };
+    let dl = ui.get_foreground_draw_list();
+    for axis in Axis::ALL {
+        let Some(ring) = &h.rings[axis.index()] else { continue };
+        let (colour, width) = look(Handle::Turn(axis));
+        // Closed: back to the first point.
+        let points: Vec<[f32; 2]> = ring.iter().chain(ring.first()).map(|&p| at(p)).collect();
+        dl.add_polyline(points.clone(), SHADOW).thickness(width + 2.0).build();
+        dl.add_polyline(points, colour).thickness(width).build();
+    }
+    for axis in Axis::ALL {
+        let Some((from, to)) = h.arrows[axis.index()] else { continue };
+        let (colour, width) = look(Handle::Move(axis));
+        let dir = (to - from).normalize_or_zero();
+        let (back, side) = (to - dir * 12.0, dir.perp() * 5.0);
+        dl.add_line(at(from), at(back), SHADOW).thickness(width + 2.0).build();
+        dl.add_line(at(from), at(back), colour).thickness(width).build();
+        dl.add_triangle(at(to), at(back + side), at(back - side), colour).filled(true).build();
+    }
+    for axis in Axis::ALL {
+        for (i, positive) in [(0, false), (1, true)] {
+            let Some(p) = h.faces[axis.index()][i] else { continue };
+            let (colour, width) = look(Handle::Face { axis, positive });
+            let r = Vec2::splat(FACE_HALF_PX);
+            dl.add_rect(at(p - r), at(p + r), colour).filled(true).build();
+            dl.add_rect(at(p - r), at(p + r), SHADOW).thickness(width * 0.5).build();
+        }
+    }
+    dl.add_circle(at(h.centre_px), 3.0, [1.0, 1.0, 1.0, 1.0]).filled(true).build();
+}
 
 /// The 12 edges of each clip box, from its corners in the file's coordinates to the view's.
 fn clip_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
@@ -60,6 +108,7 @@ pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<V
 
 pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     clip_boxes(ui, s, info);
+    gizmo(ui, s, info);
     let display = ui.io().display_size;
     let dl = ui.get_foreground_draw_list();
     let at = |p: &PickedPoint| to_screen(&info.clip_from_world, p.local, display);

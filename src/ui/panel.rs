@@ -245,8 +245,10 @@ fn filters(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     clip_boxes(ui, s, actions);
 }
 
-/// The clip boxes: add one around the middle of the cloud, then move, size, turn (about the up axis)
-/// or remove each by numbers in the file's coordinates, and keep its inside or outside.
+/// The clip boxes: add one around the middle of the cloud, then move, size, turn (angles about z, y
+/// and x) or remove each by numbers in the file's coordinates, and keep its inside or outside; "edit"
+/// shows the gizmo on a box to do the same with the mouse (a new box is edited at once), "done" (or
+/// Esc) hides it. The numbers show the box as the gizmo changes it.
 fn clip_boxes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     use pcv_io::filter::{ClipBox, Keep};
     let cloud = &s.layers.cloud;
@@ -270,6 +272,18 @@ fn clip_boxes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         if ui.small_button("remove") {
             remove = Some(i);
         }
+        ui.same_line();
+        let editing = s.gizmo.selected == Some(i);
+        if ui.small_button(if editing { "done" } else { "edit" }) {
+            actions.push(Action::SelectClipBox(if editing { None } else { Some(i) }));
+        }
+        if ui.is_item_hovered() {
+            ui.tooltip_text(if editing {
+                "stop editing (Esc)"
+            } else {
+                "edit with the mouse: drag an arrow to move, a ring to turn, a face's square to resize (X: next box)"
+            });
+        }
         let mut c = b.center.to_array();
         ui.set_next_item_width(230.0);
         changed |= imgui::Drag::new("centre").speed(step).display_format("%.2f").build_array(ui, &mut c);
@@ -277,19 +291,33 @@ fn clip_boxes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         ui.set_next_item_width(230.0);
         changed |=
             imgui::Drag::new("size").speed(step).range(0.0, f64::MAX).display_format("%.2f").build_array(ui, &mut size);
-        let (axis, angle) = b.rotation.to_axis_angle();
-        let mut yaw = (angle * axis.z.signum()).to_degrees() as f32;
-        ui.set_next_item_width(120.0);
-        if ui.slider_config("turn (degrees)", -180.0, 180.0).display_format("%.1f").build(&mut yaw) {
-            b.rotation = glam::DQuat::from_rotation_z((yaw as f64).to_radians());
+        // The turn as angles about z, then y, then x (the gizmo's rings turn about the box's own axes).
+        let (z, y, x) = b.rotation.to_euler(glam::EulerRot::ZYX);
+        let mut turn = [z.to_degrees() as f32, y.to_degrees() as f32, x.to_degrees() as f32];
+        ui.set_next_item_width(230.0);
+        if imgui::Drag::new("turn z,y,x (deg)")
+            .speed(0.5)
+            .range(-180.0, 180.0)
+            .display_format("%.1f")
+            .build_array(ui, &mut turn)
+        {
+            let [z, y, x] = turn.map(|d| (d as f64).to_radians());
+            b.rotation = glam::DQuat::from_euler(glam::EulerRot::ZYX, z, y, x);
             changed = true;
         }
         b.center = glam::DVec3::from_array(c);
         b.half_extent = glam::DVec3::from_array(size) * 0.5;
     }
+    let mut select = None;
     if let Some(i) = remove {
         f.boxes.remove(i);
         changed = true;
+        // The box edited keeps being edited (its index may have moved); the removed one is done.
+        select = Some(match s.gizmo.selected {
+            Some(j) if j == i => None,
+            Some(j) if j > i => Some(j - 1),
+            other => other,
+        });
     }
     if ui.small_button("add a clip box") {
         // A quarter of the cloud's extent across around its middle, its whole height along the up
@@ -301,9 +329,14 @@ fn clip_boxes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         let (a, b) = (cloud.to_source((mid - half).as_vec3()), cloud.to_source((mid + half).as_vec3()));
         f.boxes.push(ClipBox::from_min_max(a.min(b), a.max(b), Keep::Inside));
         changed = true;
+        // The new box is edited with the mouse.
+        select = Some(Some(f.boxes.len() - 1));
     }
     if changed {
         actions.push(Action::SetFilter(f));
+    }
+    if let Some(i) = select {
+        actions.push(Action::SelectClipBox(i));
     }
 }
 

@@ -163,9 +163,10 @@ impl Frontend {
     }
 
     /// This turn's events as actions (the panel's from last turn first, then the window's and the input
-    /// script's `scripted` through the keymap), the held keys, and whether the panel or the window asks
-    /// for a redraw (merged into `need`).
-    pub fn input(&mut self, scripted: Vec<InputEvent>, mouselook: bool, need: &mut Effects) -> TurnInput {
+    /// script's `scripted` through the keymap, which is told where the clip-box gizmo's handles of
+    /// `state` are), the held keys, and whether the panel or the window asks for a redraw (merged into
+    /// `need`).
+    pub fn input(&mut self, scripted: Vec<InputEvent>, state: &AppState, need: &mut Effects) -> TurnInput {
         let events = self.window.poll_events();
         let (fb_w, fb_h) = self.window.framebuffer_size_px();
         let (win_w, win_h) = self.window.window_size();
@@ -189,13 +190,16 @@ impl Frontend {
             }
         }
         let glfw_events = events.iter().filter_map(InputEvent::from_glfw).collect::<Vec<_>>();
+        let gizmo = state.gizmo_handles((fb_w, fb_h));
         for ev in glfw_events.into_iter().chain(scripted) {
             let kctx = KeymapCtx {
-                mouselook,
+                mouselook: state.mouselook,
                 ui_mouse: self.overlay.as_ref().is_some_and(Overlay::wants_mouse),
                 ui_keyboard: self.overlay.as_ref().is_some_and(Overlay::wants_keyboard),
                 px_per_coord,
                 time_s: self.window.time_s(),
+                gizmo: gizmo.as_ref(),
+                editing: state.gizmo.selected.is_some(),
             };
             actions.extend(self.keymap.handle(&ev, &kctx));
         }

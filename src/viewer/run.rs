@@ -71,7 +71,7 @@ pub fn run_scene(
         let turn_start = Instant::now();
         // 2. Events → actions.
         let scripted = turn.script.as_mut().map(|s| s.due(turn.frames)).unwrap_or_default();
-        let input = front.input(scripted, state.mouselook, &mut turn.need);
+        let input = front.input(scripted, &state, &mut turn.need);
         // 3. Reads of the last frame, then actions and time → state (pure), then effects.
         state.size_px = input.size_px;
         let dt_s = turn.dt_s();

@@ -1,7 +1,10 @@
 //! `--trace`: one JSON line per frame drawn, for tests and scripted runs — the camera, the controller,
-//! the picked point and the measurement, the layers, the look, the messages, and level of detail's
-//! status, the render scale (adaptive resolution) and the time since the window opened.
+//! the picked point and the measurement, the layers, the clip boxes (file coordinates; rotation as a
+//! quaternion x, y, z, w) and the gizmo (the box edited, the handle hovered and dragged, its handles on
+//! screen in framebuffer pixels), the look, the messages, and level of detail's status, the render
+//! scale (adaptive resolution) and the time since the window opened.
 use crate::app::capture::pose_args;
+use crate::app::gizmo::{Axis, Handle};
 use crate::app::pick::{distance, PickedPoint};
 use crate::app::state::AppState;
 use pcv_lod::LodScene;
@@ -78,6 +81,48 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         }
         _ => serde_json::Value::Null,
     };
+    let clip_boxes: Vec<serde_json::Value> = s
+        .layers
+        .filter
+        .boxes
+        .iter()
+        .map(|b| {
+            serde_json::json!({
+                "center": b.center.to_array(),
+                "half_extent": b.half_extent.to_array(),
+                "rotation": b.rotation.to_array(),
+                "keep": b.keep,
+            })
+        })
+        .collect();
+    let gizmo = s.gizmo.selected.map(|i| {
+        let handles = s.gizmo_handles(s.size_px).map(|h| {
+            let mut m = serde_json::Map::new();
+            m.insert("centre".into(), serde_json::json!(h.centre_px.to_array()));
+            for axis in Axis::ALL {
+                let i = axis.index();
+                if let Some((from, to)) = h.arrows[i] {
+                    m.insert(Handle::Move(axis).name(), serde_json::json!([from.to_array(), to.to_array()]));
+                }
+                for (k, positive) in [(0, false), (1, true)] {
+                    if let Some(p) = h.faces[i][k] {
+                        m.insert(Handle::Face { axis, positive }.name(), serde_json::json!(p.to_array()));
+                    }
+                }
+                if let Some(ring) = &h.rings[i] {
+                    let points: Vec<[f32; 2]> = ring.iter().map(|p| p.to_array()).collect();
+                    m.insert(Handle::Turn(axis).name(), serde_json::json!(points));
+                }
+            }
+            serde_json::Value::Object(m)
+        });
+        serde_json::json!({
+            "selected": i,
+            "hover": s.gizmo.hover.map(Handle::name),
+            "drag": s.gizmo.drag.as_ref().map(|d| d.handle.name()),
+            "handles": handles,
+        })
+    });
     serde_json::json!({
         "frame": frame,
         "rendered": rendered,
@@ -92,6 +137,8 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "picked": s.picked.as_ref().map(point),
         "measure": measure,
         "layers": s.layers.layers.iter().map(|l| serde_json::json!({"label": l.label, "points": l.points.end - l.points.start, "visible": l.visible})).collect::<Vec<_>>(),
+        "clip_boxes": clip_boxes,
+        "gizmo": gizmo,
         "points": points,
         "mode": s.mode.name(),
         "point_size": s.look.point_size.to_string(),
