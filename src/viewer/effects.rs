@@ -203,3 +203,118 @@ fn save_bookmarks(state: &mut AppState) {
         Err(e) => state.messages.error(format!("{}: {e}", file.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::layers::Layers;
+    use pcv_camera::{Camera, ControllerKind, Navigator};
+    use pcv_io::attributes::Attributes;
+    use pcv_io::filter::PointFilter;
+    use pcv_io::{Point, PointCloud};
+    use pcv_render::gpu_data::FilterUniforms;
+    use pcv_render::{FrameStats, RenderError, RenderMode, Target};
+    use std::sync::Arc;
+
+    /// A rasterizer whose culled passes take filters: it records its uploads and filters.
+    #[derive(Default)]
+    struct Filtering {
+        uploads: Vec<usize>,
+        filters: Vec<Option<(u32, usize)>>,
+        points: u64,
+    }
+
+    impl Rasterizer for Filtering {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn description(&self) -> String {
+            "records uploads and filters".into()
+        }
+        fn upload(&mut self, cloud: &PointCloud) -> Result<(), RenderError> {
+            self.uploads.push(cloud.len() as usize);
+            self.points = cloud.len();
+            Ok(())
+        }
+        fn render(&mut self, _: &FrameParams, _: Target<'_>) -> Result<FrameStats, RenderError> {
+            unreachable!("not drawn")
+        }
+        fn num_points(&self) -> u64 {
+            self.points
+        }
+        fn raster_filters(&self) -> bool {
+            true
+        }
+        fn set_raster_filter(&mut self, f: Option<&FilterUniforms>, c: Option<&[u8]>) -> Result<bool, RenderError> {
+            self.filters.push(f.map(|f| (f.hidden_classes[0], c.map_or(0, |c| c.len()))));
+            Ok(true)
+        }
+    }
+
+    struct NoPicks;
+    impl Picker for NoPicks {
+        fn pick(&mut self, _: Vec2, _: u32) -> Option<PickHit> {
+            None
+        }
+    }
+
+    fn state(mode: RenderMode) -> AppState {
+        let points: Vec<Point> =
+            (0..1000).map(|i| Point::new([(i % 10) as f32, (i / 100) as f32, 0.0], [9; 4])).collect();
+        let mut cloud = PointCloud::from_points(points, glam::DVec3::ZERO, "t.las");
+        let classes = (0..1000).map(|i| if i % 2 == 0 { 2 } else { 5 }).collect();
+        cloud.attributes = Some(Arc::new(Attributes { classification: Some(classes), ..Default::default() }));
+        let (cam, reason) = Camera::start(&cloud, &Default::default());
+        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
+        let nav = Navigator::new(cam, ControllerKind::Orbit);
+        AppState::new(nav, Layers::new(cloud), mode, look, 0.1, reason.0, (80, 45))
+    }
+
+    #[test]
+    fn a_filter_change_is_a_parameter_of_the_culled_passes_not_an_upload() {
+        let mut s = state(RenderMode::Culled);
+        let mut r = Filtering::default();
+        let mut vegetation = PointFilter::default();
+        vegetation.set_class_shown(5, false);
+        s.layers.filter = vegetation.clone();
+        // The first filter: every point up once, with its class codes, and the filter set.
+        upload_layers(&mut s, &mut r, false).unwrap();
+        assert_eq!(r.uploads, [1000]);
+        assert_eq!(r.filters, [Some((1 << 5, 1000))]);
+        assert!(s.layers.in_raster && s.layers.filtered.as_ref().is_some_and(|k| k.by_rasterizer));
+        // Another filter: no upload.
+        let mut ground = PointFilter::default();
+        ground.set_class_shown(2, false);
+        s.layers.filter = ground;
+        upload_layers(&mut s, &mut r, false).unwrap();
+        assert_eq!(r.uploads, [1000]);
+        assert_eq!(r.filters.last(), Some(&Some((1 << 2, 1000))));
+        // Every point again: the filter goes, no upload.
+        s.layers.filter = PointFilter::default();
+        upload_layers(&mut s, &mut r, false).unwrap();
+        assert_eq!((r.uploads.len(), r.filters.last()), (1, Some(&None)));
+        assert!(s.layers.filtered.is_none());
+        // New colours: the points go up again, whole.
+        s.layers.filter = vegetation.clone();
+        upload_layers(&mut s, &mut r, true).unwrap();
+        assert_eq!(r.uploads, [1000, 1000]);
+        // A mode that does not cull: the kept points go up (the host's filter).
+        let picker = &mut NoPicks;
+        let fx = update::apply(&mut s, Action::SetMode(RenderMode::Vis), &mut update::UpdateCtx { reads: picker });
+        assert!(fx.reupload);
+        upload_layers(&mut s, &mut r, true).unwrap();
+        assert_eq!(r.uploads, [1000, 1000, 500]);
+        assert!(!s.layers.in_raster);
+        assert_eq!(s.layers.filtered.as_ref().map(|k| (k.points, k.by_rasterizer)), Some((500, false)));
+    }
+
+    #[test]
+    fn a_backend_without_raster_filters_gets_the_kept_points() {
+        let mut s = state(RenderMode::Culled);
+        let mut r = pcv_render::cpu::CpuRasterizer::new();
+        s.layers.filter.set_class_shown(5, false);
+        upload_layers(&mut s, &mut r, false).unwrap();
+        assert_eq!(r.num_points(), 500);
+        assert!(!s.layers.in_raster);
+    }
+}
