@@ -410,7 +410,7 @@ fn device_stream(path: &Path) -> u64 {
     let plan = pcv_io::device::plan(&[path.to_path_buf()], &LoadOptions::quiet(), &cap, max_points).expect("plan");
     let (declared, planned) = (plan.declared, plan.planned_points());
     let mut n = 0u64;
-    pcv_io::device::stream_files(&plan, &mut |p| {
+    pcv_io::device::stream_files(&plan, &mut |p, _| {
         n += p.len() as u64;
         Ok(())
     })

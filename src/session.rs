@@ -397,7 +397,20 @@ fn open_on(
         // points of a host cloud (as the upload gathered them); for a streamed cloud, the sample its
         // first stream took, of the points the workers kept.
         let start = StartOptions { up: pcv_camera::UpChoice::Axis(camera.up), ..opts.start };
-        if let Some(files) = cloud.files() {
+        if k.by_rasterizer {
+            // The GPU filters every point uploaded: a sample of them, kept by the clip volumes here.
+            let mut sample = match cloud.files() {
+                Some(files) => device::sample(files),
+                None => cloud.points.iter().step_by((cloud.points.len() / 100_000).max(1)).copied().collect(),
+            };
+            sample.retain(|p| opts.filter.keeps_position(cloud.to_source(glam::Vec3::from_array(p.pos))));
+            if !sample.is_empty() {
+                let b = pcv_camera::framing::percentile_box(&sample, &pcv_io::Bounds::of_points(&sample));
+                let mut framed = cloud.clone();
+                framed.bounds = b;
+                camera = Camera::start_framing(&framed, b, &start).0;
+            }
+        } else if let Some(files) = cloud.files() {
             let sample = device::sample(files);
             if !sample.is_empty() {
                 let b = pcv_camera::framing::percentile_box(&sample, &pcv_io::Bounds::of_points(&sample));
@@ -542,6 +555,12 @@ fn load_and_upload(
             || plan.planned_points().saturating_mul(device::HOST_BYTES_PER_POINT) > host_budget_bytes(r)
         {
             let mut cloud = device::cloud(plan);
+            // Classes and clip volumes the culled passes apply themselves: every point streams (with
+            // its class code when a class is hidden); the rest the decoding workers apply.
+            let raster = opts.raster_filter
+                && !opts.filter.is_empty()
+                && r.raster_filters()
+                && raster_filter_fits(&cloud, &opts.filter);
             if let Some(files) = cloud.files().filter(|_| !opts.filter.is_empty()) {
                 let las = files
                     .formats
@@ -550,7 +569,12 @@ fn load_and_upload(
                 if let Some(f) = opts.filter.fields().first().filter(|_| !las) {
                     bail!("{}: only LAS and LAZ files carry {f}", opts.filter.describe());
                 }
-                files.set_filter(&opts.filter);
+                match raster {
+                    true => {
+                        files.carry_classes.store(opts.filter.tests_classes(), std::sync::atomic::Ordering::Relaxed)
+                    }
+                    false => _ = files.set_filter(&opts.filter),
+                }
             }
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
@@ -563,7 +587,19 @@ fn load_and_upload(
             if note.is_some() || opts.color.is_some_and(|c| c != ColorMode::Rgb) {
                 r.upload(&cloud).context("streaming the points to the device again, colored")?;
             }
-            if !opts.filter.is_empty() {
+            if raster && filter_in_raster(r, &cloud, &opts.filter, &Vec::new).context("filtering on the GPU")? {
+                eprintln!(
+                    "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points streamed)",
+                    opts.filter.describe(),
+                    r.num_points()
+                );
+                *filtered = Some(Kept { points: r.num_points(), by_rasterizer: true, ..Default::default() });
+            } else if !opts.filter.is_empty() {
+                if let Some(files) = cloud.files().filter(|f| raster && f.set_filter(&opts.filter)) {
+                    // The GPU did not take the filter after all: the workers apply it to a new stream.
+                    files.carry_classes.store(false, std::sync::atomic::Ordering::Relaxed);
+                    r.upload(&cloud).context("streaming the points to the device again, filtered")?;
+                }
                 let out = cloud.files().and_then(|f| f.streamed.lock().ok()?.as_ref().map(|s| s.filtered_out));
                 eprintln!(
                     "pcv: showing {}: {} points streamed, {} left out by the decoding workers",
@@ -587,8 +623,7 @@ fn load_and_upload(
     } else if opts.raster_filter && r.raster_filters() && raster_filter_fits(&cloud, &opts.filter) {
         check_filter_fields(&cloud, &opts.filter)?;
         r.upload(&cloud).context("uploading the points")?;
-        let codes = || cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
-        if filter_in_raster(r, &cloud, &opts.filter, codes).context("filtering on the GPU")? {
+        if filter_in_raster(r, &cloud, &opts.filter, &|| class_codes(&cloud)).context("filtering on the GPU")? {
             eprintln!(
                 "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded)",
                 opts.filter.describe(),
@@ -632,16 +667,17 @@ pub fn filter_in_raster(
     r: &mut dyn Rasterizer,
     cloud: &PointCloud,
     filter: &PointFilter,
-    codes: impl FnOnce() -> Vec<u8>,
+    codes: &dyn Fn() -> Vec<u8>,
 ) -> Result<bool, pcv_render::RenderError> {
     let Ok(u) = pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()) else { return Ok(false) };
-    let codes = (u.tests_classes != 0).then(|| {
-        let mut c = codes();
-        // Points of files without a classification are class 0.
-        c.resize(r.num_points() as usize, 0);
-        c
-    });
-    r.set_raster_filter(Some(&u), codes.as_deref())
+    r.set_raster_filter(Some(&u), codes)
+}
+
+/// The class codes of every point of a host cloud (0 where its files had none).
+pub fn class_codes(cloud: &PointCloud) -> Vec<u8> {
+    let mut c = cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
+    c.resize(cloud.points.len(), 0);
+    c
 }
 
 /// The filter reads only fields the cloud has: otherwise says which are missing.

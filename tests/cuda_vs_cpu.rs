@@ -742,7 +742,7 @@ fn filtered_culled_modes_match_the_twins() {
     for (label, filter) in [("vegetation hidden", &vegetation), ("clipped", &clipped), ("a box", &only_box)] {
         let fu = pcv_render::filter::uniforms(filter, cloud.origin, false).expect("uniforms");
         // The class codes go up with the first filter that hides a class (upload order).
-        assert!(cuda.set_raster_filter(Some(&fu), Some(&uploaded_codes)).expect("set filter"), "{label}");
+        assert!(cuda.set_raster_filter(Some(&fu), &|| uploaded_codes.clone()).expect("set filter"), "{label}");
         let fl = culled::Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
         let mut visible = vec![0u8; table.batches.len()];
         for (name, pose) in &poses {
@@ -778,15 +778,65 @@ fn filtered_culled_modes_match_the_twins() {
         }
     }
     // Off again: the plain entry points, and the other modes draw once more.
-    assert!(cuda.set_raster_filter(None, None).expect("clear filter"));
+    assert!(cuda.set_raster_filter(None, &Vec::new).expect("clear filter"));
     camera.pose = poses[0].1;
     let frame = FrameParams::new(camera.clip_from_world(320, 180), 320, 180).with_mode(RenderMode::Vis);
     cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).expect("vis after the filter");
     // A filter set refuses the modes that would not show it.
     let fu = pcv_render::filter::uniforms(&only_box, cloud.origin, false).expect("uniforms");
-    assert!(cuda.set_raster_filter(Some(&fu), None).expect("set"));
+    assert!(cuda.set_raster_filter(Some(&fu), &Vec::new).expect("set"));
     let err = cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).unwrap_err();
     assert!(err.to_string().contains("culled"), "{err}");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn streamed_class_codes_filter_like_the_host() {
+    use pcv_io::filter::PointFilter;
+    let Some(mut cuda) = cuda_or_skip("streamed classes") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("classed.las");
+    let mut cloud = classed_terrain(800);
+    let codes: Vec<u8> = cloud.points.iter().map(|p| p.rgba[0]).collect();
+    cloud.attributes =
+        Some(std::sync::Arc::new(pcv_io::attributes::Attributes { classification: Some(codes), ..Default::default() }));
+    pcv_io::convert::write_cloud(&cloud, &path).expect("write the LAS");
+    let mut vegetation = PointFilter::default();
+    vegetation.set_class_shown(5, false);
+    // The host's filter: the kept points uploaded, drawn unfiltered.
+    let host =
+        pcv::session::load_cloud_skipping(std::slice::from_ref(&path), 0, 0, &Default::default(), &mut Vec::new())
+            .unwrap();
+    let (kept, k) = pcv_io::filter::shown(&host, &vegetation);
+    cuda.upload(&kept).expect("upload kept");
+    let camera = FlyCamera::for_cloud(host.bounds, false);
+    let (w, h) = (800, 450);
+    let frame = FrameParams::new(camera.clip_from_world(w, h), w, h).with_mode(RenderMode::Culled);
+    let mut img = vec![0u32; frame.num_pixels()];
+    cuda.render(&frame, Target::Host(&mut img)).expect("render kept");
+    let host_depth = cuda.depth_bits().expect("depth");
+    // The stream with its class codes, every point uploaded, the GPU filtering.
+    let cap = cuda.point_capacity().expect("capacity");
+    let files = pcv_io::device::plan(&[path], &Default::default(), &cap, None).expect("plan");
+    files.carry_classes.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut streamed = pcv_io::device::cloud(files);
+    cuda.upload(&streamed).expect("stream");
+    pcv_io::device::finish(&mut streamed, false);
+    assert_eq!(streamed.origin, host.origin, "both loads recentre on the same origin");
+    assert_eq!(cuda.num_points(), host.len());
+    let fu = pcv_render::filter::uniforms(&vegetation, streamed.origin, false).unwrap();
+    assert!(cuda.set_raster_filter(Some(&fu), &Vec::new).expect("filter"), "the stream brought the class codes");
+    for round in 0..2 {
+        let stats = cuda.render(&frame, Target::Host(&mut img)).expect("render streamed");
+        let d = cuda.depth_bits().expect("depth");
+        let differ = d.iter().zip(&host_depth).filter(|(a, b)| a != b).count();
+        println!("streamed classes round {round}: {differ} of {} depths differ; {} of {} points kept on the host; batches {:?}", d.len(), k.points, host.len(), stats.batches);
+        assert_eq!(differ, 0, "the GPU's filter of the streamed codes draws the host's kept points");
+    }
+    // Without carried codes the GPU refuses a class filter (the caller filters on the host).
+    let files = pcv_io::device::plan(&[dir.path().join("classed.las")], &Default::default(), &cap, None).expect("plan");
+    cuda.upload(&pcv_io::device::cloud(files)).expect("stream");
+    assert!(!cuda.set_raster_filter(Some(&fu), &Vec::new).expect("filter"));
 }
 
 #[test]

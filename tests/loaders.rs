@@ -680,12 +680,26 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert!(cloud.is_device_only() && cloud.is_lazy_scene() && cloud.points.is_empty());
     let d = cloud.files().cloned().unwrap();
     let mut got = Vec::new();
-    let sent = device::stream_files(&d, &mut |p| {
+    let sent = device::stream_files(&d, &mut |p, codes| {
+        assert!(codes.is_empty(), "class codes only when asked for");
         got.extend_from_slice(p);
         Ok(())
     })
     .unwrap();
     assert_eq!(sent, 220_000);
+    // Asked for, each point's class code comes with it (the GPU's class filter reads them).
+    d.carry_classes.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut codes = Vec::new();
+    device::stream_files(&d, &mut |p, c| {
+        assert_eq!(p.len(), c.len());
+        codes.extend_from_slice(c);
+        Ok(())
+    })
+    .unwrap();
+    d.carry_classes.store(false, std::sync::atomic::Ordering::Relaxed);
+    let host_codes = host.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap();
+    assert_eq!(codes, host_codes, "the stream's class codes are the host load's");
+    assert!(a.iter().chain(&b).zip(&codes).all(|(q, &c)| q.class == c));
     assert_eq!(cloud.origin, host.origin);
     // b has no colors: the elevation ramp over the planned z range (the host load uses the exact one).
     for (i, (g, h)) in got.iter().zip(host.points.iter()).enumerate() {

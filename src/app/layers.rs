@@ -114,8 +114,8 @@ impl Layers {
     }
 
     /// The visible layers' points, unfiltered, for a rasterizer that applies the filter itself (the
-    /// caller sets [`Layers::in_raster`] once it does); remembers the index map. Not for a device-only
-    /// cloud, whose files take the filter.
+    /// caller sets [`Layers::in_raster`] once it does); remembers the index map. A device-only cloud's
+    /// files stream every point.
     pub fn uploaded_whole(&mut self) -> PointCloud {
         self.make(false)
     }
@@ -138,9 +138,10 @@ impl Layers {
         let all_visible = self.layers.iter().all(|l| l.visible);
         let filtering = apply_filter && self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
         self.filtered = None;
-        if let Some(files) = self.cloud.files().filter(|_| apply_filter) {
-            // A device-only cloud: the decoding workers apply the filter as the files stream again.
-            files.set_filter(&self.filter);
+        if let Some(files) = self.cloud.files() {
+            // A device-only cloud: the decoding workers apply the filter as the files stream again
+            // (none when the rasterizer applies it).
+            files.set_filter(&if apply_filter { self.filter.clone() } else { PointFilter::default() });
         }
         if !self.editable() || (all_visible && !self.color_by_layer && !filtering) {
             self.map = vec![(0, 0, self.cloud.len())];

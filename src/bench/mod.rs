@@ -232,8 +232,7 @@ pub(crate) fn upload_filtered(
     let t = Instant::now();
     if r.raster_filters() && crate::session::raster_filter_fits(cloud, filter) {
         r.upload(cloud)?;
-        let codes = || cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
-        if crate::session::filter_in_raster(r, cloud, filter, codes)? {
+        if crate::session::filter_in_raster(r, cloud, filter, &|| crate::session::class_codes(cloud))? {
             println!(
                 "pcv bench: {}: applied by the culled passes to all {} points (upload and class column {:.1} ms; the other modes are unavailable)",
                 filter.describe(),

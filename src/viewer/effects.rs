@@ -114,19 +114,24 @@ pub fn upload_layers(
     points_changed: bool,
 ) -> Result<(), pcv_render::RenderError> {
     let l = &mut state.layers;
+    let device_only = l.cloud.is_device_only();
     let raster = state.mode.culls()
         && l.editable()
-        && !l.cloud.points.is_empty()
-        && !l.cloud.is_device_only()
+        && (!l.cloud.points.is_empty() || device_only)
         && rasterizer.raster_filters()
         && (l.filter.is_empty() || crate::session::raster_filter_fits(&l.cloud, &l.filter));
     if raster {
-        if points_changed || !l.in_raster {
+        let mut points_changed = points_changed || !l.in_raster;
+        if let Some(files) = l.cloud.files().filter(|_| l.filter.tests_classes()) {
+            // A streamed cloud's class codes come with a stream: the first hidden class streams again.
+            points_changed |= !files.carry_classes.swap(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if points_changed {
             l.in_raster = false;
             rasterizer.upload(&l.uploaded_whole())?;
         } else if l.filter.is_empty() {
             // Shown whole again: the filter goes, the points stay.
-            rasterizer.set_raster_filter(None, None)?;
+            rasterizer.set_raster_filter(None, &Vec::new)?;
             l.filtered = None;
             return Ok(());
         }
@@ -135,8 +140,9 @@ pub fn upload_layers(
             l.in_raster = true;
             return Ok(());
         }
-        let codes = || l.uploaded_codes();
-        if crate::session::filter_in_raster(rasterizer, &l.cloud, &l.filter, codes)? {
+        // A streamed cloud has no host codes: its stream brought them, or the GPU refuses.
+        let codes = || if device_only { Vec::new() } else { l.uploaded_codes() };
+        if crate::session::filter_in_raster(rasterizer, &l.cloud, &l.filter, &codes)? {
             l.in_raster = true;
             let points = rasterizer.num_points();
             l.filtered = Some(pcv_io::filter::Kept { points, by_rasterizer: true, ..Default::default() });
@@ -245,8 +251,12 @@ mod tests {
         fn raster_filters(&self) -> bool {
             true
         }
-        fn set_raster_filter(&mut self, f: Option<&FilterUniforms>, c: Option<&[u8]>) -> Result<bool, RenderError> {
-            self.filters.push(f.map(|f| (f.hidden_classes[0], c.map_or(0, |c| c.len()))));
+        fn set_raster_filter(
+            &mut self,
+            f: Option<&FilterUniforms>,
+            c: &dyn Fn() -> Vec<u8>,
+        ) -> Result<bool, RenderError> {
+            self.filters.push(f.map(|f| (f.hidden_classes[0], if f.tests_classes != 0 { c().len() } else { 0 })));
             Ok(true)
         }
     }

@@ -93,6 +93,9 @@ pub struct DeviceFiles {
     pub streamed: Mutex<Option<Streamed>>,
     pub progress: Arc<LoadProgress>,
     pub show_progress: bool,
+    /// The streams also hand each point's classification code to the sink (set once a filter the
+    /// rasterizer applies itself hides a class: the codes then live on the device, a byte a point).
+    pub carry_classes: std::sync::atomic::AtomicBool,
 }
 
 impl DeviceFiles {
@@ -192,6 +195,7 @@ pub fn plan(
         streamed: Mutex::new(None),
         progress,
         show_progress: opts.progress,
+        carry_classes: Default::default(),
     })
 }
 
@@ -295,14 +299,17 @@ pub enum DeviceLoadError {
     Sink(String),
 }
 
+/// What [`stream_files`] hands its points to: a slot's points and their class codes (empty unless
+/// carried); an error stops the stream.
+pub type Sink<'a> = dyn FnMut(&[Point], &[u8]) -> Result<(), String> + 'a;
+
 /// Decodes every file of `files` in order and hands its points to `sink` a slot at a time, colored
-/// and subsampled as planned (see the module doc). Records what it saw in `files.streamed` the first
-/// time. Returns the points sent.
-pub fn stream_files(
-    files: &DeviceFiles,
-    sink: &mut dyn FnMut(&[Point]) -> Result<(), String>,
-) -> Result<u64, DeviceLoadError> {
+/// and subsampled as planned (see the module doc), with their classification codes when
+/// `files.carry_classes` is set and the file has them (else an empty slice: class 0). Records what
+/// it saw in `files.streamed` the first time. Returns the points sent.
+pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, DeviceLoadError> {
     let first_time = files.streamed.lock().map(|s| s.is_none()).unwrap_or(true);
+    let carry_classes = files.carry_classes.load(std::sync::atomic::Ordering::Relaxed);
     let spec = files.color();
     let filter = files.filter();
     let class_counts = Mutex::new(vec![0u64; 256]);
@@ -408,7 +415,8 @@ pub fn stream_files(
             if pts.is_empty() {
                 return Ok(());
             }
-            sink(pts)
+            let codes: &[u8] = if carry_classes && cols.classification { &st.classification } else { &[] };
+            sink(pts, codes)
         });
         let stats = match r {
             Ok(s) => s,
@@ -461,7 +469,7 @@ pub fn stream_files(
 /// them): the same stream, collected.
 pub fn host_points(files: &DeviceFiles) -> Result<Vec<Point>, DeviceLoadError> {
     let mut out = Vec::with_capacity(usize::try_from(files.planned_points()).unwrap_or(0));
-    stream_files(files, &mut |p| {
+    stream_files(files, &mut |p, _| {
         out.extend_from_slice(p);
         Ok(())
     })?;

@@ -33,7 +33,7 @@ pub fn stream_files(files: &DeviceFiles) -> Result<(Prepared, Option<Vec<u32>>, 
     let mut colors: Vec<u32> = Vec::new();
     positions.try_reserve_exact(planned).map_err(|_| oom("positions"))?;
     colors.try_reserve_exact(planned).map_err(|_| oom("colors"))?;
-    let r = device::stream_files(files, &mut |pts| {
+    let r = device::stream_files(files, &mut |pts, _| {
         positions.extend(pts.iter().map(|p| p.pos));
         colors.extend(pts.iter().map(|p| p.color_word()));
         Ok(())

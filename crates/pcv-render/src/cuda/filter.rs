@@ -2,7 +2,8 @@
 //! it reads, made on demand.
 //!
 //! How it works: nothing extra is on the device until a filter hides a class. Then [`class_column`]
-//! copies the uploaded points' class codes up (one byte a point, in upload order), puts them in the
+//! copies the uploaded points' class codes up (one byte a point, in upload order; a streamed cloud's
+//! codes come with its stream instead, [`class_column_of`]), puts them in the
 //! table's order through the preprocessing's map (`pcv_gather_classes`), frees the upload-order copy,
 //! and gathers each batch's set of codes (`pcv_batch_classes`, 32 bytes a batch): 1 + 32/4096 bytes a
 //! point in all, kept with the table until the next upload. Clip volumes read only positions. The
@@ -40,10 +41,25 @@ pub fn class_column(
     prepared: &DevicePrepared,
     codes: &[u8],
 ) -> Result<Option<ClassColumn>, RenderError> {
-    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == codes.len()) else { return Ok(None) };
-    let n = codes.len();
-    let mut uploaded = DeviceBuffer::<u8>::alloc(ctx, n.max(1), "the uploaded class codes")?;
+    if prepared.order.as_ref().is_none_or(|o| o.len() != codes.len()) {
+        return Ok(None);
+    }
+    let mut uploaded = DeviceBuffer::<u8>::alloc(ctx, codes.len().max(1), "the uploaded class codes")?;
     uploaded.write_at(stream, 0, codes)?;
+    class_column_of(ctx, stream, kernels, prepared, uploaded)
+}
+
+/// [`class_column`] from codes already on the device in upload order (a streamed upload's,
+/// `stream_upload.rs`); `uploaded` is freed once gathered.
+pub fn class_column_of(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    kernels: &KernelTable,
+    prepared: &DevicePrepared,
+    uploaded: DeviceBuffer<u8>,
+) -> Result<Option<ClassColumn>, RenderError> {
+    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == uploaded.len()) else { return Ok(None) };
+    let n = uploaded.len();
     let sorted = DeviceBuffer::<u8>::alloc(ctx, n.max(1), "the class codes")?;
     let nb = prepared.num_batches();
     let sets = DeviceBuffer::<BatchClasses>::alloc(ctx, (nb as usize).max(1), "the batches' class sets")?;

@@ -733,9 +733,12 @@ impl Rasterizer for CudaRasterizer {
             }
         }
         let mut bounds = cloud.bounds;
+        let mut streamed_codes = None;
         let points = if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
-            // Files streamed to the device: decoded on all cores, copied through pinned slots.
-            let points = stream_upload::upload_files(&self.ctx, files)?;
+            // Files streamed to the device: decoded on all cores, copied through pinned slots (with
+            // their class codes when a filter asked for them).
+            let (points, codes) = stream_upload::upload_files(&self.ctx, files)?;
+            streamed_codes = codes;
             bounds = pcv_io::device::local_bounds(files).unwrap_or(bounds);
             points
         } else if cloud.is_lazy_scene() {
@@ -745,6 +748,9 @@ impl Rasterizer for CudaRasterizer {
         };
         let preprocess = self.preprocess_on;
         self.table = DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &bounds, preprocess)?;
+        if let (Some(codes), Ok(p)) = (streamed_codes, &self.table.prepared) {
+            self.table.classes = filter::class_column_of(&self.ctx, &self.stream, &self.kernels, p, codes)?;
+        }
         Ok(())
     }
 
@@ -848,7 +854,7 @@ impl Rasterizer for CudaRasterizer {
     fn set_raster_filter(
         &mut self,
         filter: Option<&FilterUniforms>,
-        classes: Option<&[u8]>,
+        classes: &dyn Fn() -> Vec<u8>,
     ) -> Result<bool, RenderError> {
         let Some(fu) = filter else {
             self.filter = None;
@@ -863,10 +869,13 @@ impl Rasterizer for CudaRasterizer {
             return Ok(false);
         }
         if fu.tests_classes != 0 && self.table.classes.is_none() {
-            let Some(codes) = classes.filter(|c| c.len() as u64 == self.table.num_points) else { return Ok(false) };
+            let codes = classes();
+            if codes.len() as u64 != self.table.num_points {
+                return Ok(false);
+            }
             self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
             let Ok(p) = self.table.prepared.as_ref() else { return Ok(false) };
-            match filter::class_column(&self.ctx, &self.stream, &self.kernels, p, codes)? {
+            match filter::class_column(&self.ctx, &self.stream, &self.kernels, p, &codes)? {
                 Some(c) => self.table.classes = Some(c),
                 None => return Ok(false),
             }

@@ -11,6 +11,10 @@
 //! end the copy stream is synchronized and the buffer's length set to the points that arrived (files
 //! may drop non-finite points, and text files declare lines, not points).
 //!
+//! With `files.carry_classes` set (a filter the culled passes apply hides a class), each point's class
+//! code rides along in a pinned byte slot beside its point slot, copied into a device buffer of a byte
+//! a point at the same offsets ([`upload_files`] returns it; the table turns it into its class column).
+//!
 //! Several GPUs (`--gpus`, [`upload_files_split`]): the files are decoded once and point `i` of the
 //! stream goes to the device whose range holds `i` (contiguous, batch-aligned ranges of the files'
 //! order: whole tiles of a tile set, consecutive flight lines of a scan); each device has its own
@@ -109,9 +113,11 @@ impl<T: bytemuck::Pod> Drop for Pinned<T> {
     }
 }
 
-/// One staging slot: its buffer, the points in it, and the event that marks its last copy done.
+/// One staging slot: its buffer, the points in it (and their class codes when they are carried), and
+/// the event that marks its last copy done.
 struct Slot {
     host: Pinned,
+    codes: Option<Pinned<u8>>,
     len: usize,
     sent: CudaEvent,
     in_flight: bool,
@@ -120,6 +126,8 @@ struct Slot {
 /// The copy side of a streaming upload to one device.
 struct Uploader<'a> {
     dst: &'a mut DeviceBuffer<Point>,
+    /// The class codes' device buffer (as long as `dst`), when they are carried.
+    codes_dst: Option<&'a mut DeviceBuffer<u8>>,
     ctx: Arc<CudaContext>,
     copy: Arc<CudaStream>,
     slots: Vec<Slot>,
@@ -129,23 +137,31 @@ struct Uploader<'a> {
 }
 
 impl<'a> Uploader<'a> {
-    fn new(ctx: &Arc<CudaContext>, dst: &'a mut DeviceBuffer<Point>) -> Result<Self, RenderError> {
+    fn new(
+        ctx: &Arc<CudaContext>,
+        dst: &'a mut DeviceBuffer<Point>,
+        codes_dst: Option<&'a mut DeviceBuffer<u8>>,
+    ) -> Result<Self, RenderError> {
         ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let copy = ctx.new_stream().map_err(cuda_error("cuStreamCreate for the upload copies"))?;
+        let carry = codes_dst.is_some();
         let slots = (0..SLOTS)
             .map(|_| {
                 Ok(Slot {
                     host: Pinned::new(ctx, SLOT_POINTS)?,
+                    codes: if carry { Some(Pinned::new(ctx, SLOT_POINTS)?) } else { None },
                     len: 0,
                     sent: ctx.new_event(None).map_err(cuda_error("cuEventCreate"))?,
                     in_flight: false,
                 })
             })
             .collect::<Result<Vec<_>, RenderError>>()?;
-        Ok(Uploader { dst, ctx: ctx.clone(), copy, slots, current: 0, at: 0 })
+        Ok(Uploader { dst, codes_dst, ctx: ctx.clone(), copy, slots, current: 0, at: 0 })
     }
 
-    fn push(&mut self, mut pts: &[Point]) -> Result<(), RenderError> {
+    /// Stages `pts` (and their class `codes` when carried; empty: class 0).
+    fn push(&mut self, mut pts: &[Point], mut codes: &[u8]) -> Result<(), RenderError> {
+        const ZEROS: [u8; 4096] = [0; 4096];
         while !pts.is_empty() {
             let slot = &mut self.slots[self.current];
             if slot.in_flight {
@@ -154,6 +170,17 @@ impl<'a> Uploader<'a> {
             }
             let n = pts.len().min(SLOT_POINTS - slot.len);
             slot.host.write(slot.len, &pts[..n]);
+            if let Some(c) = &mut slot.codes {
+                if codes.len() >= n {
+                    c.write(slot.len, &codes[..n]);
+                    codes = &codes[n..];
+                } else {
+                    // A file without classification: class 0.
+                    for k in (0..n).step_by(ZEROS.len()) {
+                        c.write(slot.len + k, &ZEROS[..(n - k).min(ZEROS.len())]);
+                    }
+                }
+            }
             slot.len += n;
             pts = &pts[n..];
             if slot.len == SLOT_POINTS {
@@ -184,6 +211,18 @@ impl<'a> Uploader<'a> {
         // stream belongs to the buffer's context, which is current.
         unsafe { result::memcpy_htod_async(dst, slot.host.filled(slot.len), self.copy.cu_stream()) }
             .map_err(cuda_error("cuMemcpyHtoDAsync from a staging slot"))?;
+        if let (Some(codes), Some(codes_dst)) = (&slot.codes, &self.codes_dst) {
+            // SAFETY: as above: `codes_dst` holds as many bytes as `dst` holds points, so `at + len` is
+            // inside it; the slot's first `len` codes were written with its points.
+            unsafe {
+                result::memcpy_htod_async(
+                    codes_dst.ptr() + self.at as u64,
+                    codes.filled(slot.len),
+                    self.copy.cu_stream(),
+                )
+            }
+            .map_err(cuda_error("cuMemcpyHtoDAsync of class codes from a staging slot"))?;
+        }
         slot.sent.record(&self.copy).map_err(cuda_error("cuEventRecord after a staging copy"))?;
         slot.in_flight = true;
         self.at += slot.len;
@@ -213,14 +252,15 @@ struct Router<'a> {
 }
 
 impl Router<'_> {
-    fn push(&mut self, mut pts: &[Point]) -> Result<(), RenderError> {
+    fn push(&mut self, mut pts: &[Point], codes: &[u8]) -> Result<(), RenderError> {
         while !pts.is_empty() {
             // The range holding point `seen`; points past the last range go to the last device (the
             // uploader refuses more than its buffer holds).
             let k = self.ranges.iter().position(|r| self.seen < r.end).unwrap_or(self.ranges.len() - 1);
             let room = self.ranges[k].end.saturating_sub(self.seen);
             let n = if room == 0 { pts.len() } else { pts.len().min(usize::try_from(room).unwrap_or(usize::MAX)) };
-            self.ups[k].push(&pts[..n])?;
+            // Class codes are carried only to a single device (one range).
+            self.ups[k].push(&pts[..n], if self.ranges.len() == 1 { codes } else { &[] })?;
             self.seen += n as u64;
             pts = &pts[n..];
         }
@@ -229,10 +269,11 @@ impl Router<'_> {
 }
 
 /// Decodes `files` into a new device buffer (see the module doc). Returns the buffer, holding exactly
-/// the points that arrived.
-pub fn upload_files(ctx: &Arc<CudaContext>, files: &DeviceFiles) -> Result<DeviceBuffer<Point>, RenderError> {
+/// the points that arrived, and with `files.carry_classes` their class codes (a byte a point).
+pub fn upload_files(ctx: &Arc<CudaContext>, files: &DeviceFiles) -> Result<Streamed, RenderError> {
     let whole = 0..files.planned_points();
-    let mut out = upload_files_split(std::slice::from_ref(ctx), files, std::slice::from_ref(&whole))?;
+    let carry = files.carry_classes.load(std::sync::atomic::Ordering::Relaxed);
+    let mut out = upload_ranges(std::slice::from_ref(ctx), files, std::slice::from_ref(&whole), carry)?;
     Ok(out.remove(0))
 }
 
@@ -245,18 +286,45 @@ pub fn upload_files_split(
     files: &DeviceFiles,
     ranges: &[Range<u64>],
 ) -> Result<Vec<DeviceBuffer<Point>>, RenderError> {
+    Ok(upload_ranges(ctxs, files, ranges, false)?.into_iter().map(|(p, _)| p).collect())
+}
+
+/// A streamed device buffer and its class codes, when carried.
+type Streamed = (DeviceBuffer<Point>, Option<DeviceBuffer<u8>>);
+
+/// [`upload_files_split`], with each buffer's class codes when `carry` (one device only).
+fn upload_ranges(
+    ctxs: &[Arc<CudaContext>],
+    files: &DeviceFiles,
+    ranges: &[Range<u64>],
+    carry: bool,
+) -> Result<Vec<Streamed>, RenderError> {
     if ctxs.is_empty() || ctxs.len() != ranges.len() {
         return Err(RenderError::Cuda {
             context: "streaming upload".into(),
             message: format!("{} devices for {} ranges", ctxs.len(), ranges.len()),
         });
     }
+    let carry = carry && ctxs.len() == 1;
     let mut dsts =
         ctxs.iter().zip(ranges).map(|(ctx, r)| alloc_points(ctx, r.end - r.start)).collect::<Result<Vec<_>, _>>()?;
-    let ups =
-        ctxs.iter().zip(dsts.iter_mut()).map(|(ctx, dst)| Uploader::new(ctx, dst)).collect::<Result<Vec<_>, _>>()?;
+    let mut codes = ctxs
+        .iter()
+        .zip(ranges)
+        .map(|(ctx, r)| match carry {
+            true => DeviceBuffer::<u8>::alloc(ctx, ((r.end - r.start) as usize).max(1), "the streamed class codes")
+                .map(Some),
+            false => Ok(None),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let ups = ctxs
+        .iter()
+        .zip(dsts.iter_mut())
+        .zip(codes.iter_mut())
+        .map(|((ctx, dst), c)| Uploader::new(ctx, dst, c.as_mut()))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut router = Router { ups, ranges: ranges.to_vec(), seen: 0 };
-    let r = stream_files(files, &mut |pts| router.push(pts).map_err(|e| e.to_string()));
+    let r = stream_files(files, &mut |pts, c| router.push(pts, c).map_err(|e| e.to_string()));
     // Every copy must finish before the slots are freed, whatever happened.
     let finished: Vec<Result<usize, RenderError>> = router.ups.iter_mut().map(|u| u.finish()).collect();
     drop(router);
@@ -269,8 +337,14 @@ pub fn upload_files_split(
             return Err(RenderError::Cuda { context: "streaming upload".into(), message: m })
         }
     }
-    for (dst, arrived) in dsts.iter_mut().zip(finished) {
-        dst.truncate(arrived?);
+    let mut out = Vec::with_capacity(dsts.len());
+    for ((mut dst, mut c), arrived) in dsts.into_iter().zip(codes).zip(finished) {
+        let arrived = arrived?;
+        dst.truncate(arrived);
+        if let Some(c) = &mut c {
+            c.truncate(arrived);
+        }
+        out.push((dst, c));
     }
-    Ok(dsts)
+    Ok(out)
 }
