@@ -481,10 +481,26 @@ pub fn load_cloud_skipping(
     } else {
         let mut load_opts = load::LoadOptions::default();
         load_opts.fields.fields = opts.wanted_fields();
-        let (mut cloud, failed) = load::load_readable_files(files, &load_opts)?;
-        for e in failed {
-            warn(skipped, format!("skipped {e}"));
+        let mut cloud = None;
+        // Files in different coordinate systems: each system's files load apart and are reprojected
+        // into the first's (pcv_io::join); files naming none go with the first system's.
+        for group in crs_groups(files, opts.crs.is_some()) {
+            let (part, failed) = load::load_readable_files(&group, &load_opts)?;
+            for e in failed {
+                warn(skipped, format!("skipped {e}"));
+            }
+            cloud = Some(match cloud {
+                None => part,
+                Some(base) => {
+                    let joined = pcv_io::join::append(base, part);
+                    if let Some(n) = joined.note {
+                        warn(skipped, n);
+                    }
+                    joined.cloud
+                }
+            });
         }
+        let mut cloud = cloud.context("no files")?;
         match color {
             Some(c) => recolor_with(&mut cloud, c, &opts.field_look)?,
             None => {
@@ -495,6 +511,32 @@ pub fn load_cloud_skipping(
         }
         Ok(cloud)
     }
+}
+
+/// `files` in groups of one coordinate system each, in the order the systems first appear (files
+/// naming none join the first group); one group when they agree, or when `--crs` sets one for all.
+fn crs_groups(files: &[PathBuf], crs_given: bool) -> Vec<Vec<PathBuf>> {
+    if files.len() < 2 || crs_given {
+        return vec![files.to_vec()];
+    }
+    let mut groups: Vec<(Option<pcv_io::crs_model::Crs>, Vec<PathBuf>)> = Vec::new();
+    for f in files {
+        let c = load::crs_of_path(f);
+        let at = match &c {
+            Some(c) => groups.iter().position(|(g, _)| g.as_ref().is_some_and(|g| g.same_as(c))),
+            None => (!groups.is_empty()).then_some(0),
+        };
+        match at {
+            Some(i) => groups[i].1.push(f.clone()),
+            None => groups.push((c, vec![f.clone()])),
+        }
+    }
+    // A first group of files naming no system takes the first system found.
+    if groups.len() > 1 && groups[0].0.is_none() {
+        let (_, none) = groups.remove(0);
+        groups[0].1.splice(0..0, none);
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
 }
 
 /// Host memory a file cloud may take on a backend that streams (512 MiB, or the backend's own budget:

@@ -91,3 +91,44 @@ fn a_cloud_made_in_code_is_shown_and_opening_again_replaces_it() {
     assert_eq!(s.rasterizer.num_points(), 2000);
     assert!(s.cloud.scene().is_some());
 }
+
+/// Two XYZ files of one block, the second written in feet on the same projection (NAD83 / Oregon North:
+/// EPSG:32126 in metres, EPSG:2269 in international feet, false easting 2,500,000 m either way), each
+/// with a `.prj`: loaded together, the second is reprojected into the first's metres.
+#[test]
+fn files_in_different_systems_are_reprojected_into_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (x0, y0, z0) = (2_380_000.25, 210_000.5, 120.0);
+    let grid: Vec<DVec3> = (0..900)
+        .map(|i| DVec3::new(x0 + (i % 30) as f64 * 2.0, y0 + (i / 30) as f64 * 2.0, z0 + (i % 7) as f64))
+        .collect();
+    let write = |name: &str, scale: f64, shift_m: f64, crs: &str| {
+        let path = dir.path().join(format!("{name}.xyz"));
+        let text: String = grid
+            .iter()
+            .map(|p| format!("{:.4} {:.4} {:.4}\n", (p.x + shift_m) / scale, p.y / scale, p.z / scale))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        std::fs::write(dir.path().join(format!("{name}.prj")), crs).unwrap();
+        path
+    };
+    let metres = write("north_m", 1.0, 0.0, "EPSG:32126");
+    // The same block 100 m further east, in feet.
+    let feet = write("north_ft", 0.3048, 100.0, "EPSG:2269");
+    let mut warnings = Vec::new();
+    let cloud = session::load_cloud_skipping(&[metres, feet], 0, 0, &OpenOptions::default(), &mut warnings).unwrap();
+    assert_eq!(cloud.len(), 1800);
+    assert!(warnings.iter().any(|w| w.contains("reprojected from")), "{warnings:?}");
+    assert_eq!(cloud.crs_warning(), None, "one system after the join");
+    // Every point of the feet file lands 100 m east of its twin in the metres file, heights in metres.
+    let file = |i: usize| cloud.to_source(glam::Vec3::from_array(cloud.points[i].pos));
+    let mut worst = 0.0f64;
+    for i in 0..900 {
+        let (a, b) = (file(i), file(900 + i));
+        worst = worst.max((b - a - DVec3::new(100.0, 0.0, 0.0)).abs().max_element());
+    }
+    // The XYZ text keeps 0.1 mm; f32 around the origin about 0.01 mm.
+    assert!(worst < 2e-3, "largest miss {worst} m");
+    // Without the feet file's .prj it would be drawn in feet: 3.28 times too far.
+    assert!((file(900).x - x0 - 100.0).abs() < 1e-2, "{}", file(900).x);
+}

@@ -15,9 +15,9 @@
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
 //! colour mode shown is applied to the result. The built-in scene is a demonstration, not data:
 //! dropped files replace it.
-use pcv_io::attributes::{self, Attributes, ColorMode, Column, Field};
+use pcv_io::attributes::{self, ColorMode};
 use pcv_io::filter::{self, Kept, PointFilter};
-use pcv_io::{Bounds, PointCloud};
+use pcv_io::PointCloud;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -191,10 +191,24 @@ impl Layers {
 
     /// Adds loaded clouds as layers (`replace`: instead of the current ones, as for the built-in
     /// scene), in colour mode `mode` with elevation along `up` where it applies (falling back to
-    /// `rgb` if the merged files cannot show `mode`). Returns the mode shown.
-    pub fn add(&mut self, new: Vec<PointCloud>, replace: bool, mode: ColorMode, up: glam::Vec3) -> ColorMode {
+    /// `rgb` if the merged files cannot show `mode`); clouds in another coordinate system than the
+    /// shown one are reprojected into it ([`pcv_io::join::append`]). Returns the mode shown and what
+    /// the joins said.
+    pub fn add(
+        &mut self,
+        new: Vec<PointCloud>,
+        replace: bool,
+        mode: ColorMode,
+        up: glam::Vec3,
+    ) -> (ColorMode, Vec<String>) {
         let mut new = new.into_iter();
-        let Some(first) = new.next() else { return attributes::current_mode(&self.cloud) };
+        let Some(first) = new.next() else { return (attributes::current_mode(&self.cloud), Vec::new()) };
+        let mut notes = Vec::new();
+        let mut append = |base: PointCloud, other: PointCloud| {
+            let j = pcv_io::join::append(base, other);
+            notes.extend(j.note);
+            j.cloud
+        };
         let previous = std::mem::take(&mut self.layers);
         let mut keep_visibility = previous.clone();
         let mut base = if replace || self.cloud.scene().is_some() {
@@ -216,86 +230,7 @@ impl Layers {
         }
         self.cloud = base;
         self.rebuild_layers(&keep_visibility);
-        shown
-    }
-}
-
-/// `base` followed by `other`'s points, moved to `base`'s origin (both in their loaded colours).
-pub fn append(base: PointCloud, other: PointCloud) -> PointCloud {
-    let d = other.origin - base.origin;
-    // Through the file's coordinates where either is in a local frame (geographic, geocentric).
-    let framed = base.frame.is_some() || other.frame.is_some();
-    let shift = |p: [f32; 3]| match framed {
-        true => base.from_source(other.to_source(glam::Vec3::from_array(p))).map_or([f32::NAN; 3], |v| v.to_array()),
-        false => [(p[0] as f64 + d.x) as f32, (p[1] as f64 + d.y) as f32, (p[2] as f64 + d.z) as f32],
-    };
-    let n_base = base.points.len();
-    let n_other = other.points.len();
-    let mut points = Vec::with_capacity(n_base + n_other);
-    points.extend_from_slice(&base.points);
-    points.extend(other.points.iter().map(|p| pcv_io::Point { pos: shift(p.pos), ..*p }));
-    let mut bounds = base.bounds;
-    if !other.bounds.is_empty() {
-        let moved = Bounds {
-            min: glam::Vec3::from(shift(other.bounds.min.into())),
-            max: glam::Vec3::from(shift(other.bounds.max.into())),
-        };
-        bounds = Bounds::union(bounds, moved);
-    }
-    let empty = Attributes::default();
-    let (a, b) = (base.attributes.as_deref().unwrap_or(&empty), other.attributes.as_deref().unwrap_or(&empty));
-    let join_f32 = |x: &Option<Vec<f32>>, y: &Option<Vec<f32>>| -> Option<Vec<f32>> {
-        if x.is_none() && y.is_none() {
-            return None;
-        }
-        let mut v = x.clone().unwrap_or_else(|| vec![0.0; n_base]);
-        v.extend(y.clone().unwrap_or_else(|| vec![0.0; n_other]));
-        Some(v)
-    };
-    let classification = if a.classification.is_none() && b.classification.is_none() {
-        None
-    } else {
-        let mut v = a.classification.clone().unwrap_or_else(|| vec![0; n_base]);
-        v.extend(b.classification.clone().unwrap_or_else(|| vec![0; n_other]));
-        Some(v)
-    };
-    // Other fields: one column each over both (NaN for the points of a cloud without it).
-    let columns = Field::ALL
-        .into_iter()
-        .filter(|&f| a.column(f).is_some() || b.column(f).is_some())
-        .map(|f| {
-            let side = |c: Option<&Column>, n: usize| -> Vec<f64> {
-                c.map_or_else(|| vec![f64::NAN; n], |c| (0..n).map(|i| c.get(i)).collect())
-            };
-            let mut v = side(a.column(f), n_base);
-            v.extend(side(b.column(f), n_other));
-            Column::from_f64(f, &v)
-        })
-        .collect();
-    let mut sources = a.sources.clone();
-    sources.extend(b.sources.iter().map(|s| {
-        let mut s = s.clone();
-        s.points = s.points.start + n_base as u64..s.points.end + n_base as u64;
-        s
-    }));
-    PointCloud {
-        points: Arc::new(points),
-        bounds,
-        origin: base.origin,
-        frame: base.frame.clone(),
-        label: format!("{}, {}", base.label, other.label),
-        source: pcv_io::CloudSource::Host,
-        attributes: Some(Arc::new(Attributes {
-            intensity: join_f32(&a.intensity, &b.intensity),
-            classification,
-            columns,
-            field_spec: None,
-            has_rgb: a.has_rgb || b.has_rgb,
-            sources,
-            mode: ColorMode::Rgb,
-            loaded_rgba: None,
-            color_note: None,
-        })),
+        (shown, notes)
     }
 }
 

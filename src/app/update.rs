@@ -532,7 +532,11 @@ fn poll_loader(s: &mut AppState) -> Effects {
         return Effects::ui();
     }
     let was_builtin = s.layers.cloud.scene().is_some();
-    s.color_mode = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
+    let (shown, notes) = s.layers.add(clouds, replace, s.color_mode, s.nav.camera.up.vector());
+    s.color_mode = shown;
+    for n in notes {
+        s.messages.info(n);
+    }
     s.spacing_m = pcv_io::spacing::estimate(&s.layers.cloud);
     if was_builtin && s.look == pcv_render::look::Look::PLAIN {
         // The built-in scene's look is the prototype's; files get theirs.

@@ -20,6 +20,7 @@ pub mod device;
 pub mod filter;
 pub mod formats;
 pub mod info;
+pub mod join;
 pub mod load;
 pub mod local_frame;
 pub mod octree;

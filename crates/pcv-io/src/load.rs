@@ -478,6 +478,14 @@ fn decode_all(
 
 /// The CRS of a file ([`crate::crs::of_file`]); one that cannot be read is said (with `warnings`) and
 /// left out: the file still loads, its lengths unnamed.
+/// The coordinate system `path` names (its header, or a `.prj` beside it), read without decoding
+/// points; `None` for an unreadable file or one that names none.
+pub fn crs_of_path(path: &Path) -> Option<pcv_model::crs::Crs> {
+    let bytes = FileBytes::open(path).ok()?;
+    let format = detect(path, bytes.bytes()).ok()?;
+    file_crs(path, bytes.bytes(), format, false)
+}
+
 pub fn file_crs(path: &Path, data: &[u8], format: Format, warnings: bool) -> Option<pcv_model::crs::Crs> {
     match crate::crs::of_file(path, data, format)? {
         Ok(c) => Some(c),
