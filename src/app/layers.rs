@@ -238,7 +238,7 @@ impl Layers {
 mod tests {
     use super::*;
     use glam::{DVec3, Vec3};
-    use pcv_io::attributes::SourceSpan;
+    use pcv_io::attributes::{Attributes, SourceSpan};
     use pcv_io::formats::Format;
     use pcv_io::Point;
 
@@ -267,8 +267,9 @@ mod tests {
     #[test]
     fn dropped_files_join_as_layers_in_one_frame_of_coordinates() {
         let mut l = Layers::new(file("a.ply", DVec3::new(1000.0, 0.0, 0.0), &[0.0, 1.0], false));
-        let shown =
+        let (shown, notes) =
             l.add(vec![file("b.ply", DVec3::new(1010.0, 0.0, 0.0), &[0.5], true)], false, ColorMode::Rgb, Vec3::Z);
+        assert!(notes.is_empty(), "no coordinate systems, nothing reprojected: {notes:?}");
         assert_eq!(shown, ColorMode::Rgb);
         assert_eq!(
             l.layers.iter().map(|x| (x.label.as_str(), x.points.clone())).collect::<Vec<_>>(),
@@ -315,10 +316,11 @@ mod tests {
         let mut l = Layers::new(pcv_io::scene::lazy(1000, 1));
         assert!(!l.editable());
         assert_eq!(l.layers.len(), 1);
-        let shown = l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);
+        let (shown, _) =
+            l.add(vec![file("a.ply", DVec3::ZERO, &[0.0, 1.0], false)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Rgb, "a.ply has no intensity");
         assert!(l.editable() && l.cloud.scene().is_none());
-        let shown = l.add(vec![file("b.ply", DVec3::ZERO, &[2.0], true)], false, ColorMode::Intensity, Vec3::Z);
+        let (shown, _) = l.add(vec![file("b.ply", DVec3::ZERO, &[2.0], true)], false, ColorMode::Intensity, Vec3::Z);
         assert_eq!(shown, ColorMode::Intensity);
     }
 }
