@@ -375,9 +375,12 @@ fn open_on(
         s => s,
     };
     let crs = opts.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
-    if let Some((lod, opened_at)) = open_lod(r, &source, opts, skipped)? {
+    if let Some((mut lod, opened_at)) = open_lod(r, &source, opts, skipped)? {
         if !opts.filter.is_empty() {
-            warn(skipped, format!("level of detail draws every point: the filter ({}) applies to points in memory (open without --lod, or convert first)", opts.filter.describe()));
+            // Classes and clip volumes: the loading workers keep what the filter shows.
+            lod.set_filter(&opts.filter).map_err(anyhow::Error::msg)?;
+            eprintln!("pcv: showing {}: applied to each node as it loads", opts.filter.describe());
+            *filtered = Some(Kept::default());
         }
         let mut cloud = lod.placeholder_cloud();
         for e in lod.crs_errors() {

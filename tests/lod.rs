@@ -674,3 +674,43 @@ fn a_picked_position_is_found_again_in_its_drawn_node() {
     // Far outside every node: nothing.
     assert_eq!(lod.point_at(lod.bounds().max + Vec3::splat(1000.0)), None);
 }
+
+/// A clip box set on a streamed scene: the nodes load again, each keeping what the box keeps, and the
+/// complete view draws the depth of the resident cloud filtered on the host; a filter the nodes cannot
+/// apply (returns) is refused.
+#[test]
+fn a_clip_box_on_a_streamed_scene_draws_what_the_host_filter_keeps() {
+    use pcv_io::filter::{ClipBox, Keep, PointFilter, Returns};
+    let cloud = scene::generate(200_000, 5, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000));
+    let mut lod = LodScene::open(vec![src as Arc<dyn NodeSource>], opts(1_000_000)).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = pcv_render::FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    let whole = lod.status().drawn_points;
+    // Keep the half of the cloud with x below its centre (file coordinates).
+    let b = lod.bounds();
+    let (lo, hi) = (lod.origin() + b.min.as_dvec3(), lod.origin() + b.max.as_dvec3());
+    let mid = (lo.x + hi.x) * 0.5;
+    let clip = ClipBox::from_min_max(lo - 1.0, DVec3::new(mid, hi.y + 1.0, hi.z + 1.0), Keep::Inside);
+    let filter = PointFilter { boxes: vec![clip], ..Default::default() };
+    lod.set_filter(&filter).unwrap();
+    refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    let kept = lod.status().drawn_points;
+    assert!(kept > whole / 5 && kept < whole * 4 / 5, "kept {kept} of {whole}");
+    // The resident cloud, filtered on the host, drawn whole.
+    let resident_pts = recentred(&cloud.points, cloud.origin, lod.origin());
+    let resident_cloud = PointCloud::from_points(resident_pts, lod.origin(), "resident");
+    let (shown, k) = pcv_io::filter::shown(&resident_cloud, &filter);
+    assert_eq!(k.points, kept, "the nodes keep what the host filter keeps");
+    let mut resident = CpuRasterizer::new();
+    resident.upload(&shown).unwrap();
+    let (want, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
+    let (got, _) = depth_and_colors(&mut r, &frame);
+    assert_eq!(got, want, "the streamed scene's depth is the filtered cloud's");
+    // Returns are not in the nodes: refused, the filter kept.
+    let returns = PointFilter { returns: Returns::First, ..Default::default() };
+    assert!(lod.set_filter(&returns).unwrap_err().contains("first"));
+    assert_eq!(*lod.filter(), filter);
+}

@@ -228,7 +228,7 @@ fn filters(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
                 "filtered by the GPU's culled passes ({} points uploaded)",
                 group_thousands(k.points)
             ));
-        } else if let Some(k) = &s.layers.filtered {
+        } else if let Some(k) = s.layers.filtered.as_ref().filter(|k| **k != pcv_io::filter::Kept::default()) {
             ui.text_disabled(format!(
                 "{} points kept; groups of {}: {} skipped, {} whole, {} tested",
                 group_thousands(k.points),

@@ -89,8 +89,11 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
-    if (reupload || refilter) && lod {
-        state.messages.info("level of detail: the streamed nodes keep their colours");
+    if lod {
+        // Level of detail's turn takes the filter (lod_turn); colours stay the nodes' own.
+        if reupload {
+            state.messages.info("level of detail: the streamed nodes keep their colours");
+        }
     } else if reupload || refilter {
         match upload_layers(state, rasterizer, reupload) {
             Ok(()) => front.window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
@@ -155,6 +158,16 @@ pub fn upload_layers(
 /// Level of detail's turn at a framebuffer of `size_px`: this frame's selection, loads and uploads; a
 /// new batch table is drawn, and the nodes' spacing sizes adaptive points.
 pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rasterizer: &mut dyn Rasterizer) {
+    if *l.filter() != state.layers.filter {
+        // A new filter: the nodes load again under it (returns and ranges are refused, and the
+        // filter shown goes back to the scene's).
+        if let Err(e) = l.set_filter(&state.layers.filter) {
+            state.messages.error(e);
+            state.layers.filter = l.filter().clone();
+        }
+        need.redraw_scene = true;
+        need.redraw_ui = true;
+    }
     let (w, h) = state.size_px;
     let frame = FrameParams::of_camera(&state.nav.camera, w, h).with_mode(LodScene::mode_for(state.mode));
     match l.update(rasterizer, &frame, state.nav.camera.pose.eye) {

@@ -11,11 +11,13 @@
 //! words). The result goes to the render thread over a bounded channel ([`CHANNEL_NODES`]): workers wait
 //! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
 //! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
-//! thread takes what has arrived ([`Loader::try_take`]) without waiting. The preprocessing's parallel
+//! thread takes what has arrived ([`Loader::try_take`]) without waiting. A request carries the
+//! scene's filter (classes, clip volumes): the worker keeps only the points it shows ([`keep`]). The preprocessing's parallel
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
 use super::select::NodeId;
 use glam::DVec3;
+use pcv_io::filter::PointFilter;
 use pcv_io::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
 use pcv_render::twins::preprocess::{grid_params, prepare, sort_by_cells, Table};
 use std::collections::HashSet;
@@ -36,12 +38,18 @@ pub struct Request {
     pub source: Arc<dyn NodeSource>,
     /// The scene's common origin, in the tile's coordinates.
     pub origin: DVec3,
+    /// Which of its points are kept (classes and clip volumes; see [`keep`]), and the scene's filter
+    /// generation it was asked under (a node read under an older filter is not written).
+    pub filter: Arc<PointFilter>,
+    pub generation: u64,
 }
 
 /// A node read and cut into batches.
 pub struct Loaded {
     pub id: NodeId,
     pub key: NodeKey,
+    /// The filter generation of its request.
+    pub generation: u64,
     pub result: Result<Table, NodeError>,
     /// Time spent reading and decoding, and preparing the batches.
     pub read_ms: f64,
@@ -230,9 +238,31 @@ pub fn load(req: &Request) -> Loaded {
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let result = read.map(|np| {
-        let pts: Vec<_> = np.points.into_iter().filter(|p| p.pos.iter().all(|v| v.is_finite())).collect();
+        let pts = keep(np, &req.filter, req.origin);
         let g = grid_params(&pcv_io::Bounds::of_points(&pts), pts.len() as u64);
         prepare(&sort_by_cells(&g, &pts))
     });
-    Loaded { id: req.id, key: req.node.key, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }
+    let (id, key, generation) = (req.id, req.node.key, req.generation);
+    Loaded { id, key, generation, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }
+}
+
+/// A node's finite points that `filter` keeps: its classes (class 0 where the source has none) and
+/// clip volumes (file coordinates `origin + p`). Returns and value ranges are not read here (the
+/// scene refuses filters with them).
+pub fn keep(np: pcv_io::octree::NodePoints, filter: &PointFilter, origin: DVec3) -> Vec<pcv_io::Point> {
+    let finite = |p: &pcv_io::Point| p.pos.iter().all(|v| v.is_finite());
+    if filter.is_empty() {
+        return np.points.into_iter().filter(finite).collect();
+    }
+    let class = |i: usize| np.classification.as_ref().and_then(|c| c.get(i).copied()).unwrap_or(0);
+    np.points
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| {
+            finite(p)
+                && filter.class_shown(class(i))
+                && filter.keeps_position(origin + glam::Vec3::from_array(p.pos).as_dvec3())
+        })
+        .map(|(_, p)| *p)
+        .collect()
 }

@@ -31,6 +31,7 @@ use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
 use glam::{DVec3, Vec3};
 use pcv_camera::lens::FOV_Y_RAD;
+use pcv_io::filter::PointFilter;
 use pcv_io::octree::NodeSource;
 use pcv_io::{Bounds, PointCloud};
 use pcv_render::gpu_data::BATCH_POINTS;
@@ -236,6 +237,9 @@ pub struct LodScene {
     discarded: u64,
     /// Each slot's spacing for adaptive point sizes (see the module doc), sent with the table.
     slot_spacing: Vec<f32>,
+    /// Which points of the nodes are drawn ([`Self::set_filter`]), and how many times it changed.
+    filter: Arc<PointFilter>,
+    generation: u64,
 }
 
 impl LodScene {
@@ -289,7 +293,38 @@ impl LodScene {
             upload_ms_total: 0.0,
             discarded: 0,
             slot_spacing: Vec::new(),
+            filter: Arc::new(PointFilter::default()),
+            generation: 0,
         })
+    }
+
+    /// The filter the nodes are loaded with.
+    pub fn filter(&self) -> &PointFilter {
+        &self.filter
+    }
+
+    /// Draws only the points `filter` shows: hidden classes and clip volumes, applied by the loading
+    /// workers to each node's points. Every resident node is forgotten and read again under it (nodes
+    /// in flight under the old one are not written). Returns and value ranges are refused (the nodes
+    /// are read without those fields).
+    pub fn set_filter(&mut self, filter: &PointFilter) -> Result<(), String> {
+        if !filter.fields().is_empty() || !filter.ranges.is_empty() {
+            return Err(format!(
+                "level of detail filters classes and clip volumes, not {}",
+                PointFilter { hidden_classes: [0; 4], boxes: Vec::new(), planes: Vec::new(), ..filter.clone() }
+                    .describe()
+            ));
+        }
+        if *filter == *self.filter {
+            return Ok(());
+        }
+        self.filter = Arc::new(filter.clone());
+        self.generation += 1;
+        self.pool = NodePool::new(self.pool.capacity());
+        self.arrived.clear();
+        self.failed.clear();
+        self.last_drawn = (HashSet::new(), u64::MAX);
+        Ok(())
     }
 
     /// Makes the rasterizer's node pool (replacing its points).
@@ -519,6 +554,8 @@ impl LodScene {
                 node,
                 source: self.tiles[s.id.tile as usize].clone(),
                 origin: self.origin,
+                filter: self.filter.clone(),
+                generation: self.generation,
             });
         }
         self.loader.want(wanted);
@@ -527,7 +564,7 @@ impl LodScene {
         let (mut uploaded_nodes, mut uploaded_points) = (0usize, 0u64);
         while uploaded_nodes == 0 || started.elapsed().as_secs_f64() * 1e3 < self.opts.upload_ms_per_frame {
             let Some(l) = self.arrived.pop_front().or_else(|| self.loader.try_take()) else { break };
-            if self.pool.contains(&l.id) {
+            if self.pool.contains(&l.id) || l.generation != self.generation {
                 self.discarded += 1;
                 continue;
             }
