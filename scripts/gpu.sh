@@ -51,6 +51,7 @@ scenarios=(
   "multi-stream|nvidia-h200-x2|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/bin/multi_gpu .gpu/ex/load_bench|two GPUs for files and LOD: a 2B-point LAS streamed to 1 and 2 GPUs, LOD across GPUs, the window with --gpus 2|"
   "nav|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|the viewer as a user meets it: first views, the same click on CUDA and CPU, idle cost, a flight, pcv record|DEMO_SCALE (4) DEMO_DATA PCV_NAV_BACKEND (cuda) PCV_NAV_X (skip: no Xvfb)"
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
+  "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -1015,6 +1016,42 @@ EOF2
     rm -f /dev/shm/pcv-terrain.las
     fi
   } 2>&1 | tee "$out/filters.log"
+  finish
+}
+
+sc_raster_filter() {
+  begin raster-filter
+  local fp frames=${FRAMES:-5} f=/dev/shm/pcv-terrain.las cs a on
+  fp=$(count "${FILE_POINTS:-200M}")
+  need "$pcv" .gpu/bin/cuda_vs_cpu
+  {
+    machine
+    link_bin_exe
+    echo "== 1. the filtered culled passes against the CPU twins, and streamed class codes against the host's filter"
+    PCV_REQUIRE_CUDA=1 step cuda_vs_cpu timeout 300 .gpu/bin/cuda_vs_cpu --include-ignored --test-threads=1 --nocapture filtered streamed_class
+    echo "== 2. a $fp-point terrain LAS (classes 2 ground, 5 vegetation, 6 buildings)"
+    python3 "$helpers/terrain-las.py" "$f" "$fp" --size-m 2000 --jobs "$(nproc)" | tail -1
+    cs=$(compute_sanitizer)
+    if [ -n "$cs" ]; then
+      python3 "$helpers/terrain-las.py" /dev/shm/pcv-small.las 2000000 --size-m 300 --jobs 4 | tail -1
+      step memcheck-filtered timeout 240 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
+        "$pcv" bench --backend cuda /dev/shm/pcv-small.las --classes 2,6 --clip-box 500000,4100000,-1000,500150,4100300,5000 --mode culled,quant --point-size 1 --edl off --warmup 1 --frames 2 --size 1280x720
+    fi
+    echo "== 3. bench (culled, 1920x1080, 1 px): unfiltered, then each filter on the GPU and on the host (PCV_FILTER_ON=host)"
+    for a in "" "--classes 5,6" "--classes 2,6" "--clip-box 500000,4100000,-1000,501000,4102000,5000"; do
+      for on in gpu host; do
+        [ -z "$a" ] && [ "$on" = host ] && continue
+        # shellcheck disable=SC2086 # $a is several arguments
+        PCV_FILTER_ON=$on step "bench${a:+ $a} (filter on $on)" timeout 200 "$pcv" bench --backend cuda "$f" --mode culled --point-size 1 --edl off --warmup 2 --frames "$frames" $a
+      done
+    done
+    echo "== 4. the same LAS streamed to the GPU (no host copy): time to screen unfiltered vs --classes 2,6 on the GPU"
+    for a in "" "--classes 2,6"; do
+      # shellcheck disable=SC2086
+      /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" render "$f" --backend cuda --size 1920x1080 $a -o "$out/streamed${a:+-classes-2-6}.png" 2>&1 | grep -E "showing|rendered|times| s, |error"
+    done
+    rm -f "$f" /dev/shm/pcv-small.las
+  } 2>&1 | tee "$out/raster-filter.log"
   finish
 }
 
