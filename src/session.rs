@@ -634,9 +634,10 @@ fn load_and_upload(
             }
             if raster && filter_in_raster(r, &cloud, &opts.filter, &Vec::new).context("filtering on the GPU")? {
                 eprintln!(
-                    "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points streamed)",
+                    "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points streamed{})",
                     opts.filter.describe(),
-                    r.num_points()
+                    r.num_points(),
+                    class_column_note(&opts.filter, r.num_points())
                 );
                 *filtered = Some(Kept { points: r.num_points(), by_rasterizer: true, ..Default::default() });
             } else if !opts.filter.is_empty() {
@@ -670,9 +671,10 @@ fn load_and_upload(
         r.upload(&cloud).context("uploading the points")?;
         if filter_in_raster(r, &cloud, &opts.filter, &|| class_codes(&cloud)).context("filtering on the GPU")? {
             eprintln!(
-                "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded)",
+                "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded{})",
                 opts.filter.describe(),
-                cloud.len()
+                cloud.len(),
+                class_column_note(&opts.filter, cloud.len())
             );
             *filtered = Some(Kept { points: cloud.len(), by_rasterizer: true, ..Default::default() });
         } else {
@@ -716,6 +718,21 @@ pub fn filter_in_raster(
 ) -> Result<bool, pcv_render::RenderError> {
     let Ok(u) = pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()) else { return Ok(false) };
     r.set_raster_filter(Some(&u), codes)
+}
+
+/// What the class column a filter puts on the GPU takes: a byte a point and 32 bytes a batch
+/// (`cuda::filter::ClassColumn`), when the filter hides a class.
+fn class_column_note(filter: &PointFilter, points: u64) -> String {
+    if !filter.tests_classes() {
+        return String::new();
+    }
+    let batch = pcv_render::gpu_data::BATCH_POINTS as u64;
+    let bytes = points + points.div_ceil(batch) * std::mem::size_of::<pcv_render::gpu_data::BatchClasses>() as u64;
+    format!(
+        "; class codes on the GPU: {:.1} MB, {:.3} bytes a point",
+        bytes as f64 / 1e6,
+        bytes as f64 / points.max(1) as f64
+    )
 }
 
 /// The class codes of every point of a host cloud (0 where its files had none).
@@ -818,4 +835,18 @@ fn open_lod(
         lod.slots() as f64 * 4096.0 * 20.0 / 1e9
     );
     Ok(Some((lod, opened_at)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_class_column_is_said_in_bytes_a_point() {
+        let mut f = PointFilter::default();
+        assert_eq!(class_column_note(&f, 1_000_000_000), "", "no class hidden: no column");
+        f.set_class_shown(5, false);
+        // 1e9 bytes of codes and 244,141 batches of 32 bytes.
+        assert_eq!(class_column_note(&f, 1_000_000_000), "; class codes on the GPU: 1007.8 MB, 1.008 bytes a point");
+    }
 }
