@@ -536,93 +536,54 @@ impl CudaRasterizer {
                     unsafe { kernels::vis_disk(k, stream, f, u, p.positions.ptr(), num_points, vis_ptr) }?
                 }
                 // The culled modes: `visible` holds a byte and `list` a word per batch; `hzb` the pyramid
-                // of this frame's size; the lists' counts live in `counters`.
-                Pass::Draw1 | Pass::Draw2 if filter.is_some() => {
-                    // The filtered entry points: `fu` tests classes only when the table has its class
-                    // column (set_raster_filter made it first), whose codes cover the table's points and
-                    // whose sets cover its batches.
-                    let (p, fu) = (prep.ok_or_else(no_prep)?, filter.as_ref().ok_or_else(no_prep)?);
-                    let (b, nb, pos, visible, list) =
-                        (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
-                    let count = if pass == Pass::Draw1 {
-                        unsafe {
-                            kernels::cull_phase1_filtered(k, stream, f, *fu, b, sets, nb, visible, list, counts_ptr)
-                        }?;
-                        counts_ptr + 4 * counter::LIST1 as u64
-                    } else {
-                        unsafe {
-                            kernels::cull_phase2_filtered(
-                                k, stream, f, *fu, hzb_params, b, sets, nb, visible, hzb_ptr, list, counts_ptr,
-                            )
-                        }?;
-                        counts_ptr + 4 * counter::LIST2 as u64
-                    };
-                    let quant = (frame.mode == RenderMode::Quant) as u32;
-                    unsafe {
-                        kernels::raster_list_filtered(
-                            k,
-                            stream,
-                            f,
-                            *fu,
-                            b,
-                            sets,
-                            codes,
-                            list,
-                            count,
-                            pos,
-                            p.quant.ptr(),
-                            vis_ptr,
-                            counts_ptr,
-                            nb,
-                            quant,
-                        )
-                    }?
-                }
+                // of this frame's size; the lists' counts live in `counters`. With a filter, its entry
+                // points: `fu` tests classes only when the table has its class column (set_raster_filter
+                // made it first), whose codes cover the table's points and whose sets cover its batches.
                 Pass::Draw1 | Pass::Draw2 => {
                     let p = prep.ok_or_else(no_prep)?;
                     let (b, nb, pos, visible, list) =
                         (p.batches.ptr(), p.num_batches(), p.positions.ptr(), p.visible.ptr(), p.list.ptr());
                     let count = if pass == Pass::Draw1 {
-                        unsafe { kernels::cull_phase1(k, stream, f, b, nb, visible, list, counts_ptr) }?;
+                        match &filter {
+                            Some(fu) => unsafe {
+                                kernels::cull_phase1_filtered(k, stream, f, *fu, b, sets, nb, visible, list, counts_ptr)
+                            },
+                            None => unsafe { kernels::cull_phase1(k, stream, f, b, nb, visible, list, counts_ptr) },
+                        }?;
                         counts_ptr + 4 * counter::LIST1 as u64
                     } else {
-                        unsafe {
-                            kernels::cull_phase2(k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr)
+                        match &filter {
+                            Some(fu) => unsafe {
+                                kernels::cull_phase2_filtered(
+                                    k, stream, f, *fu, hzb_params, b, sets, nb, visible, hzb_ptr, list, counts_ptr,
+                                )
+                            },
+                            None => unsafe {
+                                kernels::cull_phase2(
+                                    k, stream, f, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr,
+                                )
+                            },
                         }?;
                         counts_ptr + 4 * counter::LIST2 as u64
                     };
-                    match frame.mode {
-                        RenderMode::Quant => unsafe {
+                    let quant = p.quant.ptr();
+                    match (&filter, frame.mode) {
+                        (Some(fu), mode) => unsafe {
+                            let use_quant = (mode == RenderMode::Quant) as u32;
+                            kernels::raster_list_filtered(
+                                k, stream, f, *fu, b, sets, codes, list, count, pos, quant, vis_ptr, counts_ptr, nb,
+                                use_quant,
+                            )
+                        },
+                        (None, RenderMode::Quant) => unsafe {
                             kernels::raster_list_quant(
-                                k,
-                                stream,
-                                f,
-                                b,
-                                list,
-                                count,
-                                pos,
-                                p.quant.ptr(),
-                                vis_ptr,
-                                counts_ptr,
-                                nb,
+                                k, stream, f, b, list, count, pos, quant, vis_ptr, counts_ptr, nb,
                             )
-                        }?,
-                        _ => unsafe {
-                            kernels::raster_list(
-                                k,
-                                stream,
-                                f,
-                                b,
-                                list,
-                                count,
-                                pos,
-                                p.quant.ptr(),
-                                vis_ptr,
-                                counts_ptr,
-                                nb,
-                            )
-                        }?,
-                    }
+                        },
+                        (None, _) => unsafe {
+                            kernels::raster_list(k, stream, f, b, list, count, pos, quant, vis_ptr, counts_ptr, nb)
+                        },
+                    }?
                 }
                 Pass::Hzb => {
                     let (w, h) = (frame.width_px, frame.height_px);
