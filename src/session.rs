@@ -400,31 +400,32 @@ fn open_on(
         // points of a host cloud (as the upload gathered them); for a streamed cloud, the sample its
         // first stream took, of the points the workers kept.
         let start = StartOptions { up: pcv_camera::UpChoice::Axis(camera.up), ..opts.start };
-        if k.by_rasterizer {
+        let sample = match (k.by_rasterizer, cloud.files()) {
             // The GPU filters every point uploaded: a sample of them, kept by the clip volumes here.
-            let mut sample = match cloud.files() {
-                Some(files) => device::sample(files),
-                None => cloud.points.iter().step_by((cloud.points.len() / 100_000).max(1)).copied().collect(),
-            };
-            sample.retain(|p| opts.filter.keeps_position(cloud.to_source(glam::Vec3::from_array(p.pos))));
-            if !sample.is_empty() {
+            (true, files) => {
+                let mut sample = match files {
+                    Some(files) => device::sample(files),
+                    None => cloud.points.iter().step_by((cloud.points.len() / 100_000).max(1)).copied().collect(),
+                };
+                sample.retain(|p| opts.filter.keeps_position(cloud.to_source(glam::Vec3::from_array(p.pos))));
+                Some(sample)
+            }
+            (false, Some(files)) => Some(device::sample(files)),
+            (false, None) => None,
+        };
+        match sample {
+            Some(sample) if !sample.is_empty() => {
                 let b = pcv_camera::framing::percentile_box(&sample, &pcv_io::Bounds::of_points(&sample));
                 let mut framed = cloud.clone();
                 framed.bounds = b;
                 camera = Camera::start_framing(&framed, b, &start).0;
             }
-        } else if let Some(files) = cloud.files() {
-            let sample = device::sample(files);
-            if !sample.is_empty() {
-                let b = pcv_camera::framing::percentile_box(&sample, &pcv_io::Bounds::of_points(&sample));
-                let mut framed = cloud.clone();
-                framed.bounds = b;
-                camera = Camera::start_framing(&framed, b, &start).0;
+            Some(_) => {}
+            None => {
+                let mut kept = filter::gather(&cloud, k);
+                kept.bounds = pcv_io::Bounds::of_points(&kept.points);
+                camera = Camera::start(&kept, &start).0;
             }
-        } else {
-            let mut kept = filter::gather(&cloud, k);
-            kept.bounds = pcv_io::Bounds::of_points(&kept.points);
-            camera = Camera::start(&kept, &start).0;
         }
     }
     Ok((cloud, Shown::Cloud, camera, up_reason, started))
@@ -666,10 +667,15 @@ fn load_and_upload(
     prepare(&mut cloud);
     if opts.filter.is_empty() {
         r.upload(&cloud).context("uploading the points")?;
-    } else if opts.raster_filter && r.raster_filters() && raster_filter_fits(&cloud, &opts.filter) {
+    } else {
         check_filter_fields(&cloud, &opts.filter)?;
-        r.upload(&cloud).context("uploading the points")?;
-        if filter_in_raster(r, &cloud, &opts.filter, &|| class_codes(&cloud)).context("filtering on the GPU")? {
+        // Classes and clip volumes on the GPU's culled passes, the whole cloud uploaded; else the
+        // kept points (filtered here).
+        let on_gpu = opts.raster_filter && r.raster_filters() && raster_filter_fits(&cloud, &opts.filter) && {
+            r.upload(&cloud).context("uploading the points")?;
+            filter_in_raster(r, &cloud, &opts.filter, &|| class_codes(&cloud)).context("filtering on the GPU")?
+        };
+        if on_gpu {
             eprintln!(
                 "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded{})",
                 opts.filter.describe(),
@@ -679,23 +685,18 @@ fn load_and_upload(
             *filtered = Some(Kept { points: cloud.len(), by_rasterizer: true, ..Default::default() });
         } else {
             let (shown, kept) = filter::shown(&cloud, &opts.filter);
+            eprintln!(
+                "pcv: showing {}: {} of {} points ({} groups skipped, {} kept whole, {} tested)",
+                opts.filter.describe(),
+                kept.points,
+                cloud.len(),
+                kept.groups_skipped,
+                kept.groups_whole,
+                kept.groups_tested
+            );
             r.upload(&shown).context("uploading the points")?;
             *filtered = Some(kept);
         }
-    } else {
-        check_filter_fields(&cloud, &opts.filter)?;
-        let (shown, kept) = filter::shown(&cloud, &opts.filter);
-        eprintln!(
-            "pcv: showing {}: {} of {} points ({} groups skipped, {} kept whole, {} tested)",
-            opts.filter.describe(),
-            kept.points,
-            cloud.len(),
-            kept.groups_skipped,
-            kept.groups_whole,
-            kept.groups_tested
-        );
-        r.upload(&shown).context("uploading the points")?;
-        *filtered = Some(kept);
     }
     Ok(cloud)
 }

@@ -138,7 +138,6 @@ pub fn upload_layers(
             l.filtered = None;
             return Ok(());
         }
-        let l = &mut state.layers;
         if l.filter.is_empty() {
             l.in_raster = true;
             return Ok(());
