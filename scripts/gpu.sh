@@ -51,6 +51,7 @@ scenarios=(
   "multi-stream|nvidia-h200-x2|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/bin/multi_gpu .gpu/ex/load_bench|two GPUs for files and LOD: a 2B-point LAS streamed to 1 and 2 GPUs, LOD across GPUs, the window with --gpus 2|"
   "nav|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|the viewer as a user meets it: first views, the same click on CUDA and CPU, idle cost, a flight, pcv record|DEMO_SCALE (4) DEMO_DATA PCV_NAV_BACKEND (cuda) PCV_NAV_X (skip: no Xvfb)"
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
+  "data-1b|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 34's Done-when at a billion points: a US-survey-feet terrain tile (GPS time, returns) in the CUDA window coloured by gps_time and return_number, vegetation hidden by a click on the legend, a building clipped by a box, then exported with convert|FILE_POINTS (1B) FRAMES (40) CLICK (the legend's class-5 box, x,y in the 1920x1080 window once View is open: 23,223)"
   "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
@@ -983,13 +984,13 @@ sc_filters() {
     echo "== 3. convert a clipped building, every field kept"
     "$pcv" convert "$t" -o "$work/house.laz" --clip-box 512120,5405060,0,512180,5405120,1000 --classes 6
     "$pcv" info "$work/house.laz" | grep -E "points|classes|gps_time"
-    echo "== 4. the window on CUDA (Xvfb + NVIDIA GLX): gps_time, vegetation hidden from the start, then a click on the legend"
+    echo "== 4. the window on CUDA (Xvfb + NVIDIA GLX): gps_time, vegetation hidden from the start, then clicks on View and the legend's class-5 box"
     "$pcv" "$t" --backend cuda --color-by gps_time --classes 2,6,7 --size 1920x1080 --frames 20 --screenshot "$out/window-cuda-no-vegetation.png" 2>&1 | tail -2
     cat >"$work/toggle.json" <<'EOF2'
 [ {"frame": 3, "type": "cursor_pos", "x": 105, "y": 37},
   {"frame": 4, "type": "button", "button": "left", "down": true},
   {"frame": 5, "type": "button", "button": "left", "down": false},
-  {"frame": 8, "type": "cursor_pos", "x": 23, "y": 155},
+  {"frame": 8, "type": "cursor_pos", "x": 23, "y": 223},
   {"frame": 9, "type": "button", "button": "left", "down": true},
   {"frame": 10, "type": "button", "button": "left", "down": false},
   {"frame": 12, "type": "cursor_pos", "x": 1500, "y": 900} ]
@@ -1016,6 +1017,53 @@ EOF2
     rm -f /dev/shm/pcv-terrain.las
     fi
   } 2>&1 | tee "$out/filters.log"
+  finish
+}
+
+sc_data_1b() {
+  begin data-1b
+  local fp frames=${FRAMES:-40} t=/dev/shm/pcv-ftus.las work=/tmp/pcv-data-1b a name click=${CLICK:-23,223}
+  fp=$(count "${FILE_POINTS:-1B}")
+  need "$pcv"
+  start_x
+  mkdir -p "$work"
+  # Frame times from a --trace: the median and p99 of the gaps between frames after the first 10.
+  gaps() { python3 -c "import json,sys; t=[json.loads(l)['time_s'] for l in open(sys.argv[1])][10:]; d=sorted(b-a for a,b in zip(t,t[1:])); print(f'{len(d)} frames after the 10th: median {1e3*d[len(d)//2]:.1f} ms, p99 {1e3*d[min(len(d)-1,int(len(d)*0.99))]:.1f} ms, points {json.loads(open(sys.argv[1]).readlines()[-1]).get(\"points\")}') if len(d)>1 else print('too few frames')" "$1"; }
+  {
+    machine
+    echo "== 1. a $fp-point terrain tile in US survey feet (LAS 1.2 format 3: GPS time, returns, flight lines)"
+    python3 "$helpers/terrain-las.py" "$t" "$fp" --size-m 20000 --format 3 --ftus --jobs "$(nproc)" | tail -1
+    "$pcv" info "$t" | grep -E "points|crs|units|size|classes|return_number|gps_time"
+    echo "== 2. the CUDA window (Xvfb + NVIDIA GLX, 1920x1080): colour by gps_time, by return_number"
+    for a in gps_time return_number; do
+      /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" "$t" --backend cuda --color-by $a --size 1920x1080 --frames "$frames" --trace "$work/$a.jsonl" --screenshot "$out/window-$a.png" 2>&1 | tail -3
+      printf '%s: ' "$a"; gaps "$work/$a.jsonl"
+    done
+    echo "== 3. vegetation hidden by clicks: the panel's View tab (105,37), the legend's class-5 box ($click); then a clip box"
+    cat >"$work/click.json" <<EOF2
+[ {"frame": 3, "type": "cursor_pos", "x": 105, "y": 37},
+  {"frame": 4, "type": "button", "button": "left", "down": true},
+  {"frame": 5, "type": "button", "button": "left", "down": false},
+  {"frame": 8, "type": "cursor_pos", "x": ${click%,*}, "y": ${click#*,}},
+  {"frame": 9, "type": "button", "button": "left", "down": true},
+  {"frame": 10, "type": "button", "button": "left", "down": false},
+  {"frame": 12, "type": "cursor_pos", "x": 1500, "y": 900} ]
+EOF2
+    "$pcv" "$t" --backend cuda --color-by return_number --size 1920x1080 --frames "$frames" --input-script "$work/click.json" --trace "$work/click.jsonl" --screenshot "$out/window-vegetation-hidden.png" 2>&1 | tail -2
+    python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; print('points drawn: frame 7', t[7].get('points'), '-> last', t[-1].get('points'))" "$work/click.jsonl" 2>&1 | tail -1
+    printf 'after the click: '; gaps "$work/click.jsonl"
+    # The first building of terrain-las.py's generator (seed 1) is not known here: clip the tile's centre
+    # 300 x 300 ft, buildings only, and export what the window shows.
+    a="--clip-box 509850,4109850,-1000,510150,4110150,5000 --classes 6"
+    # shellcheck disable=SC2086
+    "$pcv" "$t" --backend cuda $a --size 1920x1080 --frames "$frames" --trace "$work/clip.jsonl" --screenshot "$out/window-clip-buildings.png" 2>&1 | tail -2
+    printf 'clipped: '; gaps "$work/clip.jsonl"
+    # shellcheck disable=SC2086
+    /usr/bin/time -f "convert: %e s, VmHWM %M KiB" "$pcv" convert "$t" -o "$work/buildings.laz" $a 2>&1 | tail -2
+    "$pcv" info "$work/buildings.laz" | grep -E "points|crs|classes|gps_time|return_number"
+    "$pcv" render "$work/buildings.laz" --backend cuda --size 1280x720 -o "$out/convert-buildings.png" 2>&1 | grep -E "showing|rendered|error"
+    rm -f "$t"
+  } 2>&1 | tee "$out/data-1b.log"
   finish
 }
 

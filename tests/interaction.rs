@@ -448,6 +448,39 @@ fn xtest_mouse_and_keys_reach_the_viewer() {
 }
 
 #[test]
+fn a_scripted_click_reaches_the_panel() {
+    // The panel's "? help" tab, at the top left whatever the window's size: a script's click must reach
+    // the panel as a person's does (scripts drive panel buttons in the GPU machine's window runs).
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let steps =
+        json!([cursor(3, 292.0, 37.0), button(4, "left", true), button(5, "left", false), cursor(7, 500.0, 300.0)]);
+    let script = write_script(dir.path(), "help.json", steps);
+    let tr = dir.path().join("trace.jsonl");
+    pcv_window(
+        &d,
+        &[
+            s(&cloud),
+            "--backend",
+            "cpu",
+            "--size",
+            "640x360",
+            "--frames",
+            "10",
+            "--input-script",
+            s(&script),
+            "--trace",
+            s(&tr),
+        ],
+    );
+    let t = trace(&tr);
+    assert_eq!(t[2]["help"], false, "help was open before the click");
+    assert_eq!(t.last().unwrap()["help"], true, "the scripted click on '? help' did not open the help");
+    assert!(t.last().unwrap()["picked"].is_null(), "the click on the panel also picked a point");
+}
+
+#[test]
 fn a_click_picks_the_exact_point_of_a_las_file() {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();

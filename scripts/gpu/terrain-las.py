@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Writes a large, real-looking aerial lidar tile as LAS 1.2 (point format 2) with numpy, fast enough for
-hundreds of millions of points: rolling terrain, box buildings with flat roofs, round tree crowns,
-RGB from the kind of surface, intensity, ASPRS classes (2 ground, 5 high vegetation, 6 building).
+"""Writes a large, real-looking aerial lidar tile as LAS 1.2 (point format 2, or 3 with --format 3) with
+numpy, fast enough for hundreds of millions of points: rolling terrain, box buildings with flat roofs,
+round tree crowns, RGB from the kind of surface, intensity, ASPRS classes (2 ground, 5 high vegetation,
+6 building). Format 3 adds what a flight gives: GPS time (flight lines 200 m apart along x, 100 s each),
+the point source ID (the line), and returns (tree crowns: 1..3 of 3 by depth in the crown, the rest 1 of
+1). --ftus writes an OGC WKT VLR naming a projected CRS in US survey feet (the coordinates are then read
+as feet).
 Used on the GPU machine (scripts/gpu.sh looks, copc, lod-copc) for benchmarks of loaded files (pcv's own
 demo data writers cover small files).
 
-Usage: scripts/gpu/terrain-las.py OUT.las POINTS [--size-m 1000] [--seed 1] [--jobs N]
+Usage: scripts/gpu/terrain-las.py OUT.las POINTS [--size-m 1000] [--seed 1] [--jobs N] [--format 2|3] [--ftus]
 
 --jobs N > 1 writes pieces of 4M points in N processes, each from its own generator (seed, piece): other
 points than the sequential default, as real-looking, and N times faster.
@@ -22,6 +26,8 @@ p.add_argument("points", type=float)
 p.add_argument("--size-m", type=float, default=1000.0)
 p.add_argument("--seed", type=int, default=1)
 p.add_argument("--jobs", type=int, default=1, help="write 4M-point pieces in this many processes (other points than --jobs 1)")
+p.add_argument("--format", type=int, default=2, choices=(2, 3))
+p.add_argument("--ftus", action="store_true", help="an OGC WKT VLR: NAD83 / New Mexico Central (ftUS)")
 a = p.parse_args()
 n = int(a.points)
 rng = np.random.default_rng(a.seed)
@@ -41,7 +47,17 @@ def ground(x, y):
     return (8 * np.sin(x / 97.0) * np.cos(y / 131.0) + 4 * np.sin((x + y) / 53.0) + 0.002 * x).astype(np.float64)
 
 
-header_size, record = 227, 26
+WKT = (b'PROJCS["NAD83 / New Mexico Central (ftUS)",GEOGCS["NAD83",DATUM["North_American_Datum_1983",'
+       b'SPHEROID["GRS 1980",6378137,298.257222101]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],'
+       b'PROJECTION["Transverse_Mercator"],PARAMETER["latitude_of_origin",31],PARAMETER["central_meridian",-106.25],'
+       b'PARAMETER["scale_factor",0.9999],PARAMETER["false_easting",1640416.667],PARAMETER["false_northing",0],'
+       b'UNIT["US survey foot",0.304800609601219],AUTHORITY["EPSG","2258"]]\0')
+vlr = b""
+if a.ftus:
+    vlr = struct.pack("<H16sHH32s", 0, b"LASF_Projection", 2112, len(WKT), b"OGC WKT".ljust(32, b"\0")) + WKT
+header_size = 227
+data_offset = header_size + len(vlr)
+record = 34 if a.format == 3 else 26
 chunk = 20_000_000
 
 
@@ -72,14 +88,26 @@ def make(m, rng):
     rgb[roof] = (170, 80, 60)
     rgb[tree] = (50, 120, 40)
     rgb = (rgb.astype(np.int32) + rng.integers(-20, 20, (m, 3))).clip(0, 255).astype(np.uint16) * 257
-    rec = np.zeros(m, dtype=[("x", "<i4"), ("y", "<i4"), ("z", "<i4"), ("i", "<u2"), ("b", "u1"), ("c", "u1"),
-                             ("a", "i1"), ("u", "u1"), ("s", "<u2"), ("r", "<u2"), ("g", "<u2"), ("bl", "<u2")])
+    fields = [("x", "<i4"), ("y", "<i4"), ("z", "<i4"), ("i", "<u2"), ("b", "u1"), ("c", "u1"), ("a", "i1"), ("u", "u1"),
+              ("s", "<u2")]
+    fields += [("t", "<f8")] if a.format == 3 else []
+    rec = np.zeros(m, dtype=fields + [("r", "<u2"), ("g", "<u2"), ("bl", "<u2")])
     for k, v in enumerate((x, y, z)):
         rec["xyz"[k]] = np.round(v / scale).astype(np.int32)
         w = np.round(v / scale) * scale
         mins[k], maxs[k] = w.min(), w.max()
     rec["i"] = rng.integers(100, 4000, m)
     rec["b"] = 0b00001001  # return 1 of 1
+    if a.format == 3:
+        line = np.clip(np.floor(y / 200.0), 0, None)
+        rec["s"] = line.astype(np.uint16) + 1
+        # Lines flown alternately east and west, 100 s each, 20 s turns between.
+        along = np.where(line % 2 == 0, x, size - x) / size * 100.0
+        rec["t"] = 315_000_000.0 + line * 120.0 + along
+        rec["a"] = np.clip(np.round((y - (line + 0.5) * 200.0) / 200.0 * 40.0), -20, 20).astype(np.int8)
+        # Crowns: the top third first returns, then second, then third of three.
+        depth = np.clip(((th[ti] + tr[ti] * 0.8) - (z[tree] - ground(tx[ti], ty[ti]))) / (tr[ti] * 1.6), 0, 0.999)
+        rec["b"][tree] = (np.floor(depth * 3).astype(np.uint8) + 1) | (3 << 3)
     rec["c"] = cls
     rec["r"], rec["g"], rec["bl"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
     return rec, mins, maxs
@@ -90,16 +118,16 @@ def part(k):
     m = min(4_000_000, n - k * 4_000_000)
     rec, lo, hi = make(m, np.random.default_rng([a.seed, k]))
     fd = os.open(a.out, os.O_WRONLY)
-    os.pwrite(fd, rec.tobytes(), header_size + k * 4_000_000 * record)
+    os.pwrite(fd, rec.tobytes(), data_offset + k * 4_000_000 * record)
     os.close(fd)
     return lo, hi
 
 
 with open(a.out, "wb") as f:
-    f.write(b"\0" * header_size)
+    f.write(b"\0" * header_size + vlr)
     mins, maxs = np.full(3, np.inf), np.full(3, -np.inf)
     if a.jobs > 1:
-        f.truncate(header_size + n * record)
+        f.truncate(data_offset + n * record)
         f.flush()
         with multiprocessing.Pool(a.jobs) as pool:
             for lo, hi in pool.imap_unordered(part, range((n + 3_999_999) // 4_000_000)):
@@ -117,7 +145,7 @@ with open(a.out, "wb") as f:
     h[24], h[25] = 1, 2
     h[26:58] = b"pcv gpu-terrain-las.py".ljust(32, b"\0")
     struct.pack_into("<H", h, 94, header_size)
-    struct.pack_into("<IIBHI", h, 96, header_size, 0, 2, record, min(n, 0xFFFFFFFF))
+    struct.pack_into("<IIBHI", h, 96, data_offset, 1 if vlr else 0, a.format, record, min(n, 0xFFFFFFFF))
     struct.pack_into("<ddd", h, 131, scale, scale, scale)
     struct.pack_into("<ddd", h, 155, *offset)
     struct.pack_into("<dddddd", h, 179, maxs[0] + offset[0], mins[0] + offset[0], maxs[1] + offset[1],

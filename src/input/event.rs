@@ -104,6 +104,43 @@ impl InputEvent {
     }
 }
 
+impl InputEvent {
+    /// The GLFW event `self` stands for (what [`InputEvent::from_glfw`] read), so that a scripted
+    /// event reaches the panel as the window's own would; `None` for drops and focus, which the panel
+    /// does not take.
+    pub fn to_glfw(&self) -> Option<WindowEvent> {
+        let mods = |m: &Mods| {
+            let mut g = Modifiers::empty();
+            g.set(Modifiers::Shift, m.shift);
+            g.set(Modifiers::Control, m.ctrl);
+            g.set(Modifiers::Alt, m.alt);
+            g
+        };
+        let action = |down: bool, repeat: bool| match (down, repeat) {
+            (false, _) => Action::Release,
+            (true, true) => Action::Repeat,
+            (true, false) => Action::Press,
+        };
+        Some(match self {
+            InputEvent::CursorPos { x, y } => WindowEvent::CursorPos(*x, *y),
+            InputEvent::Button { button, down, mods: m } => WindowEvent::MouseButton(
+                match button {
+                    Button::Left => MouseButton::Button1,
+                    Button::Right => MouseButton::Button2,
+                    Button::Middle => MouseButton::Button3,
+                },
+                action(*down, false),
+                mods(m),
+            ),
+            InputEvent::Scroll { dy } => WindowEvent::Scroll(0.0, *dy),
+            InputEvent::Key { key, down, repeat, mods: m } => {
+                WindowEvent::Key(*key, 0, action(*down, *repeat), mods(m))
+            }
+            InputEvent::Drop { .. } | InputEvent::Focus { .. } => return None,
+        })
+    }
+}
+
 /// Every key a script may name (those the viewer binds, plus the modifiers).
 const KEYS: &[Key] = &[
     Key::A,
@@ -248,6 +285,23 @@ mod tests {
             None
         );
         assert_eq!(InputEvent::from_glfw(&WindowEvent::Refresh), None);
+    }
+
+    #[test]
+    fn events_go_back_to_the_glfw_events_they_came_from() {
+        let glfw_events = [
+            WindowEvent::CursorPos(105.0, 37.5),
+            WindowEvent::MouseButton(MouseButton::Button1, Action::Press, Modifiers::Control),
+            WindowEvent::MouseButton(MouseButton::Button2, Action::Release, Modifiers::empty()),
+            WindowEvent::Scroll(0.0, -2.0),
+            WindowEvent::Key(Key::W, 0, Action::Repeat, Modifiers::Shift | Modifiers::Alt),
+            WindowEvent::Key(Key::Escape, 0, Action::Release, Modifiers::empty()),
+        ];
+        for e in glfw_events {
+            let ours = InputEvent::from_glfw(&e).expect("kept");
+            assert_eq!(ours.to_glfw(), Some(e.clone()), "{e:?}");
+        }
+        assert_eq!(InputEvent::Drop { paths: vec![] }.to_glfw(), None);
     }
 
     #[test]

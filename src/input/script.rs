@@ -12,7 +12,7 @@
 //!   { "frame": 20, "type": "drop", "paths": ["more.las"] } ]
 //! ```
 //!
-//! Scripted events take the same way as the window's, through the keymap, so a script exercises the
+//! Scripted events take the same way as the window's, through the panel (imgui) and the keymap, so a script exercises the
 //! very code a person does (the interaction tests use them under Xvfb). A script keeps the viewer
 //! rendering every frame until its last step has been delivered.
 use super::event::InputEvent;

@@ -189,6 +189,14 @@ impl Frontend {
                 _ => {}
             }
         }
+        // Scripted events reach the panel as the window's do (a script can click a panel button).
+        if let Some(ov) = self.overlay.as_mut() {
+            for event in scripted.iter().filter_map(InputEvent::to_glfw) {
+                ov.handle_event(&event);
+                need.redraw_ui = true;
+                self.ui_settle = 2;
+            }
+        }
         let glfw_events = events.iter().filter_map(InputEvent::from_glfw).collect::<Vec<_>>();
         let gizmo = state.gizmo_handles((fb_w, fb_h));
         for ev in glfw_events.into_iter().chain(scripted) {
