@@ -747,7 +747,15 @@ pub fn class_codes(cloud: &PointCloud) -> Vec<u8> {
 fn check_filter_fields(cloud: &PointCloud, f: &PointFilter) -> Result<()> {
     let missing: Vec<&str> = filter::missing_fields(cloud, f).into_iter().map(|x| x.name()).collect();
     if !missing.is_empty() {
-        bail!("{}: the files have no {} (pcv info lists each file's fields)", f.describe(), missing.join(", "));
+        let a = cloud.attributes.as_deref();
+        let has: Vec<&str> = a
+            .map(|a| {
+                let intensity = a.intensity.as_ref().map(|_| "intensity");
+                intensity.into_iter().chain(a.columns.iter().filter(|c| c.any()).map(|c| c.field.name())).collect()
+            })
+            .unwrap_or_default();
+        let has = if has.is_empty() { "none".to_string() } else { has.join(", ") };
+        bail!("{}: the files have no {} (they have: {has})", f.describe(), missing.join(", "));
     }
     Ok(())
 }

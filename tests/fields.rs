@@ -194,6 +194,197 @@ fn pcv(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pcv")).args(args).env_remove("DISPLAY").output().expect("run pcv")
 }
 
+/// A LAS 1.4 file (format 6, or LAZ) of 2,000 points whose records carry two extra-bytes fields, written
+/// by the las crate: `Amplitude` (f32 = i × 0.5) and `Deviation` (u16, scale 0.1, offset 2, no-data
+/// 65535 on every 10th point), after 3 undocumented bytes (data type 0).
+fn extra_bytes_file(dir: &Path, laz: bool) -> PathBuf {
+    use pcv_io::formats::las_extra::descriptor;
+    let mut f = las::point::Format::new(6).unwrap();
+    f.extra_bytes = 3 + 4 + 2;
+    f.is_compressed = laz;
+    let mut b = las::Builder::from((1, 4));
+    b.point_format = f;
+    let t = |o: f64| las::Transform { scale: 0.01, offset: o };
+    b.transforms = las::Vector { x: t(500_000.0), y: t(4_000_000.0), z: t(0.0) };
+    let mut data = descriptor("", 0, None, None, None);
+    data[3] = 3; // undocumented: 3 bytes
+    data.extend(descriptor("Amplitude", 9, None, None, None));
+    data.extend(descriptor("Deviation", 3, Some(0.1), Some(2.0), Some(65535.0)));
+    b.vlrs.push(las::Vlr { user_id: "LASF_Spec".into(), record_id: 4, description: "Extra Bytes".into(), data });
+    let path = dir.join(if laz { "extra.laz" } else { "extra.las" });
+    let mut w = las::Writer::from_path(&path, b.into_header().unwrap()).unwrap();
+    for i in 0..2000u32 {
+        let mut extra = vec![7u8, 8, 9];
+        extra.extend((i as f32 * 0.5).to_le_bytes());
+        extra.extend((if i % 10 == 0 { 65535u16 } else { (i % 500) as u16 }).to_le_bytes());
+        w.write_point(las::Point {
+            x: 500_000.0 + (i % 50) as f64,
+            y: 4_000_000.0 + (i / 50) as f64,
+            z: 10.0,
+            return_number: 1,
+            number_of_returns: 1,
+            gps_time: Some(1000.0 + i as f64),
+            extra_bytes: extra,
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    w.close().unwrap();
+    path
+}
+
+#[test]
+fn las_and_laz_extra_bytes_are_fields_by_their_own_names() {
+    let d = tempfile::tempdir().unwrap();
+    for laz in [false, true] {
+        let path = extra_bytes_file(d.path(), laz);
+        let c = load(&path);
+        let a = c.attributes.as_deref().unwrap();
+        let amp = Field::named("Amplitude").expect("the name was interned when the file was read");
+        let dev = Field::named("Deviation").unwrap();
+        let (ca, cd) = (a.column(amp).expect("Amplitude read"), a.column(dev).expect("Deviation read"));
+        for i in 0..2000usize {
+            assert_eq!(ca.get(i), i as f64 * 0.5, "{}: Amplitude of point {i}", path.display());
+            if i % 10 == 0 {
+                assert!(cd.get(i).is_nan(), "the no-data value reads as no value");
+            } else {
+                let want = (i % 500) as f64 * 0.1 + 2.0;
+                assert!((cd.get(i) - want).abs() < 1e-4, "Deviation of point {i}: {} vs {want}", cd.get(i));
+            }
+        }
+        assert!(a.available_modes().contains(&ColorMode::Extra(amp)));
+        assert_eq!(a.column(Field::GpsTime).map(|c| c.get(5)), Some(1005.0), "the standard fields still read");
+    }
+    // pcv info names them with their storage; the command line colours and filters by them.
+    let las = extra_bytes_file(d.path(), false);
+    let info = pcv(&["info", las.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("Amplitude (f32)") && text.contains("Deviation (u16 × 0.1 + 2)"), "{text}");
+    assert!(!text.contains("extra bytes per point"), "described bytes are not 'skipped': {text}");
+    let png = d.path().join("amp.png");
+    let out = pcv(&[
+        "render",
+        las.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--size",
+        "64x36",
+        "--color-by",
+        "Amplitude",
+        "--filter",
+        "Deviation:2..10",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Deviation in 2..10: raw 0..80 of each 500, less every 10th (no data): 72 + 72 + 72 + 72 points.
+    assert!(err.contains("288 of 2000 points"), "the filter's count: {err}");
+    let bad = pcv(&[
+        "render",
+        las.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--color-by",
+        "Amplitud",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("Amplitud") && err.contains("Amplitude"),
+        "a misspelt field lists the file's: {err}"
+    );
+}
+
+/// PLY (binary and ascii) and PCD (ascii, binary) files of 300 points whose vertices carry their own
+/// scalar properties: `quality` (double = i / 4) and `ring` (ushort = i % 16), beside a list (PLY) or a
+/// 3-value histogram (PCD) that stay skipped.
+fn property_files(dir: &Path) -> Vec<PathBuf> {
+    let n = 300usize;
+    let (q, ring) = (|i: usize| i as f64 / 4.0, |i: usize| (i % 16) as u16);
+    let mut out = Vec::new();
+    let head = |fmt: &str| {
+        format!("ply\nformat {fmt} 1.0\nelement vertex {n}\nproperty float x\nproperty float y\nproperty float z\nproperty double quality\nproperty list uchar int tags\nproperty ushort ring\nend_header\n")
+    };
+    let mut bin = head("binary_little_endian").into_bytes();
+    let mut txt = head("ascii");
+    for i in 0..n {
+        for v in [i as f32, (i % 7) as f32, 1.0] {
+            bin.extend(v.to_le_bytes());
+        }
+        bin.extend(q(i).to_le_bytes());
+        bin.push(1);
+        bin.extend(5i32.to_le_bytes());
+        bin.extend(ring(i).to_le_bytes());
+        txt.push_str(&format!("{i} {} 1 {} 1 5 {}\n", i % 7, q(i), ring(i)));
+    }
+    for (name, bytes) in [("props-bin.ply", bin), ("props-ascii.ply", txt.into_bytes())] {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        out.push(dir.join(name));
+    }
+    let pcd_head = |data: &str| {
+        format!("VERSION 0.7\nFIELDS x y z quality hist ring\nSIZE 4 4 4 8 4 2\nTYPE F F F F F U\nCOUNT 1 1 1 1 3 1\nWIDTH {n}\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS {n}\nDATA {data}\n")
+    };
+    let mut bin = pcd_head("binary").into_bytes();
+    let mut txt = pcd_head("ascii");
+    for i in 0..n {
+        for v in [i as f32, (i % 7) as f32, 1.0] {
+            bin.extend(v.to_le_bytes());
+        }
+        bin.extend(q(i).to_le_bytes());
+        for h in [0.1f32, 0.2, 0.3] {
+            bin.extend(h.to_le_bytes());
+        }
+        bin.extend(ring(i).to_le_bytes());
+        txt.push_str(&format!("{i} {} 1 {} 0.1 0.2 0.3 {}\n", i % 7, q(i), ring(i)));
+    }
+    for (name, bytes) in [("props-bin.pcd", bin), ("props-ascii.pcd", txt.into_bytes())] {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        out.push(dir.join(name));
+    }
+    out
+}
+
+#[test]
+fn ply_and_pcd_properties_are_fields_by_their_own_names() {
+    let d = tempfile::tempdir().unwrap();
+    for path in property_files(d.path()) {
+        let c = load(&path);
+        assert_eq!(c.len(), 300, "{}", path.display());
+        let a = c.attributes.as_deref().unwrap_or_else(|| panic!("{}: no attributes", path.display()));
+        let (q, ring) = (Field::named("quality").unwrap(), Field::named("ring").unwrap());
+        let (cq, cr) = (a.column(q).expect("quality read"), a.column(ring).expect("ring read"));
+        for i in 0..300 {
+            assert_eq!(cq.get(i), i as f64 / 4.0, "{}: quality of point {i}", path.display());
+            assert_eq!(cr.get(i), (i % 16) as f64, "{}: ring of point {i}", path.display());
+        }
+        assert!(Field::named("tags").is_none_or(|t| a.column(t).is_none()), "a list is not a field");
+        assert!(Field::named("hist").is_none_or(|h| a.column(h).is_none()), "a histogram is not a field");
+        let info = pcv(&["info", path.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert!(text.contains("quality (") && text.contains("ring ("), "{}: {text}", path.display());
+        let png = d.path().join("ring.png");
+        let p = path.to_str().unwrap();
+        let out = pcv(&[
+            "render",
+            p,
+            "--backend",
+            "cpu",
+            "--size",
+            "64x36",
+            "--color-by",
+            "ring",
+            "--filter",
+            "quality:10..20",
+            "-o",
+            png.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.contains("41 of 300 points"), "{}: {err}", path.display());
+    }
+}
+
 #[test]
 fn the_command_line_colours_by_fields_and_filters() {
     let d = tempfile::tempdir().unwrap();
@@ -221,7 +412,7 @@ fn the_command_line_colours_by_fields_and_filters() {
     // Errors name what is wrong.
     let out = run(&["--filter", "height:1..2"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("no attribute 'height'") && err.contains("gps_time"), "{err}");
+    assert!(!out.status.success() && err.contains("have no height") && err.contains("gps_time"), "{err}");
     let out = run(&["--clip-box", "1,2,3"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected six numbers"));
     // A file without returns: said, not ignored.

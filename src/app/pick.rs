@@ -114,7 +114,7 @@ pub struct PickedPoint {
     pub intensity: Option<f32>,
     pub classification: Option<u8>,
     pub rgb: Option<[u8; 3]>,
-    /// The other fields its file had (GPS time, returns, ...), in [`Field::ALL`]'s order.
+    /// The other fields its file had (GPS time, returns, ...), in [`Field::known`]'s order.
     pub fields: Vec<(Field, f64)>,
     /// For a level-of-detail scene: the octree node and the point's place in it.
     pub node: Option<String>,

@@ -125,7 +125,7 @@ pub fn append(base: PointCloud, other: PointCloud) -> Joined {
         Some(v)
     };
     // Other fields: one column each over both (NaN for the points of a cloud without it).
-    let columns = Field::ALL
+    let columns = Field::known()
         .into_iter()
         .filter(|&f| a.column(f).is_some() || b.column(f).is_some())
         .map(|f| {

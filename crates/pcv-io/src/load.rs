@@ -144,7 +144,7 @@ pub fn open_source(data: &[u8], format: Format, pts: bool) -> Result<Box<dyn Chu
     open_source_with(data, format, pts, formats::FieldSet::NONE)
 }
 
-/// [`open_source`], keeping `fields` as columns where the format has them (LAS/LAZ).
+/// [`open_source`], keeping `fields` as columns where the format has them (LAS/LAZ, PLY, PCD).
 pub fn open_source_with(
     data: &[u8],
     format: Format,
@@ -152,13 +152,21 @@ pub fn open_source_with(
     fields: formats::FieldSet,
 ) -> Result<Box<dyn ChunkSource + '_>, FormatError> {
     Ok(match format {
-        Format::Ply => Box::new(formats::ply::open(data)?),
+        Format::Ply => {
+            let mut s = formats::ply::open(data)?;
+            s.keep_fields(fields);
+            Box::new(s)
+        }
         Format::Las | Format::Laz => {
             let mut s = formats::las::open(data)?;
             s.keep_fields(fields);
             Box::new(s)
         }
-        Format::Pcd => Box::new(formats::pcd::open(data)?),
+        Format::Pcd => {
+            let mut s = formats::pcd::open(data)?;
+            s.keep_fields(fields);
+            Box::new(s)
+        }
         Format::E57 => Box::new(formats::e57::open(data)?),
         Format::Text => Box::new(formats::text::open(data, pts)?),
         Format::Raw => Box::new(formats::raw::open(data)?),
@@ -618,10 +626,10 @@ pub fn merge(mut files: Vec<LoadedFile>, origin: DVec3) -> PointCloud {
 }
 
 /// The fields any of `files` kept, one column each over all `total` points (NaN for the points of
-/// files without it), in [`Field::ALL`]'s order.
+/// files without it), in [`Field::known`]'s order.
 fn join_fields(files: &[LoadedFile], total: usize) -> Vec<Column> {
     let mut out = Vec::new();
-    for field in Field::ALL {
+    for field in Field::known() {
         if !files.iter().any(|f| f.decoded.fields.iter().any(|(g, _)| *g == field)) {
             continue;
         }

@@ -170,6 +170,17 @@ impl Staging {
         true
     }
 
+    /// Adds a decoded record's point and, when it is kept, its fields `values` (one per column of
+    /// `cols.fields`, in its order): for decoders that read a record's values one at a time.
+    pub(crate) fn push_with_fields(&mut self, r: &Rec, values: &[f64], origin: &[f64; 3]) {
+        if self.push_rec(r, origin) && !self.cols.fields.is_empty() {
+            self.fields.resize_with(values.len(), Vec::new);
+            for (column, &v) in self.fields.iter_mut().zip(values) {
+                column.push(v);
+            }
+        }
+    }
+
     /// [`Staging::push_records`] for a source asked for other fields: each kept record's fields
     /// `cols.fields` read by `field` from its bytes, a record at a time.
     pub(crate) fn push_records_with_fields<F: Fn(&[u8]) -> Rec, X: Fn(&[u8], Field) -> f64>(

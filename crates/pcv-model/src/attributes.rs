@@ -19,8 +19,7 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// How points are colored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum ColorMode {
     /// The files' own colors; an elevation ramp for points of files without color.
     #[default]
@@ -51,6 +50,16 @@ pub enum ColorMode {
     GpsTime,
     /// Near infrared, gray ramp.
     Nir,
+    /// A file's own field (LAS extra bytes, a PLY/PCD property), by its name ([`ColorMode::parse`]).
+    #[value(skip)]
+    Extra(Field),
+}
+
+impl serde::Serialize for ColorMode {
+    /// As its name (`"gps_time"`, a file's own name for an extra).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 impl ColorMode {
@@ -78,9 +87,20 @@ impl ColorMode {
         }
     }
 
+    /// The mode called `name` on the command line: a standard one (any case), else a file's own field
+    /// by that name ([`Field::parse`]; whether a file has it is known once it is read).
+    pub fn parse(name: &str) -> Result<ColorMode, String> {
+        use clap::ValueEnum;
+        ColorMode::from_str(name, true).or_else(|_| match Field::parse(name) {
+            Some(f) => Ok(ColorMode::of_field(f)),
+            None => Err(format!("'{name}' is not a colour mode or a field name")),
+        })
+    }
+
     /// The field a mode shows (the modes past the first four).
     pub fn field(self) -> Option<Field> {
         Some(match self {
+            ColorMode::Extra(f) => f,
             ColorMode::ReturnNumber => Field::ReturnNumber,
             ColorMode::NumberOfReturns => Field::NumberOfReturns,
             ColorMode::ScanAngle => Field::ScanAngle,
@@ -94,7 +114,10 @@ impl ColorMode {
 
     /// The mode that shows `f`.
     pub fn of_field(f: Field) -> ColorMode {
-        ColorMode::ALL.into_iter().find(|m| m.field() == Some(f)).unwrap_or_default()
+        match f {
+            Field::Extra(_) => ColorMode::Extra(f),
+            f => ColorMode::ALL.into_iter().find(|m| m.field() == Some(f)).unwrap_or_default(),
+        }
     }
 }
 
@@ -131,8 +154,8 @@ pub struct Attributes {
     pub intensity: Option<Vec<f32>>,
     /// ASPRS classification code (0 "never classified" for points of files without one).
     pub classification: Option<Vec<u8>>,
-    /// The other fields loaded ([`Field`]: GPS time, returns, ...), one column each, in
-    /// [`Field::ALL`]'s order.
+    /// The other fields loaded ([`Field`]: GPS time, returns, ..., a file's own fields), one column
+    /// each, in [`Field::known`]'s order.
     pub columns: Vec<Column>,
     /// The ramp and range a field's colours show now (set with a field mode).
     pub field_spec: Option<ColorSpec>,
@@ -159,6 +182,12 @@ impl Attributes {
                 ColorMode::Classification => self.classification.is_some(),
                 m => m.field().is_none_or(|f| self.column(f).is_some_and(Column::any)),
             })
+            .chain(
+                self.columns
+                    .iter()
+                    .filter(|c| matches!(c.field, Field::Extra(_)) && c.any())
+                    .map(|c| ColorMode::Extra(c.field)),
+            )
             .collect()
     }
 

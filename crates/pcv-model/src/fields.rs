@@ -2,15 +2,20 @@
 //! columns a cloud can be coloured by.
 //!
 //! How it works: a [`Field`] names one field as laspy and PDAL spell it (`gps_time`, `return_number`,
-//! ...); a [`FieldSet`] is a bit set of them (what a loader is asked to keep). A loaded field is a
+//! ...), or one a file names itself ([`Field::Extra`]: LAS extra bytes, PLY and PCD scalar properties,
+//! by their own names). Those names are interned once per process (a table of at most
+//! [`MAX_EXTRA`] names, each leaked once: a field is a `Copy` value wherever it goes, and the same name
+//! in two files is the same field). A [`FieldSet`] is a bit set of fields (what a loader is asked to
+//! keep): the standard ones first, then the extras in the order their names were first seen. A loaded field is a
 //! [`Column`]: one f32 a point, index-aligned with the cloud's points, holding the value less the
 //! column's `base` (its smallest value, in f64), so a GPS time of 3·10^8 s keeps sub-millisecond steps
 //! across a flight of hours. Points of files without the field hold NaN. Scan angles are in degrees
 //! in every LAS format (the 1-degree rank of formats 0–5, the 0.006-degree steps of 6–10).
 
+use std::sync::Mutex;
+
 /// A point field that can be loaded as a column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Field {
     ReturnNumber,
     NumberOfReturns,
@@ -19,10 +24,26 @@ pub enum Field {
     PointSourceId,
     GpsTime,
     Nir,
+    /// A field a file names itself (LAS extra bytes, a PLY or PCD scalar property): the index of its
+    /// name among those interned ([`Field::extra`]).
+    Extra(u8),
+}
+
+/// How many distinct extra field names a process keeps (the bits of a [`FieldSet`] past the standard
+/// fields); a file's extras past them are not loaded, and say so.
+pub const MAX_EXTRA: usize = 64 - Field::STANDARD.len();
+
+/// The extra fields' names, interned: index `i` is `Field::Extra(i)`'s.
+static EXTRA_NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+fn extra_names() -> std::sync::MutexGuard<'static, Vec<&'static str>> {
+    // A poisoned table still holds whole names (a push is the only write).
+    EXTRA_NAMES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Field {
-    pub const ALL: [Field; 7] = [
+    /// The fields of the LAS point formats, in the order columns come in.
+    pub const STANDARD: [Field; 7] = [
         Field::ReturnNumber,
         Field::NumberOfReturns,
         Field::ScanAngle,
@@ -32,9 +53,49 @@ impl Field {
         Field::Nir,
     ];
 
-    /// The name laspy and PDAL use.
+    /// The extra field named `name` (a file's own field), interned on first sight; `None` when the
+    /// table is full ([`MAX_EXTRA`]) or the name is empty.
+    pub fn extra(name: &str) -> Option<Field> {
+        if name.is_empty() {
+            return None;
+        }
+        let mut names = extra_names();
+        if let Some(i) = names.iter().position(|n| *n == name) {
+            return Some(Field::Extra(i as u8));
+        }
+        if names.len() >= MAX_EXTRA {
+            return None;
+        }
+        // Leaked once per distinct name (at most MAX_EXTRA of them in a process): names live as long as
+        // the fields that carry them.
+        names.push(Box::leak(name.to_owned().into_boxed_str()));
+        Some(Field::Extra((names.len() - 1) as u8))
+    }
+
+    /// The field called `name`: a standard one, or an extra already seen in a file.
+    pub fn named(name: &str) -> Option<Field> {
+        Field::STANDARD.into_iter().find(|f| f.name() == name).or_else(|| {
+            let names = extra_names();
+            names.iter().position(|n| *n == name).map(|i| Field::Extra(i as u8))
+        })
+    }
+
+    /// The field a user named (`--color-by`, `--filter`): a standard one, else an extra by that name
+    /// (interned, so that a file loaded next can fill it).
+    pub fn parse(name: &str) -> Option<Field> {
+        Field::named(name).or_else(|| Field::extra(name))
+    }
+
+    /// The standard fields, then every extra seen so far: the order columns are kept in.
+    pub fn known() -> Vec<Field> {
+        let extras = extra_names().len();
+        Field::STANDARD.into_iter().chain((0..extras).map(|i| Field::Extra(i as u8))).collect()
+    }
+
+    /// The name laspy and PDAL use (a file's own name for an extra).
     pub fn name(self) -> &'static str {
         match self {
+            Field::Extra(i) => extra_names().get(i as usize).copied().unwrap_or("extra"),
             Field::ReturnNumber => "return_number",
             Field::NumberOfReturns => "number_of_returns",
             Field::ScanAngle => "scan_angle",
@@ -56,6 +117,7 @@ impl Field {
 
     /// Whether its values are categories (codes, IDs, counts) rather than measurements.
     pub fn categorical(self) -> bool {
+        // Extras are measurements unless a file says otherwise (none does: LAS extra bytes have no kind).
         matches!(self, Field::ReturnNumber | Field::NumberOfReturns | Field::PointSourceId)
     }
 
@@ -70,8 +132,36 @@ impl Field {
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    /// Its bit in a [`FieldSet`].
+    fn bit(self) -> u64 {
+        1 << self.index()
+    }
+
+    fn index(self) -> u32 {
+        match self {
+            Field::ReturnNumber => 0,
+            Field::NumberOfReturns => 1,
+            Field::ScanAngle => 2,
+            Field::UserData => 3,
+            Field::PointSourceId => 4,
+            Field::GpsTime => 5,
+            Field::Nir => 6,
+            Field::Extra(i) => Field::STANDARD.len() as u32 + i as u32,
+        }
+    }
+
+    fn of_index(i: u32) -> Field {
+        match Field::STANDARD.get(i as usize) {
+            Some(f) => *f,
+            None => Field::Extra((i - Field::STANDARD.len() as u32) as u8),
+        }
+    }
+}
+
+impl serde::Serialize for Field {
+    /// As its name (`"gps_time"`, a file's own name for an extra).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -83,11 +173,14 @@ impl std::fmt::Display for Field {
 
 /// A set of fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FieldSet(u16);
+pub struct FieldSet(u64);
 
 impl FieldSet {
     pub const NONE: FieldSet = FieldSet(0);
-    pub const ALL: FieldSet = FieldSet((1 << Field::ALL.len()) - 1);
+    /// Every field, the extras included.
+    pub const ALL: FieldSet = FieldSet(u64::MAX);
+    /// The standard fields ([`Field::STANDARD`]).
+    pub const STANDARD: FieldSet = FieldSet((1 << Field::STANDARD.len()) - 1);
 
     pub fn of(fields: &[Field]) -> FieldSet {
         FieldSet(fields.iter().fold(0, |b, f| b | f.bit()))
@@ -110,9 +203,10 @@ impl FieldSet {
     pub fn len(self) -> usize {
         self.0.count_ones() as usize
     }
-    /// The fields, in [`Field::ALL`]'s order (the order a decoder's columns come in).
+    /// The fields, in [`Field::known`]'s order (the order a decoder's columns come in).
     pub fn iter(self) -> impl Iterator<Item = Field> {
-        Field::ALL.into_iter().filter(move |f| self.contains(*f))
+        let bits = self.0;
+        (0..64).filter(move |i| bits & (1 << i) != 0).map(Field::of_index)
     }
 }
 
@@ -162,9 +256,26 @@ mod tests {
         let s = FieldSet::of(&[Field::GpsTime, Field::ReturnNumber]);
         assert!(s.contains(Field::GpsTime) && s.contains(Field::ReturnNumber) && !s.contains(Field::Nir));
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![Field::ReturnNumber, Field::GpsTime]);
-        assert_eq!(FieldSet::ALL.len(), 7);
+        assert_eq!(FieldSet::STANDARD.len(), 7);
         assert!(FieldSet::NONE.is_empty());
         assert_eq!(s.intersect(FieldSet::of(&[Field::Nir])), FieldSet::NONE);
+    }
+
+    #[test]
+    fn extras_are_interned_by_name_and_come_after_the_standard_fields() {
+        let a = Field::extra("Amplitude").unwrap();
+        assert_eq!(Field::extra("Amplitude"), Some(a), "one name, one field");
+        assert_eq!(a.name(), "Amplitude");
+        assert_eq!(Field::named("Amplitude"), Some(a));
+        assert_eq!(Field::named("gps_time"), Some(Field::GpsTime));
+        assert_eq!(Field::parse("Deviation"), Field::named("Deviation"), "parse interns");
+        assert_eq!(Field::extra(""), None);
+        let s = FieldSet::of(&[a, Field::Nir, Field::ReturnNumber]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![Field::ReturnNumber, Field::Nir, a]);
+        assert!(FieldSet::ALL.contains(a) && !FieldSet::STANDARD.contains(a));
+        assert!(Field::known().contains(&a));
+        assert_eq!(serde_json::to_string(&a).unwrap(), "\"Amplitude\"");
+        assert_eq!(serde_json::to_string(&Field::GpsTime).unwrap(), "\"gps_time\"");
     }
 
     #[test]

@@ -90,12 +90,13 @@ impl RangeOf {
         }
     }
 
-    /// The attribute named `name` as laspy and PDAL spell it.
+    /// The attribute named `name` as laspy and PDAL spell it, or a file's own field by its name (LAS
+    /// extra bytes, PLY/PCD properties; whether a file has it is known once it is read).
     pub fn parse(name: &str) -> Option<RangeOf> {
         if name == "intensity" {
             return Some(RangeOf::Intensity);
         }
-        Field::ALL.into_iter().find(|f| f.name() == name).map(RangeOf::Field)
+        Field::parse(name).map(RangeOf::Field)
     }
 }
 
@@ -113,8 +114,13 @@ impl ValueRange {
         let bad = |why: &str| FilterError::Parse { what: s.to_string(), why: why.to_string() };
         let (name, range) = s.split_once(':').ok_or_else(|| bad("expected NAME:MIN..MAX"))?;
         let of = RangeOf::parse(name.trim()).ok_or_else(|| {
-            let names: Vec<&str> = std::iter::once("intensity").chain(Field::ALL.iter().map(|f| f.name())).collect();
-            bad(&format!("no attribute '{}' (known: {})", name.trim(), names.join(", ")))
+            let names: Vec<&str> =
+                std::iter::once("intensity").chain(Field::STANDARD.iter().map(|f| f.name())).collect();
+            bad(&format!(
+                "no attribute '{}' (the standard ones: {}; or a file's own field)",
+                name.trim(),
+                names.join(", ")
+            ))
         })?;
         let (lo, hi) = range.split_once("..").ok_or_else(|| bad("expected MIN..MAX"))?;
         let num = |t: &str, default: f64| -> Result<f64, FilterError> {
@@ -541,8 +547,11 @@ mod tests {
         let f = PointFilter { ranges: vec![r], ..Default::default() };
         assert!(values(1, 1.0, 1.0, DVec3::ZERO)(&f)); // gps 1001
         assert!(!values(1, 3.0, 3.0, DVec3::ZERO)(&f)); // gps 1003
-        let e = ValueRange::parse("height:1..2").unwrap_err().to_string();
-        assert!(e.contains("no attribute 'height'") && e.contains("gps_time"), "{e}");
+                                                        // Any other name is a file's own field, known once a file is read ("pcv info" lists them).
+        let own = ValueRange::parse("height:1..2").unwrap();
+        assert_eq!(own.of.name(), "height");
+        let e = ValueRange::parse(":1..2").unwrap_err().to_string();
+        assert!(e.contains("no attribute ''") && e.contains("gps_time"), "{e}");
         assert!(ValueRange::parse("gps_time:2..1").unwrap_err().to_string().contains("MIN is above MAX"));
         assert!(ValueRange::parse("gps_time:a..1").unwrap_err().to_string().contains("'a' is not a number"));
         assert!(ValueRange::parse("gps_time").is_err());

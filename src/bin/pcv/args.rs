@@ -131,9 +131,11 @@ pub struct SourceArgs {
     #[arg(long)]
     pub crs: Option<String>,
     /// How loaded files' points are colored (default: the files' colors; intensity or elevation
-    /// when every point of the files has one color, as files written without colors do). Any field a
-    /// file has, as laspy and PDAL name it: gps_time, return_number, point_source_id, scan_angle, ...
-    #[arg(long, value_enum, visible_alias = "color-by")]
+    /// when every point of the files has one color, as files written without colors do): rgb,
+    /// intensity, elevation, classification, or any field a file has, as laspy and PDAL name it
+    /// (gps_time, return_number, number_of_returns, point_source_id, scan_angle, user_data, nir) or by
+    /// its own name (LAS extra bytes, PLY and PCD properties: `pcv info FILE` lists them).
+    #[arg(long, value_parser = ColorMode::parse, visible_alias = "color-by")]
     pub color: Option<ColorMode>,
     /// The ramp a field's colours take (default: categorical for returns and IDs, diverging for scan
     /// angles, gray for NIR, viridis for the rest).
@@ -426,8 +428,8 @@ pub struct RenderArgs {
 pub struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     pub files: Vec<PathBuf>,
-    /// How loaded files' points are colored (default as for the viewer).
-    #[arg(long, value_enum, visible_alias = "color-by")]
+    /// How loaded files' points are colored (default as for the viewer; the same names).
+    #[arg(long, value_parser = ColorMode::parse, visible_alias = "color-by")]
     pub color: Option<ColorMode>,
     /// Which of the files' points are timed (as the viewer shows them with the same options).
     #[command(flatten)]

@@ -72,8 +72,10 @@ pub fn is_las(data: &[u8]) -> bool {
 /// Opens a LAS or LAZ input; its header, VLRs, LAZ chunk table and EVLR offsets checked against its size.
 pub fn open<'a>(path: &Path, data: &'a [u8]) -> Result<Input<'a>, ConvertError> {
     let fe = |source: FormatError| ConvertError::Input { path: path.into(), source };
-    let h = lasfmt::parse_header(data).map_err(fe)?;
+    let mut h = lasfmt::parse_header(data).map_err(fe)?;
     let vlrs = lasfmt::vlrs(data, &h).map_err(fe)?;
+    // A filter on an extra-bytes field reads it where the descriptors put it.
+    (h.extras, h.extra_notes) = crate::formats::las_extra::describe(data, &h, &vlrs);
     let global = u16at(data, 6);
     let mut tail = None;
     if h.version.1 >= 4 && h.header_size >= 375 && u32at(data, 243) > 0 {
@@ -599,10 +601,10 @@ pub fn copy<W: Write + Seek + Send + Sync>(
 
 /// Whether a record (in the output's grid `h`, decoded by `decode`, the reader's own
 /// [`lasfmt::record_fn`]) passes `f`: its class, intensity and position, and its other fields at the
-/// ASPRS offsets ([`lasfmt::las_field`]).
+/// ASPRS offsets and its extra bytes ([`lasfmt::record_field`]).
 fn record_passes(rec: &[u8], h: &Header, decode: impl Fn(&[u8]) -> crate::formats::Rec, f: &PointFilter) -> bool {
     let r = decode(rec);
-    let field = |x: crate::formats::Field| lasfmt::las_field(rec, h.format, x);
+    let field = |x: crate::formats::Field| lasfmt::record_field(rec, h, x);
     f.passes(&PointValues {
         class: r.class,
         intensity: r.intensity as f64,

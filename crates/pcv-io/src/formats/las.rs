@@ -19,6 +19,7 @@
 //! A LAZ file may declare at most 2048 bytes of point records per byte of file (real files: 5–15),
 //! which bounds what a lying header can make pcv allocate; in the layered formats 6–10 pcv-laz checks
 //! the size table at the start of each chunk against the chunk's bytes before `laz` allocates its layers.
+use super::las_extra::ExtraBytes;
 use super::{
     record_jobs, record_range, sample_bounds, sample_indices, Columns, DBounds, Decoded, Field, FieldSet, Fields,
     FileInfo, FormatError, ReadOptions, Rec,
@@ -54,6 +55,11 @@ pub struct Header {
     pub max: [f64; 3],
     pub system: String,
     pub software: String,
+    /// The fields the Extra Bytes VLR describes after the format's own bytes (empty until the VLRs are
+    /// read: [`open`] fills it).
+    pub extras: Vec<ExtraBytes>,
+    /// What could not be read of those descriptors (for `pcv info`).
+    pub extra_notes: Vec<String>,
 }
 
 /// A variable-length record's identity and where its data is.
@@ -177,6 +183,8 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         max,
         system: text(&data[26..58]),
         software: text(&data[58..90]),
+        extras: Vec::new(),
+        extra_notes: Vec::new(),
     })
 }
 
@@ -276,17 +284,16 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
             _ => "rgb (u16)".into(),
         });
     }
-    attributes.push(format!(
-        "{} (colour with --color-by NAME)",
-        fields_of(h.format).iter().map(Field::name).collect::<Vec<_>>().join(", ")
-    ));
+    let named = fields_of(h.format).iter().map(|f| f.name().to_string());
+    let extras = h.extras.iter().map(ExtraBytes::describe);
+    attributes.push(format!("{} (colour with --color-by NAME)", named.chain(extras).collect::<Vec<_>>().join(", ")));
     let mut skipped = vec!["flags".to_string()];
     if matches!(h.format, 4 | 5 | 9 | 10) {
         skipped.push("wave packets".into());
     }
     let extra = h.record_len - FORMAT_SIZES[h.format as usize];
-    if extra > 0 {
-        skipped.push(format!("{extra} extra bytes per point"));
+    if extra > 0 && h.extras.is_empty() && h.extra_notes.is_empty() {
+        skipped.push(format!("{extra} extra bytes per point (no Extra Bytes VLR names them)"));
     }
     let mut notes = vec![
         format!("scale {} {} {}", h.scale[0], h.scale[1], h.scale[2]),
@@ -295,6 +302,7 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
     if !h.system.is_empty() || !h.software.is_empty() {
         notes.push(format!("system '{}', software '{}'", h.system, h.software));
     }
+    notes.extend(h.extra_notes.iter().cloned());
     if !vlrs.is_empty() {
         notes.push(format!(
             "VLRs: {}",
@@ -374,8 +382,9 @@ pub struct LasSource<'a> {
 /// Opens a LAS or LAZ file: header, VLRs, and for LAZ the LASzip VLR and the chunk table, all checked
 /// against the file's size.
 pub fn open(data: &[u8]) -> Result<LasSource<'_>, FormatError> {
-    let h = parse_header(data)?;
+    let mut h = parse_header(data)?;
     let vl = vlrs(data, &h)?;
+    (h.extras, h.extra_notes) = super::las_extra::describe(data, &h, &vl);
     let has_rgb = layout(h.format).rgb.is_some();
     let body = if h.compressed { open_laz(data, &h, &vl)? } else { open_las(data, &h)? };
     let src = LasSource { data, h, vlrs: vl, body, has_rgb, eight_bit: AtomicBool::new(false), fields: FieldSet::NONE };
@@ -402,7 +411,22 @@ impl LasSource<'_> {
     /// Keeps `fields` (those the point format has) as columns: decoding then reads each record's
     /// fields one at a time, slower than the fixed loops of [`push_las_records`].
     pub fn keep_fields(&mut self, fields: FieldSet) {
-        self.fields = fields.intersect(fields_of(self.h.format));
+        self.fields = fields.intersect(fields_of_header(&self.h));
+    }
+}
+
+/// The fields `h`'s records have: its format's and its extra bytes.
+pub fn fields_of_header(h: &Header) -> FieldSet {
+    h.extras.iter().fold(fields_of(h.format), |s, e| s.with(e.field))
+}
+
+/// Field `f` of a record of `h` (NaN where the record has none): the format's fields at the ASPRS
+/// offsets ([`las_field`]), extra bytes where `h`'s descriptors put them.
+#[inline]
+pub fn record_field(rec: &[u8], h: &Header, f: Field) -> f64 {
+    match f {
+        Field::Extra(_) => h.extras.iter().find(|e| e.field == f).map_or(f64::NAN, |e| e.value(rec)),
+        f => las_field(rec, h.format, f),
     }
 }
 
@@ -450,6 +474,8 @@ pub fn las_field(rec: &[u8], format: u8, f: Field) -> f64 {
             8 | 10 => u16le(rec, 36) as f64,
             _ => f64::NAN,
         },
+        // A file's own fields: [`record_field`] reads them where its descriptors say.
+        Field::Extra(_) => f64::NAN,
     }
 }
 
@@ -528,6 +554,7 @@ impl LasSource<'_> {
                 Field::PointSourceId => D::POINT_SOURCE_ID,
                 Field::GpsTime => D::GPS_TIME,
                 Field::Nir => D::NIR,
+                Field::Extra(_) => D::ALL_EXTRA_BYTES,
                 // Returns are in the first layer, always decoded.
                 Field::ReturnNumber | Field::NumberOfReturns => 0,
             };
@@ -556,12 +583,11 @@ pub(crate) fn always_finite(h: &Header) -> bool {
 pub(crate) fn push_las_records(out: &mut Staging, src: &[u8], h: &Header, eight_bit: bool, origin: &[f64; 3]) {
     let stride = h.record_len as usize;
     if !out.cols.fields.is_empty() && !out.keep_f64 {
-        let format = h.format;
         return out.push_records_with_fields(
             src,
             stride,
             &record_fn(h, eight_bit),
-            &|rec: &[u8], f| las_field(rec, format, f),
+            &|rec: &[u8], f| record_field(rec, h, f),
             origin,
         );
     }

@@ -14,6 +14,7 @@
 pub mod copc;
 pub mod e57;
 pub mod las;
+pub mod las_extra;
 pub mod pcd;
 pub mod ply;
 pub mod raw;
@@ -73,7 +74,7 @@ pub struct Decoded {
     pub points: Vec<Point>,
     pub intensity: Option<Vec<f32>>,
     pub classification: Option<Vec<u8>>,
-    /// The other fields kept ([`FieldRequest`]), in [`Field::ALL`]'s order: one value a point.
+    /// The other fields kept ([`FieldRequest`]), in [`Field::known`]'s order: one value a point.
     pub fields: Vec<(Field, Vec<f64>)>,
     pub has_rgb: bool,
     /// Exact bounds of the kept points in the file's coordinates.

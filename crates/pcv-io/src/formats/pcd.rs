@@ -5,15 +5,17 @@
 //! `DATA`) gives every field's type and place in a record. Positions come from `x`, `y`, `z`; colors
 //! from `rgb` or `rgba` (one 32-bit word, stored as a float's bits (TYPE F, PCL's habit) or as a u32,
 //! 0x00RRGGBB) or from separate `r`/`g`/`b` fields; intensity from `intensity`; classification from
-//! `classification`. Padding (`_`) and other fields are skipped. `binary` records are fixed-size and are
+//! `classification`. Every other one-value field (`curvature`, `normal_x`, a sensor's `ring`, ...) is a
+//! field by its own name ([`Field::Extra`](super::Field::Extra)), kept as a column when asked for
+//! ([`PcdSource::keep_fields`]); padding (`_`) and multi-value fields (histograms) are skipped. `binary` records are fixed-size and are
 //! decoded in jobs of 64 Ki from the memory-mapped file; `binary_compressed` data is LZF-decompressed (its
 //! declared sizes checked against the point count and LZF's maximum ratio first), then transposed from
 //! its field-by-field layout into records and decoded the same way; ascii lines are parsed in parallel
 //! chunks, each line holding exactly the values the fields take. NaN points (the holes of organized clouds) are dropped and counted. The `VIEWPOINT` (the
 //! sensor pose) is reported, not applied, as PCL does.
 use super::{
-    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FileInfo,
-    FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded, FieldSet,
+    FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::stream::{ChunkSource, Precision, Staging, StreamStats, Verdict};
 use rayon::prelude::*;
@@ -171,13 +173,15 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
 }
 
 /// Where each role's value is: (field index).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Roles {
     xyz: [usize; 3],
     packed: Option<usize>,
     rgb: Option<[usize; 3]>,
     intensity: Option<usize>,
     class: Option<usize>,
+    /// The other one-value fields, each a field by its own name.
+    extras: Vec<(usize, super::Field)>,
 }
 
 fn roles(h: &Header) -> Result<Roles, FormatError> {
@@ -195,7 +199,25 @@ fn roles(h: &Header) -> Result<Roles, FormatError> {
     let sep = [pos(&["r", "red"]), pos(&["g", "green"]), pos(&["b", "blue"])];
     let rgb =
         if packed.is_none() && sep.iter().all(|s| s.is_some()) { Some(sep.map(|s| s.unwrap_or(0))) } else { None };
-    Ok(Roles { xyz, packed, rgb, intensity: pos(&["intensity"]), class: pos(&["classification"]) })
+    let mut r =
+        Roles { xyz, packed, rgb, intensity: pos(&["intensity"]), class: pos(&["classification"]), extras: vec![] };
+    for (i, f) in h.fields.iter().enumerate() {
+        if !used(&r, i) && f.count == 1 && f.name != "_" {
+            if let Some(field) = super::Field::extra(&f.name) {
+                r.extras.push((i, field));
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// Whether field `i` has a role (position, colour, intensity, class).
+fn used(r: &Roles, i: usize) -> bool {
+    r.xyz.contains(&i)
+        || r.packed == Some(i)
+        || r.rgb.is_some_and(|c| c.contains(&i))
+        || r.intensity == Some(i)
+        || r.class == Some(i)
 }
 
 fn info(h: &Header, r: &Roles) -> FileInfo {
@@ -221,14 +243,13 @@ fn info(h: &Header, r: &Roles) -> FileInfo {
     if let Some(i) = r.class {
         attributes.push(format!("classification ({})", ty(i)));
     }
-    let used = |i: usize| {
-        r.xyz.contains(&i)
-            || r.packed == Some(i)
-            || r.rgb.is_some_and(|c| c.contains(&i))
-            || r.intensity == Some(i)
-            || r.class == Some(i)
-    };
-    let skipped = h.fields.iter().enumerate().filter(|(i, _)| !used(*i)).map(|(_, f)| f.name.clone()).collect();
+    if !r.extras.is_empty() {
+        let named = r.extras.iter().map(|&(i, f)| format!("{} ({})", f.name(), ty(i)));
+        attributes.push(format!("{} (colour with --color-by NAME)", named.collect::<Vec<_>>().join(", ")));
+    }
+    let extra = |i: usize| r.extras.iter().any(|e| e.0 == i);
+    let skipped =
+        h.fields.iter().enumerate().filter(|(i, _)| !used(r, *i) && !extra(*i)).map(|(_, f)| f.name.clone()).collect();
     let data = match h.data {
         DataKind::Ascii => "ascii",
         DataKind::Binary => "binary",
@@ -331,7 +352,8 @@ fn column_starts(h: &Header) -> Vec<usize> {
 
 /// Reads the file.
 pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
-    let src = open(data)?;
+    let mut src = open(data)?;
+    src.keep_fields(opts.fields.for_points(src.h.points));
     opts.progress.add_total(src.h.points.min(data.len() as u64 * LZF_MAX_RATIO));
     crate::stream::collect(&src, &opts.origin.to_array(), opts.progress)
 }
@@ -352,6 +374,9 @@ pub struct PcdSource<'a> {
     h: Header,
     roles: Roles,
     body: Body<'a>,
+    /// The extra fields kept as columns ([`PcdSource::keep_fields`]), in [`FieldSet`] order: each one's
+    /// field index in the header.
+    kept: Vec<(super::Field, usize)>,
 }
 
 /// Opens a PCD file: the header, its counts checked against the data that follows.
@@ -389,16 +414,27 @@ pub fn open(data: &[u8]) -> Result<PcdSource<'_>, FormatError> {
             Body::Ascii(text_chunks(&data[start..], h.lines + 1, 4 << 20))
         }
     };
-    Ok(PcdSource { data, h, roles, body })
+    Ok(PcdSource { data, h, roles, body, kept: Vec::new() })
 }
 
 impl PcdSource<'_> {
+    /// Keeps `fields` (those of the file's own fields among them) as columns.
+    pub fn keep_fields(&mut self, fields: FieldSet) {
+        let mine = FieldSet::of(&self.roles.extras.iter().map(|e| e.1).collect::<Vec<_>>());
+        self.kept = fields
+            .intersect(mine)
+            .iter()
+            .filter_map(|f| self.roles.extras.iter().find(|e| e.1 == f).map(|e| (f, e.0)))
+            .collect();
+    }
+
     fn decode_ascii(&self, c: &TextChunk, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
         let (h, r) = (&self.h, &self.roles);
         let col = column_starts(h);
         let width: usize = h.fields.iter().map(|f| f.count).sum();
         let text = std::str::from_utf8(c.text).map_err(|_| FormatError::at_line(c.first_line, "not UTF-8 text"))?;
         let mut vals: Vec<&str> = Vec::with_capacity(width);
+        let mut extra = Vec::with_capacity(self.kept.len());
         for (k, line) in text.split('\n').enumerate() {
             let line_no = c.first_line + k as u64;
             vals.clear();
@@ -441,7 +477,11 @@ impl PcdSource<'_> {
             }
             let inten = r.intensity.map(num).transpose()?.map(|v| v as f32).unwrap_or(0.0);
             let class = r.class.map(num).transpose()?.map(|v| v as u8).unwrap_or(0);
-            out.push(xyz, rgba, inten, class, origin);
+            extra.clear();
+            for &(_, i) in &self.kept {
+                extra.push(num(i)?);
+            }
+            out.push_with_fields(&Rec { xyz, rgba, intensity: inten, class, ..Default::default() }, &extra, origin);
         }
         Ok(())
     }
@@ -475,7 +515,7 @@ impl ChunkSource for PcdSource<'_> {
         Columns {
             intensity: self.roles.intensity.is_some(),
             classification: self.roles.class.is_some(),
-            ..Default::default()
+            fields: FieldSet::of(&self.kept.iter().map(|k| k.0).collect::<Vec<_>>()),
         }
     }
 
@@ -490,7 +530,17 @@ impl ChunkSource for PcdSource<'_> {
             Body::Ascii(chunks) => return self.decode_ascii(&chunks[job], origin, out),
         };
         let (rs, r) = (self.h.record_size, record_range(job, self.h.points as usize));
-        out.push_records(&records[r.start * rs..r.end * rs], rs, &record_fn(&self.h, &self.roles), origin);
+        let src = &records[r.start * rs..r.end * rs];
+        if self.kept.is_empty() || out.keep_f64 {
+            out.push_records(src, rs, &record_fn(&self.h, &self.roles), origin);
+        } else {
+            let at: Vec<(super::Field, Scalar, usize)> =
+                self.kept.iter().map(|&(f, i)| (f, self.h.fields[i].ty, self.h.fields[i].offset)).collect();
+            let field = |rec: &[u8], f: super::Field| {
+                at.iter().find(|a| a.0 == f).map_or(f64::NAN, |&(_, s, o)| s.read(rec, o, true))
+            };
+            out.push_records_with_fields(src, rs, &record_fn(&self.h, &self.roles), &field, origin);
+        }
         Ok(())
     }
 

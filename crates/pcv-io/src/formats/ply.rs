@@ -5,7 +5,9 @@
 //! colors from `red`/`green`/`blue`, `r`/`g`/`b` or `diffuse_red`/... (uchar as is, ushort shifted
 //! right by 8, float/double as 0..1), intensity from `intensity`, `scalar_intensity` or `reflectance` (or else
 //! the first `scalar_*` field, as CloudCompare writes them), classification from `classification`,
-//! `scalar_classification` or `class`; other properties (normals, alpha, ...) are skipped.
+//! `scalar_classification` or `class`; every other scalar property (normals, alpha, CloudCompare's
+//! `scalar_*` fields, ...) is a field by its own name ([`Field::Extra`]), kept as a column when asked
+//! for ([`PlySource::keep_fields`]: colour and filter by it); list properties are skipped.
 //!
 //! Opening checks the whole file against its header before anything is decoded: the elements before
 //! `vertex` are skipped (by arithmetic when their records are fixed-size, record by record when they
@@ -17,7 +19,7 @@
 //! are parsed in line-aligned pieces, and a line must hold exactly the values its properties take.
 use super::{
     color_from_unit, record_jobs, record_range, sample_bounds, sample_indices, text_chunks, Columns, DBounds, Decoded,
-    Fields, FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
+    Field, FieldSet, Fields, FileInfo, FormatError, ReadOptions, Rec, Scalar, TextChunk,
 };
 use crate::stream::{ChunkSource, Precision, Staging};
 
@@ -186,12 +188,14 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// What each vertex property is used for.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Roles {
     xyz: [Option<usize>; 3],
     rgb: [Option<usize>; 3],
     intensity: Option<usize>,
     class: Option<usize>,
+    /// The other scalar properties, each a field by its own name.
+    extras: Vec<(usize, Field)>,
 }
 
 fn roles(el: &Element) -> Result<(Roles, Vec<String>), FormatError> {
@@ -226,16 +230,20 @@ fn roles(el: &Element) -> Result<(Roles, Vec<String>), FormatError> {
             return Err(FormatError::Invalid(format!("vertex property '{}' is a list, not a number", p.name)));
         }
     }
-    let skipped = el
-        .props
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| {
-            let i = Some(*i);
-            !(r.xyz.contains(&i) || r.rgb.contains(&i) || r.intensity == i || r.class == i)
-        })
-        .map(|(_, p)| p.name.clone())
-        .collect();
+    let mut skipped = Vec::new();
+    for (i, p) in el.props.iter().enumerate() {
+        let s = Some(i);
+        if r.xyz.contains(&s) || r.rgb.contains(&s) || r.intensity == s || r.class == s {
+            continue;
+        }
+        match (&p.kind, Field::extra(&p.name)) {
+            (Kind::Scalar(_), Some(f)) => r.extras.push((i, f)),
+            (Kind::Scalar(_), None) => {
+                skipped.push(format!("{} (more than {} extra fields)", p.name, pcv_model::fields::MAX_EXTRA))
+            }
+            (Kind::List { .. }, _) => skipped.push(p.name.clone()),
+        }
+    }
     Ok((r, skipped))
 }
 
@@ -262,6 +270,10 @@ fn info_of(h: &Header, el: &Element, r: &Roles, skipped: Vec<String>) -> FileInf
     }
     if let Some(i) = r.class {
         attributes.push(format!("classification ({}, {})", ty(Some(i)), el.props[i].name));
+    }
+    if !r.extras.is_empty() {
+        let named = r.extras.iter().map(|&(i, f)| format!("{} ({})", f.name(), ty(Some(i))));
+        attributes.push(format!("{} (colour with --color-by NAME)", named.collect::<Vec<_>>().join(", ")));
     }
     let others: Vec<String> = h
         .elements
@@ -407,7 +419,8 @@ fn offsets(el: &Element) -> Vec<usize> {
 
 /// Reads the file's vertices.
 pub fn read(data: &[u8], opts: &ReadOptions) -> Result<Decoded, FormatError> {
-    let src = open(data)?;
+    let mut src = open(data)?;
+    src.keep_fields(opts.fields.for_points(src.declared()));
     opts.progress.add_total(src.declared());
     crate::stream::collect(&src, &opts.origin.to_array(), opts.progress)
 }
@@ -597,6 +610,9 @@ pub struct PlySource<'a> {
     roles: Roles,
     body: Body<'a>,
     info: FileInfo,
+    /// The extra fields kept as columns ([`PlySource::keep_fields`]), in [`FieldSet`] order: each one's
+    /// property index.
+    kept: Vec<(Field, usize)>,
 }
 
 /// Opens a PLY file: parses the header and checks that the file holds every element it declares —
@@ -612,7 +628,7 @@ pub fn open(data: &[u8]) -> Result<PlySource<'_>, FormatError> {
         Encoding::Ascii => open_ascii(data, &h, vi, &mut info)?,
         _ => open_binary(data, &h, vi, &roles, &mut info)?,
     };
-    Ok(PlySource { data, h, vi, roles, body, info })
+    Ok(PlySource { data, h, vi, roles, body, info, kept: Vec::new() })
 }
 
 fn open_binary<'a>(
@@ -773,11 +789,31 @@ impl PlySource<'_> {
         self.h.elements[self.vi].count
     }
 
+    /// Keeps `fields` (those of the file's own properties among them) as columns.
+    pub fn keep_fields(&mut self, fields: FieldSet) {
+        let mine = FieldSet::of(&self.roles.extras.iter().map(|e| e.1).collect::<Vec<_>>());
+        self.kept = fields
+            .intersect(mine)
+            .iter()
+            .filter_map(|f| self.roles.extras.iter().find(|e| e.1 == f).map(|e| (f, e.0)))
+            .collect();
+    }
+
+    /// For each vertex property, the column its value goes to (kept extra fields only).
+    fn slots(&self) -> Vec<Option<usize>> {
+        let mut slots = vec![None; self.h.elements[self.vi].props.len()];
+        for (k, &(_, i)) in self.kept.iter().enumerate() {
+            slots[i] = Some(k);
+        }
+        slots
+    }
+
     /// The vertex records with lists, one after another (one job).
     fn decode_lists(&self, start: usize, origin: &[f64; 3], out: &mut Staging) -> Result<(), FormatError> {
         let (data, el, r) = (self.data, &self.h.elements[self.vi], &self.roles);
         let le = self.h.encoding == Encoding::BinaryLittleEndian;
         let mut at = start;
+        let (slots, mut extra) = (self.slots(), vec![f64::NAN; self.kept.len()]);
         for _ in 0..el.count {
             let mut vals = [f64::NAN; 3];
             let mut rgba = [0, 0, 0, 255];
@@ -786,13 +822,21 @@ impl PlySource<'_> {
                 // `open` walked these records, so every read is inside the file.
                 match p.kind {
                     Kind::Scalar(s) => {
-                        assign(r, i, s, s.read(data, at, le), &mut vals, &mut rgba, &mut inten, &mut class);
+                        let v = s.read(data, at, le);
+                        assign(r, i, s, v, &mut vals, &mut rgba, &mut inten, &mut class);
+                        if let Some(k) = slots[i] {
+                            extra[k] = v;
+                        }
                         at += s.size();
                     }
                     Kind::List { count, item } => at += count.size() + count.read(data, at, le) as usize * item.size(),
                 }
             }
-            out.push(vals, rgba, inten, class, origin);
+            out.push_with_fields(
+                &Rec { xyz: vals, rgba, intensity: inten, class, ..Default::default() },
+                &extra,
+                origin,
+            );
         }
         Ok(())
     }
@@ -806,6 +850,7 @@ impl PlySource<'_> {
                 "not UTF-8 text",
             )
         })?;
+        let (slots, mut extra) = (self.slots(), vec![f64::NAN; self.kept.len()]);
         for (k, line) in text.split('\n').enumerate() {
             let line_no = c.first_line + k as u64;
             let mut tokens = line.split_ascii_whitespace().peekable();
@@ -827,6 +872,9 @@ impl PlySource<'_> {
                     Kind::Scalar(s) => {
                         let v = next()?;
                         assign(r, i, s, v, &mut vals, &mut rgba, &mut inten, &mut class);
+                        if let Some(k) = slots[i] {
+                            extra[k] = v;
+                        }
                     }
                     Kind::List { .. } => {
                         let n = next()?;
@@ -845,7 +893,11 @@ impl PlySource<'_> {
                     format!("the vertex line has more values than its {} properties take", el.props.len()),
                 ));
             }
-            out.push(vals, rgba, inten, class, origin);
+            out.push_with_fields(
+                &Rec { xyz: vals, rgba, intensity: inten, class, ..Default::default() },
+                &extra,
+                origin,
+            );
         }
         Ok(())
     }
@@ -895,7 +947,7 @@ impl ChunkSource for PlySource<'_> {
         Columns {
             intensity: self.roles.intensity.is_some(),
             classification: self.roles.class.is_some(),
-            ..Default::default()
+            fields: FieldSet::of(&self.kept.iter().map(|k| k.0).collect::<Vec<_>>()),
         }
     }
 
@@ -908,7 +960,16 @@ impl ChunkSource for PlySource<'_> {
             Body::Fixed { records, size, count, dec } => {
                 let r = record_range(job, *count);
                 let src = &records[r.start * size..r.end * size];
-                if dec.fast && !out.keep_f64 {
+                if !self.kept.is_empty() && !out.keep_f64 {
+                    let offs = offsets(&self.h.elements[self.vi]);
+                    let props = &self.h.elements[self.vi].props;
+                    let at: Vec<(Field, Scalar, usize)> =
+                        self.kept.iter().map(|&(f, i)| (f, kind_scalar(&props[i]), offs[i])).collect();
+                    let field = |rec: &[u8], f: Field| {
+                        at.iter().find(|a| a.0 == f).map_or(f64::NAN, |&(_, s, o)| s.read(rec, o, dec.le))
+                    };
+                    out.push_records_with_fields(src, *size, &|rec: &[u8]| dec.rec(rec), &field, origin);
+                } else if dec.fast && !out.keep_f64 {
                     dec.push_fast(src, *size, origin, out);
                 } else {
                     out.push_records(src, *size, &|rec: &[u8]| dec.rec(rec), origin);
