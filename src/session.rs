@@ -299,6 +299,15 @@ impl Session {
         }
     }
 
+    /// Level of detail: the nodes that could not be read or decoded so far, each named once (file, node
+    /// key, byte); empty for a resident cloud.
+    pub fn node_errors(&self) -> Vec<String> {
+        match &self.shown {
+            Shown::Lod(l) => l.errors().to_vec(),
+            Shown::Cloud => Vec::new(),
+        }
+    }
+
     /// The mode frames are drawn in: `mode`, or the culled mode a level-of-detail pool needs.
     pub fn mode_for(&self, mode: RenderMode) -> RenderMode {
         match self.shown {

@@ -256,6 +256,62 @@ fn damaged_hierarchy_and_nodes_fail_cleanly() {
 }
 
 #[test]
+fn a_node_that_fails_to_decode_is_named_and_drawn_without_quickly_and_the_exit_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, _) = source_las(dir.path(), 250_000);
+    let out = dir.path().join("out.copc.laz");
+    convert(&[src], &out);
+    let good = std::fs::read(&out).unwrap();
+    let f = CopcFile::from_bytes("t.copc.laz", good.clone()).unwrap();
+    // The root (a node with children): its layer sizes overwritten, so that its chunk cannot be decoded.
+    let nodes = &f.octree().nodes;
+    let parent = *nodes.iter().find(|n| n.key.depth == 0).unwrap();
+    assert!(nodes.iter().any(|c| c.key.depth == 1 && c.point_count > 0), "the root has children");
+    let mut bad = good.clone();
+    let at = parent.byte_offset as usize + 36;
+    for b in &mut bad[at..at + 24] {
+        *b ^= 0xFF;
+    }
+    let bad_path = dir.path().join("bad.copc.laz");
+    std::fs::write(&bad_path, &bad).unwrap();
+    let png = dir.path().join("bad.png");
+    let run = |extra: &[&str]| {
+        let started = std::time::Instant::now();
+        let mut args = vec![
+            "render",
+            bad_path.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--point-budget",
+            "10M",
+            "--size",
+            "320x180",
+            "-o",
+            png.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o =
+            std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).args(&args).env_remove("DISPLAY").output().unwrap();
+        (o, started.elapsed().as_secs_f64())
+    };
+    let (o, secs) = run(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(secs < 5.0, "the render took {secs:.1} s:\n{err}");
+    assert_eq!(o.status.code(), Some(1), "a partial image is an error without --allow-partial:\n{err}");
+    let key = format!("node {} ({} bytes at byte {})", parent.key, parent.byte_size, parent.byte_offset);
+    assert!(err.contains("bad.copc.laz") && err.contains(&key), "the node is named with its file and byte:\n{err}");
+    assert_eq!(err.matches(&key).count(), 1, "named once:\n{err}");
+    assert!(png.exists(), "the image is still written:\n{err}");
+    // Drawn without it: every other point, its children's included.
+    let total: u64 = nodes.iter().map(|n| n.point_count).sum();
+    let want = format!("rendered {} points", total - parent.point_count);
+    assert!(err.contains(&want), "{want}:\n{err}");
+    let (o, _) = run(&["--allow-partial"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("drawn without 1 node"), "{err}");
+}
+
+#[test]
 fn pcv_info_shows_the_octree() {
     let dir = tempfile::tempdir().unwrap();
     let (src, pts) = source_las(dir.path(), 200_000);

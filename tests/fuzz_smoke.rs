@@ -489,3 +489,105 @@ fn copc_reader_survives_damaged_hierarchies_and_nodes() {
     }
     eprintln!("fuzz smoke: copc: {replayed} regressions, {n} inputs in {:.1} s", start.elapsed().as_secs_f64());
 }
+
+/// Runs `pcv render FILE` on the CPU backend (level of detail, as COPC files are drawn) with a watchdog:
+/// its exit code and stderr, and how long it took; a run past `limit` is killed and reported.
+fn render_copc(file: &Path, limit: Duration) -> (Option<i32>, String, f64) {
+    use std::process::{Command, Stdio};
+    let png = file.with_extension("png");
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pcv"))
+        .args(["render", "--backend", "cpu", "--size", "160x90", "--point-budget", "1M", "-o"])
+        .arg(&png)
+        .arg(file)
+        .env_remove("DISPLAY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running pcv");
+    let mut stderr = child.stderr.take().expect("pcv's stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for pcv") {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pcv render {} ran past {limit:?} (killed)", file.display());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (status.code(), reader.join().unwrap_or_default(), started.elapsed().as_secs_f64())
+}
+
+#[test]
+fn copc_renders_of_damaged_files_finish_within_seconds() {
+    // The whole path a user meets (open, level of detail, loader threads, the frame) on damaged COPC
+    // files: each must finish within 5 s with an image (exit 0) or a named error (exit 1), never a
+    // hang, a panic (101) or a signal. The regressions first, then mutations of the seed's nodes and
+    // hierarchy (fixed seed, PCV_FUZZ_RENDERS cases).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let limit = Duration::from_secs(5);
+    let check = |file: &Path, what: &str| -> Option<i32> {
+        let (code, err, secs) = render_copc(file, limit + Duration::from_secs(5));
+        assert!(secs < limit.as_secs_f64(), "{what}: {secs:.1} s:\n{err}");
+        assert!(matches!(code, Some(0 | 1)) && !err.contains("panicked"), "{what}: exit {code:?}:\n{err}");
+        if code == Some(1) {
+            assert!(err.contains("pcv: error: "), "{what}: an exit 1 without an error line:\n{err}");
+        }
+        code
+    };
+    let seed = copc_seed();
+    if std::env::var("PCV_WRITE_REGRESSIONS").is_ok_and(|v| v == "1") {
+        // The root node's layer sizes overwritten: that node cannot be decoded, the rest can.
+        use pcv_io::octree::NodeSource;
+        let f = pcv_io::formats::copc::CopcFile::from_bytes("seed", seed.clone()).unwrap();
+        let at = f.octree().nodes.iter().find(|n| n.key.depth == 0).unwrap().byte_offset as usize + 36;
+        let mut d = seed.clone();
+        d[at..at + 24].iter_mut().for_each(|b| *b ^= 0xff);
+        std::fs::write(root.join("fuzz/regressions/copc/root-node-layers.partial"), d).unwrap();
+    }
+    let mut replayed = 0;
+    for e in std::fs::read_dir(root.join("fuzz/regressions/copc")).into_iter().flatten().flatten() {
+        let f = dir.path().join("regression.copc.laz");
+        std::fs::copy(e.path(), &f).unwrap();
+        let code = check(&f, &format!("regression {}", e.path().display()));
+        if e.path().extension().is_some_and(|x| x == "partial") {
+            assert_eq!(code, Some(1), "{}: a damaged node must make the exit status say so", e.path().display());
+        }
+        replayed += 1;
+    }
+    let f = dir.path().join("seed.copc.laz");
+    std::fs::write(&f, &seed).unwrap();
+    assert_eq!(check(&f, "seed"), Some(0), "the seed renders");
+    let cases: usize = std::env::var("PCV_FUZZ_RENDERS").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
+    use pcv_io::octree::NodeSource;
+    let info = pcv_io::formats::copc::CopcFile::from_bytes("seed", seed.clone()).unwrap();
+    let first_node = info.octree().nodes.iter().map(|n| n.byte_offset as usize).min().unwrap_or(0);
+    let mut rng = StdRng::seed_from_u64(0xc09c_4e4d);
+    let mut codes = [0usize; 2];
+    for n in 0..cases {
+        let mut d = seed.clone();
+        for _ in 0..rng.random_range(1..8) {
+            let i = rng.random_range(first_node..d.len());
+            d[i] = match rng.random_range(0..3) {
+                0 => d[i] ^ (1 << rng.random_range(0..8)),
+                1 => [0u8, 0xff, 0x7f, 0x80][rng.random_range(0..4)],
+                _ => rng.random(),
+            };
+        }
+        std::fs::write(&f, &d).unwrap();
+        let code = check(&f, &format!("mutation {n}"));
+        codes[code.unwrap_or(1) as usize] += 1;
+    }
+    eprintln!(
+        "copc render fuzz: {replayed} regressions, {cases} mutations: {} drawn whole, {} errors",
+        codes[0], codes[1]
+    );
+}

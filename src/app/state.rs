@@ -86,6 +86,9 @@ pub struct AppState {
     pub gizmo: Gizmo,
     pub ui: UiState,
     pub messages: Messages,
+    /// Level of detail: the nodes that could not be read or decoded (file, node key, byte), each once;
+    /// the view is drawn without them.
+    pub node_errors: Vec<String>,
     pub loader: Option<Loader>,
     pub grids: ScaleGrids,
     /// The framebuffer's size (framing fits its aspect).
@@ -135,6 +138,7 @@ impl AppState {
             gizmo: Gizmo::default(),
             ui: UiState { panel: true, help: false },
             messages: Messages::default(),
+            node_errors: Vec::new(),
             loader: None,
             grids: ScaleGrids::default(),
             size_px,

@@ -544,6 +544,14 @@ fn crs_lines(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     ui.separator();
     crs_lines(ui, s, actions);
+    if !s.node_errors.is_empty() {
+        let n = s.node_errors.len();
+        let what = if n == 1 { "1 node could not be read" } else { &format!("{n} nodes could not be read") };
+        ui.text_colored(ERROR, format!("{what}; drawn without"));
+        for e in &s.node_errors {
+            ui.text_wrapped(e);
+        }
+    }
     let editable = s.layers.editable();
     for (i, l) in s.layers.layers.iter().enumerate() {
         let mut visible = l.visible;

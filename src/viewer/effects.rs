@@ -180,8 +180,12 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         }
         Err(e) => state.messages.error(format!("level of detail: {e}")),
     }
-    if let Some(e) = l.errors().last().filter(|_| l.status().changed) {
+    // Nodes that failed since the last turn: each said once, and listed in the panel (the view goes on
+    // without them).
+    for e in l.errors().get(state.node_errors.len()..).unwrap_or_default() {
         state.messages.error(format!("level of detail: {e}"));
+        state.node_errors.push(e.clone());
+        need.redraw_ui = true;
     }
     // A clicked point of a streamed scene: what its node holds (read once per click).
     if let Some(p) = state.picked.as_mut().filter(|p| !p.looked_up) {

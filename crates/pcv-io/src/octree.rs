@@ -132,7 +132,7 @@ pub struct NodePoints {
 /// Why a node could not be read. Messages name the source and the node.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
-    #[error("{source_name}: node {key} (its {byte_size} bytes at byte {byte_offset}): {what}")]
+    #[error("{source_name}: node {key} ({byte_size} bytes at byte {byte_offset}): {what}")]
     Read { source_name: String, key: NodeKey, byte_offset: u64, byte_size: u64, what: String },
     #[error("{source_name}: node {key} is not in its octree")]
     Unknown { source_name: String, key: NodeKey },

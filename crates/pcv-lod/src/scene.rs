@@ -18,7 +18,8 @@
 //! 4. draws the selected nodes that are resident, copied, and whose parent is drawn: while refining, the coarse
 //!    nodes already there cover the view and children appear over them (COPC nodes add detail to their
 //!    parents, so nothing is taken away and no hole opens); the batch table goes to the rasterizer only
-//!    when it changed.
+//!    when it changed. A node that failed to read or decode is never asked for again and counts as
+//!    drawn for its children, so a damaged node leaves out its own points only ([`LodScene::errors`]).
 //!
 //! Point size per node: adaptive point sizes use a spacing per pool slot ([`Rasterizer::set_slot_spacing`],
 //! set with the batch table), so each point is sized by where it lies ([`effective_depth`]): a batch
@@ -630,8 +631,9 @@ impl LodScene {
         // points are there, and never waits for them.
         let done = r.slot_writes_done()?;
         let mut drawn = HashSet::new();
-        // Nodes that failed, and the selected nodes under them (never drawn: their parent is not), so
-        // that a view with a bad node still completes.
+        // Nodes that failed: final (never asked for again), so that a view with a bad node completes
+        // without it. Their children are drawn as if the failed node were: COPC's levels add points,
+        // so the view lacks only the bad node's own points.
         let mut dead = HashSet::new();
         let (mut in_transit, mut after_write) = (0usize, 0u64);
         let (mut missing_nodes, mut missing_points) = (0usize, 0u64);
@@ -639,10 +641,10 @@ impl LodScene {
         for s in &self.selection.nodes {
             let h = &self.hierarchies[s.id.tile as usize];
             let parent = h.parent(s.id.node).map(|p| NodeId { tile: s.id.tile, node: p });
-            if self.failed.contains(&s.id) || parent.is_some_and(|p| dead.contains(&p)) {
+            if self.failed.contains(&s.id) {
                 dead.insert(s.id);
             }
-            let parent_ok = parent.is_none_or(|p| drawn.contains(&p));
+            let parent_ok = parent.is_none_or(|p| drawn.contains(&p) || dead.contains(&p));
             match self.pool.get(&s.id) {
                 Some(res) if res.fence <= done && parent_ok => {
                     drawn.insert(s.id);

@@ -403,6 +403,10 @@ pub struct RecordArgs {
     /// as JSON to this file (the output directory gets refining.png and complete.png).
     #[arg(long)]
     pub measure: Option<PathBuf>,
+    /// With --measure: accept a flight some of whose nodes could not be read (named either way; the
+    /// exit status is 1 without this).
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 #[derive(Args, Debug)]
@@ -422,6 +426,10 @@ pub struct RenderArgs {
     /// Render mode (see `pcv --help`).
     #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     pub mode: RenderMode,
+    /// Level of detail: a node that cannot be read or decoded is named and drawn without, and the
+    /// exit status says so (1) unless this accepts the partial image.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 #[derive(Args, Debug)]

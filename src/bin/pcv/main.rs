@@ -103,6 +103,7 @@ fn render(a: RenderArgs) -> Result<()> {
     frame.write_png(&a.output)?;
     let (points, ms, out) = (stats.points, stats.total_ms, a.output.display());
     eprintln!("pcv: rendered {points} points at {w}x{h} with {} in {ms:.2} ms -> {out}", r.name());
+    let failed = session.node_errors();
     // Where the time to the first image went (the "on screen in N s" figure of a large file).
     let (t, done_s) = (session.times, started.elapsed().as_secs_f64());
     eprintln!(
@@ -113,7 +114,23 @@ fn render(a: RenderArgs) -> Result<()> {
         (done_s - framed_s) * 1e3,
         done_s
     );
-    Ok(())
+    partial(&failed, a.allow_partial, "the image")
+}
+
+/// A level-of-detail view some of whose nodes could not be read (each named on stderr as it failed):
+/// an error unless `allow` (`--allow-partial`) accepts `what` drawn without them.
+fn partial(failed: &[String], allow: bool, what: &str) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let n = failed.len();
+    let nodes = if n == 1 { "1 node".to_string() } else { format!("{n} nodes") };
+    if allow {
+        eprintln!("pcv: {what} is drawn without {nodes} that could not be read (--allow-partial)");
+        return Ok(());
+    }
+    let them = if n == 1 { "it" } else { "them" };
+    bail!("{nodes} could not be read (named above); {what} is drawn without {them}; --allow-partial accepts that")
 }
 
 fn record(a: RecordArgs) -> Result<()> {

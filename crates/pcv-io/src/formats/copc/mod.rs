@@ -152,11 +152,11 @@ impl CopcFile {
         let crs = crate::crs::from_las(&prefix, &header, &vlrs).map(|r| r.map_err(|e| e.to_string()));
         let mut f = CopcFile { src, header, vlrs, info, laz, octree, eight_bit: false, crs };
         if lasfmt::layout(f.header.format).rgb.is_some() {
-            if let Some(root) = f.octree.nodes.iter().find(|n| n.key.depth == 0 && n.point_count > 0).copied() {
-                let recs = f.node_records(&root).map_err(|e| {
-                    let m = e.to_string();
-                    invalid(m.strip_prefix(&format!("{}: ", f.src.name())).unwrap_or(&m).to_string())
-                })?;
+            // 8- or 16-bit colours, judged from the shallowest node that decodes (the root, unless it is
+            // damaged: a bad node is reported when the view reads it, not here, so the rest still shows).
+            let mut nodes: Vec<OctreeNode> = f.octree.nodes.iter().filter(|n| n.point_count > 0).copied().collect();
+            nodes.sort_by_key(|n| n.key.depth);
+            if let Some(recs) = nodes.iter().take(4).find_map(|n| f.node_records(n).ok()) {
                 f.eight_bit = read::looks_8bit(&f.header, &recs);
             }
         }

@@ -32,16 +32,8 @@ pub fn decompress(
     let plausible = bytes.len().saturating_mul(16) / stride.max(1) + 1024;
     let mut all = Vec::with_capacity((node.point_count as usize).min(1 << 20).min(plausible) * stride);
     let mut scratch = Vec::new();
-    laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p)).map_err(
-        |e| {
-            format!(
-                "its LAZ chunk at bytes {}..{}: {}",
-                node.byte_offset,
-                node.byte_offset + node.byte_size,
-                strip_at(&e.to_string())
-            )
-        },
-    )?;
+    laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| all.extend_from_slice(p))
+        .map_err(|e| format!("decoding its LAZ chunk: {}", strip_at(&e.to_string())))?;
     Ok(all)
 }
 
@@ -86,14 +78,7 @@ pub fn decode_node(
     laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| {
         push_las_records(&mut st, p, h, eight_bit, &o)
     })
-    .map_err(|e| {
-        format!(
-            "its LAZ chunk at bytes {}..{}: {}",
-            node.byte_offset,
-            node.byte_offset + node.byte_size,
-            strip_at(&e.to_string())
-        )
-    })?;
+    .map_err(|e| format!("decoding its LAZ chunk: {}", strip_at(&e.to_string())))?;
     if layout(h.format).rgb.is_none() {
         let z = ((octree.points_min.z - origin.z) as f32, (octree.points_max.z - origin.z) as f32);
         let spec = ColorSpec::Rgb { z };
