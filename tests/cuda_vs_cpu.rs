@@ -734,6 +734,9 @@ fn filtered_culled_modes_match_the_twins() {
         Keep::Inside,
     ));
     let mut camera = FlyCamera::for_cloud(cloud.bounds, false);
+    // Last frame's visible batches, kept across filters as the backend keeps them (a new filter does not
+    // forget them: phase 1 of its first frame draws what the last frame showed).
+    let mut visible = vec![0u8; table.batches.len()];
     let poses = [
         ("oblique", Pose { eye: Vec3::new(50.0, -40.0, 60.0), yaw_rad: std::f32::consts::FRAC_PI_2, pitch_rad: -0.6 }),
         ("low", Pose { eye: Vec3::new(5.0, 5.0, 8.0), yaw_rad: 0.8, pitch_rad: -0.1 }),
@@ -744,7 +747,6 @@ fn filtered_culled_modes_match_the_twins() {
         // The class codes go up with the first filter that hides a class (upload order).
         assert!(cuda.set_raster_filter(Some(&fu), &|| uploaded_codes.clone()).expect("set filter"), "{label}");
         let fl = culled::Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
-        let mut visible = vec![0u8; table.batches.len()];
         for (name, pose) in &poses {
             camera.pose = *pose;
             let (w, h) = (640, 360);
