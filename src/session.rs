@@ -631,10 +631,16 @@ fn load_and_upload(
                     false => _ = files.set_filter(&opts.filter),
                 }
             }
+            if let (Some(files), Some(f)) = (cloud.files(), opts.color.and_then(ColorMode::field)) {
+                // The first stream samples the field (its colour's range), the second colours by it.
+                if let Ok(mut w) = files.fields.lock() {
+                    *w = w.with(f);
+                }
+            }
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
             if let Some(c) = opts.color.filter(|c| *c != ColorMode::Rgb) {
-                device::set_color(&mut cloud, c).map_err(anyhow::Error::msg)?;
+                device::set_color(&mut cloud, c, &opts.field_look).map_err(anyhow::Error::msg)?;
             }
             if let Some(n) = &note {
                 eprintln!("pcv: {n}");

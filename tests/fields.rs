@@ -522,3 +522,42 @@ fn streamed_clouds_are_filtered_by_the_decoding_workers_like_resident_ones() {
     let lit = img.pixels.iter().filter(|&&p| p & 0x00ff_ffff != 0).count();
     assert!(lit * 10 > img.pixels.len(), "the kept block fills the view: {lit} of {} pixels lit", img.pixels.len());
 }
+
+#[test]
+fn streamed_clouds_are_coloured_by_a_field_like_resident_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let file = patch_file(d.path());
+    let render = |streamed: bool, extra: &[&str]| {
+        let png = d.path().join(format!("{streamed}{}.png", extra.len()));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pcv"));
+        c.args(["render", file.to_str().unwrap(), "--backend", "cpu", "--size", "96x54", "-o"])
+            .arg(&png)
+            .args(["--color-by", "gps_time"])
+            .args(extra)
+            .env_remove("DISPLAY");
+        if streamed {
+            // A host budget of 0 MB: the cloud streams without a host copy.
+            c.env("PCV_HOST_BUDGET_MB", "0");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "streamed {streamed}: {}", String::from_utf8_lossy(&out.stderr));
+        Frame::read_png(&png).unwrap()
+    };
+    // One range for both: every pixel the same (it once failed: "has no gps_time").
+    let range = ["--range", "400000000..400003700"];
+    let (s, r) = (render(true, &range), render(false, &range));
+    let differing = s.pixels.iter().zip(&r.pixels).filter(|(a, b)| a != b).count();
+    assert_eq!(differing, 0, "streamed vs resident with one range");
+    // The two flight lines an hour apart: two colours at least, not one ramp end.
+    let distinct: std::collections::HashSet<u32> = s.pixels.iter().copied().collect();
+    assert!(distinct.len() > 10, "{} colours", distinct.len());
+    // The default range: the streamed one from a sample of the values, so close to the resident's.
+    let (s, r) = (render(true, &[]), render(false, &[]));
+    let far = s
+        .pixels
+        .iter()
+        .zip(&r.pixels)
+        .filter(|(a, b)| a.to_le_bytes().iter().zip(b.to_le_bytes()).any(|(x, y)| x.abs_diff(y) > 8))
+        .count();
+    assert!(far * 100 < s.pixels.len(), "{far} of {} pixels far from the resident colour", s.pixels.len());
+}

@@ -723,10 +723,10 @@ fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     assert_eq!((attrs.sources[0].points.clone(), attrs.sources[1].points.clone()), (0..150_000, 150_000..220_000));
     assert!(attrs.sources[0].has_rgb && !attrs.sources[1].has_rgb);
     // Another color mode streams again, colored from each slot's columns.
-    device::set_color(&mut cloud, ColorMode::Classification).unwrap();
+    device::set_color(&mut cloud, ColorMode::Classification, &Default::default()).unwrap();
     let again = cloud.host_points(false);
     assert!(again.iter().zip(a.iter().chain(&b)).all(|(p, q)| p.rgba == class_color(q.class)));
-    assert!(device::set_color(&mut cloud, ColorMode::Intensity).is_ok());
+    assert!(device::set_color(&mut cloud, ColorMode::Intensity, &Default::default()).is_ok());
     // A subsample of 10 000: exactly that many, spread over both files, in order.
     let plan = device::plan(&files, &opts(), &capacity(1_000_000), Some(10_000)).unwrap();
     let cloud = device::cloud(plan);

@@ -66,6 +66,9 @@ pub struct Streamed {
     /// About [`SAMPLE_POINTS`] points evenly spaced through the files (for estimates that need a
     /// few points, such as the point spacing).
     pub sample: Vec<Point>,
+    /// Every k-th value (at most about a million) of each field the first stream decoded
+    /// ([`DeviceFiles::fields`]), for a field colour's default range.
+    pub field_samples: Vec<(crate::formats::Field, Vec<f64>)>,
 }
 
 /// Points kept in [`Streamed::sample`].
@@ -96,6 +99,9 @@ pub struct DeviceFiles {
     /// The streams also hand each point's classification code to the sink (set once a filter the
     /// rasterizer applies itself hides a class: the codes then live on the device, a byte a point).
     pub carry_classes: std::sync::atomic::AtomicBool,
+    /// Fields every stream decodes besides those the filter and colour need (set before the first
+    /// stream: a colour asked for on the command line), sampled by the first stream.
+    pub fields: Mutex<crate::formats::FieldSet>,
 }
 
 impl DeviceFiles {
@@ -196,6 +202,7 @@ pub fn plan(
         progress,
         show_progress: opts.progress,
         carry_classes: Default::default(),
+        fields: Mutex::new(Default::default()),
     })
 }
 
@@ -269,7 +276,7 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
 
 /// Sets the colors the next upload of a device-only `cloud` streams (`--color`): only modes computed
 /// from what the files hold per point.
-pub fn set_color(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), String> {
+pub fn set_color(cloud: &mut PointCloud, mode: ColorMode, look: &super::attributes::FieldLook) -> Result<(), String> {
     let Some(files) = cloud.files().cloned() else { return Err("not a device-only cloud".into()) };
     let s = files.streamed.lock().map_err(|e| e.to_string())?.clone().unwrap_or_default();
     let z = if cloud.bounds.is_empty() { (0.0, 0.0) } else { (cloud.bounds.min.z, cloud.bounds.max.z) };
@@ -281,7 +288,14 @@ pub fn set_color(cloud: &mut PointCloud, mode: ColorMode) -> Result<(), String> 
             ColorSpec::Intensity { lo, hi }
         }
         ColorMode::Classification if s.any_classification => ColorSpec::Classification,
-        other => return Err(format!("color mode '{other}': {} has no {other}", cloud.label)),
+        // A field: its ramp over the first stream's sample of it (decoded because the colour asked).
+        other => match other
+            .field()
+            .and_then(|f| s.field_samples.iter().find(|(g, v)| *g == f && v.iter().any(|x| !x.is_nan())))
+        {
+            Some((f, sample)) => look.spec(&pcv_model::fields::Column::from_f64(*f, sample)),
+            None => return Err(format!("color mode '{other}': {} has no {other}", cloud.label)),
+        },
     };
     *files.color.lock().map_err(|e| e.to_string())? = spec;
     if let Some(a) = cloud.attributes.as_mut() {
@@ -327,7 +341,12 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
         let bytes = FileBytes::open(path)?;
         // Read before the stream releases the file's pages.
         let crs = if first_time { load::file_crs(path, bytes.bytes(), format, true) } else { None };
-        let wanted = super::formats::FieldSet::of(&filter.fields());
+        let mut wanted =
+            super::formats::FieldSet::of(&filter.fields()).union(files.fields.lock().map(|f| *f).unwrap_or_default());
+        if let ColorSpec::Field { field, .. } = spec {
+            wanted = wanted.with(field);
+        }
+        let field_slot = |f: super::formats::Field| wanted.iter().position(|x| x == f);
         let src = load::open_source_with(bytes.bytes(), format, load::is_pts(path), wanted)
             .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
         // Each job's first point in that order, for the subsample.
@@ -348,6 +367,17 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
         let mut colors = Colors::None;
         let recolor = |st: &mut Staging| {
             if matches!(spec, ColorSpec::Rgb { .. }) && has_rgb && !st.colorless {
+                return;
+            }
+            if let ColorSpec::Field { field, blend_rgb, .. } = spec {
+                // The field's value through the ramp, the file's colour mixed in where asked.
+                let values = field_slot(field).and_then(|i| st.fields.get(i));
+                let blend = if has_rgb && !st.colorless { blend_rgb } else { 0.0 };
+                for (k, p) in st.points.iter_mut().enumerate() {
+                    let c = spec.value_color(values.and_then(|v| v.get(k)).copied().unwrap_or(f64::NAN));
+                    let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
+                    p.rgba = [mix(c[0], p.rgba[0]), mix(c[1], p.rgba[1]), mix(c[2], p.rgba[2]), 255];
+                }
                 return;
             }
             let (inten, cls) = (std::mem::take(&mut st.intensity), std::mem::take(&mut st.classification));
@@ -400,6 +430,17 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
             if first_time {
                 if cols.intensity {
                     seen.intensity_sample.extend(st.intensity.iter().step_by(every as usize).copied());
+                }
+                for (i, f) in cols.fields.iter().enumerate() {
+                    let Some(values) = st.fields.get(i) else { continue };
+                    let slot = match seen.field_samples.iter().position(|(g, _)| *g == f) {
+                        Some(j) => j,
+                        None => {
+                            seen.field_samples.push((f, Vec::new()));
+                            seen.field_samples.len() - 1
+                        }
+                    };
+                    seen.field_samples[slot].1.extend(values.iter().step_by(every as usize).copied());
                 }
                 let skip = (sample_every - (sent as usize % sample_every)) % sample_every;
                 seen.sample.extend(pts.iter().skip(skip).step_by(sample_every).copied());
