@@ -164,7 +164,7 @@ fn record(a: RecordArgs) -> Result<()> {
         println!("{}", pcv_lod::flight::summary(&report));
         pcv::bench::write_json(json, &report, &session.rasterizer.description())?;
         eprintln!("pcv: wrote {}", json.display());
-        return Ok(());
+        return partial(&report.node_errors, a.allow_partial, "the flight");
     }
     if session.lod().is_some() {
         bail!("pcv record with level of detail measures flights (--measure FILE.json); for PNG frames of a streamed scene, use the window's --path");
@@ -337,8 +337,9 @@ fn convert(a: ConvertArgs) -> Result<()> {
         eprintln!("pcv: kept {} ({} points)", filter.describe(), s.points);
     }
     let secs = t0.elapsed().as_secs_f64();
-    let rate = s.points as f64 / secs.max(1e-9) / 1e6;
+    // The rate of the points read: a filter that keeps few of many still read them all.
+    let rate = s.points_read.max(s.points) as f64 / secs.max(1e-9) / 1e6;
     let (points, out, bytes, how) = (s.points, a.output.display(), s.bytes, &s.how);
-    eprintln!("pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s)");
+    eprintln!("pcv: wrote {points} points to {out} ({bytes} bytes; {how}) in {secs:.2} s ({rate:.2} M points/s read)");
     Ok(())
 }

@@ -85,7 +85,10 @@ pub fn out_format(path: &Path) -> Result<OutFormat, ConvertError> {
 /// What was written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvertSummary {
+    /// Points written.
     pub points: u64,
+    /// Points read (more than written when a filter leaves some out).
+    pub points_read: u64,
     pub bytes: u64,
     pub format: OutFormat,
     /// How: "records copied byte for byte", "exact values", ...
@@ -175,12 +178,13 @@ pub fn convert_filtered(
         let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
         return Ok(ConvertSummary {
             points: s.points,
+            points_read: s.points,
             bytes,
             format,
             how: "COPC: exact values in an octree of LAZ chunks",
         });
     }
-    let (points, how) = {
+    let (points, points_read, how) = {
         let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         let r = write_to(inputs, &mut w, format, opts, filter)?;
@@ -190,7 +194,7 @@ pub fn convert_filtered(
     };
     partial.commit()?;
     let bytes = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
-    Ok(ConvertSummary { points, bytes, format, how })
+    Ok(ConvertSummary { points, points_read, bytes, format, how })
 }
 
 /// Writes a cloud made in code (or loaded) to `path`, in the format its extension names: positions in
@@ -238,21 +242,22 @@ pub fn write_cloud(cloud: &crate::PointCloud, path: &Path) -> Result<(), Convert
     partial.commit()
 }
 
-/// Writes `inputs` as `format` into `w`; returns the points written and how.
+/// Writes `inputs` as `format` into `w`; returns the points written, the points read and how.
 fn write_to(
     inputs: &[PathBuf],
     w: &mut BufWriter<std::fs::File>,
     format: OutFormat,
     opts: &LoadOptions,
     filter: &PointFilter,
-) -> Result<(u64, &'static str), ConvertError> {
+) -> Result<(u64, u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {
         let mut load_opts = opts.clone();
         load_opts.fields.fields = crate::formats::FieldSet::of(&filter.fields());
         let cloud = load::load_files_with(inputs, &load_opts)?;
+        let read = cloud.points.len() as u64;
         let (cloud, _) = crate::filter::shown(&cloud, filter);
         w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
-        return Ok((cloud.points.len() as u64, "the viewer's local f32 positions"));
+        return Ok((cloud.points.len() as u64, read, "the viewer's local f32 positions"));
     }
     let files: Vec<(PathBuf, FileBytes)> =
         inputs.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, LoadError>>()?;
@@ -265,6 +270,7 @@ fn write_to(
         progress.finish();
         return Ok((
             s.points,
+            progress.shared().snapshot().points_done,
             if s.verbatim {
                 "the input's bytes (records, VLRs, EVLRs)"
             } else {
@@ -292,5 +298,5 @@ fn write_to(
     }
     progress.finish();
     let n = writers::write(&exact, format, w)?;
-    Ok((n, "exact values (f64 coordinates, 16-bit colors)"))
+    Ok((n, progress.shared().snapshot().points_done, "exact values (f64 coordinates, 16-bit colors)"))
 }
