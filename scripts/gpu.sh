@@ -1039,6 +1039,12 @@ sc_data_1b() {
       /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" "$t" --backend cuda --color-by $a --size 1920x1080 --frames "$frames" --trace "$work/$a.jsonl" --screenshot "$out/window-$a.png" 2>&1 | tail -3
       printf '%s: ' "$a"; gaps "$work/$a.jsonl"
     done
+    echo "== 2b. the window's colour key on the streamed cloud: point_source_id, then C at frame 5 (gps_time: a sample of it read, the files streamed again, coloured)"
+    cat >"$work/key.json" <<EOF2
+[ {"frame": 5, "type": "key", "key": "C", "down": true}, {"frame": 6, "type": "key", "key": "C", "down": false} ]
+EOF2
+    "$pcv" "$t" --backend cuda --color-by point_source_id --size 1920x1080 --frames 20 --input-script "$work/key.json" --trace "$work/key.jsonl" --screenshot "$out/window-key-c-gps_time.png" 2>&1 | tail -1
+    python3 -c "import json,sys; t=[json.loads(l)['time_s'] for l in open(sys.argv[1])]; d=[b-a for a,b in zip(t,t[1:])]; i=max(range(len(d)),key=d.__getitem__); print(f'the longest frame gap (the colour change): {d[i]:.2f} s, after frame {i}')" "$work/key.jsonl" 2>&1 | tail -1
     echo "== 3. vegetation hidden by clicks: the panel's View tab (105,37), the legend's class-5 box ($click); then a clip box"
     cat >"$work/click.json" <<EOF2
 [ {"frame": 3, "type": "cursor_pos", "x": 105, "y": 37},

@@ -631,21 +631,22 @@ fn load_and_upload(
                     false => _ = files.set_filter(&opts.filter),
                 }
             }
-            if let (Some(files), Some(f)) = (cloud.files(), opts.color.and_then(ColorMode::field)) {
-                // The first stream samples the field (its colour's range), the second colours by it.
-                if let Ok(mut w) = files.fields.lock() {
-                    *w = w.with(f);
-                }
+            // A field's colour needs a sample of its values (read now): the first stream colours by
+            // it. Intensity's range and the class palette need what the first stream sees: a second.
+            let by_field = opts.color.filter(|c| c.field().is_some());
+            if let Some(c) = by_field {
+                device::set_color(&mut cloud, c, &opts.field_look).map_err(anyhow::Error::msg)?;
             }
             r.upload(&cloud).context("streaming the points to the device")?;
             let note = device::finish(&mut cloud, opts.color.is_none());
-            if let Some(c) = opts.color.filter(|c| *c != ColorMode::Rgb) {
+            let again = opts.color.filter(|c| *c != ColorMode::Rgb && by_field.is_none());
+            if let Some(c) = again {
                 device::set_color(&mut cloud, c, &opts.field_look).map_err(anyhow::Error::msg)?;
             }
             if let Some(n) = &note {
                 eprintln!("pcv: {n}");
             }
-            if note.is_some() || opts.color.is_some_and(|c| c != ColorMode::Rgb) {
+            if note.is_some() || again.is_some() {
                 r.upload(&cloud).context("streaming the points to the device again, colored")?;
             }
             if raster && filter_in_raster(r, &cloud, &opts.filter, &Vec::new).context("filtering on the GPU")? {
@@ -851,6 +852,13 @@ fn open_lod(
     };
     let mut lod = LodScene::open(sources, LodOptions::with_budget(budget))?;
     lod.attach(r).context("making the GPU node pool")?;
+    if let Some(c) = opts.color.filter(|c| *c != ColorMode::Rgb) {
+        // COPC nodes are coloured as they load; octrees built here hold points coloured already.
+        match lod.set_color_mode(c, &opts.field_look) {
+            Err(_) if copc.is_empty() => {}
+            r => _ = r.map_err(anyhow::Error::msg)?,
+        }
+    }
     eprintln!(
         "pcv: level of detail: {} points in {} tile(s), budget {budget} points ({how}), pool of {} slots ({:.2} GB)",
         lod.total_points(),

@@ -129,7 +129,7 @@ fn nodes_decode_as_the_laz_loader_does() {
     let src = copc::open(out.to_str().unwrap()).unwrap();
     let mut got = Vec::new();
     for n in &src.octree().nodes {
-        let np = src.read_node(n, cloud.origin).unwrap();
+        let np = src.read_node(n, cloud.origin, Default::default()).unwrap();
         assert_eq!(np.points.len() as u64, n.point_count);
         let (i, c) = (np.intensity.unwrap(), np.classification.unwrap());
         for k in 0..np.points.len() {
@@ -246,7 +246,7 @@ fn damaged_hierarchy_and_nodes_fail_cleanly() {
         *b = b.wrapping_mul(31).wrapping_add(7);
     }
     let g = CopcFile::from_bytes("t.copc.laz", bad).unwrap();
-    match g.read_node(&n, glam::DVec3::ZERO) {
+    match g.read_node(&n, glam::DVec3::ZERO, Default::default()) {
         Err(e) => assert!(e.to_string().starts_with(&format!("t.copc.laz: node {} (", n.key)), "{e}"),
         Ok(p) => assert_eq!(p.points.len() as u64, n.point_count, "a damaged node read with another count"),
     }

@@ -143,13 +143,19 @@ fn over_http_reads_what_the_file_holds_and_caches_it() {
     assert!(local.octree().nodes.len() > 8);
     let origin = glam::DVec3::new(500_100.0, 4_000_100.0, 100.0);
     for n in &local.octree().nodes {
-        assert_eq!(remote.read_node(n, origin).unwrap(), local.read_node(n, origin).unwrap());
+        assert_eq!(
+            remote.read_node(n, origin, pcv_io::formats::FieldSet::ALL).unwrap(),
+            local.read_node(n, origin, pcv_io::formats::FieldSet::ALL).unwrap()
+        );
     }
     let first = counts.requests.load(Ordering::SeqCst);
     // Again with the same cache: only the opening request goes to the server.
     let again = copc::open_with(&url, &opts(Some(&cache))).unwrap();
     for n in &local.octree().nodes {
-        assert_eq!(again.read_node(n, origin).unwrap(), local.read_node(n, origin).unwrap());
+        assert_eq!(
+            again.read_node(n, origin, pcv_io::formats::FieldSet::ALL).unwrap(),
+            local.read_node(n, origin, pcv_io::formats::FieldSet::ALL).unwrap()
+        );
     }
     let second = counts.requests.load(Ordering::SeqCst) - first;
     eprintln!("http: {} nodes; {first} requests the first time, {second} with the cache", local.octree().nodes.len());
@@ -182,7 +188,7 @@ fn a_slow_server_gets_requests_in_parallel() {
                     .iter()
                     .skip(t)
                     .step_by(4)
-                    .map(|n| r.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64)
+                    .map(|n| r.read_node(n, glam::DVec3::ZERO, Default::default()).unwrap().points.len() as u64)
                     .sum::<u64>()
             })
         })
@@ -205,8 +211,12 @@ fn flaky_servers_are_retried_and_failing_ones_named() {
     let data = Arc::new(std::fs::read(&path).unwrap());
     let (url, counts) = serve(data.clone(), Mode::Flaky);
     let remote = copc::open_with(&url, &opts(None)).unwrap();
-    let n: u64 =
-        remote.octree().nodes.iter().map(|n| remote.read_node(n, glam::DVec3::ZERO).unwrap().points.len() as u64).sum();
+    let n: u64 = remote
+        .octree()
+        .nodes
+        .iter()
+        .map(|n| remote.read_node(n, glam::DVec3::ZERO, Default::default()).unwrap().points.len() as u64)
+        .sum();
     assert_eq!(n, 5_000);
     assert!(counts.per_range.lock().unwrap().values().all(|&k| k == 3), "every range: two 503s, then the bytes");
 

@@ -561,3 +561,132 @@ fn streamed_clouds_are_coloured_by_a_field_like_resident_ones() {
         .count();
     assert!(far * 100 < s.pixels.len(), "{far} of {} pixels far from the resident colour", s.pixels.len());
 }
+
+/// A streamed (device-only) cloud offers every field its files hold, and a colour by any of them needs
+/// no second stream: its range comes from a sample read when it is asked for ([`device::sample_field`]),
+/// here every value (the file is small), so each point's colour is the resident cloud's.
+#[test]
+fn a_streamed_cloud_is_coloured_by_each_of_its_fields_like_a_resident_one() {
+    use pcv_io::device;
+    let d = tempfile::tempdir().unwrap();
+    let files = vec![patch_file(d.path())];
+    let cap = device::Capacity { points: 1 << 20, bytes_per_point: 40, free_bytes: 40 << 20, device: "a test".into() };
+    let plan = device::plan(&files, &pcv_io::load::LoadOptions::quiet(), &cap, None).unwrap();
+    let mut cloud = device::cloud(plan);
+    let df = cloud.files().cloned().unwrap();
+    let stream = || {
+        let mut got = Vec::new();
+        device::stream_files(&df, &mut |p, _| {
+            got.extend_from_slice(p);
+            Ok(())
+        })
+        .unwrap();
+        got
+    };
+    let host = load(&files[0]);
+    for (k, mode) in [ColorMode::GpsTime, ColorMode::ReturnNumber, ColorMode::ScanAngle].into_iter().enumerate() {
+        // The first before any stream (the command line's --color-by), the others as the window asks.
+        device::set_color(&mut cloud, mode, &FieldLook::default()).unwrap();
+        let got = stream();
+        if k == 0 {
+            assert_eq!(device::finish(&mut cloud, false), None);
+            let modes = pcv_io::attributes::available_modes(&cloud);
+            for m in [ColorMode::ReturnNumber, ColorMode::NumberOfReturns, ColorMode::PointSourceId, ColorMode::Nir] {
+                assert_eq!(modes.contains(&m), m != ColorMode::Nir, "{m} in {modes:?}");
+            }
+        }
+        let mut resident = host.clone();
+        recolor_with(&mut resident, mode, &FieldLook::default()).unwrap();
+        assert_eq!(got.len(), resident.points.len());
+        let differ = got.iter().zip(resident.points.iter()).filter(|(a, b)| a.rgba != b.rgba).count();
+        assert_eq!(differ, 0, "{mode}: streamed colours vs resident");
+        let spec = cloud.attributes.as_deref().and_then(|a| a.field_spec);
+        assert!(
+            matches!(spec, Some(pcv_io::attributes::ColorSpec::Field { field, .. }) if Some(field) == mode.field())
+        );
+    }
+    // A field no file has: refused, naming it.
+    let e = device::set_color(&mut cloud, ColorMode::Nir, &FieldLook::default()).unwrap_err();
+    assert!(e.contains("has no nir"), "{e}");
+}
+
+/// Level of detail (COPC): the scene offers every field of its file, its loading workers colour each
+/// node's points by any of them (each point as the resident cloud colours it, given one range) and
+/// filter by returns and value ranges (a complete view draws exactly the host filter's points).
+#[test]
+fn copc_nodes_are_coloured_and_filtered_by_any_field_like_resident_clouds() {
+    use pcv_io::attributes::FieldSet;
+    use pcv_lod::{LodOptions, LodScene};
+    let d = tempfile::tempdir().unwrap();
+    let las = patch_file(d.path());
+    let copc = d.path().join("patch.copc.laz");
+    let none = PointFilter::default();
+    pcv_io::convert::convert_filtered(std::slice::from_ref(&las), &copc, &pcv_io::load::LoadOptions::quiet(), &none)
+        .unwrap();
+    let src = pcv_io::formats::copc::open(copc.to_str().unwrap()).unwrap();
+    let mut lod = LodScene::open(vec![src.clone()], LodOptions::with_budget(1_000_000)).unwrap();
+    let modes = lod.available_modes();
+    for m in [ColorMode::GpsTime, ColorMode::ReturnNumber, ColorMode::ScanAngle, ColorMode::Classification] {
+        assert!(modes.contains(&m), "{m} in {modes:?}");
+    }
+    assert!(lod.set_color_mode(ColorMode::Nir, &FieldLook::default()).unwrap_err().contains("has no nir"));
+    // Each point's colour, keyed by its place on the patch's 0.5 m grid (file coordinates).
+    let key = |o: DVec3, p: &Point| {
+        let f = o + glam::Vec3::from_array(p.pos).as_dvec3();
+        ((f.x * 100.0).round() as i64, (f.y * 100.0).round() as i64)
+    };
+    let host = load(&las);
+    for (mode, look) in [
+        (ColorMode::GpsTime, FieldLook { range: Some((400_000_000.0, 400_003_700.0)), ..Default::default() }),
+        (ColorMode::ReturnNumber, FieldLook::default()),
+        (ColorMode::Classification, FieldLook::default()),
+    ] {
+        let mut resident = host.clone();
+        recolor_with(&mut resident, mode, &look).unwrap();
+        let want: std::collections::HashMap<(i64, i64), [u8; 4]> =
+            resident.points.iter().map(|p| (key(resident.origin, p), p.rgba)).collect();
+        assert!(lod.set_color_mode(mode, &look).unwrap(), "{mode}: a new colour");
+        let spec = lod.color();
+        let mut fields = FieldSet::NONE;
+        if let Some(f) = mode.field() {
+            fields = fields.with(f);
+        }
+        let mut seen = 0;
+        for node in &src.octree().nodes {
+            let mut np = src.read_node(node, lod.origin(), fields).unwrap();
+            pcv_lod::loader::color_node(&mut np, &spec, src.has_rgb());
+            for p in &np.points {
+                assert_eq!(Some(&p.rgba), want.get(&key(lod.origin(), p)), "{mode}: a node's point");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, host.len(), "{mode}: every point in one node");
+        // The placeholder the window shows carries the mode and (for a field) the ramp's range.
+        let attrs = lod.placeholder_cloud().attributes.unwrap();
+        assert_eq!(attrs.mode, mode);
+        assert_eq!(attrs.field_spec.is_some(), mode.field().is_some());
+    }
+    // First returns and a GPS-time window: the complete view draws what the host filter keeps.
+    let mut r = CpuRasterizer::new();
+    lod.attach(&mut r).unwrap();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = FrameParams::of_camera(&cam, 160, 90).with_mode(RenderMode::Culled);
+    let f: PointFilter = PointFilter {
+        returns: Returns::First,
+        ranges: vec![filter::ValueRange::parse("gps_time:400000000..400003000").unwrap()],
+        ..Default::default()
+    };
+    lod.set_filter(&f).unwrap();
+    let mut drawn = 0;
+    for _ in 0..2000 {
+        let st = lod.update(&mut r, &frame, cam.pose.eye).unwrap();
+        if st.complete && st.loading == 0 && st.in_transit == 0 {
+            drawn = st.drawn_points;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let (kept, _) = filter::shown(&host, &f);
+    assert!(!kept.is_empty() && kept.len() < host.len());
+    assert_eq!(drawn, kept.len(), "drawn vs the host filter's points");
+}

@@ -621,6 +621,7 @@ impl NodeSource for Failing {
         &self,
         node: &pcv_io::octree::OctreeNode,
         origin: DVec3,
+        fields: pcv_io::formats::FieldSet,
     ) -> Result<pcv_io::octree::NodePoints, pcv_io::octree::NodeError> {
         if node.key.depth == self.bad_depth {
             return Err(pcv_io::octree::NodeError::Read {
@@ -631,7 +632,7 @@ impl NodeSource for Failing {
                 what: "LAZ chunk: unexpected end of data".into(),
             });
         }
-        self.inner.read_node(node, origin)
+        self.inner.read_node(node, origin, fields)
     }
 }
 
@@ -679,7 +680,7 @@ fn a_picked_position_is_found_again_in_its_drawn_node() {
 
 /// A clip box set on a streamed scene: the nodes load again, each keeping what the box keeps, and the
 /// complete view draws the depth of the resident cloud filtered on the host; a filter the nodes cannot
-/// apply (returns) is refused.
+/// apply (returns: the octree built in memory holds none) is refused.
 #[test]
 fn a_clip_box_on_a_streamed_scene_draws_what_the_host_filter_keeps() {
     use pcv_io::filter::{ClipBox, Keep, PointFilter, Returns};
@@ -711,7 +712,7 @@ fn a_clip_box_on_a_streamed_scene_draws_what_the_host_filter_keeps() {
     let (want, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
     let (got, _) = depth_and_colors(&mut r, &frame);
     assert_eq!(got, want, "the streamed scene's depth is the filtered cloud's");
-    // Returns are not in the nodes: refused, the filter kept.
+    // The octree built in memory holds no returns: refused, the filter kept.
     let returns = PointFilter { returns: Returns::First, ..Default::default() };
     assert!(lod.set_filter(&returns).unwrap_err().contains("first"));
     assert_eq!(*lod.filter(), filter);

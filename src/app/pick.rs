@@ -133,6 +133,7 @@ impl PickedPoint {
         self.node = Some(format!("node {} point #{}", np.key, np.index));
         self.intensity = np.intensity;
         self.classification = np.classification;
+        self.fields = np.fields.iter().copied().filter(|(_, v)| v.is_finite()).collect();
         self.rgb = np.rgb;
         if let Some(grid) = grids.grid(&np.source, Format::Laz) {
             self.snap_to(grid);

@@ -89,6 +89,9 @@ pub struct AppState {
     /// Level of detail: the nodes that could not be read or decoded (file, node key, byte), each once;
     /// the view is drawn without them.
     pub node_errors: Vec<String>,
+    /// Level of detail: the colour modes its tiles offer (the nodes are coloured as they load, by
+    /// the mode and look here: [`crate::viewer::effects::lod_turn`]); `None` for a loaded cloud.
+    pub lod_modes: Option<Vec<pcv_io::attributes::ColorMode>>,
     pub loader: Option<Loader>,
     pub grids: ScaleGrids,
     /// The framebuffer's size (framing fits its aspect).
@@ -111,8 +114,10 @@ impl AppState {
         /// The look a cloud was coloured with (`--ramp`, `--range`), so the panel starts from it.
         fn field_look_of(c: &pcv_io::PointCloud) -> pcv_io::attributes::FieldLook {
             match c.attributes.as_deref().and_then(|a| a.field_spec) {
-                Some(pcv_io::attributes::ColorSpec::Field { ramp, lo, hi, tone, blend_rgb, .. }) => {
-                    pcv_io::attributes::FieldLook { ramp: Some(ramp), range: Some((lo, hi)), tone, blend_rgb }
+                // A ramp other than the field's own was asked for (else each field keeps its own).
+                Some(pcv_io::attributes::ColorSpec::Field { field, ramp, lo, hi, tone, blend_rgb }) => {
+                    let ramp = (ramp != field.default_ramp()).then_some(ramp);
+                    pcv_io::attributes::FieldLook { ramp, range: Some((lo, hi)), tone, blend_rgb }
                 }
                 _ => Default::default(),
             }
@@ -139,6 +144,7 @@ impl AppState {
             ui: UiState { panel: true, help: false },
             messages: Messages::default(),
             node_errors: Vec::new(),
+            lod_modes: None,
             loader: None,
             grids: ScaleGrids::default(),
             size_px,

@@ -90,6 +90,28 @@ fn pick_at(s: &mut AppState, at_px: Vec2, radius_px: u32, picker: &mut dyn Picke
 
 /// Recolours the full cloud for `mode` along the camera's up axis; whether it changed.
 fn recolor(s: &mut AppState, mode: ColorMode) -> Result<bool, String> {
+    if let Some(modes) = &s.lod_modes {
+        // Level of detail: the nodes load again coloured by it (effects::lod_turn).
+        if !modes.contains(&mode) {
+            return Err(format!("color mode '{mode}': {} has no {mode}", s.layers.cloud.label));
+        }
+        if s.color_mode != mode {
+            s.field_look.range = None;
+        }
+        s.color_mode = mode;
+        return Ok(true);
+    }
+    if s.layers.cloud.is_device_only() {
+        // A streamed cloud: the next stream colours (a field's range from a sample of it, read now).
+        let was = attributes::current_mode(&s.layers.cloud);
+        if was != mode {
+            s.field_look.range = None;
+        }
+        let spec_before = s.layers.cloud.files().map(|f| f.color());
+        pcv_io::device::set_color(&mut s.layers.cloud, mode, &s.field_look)?;
+        s.color_mode = mode;
+        return Ok(s.layers.cloud.files().map(|f| f.color()) != spec_before);
+    }
     if s.layers.cloud.is_lazy_scene() {
         return Err("the built-in scene has only its own colors".into());
     }
@@ -209,8 +231,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             Effects { redraw_scene: true, reupload, ..Default::default() }
         }
         Action::NextColor => {
-            let modes = attributes::available_modes(&s.layers.cloud);
-            if s.layers.cloud.is_lazy_scene() || modes.len() < 2 {
+            let modes = s.lod_modes.clone().unwrap_or_else(|| attributes::available_modes(&s.layers.cloud));
+            let built_in = s.layers.cloud.is_lazy_scene() && !s.layers.cloud.is_device_only();
+            if built_in || modes.len() < 2 {
                 s.messages.info("no other color mode for these points");
                 return Effects::ui();
             }

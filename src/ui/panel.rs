@@ -115,7 +115,17 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         ColorMode::Classification => vec![],
         m => match attrs.and_then(|a| a.field_spec) {
             Some(ColorSpec::Field { field, ramp, lo, hi, .. }) if Some(field) == m.field() => {
-                let histogram = attrs.and_then(|a| a.column(field)).map(|c| histogram(c, lo, hi)).unwrap_or_default();
+                // A streamed cloud has no column on the host: the histogram of the sample its range
+                // came from.
+                let sampled = || {
+                    let s = cloud.files()?.field_samples.lock().ok()?;
+                    let (_, v) = s.iter().find(|(f, _)| *f == field)?;
+                    Some(pcv_io::attributes::Column::from_f64(field, v))
+                };
+                let histogram = match attrs.and_then(|a| a.column(field)) {
+                    Some(c) => histogram(c, lo, hi),
+                    None => sampled().map(|c| histogram(&c, lo, hi)).unwrap_or_default(),
+                };
                 vec![LegendEntry::Field { name: field.name(), unit: field.unit(), ramp, lo, hi, histogram }]
             }
             _ => vec![],
@@ -583,14 +593,16 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 
 fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Vec<Action>) {
     ui.separator();
-    let modes = if s.layers.cloud.is_lazy_scene() {
+    let modes = if let Some(m) = &s.lod_modes {
+        m.clone()
+    } else if s.layers.cloud.is_lazy_scene() && !s.layers.cloud.is_device_only() {
         vec![ColorMode::Rgb]
     } else {
         attributes::available_modes(&s.layers.cloud)
     };
     let mut modes = modes;
     if !modes.contains(&s.color_mode) {
-        // A device-only cloud coloured as it streamed (--color classification): shown as it is.
+        // A mode the cloud no longer offers (say a field of a file since closed): shown as it is.
         modes.push(s.color_mode);
     }
     let mut i = modes.iter().position(|&m| m == s.color_mode).unwrap_or(0);

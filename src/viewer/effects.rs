@@ -90,10 +90,7 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     if lod {
-        // Level of detail's turn takes the filter (lod_turn); colours stay the nodes' own.
-        if reupload {
-            state.messages.info("level of detail: the streamed nodes keep their colours");
-        }
+        // Level of detail's turn takes the filter and the colour (lod_turn): the nodes load again.
     } else if reupload || refilter {
         match upload_layers(state, rasterizer, reupload) {
             Ok(()) => front.window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
@@ -163,6 +160,25 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         if let Err(e) = l.set_filter(&state.layers.filter) {
             state.messages.error(e);
             state.layers.filter = l.filter().clone();
+        }
+        need.redraw_scene = true;
+        need.redraw_ui = true;
+    }
+    if l.color_asked() != (state.color_mode, state.field_look) {
+        // A new colour: the nodes load again coloured by it; the legend shows its ramp and range.
+        match l.set_color_mode(state.color_mode, &state.field_look) {
+            Ok(_) => {
+                let spec = l.color();
+                if let Some(a) = state.layers.cloud.attributes.as_mut() {
+                    let a = std::sync::Arc::make_mut(a);
+                    a.mode = state.color_mode;
+                    a.field_spec = matches!(spec, pcv_io::attributes::ColorSpec::Field { .. }).then_some(spec);
+                }
+            }
+            Err(e) => {
+                state.messages.error(e);
+                (state.color_mode, state.field_look) = l.color_asked();
+            }
         }
         need.redraw_scene = true;
         need.redraw_ui = true;

@@ -61,6 +61,10 @@ pub fn run_scene(
         f.attach(front.window.thread_safe_glfw());
     }
     let mut state = start_state(cloud, &opts, front.window.framebuffer_size_px());
+    if let Some(l) = lod.as_deref() {
+        state.lod_modes = Some(l.available_modes());
+        (state.color_mode, state.field_look) = l.color_asked();
+    }
     let mut turn = Turn::new(&opts)?;
     loop {
         // 1. Wait or poll.

@@ -24,6 +24,16 @@ pub fn recolored(cloud: &PointCloud, mode: ColorMode) -> Result<PointCloud, Colo
 
 /// The modes `cloud` can show (for the overlay's switch).
 pub fn available_modes(cloud: &PointCloud) -> Vec<ColorMode> {
+    // A streamed (device-only) cloud: what its first stream saw the files hold.
+    if let Some(s) = cloud.files().and_then(|f| f.streamed.lock().ok()?.clone()) {
+        let standard = ColorMode::ALL.into_iter().filter(|m| match m {
+            ColorMode::Intensity => s.any_intensity,
+            ColorMode::Classification => s.any_classification,
+            m => m.field().is_none_or(|f| s.fields.contains(f)),
+        });
+        let extras = s.fields.iter().filter(|f| matches!(f, Field::Extra(_))).map(ColorMode::Extra);
+        return standard.chain(extras).collect();
+    }
     match &cloud.attributes {
         Some(a) => a.available_modes(),
         None => vec![ColorMode::Rgb, ColorMode::Elevation],

@@ -56,6 +56,8 @@ pub struct Streamed {
     pub sources: Vec<SourceSpan>,
     pub any_intensity: bool,
     pub any_classification: bool,
+    /// The fields the files hold (a colour by any of them reads a sample of it: [`sample_field`]).
+    pub fields: crate::formats::FieldSet,
     pub has_rgb: bool,
     /// Every k-th intensity (at most about a million), for the intensity ramp's range.
     pub intensity_sample: Vec<f32>,
@@ -66,9 +68,6 @@ pub struct Streamed {
     /// About [`SAMPLE_POINTS`] points evenly spaced through the files (for estimates that need a
     /// few points, such as the point spacing).
     pub sample: Vec<Point>,
-    /// Every k-th value (at most about a million) of each field the first stream decoded
-    /// ([`DeviceFiles::fields`]), for a field colour's default range.
-    pub field_samples: Vec<(crate::formats::Field, Vec<f64>)>,
 }
 
 /// Points kept in [`Streamed::sample`].
@@ -99,9 +98,8 @@ pub struct DeviceFiles {
     /// The streams also hand each point's classification code to the sink (set once a filter the
     /// rasterizer applies itself hides a class: the codes then live on the device, a byte a point).
     pub carry_classes: std::sync::atomic::AtomicBool,
-    /// Fields every stream decodes besides those the filter and colour need (set before the first
-    /// stream: a colour asked for on the command line), sampled by the first stream.
-    pub fields: Mutex<crate::formats::FieldSet>,
+    /// Values of each field a colour asked for ([`sample_field`]), for its ramp's default range.
+    pub field_samples: Mutex<Vec<(crate::formats::Field, Vec<f64>)>>,
 }
 
 impl DeviceFiles {
@@ -202,7 +200,7 @@ pub fn plan(
         progress,
         show_progress: opts.progress,
         carry_classes: Default::default(),
-        fields: Mutex::new(Default::default()),
+        field_samples: Mutex::new(Vec::new()),
     })
 }
 
@@ -230,15 +228,15 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
     let files = cloud.files().cloned()?;
     let s = files.streamed.lock().ok()?.clone()?;
     cloud.bounds = s.bounds.to_local(files.origin);
-    let mode = files.color().mode();
+    let spec = files.color();
     cloud.attributes = Some(Arc::new(Attributes {
         intensity: None,
         classification: None,
         columns: Vec::new(),
-        field_spec: None,
+        field_spec: matches!(spec, ColorSpec::Field { .. }).then_some(spec),
         has_rgb: s.has_rgb,
         sources: s.sources.clone(),
-        mode,
+        mode: spec.mode(),
         loaded_rgba: None,
         color_note: None,
     }));
@@ -288,21 +286,77 @@ pub fn set_color(cloud: &mut PointCloud, mode: ColorMode, look: &super::attribut
             ColorSpec::Intensity { lo, hi }
         }
         ColorMode::Classification if s.any_classification => ColorSpec::Classification,
-        // A field: its ramp over the first stream's sample of it (decoded because the colour asked).
-        other => match other
-            .field()
-            .and_then(|f| s.field_samples.iter().find(|(g, v)| *g == f && v.iter().any(|x| !x.is_nan())))
-        {
-            Some((f, sample)) => look.spec(&pcv_model::fields::Column::from_f64(*f, sample)),
-            None => return Err(format!("color mode '{other}': {} has no {other}", cloud.label)),
-        },
+        // A field: its ramp over a sample of its values (read now, once per field).
+        other => {
+            let sample = match other.field() {
+                Some(f) => sample_field(&files, f).map_err(|e| e.to_string())?.map(|v| (f, v)),
+                None => None,
+            };
+            match sample {
+                Some((f, v)) => look.spec(&pcv_model::fields::Column::from_f64(f, &v)),
+                None => return Err(format!("color mode '{other}': {} has no {other}", cloud.label)),
+            }
+        }
     };
     *files.color.lock().map_err(|e| e.to_string())? = spec;
     if let Some(a) = cloud.attributes.as_mut() {
-        Arc::make_mut(a).mode = mode;
+        let a = Arc::make_mut(a);
+        a.mode = mode;
+        // What the legend shows: the field's ramp and range (its histogram from the stream's sample).
+        a.field_spec = matches!(spec, ColorSpec::Field { .. }).then_some(spec);
     }
     Ok(())
 }
+
+/// Values of `field` a field colour's default range is taken from: those of every k-th job (chunk of
+/// records) of every file, about [`FIELD_SAMPLE_POINTS`] in all, decoded now (a few milliseconds: no
+/// whole stream) and kept in [`DeviceFiles::field_samples`] for the next time. `None` when no file
+/// has the field.
+pub fn sample_field(files: &DeviceFiles, field: crate::formats::Field) -> Result<Option<Vec<f64>>, LoadError> {
+    use rayon::prelude::*;
+    if let Some((_, v)) = files.field_samples.lock().ok().and_then(|s| s.iter().find(|(f, _)| *f == field).cloned()) {
+        return Ok(Some(v).filter(|v| v.iter().any(|x| !x.is_nan())));
+    }
+    let wanted = super::formats::FieldSet::default().with(field);
+    let origin = files.origin.to_array();
+    let mut values = Vec::new();
+    for (path, &format) in files.paths.iter().zip(&files.formats) {
+        let bytes = FileBytes::open(path)?;
+        let src = load::open_source_with(bytes.bytes(), format, load::is_pts(path), wanted)
+            .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        if !src.columns().fields.contains(field) || src.jobs() == 0 {
+            continue;
+        }
+        // This file's share of the sample, from jobs spread evenly through it.
+        let here: u64 = (0..src.jobs()).map(|j| src.job_points(j)).sum();
+        let share = (FIELD_SAMPLE_POINTS as f64 * here as f64 / files.declared.max(1) as f64).ceil() as u64;
+        let per_job = (0..src.jobs()).map(|j| src.job_points(j)).max().unwrap_or(1).max(1);
+        let take = share.div_ceil(per_job).clamp(1, src.jobs() as u64) as usize;
+        let jobs: Vec<usize> = (0..take).map(|i| i * src.jobs() / take).collect();
+        let decoded: Vec<Vec<f64>> = jobs
+            .par_iter()
+            .map(|&j| {
+                let mut st = Staging::default();
+                st.reset(j, src.columns());
+                // A decoder's panic on damaged data is that file's error, as in a stream.
+                match crate::formats::catch_quietly(|| src.decode(j, &origin, &mut st)) {
+                    Ok(Ok(())) => Ok(st.fields.into_iter().next().unwrap_or_default()),
+                    Ok(Err(e)) => Err(e),
+                    Err(panic) => Err(FormatError::Invalid(format!("the decoder failed on this data ({panic})"))),
+                }
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        decoded.into_iter().for_each(|v| values.extend(v));
+    }
+    if let Ok(mut s) = files.field_samples.lock() {
+        s.push((field, values.clone()));
+    }
+    Ok(Some(values).filter(|v| v.iter().any(|x| !x.is_nan())))
+}
+
+/// Values [`sample_field`] reads of a field, about.
+pub const FIELD_SAMPLE_POINTS: u64 = 1_000_000;
 
 /// Why a stream stopped.
 #[derive(Debug, thiserror::Error)]
@@ -341,14 +395,20 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
         let bytes = FileBytes::open(path)?;
         // Read before the stream releases the file's pages.
         let crs = if first_time { load::file_crs(path, bytes.bytes(), format, true) } else { None };
-        let mut wanted =
-            super::formats::FieldSet::of(&filter.fields()).union(files.fields.lock().map(|f| *f).unwrap_or_default());
+        let mut wanted = super::formats::FieldSet::of(&filter.fields());
         if let ColorSpec::Field { field, .. } = spec {
             wanted = wanted.with(field);
         }
         let field_slot = |f: super::formats::Field| wanted.iter().position(|x| x == f);
         let src = load::open_source_with(bytes.bytes(), format, load::is_pts(path), wanted)
             .map_err(|source| LoadError::Format { path: path.clone(), format, source })?;
+        // The fields the file holds, whether decoded now or not (its header's: cheap to open again).
+        let present = match first_time {
+            true => load::open_source_with(bytes.bytes(), format, load::is_pts(path), super::formats::FieldSet::ALL)
+                .map(|s| s.columns().fields)
+                .unwrap_or_default(),
+            false => Default::default(),
+        };
         // Each job's first point in that order, for the subsample.
         let mut job_first = Vec::with_capacity(src.jobs());
         let mut declared = 0u64;
@@ -366,26 +426,12 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
         let first = sent;
         let mut colors = Colors::None;
         let recolor = |st: &mut Staging| {
-            if matches!(spec, ColorSpec::Rgb { .. }) && has_rgb && !st.colorless {
-                return;
-            }
-            if let ColorSpec::Field { field, blend_rgb, .. } = spec {
-                // The field's value through the ramp, the file's colour mixed in where asked.
-                let values = field_slot(field).and_then(|i| st.fields.get(i));
-                let blend = if has_rgb && !st.colorless { blend_rgb } else { 0.0 };
-                for (k, p) in st.points.iter_mut().enumerate() {
-                    let c = spec.value_color(values.and_then(|v| v.get(k)).copied().unwrap_or(f64::NAN));
-                    let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
-                    p.rgba = [mix(c[0], p.rgba[0]), mix(c[1], p.rgba[1]), mix(c[2], p.rgba[2]), 255];
-                }
-                return;
-            }
-            let (inten, cls) = (std::mem::take(&mut st.intensity), std::mem::take(&mut st.classification));
-            for (k, p) in st.points.iter_mut().enumerate() {
-                let at = |v: &[f32]| v.get(k).copied().unwrap_or(0.0);
-                p.rgba = spec.color(None, p.pos[2], at(&inten), cls.get(k).copied().unwrap_or(0));
-            }
-            (st.intensity, st.classification) = (inten, cls);
+            let field = match spec {
+                ColorSpec::Field { field, .. } => field_slot(field).and_then(|i| st.fields.get(i)),
+                _ => None,
+            };
+            let own_rgb = has_rgb && !st.colorless;
+            spec.color_points(&mut st.points, own_rgb, &st.intensity, &st.classification, field.map_or(&[], |v| v));
         };
         // The subsample's thinning and the recoloring run in the decoding workers (thinned first: only
         // the points that stay are recolored); the sink's thread only passes slots on.
@@ -431,17 +477,6 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
                 if cols.intensity {
                     seen.intensity_sample.extend(st.intensity.iter().step_by(every as usize).copied());
                 }
-                for (i, f) in cols.fields.iter().enumerate() {
-                    let Some(values) = st.fields.get(i) else { continue };
-                    let slot = match seen.field_samples.iter().position(|(g, _)| *g == f) {
-                        Some(j) => j,
-                        None => {
-                            seen.field_samples.push((f, Vec::new()));
-                            seen.field_samples.len() - 1
-                        }
-                    };
-                    seen.field_samples[slot].1.extend(values.iter().step_by(every as usize).copied());
-                }
                 let skip = (sample_every - (sent as usize % sample_every)) % sample_every;
                 seen.sample.extend(pts.iter().skip(skip).step_by(sample_every).copied());
                 if has_rgb && !st.colorless && !st.is_empty() {
@@ -478,6 +513,7 @@ pub fn stream_files(files: &DeviceFiles, sink: &mut Sink<'_>) -> Result<u64, Dev
             seen.nonfinite += stats.nonfinite;
             seen.any_intensity |= cols.intensity;
             seen.any_classification |= cols.classification;
+            seen.fields = seen.fields.union(present);
             seen.has_rgb |= has_rgb;
             seen.sources.push(SourceSpan {
                 label: path.display().to_string(),

@@ -127,6 +127,8 @@ pub struct NodePoints {
     pub intensity: Option<Vec<f32>>,
     /// ASPRS classification, when the source has it (one per point).
     pub classification: Option<Vec<u8>>,
+    /// The fields asked of [`NodeSource::read_node`] that the source has, one value a point.
+    pub fields: Vec<(crate::formats::Field, Vec<f64>)>,
 }
 
 /// Why a node could not be read. Messages name the source and the node.
@@ -145,8 +147,18 @@ pub trait NodeSource: Send + Sync {
     fn name(&self) -> String;
     /// Its octree (read once when the source is opened).
     fn octree(&self) -> &Octree;
-    /// The points of `node`, relative to `origin` (f64, in the source's coordinates).
-    fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError>;
+    /// The points of `node`, relative to `origin` (f64, in the source's coordinates), with the
+    /// `fields` it has of those asked (a colour or a pick asks; the plain read asks for none).
+    fn read_node(
+        &self,
+        node: &OctreeNode,
+        origin: DVec3,
+        fields: crate::formats::FieldSet,
+    ) -> Result<NodePoints, NodeError>;
+    /// What its points carry besides positions and colours (intensity, classification, fields).
+    fn columns(&self) -> crate::formats::Columns {
+        Default::default()
+    }
     /// Its coordinate system, when it names one (an unreadable one is the error's text).
     fn crs(&self) -> Option<Result<pcv_model::crs::Crs, String>> {
         None

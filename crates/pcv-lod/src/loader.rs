@@ -12,12 +12,15 @@
 //! when the render thread is behind, which bounds the host memory held by loaded nodes. A node read and
 //! not yet taken is "ready": the next wanted lists leave it out, so it is never read twice. The render
 //! thread takes what has arrived ([`Loader::try_take`]) without waiting. A request carries the
-//! scene's filter (classes, clip volumes): the worker keeps only the points it shows ([`keep`]). The preprocessing's parallel
+//! scene's colour and filter: the worker reads the node with the fields they need, colours its points
+//! from their own attributes ([`color_node`]) and keeps only the points the filter shows ([`keep`]:
+//! classes, returns, value ranges, clip volumes). The preprocessing's parallel
 //! loops run on the loader's own rayon pool, so they never queue ahead of a frame's work on the global
 //! pool (the CPU backend renders there).
 use super::select::NodeId;
 use glam::DVec3;
-use pcv_io::filter::PointFilter;
+use pcv_io::attributes::{ColorSpec, Field, FieldSet};
+use pcv_io::filter::{PointFilter, PointValues};
 use pcv_io::octree::{NodeError, NodeKey, NodeSource, OctreeNode};
 use pcv_render::twins::preprocess::{grid_params, prepare, sort_by_cells, Table};
 use std::collections::HashSet;
@@ -41,6 +44,8 @@ pub struct Request {
     /// Which of its points are kept (classes and clip volumes; see [`keep`]), and the scene's filter
     /// generation it was asked under (a node read under an older filter is not written).
     pub filter: Arc<PointFilter>,
+    /// How its points are coloured ([`color_node`]).
+    pub color: ColorSpec,
     pub generation: u64,
 }
 
@@ -234,10 +239,16 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadP
 /// Reads one node and cuts it into batches (see the module doc).
 pub fn load(req: &Request) -> Loaded {
     let t = Instant::now();
-    let read = req.source.read_node(&req.node, req.origin);
+    // The fields the colour and the filter need (none for the plain read).
+    let mut fields = FieldSet::of(&req.filter.fields());
+    if let ColorSpec::Field { field, .. } = req.color {
+        fields = fields.with(field);
+    }
+    let read = req.source.read_node(&req.node, req.origin, fields);
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let result = read.map(|np| {
+    let result = read.map(|mut np| {
+        color_node(&mut np, &req.color, req.source.has_rgb());
         let pts = keep(np, &req.filter, req.origin);
         let g = grid_params(&pcv_io::Bounds::of_points(&pts), pts.len() as u64);
         prepare(&sort_by_cells(&g, &pts))
@@ -246,22 +257,44 @@ pub fn load(req: &Request) -> Loaded {
     Loaded { id, key, generation, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }
 }
 
-/// A node's finite points that `filter` keeps: its classes (class 0 where the source has none) and
-/// clip volumes (file coordinates `origin + p`). Returns and value ranges are not read here (the
-/// scene refuses filters with them).
+/// Colours a node's points as `spec` says, from their own attributes ([`ColorSpec::color_points`]);
+/// `Rgb` keeps the colours as decoded (the file's, or the elevation ramp of the octree's z range).
+pub fn color_node(np: &mut pcv_io::octree::NodePoints, spec: &ColorSpec, own_rgb: bool) {
+    if matches!(spec, ColorSpec::Rgb { .. }) {
+        return;
+    }
+    let field = match spec {
+        ColorSpec::Field { field, .. } => np.fields.iter().find(|(f, _)| f == field).map(|(_, v)| v.as_slice()),
+        _ => None,
+    };
+    let (intensity, classes) = (np.intensity.as_deref().unwrap_or(&[]), np.classification.as_deref().unwrap_or(&[]));
+    spec.color_points(&mut np.points, own_rgb, intensity, classes, field.unwrap_or(&[]));
+}
+
+/// A node's finite points that `filter` keeps ([`PointFilter::passes`]: classes, class 0 where the
+/// source has none; returns and value ranges on the fields read with the node; clip volumes in file
+/// coordinates `origin + p`).
 pub fn keep(np: pcv_io::octree::NodePoints, filter: &PointFilter, origin: DVec3) -> Vec<pcv_io::Point> {
     let finite = |p: &pcv_io::Point| p.pos.iter().all(|v| v.is_finite());
     if filter.is_empty() {
         return np.points.into_iter().filter(finite).collect();
     }
     let class = |i: usize| np.classification.as_ref().and_then(|c| c.get(i).copied()).unwrap_or(0);
+    let intensity = |i: usize| np.intensity.as_ref().and_then(|c| c.get(i)).map_or(f64::NAN, |&v| v as f64);
+    let field = |i: usize, f: Field| {
+        np.fields.iter().find(|(g, _)| *g == f).and_then(|(_, v)| v.get(i).copied()).unwrap_or(f64::NAN)
+    };
     np.points
         .iter()
         .enumerate()
         .filter(|&(i, p)| {
             finite(p)
-                && filter.class_shown(class(i))
-                && filter.keeps_position(origin + glam::Vec3::from_array(p.pos).as_dvec3())
+                && filter.passes(&PointValues {
+                    class: class(i),
+                    intensity: intensity(i),
+                    field: &|f| field(i, f),
+                    pos: origin + glam::Vec3::from_array(p.pos).as_dvec3(),
+                })
         })
         .map(|(_, p)| *p)
         .collect()

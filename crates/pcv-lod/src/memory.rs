@@ -223,7 +223,12 @@ impl NodeSource for MemorySource {
         self.crs.clone().map(Ok)
     }
 
-    fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {
+    fn read_node(
+        &self,
+        node: &OctreeNode,
+        origin: DVec3,
+        _fields: pcv_io::formats::FieldSet,
+    ) -> Result<NodePoints, NodeError> {
         let i = *self
             .index
             .get(&node.key)
@@ -240,7 +245,7 @@ impl NodeSource for MemorySource {
                 })
                 .collect()
         };
-        Ok(NodePoints { points, intensity: None, classification: None })
+        Ok(NodePoints { points, intensity: None, classification: None, fields: Vec::new() })
     }
 }
 
@@ -259,7 +264,7 @@ mod tests {
         let mut seen: Vec<[u32; 4]> = Vec::new();
         for n in &o.nodes {
             let c = n.key.cube_in(&o.cube);
-            let pts = src.read_node(n, DVec3::ZERO).unwrap().points;
+            let pts = src.read_node(n, DVec3::ZERO, Default::default()).unwrap().points;
             assert_eq!(pts.len() as u64, n.point_count);
             for p in &pts {
                 for k in 0..3 {
@@ -294,8 +299,8 @@ mod tests {
         let pts: Vec<Point> = (0..1000).map(|i| Point::new([i as f32 * 0.01, 0.5, 0.25], [1, 2, 3, 255])).collect();
         let src = MemorySource::build_points(&pts, DVec3::new(500_000.0, 4_000_000.0, 10.0), "t", 100);
         let n = src.octree().nodes.iter().find(|n| n.point_count > 0).copied().unwrap();
-        let a = src.read_node(&n, src.origin()).unwrap().points;
-        let b = src.read_node(&n, src.origin() + DVec3::new(1.0, -2.0, 0.5)).unwrap().points;
+        let a = src.read_node(&n, src.origin(), Default::default()).unwrap().points;
+        let b = src.read_node(&n, src.origin() + DVec3::new(1.0, -2.0, 0.5), Default::default()).unwrap().points;
         for (p, q) in a.iter().zip(&b) {
             let back = [q.pos[0] as f64 + 1.0, q.pos[1] as f64 - 2.0, q.pos[2] as f64 + 0.5];
             for k in 0..3 {
@@ -304,7 +309,7 @@ mod tests {
             assert_eq!(p.rgba, q.rgba);
         }
         let missing = OctreeNode { key: NodeKey::new(9, 1, 1, 1), point_count: 1, byte_offset: 0, byte_size: 0 };
-        let e = src.read_node(&missing, DVec3::ZERO).unwrap_err().to_string();
+        let e = src.read_node(&missing, DVec3::ZERO, Default::default()).unwrap_err().to_string();
         assert!(e.contains("t (octree in memory)") && e.contains("not in its octree"), "{e}");
     }
 }

@@ -32,6 +32,7 @@ use super::pool::NodePool;
 use super::select::{select, slots_for, Hierarchy, NodeId, SelectOptions, SelectView, Selection};
 use glam::{DVec3, Vec3};
 use pcv_camera::lens::FOV_Y_RAD;
+use pcv_io::attributes::{ColorMode, ColorSpec, Column, Field, FieldLook, FieldSet};
 use pcv_io::filter::PointFilter;
 use pcv_io::octree::NodeSource;
 use pcv_io::{Bounds, PointCloud};
@@ -53,6 +54,8 @@ pub struct NodePoint {
     pub local: Vec3,
     pub intensity: Option<f32>,
     pub classification: Option<u8>,
+    /// The other fields its file holds (GPS time, returns, ...), by name.
+    pub fields: Vec<(Field, f64)>,
     /// The file's colour, where the source has colours.
     pub rgb: Option<[u8; 3]>,
 }
@@ -238,8 +241,12 @@ pub struct LodScene {
     discarded: u64,
     /// Each slot's spacing for adaptive point sizes (see the module doc), sent with the table.
     slot_spacing: Vec<f32>,
-    /// Which points of the nodes are drawn ([`Self::set_filter`]), and how many times it changed.
+    /// Which points of the nodes are drawn ([`Self::set_filter`]), how they are coloured
+    /// ([`Self::set_color`]), and how many times either changed.
     filter: Arc<PointFilter>,
+    color: ColorSpec,
+    /// The mode and look [`Self::color`] was made for ([`Self::set_color_mode`]).
+    color_asked: (ColorMode, FieldLook),
     generation: u64,
 }
 
@@ -295,6 +302,8 @@ impl LodScene {
             discarded: 0,
             slot_spacing: Vec::new(),
             filter: Arc::new(PointFilter::default()),
+            color: ColorSpec::Rgb { z: (bounds.min.z, bounds.max.z) },
+            color_asked: (ColorMode::Rgb, FieldLook::default()),
             generation: 0,
         })
     }
@@ -304,28 +313,121 @@ impl LodScene {
         &self.filter
     }
 
-    /// Draws only the points `filter` shows: hidden classes and clip volumes, applied by the loading
-    /// workers to each node's points. Every resident node is forgotten and read again under it (nodes
-    /// in flight under the old one are not written). Returns and value ranges are refused (the nodes
-    /// are read without those fields).
+    /// Draws only the points `filter` shows (classes, returns, value ranges, clip volumes), applied by
+    /// the loading workers to each node's points (reading the fields it tests). Every resident node is
+    /// forgotten and read again under it (nodes in flight under the old one are not written).
     pub fn set_filter(&mut self, filter: &PointFilter) -> Result<(), String> {
-        if !filter.fields().is_empty() || !filter.ranges.is_empty() {
-            return Err(format!(
-                "level of detail filters classes and clip volumes, not {}",
-                PointFilter { hidden_classes: [0; 4], boxes: Vec::new(), planes: Vec::new(), ..filter.clone() }
-                    .describe()
-            ));
+        let have = self.columns();
+        if let Some(f) = filter.fields().into_iter().find(|f| !have.fields.contains(*f)) {
+            return Err(format!("{}: {} has no {f}", filter.describe(), self.label));
         }
         if *filter == *self.filter {
             return Ok(());
         }
         self.filter = Arc::new(filter.clone());
+        self.reload();
+        Ok(())
+    }
+
+    /// How the nodes are coloured.
+    pub fn color(&self) -> ColorSpec {
+        self.color
+    }
+
+    /// Colours the nodes as `spec` says (made by [`Self::color_spec`]); the loading workers colour each
+    /// node's points from its own attributes, so every resident node is read again. Whether it changed.
+    pub fn set_color(&mut self, spec: ColorSpec) -> bool {
+        if spec == self.color {
+            return false;
+        }
+        self.color = spec;
+        self.reload();
+        true
+    }
+
+    /// Colours the nodes by `mode` with a field's `look` ([`Self::color_spec`], then
+    /// [`Self::set_color`]) unless they show that already; whether it changed.
+    pub fn set_color_mode(&mut self, mode: ColorMode, look: &FieldLook) -> Result<bool, String> {
+        if self.color_asked == (mode, *look) {
+            return Ok(false);
+        }
+        let spec = self.color_spec(mode, look)?;
+        self.color_asked = (mode, *look);
+        Ok(self.set_color(spec))
+    }
+
+    /// The mode and look the nodes were last coloured for ([`Self::set_color_mode`]).
+    pub fn color_asked(&self) -> (ColorMode, FieldLook) {
+        self.color_asked
+    }
+
+    /// Forgets every resident node: the next updates read the view's nodes again under the current
+    /// filter and colour.
+    fn reload(&mut self) {
         self.generation += 1;
         self.pool = NodePool::new(self.pool.capacity());
         self.arrived.clear();
         self.failed.clear();
         self.last_drawn = (HashSet::new(), u64::MAX);
-        Ok(())
+    }
+
+    /// What the tiles' points carry, together (a column any tile has).
+    pub fn columns(&self) -> pcv_io::formats::Columns {
+        self.tiles.iter().map(|t| t.columns()).fold(Default::default(), |a, c| pcv_io::formats::Columns {
+            intensity: a.intensity || c.intensity,
+            classification: a.classification || c.classification,
+            fields: a.fields.union(c.fields),
+        })
+    }
+
+    /// The colour modes the tiles offer: their colours, elevation, and each attribute one of them has.
+    pub fn available_modes(&self) -> Vec<ColorMode> {
+        let c = self.columns();
+        let standard = ColorMode::ALL.into_iter().filter(|m| match m {
+            ColorMode::Intensity => c.intensity,
+            ColorMode::Classification => c.classification,
+            m => m.field().is_none_or(|f| c.fields.contains(f)),
+        });
+        let extras = c.fields.iter().filter(|f| matches!(f, Field::Extra(_))).map(ColorMode::Extra);
+        standard.chain(extras).collect()
+    }
+
+    /// The colour of `mode` with a field's `look`: ranges (intensity's 1st..99th percentile, a field's
+    /// default 2nd..98th) from the tiles' root nodes (a uniform sample of each tile), read here.
+    pub fn color_spec(&self, mode: ColorMode, look: &FieldLook) -> Result<ColorSpec, String> {
+        let z = (self.bounds.min.z, self.bounds.max.z);
+        if !self.available_modes().contains(&mode) {
+            return Err(format!("color mode '{mode}': {} has no {mode}", self.label));
+        }
+        let roots = |fields: FieldSet| -> Vec<pcv_io::octree::NodePoints> {
+            self.hierarchies
+                .iter()
+                .zip(&self.tiles)
+                .filter_map(|(h, src)| {
+                    let root = h.find(pcv_io::octree::NodeKey::ROOT)?;
+                    src.read_node(h.node(root), self.origin, fields).ok()
+                })
+                .collect()
+        };
+        Ok(match mode {
+            ColorMode::Rgb => ColorSpec::Rgb { z },
+            ColorMode::Elevation => ColorSpec::Elevation { z },
+            ColorMode::Classification => ColorSpec::Classification,
+            ColorMode::Intensity => {
+                let v: Vec<f32> =
+                    roots(FieldSet::NONE).into_iter().flat_map(|p| p.intensity.unwrap_or_default()).collect();
+                let (lo, hi) = pcv_io::attributes::percentile_range(&v, 0.01, 0.99);
+                ColorSpec::Intensity { lo, hi }
+            }
+            m => {
+                let f = m.field().ok_or_else(|| format!("color mode '{m}' is not a field"))?;
+                let v: Vec<f64> = roots(FieldSet::NONE.with(f))
+                    .into_iter()
+                    .flat_map(|p| p.fields.into_iter().filter(|(g, _)| *g == f).flat_map(|(_, v)| v))
+                    .collect();
+                look.spec(&Column::from_f64(f, &v))
+            }
+        })
     }
 
     /// Makes the rasterizer's node pool (replacing its points).
@@ -356,7 +458,7 @@ impl LodScene {
         let mut sample = Vec::new();
         for (h, src) in self.hierarchies.iter().zip(&self.tiles) {
             let Some(root) = h.find(pcv_io::octree::NodeKey::ROOT) else { continue };
-            if let Ok(p) = src.read_node(h.node(root), self.origin) {
+            if let Ok(p) = src.read_node(h.node(root), self.origin, FieldSet::NONE) {
                 sample.extend(p.points);
             }
         }
@@ -415,6 +517,9 @@ impl LodScene {
                         crs: t.crs().and_then(Result::ok),
                     })
                     .collect(),
+                // The colour the nodes show (the legend's ramp and range).
+                mode: self.color_asked.0,
+                field_spec: matches!(self.color, ColorSpec::Field { .. }).then_some(self.color),
                 ..Default::default()
             })),
         }
@@ -435,7 +540,7 @@ impl LodScene {
             }
             let node = h.node(id.node);
             let src = &self.tiles[id.tile as usize];
-            let Ok(p) = src.read_node(node, self.origin) else { continue };
+            let Ok(p) = src.read_node(node, self.origin, src.columns().fields) else { continue };
             let nearest = p
                 .points
                 .iter()
@@ -453,6 +558,7 @@ impl LodScene {
                 local: Vec3::from_array(p.points[i].pos),
                 intensity: p.intensity.as_ref().and_then(|v| v.get(i)).copied(),
                 classification: p.classification.as_ref().and_then(|v| v.get(i)).copied(),
+                fields: p.fields.iter().filter_map(|(f, v)| Some((*f, *v.get(i)?))).collect(),
                 rgb: src.has_rgb().then(|| {
                     let c = p.points[i].rgba;
                     [c[0], c[1], c[2]]
@@ -556,6 +662,7 @@ impl LodScene {
                 source: self.tiles[s.id.tile as usize].clone(),
                 origin: self.origin,
                 filter: self.filter.clone(),
+                color: self.color,
                 generation: self.generation,
             });
         }

@@ -242,6 +242,31 @@ impl ColorSpec {
         }
     }
 
+    /// Colours `points` from their own attributes, one value a point where the source has them (an
+    /// empty slice where it has none): what the decoding workers of streamed clouds and of
+    /// level-of-detail nodes do. `own_rgb`: the points hold their file's colours, which `Rgb` keeps and
+    /// a field's `blend_rgb` mixes in; without them `Rgb` gives the elevation ramp over z. A missing
+    /// value reads as intensity 0, class 0, or a field's NaN (its ramp's no-data colour).
+    pub fn color_points(&self, points: &mut [Point], own_rgb: bool, intensity: &[f32], classes: &[u8], field: &[f64]) {
+        match *self {
+            ColorSpec::Rgb { .. } if own_rgb => {}
+            ColorSpec::Field { blend_rgb, .. } => {
+                let blend = if own_rgb { blend_rgb } else { 0.0 };
+                for (k, p) in points.iter_mut().enumerate() {
+                    let c = self.value_color(field.get(k).copied().unwrap_or(f64::NAN));
+                    let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
+                    p.rgba = [mix(c[0], p.rgba[0]), mix(c[1], p.rgba[1]), mix(c[2], p.rgba[2]), 255];
+                }
+            }
+            _ => {
+                for (k, p) in points.iter_mut().enumerate() {
+                    let i = intensity.get(k).copied().unwrap_or(0.0);
+                    p.rgba = self.color(None, p.pos[2], i, classes.get(k).copied().unwrap_or(0));
+                }
+            }
+        }
+    }
+
     /// The colour of one point: `rgb` is its file's colour (`None` where the file had none), `height`
     /// its height along the up axis (z, or the viewer's up), `intensity` and `class` its attributes.
     #[inline]

@@ -262,16 +262,31 @@ impl NodeSource for CopcFile {
         lasfmt::layout(self.header.format).rgb.is_some()
     }
 
-    fn read_node(&self, node: &OctreeNode, origin: DVec3) -> Result<NodePoints, NodeError> {
+    fn columns(&self) -> crate::formats::Columns {
+        crate::formats::Columns {
+            intensity: true,
+            classification: true,
+            fields: lasfmt::fields_of_header(&self.header),
+        }
+    }
+
+    fn read_node(
+        &self,
+        node: &OctreeNode,
+        origin: DVec3,
+        fields: crate::formats::FieldSet,
+    ) -> Result<NodePoints, NodeError> {
+        let fields = fields.intersect(lasfmt::fields_of_header(&self.header));
         if node.point_count == 0 {
             return Ok(NodePoints {
                 points: Vec::new(),
                 intensity: Some(Vec::new()),
                 classification: Some(Vec::new()),
+                fields: fields.iter().map(|f| (f, Vec::new())).collect(),
             });
         }
         let bytes = self.node_bytes(node)?;
-        read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin)
+        read::decode_node(&bytes, node, &self.header, &self.laz, self.eight_bit, &self.octree, origin, fields)
             .map_err(|what| self.node_error(node, what))
     }
 }
@@ -282,7 +297,7 @@ pub fn read_all_nodes(data: Vec<u8>) -> Result<u64, String> {
     let f = CopcFile::from_bytes("fuzz.copc.laz", data).map_err(|e| e.to_string())?;
     let mut n = 0u64;
     for node in &f.octree.nodes {
-        n += f.read_node(node, DVec3::ZERO).map_err(|e| e.to_string())?.points.len() as u64;
+        n += f.read_node(node, DVec3::ZERO, Default::default()).map_err(|e| e.to_string())?.points.len() as u64;
     }
     Ok(n)
 }

@@ -49,7 +49,9 @@ pub fn looks_8bit(h: &Header, records: &[u8]) -> bool {
     crate::formats::las::looks_8bit(max)
 }
 
-/// Decodes a node's chunk into points relative to `origin`.
+/// Decodes a node's chunk into points relative to `origin`, with `fields` (of those the file has).
+/// Asked for fields, every layer is decompressed (the layered formats keep GPS time, scan angle and the
+/// rest apart); without, only positions, returns, classes, intensity and colours.
 #[allow(
     clippy::too_many_arguments,
     reason = "what a node's decode reads: its bytes, the node, the file's header, VLR and octree, the origin"
@@ -62,17 +64,21 @@ pub fn decode_node(
     eight_bit: bool,
     octree: &Octree,
     origin: DVec3,
+    fields: crate::formats::FieldSet,
 ) -> Result<NodePoints, String> {
-    let selection = laz::DecompressionSelection(
-        laz::DecompressionSelection::XY_RETURNS_CHANNEL
-            | laz::DecompressionSelection::Z
-            | laz::DecompressionSelection::CLASSIFICATION
-            | laz::DecompressionSelection::INTENSITY
-            | laz::DecompressionSelection::RGB,
-    );
+    let selection = match fields.is_empty() {
+        true => laz::DecompressionSelection(
+            laz::DecompressionSelection::XY_RETURNS_CHANNEL
+                | laz::DecompressionSelection::Z
+                | laz::DecompressionSelection::CLASSIFICATION
+                | laz::DecompressionSelection::INTENSITY
+                | laz::DecompressionSelection::RGB,
+        ),
+        false => laz::DecompressionSelection::all(),
+    };
     let chunk = [Chunk { byte: 0, bytes: bytes.len(), points: node.point_count as usize }];
     let mut st = Staging::default();
-    st.reset(0, Columns { intensity: true, classification: true, ..Default::default() });
+    st.reset(0, Columns { intensity: true, classification: true, fields });
     let o = origin.to_array();
     let mut scratch = Vec::new();
     laz_chunk_pieces(bytes, vlr, &chunk, 0, selection, &mut scratch, &mut |p| {
@@ -86,7 +92,8 @@ pub fn decode_node(
             p.rgba = spec.color(None, p.pos[2], 0.0, 0);
         }
     }
-    Ok(NodePoints { points: st.points, intensity: Some(st.intensity), classification: Some(st.classification) })
+    let fields = fields.iter().zip(std::mem::take(&mut st.fields)).collect();
+    Ok(NodePoints { points: st.points, intensity: Some(st.intensity), classification: Some(st.classification), fields })
 }
 
 /// The exact values of point records.
