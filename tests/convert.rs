@@ -502,7 +502,7 @@ fn non_finite_coordinates_are_an_error_naming_the_point() {
             .position(|r| ((i32::from_le_bytes(r[0..4].try_into().unwrap()) as f64) * 1e303).is_infinite())
             .unwrap()
     };
-    for oname in ["ply", "xyz", "las", "laz"] {
+    for oname in ["ply", "xyz", "las", "laz", "bin"] {
         let out = dir.path().join(format!("huge-out.{oname}"));
         let o = convert(&[&sp], &out);
         let e = String::from_utf8_lossy(&o.stderr);
@@ -526,6 +526,20 @@ fn non_finite_coordinates_are_an_error_naming_the_point() {
     assert!(!o.status.success() && e.contains("big.xyz") && e.contains("point 2"), "{e}");
     let o = convert(&[&sp], &dir.path().join("big.las"));
     assert!(!o.status.success());
+    // .bin: the same rule (it once dropped the point with a warning and exited 0), and a finite
+    // coordinate too far from the rest for the layout's f32 positions is refused, naming it.
+    let o = convert(&[&sp], &dir.path().join("inf.bin"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("big.xyz") && e.contains("point 2"), "{e}");
+    assert!(!dir.path().join("inf.bin").exists());
+    std::fs::write(&sp, "1 2 3\n4 5 6\n1e300 5 6\n").unwrap();
+    let o = convert(&[&sp], &dir.path().join("far.bin"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("big.xyz") && e.contains("point 2") && e.contains("f32"), "{e}");
+    assert!(!dir.path().join("far.bin").exists());
+    std::fs::write(&sp, "1 2 3\n4 5 6\n").unwrap();
+    convert_ok(&[&sp], &dir.path().join("ok.bin"));
+    assert_eq!(std::fs::metadata(dir.path().join("ok.bin")).unwrap().len(), 32);
 }
 
 #[test]

@@ -251,9 +251,26 @@ fn write_to(
     filter: &PointFilter,
 ) -> Result<(u64, u64, &'static str), ConvertError> {
     if format == OutFormat::Raw {
+        // The rule of every output: a NaN or infinite coordinate is an error naming the point (the
+        // load below would drop it). The exact read finds it; the points it returns are not kept.
+        for path in inputs {
+            let bytes = FileBytes::open(path)?;
+            let f = load::detect(path, bytes.bytes())?;
+            writers::read_exact(path, bytes.bytes(), f, load::is_pts(path), &Progress::hidden())?;
+        }
         let mut load_opts = opts.clone();
         load_opts.fields.fields = crate::formats::FieldSet::of(&filter.fields());
         let cloud = load::load_files_with(inputs, &load_opts)?;
+        if let Some(i) = cloud.points.iter().position(|p| !p.pos.iter().all(|v| v.is_finite())) {
+            // Finite in the file, but too far from the cloud's centre for an f32.
+            let spans = cloud.attributes.as_deref().map(|a| a.sources.clone()).unwrap_or_default();
+            let span = spans.iter().find(|s| s.points.contains(&(i as u64)));
+            return Err(ConvertError::Point {
+                path: span.map_or_else(|| inputs[0].clone(), |s| PathBuf::from(&s.label)),
+                point: span.map_or(i as u64, |s| i as u64 - s.points.start),
+                what: "too far from the other points for the .bin layout's f32 positions (relative to the cloud's centre); write .las or .ply".into(),
+            });
+        }
         let read = cloud.points.len() as u64;
         let (cloud, _) = crate::filter::shown(&cloud, filter);
         w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
