@@ -21,6 +21,10 @@ enum Mode {
     Flaky,
     Failing,
     NoRanges,
+    /// Reads each request and never answers.
+    Silent,
+    /// Answers the first requests, then reads each request and never answers.
+    StallAfter(usize),
 }
 
 /// What a server saw.
@@ -64,7 +68,12 @@ fn serve(data: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Counts>) {
                             }
                         }
                     }
-                    c.requests.fetch_add(1, Ordering::SeqCst);
+                    let n = c.requests.fetch_add(1, Ordering::SeqCst) + 1;
+                    if matches!(mode, Mode::Silent) || matches!(mode, Mode::StallAfter(k) if n > k) {
+                        // The connection stays open and silent (the test process ends the thread).
+                        std::thread::sleep(Duration::from_secs(600));
+                        return;
+                    }
                     let now = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                     c.most_in_flight.fetch_max(now, Ordering::SeqCst);
                     let key = range.clone().unwrap_or_default();
@@ -125,9 +134,44 @@ fn opts(cache: Option<&std::path::Path>) -> HttpOptions {
     HttpOptions {
         retries: 3,
         backoff: Duration::from_millis(10),
-        timeout: Duration::from_secs(20),
         cache_dir: cache.map(Into::into),
+        ..HttpOptions::default()
     }
+}
+
+/// A server that never answers fails `pcv info` within --http-timeout, saying each retry; one that
+/// stops answering after the opening requests fails `pcv render` within a few deadlines (the nodes fail
+/// at once once one read got no answer), naming the nodes, with a non-zero exit.
+#[test]
+fn silent_and_stalling_servers_fail_within_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Arc::new(std::fs::read(copc_file(dir.path(), 20_000)).unwrap());
+    let pcv = |args: &[&str]| {
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
+            .args(args)
+            .env("PCV_CACHE_DIR", dir.path().join("cache"))
+            .env_remove("DISPLAY")
+            .output()
+            .unwrap();
+        (o, t.elapsed().as_secs_f64())
+    };
+    let (url, _) = serve(data.clone(), Mode::Silent);
+    let (o, s) = pcv(&["info", &url, "--http-timeout", "2"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && s < 6.0, "{s:.1} s: {e}");
+    assert!(e.contains(&url) && e.contains("no answer within 2 s") && e.contains("retrying in"), "{e}");
+    // Opening reads the first bytes and the hierarchy; every node read after that gets no answer.
+    let (url, counts) = serve(data, Mode::StallAfter(2));
+    let png = dir.path().join("x.png");
+    let (o, s) = pcv(&["render", &url, "--backend", "cpu", "--size", "64x36", "--http-timeout", "2", "-o"]
+        .into_iter()
+        .chain([png.to_str().unwrap()])
+        .collect::<Vec<_>>());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && s < 15.0, "{s:.1} s: {e}");
+    assert!(e.contains("could not be read") && e.contains("node 0-0-0-0"), "{e}");
+    assert!(counts.requests.load(Ordering::SeqCst) >= 3);
 }
 
 #[test]

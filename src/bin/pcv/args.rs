@@ -18,6 +18,11 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// COPC over HTTP(S): the most one read may take, retries included (opening the URL is one), in
+    /// seconds. A server that stays silent fails within it; connecting may take 5 s and a silence
+    /// within a request 10 s at most (half of this when that is less).
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 20.0, value_parser = parse_seconds)]
+    pub http_timeout: f64,
     #[command(flatten)]
     pub view: ViewArgs,
 }
@@ -203,6 +208,13 @@ impl SourceArgs {
             filter: self.filter.filter(),
             raster_filter: false,
         }
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds between 0 and 86400")),
     }
 }
 

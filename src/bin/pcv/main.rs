@@ -22,6 +22,7 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    pcv_io::formats::copc::http::set_default_deadline(std::time::Duration::from_secs_f64(cli.http_timeout));
     match cli.command {
         None => view(cli.view),
         Some(Command::Render(a)) => render(a),

@@ -8,8 +8,13 @@
 //! is one range request on a shared [`ureq::Agent`] (a pool of kept-alive connections, so the
 //! level-of-detail streamer's threads fetch several nodes at once). A request that fails to connect,
 //! times out, is cut short or gets a 429 or 5xx is retried with exponential backoff (0.25 s, 0.5 s,
-//! 1 s, ...; [`HttpOptions::retries`] times); other statuses fail at once, naming the URL, the range
-//! and the status. Fetched ranges are stored under the user's cache directory
+//! 1 s, ...; [`HttpOptions::retries`] times, each said on stderr); other statuses fail at once, naming
+//! the URL, the range and the status. Timeouts: connecting ([`HttpOptions::connect_timeout`]), a
+//! silent server (no byte read for [`HttpOptions::stall_timeout`]), one request start to end
+//! ([`HttpOptions::timeout`]), and a deadline over every attempt of one read, opening included
+//! ([`HttpOptions::deadline`], `--http-timeout`): a server that never answers fails within it. Once a
+//! read has failed that way, later reads of the file fail at once (a server that stopped answering
+//! fails the view's nodes in one deadline, not one each). Fetched ranges are stored under the user's cache directory
 //! (`$PCV_CACHE_DIR`, else `$XDG_CACHE_HOME/pcv/copc`, else `~/.cache/pcv/copc`; `%LOCALAPPDATA%\pcv\copc`
 //! on Windows), in a folder per URL, size and ETag (a changed file gets a new folder), one file per
 //! range written through a temporary name and renamed, so a second run reads them from disk.
@@ -18,7 +23,8 @@
 //! runtime, and no OpenSSL to link (Windows cross-builds included); a much smaller dependency tree.
 use super::bytes::{check_range, ByteSource};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Whether `s` is an `http://` or `https://` URL.
 pub fn is_url(s: &str) -> bool {
@@ -33,18 +39,37 @@ pub struct HttpOptions {
     pub retries: u32,
     /// The first retry's wait; each next one waits twice as long.
     pub backoff: Duration,
-    /// The most one request may take.
+    /// The most one request may take, start to end.
     pub timeout: Duration,
+    /// The most connecting may take.
+    pub connect_timeout: Duration,
+    /// The most a server may stay silent within a request (no byte read).
+    pub stall_timeout: Duration,
+    /// The most one read may take with its retries (opening the URL is one).
+    pub deadline: Duration,
     /// Where fetched ranges are kept (`None`: no cache).
     pub cache_dir: Option<PathBuf>,
 }
 
+/// The deadline [`HttpOptions::default`] takes, in milliseconds ([`set_default_deadline`]).
+static DEFAULT_DEADLINE_MS: AtomicU64 = AtomicU64::new(20_000);
+
+/// Sets the deadline of every later [`HttpOptions::default`] (the command line's `--http-timeout`).
+pub fn set_default_deadline(d: Duration) {
+    DEFAULT_DEADLINE_MS.store(d.as_millis().max(1) as u64, Ordering::Relaxed);
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
+        let deadline = Duration::from_millis(DEFAULT_DEADLINE_MS.load(Ordering::Relaxed));
         HttpOptions {
             retries: 4,
             backoff: Duration::from_millis(250),
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(60).min(deadline),
+            // At most half the deadline each, so a silent server is tried twice within it.
+            connect_timeout: Duration::from_secs(5).min(deadline / 2),
+            stall_timeout: Duration::from_secs(10).min(deadline / 2),
+            deadline,
             cache_dir: default_cache_dir(),
         }
     }
@@ -76,6 +101,8 @@ pub struct HttpSource {
     opts: HttpOptions,
     /// This file's folder in the cache.
     cache: Option<PathBuf>,
+    /// A read failed for want of an answer: later reads try once.
+    silent: AtomicBool,
 }
 
 /// 64-bit FNV-1a, for cache folder names.
@@ -95,10 +122,20 @@ impl HttpSource {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(opts.timeout))
+            .timeout_connect(Some(opts.connect_timeout))
+            .timeout_per_read(Some(opts.stall_timeout))
             .max_idle_connections_per_host(16)
             .build()
             .into();
-        let mut s = HttpSource { url: url.into(), agent, size: 0, first: Vec::new(), opts: opts.clone(), cache: None };
+        let mut s = HttpSource {
+            url: url.into(),
+            agent,
+            size: 0,
+            first: Vec::new(),
+            opts: opts.clone(),
+            cache: None,
+            silent: AtomicBool::new(false),
+        };
         let (first, total, etag) = s.fetch(0, FIRST_BYTES, true)?;
         s.size = total;
         s.first = first;
@@ -106,33 +143,58 @@ impl HttpSource {
         Ok(s)
     }
 
-    /// One range request with retries: the bytes, the file's size and its ETag. `first`: the opening
-    /// request, which may ask past the end (the server clips it).
+    /// One range request with retries, within [`HttpOptions::deadline`]: the bytes, the file's size
+    /// and its ETag. `first`: the opening request, which may ask past the end (the server clips it).
     fn fetch(&self, offset: u64, len: u64, first: bool) -> Result<(Vec<u8>, u64, String), String> {
+        let deadline = Instant::now() + self.opts.deadline;
         let mut wait = self.opts.backoff;
         let mut attempt = 0;
+        let (retries, end) = (self.opts.retries, offset + len);
+        if self.silent.load(Ordering::Relaxed) {
+            let secs = self.opts.deadline.as_secs_f64();
+            return Err(format!("bytes {offset}..{end}: not asked: the server stopped answering (an earlier read got no answer within {secs:.0} s)"));
+        }
         loop {
-            match self.try_fetch(offset, len, first) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let f = match self.try_fetch(offset, len, first, left) {
                 Ok(r) => return Ok(r),
-                Err(f) if f.retry && attempt < self.opts.retries => {
-                    std::thread::sleep(wait);
-                    wait *= 2;
-                    attempt += 1;
-                }
-                Err(f) => {
-                    let tries = if attempt > 0 { format!(" (after {} attempts)", attempt + 1) } else { String::new() };
-                    return Err(format!("bytes {offset}..{}: {}{tries}", offset + len, f.what));
-                }
+                Err(f) => f,
+            };
+            let late = Instant::now() + wait >= deadline;
+            if f.retry && attempt < retries && !late {
+                attempt += 1;
+                eprintln!(
+                    "pcv: {}: bytes {offset}..{end}: {}; retrying in {:.2} s ({attempt} of {retries})",
+                    self.url,
+                    f.what,
+                    wait.as_secs_f64()
+                );
+                std::thread::sleep(wait);
+                wait *= 2;
+                continue;
             }
+            let tries = if attempt > 0 { format!(" (after {} attempts)", attempt + 1) } else { String::new() };
+            let why = match f.retry && late {
+                true => {
+                    self.silent.store(true, Ordering::Relaxed);
+                    format!("; no answer within {:.0} s (--http-timeout)", self.opts.deadline.as_secs_f64())
+                }
+                false => String::new(),
+            };
+            return Err(format!("bytes {offset}..{end}: {}{tries}{why}", f.what));
         }
     }
 
-    fn try_fetch(&self, offset: u64, len: u64, first: bool) -> Result<(Vec<u8>, u64, String), Failure> {
+    /// One request, taking at most `left` (what the read's deadline leaves).
+    fn try_fetch(&self, offset: u64, len: u64, first: bool, left: Duration) -> Result<(Vec<u8>, u64, String), Failure> {
         let range = format!("bytes={offset}-{}", offset + len.max(1) - 1);
         let mut resp = self
             .agent
             .get(&self.url)
             .header("Range", &range)
+            .config()
+            .timeout_global(Some(self.opts.timeout.min(left).max(Duration::from_millis(1))))
+            .build()
             .call()
             .map_err(|e| Failure { retry: true, what: format!("request failed: {e}") })?;
         let status = resp.status().as_u16();
