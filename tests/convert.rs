@@ -562,3 +562,59 @@ fn internal_waveform_data_moves_with_the_evlrs() {
     assert_eq!(&out[evlr as usize..], &src[first_evlr as usize..], "the EVLRs, byte for byte");
     same_las("waveform", &src, &out);
 }
+
+/// A convert interrupted by SIGINT or SIGTERM removes its temporary files and exits 130; files a
+/// killed convert left (its process gone) are removed by the next convert into the folder, which says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupted_converts_leave_no_temporary_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let temps = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".pcv-"))
+            .collect()
+    };
+    // Leftovers of a process that is gone (pid 4194303 is past Linux's largest).
+    for n in [".old.laz.pcv-partial-4194303", "..old.copc.laz.pcv-partial-4194303.pcv-cells0-4194303"] {
+        std::fs::write(dir.path().join(n), b"partial").unwrap();
+    }
+    let cloud = pcv_io::scene::generate(3_000_000, 1, false);
+    let src = dir.path().join("big.las");
+    pcv_io::convert::write_cloud(&cloud, &src).unwrap();
+    let small = dir.path().join("small.xyz");
+    std::fs::write(&small, "1 2 3\n4 5 6\n").unwrap();
+    let o = convert(&[&small], &dir.path().join("small.laz"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && e.contains("removed 2 temporary file(s) an interrupted convert left"), "{e}");
+    assert_eq!(temps(), Vec::<String>::new());
+    for signal in ["INT", "TERM"] {
+        let out = dir.path().join(format!("out-{signal}.copc.laz"));
+        let child = Command::new(env!("CARGO_BIN_EXE_pcv"))
+            .args(["convert", src.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Interrupted once its temporary files are there.
+        let t = std::time::Instant::now();
+        while temps().is_empty() && t.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!temps().is_empty(), "{signal}: no temporary file appeared");
+        let k = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+        assert!(k.success());
+        let o = child.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() {
+            // Finished before the signal arrived: nothing to check but the output.
+            assert!(out.exists(), "{e}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(130), "{signal}: {e}");
+        assert!(e.contains("interrupted; removed the convert's"), "{signal}: {e}");
+        assert_eq!(temps(), Vec::<String>::new(), "{signal}: left behind");
+        assert!(!out.exists(), "{signal}: an output");
+    }
+}

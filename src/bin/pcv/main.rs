@@ -331,6 +331,15 @@ fn info(a: InfoArgs) -> Result<()> {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
+    // Interrupted (Ctrl+C, SIGTERM, the console closed): the temporary files go, then the process.
+    let handler = ctrlc::set_handler(|| {
+        let n = pcv_io::convert::temp::remove_all();
+        eprintln!("\npcv: interrupted; removed the convert's {n} temporary file(s)");
+        std::process::exit(130);
+    });
+    if let Err(e) = handler {
+        eprintln!("pcv: warning: an interrupt would leave temporary files (no handler: {e})");
+    }
     let inputs = pcv_io::load::point_files(&a.inputs, a.recursive)?;
     let filter = a.filter.filter();
     let s = pcv_io::convert::convert_filtered(&inputs, &a.output, &pcv_io::load::LoadOptions::default(), &filter)?;

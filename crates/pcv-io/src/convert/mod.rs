@@ -17,6 +17,7 @@
 //! was; `-o` naming one of the inputs is refused before anything is read.
 pub mod copc;
 pub mod las_copy;
+pub mod temp;
 pub mod writers;
 
 use crate::filter::PointFilter;
@@ -122,12 +123,14 @@ impl Partial {
     fn new(output: &Path) -> Partial {
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let tmp = output.with_file_name(format!(".{name}.pcv-partial-{}", std::process::id()));
+        temp::register(&tmp);
         Partial { tmp, output: output.into(), done: false }
     }
 
     fn commit(mut self) -> Result<(), ConvertError> {
         std::fs::rename(&self.tmp, &self.output)
             .map_err(|source| ConvertError::Io { path: self.output.clone(), source })?;
+        temp::unregister(&self.tmp);
         self.done = true;
         Ok(())
     }
@@ -137,6 +140,7 @@ impl Drop for Partial {
     fn drop(&mut self) {
         if !self.done {
             let _ = std::fs::remove_file(&self.tmp);
+            temp::unregister(&self.tmp);
         }
     }
 }
@@ -162,6 +166,17 @@ pub fn convert_filtered(
     }
     if let Some(p) = inputs.iter().find(|p| same_file(p, output)) {
         return Err(ConvertError::OutputIsInput { path: p.clone() });
+    }
+    let (removed, left) = temp::sweep(output);
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("pcv: removed {} temporary file(s) an interrupted convert left: {}", removed.len(), names.join(", "));
+    }
+    for p in left {
+        eprintln!(
+            "pcv: {} looks like a temporary file of an interrupted convert; remove it if no convert is running",
+            p.display()
+        );
     }
     let partial = Partial::new(output);
     let io_out = |source| ConvertError::Io { path: output.into(), source };

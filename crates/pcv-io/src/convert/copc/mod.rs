@@ -105,6 +105,7 @@ impl Temp {
             .truncate(true)
             .open(&path)
             .map_err(|source| ConvertError::Io { path: path.clone(), source })?;
+        super::temp::register(&path);
         Ok(Temp { path, file })
     }
 
@@ -130,6 +131,7 @@ impl Temp {
 impl Drop for Temp {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        super::temp::unregister(&self.path);
     }
 }
 
