@@ -510,6 +510,8 @@ fn non_finite_coordinates_are_an_error_naming_the_point() {
             !o.status.success() && e.contains("huge.las") && e.contains(&format!("point {first_inf}")),
             "{oname}: {e}"
         );
+        // The scale as a person reads it (it was printed as 304 digits).
+        assert!(!e.contains("000000000000000000000"), "{oname}: {e}");
         assert!(!out.exists(), "{oname}: written");
     }
     // Text: an infinite coordinate is named; 1e39 (too large for an f32) is written as a double.

@@ -145,8 +145,8 @@ fn url_report(url: &str) -> Result<FileReport, LoadError> {
         skipped: Vec::new(),
         header_bounds: None,
         notes: vec![
-            format!("scale {} {} {}", h.scale[0], h.scale[1], h.scale[2]),
-            format!("offset {} {} {}", h.offset[0], h.offset[1], h.offset[2]),
+            format!("scale {}", pcv_model::number::readable3(h.scale)),
+            format!("offset {}", pcv_model::number::readable3(h.offset)),
             format!(
                 "COPC cube: center {} {} {}, half size {}, root spacing {}; hierarchy at byte {} ({} bytes)",
                 num(c.center[0]),

@@ -15,6 +15,7 @@ pub mod crs;
 pub mod fields;
 pub mod filter;
 pub mod format;
+pub mod number;
 pub mod point;
 pub mod ramp;
 pub mod scene;

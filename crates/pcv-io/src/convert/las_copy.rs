@@ -293,8 +293,8 @@ impl<'a, 'b> Records<'a, 'b> {
                     return Err(FormatError::Invalid(format!(
                         "point {point} has {} = {v} × {} + {} = {real}, not a finite number; nothing was written for it",
                         ["x", "y", "z"][k],
-                        h.scale[k],
-                        h.offset[k]
+                        pcv_model::number::readable(h.scale[k]),
+                        pcv_model::number::readable(h.offset[k])
                     )));
                 }
                 let new = match self.axes[k] {

@@ -202,7 +202,11 @@ pub fn convert_filtered(
     let (points, points_read, how) = {
         let file = std::fs::File::create(&partial.tmp).map_err(io_out)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let r = write_to(inputs, &mut w, format, opts, filter)?;
+        // The writers' errors name the output (a full disk said "No space left on device" alone).
+        let r = write_to(inputs, &mut w, format, opts, filter).map_err(|e| match e {
+            ConvertError::Write(m) => ConvertError::Write(format!("{}: {m}", output.display())),
+            e => e,
+        })?;
         w.flush().map_err(io_out)?;
         w.get_ref().sync_all().map_err(io_out)?;
         r

@@ -296,8 +296,8 @@ fn info(h: &Header, vlrs: &[Vlr], eight_bit: Option<bool>) -> FileInfo {
         skipped.push(format!("{extra} extra bytes per point (no Extra Bytes VLR names them)"));
     }
     let mut notes = vec![
-        format!("scale {} {} {}", h.scale[0], h.scale[1], h.scale[2]),
-        format!("offset {} {} {}", h.offset[0], h.offset[1], h.offset[2]),
+        format!("scale {}", pcv_model::number::readable3(h.scale)),
+        format!("offset {}", pcv_model::number::readable3(h.offset)),
     ];
     if !h.system.is_empty() || !h.software.is_empty() {
         notes.push(format!("system '{}', software '{}'", h.system, h.software));
