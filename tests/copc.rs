@@ -777,11 +777,19 @@ fn laspy_python() -> Option<PathBuf> {
     Some(python)
 }
 
+/// COPC requires the CRS as WKT: GeoTIFF keys only become a WKT VLR (read back by the las crate, an
+/// independent reader, and parsed to the keys' EPSG code), the WKT bit set; the header's file source ID
+/// and GUID are the source's (they were reset to 0).
 #[test]
-fn a_geotiff_only_crs_is_kept_and_the_console_asks_for_wkt() {
+fn a_geotiff_only_crs_becomes_the_wkt_copc_requires_and_the_header_ids_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.las");
     extra_las(&a, 2_000, false, true, BASE);
+    // A file source ID and a GUID to keep.
+    let mut bytes = std::fs::read(&a).unwrap();
+    bytes[4..6].copy_from_slice(&4242u16.to_le_bytes());
+    (8..24).for_each(|i| bytes[i] = i as u8);
+    std::fs::write(&a, &bytes).unwrap();
     let out = dir.path().join("out.copc.laz");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_pcv"))
         .arg("convert")
@@ -792,10 +800,28 @@ fn a_geotiff_only_crs_is_kept_and_the_console_asks_for_wkt() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("GeoTIFF keys only") && err.contains("WKT"), "{err}");
-    let names: Vec<(String, u16)> = vlrs_of(&out).into_iter().map(|v| (v.0, v.1)).collect();
-    assert!(names.contains(&("LASF_Projection".into(), 34735)), "{names:?}");
+    assert!(err.contains("GeoTIFF keys only; written as the OGC WKT COPC requires"), "{err}");
+    let vlrs = vlrs_of(&out);
+    let names: Vec<(String, u16)> = vlrs.iter().map(|v| (v.0.clone(), v.1)).collect();
+    assert!(!names.contains(&("LASF_Projection".into(), 34735)), "{names:?}");
+    let wkt = vlrs.iter().find(|v| v.0 == "LASF_Projection" && v.1 == 2112).expect("a WKT VLR");
+    let crs = pcv_io::crs::parse(&String::from_utf8_lossy(&wkt.2), "the output's WKT VLR").unwrap();
+    assert_eq!(crs.epsg, Some(32632), "{crs:?}");
+    let head = std::fs::read(&out).unwrap();
+    assert_eq!(u16::from_le_bytes([head[4], head[5]]), 4242, "file source ID");
+    assert_eq!(&head[8..24], &bytes[8..24], "GUID");
+    assert_ne!(u16::from_le_bytes([head[6], head[7]]) & 16, 0, "the WKT bit");
     assert_eq!(by_position(&out), by_position(&a));
+    // Back to LAS: the COPC hierarchy EVLR (its offsets point into the COPC file) is not carried.
+    let back = dir.path().join("back.las");
+    let o =
+        std::process::Command::new(env!("CARGO_BIN_EXE_pcv")).arg("convert").arg(&out).arg("-o").arg(&back).output();
+    assert!(o.unwrap().status.success());
+    let back_bytes = std::fs::read(&back).unwrap();
+    let r = las::Reader::from_path(&back).unwrap();
+    assert!(r.header().evlrs().iter().all(|v| v.user_id != "copc"), "{:?}", r.header().evlrs());
+    assert_eq!(u32::from_le_bytes(back_bytes[243..247].try_into().unwrap()), r.header().evlrs().len() as u32);
+    assert_eq!(by_position(&back), by_position(&a));
 }
 
 #[test]

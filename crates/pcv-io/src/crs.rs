@@ -155,6 +155,24 @@ pub fn from_las(data: &[u8], header: &Header, vlrs: &[Vlr]) -> Option<Result<Crs
     Some(from_geotiff(geotiff))
 }
 
+/// An OGC WKT (WKT1, as LAS's 2112 record holds it) of the CRS GeoTIFF key records (record ID and data:
+/// 34735 the key directory, 34736 doubles, 34737 ASCII) name, written by proj-wkt, and the CRS's name.
+pub fn wkt_from_geotiff(records: &[(u16, &[u8])]) -> Result<(String, String), CrsError> {
+    let vlrs = records
+        .iter()
+        .map(|(id, data)| las::Vlr {
+            user_id: "LASF_Projection".into(),
+            record_id: *id,
+            description: String::new(),
+            data: data.to_vec(),
+        })
+        .collect();
+    let crs = from_geotiff(vlrs)?;
+    let def = proj_wkt::parse_crs(&crs.definition).map_err(|e| unreadable("the GeoTIFF keys", e.to_string()))?;
+    let wkt = proj_wkt::to_wkt(&def).map_err(|e| unreadable("the GeoTIFF keys", e.to_string()))?;
+    Ok((wkt, crs.summary()))
+}
+
 /// The EVLRs of a LAS 1.4 file (none for older versions, or where the header's count or offset is
 /// impossible: a damaged EVLR table is not worth failing the file for).
 fn evlrs(data: &[u8], h: &Header) -> Vec<Vlr> {

@@ -146,6 +146,30 @@ impl<'a> Input<'a> {
             .collect()
     }
 
+    /// What a copy writes after the points: the input's tail (EVLRs, internal waveform data) as it is,
+    /// except that a COPC input's EVLRs of user "copc" (its hierarchy, whose offsets point into the
+    /// input) are left out; and the EVLR count to write (`None`: the header's stands).
+    fn tail_bytes(&self) -> (std::borrow::Cow<'a, [u8]>, Option<u32>) {
+        let (Some(t), d) = (self.tail, self.data) else { return (std::borrow::Cow::Borrowed(&[]), None) };
+        let copc = self.vlrs.iter().any(|v| v.user_id == "copc");
+        if !copc || self.h.header_size < 375 || d.len() < 247 {
+            return (std::borrow::Cow::Borrowed(&d[t..]), None);
+        }
+        let (mut at, mut kept, mut out) = (t, 0u32, Vec::new());
+        for _ in 0..u32at(d, 243) {
+            let Some(end) = d.get(at..at + 60).and_then(|_| (at as u64 + 60).checked_add(u64at(d, at + 20))) else {
+                break;
+            };
+            let end = end.min(d.len() as u64) as usize;
+            if d[at + 2..at + 18].split(|&b| b == 0).next() != Some(&b"copc"[..]) {
+                out.extend_from_slice(&d[at..end]);
+                kept += 1;
+            }
+            at = end;
+        }
+        (std::borrow::Cow::Owned(out), Some(kept))
+    }
+
     /// The EVLRs of user "LASF_Projection" (a LAS 1.4 file's WKT or GeoTIFF CRS may be one) that fit a VLR
     /// (at most 65535 bytes of data), each as a VLR record: record ID and the whole record.
     pub(crate) fn crs_evlrs_as_vlrs(&self) -> Vec<(u16, Vec<u8>)> {
@@ -568,8 +592,10 @@ pub fn copy<W: Write + Seek + Send + Sync>(
     };
     // The EVLRs (and internal waveform data), then the header's offsets and counts.
     let tail_at = out.stream_position().map_err(io)?;
-    if let Some(t) = first.tail {
-        out.write_all(&first.data[t..]).map_err(io)?;
+    let (tail, evlr_count) = first.tail_bytes();
+    out.write_all(&tail).map_err(io)?;
+    if let Some(n) = evlr_count {
+        header[243..247].copy_from_slice(&n.to_le_bytes());
     }
     let end = out.stream_position().map_err(io)?;
     header[96..100].copy_from_slice(&data_offset.to_le_bytes());
@@ -587,7 +613,7 @@ pub fn copy<W: Write + Seek + Send + Sync>(
         }
     }
     if h.version.1 >= 4 && header_size >= 375 {
-        let first_evlr = moved(u64at(&header, 235));
+        let first_evlr = if u32at(&header, 243) == 0 { 0 } else { moved(u64at(&header, 235)) };
         header[235..243].copy_from_slice(&first_evlr.to_le_bytes());
     }
     if inputs.len() > 1 || filter.is_some() {

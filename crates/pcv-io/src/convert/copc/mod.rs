@@ -291,6 +291,7 @@ pub fn write_with(
     let (mut count, mut bounds, mut rgb, mut nir, mut tolerant) = (0u64, DBounds::EMPTY, false, false, false);
     let mut grids = Vec::with_capacity(inputs.len());
     let mut global_gps_bit = None;
+    let mut ids = None;
     let mut carried = vlrs::Carried::default();
     for path in inputs {
         let bytes = FileBytes::open(path)?;
@@ -310,6 +311,8 @@ pub fn write_with(
             grids.push(Some((h.scale, h.offset)));
             // The first LAS input says what its GPS times are (week seconds or adjusted standard).
             global_gps_bit.get_or_insert(u16::from_le_bytes([bytes.bytes()[6], bytes.bytes()[7]]) & 1);
+            let b = bytes.bytes();
+            ids.get_or_insert(([b[4], b[5]], b[8..24].try_into().unwrap_or_default()));
             let extra = carried.add(path, &input);
             plan.push(Planned::Las { path: path.clone(), extra });
         } else {
@@ -500,7 +503,14 @@ pub fn write_with(
     }
     progress.finish();
     phase("upper levels written");
-    let stats = Stats { points: n, bounds: parted.bounds, tally, gps_bit: global_gps_bit.unwrap_or(0) };
+    let stats = Stats {
+        points: n,
+        bounds: parted.bounds,
+        tally,
+        gps_bit: global_gps_bit.unwrap_or(0),
+        ids: ids.unwrap_or_default(),
+        wkt: carried.wkt_bit(),
+    };
     let summary = finish(sink, lay, &stats, data_offset, &laz_vlr, laz_data, &carried.records, out)?;
     if phases {
         let s = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 * 1e-9;
@@ -538,6 +548,10 @@ struct Stats {
     tally: Tally,
     /// Global encoding bit 0 (adjusted standard GPS time).
     gps_bit: u16,
+    /// The first LAS input's file source ID and GUID (header bytes 4..6 and 8..24), kept.
+    ids: ([u8; 2], [u8; 16]),
+    /// Whether the CRS VLRs carried are WKT (or there are none): the header's WKT bit.
+    wkt: bool,
 }
 
 /// Which cells of a node's `GRID³` sampling grid are taken (a bit each: 256 KiB).
@@ -751,9 +765,10 @@ fn finish(
     let real = |k: usize, v: i32| if n == 0 { 0.0 } else { v as f64 * lay.scale[k] + lay.offset[k] };
     let mut h = Vec::with_capacity(375);
     h.extend_from_slice(b"LASF");
-    h.extend_from_slice(&0u16.to_le_bytes()); // file source id
-    h.extend_from_slice(&((1u16 << 4) | s.gps_bit).to_le_bytes()); // WKT bit, required for formats 6-10
-    h.extend_from_slice(&[0u8; 16]); // GUID
+    h.extend_from_slice(&s.ids.0); // file source id
+                                   // The WKT bit (required for formats 6-10), unless the CRS could only be kept as GeoTIFF keys.
+    h.extend_from_slice(&((u16::from(s.wkt) << 4) | s.gps_bit).to_le_bytes());
+    h.extend_from_slice(&s.ids.1); // GUID
     h.extend_from_slice(&[1, 4]);
     h.extend_from_slice(&padded::<32>("pcv"));
     h.extend_from_slice(&padded::<32>(&format!("pcv {}", env!("CARGO_PKG_VERSION"))));

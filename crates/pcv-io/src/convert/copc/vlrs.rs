@@ -14,8 +14,10 @@
 //! (the output keeps the first's: its points are written in the first input's coordinates, so the
 //! inputs are expected to share one CRS).
 //!
-//! COPC requires the CRS as WKT (LASF_Projection 2112): a first input with GeoTIFF keys only keeps them
-//! (nothing is lost) and the console says that COPC readers want WKT.
+//! COPC requires the CRS as WKT (LASF_Projection 2112): a first input with GeoTIFF keys only gets a WKT
+//! VLR made from them (the keys read as `crate::crs` reads them, written by proj-wkt) in place of the
+//! keys; where no WKT can be made the keys are kept, the header's WKT bit is cleared and the console
+//! says so.
 use crate::convert::las_copy::Input;
 use crate::formats::las::FORMAT_SIZES;
 use std::path::{Path, PathBuf};
@@ -40,6 +42,32 @@ pub(super) struct Carried {
     crs: Vec<(u16, Vec<u8>)>,
     /// What the console should say (one line each).
     pub notes: Vec<String>,
+    /// The CRS is GeoTIFF keys that no WKT could be made of.
+    geotiff_only: bool,
+}
+
+/// Whether a whole VLR record is a GeoTIFF key record (LASF_Projection 34735..=34737).
+fn is_geotiff_record(r: &[u8]) -> bool {
+    r.len() >= 54
+        && r[2..18].split(|&b| b == 0).next() == Some(PROJECTION.as_bytes())
+        && (34735..=34737).contains(&u16::from_le_bytes([r[18], r[19]]))
+}
+
+/// A whole WKT VLR record (LASF_Projection 2112) holding `wkt` (NUL-terminated, as LAS asks).
+fn wkt_record(wkt: &str) -> Vec<u8> {
+    let data: Vec<u8> = wkt.bytes().chain([0]).collect();
+    let mut r = Vec::with_capacity(54 + data.len());
+    r.extend_from_slice(&0u16.to_le_bytes());
+    let mut user = [0u8; 16];
+    user[..PROJECTION.len()].copy_from_slice(PROJECTION.as_bytes());
+    r.extend_from_slice(&user);
+    r.extend_from_slice(&WKT_ID.to_le_bytes());
+    r.extend_from_slice(&(data.len().min(u16::MAX as usize) as u16).to_le_bytes());
+    let mut desc = [0u8; 32];
+    desc[..7].copy_from_slice(b"OGC WKT");
+    r.extend_from_slice(&desc);
+    r.extend_from_slice(&data);
+    r
 }
 
 impl Carried {
@@ -61,11 +89,27 @@ impl Carried {
             self.extra_description = description;
             let has = |id: u16| crs.iter().any(|c| c.0 == id);
             if has(GEOTIFF_KEYS_ID) && !has(WKT_ID) {
-                self.notes.push(format!(
-                    "{}: the CRS is GeoTIFF keys only (LASF_Projection 34735), kept as they are; COPC readers want it as WKT \
-                     (LASF_Projection 2112): set one with a tool that knows the CRS (e.g. PDAL's writers.copc a_srs) if a reader needs it",
-                    path.display()
-                ));
+                let keys: Vec<(u16, &[u8])> =
+                    crs.iter().filter(|c| (34735..=34737).contains(&c.0)).map(|c| (c.0, &c.1[54..])).collect();
+                match crate::crs::wkt_from_geotiff(&keys) {
+                    Ok((wkt, name)) => {
+                        // The keys give way to the WKT made from them (one CRS, in the form COPC wants).
+                        self.records.retain(|r| !is_geotiff_record(r));
+                        self.records.push(wkt_record(&wkt));
+                        self.notes.push(format!(
+                            "{}: the CRS is GeoTIFF keys only; written as the OGC WKT COPC requires ({name})",
+                            path.display()
+                        ));
+                    }
+                    Err(e) => {
+                        self.geotiff_only = true;
+                        self.notes.push(format!(
+                            "{}: the CRS is GeoTIFF keys only and no WKT could be made of them ({e}): the keys are kept and \
+                             the WKT bit cleared; COPC readers want WKT (LASF_Projection 2112)",
+                            path.display()
+                        ));
+                    }
+                }
             }
             self.crs = crs;
             return extra > 0;
@@ -100,6 +144,11 @@ impl Carried {
                 self.extra
             ));
         }
+    }
+
+    /// Whether the header's WKT bit is set: the CRS carried is WKT, or there is none.
+    pub fn wkt_bit(&self) -> bool {
+        !self.geotiff_only
     }
 
     /// The bytes of the carried VLRs.
