@@ -92,8 +92,8 @@ pub struct ConvertSummary {
     pub points_read: u64,
     pub bytes: u64,
     pub format: OutFormat,
-    /// How: "records copied byte for byte", "exact values", ...
-    pub how: &'static str,
+    /// How: "records copied byte for byte", "exact values", "on a grid of ...", ...
+    pub how: String,
 }
 
 /// Whether `a` and `b` are the same file (same device and inode on Unix; same canonical path elsewhere).
@@ -196,7 +196,7 @@ pub fn convert_filtered(
             points_read: s.points,
             bytes,
             format,
-            how: "COPC: exact values in an octree of LAZ chunks",
+            how: "COPC: exact values in an octree of LAZ chunks".into(),
         });
     }
     let (points, points_read, how) = {
@@ -268,7 +268,7 @@ fn write_to(
     format: OutFormat,
     opts: &LoadOptions,
     filter: &PointFilter,
-) -> Result<(u64, u64, &'static str), ConvertError> {
+) -> Result<(u64, u64, String), ConvertError> {
     if format == OutFormat::Raw {
         // The rule of every output: a NaN or infinite coordinate is an error naming the point (the
         // load below would drop it). The exact read finds it; the points it returns are not kept.
@@ -293,7 +293,7 @@ fn write_to(
         let read = cloud.points.len() as u64;
         let (cloud, _) = crate::filter::shown(&cloud, filter);
         w.write_all(bytemuck::cast_slice(&cloud.points[..])).map_err(|e| ConvertError::Write(e.to_string()))?;
-        return Ok((cloud.points.len() as u64, read, "the viewer's local f32 positions"));
+        return Ok((cloud.points.len() as u64, read, "the viewer's local f32 positions".into()));
     }
     let files: Vec<(PathBuf, FileBytes)> =
         inputs.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, LoadError>>()?;
@@ -308,9 +308,9 @@ fn write_to(
             s.points,
             progress.shared().snapshot().points_done,
             if s.verbatim {
-                "the input's bytes (records, VLRs, EVLRs)"
+                "the input's bytes (records, VLRs, EVLRs)".into()
             } else {
-                "records passed through byte for byte"
+                "records passed through byte for byte".into()
             },
         ));
     }
@@ -333,6 +333,14 @@ fn write_to(
         exact.push(cols);
     }
     progress.finish();
-    let n = writers::write(&exact, format, w)?;
-    Ok((n, progress.shared().snapshot().points_done, "exact values (f64 coordinates, 16-bit colors)"))
+    let (n, grid) = writers::write(&exact, format, w)?;
+    let how = match grid {
+        // LAS stores integers: the coordinates were put on a grid (exact where they lay on it).
+        Some(g) => format!(
+            "coordinates on a grid of {} (x, y, z; each moves by half a step at most), 16-bit colors",
+            pcv_model::number::readable3(g)
+        ),
+        None => "exact values (f64 coordinates, 16-bit colors)".into(),
+    };
+    Ok((n, progress.shared().snapshot().points_done, how))
 }

@@ -191,24 +191,25 @@ fn plan(files: &[FileColumns]) -> Plan {
 }
 
 /// Writes `files` in order as `format` (not raw records); returns the points written.
+/// Returns the points written and, for LAS/LAZ, the grid (scale per axis) the coordinates were put on.
 pub fn write<W: Write + Seek + Send + Sync>(
     files: &[FileColumns],
     format: super::OutFormat,
     w: &mut W,
-) -> Result<u64, ConvertError> {
+) -> Result<(u64, Option<[f64; 3]>), ConvertError> {
     use super::OutFormat;
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let p = plan(files);
-    match format {
-        OutFormat::Ply => write_ply(w, files, &p).map_err(io)?,
-        OutFormat::Xyz => write_text(w, files, &p, false).map_err(io)?,
-        OutFormat::Csv => write_text(w, files, &p, true).map_err(io)?,
-        OutFormat::Las | OutFormat::Laz => write_las(w, files, &p, format == OutFormat::Laz)?,
+    let grid = match format {
+        OutFormat::Ply => write_ply(w, files, &p).map(|_| None).map_err(io)?,
+        OutFormat::Xyz => write_text(w, files, &p, false).map(|_| None).map_err(io)?,
+        OutFormat::Csv => write_text(w, files, &p, true).map(|_| None).map_err(io)?,
+        OutFormat::Las | OutFormat::Laz => Some(write_las(w, files, &p, format == OutFormat::Laz)?),
         OutFormat::Raw | OutFormat::Copc => {
             return Err(ConvertError::Write("raw records and COPC are not written from columns in memory".into()))
         }
-    }
-    Ok(files.iter().map(|f| f.len() as u64).sum())
+    };
+    Ok((files.iter().map(|f| f.len() as u64).sum(), grid))
 }
 
 fn write_ply<W: Write>(w: &mut W, files: &[FileColumns], p: &Plan) -> std::io::Result<()> {
@@ -323,15 +324,30 @@ fn write_text<W: Write>(w: &mut W, files: &[FileColumns], p: &Plan, csv: bool) -
 
 /// Power-of-ten scales, as literals: `10f64.powi(e)` is not correctly rounded everywhere (MinGW's
 /// gives 1.0000000000000008e-8), and the scale is written into the file.
-const SCALES: [f64; 19] =
-    [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12];
+const SCALES: [f64; 25] = [
+    1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+    1e8, 1e9, 1e10, 1e11, 1e12,
+];
 
-/// Scale and offset of one axis spanning `min..=max`: the finest power-of-ten scale, at least 1 µm
-/// (finer than any scanner), whose steps from the floored minimum reach the maximum within 31 bits.
-pub fn axis_grid(min: f64, max: f64) -> Option<(f64, f64)> {
+/// The finest grid step LAS output needs for coordinates of `precision` up to `max_abs` in magnitude:
+/// 1 µm (finer than any scanner) for decimals, doubles and LAS sources (whose scales are coarser); for
+/// 32-bit floats as fine as the extent allows, so every value whose float spacing is wider than the
+/// step reads back as the same f32 (values nearer 0 than about 2²³ steps move by half a step at most).
+pub fn finest_step(precision: Option<Precision>, k: usize) -> f64 {
+    match precision {
+        // As fine as the extent allows ([`axis_grid`] picks within 31 bits).
+        Some(Precision::F32) => SCALES[0],
+        Some(Precision::Scaled(s)) if s[k] > 0.0 => s[k].clamp(SCALES[0], 1e-6),
+        _ => 1e-6,
+    }
+}
+
+/// Scale and offset of one axis spanning `min..=max`: the finest power-of-ten scale no finer than
+/// `finest` ([`finest_step`]) whose steps from the floored minimum reach the maximum within 31 bits.
+pub fn axis_grid(min: f64, max: f64, finest: f64) -> Option<(f64, f64)> {
     let offset = if min.is_finite() { min.floor() } else { 0.0 };
     let extent = (max - offset).max(0.0);
-    SCALES.into_iter().find(|s| extent / s < 2.0e9).map(|s| (s, offset))
+    SCALES.into_iter().filter(|&s| s >= finest * (1.0 - 1e-9)).find(|s| extent / s < 2.0e9).map(|s| (s, offset))
 }
 
 /// The date as LAS stores it: (day of the year, year).
@@ -360,7 +376,7 @@ fn write_las<W: Write + Seek + Send + Sync>(
     files: &[FileColumns],
     p: &Plan,
     laz: bool,
-) -> Result<(), ConvertError> {
+) -> Result<[f64; 3], ConvertError> {
     let io = |e: std::io::Error| ConvertError::Write(e.to_string());
     let n: usize = files.iter().map(FileColumns::len).sum();
     let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
@@ -391,7 +407,8 @@ fn write_las<W: Write + Seek + Send + Sync>(
     let mut offset = [0.0; 3];
     for k in 0..3 {
         if n > 0 {
-            let (s, o) = axis_grid(lo[k], hi[k]).ok_or_else(|| {
+            let finest = files.iter().map(|f| finest_step(f.precision, k)).fold(1e-6, f64::min);
+            let (s, o) = axis_grid(lo[k], hi[k], finest).ok_or_else(|| {
                 ConvertError::Write(format!("the extent {}..{} does not fit LAS's 32-bit coordinates", lo[k], hi[k]))
             })?;
             scale[k] = s;
@@ -567,7 +584,7 @@ fn write_las<W: Write + Seek + Send + Sync>(
             comp.done().map_err(|e| ConvertError::Laz(e.to_string()))?;
         }
     }
-    Ok(())
+    Ok(scale)
 }
 
 #[cfg(test)]
@@ -593,10 +610,16 @@ mod tests {
 
     #[test]
     fn grids_fit_31_bits() {
-        assert_eq!(axis_grid(512_000.25, 513_000.75), Some((1e-6, 512_000.0)));
-        assert_eq!(axis_grid(0.0, 0.15), Some((1e-6, 0.0)));
-        assert_eq!(axis_grid(500_000.0, 500_010.0), Some((1e-6, 500_000.0)));
-        assert_eq!(axis_grid(-5.5, 4e9), Some((10.0, -6.0)));
+        assert_eq!(axis_grid(512_000.25, 513_000.75, 1e-6), Some((1e-6, 512_000.0)));
+        assert_eq!(axis_grid(0.0, 0.15, 1e-6), Some((1e-6, 0.0)));
+        assert_eq!(axis_grid(500_000.0, 500_010.0, 1e-6), Some((1e-6, 500_000.0)));
+        assert_eq!(axis_grid(-5.5, 4e9, 1e-6), Some((10.0, -6.0)));
+        // 32-bit floats of a 0.2 m object: the finest grid its extent (from the floored minimum) allows.
+        let f = finest_step(Some(Precision::F32), 0);
+        assert_eq!(axis_grid(-0.1, 0.1, f), Some((1e-9, -1.0)));
+        assert_eq!(axis_grid(0.0, 0.15, f), Some((1e-10, 0.0)));
+        assert_eq!(finest_step(Some(Precision::Scaled([0.01, 0.01, 0.001])), 2), 1e-6);
+        assert_eq!(finest_step(None, 0), 1e-6);
         let (lo, hi) = (today().0, today().1);
         assert!((1..=366).contains(&lo) && hi >= 2024);
     }

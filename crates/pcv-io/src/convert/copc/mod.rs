@@ -221,7 +221,7 @@ impl Layout {
                     .filter(|(sc, of)| ((lo - of[k]) / sc[k]).abs() < 2.0e9 && ((hi - of[k]) / sc[k]).abs() < 2.0e9);
                 let (sc, of) = match own {
                     Some((sc, of)) => (sc[k], of[k]),
-                    None => super::writers::axis_grid(lo, hi).ok_or_else(|| {
+                    None => super::writers::axis_grid(lo, hi, 1e-6).ok_or_else(|| {
                         ConvertError::Write(format!("the extent {lo}..{hi} does not fit LAS's 32-bit coordinates"))
                     })?,
                 };
