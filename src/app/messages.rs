@@ -41,6 +41,12 @@ impl Messages {
         self.push(Message { level: Level::Info, text, until: Some(Instant::now() + Duration::from_secs_f64(INFO_S)) });
     }
 
+    /// An info line printed already (by a loading thread: `pcv_io::notices`): shown, not printed again.
+    pub fn printed(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.push(Message { level: Level::Info, text, until: Some(Instant::now() + Duration::from_secs_f64(INFO_S)) });
+    }
+
     pub fn error(&mut self, text: impl Into<String>) {
         let text = text.into();
         if !self.quiet {

@@ -196,6 +196,11 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         }
         Err(e) => state.messages.error(format!("level of detail: {e}")),
     }
+    // What the loading threads said (a server retried): shown as it was printed.
+    for line in pcv_io::notices::take() {
+        state.messages.printed(line);
+        need.redraw_ui = true;
+    }
     // Nodes that failed since the last turn: each said once, and listed in the panel (the view goes on
     // without them).
     for e in l.errors().get(state.node_errors.len()..).unwrap_or_default() {

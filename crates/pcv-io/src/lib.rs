@@ -23,6 +23,7 @@ pub mod info;
 pub mod join;
 pub mod load;
 pub mod local_frame;
+pub mod notices;
 pub mod octree;
 pub mod order;
 pub mod progress;

@@ -8,7 +8,8 @@
 //! is one range request on a shared [`ureq::Agent`] (a pool of kept-alive connections, so the
 //! level-of-detail streamer's threads fetch several nodes at once). A request that fails to connect,
 //! times out, is cut short or gets a 429 or 5xx is retried with exponential backoff (0.25 s, 0.5 s,
-//! 1 s, ...; [`HttpOptions::retries`] times, each said on stderr); other statuses fail at once, naming
+//! 1 s, ...; [`HttpOptions::retries`] times, each said on stderr and in the window: `crate::notices`);
+//! other statuses fail at once, naming
 //! the URL, the range and the status. Timeouts: connecting ([`HttpOptions::connect_timeout`]), a
 //! silent server (no byte read for [`HttpOptions::stall_timeout`]), one request start to end
 //! ([`HttpOptions::timeout`]), and a deadline over every attempt of one read, opening included
@@ -163,12 +164,12 @@ impl HttpSource {
             let late = Instant::now() + wait >= deadline;
             if f.retry && attempt < retries && !late {
                 attempt += 1;
-                eprintln!(
-                    "pcv: {}: bytes {offset}..{end}: {}; retrying in {:.2} s ({attempt} of {retries})",
+                crate::notices::say(format!(
+                    "{}: bytes {offset}..{end}: {}; retrying in {:.2} s ({attempt} of {retries})",
                     self.url,
                     f.what,
                     wait.as_secs_f64()
-                );
+                ));
                 std::thread::sleep(wait);
                 wait *= 2;
                 continue;
