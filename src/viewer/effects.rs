@@ -89,9 +89,8 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
-    if lod {
-        // Level of detail's turn takes the filter and the colour (lod_turn): the nodes load again.
-    } else if reupload || refilter {
+    // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
+    if !lod && (reupload || refilter) {
         match upload_layers(state, rasterizer, reupload) {
             Ok(()) => front.window.set_title(&format!("pcv - {}", state.layers.cloud.label)),
             Err(e) => state.messages.error(format!("uploading the points failed: {e}")),
