@@ -664,3 +664,29 @@ fn float_sources_to_las_read_back_as_the_same_floats() {
     let moved = back.iter().zip(&pts).filter(|(a, b)| a != b).count();
     assert!(moved * 3 < n, "{moved} of {n} points moved");
 }
+
+/// A full disk: the error names the output (it said only "No space left on device"). The temporary
+/// file's name is known in-process (it carries this process's id), so it is made a link to /dev/full.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_an_error_naming_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in.xyz");
+    let text: String = (0..200_000).map(|i| format!("{i} {} 3\n", i % 97)).collect();
+    std::fs::write(&src, text).unwrap();
+    for ext in ["ply", "laz", "xyz"] {
+        let out = dir.path().join(format!("out.{ext}"));
+        let tmp = dir.path().join(format!(".out.{ext}.pcv-partial-{}", std::process::id()));
+        std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
+        let e = pcv_io::convert::convert_filtered(
+            std::slice::from_ref(&src),
+            &out,
+            &pcv_io::load::LoadOptions::quiet(),
+            &Default::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(&out.display().to_string()) && e.contains("No space left"), "{ext}: {e}");
+        assert!(!out.exists() && std::fs::symlink_metadata(&tmp).is_err(), "{ext}: left behind");
+    }
+}
