@@ -167,11 +167,10 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         // A new colour: the nodes load again coloured by it; the legend shows its ramp and range.
         match l.set_color_mode(state.color_mode, &state.field_look) {
             Ok(_) => {
-                let spec = l.color();
                 if let Some(a) = state.layers.cloud.attributes.as_mut() {
                     let a = std::sync::Arc::make_mut(a);
                     a.mode = state.color_mode;
-                    a.field_spec = matches!(spec, pcv_io::attributes::ColorSpec::Field { .. }).then_some(spec);
+                    a.field_spec = l.color().as_field();
                 }
             }
             Err(e) => {

@@ -26,13 +26,7 @@ pub fn recolored(cloud: &PointCloud, mode: ColorMode) -> Result<PointCloud, Colo
 pub fn available_modes(cloud: &PointCloud) -> Vec<ColorMode> {
     // A streamed (device-only) cloud: what its first stream saw the files hold.
     if let Some(s) = cloud.files().and_then(|f| f.streamed.lock().ok()?.clone()) {
-        let standard = ColorMode::ALL.into_iter().filter(|m| match m {
-            ColorMode::Intensity => s.any_intensity,
-            ColorMode::Classification => s.any_classification,
-            m => m.field().is_none_or(|f| s.fields.contains(f)),
-        });
-        let extras = s.fields.iter().filter(|f| matches!(f, Field::Extra(_))).map(ColorMode::Extra);
-        return standard.chain(extras).collect();
+        return ColorMode::offered(s.any_intensity, s.any_classification, s.fields);
     }
     match &cloud.attributes {
         Some(a) => a.available_modes(),
@@ -137,10 +131,11 @@ pub fn recolor_with(cloud: &mut PointCloud, mode: ColorMode, look: &FieldLook) -
                     _ => 0.0,
                 };
                 if let Some(saved) = attrs.loaded_rgba.as_ref().filter(|_| blend > 0.0) {
-                    points.par_iter_mut().zip(saved.par_iter()).with_min_len(1 << 14).for_each(|(p, c)| {
-                        let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
-                        p.rgba = [mix(p.rgba[0], c[0]), mix(p.rgba[1], c[1]), mix(p.rgba[2], c[2]), 255];
-                    });
+                    points
+                        .par_iter_mut()
+                        .zip(saved.par_iter())
+                        .with_min_len(1 << 14)
+                        .for_each(|(p, c)| p.rgba = ColorSpec::blended(p.rgba, *c, blend));
                 }
             }
         }

@@ -233,7 +233,7 @@ pub fn finish(cloud: &mut PointCloud, auto: bool) -> Option<String> {
         intensity: None,
         classification: None,
         columns: Vec::new(),
-        field_spec: matches!(spec, ColorSpec::Field { .. }).then_some(spec),
+        field_spec: spec.as_field(),
         has_rgb: s.has_rgb,
         sources: s.sources.clone(),
         mode: spec.mode(),
@@ -303,7 +303,7 @@ pub fn set_color(cloud: &mut PointCloud, mode: ColorMode, look: &super::attribut
         let a = Arc::make_mut(a);
         a.mode = mode;
         // What the legend shows: the field's ramp and range (its histogram from the stream's sample).
-        a.field_spec = matches!(spec, ColorSpec::Field { .. }).then_some(spec);
+        a.field_spec = spec.as_field();
     }
     Ok(())
 }

@@ -383,13 +383,7 @@ impl LodScene {
     /// The colour modes the tiles offer: their colours, elevation, and each attribute one of them has.
     pub fn available_modes(&self) -> Vec<ColorMode> {
         let c = self.columns();
-        let standard = ColorMode::ALL.into_iter().filter(|m| match m {
-            ColorMode::Intensity => c.intensity,
-            ColorMode::Classification => c.classification,
-            m => m.field().is_none_or(|f| c.fields.contains(f)),
-        });
-        let extras = c.fields.iter().filter(|f| matches!(f, Field::Extra(_))).map(ColorMode::Extra);
-        standard.chain(extras).collect()
+        ColorMode::offered(c.intensity, c.classification, c.fields)
     }
 
     /// The colour of `mode` with a field's `look`: ranges (intensity's 1st..99th percentile, a field's
@@ -399,16 +393,7 @@ impl LodScene {
         if !self.available_modes().contains(&mode) {
             return Err(format!("color mode '{mode}': {} has no {mode}", self.label));
         }
-        let roots = |fields: FieldSet| -> Vec<pcv_io::octree::NodePoints> {
-            self.hierarchies
-                .iter()
-                .zip(&self.tiles)
-                .filter_map(|(h, src)| {
-                    let root = h.find(pcv_io::octree::NodeKey::ROOT)?;
-                    src.read_node(h.node(root), self.origin, fields).ok()
-                })
-                .collect()
-        };
+        let roots = |fields| self.root_points(fields);
         Ok(match mode {
             ColorMode::Rgb => ColorSpec::Rgb { z },
             ColorMode::Elevation => ColorSpec::Elevation { z },
@@ -455,13 +440,7 @@ impl LodScene {
     /// far outliers (birds, noise) do not shrink the view as the bounds would; the bounds when no
     /// root can be read.
     pub fn framing_box(&self) -> Bounds {
-        let mut sample = Vec::new();
-        for (h, src) in self.hierarchies.iter().zip(&self.tiles) {
-            let Some(root) = h.find(pcv_io::octree::NodeKey::ROOT) else { continue };
-            if let Ok(p) = src.read_node(h.node(root), self.origin, FieldSet::NONE) {
-                sample.extend(p.points);
-            }
-        }
+        let sample: Vec<pcv_io::Point> = self.root_points(FieldSet::NONE).into_iter().flat_map(|p| p.points).collect();
         match sample.is_empty() {
             true => self.bounds,
             false => pcv_camera::framing::percentile_box(&sample, &self.bounds),
@@ -519,7 +498,7 @@ impl LodScene {
                     .collect(),
                 // The colour the nodes show (the legend's ramp and range).
                 mode: self.color_asked.0,
-                field_spec: matches!(self.color, ColorSpec::Field { .. }).then_some(self.color),
+                field_spec: self.color.as_field(),
                 ..Default::default()
             })),
         }
@@ -568,6 +547,19 @@ impl LodScene {
         }
         let tolerance = 1e-3 * self.bounds.radius().max(1e-6);
         best.filter(|(d2, _)| d2.sqrt() <= tolerance).map(|(_, p)| p)
+    }
+
+    /// Each tile's root node (a uniform sample of the tile) with `fields`, read now; tiles whose root
+    /// cannot be read are left out.
+    fn root_points(&self, fields: FieldSet) -> Vec<pcv_io::octree::NodePoints> {
+        self.hierarchies
+            .iter()
+            .zip(&self.tiles)
+            .filter_map(|(h, src)| {
+                let root = h.find(pcv_io::octree::NodeKey::ROOT)?;
+                src.read_node(h.node(root), self.origin, fields).ok()
+            })
+            .collect()
     }
 
     /// The tiles' coordinate systems that could not be read, one message each.

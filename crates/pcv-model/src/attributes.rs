@@ -12,7 +12,7 @@
 //! usual ASPRS palette (ground brown, vegetation greens, buildings orange-red, water blue, ...) and a
 //! hashed color for codes without a standard meaning. [`ColorSpec::color`] is the one rule that turns a
 //! point's attributes into its colour, for every path that colours points.
-use crate::fields::{Column, Field};
+use crate::fields::{Column, Field, FieldSet};
 use crate::ramp::Ramp;
 use crate::{Bounds, Point};
 use rayon::prelude::*;
@@ -63,6 +63,19 @@ impl serde::Serialize for ColorMode {
 }
 
 impl ColorMode {
+    /// The modes of points whose files hold `intensity`, `classification` and `fields` (known from
+    /// the files, not from loaded columns: a streamed cloud's, a level-of-detail scene's): their colours
+    /// and elevation always, each attribute they hold, then the files' own fields by name.
+    pub fn offered(intensity: bool, classification: bool, fields: FieldSet) -> Vec<ColorMode> {
+        let standard = ColorMode::ALL.into_iter().filter(|m| match m {
+            ColorMode::Intensity => intensity,
+            ColorMode::Classification => classification,
+            m => m.field().is_none_or(|f| fields.contains(f)),
+        });
+        let extras = fields.iter().filter(|f| matches!(f, Field::Extra(_))).map(ColorMode::Extra);
+        standard.chain(extras).collect()
+    }
+
     pub const ALL: [ColorMode; 11] = [
         ColorMode::Rgb,
         ColorMode::Intensity,
@@ -242,6 +255,18 @@ impl ColorSpec {
         }
     }
 
+    /// This spec when it is a field's (what `Attributes::field_spec` and the legend keep), else `None`.
+    pub fn as_field(self) -> Option<ColorSpec> {
+        matches!(self, ColorSpec::Field { .. }).then_some(self)
+    }
+
+    /// `ramp` (a field's colour) with `blend` (0..=1) of `file` (the point's own colour) mixed in.
+    #[inline]
+    pub fn blended(ramp: [u8; 4], file: [u8; 4], blend: f32) -> [u8; 4] {
+        let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
+        [mix(ramp[0], file[0]), mix(ramp[1], file[1]), mix(ramp[2], file[2]), 255]
+    }
+
     /// Colours `points` from their own attributes, one value a point where the source has them (an
     /// empty slice where it has none): what the decoding workers of streamed clouds and of
     /// level-of-detail nodes do. `own_rgb`: the points hold their file's colours, which `Rgb` keeps and
@@ -254,8 +279,7 @@ impl ColorSpec {
                 let blend = if own_rgb { blend_rgb } else { 0.0 };
                 for (k, p) in points.iter_mut().enumerate() {
                     let c = self.value_color(field.get(k).copied().unwrap_or(f64::NAN));
-                    let mix = |a: u8, b: u8| (a as f32 * (1.0 - blend) + b as f32 * blend).round() as u8;
-                    p.rgba = [mix(c[0], p.rgba[0]), mix(c[1], p.rgba[1]), mix(c[2], p.rgba[2]), 255];
+                    p.rgba = ColorSpec::blended(c, p.rgba, blend);
                 }
             }
             _ => {
