@@ -157,6 +157,17 @@ impl AppState {
         self.layers.cloud.units().with_metres(self.lengths_in_metres)
     }
 
+    /// The colour modes the panel's list and C offer: level of detail's (its tiles'), the built-in
+    /// scene's own colours only, else what the cloud holds (`attributes::available_modes`).
+    pub fn color_modes(&self) -> Vec<pcv_io::attributes::ColorMode> {
+        let c = &self.layers.cloud;
+        match &self.lod_modes {
+            Some(m) => m.clone(),
+            None if c.is_lazy_scene() && !c.is_device_only() => vec![pcv_io::attributes::ColorMode::Rgb],
+            None => pcv_io::attributes::available_modes(c),
+        }
+    }
+
     /// Width over height of the framebuffer.
     pub fn aspect(&self) -> f32 {
         self.size_px.0.max(1) as f32 / self.size_px.1.max(1) as f32

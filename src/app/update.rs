@@ -231,9 +231,8 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             Effects { redraw_scene: true, reupload, ..Default::default() }
         }
         Action::NextColor => {
-            let modes = s.lod_modes.clone().unwrap_or_else(|| attributes::available_modes(&s.layers.cloud));
-            let built_in = s.layers.cloud.is_lazy_scene() && !s.layers.cloud.is_device_only();
-            if built_in || modes.len() < 2 {
+            let modes = s.color_modes();
+            if modes.len() < 2 {
                 s.messages.info("no other color mode for these points");
                 return Effects::ui();
             }

@@ -593,14 +593,7 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 
 fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Vec<Action>) {
     ui.separator();
-    let modes = if let Some(m) = &s.lod_modes {
-        m.clone()
-    } else if s.layers.cloud.is_lazy_scene() && !s.layers.cloud.is_device_only() {
-        vec![ColorMode::Rgb]
-    } else {
-        attributes::available_modes(&s.layers.cloud)
-    };
-    let mut modes = modes;
+    let mut modes = s.color_modes();
     if !modes.contains(&s.color_mode) {
         // A mode the cloud no longer offers (say a field of a file since closed): shown as it is.
         modes.push(s.color_mode);
