@@ -64,6 +64,12 @@ pub struct Input<'a> {
     laz: Option<LazPart>,
 }
 
+/// The user ID of the VLR or EVLR record starting at `record` (bytes 2..18, up to the first NUL).
+pub(crate) fn record_user(record: &[u8]) -> &[u8] {
+    let id = record.get(2..18).unwrap_or_default();
+    id.split(|&b| b == 0).next().unwrap_or_default()
+}
+
 /// Whether `data` is a LAS or LAZ file (what [`copy`] takes).
 pub fn is_las(data: &[u8]) -> bool {
     lasfmt::sniff(data)
@@ -161,7 +167,7 @@ impl<'a> Input<'a> {
                 break;
             };
             let end = end.min(d.len() as u64) as usize;
-            if d[at + 2..at + 18].split(|&b| b == 0).next() != Some(&b"copc"[..]) {
+            if record_user(&d[at..]) != b"copc" {
                 out.extend_from_slice(&d[at..end]);
                 kept += 1;
             }
@@ -182,8 +188,7 @@ impl<'a> Input<'a> {
             }
             let len = u64at(d, at + 20);
             let Some(end) = (at as u64 + 60).checked_add(len).filter(|&e| e <= d.len() as u64) else { break };
-            let user = &d[at + 2..at + 18];
-            if user.split(|&b| b == 0).next() == Some(&b"LASF_Projection"[..]) && len <= u16::MAX as u64 {
+            if record_user(&d[at..]) == b"LASF_Projection" && len <= u16::MAX as u64 {
                 let record_id = u16at(d, at + 18);
                 let mut v = Vec::with_capacity(54 + len as usize);
                 v.extend_from_slice(&d[at..at + 20]);

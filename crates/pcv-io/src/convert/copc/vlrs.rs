@@ -49,7 +49,7 @@ pub(super) struct Carried {
 /// Whether a whole VLR record is a GeoTIFF key record (LASF_Projection 34735..=34737).
 fn is_geotiff_record(r: &[u8]) -> bool {
     r.len() >= 54
-        && r[2..18].split(|&b| b == 0).next() == Some(PROJECTION.as_bytes())
+        && crate::convert::las_copy::record_user(r) == PROJECTION.as_bytes()
         && (34735..=34737).contains(&u16::from_le_bytes([r[18], r[19]]))
 }
 
@@ -57,15 +57,7 @@ fn is_geotiff_record(r: &[u8]) -> bool {
 fn wkt_record(wkt: &str) -> Vec<u8> {
     let data: Vec<u8> = wkt.bytes().chain([0]).collect();
     let mut r = Vec::with_capacity(54 + data.len());
-    r.extend_from_slice(&0u16.to_le_bytes());
-    let mut user = [0u8; 16];
-    user[..PROJECTION.len()].copy_from_slice(PROJECTION.as_bytes());
-    r.extend_from_slice(&user);
-    r.extend_from_slice(&WKT_ID.to_le_bytes());
-    r.extend_from_slice(&(data.len().min(u16::MAX as usize) as u16).to_le_bytes());
-    let mut desc = [0u8; 32];
-    desc[..7].copy_from_slice(b"OGC WKT");
-    r.extend_from_slice(&desc);
+    super::vlr_header(&mut r, PROJECTION, WKT_ID, data.len().min(u16::MAX as usize) as u16, "OGC WKT");
     r.extend_from_slice(&data);
     r
 }
