@@ -206,14 +206,21 @@ with CopcReader.open(sys.argv[1]) as r:
     assert!(got == want, "laspy's box query differs from the source points in the box");
 }
 
-#[test]
-fn damaged_hierarchy_and_nodes_fail_cleanly() {
+/// The damaged-file tests' start: a 250,000-point COPC file written by convert, its bytes, and it
+/// opened from them (as "t.copc.laz"); the folder holds the source LAS as "source.las".
+fn damage_fixture() -> (tempfile::TempDir, Vec<u8>, CopcFile) {
     let dir = tempfile::tempdir().unwrap();
     let (src, _) = source_las(dir.path(), 250_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
     let good = std::fs::read(&out).unwrap();
     let f = CopcFile::from_bytes("t.copc.laz", good.clone()).unwrap();
+    (dir, good, f)
+}
+
+#[test]
+fn damaged_hierarchy_and_nodes_fail_cleanly() {
+    let (dir, good, f) = damage_fixture();
     let (page, size) = (f.info().root_hier_offset as usize, f.info().root_hier_size as usize);
     // An entry's depth out of range.
     let mut bad = good.clone();
@@ -257,12 +264,7 @@ fn damaged_hierarchy_and_nodes_fail_cleanly() {
 
 #[test]
 fn a_node_that_fails_to_decode_is_named_and_drawn_without_quickly_and_the_exit_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let (src, _) = source_las(dir.path(), 250_000);
-    let out = dir.path().join("out.copc.laz");
-    convert(&[src], &out);
-    let good = std::fs::read(&out).unwrap();
-    let f = CopcFile::from_bytes("t.copc.laz", good.clone()).unwrap();
+    let (dir, good, f) = damage_fixture();
     // The root (a node with children): its layer sizes overwritten, so that its chunk cannot be decoded.
     let nodes = &f.octree().nodes;
     let parent = *nodes.iter().find(|n| n.key.depth == 0).unwrap();
