@@ -53,6 +53,7 @@ scenarios=(
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
   "data-1b|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 34's Done-when at a billion points: a US-survey-feet terrain tile (GPS time, returns) in the CUDA window coloured by gps_time and return_number, vegetation hidden by a click on the legend, a building clipped by a box, then exported with convert|FILE_POINTS (1B) FRAMES (40) CLICK (the legend's class-5 box, x,y in the 1920x1080 window once View is open: 23,223)"
   "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
+  "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's orthographic camera: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -1106,6 +1107,49 @@ sc_raster_filter() {
     done
     rm -f "$f" /dev/shm/pcv-small.las
   } 2>&1 | tee "$out/raster-filter.log"
+  finish
+}
+
+sc_survey() {
+  begin survey
+  local t=/dev/shm/pcv-survey.las work=/tmp/pcv-survey v fp
+  fp=$(count "${FILE_POINTS:-20M}")
+  need "$pcv"
+  start_x
+  mkdir -p "$work"
+  {
+    machine
+    echo "== 1. bench, culled, ${POINTS:-1B} points: perspective, then orthographic (each pose seen with parallel rays)"
+    for v in perspective ortho; do
+      step "bench-$v" timeout 240 "$pcv" bench --backend cuda --points "${POINTS:-1B}" --mode culled --warmup 5 --frames "${FRAMES:-15}" \
+        --projection "$v" --json "$out/bench-$v.json" | grep -E "^ *(start|far|down|close|inside|grazing)|points/s|culled"
+    done
+    # CUDA holds the points on the host here as the CPU backend does (past the host budget it streams them
+    # and frames the view from a sample: a view a few pixels apart).
+    echo "== 2. a $fp-point terrain tile: orthographic views on CUDA and on the CPU backend (pcv diff)"
+    python3 "$helpers/terrain-las.py" "$t" "$fp" --size-m 1000 --format 3 --jobs "$(nproc)" | tail -1
+    for v in top front side oblique; do
+      PCV_HOST_BUDGET_MB=8192 "$pcv" render "$t" --backend cuda --projection ortho --view "$v" --size 1920x1080 -o "$out/ortho-$v-cuda.png" 2>&1 | grep -E "rendered|error"
+      "$pcv" render "$t" --backend cpu --projection ortho --view "$v" --size 1920x1080 -o "$work/ortho-$v-cpu.png" 2>&1 | grep -E "error"
+      printf 'ortho %s, cuda vs cpu: ' "$v"; "$pcv" diff "$out/ortho-$v-cuda.png" "$work/ortho-$v-cpu.png"
+    done
+    PCV_HOST_BUDGET_MB=8192 "$pcv" render "$t" --backend cuda --projection ortho --view top --edl --point-size adaptive --size 1920x1080 -o "$work/top-edl-cuda.png" 2>&1 | grep -E "error"
+    "$pcv" render "$t" --backend cpu --projection ortho --view top --edl --point-size adaptive --size 1920x1080 -o "$work/top-edl-cpu.png" 2>&1 | grep -E "error"
+    printf 'ortho top, EDL + adaptive sizes, cuda vs cpu: '; "$pcv" diff "$work/top-edl-cuda.png" "$work/top-edl-cpu.png"
+    echo "== 3. the CUDA window: Numpad 7 (top, orthographic), 3 wheel notches in at (1400,300); then I (perspective)"
+    cat >"$work/keys.json" <<EOF2
+[ {"frame": 3, "type": "key", "key": "Kp7", "down": true}, {"frame": 4, "type": "key", "key": "Kp7", "down": false},
+  {"frame": 6, "type": "cursor_pos", "x": 1400, "y": 300},
+  {"frame": 7, "type": "scroll", "dy": 3} ]
+EOF2
+    "$pcv" "$t" --backend cuda --size 1920x1080 --frames 14 --input-script "$work/keys.json" --trace "$work/keys.jsonl" --screenshot "$out/window-top-zoomed.png" 2>&1 | tail -2
+    sed -e 's/}\s*\]$/},\n  {"frame": 10, "type": "key", "key": "I", "down": true}, {"frame": 11, "type": "key", "key": "I", "down": false} ]/' "$work/keys.json" >"$work/keys-i.json"
+    "$pcv" "$t" --backend cuda --size 1920x1080 --frames 16 --input-script "$work/keys-i.json" --trace "$work/keys-i.jsonl" --screenshot "$out/window-back-to-perspective.png" 2>&1 | tail -2
+    for v in keys keys-i; do
+      python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; [print(sys.argv[2], 'frame', l['frame'], l.get('projection'), 'eye', [round(x,1) for x in l['eye_local']], 'pitch', round(l['pitch_deg'],1)) for l in t if l['frame'] in (2,5,9,13,15)]" "$work/$v.jsonl" "$v"
+    done
+    rm -f "$t"
+  } 2>&1 | tee "$out/survey.log"
   finish
 }
 

@@ -227,12 +227,16 @@ fn images_match_cpu_at_several_poses_and_sizes() {
     cuda.upload(&lazy).expect("cuda upload");
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let (mut total_diff, mut total_ties) = (0, 0);
-    for (name, pose) in poses(seed) {
+    // Each pose in perspective and orthographic (which shows the scene's whole depth, in front of the
+    // eye and behind it).
+    for ((name, pose), ortho) in poses(seed).into_iter().flat_map(|p| [(p, false), (p, true)]) {
+        camera.projection = pcv_camera::Projection::Perspective;
         camera.pose = pose;
+        camera.set_projection(ortho);
         for &(w, h) in SIZES {
             let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
-            let c = compare(&format!("{name} {w}x{h}"), &mut cuda, &mut cpu, &host.points, &frame);
-            if name == "away" {
+            let c = compare(&format!("{name} ortho {ortho} {w}x{h}"), &mut cuda, &mut cpu, &host.points, &frame);
+            if name == "away" && !ortho {
                 assert_eq!(c.covered_px, 0, "nothing should be in view looking away");
             } else {
                 assert!(c.covered_px > 0, "{name} {w}x{h}: no point in view");
@@ -434,8 +438,11 @@ fn post_passes_and_picking_match_cpu_twin() {
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut picks = 0;
-    for (name, pose) in &poses(seed)[..4] {
+    for ((name, pose), ortho) in poses(seed)[..4].iter().flat_map(|p| [(p, false), (p, true)]) {
+        camera.projection = pcv_camera::Projection::Perspective;
         camera.pose = *pose;
+        camera.set_projection(ortho);
+        let name = if ortho { format!("{name} (ortho)") } else { name.to_string() };
         for &(w, h) in &[(1920u32, 1080u32), (333, 97)] {
             for look in &looks {
                 let base = FrameParams::new(camera.clip_from_world(w, h), w, h)

@@ -333,6 +333,91 @@ fn orbit_pan_dolly_and_double_click_move_the_camera_as_specified() {
 /// Adaptive resolution: with a target no frame can meet (1 ms), an orbit renders below the window's
 /// size, picking still finds the cloud on those frames (the orbit's pivot), and once the camera stops
 /// the frames are at full resolution again within half a second.
+/// The half height of an orthographic trace line's frame (`None`: perspective).
+fn ortho_half_height(line: &Value) -> Option<f32> {
+    (line["projection"]["kind"] == "orthographic").then(|| f(&line["projection"]["half_height_m"]))
+}
+
+#[test]
+fn the_top_view_is_orthographic_picks_and_zooms_to_the_cursor() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    // Numpad 7: the top view, orthographic. A click on the box in the middle of the screen; the wheel
+    // two notches in at (500, 100); I: back to perspective.
+    let steps = vec![
+        key(3, "Kp7", true),
+        key(4, "Kp7", false),
+        cursor(6, 320.0, 180.0),
+        button(7, "left", true),
+        button(7, "left", false),
+        cursor(9, 500.0, 100.0),
+        json!({"frame": 10, "type": "scroll", "dy": 2.0}),
+        key(12, "K", true),
+        key(12, "K", false),
+        key(13, "I", true),
+        key(14, "I", false),
+    ];
+    let script = write_script(dir.path(), "top.json", Value::Array(steps));
+    let tr = dir.path().join("trace.jsonl");
+    let out = pcv_window(
+        &d,
+        &[
+            s(&cloud),
+            "--backend",
+            "cpu",
+            "--size",
+            "640x360",
+            "--frames",
+            "17",
+            "--input-script",
+            s(&script),
+            "--trace",
+            s(&tr),
+        ],
+    );
+    let t = trace(&tr);
+    let at = |frame: u64| t.iter().rev().find(|l| l["frame"].as_u64().unwrap() <= frame).expect("a trace line");
+    assert_eq!(ortho_half_height(at(2)), None, "the start view is in perspective");
+    let before = at(9);
+    let hh = ortho_half_height(before).expect("Numpad 7 gives an orthographic view");
+    assert!((f(&before["pitch_deg"]) + 90.0).abs() < 1e-3, "straight down");
+    // The whole 20 m ground fits the 16:9 frame's height with the margin.
+    assert!(hh > 10.0 && hh < 11.0, "half height {hh}");
+    // The click in the middle picked the box's top (2 m), not the ground around it.
+    let picked = &before["picked"];
+    assert!((f(&picked["file"][2]) - 2.0).abs() < 1e-4, "picked {picked}");
+    assert!(vec3(&picked["file"]).truncate().length() < 1.5, "picked {picked}");
+    // Two notches: the half height by 0.8², and the ground point under the cursor stays there.
+    let after = at(12);
+    let hh2 = ortho_half_height(after).expect("still orthographic");
+    assert!((hh2 - hh * 0.64).abs() < 1e-3 * hh, "{hh} -> {hh2}");
+    let on_screen = |line: &Value, hh: f32, p: Vec3| {
+        let b = pose(line).basis(UpAxis::PosZ);
+        let r = p - vec3(&line["eye_local"]);
+        let aspect = W as f32 / H as f32;
+        Vec2::new((r.dot(b.right) / (hh * aspect) + 1.0) * 0.5 * W as f32, (1.0 - r.dot(b.up) / hh) * 0.5 * H as f32)
+    };
+    let b0 = pose(before).basis(UpAxis::PosZ);
+    let (ndc_x, ndc_y) = (500.0 / W as f32 * 2.0 - 1.0, 1.0 - 100.0 / H as f32 * 2.0);
+    let under = vec3(&before["eye_local"]) + b0.right * ndc_x * hh * W as f32 / H as f32 + b0.up * ndc_y * hh;
+    assert!(on_screen(before, hh, under).distance(Vec2::new(500.0, 100.0)) < 0.01);
+    let moved = on_screen(after, hh2, under);
+    assert!(moved.distance(Vec2::new(500.0, 100.0)) < 0.5, "the point under the cursor went to {moved}");
+    // K prints the orthographic frame's height with the pose (what `--ortho-height` takes back).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("pcv: camera ")).expect("K printed the pose");
+    let height: f32 = line
+        .split_once("--projection ortho --ortho-height ")
+        .and_then(|(_, h)| h.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no orthographic height in '{line}'"));
+    assert!((height - 2.0 * hh2).abs() < 1e-3 * hh2, "{line}");
+    // I: perspective again, looking the same way.
+    let last = t.last().unwrap();
+    assert_eq!(ortho_half_height(last), None);
+    assert!((f(&last["pitch_deg"]) + 90.0).abs() < 1e-3);
+}
+
 #[test]
 fn a_moving_camera_renders_below_full_resolution_and_refines_when_it_stops() {
     let Some(d) = Display::start() else { return };

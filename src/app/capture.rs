@@ -44,7 +44,13 @@ pub fn unique_path(dir: &Path, prefix: &str, ext: &str, t: SystemTime) -> PathBu
 
 /// The arguments that reproduce `camera`'s view of a cloud with this origin.
 pub fn pose_args(camera: &Camera, origin: DVec3) -> String {
-    format!("--camera {} --up {}", PoseArg::format(&camera.pose, origin), camera.up)
+    let projection = match camera.projection {
+        pcv_camera::Projection::Orthographic { half_height_m } => {
+            format!(" --projection ortho --ortho-height {}", 2.0 * half_height_m)
+        }
+        pcv_camera::Projection::Perspective => String::new(),
+    };
+    format!("--camera {} --up {}{projection}", PoseArg::format(&camera.pose, origin), camera.up)
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ use pcv_render::RenderMode;
 pub struct Bookmark {
     pub pose: Pose,
     pub up: UpAxis,
+    /// Perspective or orthographic (with its frame's size).
+    pub projection: pcv_camera::Projection,
     pub filter: pcv_io::filter::PointFilter,
 }
 

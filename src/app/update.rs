@@ -196,13 +196,23 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::View(v) => {
             s.view = v;
+            s.nav.camera.set_projection(v != pcv_camera::View::Oblique);
             s.nav.camera.set_view(v, aspect);
             Effects::scene()
         }
         Action::NextView => {
-            s.view = s.view.next();
-            s.nav.camera.set_view(s.view, aspect);
-            s.messages.info(format!("{} view", s.view.name()));
+            let v = s.view.next();
+            apply(s, Action::View(v), ctx);
+            s.messages.info(format!("{} view ({})", v.name(), s.nav.camera.projection.name()));
+            Effects::scene()
+        }
+        Action::ToggleProjection => apply(s, Action::SetOrtho(!s.nav.camera.is_ortho()), ctx),
+        Action::SetOrtho(ortho) => {
+            if ortho == s.nav.camera.is_ortho() {
+                return Effects::default();
+            }
+            s.nav.camera.set_projection(ortho);
+            s.messages.info(s.nav.camera.projection.name());
             Effects::scene()
         }
         Action::NextUp => {
@@ -317,8 +327,12 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::PrintPose => Effects { print_pose: true, redraw_ui: true, ..Default::default() },
         Action::StoreBookmark(i) => {
             if let Some(slot) = s.bookmarks.get_mut(i) {
-                *slot =
-                    Some(Bookmark { pose: s.nav.camera.pose, up: s.nav.camera.up, filter: s.layers.filter.clone() });
+                *slot = Some(Bookmark {
+                    pose: s.nav.camera.pose,
+                    up: s.nav.camera.up,
+                    projection: s.nav.camera.projection,
+                    filter: s.layers.filter.clone(),
+                });
                 s.messages.info(format!("bookmark {} stored (key {} recalls it)", i + 1, i + 1));
             }
             Effects::ui()
@@ -326,6 +340,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::RecallBookmark(i) => match s.bookmarks.get(i).cloned().flatten() {
             Some(b) => {
                 s.nav.camera.pose = b.pose;
+                s.nav.camera.projection = b.projection;
                 let reupload = s.nav.camera.up != b.up && {
                     s.nav.camera.up = b.up;
                     colors_follow_up(s, b.up)
@@ -877,6 +892,34 @@ mod tests {
         assert_eq!((s.nav.camera.pose, s.nav.camera.up), (start, UpAxis::PosZ));
         assert!(apply(&mut s, Action::NextMode, ctx).redraw_scene);
         assert_eq!(s.mode, RenderMode::Vis.next());
+    }
+
+    #[test]
+    fn standard_views_are_orthographic_and_the_oblique_one_perspective() {
+        let mut s = state();
+        let picker = &mut Always { at: Vec3::ZERO, index: None };
+        let ctx = &mut UpdateCtx { reads: picker };
+        assert!(!s.nav.camera.is_ortho());
+        for v in [View::Top, View::Front, View::Right] {
+            apply(&mut s, Action::View(v), ctx);
+            assert!(s.nav.camera.is_ortho(), "{v:?}");
+        }
+        apply(&mut s, Action::View(View::Oblique), ctx);
+        assert!(!s.nav.camera.is_ortho());
+        // V cycles top (orthographic) .. oblique (perspective); I switches and keeps the direction.
+        apply(&mut s, Action::NextView, ctx);
+        assert!(s.nav.camera.is_ortho() && s.view == View::Top);
+        let pose = s.nav.camera.pose;
+        assert!(apply(&mut s, Action::ToggleProjection, ctx).redraw_scene);
+        assert!(!s.nav.camera.is_ortho());
+        assert_eq!((s.nav.camera.pose.yaw_rad, s.nav.camera.pose.pitch_rad), (pose.yaw_rad, pose.pitch_rad));
+        assert!(!apply(&mut s, Action::SetOrtho(false), ctx).redraw_scene, "already perspective");
+        // A bookmark keeps the projection.
+        apply(&mut s, Action::SetOrtho(true), ctx);
+        apply(&mut s, Action::StoreBookmark(2), ctx);
+        apply(&mut s, Action::SetOrtho(false), ctx);
+        apply(&mut s, Action::RecallBookmark(2), ctx);
+        assert!(s.nav.camera.is_ortho());
     }
 
     #[test]

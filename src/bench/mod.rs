@@ -137,6 +137,8 @@ pub struct BenchOptions {
     /// applied by the culled passes where the backend can ([`crate::session::filter_in_raster`]; the
     /// other modes then say they are unavailable), else the kept points are uploaded.
     pub filter: PointFilter,
+    /// Orthographic poses ([`pcv_camera::Camera::set_projection`] of each).
+    pub ortho: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -306,7 +308,8 @@ pub fn run(
         };
         let looks = if opts.looks.is_empty() { vec![Look::PLAIN] } else { opts.looks.clone() };
         for sc in scenarios(&cloud) {
-            let cam = FlyCamera::start_for(&cloud, Some(sc.pose));
+            let mut cam = FlyCamera::start_for(&cloud, Some(sc.pose));
+            cam.set_projection(opts.ortho);
             let clip_from_world = cam.clip_from_world(opts.width_px, opts.height_px);
             if opts.print_mvp {
                 println!("mvp {} {}: {}", n, sc.name, mvp_arg(&clip_from_world.to_cols_array()));

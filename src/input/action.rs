@@ -29,8 +29,13 @@ pub enum Action {
     },
     FrameAll,
     Reset,
+    /// A standard view: orthographic, except the oblique one (perspective).
     View(View),
     NextView,
+    /// Perspective ↔ orthographic, keeping the view.
+    ToggleProjection,
+    /// Orthographic (`true`) or perspective.
+    SetOrtho(bool),
     NextUp,
     SetUp(UpAxis),
     ToggleController,

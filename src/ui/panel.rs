@@ -13,7 +13,7 @@ use crate::app::pick::{class_name, distance};
 use crate::app::state::{AppState, BOOKMARKS};
 use crate::input::Action;
 use imgui::Condition;
-use pcv_camera::{ControllerKind, PoseArg, UpAxis, View};
+use pcv_camera::{ControllerKind, UpAxis, View};
 use pcv_io::attributes::{self, ColorMode, ColorSpec, Field, Ramp};
 use pcv_io::filter::{PointFilter, Returns};
 use pcv_render::look::{Background, PointShape, PointSize};
@@ -697,6 +697,10 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     if ui.small_button("frame (F)") {
         actions.push(Action::FrameAll);
     }
+    let mut ortho = s.nav.camera.is_ortho();
+    if ui.checkbox("orthographic (I)", &mut ortho) {
+        actions.push(Action::SetOrtho(ortho));
+    }
     let mut i = RenderMode::ALL.iter().position(|&m| m == s.mode).unwrap_or(0);
     let names: Vec<&str> = RenderMode::ALL.iter().map(|m| m.name()).collect();
     ui.set_next_item_width(120.0);
@@ -787,11 +791,23 @@ fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         si(s.units().across(cam.speed() as f64)).trim_end(),
         s.units().across_suffix()
     ));
+    if let pcv_camera::Projection::Orthographic { half_height_m } = cam.projection {
+        // What the frame shows across, in the file's units (the local frame is in them).
+        let tall = 2.0 * half_height_m as f64;
+        let wide = tall * s.aspect() as f64;
+        ui.text(format!(
+            "orthographic: {}{} x {}{}",
+            si(s.units().across(wide)).trim_end(),
+            s.units().across_suffix(),
+            si(s.units().across(tall)).trim_end(),
+            s.units().across_suffix()
+        ));
+    }
     if let Some(p) = s.nav.pivot() {
         let f = s.layers.cloud.to_source(p);
         ui.text_disabled(format!("pivot {:.3}, {:.3}, {:.3}", f.x, f.y, f.z));
     }
-    ui.text_wrapped(format!("--camera {} --up {}", PoseArg::format(&cam.pose, s.layers.cloud.origin), cam.up));
+    ui.text_wrapped(crate::app::capture::pose_args(cam, s.layers.cloud.origin));
     if ui.small_button("print + copy (K)") {
         actions.push(Action::PrintPose);
     }

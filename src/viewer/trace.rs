@@ -132,6 +132,7 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "pitch_deg": s.nav.camera.pose.pitch_rad.to_degrees(),
         "up": s.nav.camera.up.name(),
         "controller": s.nav.active.name(),
+        "projection": s.nav.camera.projection,
         "mouselook": s.mouselook,
         "pivot": s.nav.pivot().map(|p| p.to_array()),
         "picked": s.picked.as_ref().map(point),

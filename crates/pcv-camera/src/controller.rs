@@ -10,7 +10,7 @@
 //! Switching controllers keeps the pose: both work on the same camera.
 //!
 //! [`Fly`]: super::fly::Fly
-use super::lens::{units_per_px, FOV_Y_RAD};
+use super::lens::FOV_Y_RAD;
 use super::Camera;
 use glam::{Vec2, Vec3};
 
@@ -169,13 +169,23 @@ pub mod shared {
         if delta_px == Vec2::ZERO {
             return false;
         }
-        let upp = units_per_px(depth, height_px);
+        let upp = cam.units_per_px(depth, height_px);
         let b = cam.basis();
         cam.pose.eye += (-b.right * delta_px.x + b.up * delta_px.y) * upp;
         true
     }
 
-    /// The world direction of the ray through `at_px`.
+    /// The wheel of an orthographic camera, in either controller: zooms about the point under the
+    /// cursor by the orbit's dolly ratio a notch. Whether it did (perspective: it does not).
+    pub fn zoom_ortho(cam: &mut Camera, notches: f32, at_px: Vec2, size_px: (u32, u32)) -> bool {
+        if !cam.is_ortho() || notches == 0.0 {
+            return false;
+        }
+        cam.zoom_ortho((1.0 - super::super::orbit::DOLLY_PER_NOTCH).powf(notches), at_px, size_px);
+        true
+    }
+
+    /// The world direction of the ray through `at_px` (perspective).
     pub fn ray(cam: &Camera, at_px: Vec2, size_px: (u32, u32)) -> Vec3 {
         let (w, h) = (size_px.0.max(1) as f32, size_px.1.max(1) as f32);
         let t = (FOV_Y_RAD * 0.5).tan();

@@ -3,7 +3,7 @@
 //! How it works: Esc mouse-look and left-drag turn the camera in place ([`Camera::look`]: the
 //! prototype's 3 radians per window height, pitch clamped at ±90°); right- or middle-drag pans in the
 //! view plane at the depth of the point under the cursor at the press; the wheel scales the speed
-//! (×1.25 a notch); a double-click slides the view so the point under the cursor is centred. WASD,
+//! (×1.25 a notch; orthographic: it zooms about the cursor, as in orbit); a double-click slides the view so the point under the cursor is centred. WASD,
 //! Q/E and Shift move the camera ([`super::controller::shared::walk`]), at a speed that follows the
 //! depth ahead for loaded clouds.
 use super::controller::{shared, CameraController, ControllerKind, DragButton, Nav, NavCtx, PICK_RADIUS_PX};
@@ -65,7 +65,10 @@ impl CameraController for Fly {
                 self.drag = None;
                 false
             }
-            Nav::Wheel { notches, .. } => {
+            Nav::Wheel { notches, at_px } => {
+                if shared::zoom_ortho(cam, notches, at_px, ctx.size_px) {
+                    return true;
+                }
                 cam.scale_speed(notches);
                 // The speed shows in the panel, but the picture does not change.
                 false

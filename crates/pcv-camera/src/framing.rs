@@ -80,6 +80,22 @@ impl View {
         }
     }
 
+    /// Every view.
+    pub const ALL: [View; 7] =
+        [View::Oblique, View::Top, View::Bottom, View::Front, View::Back, View::Right, View::Left];
+
+    /// A view by its [`View::name`] (`side` is `right`).
+    pub fn parse(s: &str) -> Result<View, String> {
+        let s = s.trim().to_ascii_lowercase();
+        if s == "side" {
+            return Ok(View::Right);
+        }
+        View::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = View::ALL.iter().map(|v| v.name()).collect();
+            format!("unknown view '{s}' (one of {}, side)", names.join(", "))
+        })
+    }
+
     /// The next view in [`View::CYCLE`] (views outside it go to the first).
     pub fn next(self) -> View {
         match View::CYCLE.iter().position(|&v| v == self) {
@@ -213,6 +229,28 @@ fn centre_axis(uvw: &[[f64; 3]], k: usize, e: f64) -> (f64, f64) {
     let o = 0.5 * (a + b);
     let (lo, hi) = spread(o);
     (o, hi.max(-lo))
+}
+
+/// The orthographic pose and half height (see [`crate::Projection`]) looking along (`yaw_rad`,
+/// `pitch_rad`) in which `box_` is centred and just fits a frame of this aspect, with [`MARGIN`]. The eye
+/// stands where a perspective view of the same size at the box's nearest face would.
+pub fn fit_ortho(box_: &Bounds, yaw_rad: f32, pitch_rad: f32, up: UpAxis, aspect: f32) -> (Pose, f32) {
+    let b = padded(box_);
+    let dir = Pose { eye: Vec3::ZERO, yaw_rad, pitch_rad }.basis(up);
+    let center = b.center();
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for c in corners(&b) {
+        let r = c - center;
+        let v = Vec3::new(r.dot(dir.right), r.dot(dir.up), r.dot(dir.forward));
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let mid = (lo + hi) * 0.5;
+    let half = (hi - lo) * 0.5;
+    let half_height = (half.y.max(half.x / aspect.max(1e-3)) / (1.0 - MARGIN)).max(1e-6);
+    let back = crate::lens::equivalent_depth(half_height) + half.z;
+    let eye = center + dir.right * mid.x + dir.up * mid.y + dir.forward * (mid.z - back);
+    (Pose { eye, yaw_rad, pitch_rad }, half_height)
 }
 
 /// The pose of `view` framing `box_`.

@@ -3,7 +3,11 @@
 //! How it works: [`Camera`] is what every command renders from: a [`Pose`] (eye, yaw, pitch in the
 //! up frame), the [`UpAxis`] that frame stands on, the near and far planes (fixed for the built-in
 //! scene, following the eye for loaded clouds: [`lens`]) and the speed that WASD moves at.
-//! `clip_from_world = clip_from_view · view_from_world`, the matrix the rasterizers take.
+//! `clip_from_world = clip_from_view · view_from_world`, the matrix the rasterizers take; `clip_from_view`
+//! is a perspective or an orthographic projection ([`Projection`]). An orthographic camera keeps its
+//! eye (the pose moves as in perspective) and adds the half height of what it shows: the wheel and
+//! W/S change that (zoom) instead of only moving the eye, and switching between the two keeps the
+//! size of what lies at the framed box's depth ([`Camera::set_projection`]).
 //! [`Camera::start`] makes the camera a cloud starts with: the prototype's pose, planes and speed for
 //! the built-in scene, exactly; for files, the up axis from `--up` or the [`framing::auto_up`] rule and
 //! the oblique view that fits the cloud's percentile box ([`framing`]); or the `--camera` pose, in file
@@ -25,7 +29,7 @@ pub mod scenarios;
 
 pub use controller::{CameraController, ControllerKind, DepthProbe, DragButton, MoveInput, Nav, NavCtx, NoProbe};
 pub use framing::View;
-pub use lens::{DepthRange, FOV_Y_RAD};
+pub use lens::{DepthRange, Projection, FOV_Y_RAD};
 pub use pose::{Basis, CameraFrame, Pose, PoseArg, UpAxis, UpChoice};
 
 use controller::LOOK_RAD_PER_HEIGHT;
@@ -73,6 +77,10 @@ pub struct Camera {
     pub adaptive_speed: bool,
     /// The wheel's factor on the speed (fly controller), 1 at the start.
     pub speed_scale: f32,
+    /// Perspective or orthographic.
+    pub projection: Projection,
+    /// Where R returns to.
+    pub start_projection: Projection,
 }
 
 /// How a command starts its camera.
@@ -84,11 +92,27 @@ pub struct StartOptions {
     pub up: UpChoice,
     /// Width over height of the frame the start view is fitted to.
     pub aspect: f32,
+    /// `--projection ortho`: start orthographic (the start view's framing, or the `--camera` pose with
+    /// the framed box's size at its depth).
+    pub ortho: bool,
+    /// `--ortho-height`: the height an orthographic frame shows (local units, as the file's).
+    pub ortho_height: Option<f32>,
+    /// `--view`: a standard view of the framed box instead of the oblique start view (ignored with a
+    /// `--camera` pose).
+    pub view: Option<View>,
 }
 
 impl Default for StartOptions {
     fn default() -> Self {
-        StartOptions { pose: None, frame: CameraFrame::File, up: UpChoice::Auto, aspect: framing::DEFAULT_ASPECT }
+        StartOptions {
+            pose: None,
+            frame: CameraFrame::File,
+            up: UpChoice::Auto,
+            aspect: framing::DEFAULT_ASPECT,
+            ortho: false,
+            ortho_height: None,
+            view: None,
+        }
     }
 }
 
@@ -124,6 +148,21 @@ impl Camera {
         if let Some(arg) = &opts.pose {
             cam.pose = arg.to_pose(opts.frame.origin(cloud.origin));
             cam.start = cam.pose;
+        }
+        if opts.ortho || (opts.view.is_some() && opts.pose.is_none()) {
+            if opts.pose.is_some() {
+                cam.set_projection(true);
+            } else {
+                if opts.ortho {
+                    cam.projection = Projection::Orthographic { half_height_m: 1.0 };
+                }
+                cam.set_view(opts.view.unwrap_or(View::Oblique), opts.aspect);
+            }
+            if let Some(h) = opts.ortho_height.filter(|h| opts.ortho && h.is_finite() && *h > 0.0) {
+                cam.projection = Projection::Orthographic { half_height_m: h * 0.5 };
+            }
+            cam.start = cam.pose;
+            cam.start_projection = cam.projection;
         }
         (cam, reason)
     }
@@ -162,6 +201,8 @@ impl Camera {
             default_speed_m_per_s: PROTOTYPE_SPEED_M_PER_S,
             adaptive_speed: false,
             speed_scale: 1.0,
+            projection: Projection::Perspective,
+            start_projection: Projection::Perspective,
         }
     }
 
@@ -180,6 +221,8 @@ impl Camera {
             default_speed_m_per_s: speed,
             adaptive_speed: true,
             speed_scale: 1.0,
+            projection: Projection::Perspective,
+            start_projection: Projection::Perspective,
         }
     }
 
@@ -188,12 +231,72 @@ impl Camera {
         self.pose.basis(self.up)
     }
 
-    /// This frame's near and far planes.
+    /// This frame's near and far planes (orthographic: around the bounds, [`DepthRange::along`]).
     pub fn depth_range(&self) -> DepthRange {
-        match self.depth {
-            DepthPolicy::Fixed(d) => d,
-            DepthPolicy::Adaptive => DepthRange::around(self.pose.eye, &self.bounds),
+        match (self.projection, self.depth) {
+            (Projection::Orthographic { .. }, _) if !self.bounds.is_empty() => {
+                DepthRange::along(self.pose.eye, self.basis().forward, &self.bounds)
+            }
+            (_, DepthPolicy::Fixed(d)) => d,
+            (_, DepthPolicy::Adaptive) => DepthRange::around(self.pose.eye, &self.bounds),
         }
+    }
+
+    pub fn is_ortho(&self) -> bool {
+        self.projection.is_ortho()
+    }
+
+    /// World units a pixel spans at view depth `depth_m` (orthographic: at every depth).
+    pub fn units_per_px(&self, depth_m: f32, height_px: u32) -> f32 {
+        match self.projection {
+            Projection::Perspective => lens::units_per_px(depth_m, height_px),
+            Projection::Orthographic { half_height_m } => 2.0 * half_height_m / height_px.max(1) as f32,
+        }
+    }
+
+    /// The view depth of the framed box's centre (a box-sized depth when it is behind the eye).
+    fn focus_depth(&self) -> f32 {
+        let d = (self.frame_box.center() - self.pose.eye).dot(self.basis().forward);
+        if d > 0.0 {
+            d
+        } else {
+            self.frame_box.radius().max(1e-3)
+        }
+    }
+
+    /// Switches to orthographic (`true`) or perspective, keeping the size of what lies at the framed
+    /// box's depth: to orthographic, the half height the perspective frame has there; back to
+    /// perspective, the eye moves along the view to where the perspective frame has that height there.
+    pub fn set_projection(&mut self, ortho: bool) {
+        match (self.projection, ortho) {
+            (Projection::Perspective, true) => {
+                let d = self.focus_depth();
+                self.projection = Projection::Orthographic { half_height_m: (d * (FOV_Y_RAD * 0.5).tan()).max(1e-6) };
+            }
+            (Projection::Orthographic { half_height_m }, false) => {
+                let f = self.basis().forward;
+                let focus = self.pose.eye + f * (self.frame_box.center() - self.pose.eye).dot(f);
+                self.pose.eye = focus - f * lens::equivalent_depth(half_height_m);
+                self.projection = Projection::Perspective;
+            }
+            _ => {}
+        }
+    }
+
+    /// Orthographic zoom by `factor` (below 1: closer) about the view-plane point at `at_px`
+    /// (framebuffer pixels from the top-left), which stays under the cursor. Perspective: nothing.
+    pub fn zoom_ortho(&mut self, factor: f32, at_px: glam::Vec2, size_px: (u32, u32)) {
+        let Projection::Orthographic { half_height_m } = self.projection else { return };
+        let (w, h) = (size_px.0.max(1) as f32, size_px.1.max(1) as f32);
+        let b = self.basis();
+        let x = (at_px.x / w * 2.0 - 1.0) * half_height_m * w / h;
+        let y = (1.0 - at_px.y / h * 2.0) * half_height_m;
+        let target = b.right * x + b.up * y;
+        let factor = factor.clamp(1e-3, 1e3);
+        let hh = (half_height_m * factor).clamp(self.frame_box.radius().max(1e-3) * 1e-6, 1e12);
+        let k = hh / half_height_m;
+        self.pose.eye += target * (1.0 - k);
+        self.projection = Projection::Orthographic { half_height_m: hh };
     }
 
     pub fn view_from_world(&self) -> Mat4 {
@@ -201,7 +304,7 @@ impl Camera {
     }
 
     pub fn clip_from_view(&self, width_px: u32, height_px: u32) -> Mat4 {
-        lens::clip_from_view(self.depth_range(), width_px, height_px)
+        lens::clip_from_view(self.projection, self.depth_range(), width_px, height_px)
     }
 
     pub fn clip_from_world(&self, width_px: u32, height_px: u32) -> Mat4 {
@@ -222,11 +325,19 @@ impl Camera {
     }
 
     /// Moves for `dt_s` seconds: forward/back and left/right in the view, Q/E along the up axis.
+    /// Orthographic: forward and back also zoom, as walking towards what lies at the frame's
+    /// equivalent depth would.
     pub fn walk(&mut self, input: &MoveInput, dt_s: f32) {
         let speed = self.speed() * if input.fast { 4.0 } else { 1.0 };
         let b = self.basis();
         let dir = b.forward * input.forward + b.right * input.right + self.up.vector() * input.up;
         self.pose.eye += dir * speed * dt_s;
+        if let Projection::Orthographic { half_height_m } = self.projection {
+            let depth = lens::equivalent_depth(half_height_m);
+            let factor = (-input.forward * speed * dt_s / depth).exp();
+            let hh = (half_height_m * factor).clamp(self.frame_box.radius().max(1e-3) * 1e-6, 1e12);
+            self.projection = Projection::Orthographic { half_height_m: hh };
+        }
     }
 
     /// Alias of [`Camera::walk`] (the prototype's name).
@@ -252,14 +363,27 @@ impl Camera {
         self.speed_m_per_s = (current.ln() + (target.ln() - current.ln()) * alpha).exp();
     }
 
-    /// F: keeps the direction and fits the framed box ([`framing::fit`]).
+    /// F: keeps the direction and fits the framed box ([`framing::fit`]; orthographic:
+    /// [`framing::fit_ortho`]).
     pub fn frame_all(&mut self, aspect: f32) {
-        self.pose = framing::fit(&self.frame_box, self.pose.yaw_rad, self.pose.pitch_rad, self.up, aspect);
+        self.fit(self.pose.yaw_rad, self.pose.pitch_rad, aspect);
     }
 
-    /// A standard view of the framed box.
+    fn fit(&mut self, yaw_rad: f32, pitch_rad: f32, aspect: f32) {
+        match self.projection {
+            Projection::Perspective => self.pose = framing::fit(&self.frame_box, yaw_rad, pitch_rad, self.up, aspect),
+            Projection::Orthographic { .. } => {
+                let (pose, half_height_m) = framing::fit_ortho(&self.frame_box, yaw_rad, pitch_rad, self.up, aspect);
+                self.pose = pose;
+                self.projection = Projection::Orthographic { half_height_m };
+            }
+        }
+    }
+
+    /// A standard view of the framed box, in the current projection.
     pub fn set_view(&mut self, view: View, aspect: f32) {
-        self.pose = framing::view_pose(view, &self.frame_box, self.up, aspect);
+        let (yaw, pitch) = view.angles(&self.frame_box, self.up);
+        self.fit(yaw, pitch, aspect);
     }
 
     /// A new up axis: the start view of the framed box for it.
@@ -277,6 +401,7 @@ impl Camera {
     /// R: back to the start pose, up axis and speed.
     pub fn reset(&mut self) {
         self.pose = self.start;
+        self.projection = self.start_projection;
         self.up = self.start_up;
         self.speed_m_per_s = self.default_speed_m_per_s;
         self.speed_scale = 1.0;
@@ -473,5 +598,128 @@ mod tests {
         assert!(!nav.handle(&Nav::DragTo { button: DragButton::Left, at_px: glam::Vec2::ONE }, ctx));
         assert!(nav.tick(&MoveInput { forward: 1.0, ..Default::default() }, 0.1, ctx));
         assert!(nav.pivot().is_none());
+    }
+
+    /// Where `p` lands, in framebuffer pixels from the top-left.
+    fn on_screen(cam: &Camera, p: Vec3, size: (u32, u32)) -> glam::Vec2 {
+        let c = cam.clip_from_world(size.0, size.1) * p.extend(1.0);
+        glam::Vec2::new((c.x / c.w + 1.0) * 0.5 * size.0 as f32, (1.0 - c.y / c.w) * 0.5 * size.1 as f32)
+    }
+
+    fn terrain_box() -> Bounds {
+        Bounds { min: Vec3::new(-400.0, -200.0, 0.0), max: Vec3::new(400.0, 200.0, 60.0) }
+    }
+
+    #[test]
+    fn orthographic_views_fit_the_box_and_keep_every_point_in_depth() {
+        let b = terrain_box();
+        let size = (1600, 900);
+        for view in [View::Top, View::Front, View::Right, View::Oblique] {
+            let mut cam = Camera::for_cloud(b, false);
+            cam.set_projection(true);
+            cam.set_view(view, 16.0 / 9.0);
+            let m = cam.clip_from_world(size.0, size.1);
+            let (mut lo, mut hi) = (glam::Vec2::splat(f32::MAX), glam::Vec2::splat(f32::MIN));
+            for c in framing::corners(&b) {
+                let q = m * c.extend(1.0);
+                assert_eq!(q.w, 1.0, "{view:?}");
+                assert!(q.z > -1.0 && q.z < 1.0, "{view:?}: {c} at depth {}", q.z);
+                lo = lo.min(q.truncate().truncate());
+                hi = hi.max(q.truncate().truncate());
+            }
+            // Inside the frame, centred, and filling it along one axis (the margin aside).
+            assert!(lo.cmpge(glam::Vec2::splat(-1.0)).all() && hi.cmple(glam::Vec2::ONE).all(), "{view:?} {lo} {hi}");
+            assert!((lo + hi).abs().max_element() < 1e-3, "{view:?} {lo} {hi}");
+            assert!(hi.max_element() > 0.9, "{view:?} {hi}");
+        }
+        // The top view is straight down: x across the screen, y up it.
+        let mut cam = Camera::for_cloud(b, false);
+        cam.set_projection(true);
+        cam.set_view(View::Top, 16.0 / 9.0);
+        let (a, c) = (on_screen(&cam, Vec3::ZERO, size), on_screen(&cam, Vec3::new(100.0, 0.0, 0.0), size));
+        let d = on_screen(&cam, Vec3::new(0.0, 100.0, 0.0), size);
+        assert!(c.x > a.x && (c.y - a.y).abs() < 1e-2 && d.y < a.y && (d.x - a.x).abs() < 1e-2, "{a} {c} {d}");
+        // Points at any height over the same ground point meet on the same pixel (no perspective).
+        let top = on_screen(&cam, Vec3::new(300.0, 150.0, 60.0), size);
+        let ground = on_screen(&cam, Vec3::new(300.0, 150.0, 0.0), size);
+        assert!(top.distance(ground) < 1e-2, "{top} {ground}");
+    }
+
+    #[test]
+    fn switching_projection_keeps_the_size_at_the_box_centre_and_returns() {
+        let b = terrain_box();
+        let size = (800, 600);
+        let mut cam = Camera::for_cloud(b, false);
+        let start = cam.pose;
+        let c = b.center();
+        let edge = c + cam.basis().right * 50.0;
+        let span = |cam: &Camera| on_screen(cam, edge, size).x - on_screen(cam, c, size).x;
+        let before = span(&cam);
+        cam.set_projection(true);
+        assert!(cam.is_ortho() && (span(&cam) - before).abs() < 0.05, "{} {before}", span(&cam));
+        assert_eq!(cam.pose, start, "the eye stays");
+        cam.set_projection(false);
+        assert!(!cam.is_ortho());
+        assert!(cam.pose.eye.distance(start.eye) < 1e-2 * start.eye.distance(c), "{} {}", cam.pose.eye, start.eye);
+        // R returns to the start projection.
+        cam.set_projection(true);
+        cam.reset();
+        assert!(!cam.is_ortho());
+    }
+
+    #[test]
+    fn orthographic_wheel_and_walking_zoom_about_the_cursor() {
+        let b = terrain_box();
+        let size = (1000, 500);
+        let mut nav = Navigator::new(Camera::for_cloud(b, false), ControllerKind::Orbit);
+        nav.camera.set_projection(true);
+        nav.camera.set_view(View::Top, 2.0);
+        let at = glam::Vec2::new(800.0, 100.0);
+        let hh = |cam: &Camera| match cam.projection {
+            Projection::Orthographic { half_height_m } => half_height_m,
+            Projection::Perspective => unreachable!(),
+        };
+        for kind in [ControllerKind::Orbit, ControllerKind::Fly] {
+            nav.set_active(kind);
+            let (m0, h0) = (nav.camera.clip_from_world(size.0, size.1), hh(&nav.camera));
+            // The ground point under the cursor.
+            let ndc = glam::Vec4::new(at.x / 500.0 - 1.0, 1.0 - at.y / 250.0, 0.0, 1.0);
+            let p = (m0.inverse() * ndc).truncate();
+            let ctx = &mut NavCtx { size_px: size, probe: &mut NoProbe };
+            assert!(nav.handle(&Nav::Wheel { notches: 2.0, at_px: at }, ctx), "{kind:?}");
+            assert!((hh(&nav.camera) - h0 * 0.64).abs() < 1e-3 * h0, "{kind:?}");
+            assert!(on_screen(&nav.camera, p, size).distance(at) < 0.05, "{kind:?}: stays under the cursor");
+            nav.handle(&Nav::Wheel { notches: -2.0, at_px: at }, ctx);
+            assert!((hh(&nav.camera) - h0).abs() < 1e-3 * h0);
+        }
+        // W zooms in, S out.
+        let h0 = hh(&nav.camera);
+        let ctx = &mut NavCtx { size_px: size, probe: &mut NoProbe };
+        nav.tick(&MoveInput { forward: 1.0, ..Default::default() }, 0.1, ctx);
+        assert!(hh(&nav.camera) < h0);
+        // Panning moves what is under the cursor with it, at any depth.
+        let p = Vec3::new(10.0, 20.0, 0.0);
+        let before = on_screen(&nav.camera, p, size);
+        controller::shared::pan(&mut nav.camera, glam::Vec2::new(30.0, -12.0), 1e6, size.1);
+        assert!(on_screen(&nav.camera, p, size).distance(before + glam::Vec2::new(30.0, -12.0)) < 0.05);
+    }
+
+    #[test]
+    fn projection_ortho_at_the_start() {
+        let points =
+            (0..1000).map(|i| pcv_io::Point::new([(i % 40) as f32, (i / 40) as f32, (i % 7) as f32], [255; 4]));
+        let cloud = PointCloud::from_points(points.collect(), glam::DVec3::ZERO, "test");
+        let (cam, _) = Camera::start(&cloud, &StartOptions { ortho: true, ..Default::default() });
+        assert!(cam.is_ortho() && cam.start_projection == cam.projection);
+        let (persp, _) = Camera::start(&cloud, &StartOptions::default());
+        assert_eq!(cam.pose.yaw_rad, persp.pose.yaw_rad, "the same direction as the start view");
+        // A printed pose and frame height come back as they were; --view top looks straight down.
+        let pose = PoseArg::parse("3,4,50,90,-90").unwrap();
+        let opts = StartOptions { pose: Some(pose), ortho: true, ortho_height: Some(12.5), ..Default::default() };
+        let (cam, _) = Camera::start(&cloud, &opts);
+        assert_eq!(cam.projection, Projection::Orthographic { half_height_m: 6.25 });
+        assert_eq!(cam.pose.eye, Vec3::new(3.0, 4.0, 50.0));
+        let (top, _) = Camera::start(&cloud, &StartOptions { view: Some(View::Top), ..Default::default() });
+        assert!(!top.is_ortho() && top.basis().forward.abs_diff_eq(-Vec3::Z, 1e-6));
     }
 }

@@ -12,6 +12,8 @@
 //! - **The wheel dollies** towards the point under the cursor (or, over empty space, towards the point
 //!   on the cursor's ray at the framed box's depth) by [`DOLLY_PER_NOTCH`] of the distance a notch;
 //!   the other way, by the inverse ratio, so a notch in and a notch out return to the same place.
+//! - **Orthographic**: the wheel zooms about the point under the cursor instead (the frame's half
+//!   height by the same ratio), and a pivot may lie behind the eye (the planes hold the whole cloud).
 //! - **A double-click** makes the point under the cursor the pivot and slides the view so it is
 //!   centred.
 use super::controller::{
@@ -47,7 +49,7 @@ impl Orbit {
         let f = cam.basis().forward;
         if let Some(p) = ctx.probe.probe(at_px, PICK_RADIUS_PX) {
             let d = (p - cam.pose.eye).dot(f);
-            if d > 0.0 {
+            if d > 0.0 || cam.is_ortho() {
                 return (p, d);
             }
         }
@@ -126,6 +128,9 @@ impl CameraController for Orbit {
             Nav::Wheel { notches, at_px } => {
                 if notches == 0.0 {
                     return false;
+                }
+                if shared::zoom_ortho(cam, notches, at_px, ctx.size_px) {
+                    return true;
                 }
                 let target = match ctx.probe.probe(at_px, PICK_RADIUS_PX) {
                     Some(p) if (p - cam.pose.eye).dot(cam.basis().forward) > 0.0 => p,

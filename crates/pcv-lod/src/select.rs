@@ -9,7 +9,8 @@
 //! above `target_spacing_px`. The first node that no longer fits ends the selection (the rest have
 //! lower priority). The priority is the cube's projected radius in pixels (radius over distance, times
 //! the pixels a radian spans at the screen's centre), infinite for a camera inside the cube: nearest
-//! and largest first. Because a child enters the queue only after its parent was selected, the result
+//! and largest first. In an orthographic frame sizes on screen do not depend on the distance: the
+//! priority is the radius and the spacing is the node's, each in pixels at the frame's scale. Because a child enters the queue only after its parent was selected, the result
 //! lists parents before children and is closed under "parent of"; empty nodes (COPC lists them for
 //! their children) cost nothing and pass through.
 use glam::{DVec3, Vec3};
@@ -105,6 +106,8 @@ pub struct SelectView {
     pub eye: Vec3,
     /// Pixels a radian spans at the screen's centre: height / (2 tan(fov_y / 2)).
     pub px_per_rad: f32,
+    /// Orthographic frames: pixels a metre spans, at every depth.
+    pub ortho_px_per_m: Option<f32>,
 }
 
 impl SelectView {
@@ -113,8 +116,18 @@ impl SelectView {
             uniforms: frame.uniforms(),
             eye,
             px_per_rad: frame.height_px as f32 / (2.0 * (fov_y_rad * 0.5).tan()),
+            ortho_px_per_m: ortho_px_per_m(&frame.clip_from_world, frame.height_px),
         }
     }
+}
+
+/// Pixels a metre spans in an orthographic frame (row 3 of the matrix is (0, 0, 0, 1); row 1's length is
+/// 1 / the half height), `None` in perspective.
+fn ortho_px_per_m(clip_from_world: &glam::Mat4, height_px: u32) -> Option<f32> {
+    let m = clip_from_world.to_cols_array();
+    let ortho = m[3] == 0.0 && m[7] == 0.0 && m[11] == 0.0 && m[15] == 1.0;
+    let y_scale = (m[1] * m[1] + m[5] * m[5] + m[9] * m[9]).sqrt();
+    (ortho && y_scale.is_finite() && y_scale > 0.0).then_some(y_scale * height_px as f32 * 0.5)
 }
 
 /// The limits of a selection.
@@ -173,6 +186,9 @@ fn measure(h: &Hierarchy, i: u32, view: &SelectView) -> (f32, f32) {
     let (lo, hi) = h.local_box(i);
     let center = (lo + hi) * 0.5;
     let radius = (hi - lo).length() * 0.5;
+    if let Some(px_per_m) = view.ortho_px_per_m {
+        return (radius * px_per_m, h.spacing_m(i) as f32 * px_per_m);
+    }
     let distance = center.distance(view.eye);
     let nearest = view.eye.clamp(lo, hi).distance(view.eye);
     let priority =
@@ -335,6 +351,29 @@ mod tests {
         }
         let pr: Vec<f32> = s.nodes.iter().map(|n| n.priority).collect();
         assert!(pr.windows(2).all(|w| w[0] >= w[1]), "priorities fall: {pr:?}");
+    }
+
+    #[test]
+    fn orthographic_views_refine_by_their_scale_not_the_eye() {
+        let tiles = vec![Hierarchy::new(full_octree(5, 100_000), DVec3::ZERO)];
+        let (w, h) = (800u32, 600u32);
+        let ortho = |half_height_m: f32, eye_back_m: f32| {
+            let eye = Vec3::new(32.0, 32.0, 64.0) + Vec3::Z * eye_back_m;
+            let view_from_world = Mat4::look_at_rh(eye, eye - Vec3::Z, Vec3::Y);
+            let aspect = w as f32 / h as f32;
+            let hh = half_height_m;
+            let clip = Mat4::orthographic_rh_gl(-hh * aspect, hh * aspect, -hh, hh, 0.0, eye_back_m + 66.0);
+            let frame = pcv_render::FrameParams::new(clip * view_from_world, w, h);
+            SelectView::new(&frame, eye, FOV_Y_RAD)
+        };
+        let big = opts(u64::MAX);
+        // The eye's distance changes nothing; zooming in (a smaller half height) refines deeper.
+        let (near, far) = (select(&tiles, &ortho(40.0, 2.0), &big), select(&tiles, &ortho(40.0, 200.0), &big));
+        assert_eq!(near.nodes.len(), far.nodes.len());
+        assert!(ortho(40.0, 2.0).ortho_px_per_m.is_some() && view_at(Vec3::ONE, -Vec3::ONE).ortho_px_per_m.is_none());
+        let zoomed = select(&tiles, &ortho(2.0, 2.0), &big);
+        let depth = |s: &Selection| s.nodes.iter().map(|n| tiles[0].node(n.id.node).key.depth).max().unwrap();
+        assert!(depth(&zoomed) > depth(&near), "{} vs {}", depth(&zoomed), depth(&near));
     }
 
     #[test]

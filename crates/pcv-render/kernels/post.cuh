@@ -24,10 +24,18 @@ __device__ __forceinline__ uint32_t pcv_background(const FrameUniforms& f, uint3
 }
 
 // View distance of a depth-buffer value d in [0, 1): the inverse of the GL projection's depth mapping,
-// w = near * far / (far - d * (far - near)).
+// w = near * far / (far - d * (far - near)); orthographic, where depth is linear: near + d * (far - near)
+// (near there is the distance the host gives the near plane, see Look::post_uniforms).
 __device__ __forceinline__ float pcv_view_distance(const PostUniforms& u, uint32_t depth_bits) {
     float d = __uint_as_float(depth_bits);
+    if (u.ortho) return __fadd_rn(u.near_m, __fmul_rn(d, u.far_minus_near_m));
     return __fdiv_rn(u.near_far_m2, __fadd_rn(u.far_m, -__fmul_rn(d, u.far_minus_near_m)));
+}
+
+// An adaptive point's diameter in pixels at depth bits d, from px, its diameter at a view distance of
+// 1 (perspective: px / distance); orthographic, px itself (the host gives the diameter at any depth).
+__device__ __forceinline__ float pcv_adaptive_px(const PostUniforms& u, float px, uint32_t depth_bits) {
+    return u.ortho ? px : __fdiv_rn(px, pcv_view_distance(u, depth_bits));
 }
 
 // How far pixel offset (dx, dy) is from a point's pixel, as the splat's coverage rules compare it with a

@@ -87,7 +87,7 @@ struct PostUniforms {
     float edl_k;                 // EDL: shade = 2^(-response * edl_k); 300 * strength * log2(e)
     int32_t edl_offsets[8][2];   // the 8 neighbours EDL compares with, in pixels
     uint32_t splat_square;       // 1: points are squares (|dx|, |dy| <= N / 2), 0: disks (|d| <= N / 2)
-    uint32_t _pad[1];
+    uint32_t ortho;              // 1: orthographic (depth linear in distance, sizes independent of it)
 };
 
 // The depth pyramid of the occlusion culling (kernels/hzb.cu): level 0 holds the largest depth of each

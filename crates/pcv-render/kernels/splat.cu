@@ -49,7 +49,7 @@ __device__ __forceinline__ void pcv_splat_impl(const PostUniforms& u, const unsi
                     unsigned long long b = PCV_WORD_PAYLOAD(w) / PCV_BATCH_POINTS;
                     px = b < num_batches ? __fmul_rn(px, batch_spacing_m[b]) : 0.0f;
                 }
-                dm = __fdiv_rn(px, pcv_view_distance(u, d));
+                dm = pcv_adaptive_px(u, px, d);
             }
             diam2[k] = pcv_adaptive_diam2(dm, r);
         }

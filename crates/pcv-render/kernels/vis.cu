@@ -53,7 +53,7 @@ extern "C" __global__ void pcv_vis_disk(FrameUniforms f, PostUniforms u, const f
         unsigned long long v = PCV_WORD(d, i);
         float dm2 = 0.0f;
         if (u.splat_diameter_px == 0 && d < PCV_FAR_DEPTH_BITS) {
-            float dm = __fdiv_rn(u.adaptive_px_at_1m, pcv_view_distance(u, d));
+            float dm = pcv_adaptive_px(u, u.adaptive_px_at_1m, d);
             dm2 = pcv_adaptive_diam2(dm, r);
         }
         for (int dy = -r; dy <= r; ++dy) {

@@ -112,7 +112,8 @@ pub struct PostUniforms {
     pub edl_offsets: [[i32; 2]; 8],
     /// 1: points are squares (|dx|, |dy| ≤ N / 2); 0: disks (|d| ≤ N / 2).
     pub splat_square: u32,
-    pub _pad: [u32; 1],
+    /// 1: orthographic (depth linear in distance from `near_m`, adaptive sizes independent of it).
+    pub ortho: u32,
 }
 
 /// The largest splat window radius (`PCV_SPLAT_MAX_RADIUS` in kernels/shared.h): points up to 17 px.

@@ -369,7 +369,20 @@ impl Look {
         } else {
             0.0
         };
-        let (near, far) = if near_m > 0.0 && far_m > near_m { (near_m, far_m) } else { (0.01, 100.0) };
+        // Orthographic (row 3 of the matrix is (0, 0, 0, 1): w is 1 everywhere): depth is linear between
+        // the planes, which may lie behind the eye, so the post passes measure distance from where a
+        // perspective view of the same frame height would stand (its nearest point at the distance
+        // where the frame is as tall: EDL shades as it would there), and px_at_1m above is already
+        // the diameter in pixels at every depth (y_scale is 1 / the half height).
+        let ortho = m[3] == 0.0 && m[7] == 0.0 && m[11] == 0.0 && m[15] == 1.0;
+        let (near, far) = if ortho && far_m > near_m && y_scale > 0.0 {
+            let eq = 1.0 / (y_scale * (pcv_camera::FOV_Y_RAD * 0.5).tan());
+            (eq, eq + (far_m - near_m))
+        } else if near_m > 0.0 && far_m > near_m {
+            (near_m, far_m)
+        } else {
+            (0.01, 100.0)
+        };
         let edl = self.edl.unwrap_or(Edl { strength: 0.0, radius_px: 1.0 });
         PostUniforms {
             width: width_px,
@@ -384,7 +397,7 @@ impl Look {
             edl_k: 300.0 * edl.strength * std::f32::consts::LOG2_E,
             edl_offsets: edl.offsets(),
             splat_square: (self.shape == PointShape::Square) as u32,
-            _pad: [0; 1],
+            ortho: ortho as u32,
         }
     }
 }

@@ -179,4 +179,22 @@ mod tests {
         // Within a pixel's footprint at 3 m.
         assert!((back - Vec3::from(p)).length() < 0.02, "{back}");
     }
+
+    #[test]
+    fn unproject_inverts_the_orthographic_projection() {
+        // A top view of a 100 m tile 30 m tall: the eye above, points at every height.
+        let b = pcv_io::Bounds { min: Vec3::new(-50.0, -50.0, 0.0), max: Vec3::new(50.0, 50.0, 30.0) };
+        let mut cam = pcv_camera::FlyCamera::for_cloud(b, false);
+        cam.set_projection(true);
+        cam.set_view(pcv_camera::View::Top, 640.0 / 360.0);
+        let m = cam.clip_from_world(640, 360);
+        let f = crate::FrameParams::new(m, 640, 360).uniforms();
+        for p in [[10.0f32, -20.0, 0.5], [-40.0, 30.0, 29.0], [0.0, 0.0, 15.0]] {
+            let pr = crate::twins::project::project(&f, p).unwrap();
+            let back = unproject(&m, (pr.x_px, pr.y_px), 640, 360, f32::from_bits(pr.depth_bits));
+            // Across: within a pixel (100 m over 360 px); in height: the depth's precision.
+            let d = back - Vec3::from(p);
+            assert!(d.truncate().length() < 0.3 && d.z.abs() < 1e-3, "{p:?} -> {back}");
+        }
+    }
 }

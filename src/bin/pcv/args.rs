@@ -1,7 +1,7 @@
 //! The command line's arguments (clap): what each command takes, its defaults and help, and the value
 //! parsers for counts, sizes and switches.
 use clap::{Args, Parser, Subcommand};
-use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice};
+use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice, View};
 use pcv_io::attributes::{ColorMode, Ramp};
 use pcv_io::filter::{ClipBox, PointFilter, Returns, ValueRange};
 use pcv_render::look::{Background, LookOverrides, PointShape, PointSize, SplatMethod};
@@ -362,6 +362,26 @@ pub struct CameraArgs {
     /// clearly thin axis, else y, as mesh tools write; U cycles it in the window).
     #[arg(long, value_parser = parse_up, allow_hyphen_values = true, default_value = "auto")]
     pub up: UpChoice,
+    /// Perspective, or orthographic (parallel rays: the start view framed without perspective, or the
+    /// --camera pose showing the cloud's centre at the size perspective would; I or Numpad 5 switches).
+    #[arg(long, value_enum, default_value_t = ProjectionArg::Perspective)]
+    pub projection: ProjectionArg,
+    /// With --projection ortho: the height the frame shows, in the file's units (K prints it with the
+    /// pose); default: the view's framing.
+    #[arg(long, value_name = "LENGTH", requires = "projection")]
+    pub ortho_height: Option<f32>,
+    /// Start from a standard view of the cloud instead of the oblique one: top, front, side (right),
+    /// back, left, bottom or oblique, in the --projection given (Numpad 7/1/3 and V in the window).
+    #[arg(long, value_parser = View::parse)]
+    pub view: Option<View>,
+}
+
+/// `--projection`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectionArg {
+    Perspective,
+    #[value(alias = "orthographic")]
+    Ortho,
 }
 
 impl CameraArgs {
@@ -371,6 +391,9 @@ impl CameraArgs {
             frame: self.camera_frame,
             up: self.up,
             aspect: size.0 as f32 / size.1.max(1) as f32,
+            ortho: self.projection == ProjectionArg::Ortho,
+            ortho_height: self.ortho_height.filter(|_| self.projection == ProjectionArg::Ortho),
+            view: self.view,
         }
     }
 }
@@ -407,6 +430,10 @@ pub struct RecordArgs {
     /// Render mode (see `pcv --help`).
     #[arg(long, value_enum, default_value_t = RenderMode::Culled)]
     pub mode: RenderMode,
+    /// Perspective or orthographic (the path's poses, seen with parallel rays at the start view's
+    /// orthographic size).
+    #[arg(long, value_enum, default_value_t = ProjectionArg::Perspective)]
+    pub projection: ProjectionArg,
     /// PNG frames only, even when ffmpeg is on PATH.
     #[arg(long)]
     pub no_video: bool,
@@ -448,6 +475,10 @@ pub struct RenderArgs {
 pub struct BenchArgs {
     /// Point files to time instead of the built-in scene.
     pub files: Vec<PathBuf>,
+    /// Perspective (the default) or orthographic: each pose seen with parallel rays, the cloud's
+    /// centre at the size perspective shows it.
+    #[arg(long, value_enum, default_value_t = ProjectionArg::Perspective)]
+    pub projection: ProjectionArg,
     /// How loaded files' points are colored (default as for the viewer; the same names).
     #[arg(long, value_parser = ColorMode::parse, visible_alias = "color-by")]
     pub color: Option<ColorMode>,

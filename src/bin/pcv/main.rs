@@ -143,7 +143,12 @@ fn record(a: RecordArgs) -> Result<()> {
         path.frame = frame;
     }
     let up = path.up.map(UpChoice::Axis).unwrap_or(a.up);
-    let start = StartOptions { up, aspect: a.size.0 as f32 / a.size.1 as f32, ..Default::default() };
+    let start = StartOptions {
+        up,
+        aspect: a.size.0 as f32 / a.size.1 as f32,
+        ortho: a.projection == args::ProjectionArg::Ortho,
+        ..Default::default()
+    };
     let s = &a.source;
     let open = session::OpenOptions { raster_filter: a.mode.culls(), ..s.open_options(start) };
     let mut session = session::open(s.source(), &s.backend(), &open)?;
@@ -245,6 +250,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         keep_dump: a.keep_dump,
         print_mvp: a.print_mvp,
         filter: a.filter.filter(),
+        ortho: a.projection == args::ProjectionArg::Ortho,
     };
     // Files are loaded (and colored) once, before the rasterizer is timed.
     let filter = a.filter.filter();

@@ -701,8 +701,10 @@ mod tests {
                     r.set_group_culling(groups);
                     r.upload_in_order(sorted.clone());
                     let mut visible = vec![0u8; table.batches.len()];
-                    for sc in &poses {
-                        let cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
+                    // Every pose in perspective and orthographic.
+                    for (sc, ortho) in poses.iter().flat_map(|sc| [(sc, false), (sc, true)]) {
+                        let mut cam = pcv_camera::Camera::start_for(&cloud, Some(sc.pose));
+                        cam.set_projection(ortho);
                         let frame = FrameParams::new(cam.clip_from_world(w, h), w, h)
                             .with_depth_range(cam.depth_range().near, cam.depth_range().far);
                         let f = frame.uniforms();
@@ -717,7 +719,7 @@ mod tests {
                             r.render(&frame.with_mode(mode), Target::Host(&mut px)).unwrap();
                             (px, r.depth_bits())
                         };
-                        let what = format!("{threads} threads, groups {groups}, pose {}", sc.name);
+                        let what = format!("{threads} threads, groups {groups}, pose {}, ortho {ortho}", sc.name);
                         // vis
                         let mut b = buf;
                         tv::vis_clear(&mut b);

@@ -32,7 +32,7 @@
 //! slices of one row, which the compiler vectorizes (AVX2, or AVX-512 where the CPU has it).
 use crate::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use crate::simd::with_avx512;
-use crate::twins::post::{adaptive_diam2, exp2_neg, log2, splat_q, view_distance, FAR_DEPTH_BITS};
+use crate::twins::post::{adaptive_diam2, adaptive_px, exp2_neg, log2, splat_q, view_distance, FAR_DEPTH_BITS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -141,7 +141,7 @@ impl<'a> Sizes<'a> {
     /// floor(diameter²) (NaN and negatives cover nothing past the pixel).
     #[inline(always)]
     fn adaptive_q(&self, depth_bits: u32, px: f32) -> u32 {
-        let d2 = adaptive_diam2(px / view_distance(self.u, depth_bits), self.r);
+        let d2 = adaptive_diam2(adaptive_px(self.u, px, depth_bits), self.r);
         if d2 >= self.qcap as f32 {
             self.qcap
         } else if d2 >= 0.0 {
@@ -668,6 +668,51 @@ mod tests {
         let words = words_of(&frame(40, 30, 0.5, 9));
         assert_eq!(fast_splat(&u, &words, None), words);
         assert_eq!(twin_splat(&u, &words, None), words);
+    }
+
+    /// An orthographic frame's uniforms (planes behind and in front of the eye, as a top view inside a
+    /// cloud has them).
+    fn ortho_uniforms(look: &Look, w: u32, h: u32, spacing_m: f32) -> PostUniforms {
+        let m = glam::Mat4::orthographic_rh_gl(-30.0, 30.0, -20.0, 20.0, -5.0, 95.0);
+        look.post_uniforms(&m, w, h, -5.0, 95.0, spacing_m)
+    }
+
+    #[test]
+    fn orthographic_uniforms_measure_from_the_equivalent_perspective_depth() {
+        let look = Look { point_size: PointSize::Adaptive { max_px: 8 }, ..Look::PLAIN };
+        let u = ortho_uniforms(&look, 90, 60, 0.2);
+        assert_eq!(u.ortho, 1);
+        // Half height 20: a perspective view as tall at 20 / tan 30°.
+        let eq = 20.0 / (pcv_camera::FOV_Y_RAD * 0.5).tan();
+        assert!((u.near_m - eq).abs() < 1e-3 && (u.far_minus_near_m - 100.0).abs() < 1e-4, "{u:?}");
+        assert_eq!(twins::post::view_distance(&u, 0.5f32.to_bits()), u.near_m + 0.5 * u.far_minus_near_m);
+        // Adaptive sizes do not shrink with depth: the same diameter near and far.
+        let near = twins::post::adaptive_px(&u, u.adaptive_px_at_1m, 0.01f32.to_bits());
+        let far = twins::post::adaptive_px(&u, u.adaptive_px_at_1m, 0.99f32.to_bits());
+        assert!(near == far && near > 0.0, "{near} {far}");
+        // Perspective stays as it was.
+        assert_eq!(uniforms(PointSize::Fixed(1), 90, 60, 0.2, false).ortho, 0);
+    }
+
+    #[test]
+    fn orthographic_splat_and_edl_equal_the_twins() {
+        for size in sizes() {
+            let look = Look { point_size: size, ..Look::PLAIN };
+            let u = ortho_uniforms(&look, 83, 77, 0.3);
+            let words = words_of(&frame(83, 77, 0.3, 5));
+            assert_eq!(fast_splat(&u, &words, None), twin_splat(&u, &words, None), "{size}");
+        }
+        let look = Look { edl: Some(Edl::DEFAULT), ..Look::PLAIN };
+        let u = ortho_uniforms(&look, 91, 61, 0.0);
+        let f = frame(91, 61, 0.8, 3);
+        let mut depth: Vec<AtomicU32> = f.iter().map(|&(d, _)| AtomicU32::new(d)).collect();
+        let color: Vec<u32> = f.iter().map(|&(_, c)| c).collect();
+        let mut twin = color.clone();
+        twins::edl::edl(&u, |i| depth[i].load(Ordering::Relaxed), &mut twin);
+        assert_ne!(twin, color, "the frame is shaded at all");
+        let mut fast = color.clone();
+        edl(&u, EdlDepth::Depth(&mut depth), &mut fast, &mut PostScratch::default());
+        assert_eq!(fast, twin);
     }
 
     #[test]

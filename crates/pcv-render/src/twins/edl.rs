@@ -51,7 +51,9 @@ mod tests {
     /// A 32 × 24 frame of planes `near_m`..`far_m` with EDL at `strength`.
     fn uniforms(near_m: f32, far_m: f32) -> PostUniforms {
         let look = Look { edl: Some(Edl::DEFAULT), ..Look::PLAIN };
-        look.post_uniforms(&glam::Mat4::IDENTITY, 32, 24, near_m, far_m, 0.0)
+        // A perspective matrix (the identity, whose row 3 is (0, 0, 0, 1), reads as orthographic).
+        let m = glam::Mat4::perspective_rh_gl(1.0, 32.0 / 24.0, near_m, far_m);
+        look.post_uniforms(&m, 32, 24, near_m, far_m, 0.0)
     }
 
     fn depth_at(u: &PostUniforms, w_m: f32) -> u32 {

@@ -25,11 +25,26 @@ pub fn background(f: &FrameUniforms, y: u32) -> u32 {
     out
 }
 
-/// View distance of a depth value: near · far / (far − d · (far − near)).
+/// View distance of a depth value: near · far / (far − d · (far − near)); orthographic: near + d ·
+/// (far − near).
 #[inline(always)]
 pub fn view_distance(u: &PostUniforms, depth_bits: u32) -> f32 {
     let d = f32::from_bits(depth_bits);
+    if u.ortho != 0 {
+        return u.near_m + d * u.far_minus_near_m;
+    }
     u.near_far_m2 / (u.far_m + -(d * u.far_minus_near_m))
+}
+
+/// An adaptive point's diameter in pixels at these depth bits, from `px`, its diameter at a view
+/// distance of 1: `px / distance`; orthographic, `px` (the kernels' `pcv_adaptive_px`).
+#[inline(always)]
+pub fn adaptive_px(u: &PostUniforms, px: f32, depth_bits: u32) -> f32 {
+    if u.ortho != 0 {
+        px
+    } else {
+        px / view_distance(u, depth_bits)
+    }
 }
 
 /// How far pixel offset (dx, dy) is from a point's pixel, as the splat's coverage rules compare it with

@@ -8,7 +8,7 @@
 //! the kernel's float operations, in its order, so both backends pick the same word. With a spacing per batch (a
 //! level-of-detail pool), diameter = `adaptive_px_at_1m` · spacing[payload / BATCH_POINTS] / distance
 //! (the payload is the point's index; one past the batches stays a pixel).
-use super::post::{adaptive_diam2, view_distance, FAR_DEPTH_BITS};
+use super::post::{adaptive_diam2, adaptive_px, FAR_DEPTH_BITS};
 use crate::gpu_data::{word_depth, word_payload, PostUniforms, BATCH_POINTS, SPLAT_MAX_RADIUS};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +38,7 @@ pub fn splat(
                     }
                     None => u.adaptive_px_at_1m,
                 };
-                let dm = if d < FAR_DEPTH_BITS { px / view_distance(u, d) } else { 0.0 };
+                let dm = if d < FAR_DEPTH_BITS { adaptive_px(u, px, d) } else { 0.0 };
                 adaptive_diam2(dm, r)
             })
             .collect()
@@ -109,7 +109,7 @@ mod tests {
                 continue;
             }
             let diam = if u.splat_diameter_px == 0 {
-                u.adaptive_px_at_1m / super::super::post::view_distance(u, word_depth(v))
+                super::super::post::adaptive_px(u, u.adaptive_px_at_1m, word_depth(v))
             } else {
                 u.splat_diameter_px as f32
             };

@@ -7,7 +7,7 @@
 //! tested against this one.
 use super::clear::FAR_DEPTH_BITS;
 use super::depth::CHUNK_POINTS;
-use super::post::{adaptive_diam2, view_distance};
+use super::post::{adaptive_diam2, adaptive_px};
 use super::project::project;
 use crate::gpu_data::{word, word_depth, word_payload, FrameUniforms, PostUniforms, SPLAT_MAX_RADIUS};
 use crate::simd::with_fma;
@@ -90,7 +90,7 @@ with_fma! {
             let Some(p) = project(f, pos) else { continue };
             let v = word(p.depth_bits, (base + j) as u64);
             let dm2 = if u.splat_diameter_px == 0 && p.depth_bits < FAR_DEPTH_BITS {
-                adaptive_diam2(u.adaptive_px_at_1m / view_distance(u, p.depth_bits), r)
+                adaptive_diam2(adaptive_px(u, u.adaptive_px_at_1m, p.depth_bits), r)
             } else {
                 0.0
             };
