@@ -13,6 +13,7 @@ pub mod capture;
 pub mod gizmo;
 pub mod layers;
 pub mod loading;
+pub mod measure;
 pub mod messages;
 pub mod pick;
 pub mod resolution;

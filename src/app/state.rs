@@ -31,13 +31,7 @@ pub struct Bookmark {
 /// Bookmark slots (keys 1..9).
 pub const BOOKMARKS: usize = 9;
 
-/// The measurement: up to two picked points.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Measure {
-    /// Clicks measure instead of picking.
-    pub active: bool,
-    pub points: Vec<PickedPoint>,
-}
+pub use super::measure::Measure;
 
 /// A `--path` flight.
 #[derive(Clone, Debug, PartialEq)]

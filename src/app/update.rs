@@ -36,6 +36,8 @@ pub struct Effects {
     pub refilter: bool,
     /// Save a screenshot (`true`: with the panel).
     pub screenshot: Option<bool>,
+    /// Write the measurements.
+    pub export: Option<super::measure::ExportFormat>,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -52,6 +54,7 @@ impl Effects {
         self.reupload |= o.reupload;
         self.refilter |= o.refilter;
         self.screenshot = o.screenshot.or(self.screenshot);
+        self.export = o.export.or(self.export);
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -160,10 +163,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             let picked = pick_at(s, at_px, CLICK_RADIUS_PX, ctx.reads);
             match (picked, s.measure.active) {
                 (Some(p), true) => {
-                    if s.measure.points.len() >= 2 {
-                        s.measure.points.clear();
+                    if let Some(said) = s.measure.click(p) {
+                        s.messages.info(said);
                     }
-                    s.measure.points.push(p);
                 }
                 (Some(p), false) => s.picked = Some(p),
                 (None, true) => s.messages.info("measure: no point under the cursor"),
@@ -312,15 +314,57 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::ToggleMeasure => {
             s.measure.active = !s.measure.active;
-            s.measure.points.clear();
-            s.messages.info(if s.measure.active { "measure: click two points (T again: off)" } else { "measure off" });
+            s.measure.finish();
+            s.measure.moving = None;
+            s.messages.info(if s.measure.active {
+                format!("measure {}: {} (T again: off)", s.measure.kind.name(), s.measure.kind.prompt())
+            } else {
+                "measure off".into()
+            });
             Effects::ui()
         }
         Action::ClearMeasure => {
             s.measure.points.clear();
+            s.measure.moving = None;
             s.picked = None;
             Effects::ui()
         }
+        Action::SetMeasureKind(kind) => {
+            s.measure.set_kind(kind);
+            s.messages.info(format!("measure {}: {}", kind.name(), kind.prompt()));
+            Effects::ui()
+        }
+        Action::NextMeasureKind => {
+            use pcv_model::measure::MeasureKind;
+            let i = MeasureKind::ALL.iter().position(|&k| k == s.measure.kind).unwrap_or(0);
+            apply(s, Action::SetMeasureKind(MeasureKind::ALL[(i + 1) % MeasureKind::ALL.len()]), ctx)
+        }
+        Action::FinishMeasure => {
+            let c = s.measure.current();
+            if c.points.is_empty() {
+                return Effects::default();
+            }
+            let headline = c.headline(s.nav.camera.up.vector().as_dvec3(), &s.units());
+            if s.measure.finish() {
+                s.messages.info(format!("{} {}", c.kind.name(), headline.unwrap_or_default()));
+            } else {
+                s.messages.info(format!("{} needs {} points: dropped", c.kind.name(), c.kind.min_points()));
+            }
+            Effects::ui()
+        }
+        Action::DeleteMeasurement(i) => {
+            s.measure.delete(i);
+            Effects::ui()
+        }
+        Action::MoveMeasureVertex { measurement, vertex } => {
+            if s.measure.done.get(measurement).is_some_and(|m| vertex < m.points.len()) {
+                s.measure.moving = Some((measurement, vertex));
+                s.measure.active = true;
+                s.messages.info(s.measure.prompt());
+            }
+            Effects::ui()
+        }
+        Action::ExportMeasurements(format) => Effects { export: Some(format), redraw_ui: true, ..Default::default() },
         Action::Screenshot { with_panel } => {
             Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() }
         }
@@ -734,6 +778,47 @@ mod tests {
         assert_eq!(s.nav.pivot(), Some(Vec3::new(1.0, 2.0, 0.5)));
         // A pixel that was not gathered reads as nothing there.
         assert!(Reads::default().pick(at, 6).is_none());
+    }
+
+    #[test]
+    fn measurement_kinds_enter_and_export_through_actions() {
+        use crate::app::measure::ExportFormat;
+        use pcv_model::measure::MeasureKind;
+        let mut s = state();
+        let corners = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(4.0, 0.0, 0.0), Vec3::new(4.0, 3.0, 0.0)];
+        // Shift+T twice: polyline, then area; the tool is on.
+        apply(&mut s, Action::NextMeasureKind, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
+        apply(&mut s, Action::NextMeasureKind, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
+        assert!(s.measure.active && s.measure.kind == MeasureKind::Area);
+        for c in corners {
+            apply(
+                &mut s,
+                Action::Click { at_px: Vec2::ZERO },
+                &mut UpdateCtx { reads: &mut Always { at: c, index: None } },
+            );
+        }
+        let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
+        apply(&mut s, Action::FinishMeasure, ctx);
+        assert_eq!(s.measure.done.len(), 1);
+        let area = &s.measure.done[0].values(glam::DVec3::Z, &s.units())[0];
+        assert_eq!((area.name, area.value), ("area_horizontal", 6.0));
+        assert!(s.messages.list.iter().any(|m| m.text.contains("area 6.000")), "the message says the area");
+        // Enter with too few points drops them and says so.
+        apply(&mut s, Action::Click { at_px: Vec2::ZERO }, ctx);
+        apply(&mut s, Action::FinishMeasure, ctx);
+        assert_eq!(s.measure.done.len(), 1);
+        assert!(s.measure.points.is_empty());
+        // Moving vertex 2: the next click places it; then export asks the window to write.
+        apply(&mut s, Action::MoveMeasureVertex { measurement: 0, vertex: 1 }, ctx);
+        apply(
+            &mut s,
+            Action::Click { at_px: Vec2::ZERO },
+            &mut UpdateCtx { reads: &mut Always { at: Vec3::new(8.0, 0.0, 0.0), index: None } },
+        );
+        assert_eq!(s.measure.done[0].values(glam::DVec3::Z, &s.units())[0].value, 12.0);
+        assert_eq!(apply(&mut s, Action::ExportMeasurements(ExportFormat::Csv), ctx).export, Some(ExportFormat::Csv));
+        apply(&mut s, Action::DeleteMeasurement(0), ctx);
+        assert!(s.measure.all().is_empty());
     }
 
     #[test]

@@ -32,6 +32,21 @@ pub enum Action {
     /// A standard view: orthographic, except the oblique one (perspective).
     View(View),
     NextView,
+    /// What the measuring tool measures next (and the tool on).
+    SetMeasureKind(pcv_model::measure::MeasureKind),
+    /// Shift+T: the next kind in [`pcv_model::measure::MeasureKind::ALL`].
+    NextMeasureKind,
+    /// Enter: ends the polyline or area being placed.
+    FinishMeasure,
+    /// Removes a listed measurement.
+    DeleteMeasurement(usize),
+    /// The next click places this vertex of a listed measurement again.
+    MoveMeasureVertex {
+        measurement: usize,
+        vertex: usize,
+    },
+    /// Writes every measurement to `./pcv-measurements-<time>.<ext>`.
+    ExportMeasurements(crate::app::measure::ExportFormat),
     /// Perspective ↔ orthographic, keeping the view.
     ToggleProjection,
     /// Orthographic (`true`) or perspective.

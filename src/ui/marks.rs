@@ -1,22 +1,24 @@
-//! Marks in the view: the picked point, the measurement as a line with its length, the clip boxes'
-//! edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
+//! Marks in the view: the picked point, the measurements (their vertices joined, an area's ring
+//! closed, the first value beside them: the listed ones dimmer, the one being placed with the cursor as
+//! its next vertex), the clip boxes' edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
 //!
 //! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
 //! coordinates (the window's, y down) and drawn on the foreground draw list, above the points and
 //! under nothing. A point behind the camera is not drawn, nor a line that has one. While measuring
-//! with one point placed, the line follows the point under the cursor, so the distance shows before
-//! the second click. The gizmo's handles come from [`crate::app::gizmo::handles`] in framebuffer
+//! with a point placed, the line follows the point under the cursor, so the value shows before
+//! the next click. The gizmo's handles come from [`crate::app::gizmo::handles`] in framebuffer
 //! pixels (what the mouse is hit-tested in) and are scaled to imgui's coordinates: arrows, rings and
 //! face squares in their axis's colour (x red, y green, z blue), the handle under the cursor or being
 //! dragged in yellow and thicker.
 use super::FrameInfo;
 use crate::app::gizmo::{Axis, Handle, FACE_HALF_PX};
-use crate::app::pick::{distance, PickedPoint};
+use crate::app::pick::PickedPoint;
 use crate::app::state::AppState;
 use glam::{Mat4, Vec2, Vec3};
 
 const PICK: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
 const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
+const MEASURE_DONE: [f32; 4] = [0.55, 0.8, 1.0, 0.85];
 const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.8];
 const CLIP_INSIDE: [f32; 4] = [0.35, 1.0, 0.45, 0.9];
 const CLIP_OUTSIDE: [f32; 4] = [1.0, 0.4, 0.35, 0.9];
@@ -116,35 +118,68 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
         dl.add_circle(p.to_array(), 6.0, SHADOW).thickness(3.0).build();
         dl.add_circle(p.to_array(), 6.0, PICK).thickness(1.5).build();
     }
-    let pts = &s.measure.points;
-    let second = match (pts.len(), &s.hover) {
-        (1, Some(h)) if s.measure.active => Some(h),
-        _ => pts.get(1),
-    };
-    let Some(a) = pts.first() else { return };
-    let pa = at(a);
-    if let Some(p) = pa {
-        dl.add_circle(p.to_array(), 5.0, MEASURE).filled(true).build();
-    }
-    let Some(b) = second else { return };
-    let (Some(pa), Some(pb)) = (pa, at(b)) else { return };
-    dl.add_line(pa.to_array(), pb.to_array(), SHADOW).thickness(4.0).build();
-    dl.add_line(pa.to_array(), pb.to_array(), MEASURE).thickness(2.0).build();
-    dl.add_circle(pb.to_array(), 5.0, MEASURE).filled(true).build();
+    let up = s.nav.camera.up.vector().as_dvec3();
     let u = s.units();
-    let d = distance(a, b, s.nav.camera.up.vector(), &u);
-    let label = format!("{:.3}{}", d.total, u.across_suffix());
+    // The listed measurements, dimmer; then the one being placed, with the cursor as its next vertex.
+    for m in &s.measure.done {
+        let local: Vec<Option<Vec2>> = m
+            .points
+            .iter()
+            .map(|&f| s.layers.cloud.from_source(f).and_then(|l| to_screen(&info.clip_from_world, l, display)))
+            .collect();
+        measurement(ui, &dl, m, &local, MEASURE_DONE, up, &u);
+    }
+    let mut current = s.measure.current();
+    let mut on_screen: Vec<Option<Vec2>> = s.measure.points.iter().map(at).collect();
+    if s.measure.active && s.measure.moving.is_none() && current.takes_more() && !current.points.is_empty() {
+        if let Some(h) = &s.hover {
+            current.points.push(h.file);
+            on_screen.push(at(h));
+        }
+    }
+    measurement(ui, &dl, &current, &on_screen, MEASURE, up, &u);
+}
+
+/// One measurement: its vertices joined (an area's ring closed), dots at the vertices, and its first
+/// value at its last vertex (an area's at its centre).
+fn measurement(
+    ui: &imgui::Ui,
+    dl: &imgui::DrawListMut<'_>,
+    m: &pcv_model::measure::Measurement,
+    screen: &[Option<Vec2>],
+    colour: [f32; 4],
+    up: glam::DVec3,
+    u: &pcv_io::crs_model::Units,
+) {
+    use pcv_model::measure::MeasureKind;
+    let n = screen.len();
+    let closed = m.kind == MeasureKind::Area && n >= 3;
+    let segments = if closed { n } else { n.saturating_sub(1) };
+    for i in 0..segments {
+        if let (Some(a), Some(b)) = (screen[i], screen[(i + 1) % n]) {
+            dl.add_line(a.to_array(), b.to_array(), SHADOW).thickness(4.0).build();
+            dl.add_line(a.to_array(), b.to_array(), colour).thickness(2.0).build();
+        }
+    }
+    for p in screen.iter().flatten() {
+        dl.add_circle(p.to_array(), 4.5, SHADOW).filled(true).build();
+        dl.add_circle(p.to_array(), 3.5, colour).filled(true).build();
+    }
+    let Some(label) = m.headline(up, u) else { return };
+    let shown: Vec<Vec2> = screen.iter().flatten().copied().collect();
+    let Some(&last) = shown.last() else { return };
+    let anchor = if closed { shown.iter().copied().sum::<Vec2>() / shown.len() as f32 } else { last };
     let size = ui.calc_text_size(&label);
-    let mid = (pa + pb) * 0.5 + Vec2::new(8.0, -size[1] - 4.0);
+    let at = anchor + Vec2::new(8.0, -size[1] - 4.0);
     dl.add_rect(
-        (mid - Vec2::splat(3.0)).to_array(),
-        (mid + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(),
+        (at - Vec2::splat(3.0)).to_array(),
+        (at + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(),
         SHADOW,
     )
     .filled(true)
     .rounding(3.0)
     .build();
-    dl.add_text(mid.to_array(), MEASURE, &label);
+    dl.add_text(at.to_array(), colour, &label);
 }
 
 #[cfg(test)]

@@ -77,6 +77,7 @@ pub enum Section {
     View,
     Camera,
     Performance,
+    Measure,
 }
 
 /// The imgui overlay of one window.

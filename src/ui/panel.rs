@@ -401,6 +401,7 @@ pub fn build(
                 Some(Section::View) => view(ui, s, legend, actions),
                 Some(Section::Camera) => camera(ui, s, actions),
                 Some(Section::Performance) => performance(ui, info),
+                Some(Section::Measure) => measure(ui, s, actions),
                 None => {}
             }
         });
@@ -424,7 +425,15 @@ fn status(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
 /// What is under the cursor, picked, measured, loading, and the messages.
 fn notes(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     let u = s.units();
-    if s.measure.active || !s.measure.points.is_empty() {
+    let other_kind = s.measure.kind != pcv_model::measure::MeasureKind::Distance || s.measure.moving.is_some();
+    if other_kind && (s.measure.active || !s.measure.points.is_empty()) {
+        let c = s.measure.current();
+        let text = match c.headline(s.nav.camera.up.vector().as_dvec3(), &u) {
+            Some(h) if s.measure.moving.is_none() => format!("{} {h}  ({})", c.kind.name(), s.measure.prompt()),
+            _ => format!("measure {}", s.measure.prompt()),
+        };
+        unwrapped(ui, MEASURE, &text);
+    } else if s.measure.active || !s.measure.points.is_empty() {
         let m = &s.measure.points;
         let text = match (m.len(), &s.hover) {
             (0, _) => "measure: click the first point".to_string(),
@@ -495,6 +504,7 @@ fn tabs(ui: &imgui::Ui, section: &mut Option<Section>, actions: &mut Vec<Action>
         ("View", Section::View),
         ("Camera", Section::Camera),
         ("Perf", Section::Performance),
+        ("Measure", Section::Measure),
     ]
     .into_iter()
     .enumerate()
@@ -768,6 +778,70 @@ fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
 /// Metres with a sensible number of decimals for the range shown.
 fn fmt_m(v: f64) -> String {
     format!("{v:.2}")
+}
+
+/// The measuring tool: its kinds, what it wants next, every measurement with its values (vertices to
+/// move, delete), and the exports.
+fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    use crate::app::measure::ExportFormat;
+    use pcv_model::measure::MeasureKind;
+    ui.separator();
+    let mut on = s.measure.active;
+    if ui.checkbox("measure (T)", &mut on) {
+        actions.push(Action::ToggleMeasure);
+    }
+    for (i, k) in MeasureKind::ALL.into_iter().enumerate() {
+        if i % 3 != 0 {
+            ui.same_line();
+        }
+        let mut current = s.measure.kind;
+        if ui.radio_button(format!("{}##measure", k.name()), &mut current, k) && (k != s.measure.kind || !on) {
+            actions.push(Action::SetMeasureKind(k));
+        }
+    }
+    if s.measure.active {
+        ui.text_colored(MEASURE, s.measure.prompt());
+        if s.measure.kind.max_points().is_none() && !s.measure.points.is_empty() && ui.small_button("end (Enter)") {
+            actions.push(Action::FinishMeasure);
+        }
+    }
+    let u = s.units();
+    let up = s.nav.camera.up.vector().as_dvec3();
+    let all = s.measure.all();
+    if all.is_empty() {
+        ui.text_disabled("no measurements yet");
+        return;
+    }
+    for (i, m) in all.iter().enumerate() {
+        let listed = i < s.measure.done.len();
+        ui.text(format!("{}. {}{}", i + 1, m.kind.name(), if listed { "" } else { " (current)" }));
+        for v in m.values(up, &u) {
+            ui.text_disabled(format!("   {} {}", v.name.replace('_', " "), v.describe(&u)));
+        }
+        if listed {
+            ui.text_disabled("   move:");
+            for j in 0..m.points.len() {
+                ui.same_line();
+                if ui.small_button(format!("{}##mv{i}-{j}", j + 1)) {
+                    actions.push(Action::MoveMeasureVertex { measurement: i, vertex: j });
+                }
+            }
+            ui.same_line();
+            if ui.small_button(format!("delete##m{i}")) {
+                actions.push(Action::DeleteMeasurement(i));
+            }
+        }
+    }
+    ui.text("export");
+    ui.same_line();
+    if ui.small_button("GeoJSON") {
+        actions.push(Action::ExportMeasurements(ExportFormat::GeoJson));
+    }
+    ui.same_line();
+    if ui.small_button("CSV") {
+        actions.push(Action::ExportMeasurements(ExportFormat::Csv));
+    }
+    ui.text_disabled(format!("in {} with the file's coordinate system", u.describe()));
 }
 
 fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {

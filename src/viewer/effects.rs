@@ -87,6 +87,9 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if std::mem::take(&mut need.save_bookmarks) {
         save_bookmarks(state);
     }
+    if let Some(format) = need.export.take() {
+        export_measurements(state, format);
+    }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
@@ -228,6 +231,32 @@ pub fn save_screenshot(state: &mut AppState, front: &Frontend) -> Result<(), sup
 }
 
 /// Writes the bookmarks as `./pcv-path-<time>.json` and says where.
+/// Writes every measurement to `./pcv-measurements-<time>.<ext>` in the units the panel shows, with
+/// the file's coordinate system.
+fn export_measurements(state: &mut AppState, format: crate::app::measure::ExportFormat) {
+    use crate::app::measure::ExportFormat;
+    let all = state.measure.all();
+    let set = pcv_io::export::MeasurementSet {
+        measurements: &all,
+        up: state.nav.camera.up.vector().as_dvec3(),
+        units: state.units(),
+        crs: state.layers.cloud.crs(),
+    };
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let file = unique_path(&dir, "pcv-measurements", format.extension(), SystemTime::now());
+    let written = match format {
+        ExportFormat::GeoJson => set.write_geojson(&file),
+        ExportFormat::Csv => set.write_csv(&file),
+    };
+    match written {
+        Ok(n) => {
+            println!("pcv: {n} measurements written to {}", file.display());
+            state.messages.info(format!("{n} measurements: {}", file.display()));
+        }
+        Err(e) => state.messages.error(format!("measurements not written: {e}")),
+    }
+}
+
 fn save_bookmarks(state: &mut AppState) {
     let Some(path) = update::bookmarks_path(state) else {
         state.messages.info("no bookmarks to save: Ctrl+1..9 stores the view");

@@ -55,6 +55,27 @@ impl Trace {
     }
 }
 
+/// Every measurement (listed, then the current one if complete) with its vertices (file coordinates)
+/// and values in the shown units.
+fn measurements(s: &AppState) -> serde_json::Value {
+    let (up, u) = (s.nav.camera.up.vector().as_dvec3(), s.units());
+    let all: Vec<serde_json::Value> = s
+        .measure
+        .all()
+        .iter()
+        .map(|m| {
+            let values: serde_json::Map<String, serde_json::Value> =
+                m.values(up, &u).into_iter().map(|v| (v.name.to_string(), serde_json::json!(v.value))).collect();
+            serde_json::json!({
+                "kind": m.kind.name(),
+                "points": m.points.iter().map(|p| p.to_array()).collect::<Vec<_>>(),
+                "values": values,
+            })
+        })
+        .collect();
+    serde_json::json!({"active": s.measure.active, "kind": s.measure.kind.name(), "placing": s.measure.points.len(), "all": all})
+}
+
 /// One `--trace` line: what a test needs to know about the frame just drawn.
 fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_json::Value {
     let point = |p: &PickedPoint| {
@@ -137,6 +158,7 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "pivot": s.nav.pivot().map(|p| p.to_array()),
         "picked": s.picked.as_ref().map(point),
         "measure": measure,
+        "measurements": measurements(s),
         "layers": s.layers.layers.iter().map(|l| serde_json::json!({"label": l.label, "points": l.points.end - l.points.start, "visible": l.visible})).collect::<Vec<_>>(),
         "clip_boxes": clip_boxes,
         "gizmo": gizmo,

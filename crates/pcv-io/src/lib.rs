@@ -17,6 +17,7 @@ pub mod convert;
 pub mod cpu_time;
 pub mod crs;
 pub mod device;
+pub mod export;
 pub mod filter;
 pub mod formats;
 pub mod info;

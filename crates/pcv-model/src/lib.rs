@@ -15,6 +15,7 @@ pub mod crs;
 pub mod fields;
 pub mod filter;
 pub mod format;
+pub mod measure;
 pub mod number;
 pub mod point;
 pub mod ramp;
