@@ -60,3 +60,11 @@ if [ "${PCV_NO_LASPY:-0}" != 1 ] && ! "$root/.tools/venv/bin/python" -c "import 
   "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check "laspy[lazrs]" \
     || echo "setup: warning: could not install laspy[lazrs]; tests/copc.rs skips its laspy check" >&2
 fi
+
+# tifffile (with numpy), in .tools/venv: the independent GeoTIFF reader of tests/raster.rs (skipped without it).
+if [ "${PCV_NO_LASPY:-0}" != 1 ] && ! "$root/.tools/venv/bin/python" -c "import tifffile, numpy" >/dev/null 2>&1; then
+  echo "setup: installing tifffile from PyPI into .tools/venv (tests/raster.rs)"
+  [ -x "$root/.tools/venv/bin/pip" ] || python3 -m venv "$root/.tools/venv"
+  "$root/.tools/venv/bin/pip" install -q --disable-pip-version-check tifffile numpy \
+    || echo "setup: warning: could not install tifffile; tests/raster.rs skips its GeoTIFF checks" >&2
+fi

@@ -41,6 +41,35 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Fly a camera path with no window and write the frames as PNGs (and a video when ffmpeg is on PATH).
     Record(RecordArgs),
+    /// Rasterize point files seen from above as a georeferenced GeoTIFF: a surface model (the highest
+    /// point of each cell) or an orthophoto (its colour).
+    Raster(RasterArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RasterArgs {
+    /// Point files (LAS/LAZ, PLY, PCD, E57, text, .bin) or folders of them, z up.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Cell size, in the files' horizontal unit (metres, feet, ...: `pcv info` names it).
+    #[arg(long)]
+    pub cell: f64,
+    /// What each cell holds: dsm (the highest point's height, 32-bit float, empty cells no-data) or rgb
+    /// (the highest point's colour).
+    #[arg(long, value_parser = pcv_io::raster::RasterKind::parse, default_value = "dsm")]
+    pub what: pcv_io::raster::RasterKind,
+    /// Only these classification codes (2: a terrain model from the ground points).
+    #[arg(long, value_parser = parse_classes)]
+    pub classes: Option<ClassList>,
+    /// The files' coordinate system when they name none (EPSG:N, WKT, a .prj file): the GeoTIFF's.
+    #[arg(long)]
+    pub crs: Option<String>,
+    /// Folders: the point files in their subfolders too.
+    #[arg(long, short)]
+    pub recursive: bool,
+    /// The GeoTIFF to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
 }
 
 #[derive(Args, Debug)]

@@ -31,7 +31,40 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Info(a)) => info(a),
         Some(Command::Convert(a)) => convert(a),
         Some(Command::Record(a)) => record(a),
+        Some(Command::Raster(a)) => raster(a),
     }
+}
+
+fn raster(a: args::RasterArgs) -> Result<()> {
+    let t = Instant::now();
+    let paths = pcv_io::load::point_files(&a.files, a.recursive)?;
+    let crs = match a.crs.as_deref() {
+        Some(arg) => Some(pcv_io::crs::from_argument(arg)?),
+        None => paths.iter().find_map(|p| pcv_io::load::crs_of_path(p)),
+    };
+    let classes = a.classes.as_ref().map(|c| c.0.as_slice());
+    let r = pcv_io::raster::rasterize(&paths, a.cell, classes, true)?;
+    pcv_io::geotiff::write(&a.output, &r, a.what, crs.as_ref())?;
+    let unit = crs.as_ref().map_or(String::new(), |c| format!(" {}", c.units().horizontal_shown().symbol()));
+    let place = match &crs {
+        Some(c) => match c.epsg {
+            Some(e) => format!("{} (EPSG:{e})", c.name),
+            None => format!("{} (no EPSG code: named in the citation only)", c.name),
+        },
+        None => "no coordinate system (the files name none; --crs gives one)".to_string(),
+    };
+    println!(
+        "pcv: wrote {} ({} x {} cells of {}{unit}, {} with points, from {} points) in {:.2} s; {}",
+        a.output.display(),
+        r.width,
+        r.height,
+        pcv_model::number::readable(a.cell),
+        r.filled(),
+        r.points,
+        t.elapsed().as_secs_f64(),
+        place
+    );
+    Ok(())
 }
 
 fn view(a: ViewArgs) -> Result<()> {
