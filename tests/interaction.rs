@@ -910,8 +910,10 @@ fn the_closed_panel_covers_a_small_corner() {
     pcv_window(&d, &[&base[..], &["--screenshot", s(&without), "--no-overlay"]].concat());
     let (a, b) = (Frame::read_png(&with).unwrap(), Frame::read_png(&without).unwrap());
     let (mut x1, mut y1, mut n) = (0u32, 0u32, 0usize);
-    for y in 0..a.height {
-        for x in 0..a.width {
+    // The top-left 600 × 225 px: the scale bar (bottom left), the axes (bottom right) and the north
+    // arrow (top right, for georeferenced clouds) are drawn with the panel too, elsewhere.
+    for y in a.height / 2..a.height {
+        for x in 0..600 {
             if (a.get(x, y) ^ b.get(x, y)) & 0x00ff_ffff != 0 {
                 n += 1;
                 x1 = x1.max(x);

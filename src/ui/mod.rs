@@ -19,6 +19,7 @@ pub mod frame_times;
 pub mod help;
 pub mod marks;
 pub mod panel;
+pub mod scale;
 
 pub use frame_times::{group_thousands, si, FrameTimes};
 
@@ -138,6 +139,7 @@ impl Overlay {
         let ui = self.imgui.new_frame();
         marks::draw(ui, state, info);
         if state.ui.panel {
+            scale::draw(ui, state, info);
             panel::build(ui, state, info, &mut self.section, &mut self.legend, &mut actions);
         }
         if state.ui.help {
