@@ -38,6 +38,8 @@ pub struct Effects {
     pub screenshot: Option<bool>,
     /// Write the measurements.
     pub export: Option<super::measure::ExportFormat>,
+    /// Write the view as a GeoTIFF.
+    pub export_raster: Option<pcv_io::raster::RasterKind>,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -55,6 +57,7 @@ impl Effects {
         self.refilter |= o.refilter;
         self.screenshot = o.screenshot.or(self.screenshot);
         self.export = o.export.or(self.export);
+        self.export_raster = o.export_raster.or(self.export_raster);
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -365,6 +368,13 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             Effects::ui()
         }
         Action::ExportMeasurements(format) => Effects { export: Some(format), redraw_ui: true, ..Default::default() },
+        Action::ExportRaster(kind) => match super::raster::refusal(s) {
+            Some(why) => {
+                s.messages.info(why);
+                Effects::ui()
+            }
+            None => Effects { export_raster: Some(kind), redraw_ui: true, ..Default::default() },
+        },
         Action::Screenshot { with_panel } => {
             Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() }
         }

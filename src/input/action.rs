@@ -47,6 +47,8 @@ pub enum Action {
     },
     /// Writes every measurement to `./pcv-measurements-<time>.<ext>`.
     ExportMeasurements(crate::app::measure::ExportFormat),
+    /// Writes the orthographic top view as a GeoTIFF (`./pcv-ortho-<time>.tif` or `pcv-dsm-…`).
+    ExportRaster(pcv_io::raster::RasterKind),
     /// Perspective ↔ orthographic, keeping the view.
     ToggleProjection,
     /// Orthographic (`true`) or perspective.

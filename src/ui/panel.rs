@@ -711,6 +711,22 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     if ui.checkbox("orthographic (I)", &mut ortho) {
         actions.push(Action::SetOrtho(ortho));
     }
+    if ortho {
+        match crate::app::raster::refusal(s) {
+            None => {
+                ui.text("GeoTIFF of the view");
+                ui.same_line();
+                if ui.small_button("orthophoto") {
+                    actions.push(Action::ExportRaster(pcv_io::raster::RasterKind::Rgb));
+                }
+                ui.same_line();
+                if ui.small_button("DSM") {
+                    actions.push(Action::ExportRaster(pcv_io::raster::RasterKind::Dsm));
+                }
+            }
+            Some(why) => ui.text_disabled(why),
+        }
+    }
     let mut i = RenderMode::ALL.iter().position(|&m| m == s.mode).unwrap_or(0);
     let names: Vec<&str> = RenderMode::ALL.iter().map(|m| m.name()).collect();
     ui.set_next_item_width(120.0);

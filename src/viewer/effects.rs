@@ -90,6 +90,9 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if let Some(format) = need.export.take() {
         export_measurements(state, format);
     }
+    if let Some(kind) = need.export_raster.take() {
+        export_raster(state, kind);
+    }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
@@ -254,6 +257,33 @@ fn export_measurements(state: &mut AppState, format: crate::app::measure::Export
             state.messages.info(format!("{n} measurements: {}", file.display()));
         }
         Err(e) => state.messages.error(format!("measurements not written: {e}")),
+    }
+}
+
+/// Writes the orthographic top view as a GeoTIFF in the current directory (`app::raster`).
+fn export_raster(state: &mut AppState, kind: pcv_io::raster::RasterKind) {
+    let r = match crate::app::raster::view_raster(state, None) {
+        Ok(r) => r,
+        Err(e) => return state.messages.error(format!("GeoTIFF not written: {e}")),
+    };
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let name = format!("pcv-{}", crate::app::raster::suffix(kind));
+    let file = unique_path(&dir, &name, "tif", SystemTime::now());
+    match pcv_io::geotiff::write(&file, &r, kind, state.layers.cloud.crs()) {
+        Ok(()) => {
+            let text = format!(
+                "{} ({} x {} cells of {}{}, {} points)",
+                file.display(),
+                r.width,
+                r.height,
+                pcv_model::number::readable((r.cell * 1e6).round() / 1e6),
+                state.layers.cloud.units().across_suffix(),
+                r.points
+            );
+            println!("pcv: GeoTIFF {text}");
+            state.messages.info(text);
+        }
+        Err(e) => state.messages.error(format!("GeoTIFF not written: {e}")),
     }
 }
 

@@ -56,6 +56,49 @@ pub struct Raster {
 }
 
 impl Raster {
+    /// An empty raster covering `west..east` × `south..north` (file coordinates) at `cell`, snapped
+    /// outward to whole cells.
+    pub fn covering(west: f64, south: f64, east: f64, north: f64, cell: f64) -> Result<Raster, RasterError> {
+        if !(cell.is_finite() && cell > 0.0) {
+            return Err(RasterError::Cell(cell));
+        }
+        if !(west.is_finite() && south.is_finite() && east >= west && north >= south) {
+            return Err(RasterError::Empty);
+        }
+        let w0 = (west / cell).floor() * cell;
+        let n0 = (north / cell).floor() * cell + cell;
+        let width = (((east - w0) / cell).floor() as u64 + 1).max(1);
+        let height = (((n0 - south) / cell).floor() as u64 + 1).max(1);
+        let cells = width.saturating_mul(height);
+        if cells > MAX_CELLS {
+            return Err(RasterError::TooLarge { width, height, cells, max: MAX_CELLS });
+        }
+        Ok(Raster {
+            width: width as u32,
+            height: height as u32,
+            west: w0,
+            north: n0,
+            cell,
+            z: vec![f32::NAN; cells as usize],
+            rgb: vec![[0; 3]; cells as usize],
+            points: 0,
+        })
+    }
+
+    /// Adds a point (file coordinates): its cell keeps it if it is the highest so far. Whether it fell
+    /// inside.
+    pub fn add(&mut self, x: f64, y: f64, z: f64, rgb: [u8; 3]) -> bool {
+        let Some((c, row)) = self.cell_at(x, y) else { return false };
+        let k = row as usize * self.width as usize + c as usize;
+        let z = z as f32;
+        if self.z[k].is_nan() || z > self.z[k] {
+            self.z[k] = z;
+            self.rgb[k] = rgb;
+        }
+        self.points += 1;
+        true
+    }
+
     /// Cells with at least one point.
     pub fn filled(&self) -> u64 {
         self.z.iter().filter(|z| !z.is_nan()).count() as u64
@@ -108,24 +151,7 @@ pub fn rasterize(paths: &[PathBuf], cell: f64, classes: Option<&[u8]>, progress:
     if b.is_empty() {
         return Err(RasterError::Empty);
     }
-    let west = (b.min[0] / cell).floor() * cell;
-    let north = (b.max[1] / cell).floor() * cell + cell;
-    let width = (((b.max[0] - west) / cell).floor() as u64 + 1).max(1);
-    let height = (((north - b.min[1]) / cell).floor() as u64 + 1).max(1);
-    let cells = width.saturating_mul(height);
-    if cells > MAX_CELLS {
-        return Err(RasterError::TooLarge { width, height, cells, max: MAX_CELLS });
-    }
-    let mut r = Raster {
-        width: width as u32,
-        height: height as u32,
-        west,
-        north,
-        cell,
-        z: vec![f32::NAN; cells as usize],
-        rgb: vec![[0; 3]; cells as usize],
-        points: 0,
-    };
+    let mut r = Raster::covering(b.min[0], b.min[1], b.max[0], b.max[1], cell)?;
     for (path, bytes) in &files {
         let format = load::detect(path, bytes.bytes())?;
         let mut sink = |st: &Staging| {
@@ -135,15 +161,8 @@ pub fn rasterize(paths: &[PathBuf], cell: f64, classes: Option<&[u8]>, progress:
                         continue;
                     }
                 }
-                let Some((c, row)) = r.cell_at(p[0], p[1]) else { continue };
-                let k = row as usize * r.width as usize + c as usize;
-                let z = p[2] as f32;
-                if r.z[k].is_nan() || z > r.z[k] {
-                    r.z[k] = z;
-                    let rgba = st.points[i].rgba;
-                    r.rgb[k] = [rgba[0], rgba[1], rgba[2]];
-                }
-                r.points += 1;
+                let rgba = st.points[i].rgba;
+                r.add(p[0], p[1], p[2], [rgba[0], rgba[1], rgba[2]]);
             }
             Ok::<(), ()>(())
         };
@@ -195,10 +214,17 @@ mod tests {
             rgb: vec![[0; 3]; 8],
             points: 0,
         };
-        assert_eq!(r.cell_at(100.0, 50.0), None, "the north edge belongs to the row above");
-        assert_eq!(r.cell_at(100.0, 49.99), Some((0, 0)));
-        assert_eq!(r.cell_at(101.99, 49.0), Some((3, 1)));
-        assert_eq!(r.cell_at(102.0, 49.0), None);
+        assert_eq!(r.cell_at(100.0, 50.0), Some((0, 0)), "the north edge is the first row's");
+        assert_eq!(r.cell_at(100.0, 50.01), None);
+        assert_eq!(r.cell_at(101.99, 49.2), Some((3, 1)));
+        assert_eq!(r.cell_at(102.0, 49.2), None, "the east edge is outside");
+        assert_eq!(r.cell_at(100.0, 49.0), None, "the south edge is outside");
+        let mut c = Raster::covering(10.2, 20.1, 13.9, 21.0, 1.0).unwrap();
+        assert_eq!((c.width, c.height, c.west, c.north), (4, 2, 10.0, 22.0));
+        assert!(
+            c.add(13.9, 20.1, 5.0, [1, 2, 3]) && c.add(13.9, 20.1, 7.0, [4, 5, 6]) && !c.add(9.0, 21.0, 1.0, [0; 3])
+        );
+        assert_eq!((c.z[7], c.rgb[7], c.points, c.filled()), (7.0, [4, 5, 6], 2, 1));
         assert_eq!(r.filled(), 0);
     }
 }
