@@ -53,7 +53,7 @@ scenarios=(
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
   "data-1b|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 34's Done-when at a billion points: a US-survey-feet terrain tile (GPS time, returns) in the CUDA window coloured by gps_time and return_number, vegetation hidden by a click on the legend, a building clipped by a box, then exported with convert|FILE_POINTS (1B) FRAMES (40) CLICK (the legend's class-5 box, x,y in the 1920x1080 window once View is open: 23,223)"
   "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
-  "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's orthographic camera: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
+  "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's orthographic camera: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back, pcv raster of the tile|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -1148,6 +1148,9 @@ EOF2
     for v in keys keys-i; do
       python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; [print(sys.argv[2], 'frame', l['frame'], l.get('projection'), 'eye', [round(x,1) for x in l['eye_local']], 'pitch', round(l['pitch_deg'],1)) for l in t if l['frame'] in (2,5,9,13,15)]" "$work/$v.jsonl" "$v"
     done
+    echo "== 4. pcv raster of the tile on $(nproc) cores: a surface model at 0.5 m and an orthophoto at 0.25 m"
+    /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" raster "$t" --cell 0.5 -o "$work/dsm.tif" 2>&1 | tail -2
+    /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" raster "$t" --cell 0.25 --what rgb -o "$work/ortho.tif" 2>&1 | tail -2
     rm -f "$t"
   } 2>&1 | tee "$out/survey.log"
   finish
