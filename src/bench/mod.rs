@@ -109,7 +109,14 @@ pub struct BenchReport {
     pub preprocess_ms: Vec<(u64, f64)>,
     /// The device's copy bandwidth (device-to-device, read + write), GB/s.
     pub copy_gb_per_s: Option<f64>,
+    /// `perspective` or `orthographic` (`--projection`; older reports have none).
+    #[serde(default = "perspective")]
+    pub projection: String,
     pub results: Vec<ScenarioResult>,
+}
+
+fn perspective() -> String {
+    "perspective".into()
 }
 
 /// What to run.
@@ -274,6 +281,7 @@ pub fn run(
         upload_ms: Vec::new(),
         preprocess_ms: Vec::new(),
         copy_gb_per_s: None,
+        projection: if opts.ortho { "orthographic" } else { "perspective" }.into(),
         results: Vec::new(),
     };
     if let Some(gb_s) = rasterizer.measure_copy_gb_per_s(COPY_BENCH_BYTES, 5) {
