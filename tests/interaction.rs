@@ -499,6 +499,83 @@ fn an_area_and_a_height_are_measured_with_clicks_in_the_top_view() {
 }
 
 #[test]
+fn a_saved_project_reopens_the_same_view_and_renders_it() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = utm_grid_las(dir.path());
+    // The orthographic top view, two notches in, EDL off (L), a point measured, Ctrl+S.
+    let steps = json!([
+        key(2, "Kp7", true), key(3, "Kp7", false),
+        cursor(4, 400.0, 120.0), {"frame": 5, "type": "scroll", "dy": 2.0},
+        key(6, "L", true), key(6, "L", false),
+        {"frame": 7, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(7, "T", false),
+        {"frame": 8, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(8, "T", false),
+        {"frame": 9, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(9, "T", false),
+        {"frame": 10, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(10, "T", false),
+        {"frame": 11, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(11, "T", false),
+        cursor(12, 320.0, 180.0), button(13, "left", true), button(13, "left", false),
+        {"frame": 15, "type": "key", "key": "S", "down": true, "mods": {"ctrl": true}}, key(16, "S", false)
+    ]);
+    let script = write_script(dir.path(), "save.json", steps);
+    let (before, after, rendered) =
+        (dir.path().join("before.png"), dir.path().join("after.png"), dir.path().join("r.png"));
+    let (t1, t2) = (dir.path().join("t1.jsonl"), dir.path().join("t2.jsonl"));
+    let run = |args: &[&str]| {
+        let child = d
+            .command(PCV)
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finish(child, "pcv");
+        assert!(out.status.success(), "pcv {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    let common = ["--backend", "cpu", "--size", "640x360", "--no-overlay"];
+    let out = run(&[
+        &[s(&las_path), "--frames", "18", "--input-script", s(&script), "--trace", s(&t1), "--screenshot", s(&before)],
+        &common[..],
+    ]
+    .concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let saved = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("pcv: project saved to "))
+        .unwrap_or_else(|| panic!("Ctrl+S saved nothing:\n{stdout}"));
+    let project = PathBuf::from(saved.trim());
+    assert!(
+        project.starts_with(dir.path()) && project.to_string_lossy().ends_with(".pcv.json"),
+        "{}",
+        project.display()
+    );
+    let text = std::fs::read_to_string(&project).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["pcv_project"], 1);
+    assert_eq!(v["sources"], json!(["grid.las"]), "the source relative to the project's folder");
+    // Reopened: the same camera, projection, look and measurement, and the same image.
+    run(&[&[project.to_str().unwrap(), "--frames", "3", "--trace", s(&t2), "--screenshot", s(&after)], &common[..]]
+        .concat());
+    let (a, b) = (trace(&t1).pop().unwrap(), trace(&t2).pop().unwrap());
+    for k in ["camera", "projection", "edl", "point_size", "up"] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert_eq!(a["measurements"]["all"], b["measurements"]["all"]);
+    assert_eq!(b["measurements"]["all"][0]["kind"], "point");
+    let (fa, fb) = (Frame::read_png(&before).unwrap(), Frame::read_png(&after).unwrap());
+    assert_eq!(fa.count_rgb_differences(&fb), 0, "the reopened window shows the saved view");
+    // pcv render of the project draws its saved view.
+    let out = Command::new(PCV)
+        .args(["render", project.to_str().unwrap(), "--backend", "cpu", "--size", "640x360", "-o", s(&rendered)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fr = Frame::read_png(&rendered).unwrap();
+    assert_eq!(fa.count_rgb_differences(&fr), 0, "pcv render of the project draws the window's view");
+}
+
+#[test]
 fn a_moving_camera_renders_below_full_resolution_and_refines_when_it_stops() {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -16,6 +16,7 @@ pub mod loading;
 pub mod measure;
 pub mod messages;
 pub mod pick;
+pub mod project;
 pub mod raster;
 pub mod resolution;
 pub mod state;

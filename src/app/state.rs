@@ -94,6 +94,10 @@ pub struct AppState {
     pub size_px: (u32, u32),
     /// Lengths shown in metres instead of the file's units (N).
     pub lengths_in_metres: bool,
+    /// What was opened (paths or URLs as given), for the project Ctrl+S writes.
+    pub sources: Vec<String>,
+    /// The project file the window was opened from (Ctrl+S writes it back).
+    pub project: Option<std::path::PathBuf>,
 }
 
 impl AppState {
@@ -134,6 +138,8 @@ impl AppState {
             picked: None,
             hover: None,
             measure: Measure::default(),
+            sources: Vec::new(),
+            project: None,
             bookmarks: Default::default(),
             path: None,
             gizmo: Gizmo::default(),

@@ -40,6 +40,8 @@ pub struct Effects {
     pub export: Option<super::measure::ExportFormat>,
     /// Write the view as a GeoTIFF.
     pub export_raster: Option<pcv_io::raster::RasterKind>,
+    /// Write the project.
+    pub save_project: bool,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -58,6 +60,7 @@ impl Effects {
         self.screenshot = o.screenshot.or(self.screenshot);
         self.export = o.export.or(self.export);
         self.export_raster = o.export_raster.or(self.export_raster);
+        self.save_project |= o.save_project;
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -367,6 +370,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             }
             Effects::ui()
         }
+        Action::SaveProject => Effects { save_project: true, redraw_ui: true, ..Default::default() },
         Action::ExportMeasurements(format) => Effects { export: Some(format), redraw_ui: true, ..Default::default() },
         Action::ExportRaster(kind) => match super::raster::refusal(s) {
             Some(why) => {

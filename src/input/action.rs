@@ -49,6 +49,8 @@ pub enum Action {
     ExportMeasurements(crate::app::measure::ExportFormat),
     /// Writes the orthographic top view as a GeoTIFF (`./pcv-ortho-<time>.tif` or `pcv-dsm-…`).
     ExportRaster(pcv_io::raster::RasterKind),
+    /// Ctrl+S: writes the project (the one opened, or a new `./pcv-project-<time>.pcv.json`).
+    SaveProject,
     /// Perspective ↔ orthographic, keeping the view.
     ToggleProjection,
     /// Orthographic (`true`) or perspective.

@@ -68,6 +68,10 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "Shift+T", does: "next measurement kind" },
     Binding { input: "Enter", does: "end the polyline or area being measured" },
     Binding { input: "Backspace", does: "clear the measurement and the picked point" },
+    Binding {
+        input: "Ctrl+S",
+        does: "save the project (*.pcv.json): files, camera, look, filter, bookmarks, measurements",
+    },
     Binding { input: "P / Shift+P", does: "screenshot to ./pcv-<time>.png (Shift: with the panel)" },
     Binding { input: "K", does: "print the pose as --camera arguments (and copy it)" },
     Binding { input: "1..9 / Ctrl+1..9", does: "recall / store a camera bookmark" },
@@ -244,7 +248,10 @@ impl Keymap {
                 out.push(Action::Nav(Nav::Wheel { notches: *dy as f32, at_px: at }));
             }
             InputEvent::Key { key, down, repeat, mods } => {
-                self.track_held(*key, *down);
+                // Ctrl+S saves; it does not start walking back.
+                if !(mods.ctrl && *down) {
+                    self.track_held(*key, *down);
+                }
                 if *down && !*repeat && (!ctx.ui_keyboard || (*key == Key::Escape && ctx.mouselook)) {
                     if let Some(a) = key_action(*key, mods) {
                         let a = if a == Action::ToggleMouselook && ctx.editing && !ctx.mouselook {
@@ -313,6 +320,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::Kp3 => Action::View(if mods.ctrl { View::Left } else { View::Right }),
         Key::U => Action::NextUp,
         Key::O => Action::ToggleController,
+        Key::S if mods.ctrl => Action::SaveProject,
         Key::T if mods.shift => Action::NextMeasureKind,
         Key::T => Action::ToggleMeasure,
         Key::Enter | Key::KpEnter => Action::FinishMeasure,

@@ -93,6 +93,9 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if let Some(kind) = need.export_raster.take() {
         export_raster(state, kind);
     }
+    if std::mem::take(&mut need.save_project) {
+        save_project(state);
+    }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
@@ -284,6 +287,28 @@ fn export_raster(state: &mut AppState, kind: pcv_io::raster::RasterKind) {
             state.messages.info(text);
         }
         Err(e) => state.messages.error(format!("GeoTIFF not written: {e}")),
+    }
+}
+
+/// Writes the project: back to the file the window was opened from, else a new one here.
+fn save_project(state: &mut AppState) {
+    use crate::app::project::Project;
+    if state.sources.is_empty() {
+        return state.messages.info("nothing to save: the built-in scene or arrays from Python have no files");
+    }
+    let path = state.project.clone().unwrap_or_else(|| {
+        let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        unique_path(&dir, "pcv-project", "pcv.json", SystemTime::now())
+    });
+    let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| ".".into());
+    let project = Project::from_state(state, &state.sources, &dir);
+    match project.save(&path) {
+        Ok(()) => {
+            println!("pcv: project saved to {}", path.display());
+            state.messages.info(format!("project {} (pcv {} reopens it)", path.display(), path.display()));
+            state.project = Some(path);
+        }
+        Err(e) => state.messages.error(format!("project not saved: {e}")),
     }
 }
 

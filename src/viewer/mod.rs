@@ -68,6 +68,11 @@ pub struct ViewerOptions {
     /// The session uploaded every point and the rasterizer's culled passes apply `filter`
     /// ([`crate::session::filter_in_raster`]).
     pub filter_in_raster: bool,
+    /// What was opened (paths or URLs as given), for Ctrl+S's project.
+    pub sources: Vec<String>,
+    /// The project it was opened from: Ctrl+S writes it back, and the window applies what the
+    /// options do not carry ([`crate::app::project::Project::apply`]).
+    pub project: Option<(std::path::PathBuf, crate::app::project::Project)>,
 }
 
 impl ViewerOptions {
@@ -95,6 +100,8 @@ impl ViewerOptions {
             messages: Vec::new(),
             filter: Default::default(),
             filter_in_raster: false,
+            sources: Vec::new(),
+            project: None,
         }
     }
 }

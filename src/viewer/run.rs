@@ -66,6 +66,10 @@ pub fn run_scene(
         (state.color_mode, state.field_look) = l.color_asked();
     }
     let mut turn = Turn::new(&opts)?;
+    // A project's hidden layers: the points go up again without them.
+    if state.layers.layers.iter().any(|l| !l.visible) {
+        turn.need.refilter = true;
+    }
     loop {
         // 1. Wait or poll.
         let continuous = turn.continuous(&opts);
@@ -167,6 +171,11 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
             state.nav.camera.up = up;
         }
         state.path = Some(update::playback(path, &state.layers));
+    }
+    state.sources = opts.sources.clone();
+    if let Some((path, project)) = &opts.project {
+        project.apply(&mut state);
+        state.project = Some(path.clone());
     }
     // Said on stderr when they happened: shown, not printed again.
     let quiet = std::mem::replace(&mut state.messages.quiet, true);

@@ -67,9 +67,41 @@ fn raster(a: args::RasterArgs) -> Result<()> {
     Ok(())
 }
 
-fn view(a: ViewArgs) -> Result<()> {
+/// A project given as the one file (`pcv scene.pcv.json`): its sources replace the files, its camera
+/// the start camera; the filter, colour and look come back for the caller to use.
+fn open_project(
+    s: &mut args::SourceArgs,
+    cam: &mut args::CameraArgs,
+) -> Result<Option<(std::path::PathBuf, pcv::app::project::Project)>> {
+    let [file] = s.files.as_slice() else { return Ok(None) };
+    if !pcv::app::project::is_project(file) {
+        return Ok(None);
+    }
+    let path = file.clone();
+    let (project, sources) = pcv::app::project::Project::load(&path)?;
+    if sources.is_empty() {
+        bail!("{}: the project lists no files", path.display());
+    }
+    let (pose, up, projection) = project.start(&path)?;
+    s.files = sources;
+    cam.camera = Some(pose);
+    cam.camera_frame = pcv_camera::CameraFrame::File;
+    cam.up = UpChoice::Axis(up);
+    if let pcv_camera::Projection::Orthographic { half_height_m } = projection {
+        cam.projection = args::ProjectionArg::Ortho;
+        cam.ortho_height = Some(2.0 * half_height_m);
+    }
+    if let Ok(c) = pcv_io::attributes::ColorMode::parse(&project.color) {
+        s.color = Some(c);
+    }
+    eprintln!("pcv: project {} ({} files)", path.display(), s.files.len());
+    Ok(Some((path, project)))
+}
+
+fn view(mut a: ViewArgs) -> Result<()> {
     // Fail before loading anything when there is no display to open a window on.
     pcv::viewer::check_display()?;
+    let project = open_project(&mut a.source, &mut a.camera)?;
     let path = a.path.as_deref().map(pcv_camera::path::CameraPath::load).transpose()?;
     let script = a.input_script.as_deref().map(pcv::input::script::InputScript::load).transpose()?;
     let mut start = a.camera.start(a.size);
@@ -77,8 +109,15 @@ fn view(a: ViewArgs) -> Result<()> {
         start.up = UpChoice::Axis(up);
     }
     let s = &a.source;
-    let open = session::OpenOptions { auto_lod: !s.no_lod, raster_filter: a.mode.culls(), ..s.open_options(start) };
+    let mut open = session::OpenOptions { auto_lod: !s.no_lod, raster_filter: a.mode.culls(), ..s.open_options(start) };
+    if let Some((path, p)) = &project {
+        open.filter = p.filter(path)?;
+    }
     let mut session = session::open(s.source(), &s.backend(), &open)?;
+    let mut look = session.look(&a.look.overrides());
+    if let Some((_, p)) = &project {
+        look = p.look(look);
+    }
     let opts = pcv::viewer::ViewerOptions {
         size_px: a.size,
         vsync: !a.no_vsync && a.frames.is_none(),
@@ -89,7 +128,7 @@ fn view(a: ViewArgs) -> Result<()> {
         up_reason: session.up_reason.clone(),
         controller: a.controller,
         mode: a.mode,
-        look: session.look(&a.look.overrides()),
+        look,
         spacing_m: session.spacing_m(),
         continuous: a.continuous,
         path,
@@ -105,6 +144,8 @@ fn view(a: ViewArgs) -> Result<()> {
         // The session's own filter, set by Session::view where it applied it.
         filter: Default::default(),
         filter_in_raster: false,
+        sources: a.source.files.iter().map(|p| p.display().to_string()).collect(),
+        project,
     };
     let summary = session.view(opts)?;
     if let Some(why) = &summary.interop_fallback {
@@ -117,12 +158,19 @@ fn view(a: ViewArgs) -> Result<()> {
     Ok(())
 }
 
-fn render(a: RenderArgs) -> Result<()> {
+fn render(mut a: RenderArgs) -> Result<()> {
     let started = Instant::now();
+    let project = open_project(&mut a.source, &mut a.camera)?;
     let s = &a.source;
-    let open = session::OpenOptions { raster_filter: a.mode.culls(), ..s.open_options(a.camera.start(a.size)) };
+    let mut open = session::OpenOptions { raster_filter: a.mode.culls(), ..s.open_options(a.camera.start(a.size)) };
+    if let Some((path, p)) = &project {
+        open.filter = p.filter(path)?;
+    }
     let mut session = session::open(s.source(), &s.backend(), &open)?;
-    let look = session.look(&a.look.overrides());
+    let mut look = session.look(&a.look.overrides());
+    if let Some((_, p)) = &project {
+        look = p.look(look);
+    }
     let mode = session.mode_for(a.mode);
     // Level of detail: the view as complete as the budget allows (a minute at most).
     let frame = FrameParams::of_camera(&session.camera, a.size.0, a.size.1).with_mode(mode);
