@@ -576,6 +576,67 @@ fn a_saved_project_reopens_the_same_view_and_renders_it() {
 }
 
 #[test]
+fn notes_pin_to_picked_points_and_hide_behind_the_surface() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let run = |frames: u64, steps: Vec<Value>| {
+        let script = write_script(dir.path(), "notes.json", Value::Array(steps));
+        let tr = dir.path().join("notes.jsonl");
+        let _ = std::fs::remove_file(&tr);
+        let frames = frames.to_string();
+        let args = [s(&cloud), "--backend", "cpu", "--size", "640x360", "--frames", &frames, "--no-overlay"];
+        pcv_window(&d, &[&args[..], &["--input-script", s(&script), "--trace", s(&tr)]].concat());
+        trace(&tr)
+    };
+    // The top view's geometry, from a first run.
+    let first = run(5, vec![key(2, "Kp7", true), key(3, "Kp7", false)]);
+    let line = first.last().unwrap();
+    let (hh, b, eye) = (ortho_half_height(line).unwrap(), pose(line).basis(UpAxis::PosZ), vec3(&line["eye_local"]));
+    let px = |x: f32, y: f32| {
+        let r = Vec3::new(x, y, 0.0) - eye;
+        Vec2::new(
+            (r.dot(b.right) / (hh * W as f32 / H as f32) + 1.0) * 0.5 * W as f32,
+            (1.0 - r.dot(b.up) / hh) * 0.5 * H as f32,
+        )
+    };
+    let ctrl_a = |frame: u64| json!({"frame": frame, "type": "key", "key": "A", "down": true, "mods": {"ctrl": true}});
+    // Pin one on the roof (0, 0, 2) and one on the ground north of it (0, 5, 0); then the front view
+    // (Numpad 1: looking north, level), where the roof's front edge hides the ground behind it.
+    let (roof, ground) = (px(0.0, 0.0), px(0.0, 5.0));
+    let steps = vec![
+        key(2, "Kp7", true),
+        key(3, "Kp7", false),
+        cursor(5, roof.x, roof.y),
+        button(6, "left", true),
+        button(6, "left", false),
+        ctrl_a(7),
+        key(7, "A", false),
+        cursor(9, ground.x, ground.y),
+        button(10, "left", true),
+        button(10, "left", false),
+        ctrl_a(11),
+        key(11, "A", false),
+        key(14, "Kp1", true),
+        key(15, "Kp1", false),
+    ];
+    let t = run(20, steps);
+    let at = |frame: u64| t.iter().rev().find(|l| l["frame"].as_u64().unwrap() <= frame).unwrap();
+    let top = &at(13)["notes"];
+    assert_eq!(top.as_array().unwrap().len(), 2, "{top}");
+    assert_eq!(top[0]["text"], "note 1");
+    assert!((f(&top[0]["file"][2]) - 2.0).abs() < 1e-4 && f(&top[1]["file"][2]).abs() < 1e-4, "{top}");
+    assert!((f(&top[1]["file"][1]) - 5.0).abs() < 0.2, "{top}");
+    assert_eq!(
+        (top[0]["visible"].as_bool(), top[1]["visible"].as_bool()),
+        (Some(true), Some(true)),
+        "both show from above"
+    );
+    let front = &t.last().unwrap()["notes"];
+    assert_eq!(front[1]["visible"], false, "the ground behind the roof is hidden from the front: {front}");
+}
+
+#[test]
 fn a_moving_camera_renders_below_full_resolution_and_refines_when_it_stops() {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,7 @@ pub mod layers;
 pub mod loading;
 pub mod measure;
 pub mod messages;
+pub mod notes;
 pub mod pick;
 pub mod project;
 pub mod raster;

@@ -26,6 +26,10 @@ pub const CLICK_RADIUS_PX: u32 = 6;
 pub trait Picker {
     /// The nearest point drawn within `radius_px` of `at_px` (framebuffer pixels from the top-left).
     fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit>;
+    /// Whether the pixel was read at all (an update's reads hold only what was gathered for it).
+    fn gathered(&self, _at_px: Vec2, _radius_px: u32) -> bool {
+        true
+    }
 }
 
 /// What an update may read of the last frame, read before it: the pick at each pixel and radius the
@@ -54,6 +58,10 @@ impl Picker for Reads {
     fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
         self.hits.iter().find(|(k, _)| *k == (at_px, radius_px)).and_then(|(_, h)| *h)
     }
+
+    fn gathered(&self, at_px: Vec2, radius_px: u32) -> bool {
+        self.hits.iter().any(|(k, _)| *k == (at_px, radius_px))
+    }
 }
 
 /// The picks `actions`, then held keys `held`, will ask for in [`super::update`] on `s`: a click's and
@@ -77,6 +85,7 @@ pub fn reads_needed(
             _ => {}
         }
     }
+    wanted.extend(s.notes.reads(&s.nav.camera, s.size_px, |f| s.layers.cloud.from_source(f)));
     if held.is_moving() && s.nav.camera.adaptive_speed {
         let (w, h) = s.size_px;
         wanted.push((Vec2::new(w as f32 * 0.5, h as f32 * 0.5), pcv_camera::controller::AHEAD_RADIUS_PX));

@@ -4,8 +4,8 @@
 //! both versions named) of the sources (paths relative to the project's folder where they lie under
 //! it, else absolute; URLs as given), the camera (pose in file coordinates as `--camera` takes it, up
 //! axis, projection), the controller, the look (point size, shape, EDL, background) and colour mode,
-//! the filter and clip volumes (boxes with their rotation), the layers' visibility, the bookmarks and
-//! the measurements. [`Project::from_state`] takes them from the window; the command line turns a
+//! the filter and clip volumes (boxes with their rotation), the layers' visibility, the bookmarks, the
+//! measurements and the notes. [`Project::from_state`] takes them from the window; the command line turns a
 //! project into the options it opens with ([`Project::start`], [`Project::filter`], [`Project::look`])
 //! and the window applies the rest ([`Project::apply`]). Ctrl+S writes the project the window was
 //! opened from, or a new one in the current folder.
@@ -57,6 +57,19 @@ pub struct Project {
     pub bookmarks: Vec<Option<BookmarkState>>,
     #[serde(default)]
     pub measurements: Vec<Measurement>,
+    #[serde(default)]
+    pub notes: Vec<NoteState>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NoteState {
+    pub text: String,
+    /// Where it points, in file coordinates.
+    pub point: [f64; 3],
+    /// The camera it was made from, as `--camera` takes it.
+    pub camera: String,
+    pub up: String,
+    pub projection: Projection,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -236,6 +249,18 @@ impl Project {
                 })
                 .collect(),
             measurements: s.measure.all(),
+            notes: s
+                .notes
+                .list
+                .iter()
+                .map(|n| NoteState {
+                    text: n.text.clone(),
+                    point: n.file.to_array(),
+                    camera: PoseArg::format(&n.pose, origin),
+                    up: n.up.name().into(),
+                    projection: n.projection,
+                })
+                .collect(),
         }
     }
 
@@ -312,6 +337,20 @@ impl Project {
             });
         }
         s.measure.done = self.measurements.clone();
+        s.notes.list = self
+            .notes
+            .iter()
+            .filter_map(|n| {
+                Some(super::notes::Note {
+                    text: n.text.clone(),
+                    file: DVec3::from_array(n.point),
+                    pose: PoseArg::parse(&n.camera).ok()?.to_pose(origin),
+                    up: n.up.parse().ok()?,
+                    projection: n.projection,
+                })
+            })
+            .collect();
+        s.notes.visible = vec![true; s.notes.list.len()];
         s.nav.camera.projection = self.camera.projection;
         s.nav.camera.start_projection = self.camera.projection;
         if self.camera.controller == "fly" {
@@ -381,6 +420,13 @@ mod tests {
             layers: vec![],
             bookmarks: vec![None],
             measurements: vec![Measurement { kind: MeasureKind::Point, points: vec![DVec3::new(1.0, 2.0, 3.0)] }],
+            notes: vec![NoteState {
+                text: "oak, 18 m".into(),
+                point: [512010.5, 5400020.25, 318.0],
+                camera: "512000,5400000,330,45,-20".into(),
+                up: "z".into(),
+                projection: Projection::Perspective,
+            }],
         };
         let path = dir.path().join("site.pcv.json");
         project.save(&path).unwrap();

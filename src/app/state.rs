@@ -98,6 +98,8 @@ pub struct AppState {
     pub sources: Vec<String>,
     /// The project file the window was opened from (Ctrl+S writes it back).
     pub project: Option<std::path::PathBuf>,
+    /// Annotations ([`super::notes`]).
+    pub notes: super::notes::Notes,
 }
 
 impl AppState {
@@ -138,6 +140,7 @@ impl AppState {
             picked: None,
             hover: None,
             measure: Measure::default(),
+            notes: Default::default(),
             sources: Vec::new(),
             project: None,
             bookmarks: Default::default(),

@@ -370,6 +370,36 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             }
             Effects::ui()
         }
+        Action::AddNote => match s.picked.clone() {
+            Some(p) => {
+                let i = s.notes.add(&p, &s.nav.camera);
+                // No coordinates here: a message wraps, and a number must not break across lines.
+                s.messages.info(format!("{} pinned (the Measure section edits it)", s.notes.list[i].text));
+                Effects::ui()
+            }
+            None => {
+                s.messages.info("click a point first, then Ctrl+A pins a note there");
+                Effects::ui()
+            }
+        },
+        Action::SetNoteText(i, text) => {
+            if let Some(n) = s.notes.list.get_mut(i) {
+                n.text = text;
+            }
+            Effects::ui()
+        }
+        Action::FlyToNote(i) => {
+            let up_before = s.nav.camera.up;
+            if !s.notes.fly(i, &mut s.nav.camera) {
+                return Effects::default();
+            }
+            let reupload = s.nav.camera.up != up_before && colors_follow_up(s, s.nav.camera.up);
+            Effects { redraw_scene: true, reupload, ..Default::default() }
+        }
+        Action::DeleteNote(i) => {
+            s.notes.delete(i);
+            Effects::ui()
+        }
         Action::SaveProject => Effects { save_project: true, redraw_ui: true, ..Default::default() },
         Action::ExportMeasurements(format) => Effects { export: Some(format), redraw_ui: true, ..Default::default() },
         Action::ExportRaster(kind) => match super::raster::refusal(s) {
@@ -588,6 +618,11 @@ pub fn tick(s: &mut AppState, held: &MoveInput, dt_s: f32, ctx: &mut UpdateCtx<'
             fx.reupload |= colors_follow_up(s, up);
         }
         fx.redraw_scene = true;
+    }
+    if !s.notes.list.is_empty() {
+        let (cam, size_px) = (s.nav.camera, s.size_px);
+        let cloud = &s.layers.cloud;
+        fx.redraw_ui |= s.notes.update_visibility(&cam, size_px, |f| cloud.from_source(f), ctx.reads);
     }
     fx.merge(poll_loader(s));
     if s.messages.expire(Instant::now()) {

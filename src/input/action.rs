@@ -49,6 +49,12 @@ pub enum Action {
     ExportMeasurements(crate::app::measure::ExportFormat),
     /// Writes the orthographic top view as a GeoTIFF (`./pcv-ortho-<time>.tif` or `pcv-dsm-…`).
     ExportRaster(pcv_io::raster::RasterKind),
+    /// Ctrl+A: pins a note at the picked point.
+    AddNote,
+    SetNoteText(usize, String),
+    /// Moves the camera to where note `i` was made from.
+    FlyToNote(usize),
+    DeleteNote(usize),
     /// Ctrl+S: writes the project (the one opened, or a new `./pcv-project-<time>.pcv.json`).
     SaveProject,
     /// Perspective ↔ orthographic, keeping the view.

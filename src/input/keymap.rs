@@ -68,6 +68,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "Shift+T", does: "next measurement kind" },
     Binding { input: "Enter", does: "end the polyline or area being measured" },
     Binding { input: "Backspace", does: "clear the measurement and the picked point" },
+    Binding { input: "Ctrl+A", does: "pin a note at the picked point (the Measure section edits its text)" },
     Binding {
         input: "Ctrl+S",
         does: "save the project (*.pcv.json): files, camera, look, filter, bookmarks, measurements",
@@ -321,6 +322,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::U => Action::NextUp,
         Key::O => Action::ToggleController,
         Key::S if mods.ctrl => Action::SaveProject,
+        Key::A if mods.ctrl => Action::AddNote,
         Key::T if mods.shift => Action::NextMeasureKind,
         Key::T => Action::ToggleMeasure,
         Key::Enter | Key::KpEnter => Action::FinishMeasure,

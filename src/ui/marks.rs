@@ -1,4 +1,5 @@
-//! Marks in the view: the picked point, the measurements (their vertices joined, an area's ring
+//! Marks in the view: the picked point, the notes the surface does not hide (a leader line and their
+//! text), the measurements (their vertices joined, an area's ring
 //! closed, the first value beside them: the listed ones dimmer, the one being placed with the cursor as
 //! its next vertex), the clip boxes' edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
 //!
@@ -19,6 +20,8 @@ use glam::{Mat4, Vec2, Vec3};
 const PICK: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
 const MEASURE: [f32; 4] = [0.3, 0.95, 1.0, 1.0];
 const MEASURE_DONE: [f32; 4] = [0.55, 0.8, 1.0, 0.85];
+const NOTE: [f32; 4] = [1.0, 0.95, 0.6, 1.0];
+const NOTE_BOX: [f32; 4] = [0.1, 0.08, 0.02, 0.85];
 const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.8];
 const CLIP_INSIDE: [f32; 4] = [0.35, 1.0, 0.45, 0.9];
 const CLIP_OUTSIDE: [f32; 4] = [1.0, 0.4, 0.35, 0.9];
@@ -138,6 +141,33 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
         }
     }
     measurement(ui, &dl, &current, &on_screen, MEASURE, up, &u);
+    notes(ui, &dl, s, info, display);
+}
+
+/// The notes the surface does not hide: a ring at the point, a leader line up and the text in a box.
+fn notes(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info: &FrameInfo<'_>, display: [f32; 2]) {
+    for (n, _) in s.notes.list.iter().zip(&s.notes.visible).filter(|(_, v)| **v) {
+        let Some(p) = s.layers.cloud.from_source(n.file).and_then(|l| to_screen(&info.clip_from_world, l, display))
+        else {
+            continue;
+        };
+        let top = p - Vec2::new(0.0, 36.0);
+        dl.add_line(p.to_array(), top.to_array(), SHADOW).thickness(3.0).build();
+        dl.add_line(p.to_array(), top.to_array(), NOTE).thickness(1.5).build();
+        dl.add_circle(p.to_array(), 4.0, SHADOW).thickness(3.0).build();
+        dl.add_circle(p.to_array(), 4.0, NOTE).thickness(1.5).build();
+        let size = ui.calc_text_size(&n.text);
+        let at = top - Vec2::new(size[0] * 0.5, size[1] + 2.0);
+        dl.add_rect(
+            (at - Vec2::splat(4.0)).to_array(),
+            (at + Vec2::new(size[0], size[1]) + Vec2::splat(4.0)).to_array(),
+            NOTE_BOX,
+        )
+        .filled(true)
+        .rounding(4.0)
+        .build();
+        dl.add_text(at.to_array(), NOTE, &n.text);
+    }
 }
 
 /// One measurement: its vertices joined (an area's ring closed), dots at the vertices, and its first

@@ -821,6 +821,7 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             actions.push(Action::FinishMeasure);
         }
     }
+    notes_list(ui, s, actions);
     let u = s.units();
     let up = s.nav.camera.up.vector().as_dvec3();
     let all = s.measure.all();
@@ -858,6 +859,35 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         actions.push(Action::ExportMeasurements(ExportFormat::Csv));
     }
     ui.text_disabled(format!("in {} with the file's coordinate system", u.describe()));
+}
+
+/// The notes: text to edit, fly to, delete.
+fn notes_list(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    if s.notes.list.is_empty() {
+        ui.text_disabled("notes: click a point, then Ctrl+A");
+        return;
+    }
+    ui.text("notes");
+    for (i, n) in s.notes.list.iter().enumerate() {
+        let mut text = n.text.clone();
+        ui.set_next_item_width(170.0);
+        if ui.input_text(format!("##note{i}"), &mut text).build() {
+            actions.push(Action::SetNoteText(i, text));
+        }
+        ui.same_line();
+        if ui.small_button(format!("fly##note{i}")) {
+            actions.push(Action::FlyToNote(i));
+        }
+        ui.same_line();
+        if ui.small_button(format!("delete##note{i}")) {
+            actions.push(Action::DeleteNote(i));
+        }
+        if !s.notes.visible.get(i).copied().unwrap_or(true) {
+            ui.same_line();
+            ui.text_disabled("(hidden)");
+        }
+    }
+    ui.separator();
 }
 
 fn camera(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
