@@ -17,6 +17,7 @@ pub mod measure;
 pub mod messages;
 pub mod notes;
 pub mod pick;
+pub mod profile;
 pub mod project;
 pub mod raster;
 pub mod resolution;

@@ -100,6 +100,10 @@ pub struct AppState {
     pub project: Option<std::path::PathBuf>,
     /// Annotations ([`super::notes`]).
     pub notes: super::notes::Notes,
+    /// The cross-section shown, if any ([`super::profile`]).
+    pub profile: Option<super::profile::Profile>,
+    /// The strip's width for the next profile, in the files' unit (0: a fortieth of its length).
+    pub profile_width: f64,
 }
 
 impl AppState {
@@ -141,6 +145,8 @@ impl AppState {
             hover: None,
             measure: Measure::default(),
             notes: Default::default(),
+            profile: None,
+            profile_width: 0.0,
             sources: Vec::new(),
             project: None,
             bookmarks: Default::default(),

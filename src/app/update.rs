@@ -42,6 +42,8 @@ pub struct Effects {
     pub export_raster: Option<pcv_io::raster::RasterKind>,
     /// Write the project.
     pub save_project: bool,
+    /// Write the profile's points.
+    pub export_profile: bool,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -61,6 +63,7 @@ impl Effects {
         self.export = o.export.or(self.export);
         self.export_raster = o.export_raster.or(self.export_raster);
         self.save_project |= o.save_project;
+        self.export_profile |= o.export_profile;
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -370,6 +373,50 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             }
             Effects::ui()
         }
+        Action::ShowProfile(i) => {
+            let Some(m) = s.measure.all().get(i).filter(|m| m.points.len() >= 2).cloned() else {
+                return Effects::default();
+            };
+            let (a, b) = (m.points[0], m.points[m.points.len() - 1]);
+            let len = glam::DVec3::new(b.x - a.x, b.y - a.y, 0.0).length();
+            if len <= 0.0 {
+                s.messages.info("a profile needs two points apart across the ground");
+                return Effects::ui();
+            }
+            let before = match s.profile.take() {
+                Some(p) => p.before,
+                None => (s.nav.camera, s.layers.filter.clone()),
+            };
+            let width = if s.profile_width > 0.0 { s.profile_width } else { len / 40.0 };
+            let p = super::profile::Profile { a, b, width, before };
+            let z = super::profile::z_range(&s.layers.cloud);
+            s.nav.camera = p.camera(&s.nav.camera, &s.layers.cloud, z, aspect);
+            let filter = p.filter(z);
+            s.messages.info(format!(
+                "profile {}: {}{} long, {}{} wide (Close in the Measure section)",
+                i + 1,
+                pcv_model::number::readable((s.units().across(len) * 1e3).round() / 1e3),
+                s.units().across_suffix(),
+                pcv_model::number::readable((s.units().across(width) * 1e3).round() / 1e3),
+                s.units().across_suffix()
+            ));
+            s.profile = Some(p);
+            let mut fx = apply(s, Action::SetFilter(filter), ctx);
+            fx.redraw_scene = true;
+            fx
+        }
+        Action::CloseProfile => {
+            let Some(p) = s.profile.take() else { return Effects::default() };
+            s.nav.camera = p.before.0;
+            let mut fx = apply(s, Action::SetFilter(p.before.1), ctx);
+            fx.redraw_scene = true;
+            fx
+        }
+        Action::SetProfileWidth(w) => {
+            s.profile_width = if w.is_finite() { w.max(0.0) } else { 0.0 };
+            Effects::ui()
+        }
+        Action::ExportProfile => Effects { export_profile: s.profile.is_some(), redraw_ui: true, ..Default::default() },
         Action::AddNote => match s.picked.clone() {
             Some(p) => {
                 let i = s.notes.add(&p, &s.nav.camera);
@@ -868,6 +915,37 @@ mod tests {
         assert_eq!(apply(&mut s, Action::ExportMeasurements(ExportFormat::Csv), ctx).export, Some(ExportFormat::Csv));
         apply(&mut s, Action::DeleteMeasurement(0), ctx);
         assert!(s.measure.all().is_empty());
+    }
+
+    #[test]
+    fn a_profile_along_a_measurement_clips_the_strip_and_closing_restores_the_view() {
+        let mut s = state();
+        let picks = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)];
+        apply(&mut s, Action::ToggleMeasure, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
+        for p in picks {
+            apply(
+                &mut s,
+                Action::Click { at_px: Vec2::ZERO },
+                &mut UpdateCtx { reads: &mut Always { at: p, index: None } },
+            );
+        }
+        let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
+        let (cam, filter) = (s.nav.camera, s.layers.filter.clone());
+        apply(&mut s, Action::SetProfileWidth(2.0), ctx);
+        let fx = apply(&mut s, Action::ShowProfile(0), ctx);
+        assert!(fx.redraw_scene && (fx.refilter || fx.reupload));
+        let p = s.profile.clone().expect("a profile");
+        assert_eq!(p.width, 2.0);
+        assert_eq!(s.layers.filter.boxes.len(), 1, "the strip is a clip box");
+        assert!(s.nav.camera.is_ortho() && s.nav.camera.pose.pitch_rad == 0.0);
+        // The strip keeps the points near the line (y 0 of the state's 10 × 10 grid), not the rest.
+        let kept = pcv_io::filter::kept(&s.layers.cloud, &s.layers.filter, 0..s.layers.cloud.points.len());
+        assert!(kept.points > 0 && kept.points < s.layers.cloud.points.len() as u64, "{}", kept.points);
+        apply(&mut s, Action::CloseProfile, ctx);
+        assert!(s.profile.is_none());
+        assert_eq!((s.nav.camera, &s.layers.filter), (cam, &filter));
+        // Nothing to profile: no change.
+        assert!(!apply(&mut s, Action::ShowProfile(5), ctx).redraw_scene);
     }
 
     #[test]

@@ -49,6 +49,14 @@ pub enum Action {
     ExportMeasurements(crate::app::measure::ExportFormat),
     /// Writes the orthographic top view as a GeoTIFF (`./pcv-ortho-<time>.tif` or `pcv-dsm-…`).
     ExportRaster(pcv_io::raster::RasterKind),
+    /// Shows the cross-section along listed measurement `i` (its first to its last vertex).
+    ShowProfile(usize),
+    /// Back to the camera and filter before the profile.
+    CloseProfile,
+    /// The strip's width for profiles (files' unit; 0: automatic).
+    SetProfileWidth(f64),
+    /// Writes the strip's points as CSV (station, offset, height, x, y, z).
+    ExportProfile,
     /// Ctrl+A: pins a note at the picked point.
     AddNote,
     SetNoteText(usize, String),

@@ -142,6 +142,62 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     }
     measurement(ui, &dl, &current, &on_screen, MEASURE, up, &u);
     notes(ui, &dl, s, info, display);
+    profile_grid(ui, &dl, s, info, display);
+}
+
+/// The profile's grid: stations along the section (from its start) and heights, at round steps in the
+/// file's units, labelled at the bottom and the left.
+fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info: &FrameInfo<'_>, display: [f32; 2]) {
+    let Some(p) = &s.profile else { return };
+    let (dir, len) = p.direction();
+    let u = s.units();
+    let at = |station: f64, z: f64| {
+        let f = p.a + dir * station;
+        s.layers
+            .cloud
+            .from_source(glam::DVec3::new(f.x, f.y, z))
+            .and_then(|l| to_screen(&info.clip_from_world, l, display))
+    };
+    let (Some(o), Some(x1), Some(y1)) = (at(0.0, p.a.z), at(len, p.a.z), at(0.0, p.a.z + len.max(1e-9))) else {
+        return;
+    };
+    let (px_per_station, px_per_z) = ((x1.x - o.x) as f64 / len, (o.y - y1.y) as f64 / len.max(1e-9));
+    if !(px_per_station.abs() > 1e-9 && px_per_z.abs() > 1e-9) {
+        return;
+    }
+    let station_at = |x: f32| (x - o.x) as f64 / px_per_station;
+    let z_at = |y: f32| p.a.z + (o.y - y) as f64 / px_per_z;
+    let (s0, s1) = (station_at(0.0).min(station_at(display[0])), station_at(0.0).max(station_at(display[0])));
+    let (z0, z1) = (z_at(display[1]).min(z_at(0.0)), z_at(display[1]).max(z_at(0.0)));
+    const GRID: [f32; 4] = [1.0, 1.0, 1.0, 0.18];
+    const LABEL: [f32; 4] = [1.0, 1.0, 1.0, 0.8];
+    // Steps: round lengths of the shown unit, about 120 px apart.
+    let step_of = |per_px: f64, to_shown: &dyn Fn(f64) -> f64| {
+        let shown = super::scale::round_length(to_shown(120.0 / per_px.abs()));
+        shown / to_shown(1.0)
+    };
+    let ds = step_of(px_per_station, &|v| u.across(v));
+    let dz = step_of(px_per_z, &|v| u.up(v));
+    if !(ds > 0.0 && dz > 0.0) || (s1 - s0) / ds > 200.0 || (z1 - z0) / dz > 200.0 {
+        return;
+    }
+    let mut st = (s0 / ds).ceil() * ds;
+    while st <= s1 {
+        let x = o.x + (st * px_per_station) as f32;
+        dl.add_line([x, 0.0], [x, display[1]], GRID).thickness(1.0).build();
+        let label = format!("{}{}", pcv_model::number::readable((u.across(st) * 1e6).round() / 1e6), u.across_suffix());
+        dl.add_text([x + 3.0, display[1] - 40.0], LABEL, &label);
+        st += ds;
+    }
+    let mut z = (z0 / dz).ceil() * dz;
+    while z <= z1 {
+        let y = o.y - ((z - p.a.z) * px_per_z) as f32;
+        dl.add_line([0.0, y], [display[0], y], GRID).thickness(1.0).build();
+        let label = format!("{}{}", pcv_model::number::readable((u.up(z) * 1e6).round() / 1e6), u.up_suffix());
+        let w = ui.calc_text_size(&label)[0];
+        dl.add_text([display[0] - w - 60.0, y - 16.0], LABEL, &label);
+        z += dz;
+    }
 }
 
 /// The notes the surface does not hide: a ring at the point, a leader line up and the text in a box.

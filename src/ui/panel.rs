@@ -822,6 +822,27 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         }
     }
     notes_list(ui, s, actions);
+    if s.profile.is_some() {
+        ui.text_colored(MEASURE, "profile");
+        ui.same_line();
+        if ui.small_button("close##profile") {
+            actions.push(Action::CloseProfile);
+        }
+        ui.same_line();
+        if ui.small_button("CSV##profile") {
+            actions.push(Action::ExportProfile);
+        }
+    }
+    let mut width = s.profile_width as f32;
+    ui.set_next_item_width(90.0);
+    if imgui::Drag::new("profile width (0: auto)")
+        .speed(0.1)
+        .range(0.0, f32::MAX)
+        .display_format("%.2f")
+        .build(ui, &mut width)
+    {
+        actions.push(Action::SetProfileWidth(width as f64));
+    }
     let u = s.units();
     let up = s.nav.camera.up.vector().as_dvec3();
     let all = s.measure.all();
@@ -832,6 +853,12 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     for (i, m) in all.iter().enumerate() {
         let listed = i < s.measure.done.len();
         ui.text(format!("{}. {}{}", i + 1, m.kind.name(), if listed { "" } else { " (current)" }));
+        if matches!(m.kind, MeasureKind::Distance | MeasureKind::Polyline) {
+            ui.same_line();
+            if ui.small_button(format!("profile##p{i}")) {
+                actions.push(Action::ShowProfile(i));
+            }
+        }
         for v in m.values(up, &u) {
             ui.text_disabled(format!("   {} {}", v.name.replace('_', " "), v.describe(&u)));
         }

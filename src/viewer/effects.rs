@@ -96,6 +96,9 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if std::mem::take(&mut need.save_project) {
         save_project(state);
     }
+    if std::mem::take(&mut need.export_profile) {
+        export_profile(state);
+    }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
@@ -309,6 +312,25 @@ fn save_project(state: &mut AppState) {
             state.project = Some(path);
         }
         Err(e) => state.messages.error(format!("project not saved: {e}")),
+    }
+}
+
+/// Writes the profile's strip as CSV in the current directory.
+fn export_profile(state: &mut AppState) {
+    let Some(p) = &state.profile else { return };
+    let rows: Vec<[f64; 6]> = p
+        .rows(&state.layers.cloud, &state.layers.filter)
+        .iter()
+        .map(|r| [r.station, r.offset, r.height, r.file.x, r.file.y, r.file.z])
+        .collect();
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let file = unique_path(&dir, "pcv-profile", "csv", SystemTime::now());
+    match pcv_io::export::write_profile_csv(&file, &rows) {
+        Ok(n) => {
+            println!("pcv: {n} profile points written to {}", file.display());
+            state.messages.info(format!("{n} profile points: {}", file.display()));
+        }
+        Err(e) => state.messages.error(format!("profile not written: {e}")),
     }
 }
 

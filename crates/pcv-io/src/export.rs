@@ -146,6 +146,19 @@ impl MeasurementSet<'_> {
     }
 }
 
+/// A cross-section's points as CSV: `station, offset, height, x, y, z` (file coordinates and units;
+/// station along the section from its start, offset across it, left negative); how many rows.
+pub fn write_profile_csv(path: &Path, rows: &[[f64; 6]]) -> Result<usize, ExportError> {
+    let err = |source| ExportError::Csv { path: path.into(), source };
+    let mut w = csv::Writer::from_path(path).map_err(err)?;
+    w.write_record(["station", "offset", "height", "x", "y", "z"]).map_err(err)?;
+    for r in rows {
+        w.write_record(r.iter().map(|v| round6(*v).to_string())).map_err(err)?;
+    }
+    w.flush().map_err(|source| ExportError::Io { path: path.into(), source })?;
+    Ok(rows.len())
+}
+
 /// `v` to a millionth of its unit (a micrometre of a metre: far below what lidar resolves), so that
 /// the float noise of a difference (`23.673000000000002`) is not written.
 fn round6(v: f64) -> f64 {

@@ -1,0 +1,170 @@
+//! Cross-sections: the points of a strip along a measured line, seen side on.
+//!
+//! How it works: a listed distance or polyline measurement gives the section, from its first vertex
+//! `a` to its last `b` (file coordinates), and the panel a width. [`Profile::strip`] is the strip as an
+//! oriented clip box of the filter engine (centred on the section, along it, across it by the width,
+//! the cloud's whole height), added to the filter in force, so the rasterizer draws only the strip,
+//! culling whole batches outside it. The camera becomes orthographic, level, looking across the
+//! section with `a` on the left and `b` on the right ([`Profile::camera`]), framing the strip's length
+//! and the cloud's height. The panel draws a grid of stations along the section and heights
+//! ([`crate::ui::marks`]), in the file's units; the measuring tool works in the profile as anywhere
+//! (height differences, slopes). Closing the profile gives back the camera and the filter it found.
+//! [`Profile::rows`] lists the strip's points as station, offset and height for the CSV export.
+use glam::{DQuat, DVec3, Vec3};
+use pcv_camera::{Camera, Pose, Projection};
+use pcv_io::filter::{ClipBox, Keep, PointFilter};
+use pcv_io::PointCloud;
+
+/// An open cross-section and what it replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    pub a: DVec3,
+    pub b: DVec3,
+    /// Across the section, in the files' horizontal unit.
+    pub width: f64,
+    /// The camera and filter before it opened.
+    pub before: (Camera, PointFilter),
+}
+
+/// One point of the strip: where along the section, how far off it (left negative), how high.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProfileRow {
+    pub station: f64,
+    pub offset: f64,
+    pub height: f64,
+    pub file: DVec3,
+}
+
+impl Profile {
+    /// The section's unit direction across the ground (a → b) and its horizontal length.
+    pub fn direction(&self) -> (DVec3, f64) {
+        let d = DVec3::new(self.b.x - self.a.x, self.b.y - self.a.y, 0.0);
+        let len = d.length();
+        (if len > 0.0 { d / len } else { DVec3::X }, len)
+    }
+
+    /// The strip as a clip box over the cloud's heights (`z_range`, file coordinates).
+    pub fn strip(&self, z_range: (f64, f64)) -> ClipBox {
+        let (dir, len) = self.direction();
+        let mid = (self.a + self.b) * 0.5;
+        let (z0, z1) = z_range;
+        let margin = ((z1 - z0) * 0.05).max(1e-3);
+        ClipBox {
+            center: DVec3::new(mid.x, mid.y, (z0 + z1) * 0.5),
+            half_extent: DVec3::new(len * 0.5, self.width * 0.5, (z1 - z0) * 0.5 + margin),
+            rotation: DQuat::from_rotation_z(dir.y.atan2(dir.x)),
+            keep: Keep::Inside,
+        }
+    }
+
+    /// The side-on camera: orthographic, level, `a` on the left, framing the strip's length and
+    /// `z_range` in a frame of `aspect`.
+    pub fn camera(&self, base: &Camera, cloud: &PointCloud, z_range: (f64, f64), aspect: f32) -> Camera {
+        let (dir, len) = self.direction();
+        let mid = DVec3::new((self.a.x + self.b.x) * 0.5, (self.a.y + self.b.y) * 0.5, (z_range.0 + z_range.1) * 0.5);
+        // Right = (sin yaw, −cos yaw, 0) for z up: right along a → b.
+        let yaw = (dir.x as f32).atan2(-dir.y as f32);
+        let forward = Vec3::new(yaw.cos(), yaw.sin(), 0.0);
+        let centre = cloud.from_source(mid).unwrap_or(Vec3::ZERO);
+        let half_height =
+            ((((z_range.1 - z_range.0) * 0.5 * 1.15) as f32).max(len as f32 * 0.5 * 1.05 / aspect.max(1e-3))).max(1e-3);
+        let mut cam = *base;
+        cam.up = pcv_camera::UpAxis::PosZ;
+        cam.projection = Projection::Orthographic { half_height_m: half_height };
+        cam.pose = Pose {
+            eye: centre - forward * (self.width as f32 + pcv_camera::lens::equivalent_depth(half_height)),
+            yaw_rad: yaw,
+            pitch_rad: 0.0,
+        };
+        cam
+    }
+
+    /// The filter with the strip added to what `before` showed.
+    pub fn filter(&self, z_range: (f64, f64)) -> PointFilter {
+        let mut f = self.before.1.clone();
+        f.boxes.push(self.strip(z_range));
+        f
+    }
+
+    /// The strip's points of `cloud` that `filter` (the profile's) shows, by station.
+    pub fn rows(&self, cloud: &PointCloud, filter: &PointFilter) -> Vec<ProfileRow> {
+        let (dir, _) = self.direction();
+        let across = DVec3::new(-dir.y, dir.x, 0.0);
+        let mut rows: Vec<ProfileRow> = pcv_io::filter::kept(cloud, filter, 0..cloud.points.len())
+            .runs
+            .into_iter()
+            .flat_map(|r| r.map(|i| cloud.to_source(Vec3::from_array(cloud.points[i].pos))))
+            .map(|f| {
+                let d = f - self.a;
+                ProfileRow { station: d.dot(dir), offset: -d.dot(across), height: f.z, file: f }
+            })
+            .collect();
+        rows.sort_by(|p, q| p.station.total_cmp(&q.station));
+        rows
+    }
+}
+
+/// The file heights the cloud spans (its bounds).
+pub fn z_range(cloud: &PointCloud) -> (f64, f64) {
+    let lo = cloud.to_source(cloud.bounds.min).z;
+    let hi = cloud.to_source(cloud.bounds.max).z;
+    (lo.min(hi), lo.max(hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcv_io::Point;
+
+    /// Flat ground at z 100 every 0.5 m over 40 × 40 m, with a 6 m-tall box building (x 10..20, y 10..20).
+    fn site() -> PointCloud {
+        let mut pts = Vec::new();
+        for i in 0..80 {
+            for j in 0..80 {
+                let (x, y) = (i as f32 * 0.5 + 0.25, j as f32 * 0.5 + 0.25);
+                let roof = (10.0..20.0).contains(&x) && (10.0..20.0).contains(&y);
+                pts.push(Point::new([x, y, if roof { 6.0 } else { 0.0 }], [200; 4]));
+            }
+        }
+        PointCloud::from_points(pts, DVec3::new(1000.0, 2000.0, 100.0), "site")
+    }
+
+    #[test]
+    fn a_section_through_a_building_reads_its_roof_height_and_the_camera_sees_it_side_on() {
+        let cloud = site();
+        let cam = Camera::for_cloud(cloud.bounds, false);
+        // A diagonal section from south-west to north-east through the building.
+        let p = Profile {
+            a: DVec3::new(1002.0, 2002.0, 100.0),
+            b: DVec3::new(1030.0, 2030.0, 100.0),
+            width: 1.0,
+            before: (cam, PointFilter::default()),
+        };
+        let z = z_range(&cloud);
+        assert_eq!(z, (100.0, 106.0));
+        let rows = p.rows(&cloud, &p.filter(z));
+        assert!(rows.len() > 100, "{} points in the strip", rows.len());
+        assert!(rows.iter().all(|r| r.offset.abs() <= 0.5 + 1e-9), "inside the width");
+        assert!(rows.windows(2).all(|w| w[0].station <= w[1].station));
+        // Stations inside the building (x, y in 10..20: 8√2 .. 18√2 from a) are at the roof, 6 m up.
+        let roof: Vec<&ProfileRow> = rows
+            .iter()
+            .filter(|r| r.station > 8.0 * 2f64.sqrt() + 0.5 && r.station < 18.0 * 2f64.sqrt() - 0.5)
+            .collect();
+        assert!(!roof.is_empty() && roof.iter().all(|r| r.height == 106.0), "roof heights");
+        let ground = rows.iter().filter(|r| r.station < 8.0 * 2f64.sqrt() - 0.5).count();
+        assert!(ground > 0 && rows.iter().filter(|r| r.station < 8.0 * 2f64.sqrt() - 0.5).all(|r| r.height == 100.0));
+        // The camera: orthographic, level, a on the left of b, both in the frame.
+        let pc = p.camera(&cam, &cloud, z, 16.0 / 9.0);
+        assert!(pc.is_ortho() && pc.pose.pitch_rad == 0.0);
+        let m = pc.clip_from_world(1600, 900);
+        let ndc = |f: DVec3| {
+            let c = m * cloud.from_source(f).unwrap().extend(1.0);
+            (c.x / c.w, c.y / c.w)
+        };
+        let (la, lb) = (ndc(p.a), ndc(p.b));
+        assert!(la.0 < -0.8 && lb.0 > 0.8 && la.0.abs() <= 1.0 && lb.0.abs() <= 1.0, "{la:?} {lb:?}");
+        let roof_top = ndc(DVec3::new(1015.0, 2015.0, 106.0));
+        assert!(roof_top.1 > la.1, "up is up");
+    }
+}
