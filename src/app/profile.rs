@@ -33,6 +33,8 @@ pub struct ProfileRow {
     pub offset: f64,
     pub height: f64,
     pub file: DVec3,
+    /// Its index in the cloud.
+    pub index: usize,
 }
 
 impl Profile {
@@ -93,10 +95,10 @@ impl Profile {
         let mut rows: Vec<ProfileRow> = pcv_io::filter::kept(cloud, filter, 0..cloud.points.len())
             .runs
             .into_iter()
-            .flat_map(|r| r.map(|i| cloud.to_source(Vec3::from_array(cloud.points[i].pos))))
-            .map(|f| {
+            .flat_map(|r| r.map(|i| (i, cloud.to_source(Vec3::from_array(cloud.points[i].pos)))))
+            .map(|(index, f)| {
                 let d = f - self.a;
-                ProfileRow { station: d.dot(dir), offset: -d.dot(across), height: f.z, file: f }
+                ProfileRow { station: d.dot(dir), offset: -d.dot(across), height: f.z, file: f, index }
             })
             .collect();
         rows.sort_by(|p, q| p.station.total_cmp(&q.station));

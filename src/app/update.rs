@@ -42,8 +42,8 @@ pub struct Effects {
     pub export_raster: Option<pcv_io::raster::RasterKind>,
     /// Write the project.
     pub save_project: bool,
-    /// Write the profile's points.
-    pub export_profile: bool,
+    /// Write the profile's points (`Some(true)`: as SVG).
+    pub export_profile: Option<bool>,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -63,7 +63,7 @@ impl Effects {
         self.export = o.export.or(self.export);
         self.export_raster = o.export_raster.or(self.export_raster);
         self.save_project |= o.save_project;
-        self.export_profile |= o.export_profile;
+        self.export_profile = o.export_profile.or(self.export_profile);
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -416,7 +416,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             s.profile_width = if w.is_finite() { w.max(0.0) } else { 0.0 };
             Effects::ui()
         }
-        Action::ExportProfile => Effects { export_profile: s.profile.is_some(), redraw_ui: true, ..Default::default() },
+        Action::ExportProfile { svg } => {
+            Effects { export_profile: s.profile.is_some().then_some(svg), redraw_ui: true, ..Default::default() }
+        }
         Action::AddNote => match s.picked.clone() {
             Some(p) => {
                 let i = s.notes.add(&p, &s.nav.camera);

@@ -55,8 +55,10 @@ pub enum Action {
     CloseProfile,
     /// The strip's width for profiles (files' unit; 0: automatic).
     SetProfileWidth(f64),
-    /// Writes the strip's points as CSV (station, offset, height, x, y, z).
-    ExportProfile,
+    /// Writes the strip's points as CSV (station, offset, height, x, y, z), or the profile as SVG.
+    ExportProfile {
+        svg: bool,
+    },
     /// Ctrl+A: pins a note at the picked point.
     AddNote,
     SetNoteText(usize, String),

@@ -830,7 +830,11 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         }
         ui.same_line();
         if ui.small_button("CSV##profile") {
-            actions.push(Action::ExportProfile);
+            actions.push(Action::ExportProfile { svg: false });
+        }
+        ui.same_line();
+        if ui.small_button("SVG##profile") {
+            actions.push(Action::ExportProfile { svg: true });
         }
     }
     let mut width = s.profile_width as f32;

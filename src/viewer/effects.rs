@@ -96,8 +96,8 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if std::mem::take(&mut need.save_project) {
         save_project(state);
     }
-    if std::mem::take(&mut need.export_profile) {
-        export_profile(state);
+    if let Some(svg) = need.export_profile.take() {
+        export_profile(state, svg);
     }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
@@ -315,17 +315,28 @@ fn save_project(state: &mut AppState) {
     }
 }
 
-/// Writes the profile's strip as CSV in the current directory.
-fn export_profile(state: &mut AppState) {
+/// Writes the profile's strip as CSV (its points) or SVG (the section drawn) in the current directory.
+fn export_profile(state: &mut AppState, svg: bool) {
     let Some(p) = &state.profile else { return };
-    let rows: Vec<[f64; 6]> = p
-        .rows(&state.layers.cloud, &state.layers.filter)
-        .iter()
-        .map(|r| [r.station, r.offset, r.height, r.file.x, r.file.y, r.file.z])
-        .collect();
+    let rows = p.rows(&state.layers.cloud, &state.layers.filter);
     let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let file = unique_path(&dir, "pcv-profile", "csv", SystemTime::now());
-    match pcv_io::export::write_profile_csv(&file, &rows) {
+    let file = unique_path(&dir, "pcv-profile", if svg { "svg" } else { "csv" }, SystemTime::now());
+    let written = if svg {
+        // The colours shown.
+        let cloud = &state.layers.cloud;
+        let colour = |i: usize| {
+            let c = cloud.points[i].rgba;
+            [c[0], c[1], c[2]]
+        };
+        let pts: Vec<(f64, f64, [u8; 3])> = rows.iter().map(|r| (r.station, r.height, colour(r.index))).collect();
+        let unit = state.layers.cloud.units().horizontal.symbol();
+        pcv_io::export::write_profile_svg(&file, &pts, &unit, 1200.0)
+    } else {
+        let rows: Vec<[f64; 6]> =
+            rows.iter().map(|r| [r.station, r.offset, r.height, r.file.x, r.file.y, r.file.z]).collect();
+        pcv_io::export::write_profile_csv(&file, &rows)
+    };
+    match written {
         Ok(n) => {
             println!("pcv: {n} profile points written to {}", file.display());
             state.messages.info(format!("{n} profile points: {}", file.display()));

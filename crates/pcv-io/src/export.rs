@@ -159,11 +159,109 @@ pub fn write_profile_csv(path: &Path, rows: &[[f64; 6]]) -> Result<usize, Export
     Ok(rows.len())
 }
 
+/// A cross-section as SVG: each point `(station, height, rgb)` a dot, over a grid of round station and
+/// height steps labelled with `unit` (the file's: station and height are in it), 1 unit across = 1
+/// unit up (no exaggeration), `width_px` wide; how many points.
+pub fn write_profile_svg(
+    path: &Path,
+    points: &[(f64, f64, [u8; 3])],
+    unit: &str,
+    width_px: f64,
+) -> Result<usize, ExportError> {
+    use std::fmt::Write as _;
+    if points.is_empty() {
+        return Err(ExportError::Empty);
+    }
+    let (mut s0, mut s1, mut z0, mut z1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(s, z, _) in points {
+        (s0, s1, z0, z1) = (s0.min(s), s1.max(s), z0.min(z), z1.max(z));
+    }
+    let span = (s1 - s0).max(z1 - z0).max(1e-9);
+    let (margin, k) = (60.0, width_px / span.max(s1 - s0).max(1e-9));
+    let (w, h) = ((s1 - s0) * k + 2.0 * margin, (z1 - z0) * k + 2.0 * margin);
+    let x = |s: f64| margin + (s - s0) * k;
+    let y = |z: f64| h - margin - (z - z0) * k;
+    let step = {
+        let raw = span / 8.0;
+        let p = 10f64.powf(raw.log10().floor());
+        [5.0, 2.0, 1.0].into_iter().map(|m| m * p).find(|&v| v <= raw).unwrap_or(p)
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.1} {h:.1}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(out, r##"<rect width="100%" height="100%" fill="white"/><g stroke="#ccc" stroke-width="0.5">"##);
+    let mut st = (s0 / step).ceil() * step;
+    while st <= s1 {
+        let _ = writeln!(
+            out,
+            r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/>"#,
+            x(st),
+            margin * 0.5,
+            x(st),
+            h - margin
+        );
+        st += step;
+    }
+    let mut z = (z0 / step).ceil() * step;
+    while z <= z1 {
+        let _ = writeln!(
+            out,
+            r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/>"#,
+            margin,
+            y(z),
+            w - margin * 0.5,
+            y(z)
+        );
+        z += step;
+    }
+    let _ = writeln!(out, "</g><g fill=\"#333\">");
+    let mut st = (s0 / step).ceil() * step;
+    while st <= s1 {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{} {unit}</text>"#,
+            x(st),
+            h - margin + 16.0,
+            round6(st)
+        );
+        st += step;
+    }
+    let mut z = (z0 / step).ceil() * step;
+    while z <= z1 {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{} {unit}</text>"#,
+            margin - 6.0,
+            y(z) + 4.0,
+            round6(z)
+        );
+        z += step;
+    }
+    let _ = writeln!(out, "</g><g>");
+    for &(s, z, c) in points {
+        let _ = writeln!(
+            out,
+            r#"<circle cx="{:.2}" cy="{:.2}" r="1" fill="rgb({},{},{})"/>"#,
+            x(s),
+            y(z),
+            c[0],
+            c[1],
+            c[2]
+        );
+    }
+    let _ = writeln!(out, "</g></svg>");
+    std::fs::write(path, out).map_err(|source| ExportError::Io { path: path.into(), source })?;
+    Ok(points.len())
+}
+
 /// `v` to a millionth of its unit (a micrometre of a metre: far below what lidar resolves), so that
 /// the float noise of a difference (`23.673000000000002`) is not written.
 fn round6(v: f64) -> f64 {
     if v.is_finite() && v.abs() < 1e12 {
-        (v * 1e6).round() / 1e6
+        // + 0.0: a negative zero prints as "0".
+        (v * 1e6).round() / 1e6 + 0.0
     } else {
         v
     }
@@ -249,6 +347,27 @@ mod tests {
         // The crate's own reader takes it too.
         let parsed: geojson::GeoJson = std::fs::read_to_string(&path).unwrap().parse().unwrap();
         assert!(matches!(parsed, geojson::GeoJson::FeatureCollection(ref c) if c.features.len() == 3));
+    }
+
+    #[test]
+    fn profile_svg_places_points_on_a_labelled_grid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.svg");
+        let pts = [(0.0, 100.0, [10, 20, 30]), (40.0, 100.0, [10, 20, 30]), (20.0, 106.0, [200, 0, 0])];
+        assert_eq!(write_profile_svg(&path, &pts, "m", 400.0).unwrap(), 3);
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"520\" height=\"180\""),
+            "{}",
+            &svg[..120]
+        );
+        assert_eq!(svg.matches("<circle").count(), 3);
+        // 10 m per 100 px: the roof point 6 m above the ground points, 20 m along.
+        assert!(svg.contains(r#"<circle cx="260.00" cy="60.00" r="1" fill="rgb(200,0,0)"/>"#), "{svg}");
+        assert!(svg.contains(r#"<circle cx="60.00" cy="120.00""#));
+        assert!(svg.contains(">20 m</text>") && svg.contains(">105 m</text>"), "grid labels");
+        assert!(matches!(write_profile_svg(&path, &[], "m", 400.0), Err(ExportError::Empty)));
+        assert_eq!(round6(-1e-9).to_string(), "0");
     }
 
     #[test]
