@@ -1124,18 +1124,22 @@ sc_survey() {
       step "bench-$v" timeout 240 "$pcv" bench --backend cuda --points "${POINTS:-1B}" --mode culled --warmup 5 --frames "${FRAMES:-15}" \
         --projection "$v" --json "$out/bench-$v.json" | grep -E "^ *(start|far|down|close|inside|grazing)|points/s|culled"
     done
-    # CUDA holds the points on the host here as the CPU backend does (past the host budget it streams them
-    # and frames the view from a sample: a view a few pixels apart).
-    echo "== 2. a $fp-point terrain tile: orthographic views on CUDA and on the CPU backend (pcv diff)"
+    # The start views (--view) are framed from every k-th point, and the backends hold the points in
+    # different orders: a few pixels apart. So the --view renders are looked at, and the backends are
+    # compared at explicit cameras (flat roofs seen from straight above are exact depth ties: the
+    # colours there may differ).
+    echo "== 2. a $fp-point terrain tile: orthographic views on CUDA; CUDA vs the CPU backend at explicit cameras (pcv diff)"
     python3 "$helpers/terrain-las.py" "$t" "$fp" --size-m 1000 --format 3 --jobs "$(nproc)" | tail -1
     for v in top front side oblique; do
-      PCV_HOST_BUDGET_MB=8192 "$pcv" render "$t" --backend cuda --projection ortho --view "$v" --size 1920x1080 -o "$out/ortho-$v-cuda.png" 2>&1 | grep -E "rendered|error"
-      "$pcv" render "$t" --backend cpu --projection ortho --view "$v" --size 1920x1080 -o "$work/ortho-$v-cpu.png" 2>&1 | grep -E "error"
-      printf 'ortho %s, cuda vs cpu: ' "$v"; "$pcv" diff "$out/ortho-$v-cuda.png" "$work/ortho-$v-cpu.png"
+      "$pcv" render "$t" --backend cuda --projection ortho --view "$v" --size 1920x1080 -o "$out/ortho-$v-cuda.png" 2>&1 | grep -E "rendered|error"
     done
-    PCV_HOST_BUDGET_MB=8192 "$pcv" render "$t" --backend cuda --projection ortho --view top --edl --point-size adaptive --size 1920x1080 -o "$work/top-edl-cuda.png" 2>&1 | grep -E "error"
-    "$pcv" render "$t" --backend cpu --projection ortho --view top --edl --point-size adaptive --size 1920x1080 -o "$work/top-edl-cpu.png" 2>&1 | grep -E "error"
-    printf 'ortho top, EDL + adaptive sizes, cuda vs cpu: '; "$pcv" diff "$work/top-edl-cuda.png" "$work/top-edl-cpu.png"
+    for v in "--projection ortho --ortho-height 600 --camera 500500,4100500,800,90,-90" \
+             "--projection ortho --ortho-height 200 --camera 500500,4099900,40,90,0" \
+             "--camera 500100,4100100,250,45,-35"; do
+      # shellcheck disable=SC2086
+      for b in cuda cpu; do "$pcv" render "$t" --backend "$b" $v --size 1920x1080 -o "$work/$b.png" >/dev/null 2>&1; done
+      printf '%s, cuda vs cpu: ' "$v"; "$pcv" diff "$work/cuda.png" "$work/cpu.png"
+    done
     echo "== 3. the CUDA window: Numpad 7 (top, orthographic), 3 wheel notches in at (1400,300); then I (perspective)"
     cat >"$work/keys.json" <<EOF2
 [ {"frame": 3, "type": "key", "key": "Kp7", "down": true}, {"frame": 4, "type": "key", "key": "Kp7", "down": false},
