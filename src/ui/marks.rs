@@ -185,17 +185,25 @@ fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info:
     while st <= s1 {
         let x = o.x + (st * px_per_station) as f32;
         dl.add_line([x, 0.0], [x, display[1]], GRID).thickness(1.0).build();
-        let label = format!("{}{}", pcv_model::number::readable((u.across(st) * 1e6).round() / 1e6), u.across_suffix());
-        dl.add_text([x + 3.0, display[1] - 40.0], LABEL, &label);
+        // "+ 0.0": no "-0".
+        let label =
+            format!("{}{}", pcv_model::number::readable((u.across(st) * 1e6).round() / 1e6 + 0.0), u.across_suffix());
+        // Above the scale bar (bottom left), clear of the axes (bottom right).
+        if x < display[0] - 90.0 {
+            dl.add_text([x + 3.0, display[1] - 70.0], LABEL, &label);
+        }
         st += ds;
     }
     let mut z = (z0 / dz).ceil() * dz;
     while z <= z1 {
         let y = o.y - ((z - p.a.z) * px_per_z) as f32;
         dl.add_line([0.0, y], [display[0], y], GRID).thickness(1.0).build();
-        let label = format!("{}{}", pcv_model::number::readable((u.up(z) * 1e6).round() / 1e6), u.up_suffix());
+        let label = format!("{}{}", pcv_model::number::readable((u.up(z) * 1e6).round() / 1e6 + 0.0), u.up_suffix());
         let w = ui.calc_text_size(&label)[0];
-        dl.add_text([display[0] - w - 60.0, y - 16.0], LABEL, &label);
+        // Left of the north arrow (top right), above the stations' row.
+        if y < display[1] - 90.0 {
+            dl.add_text([display[0] - w - 80.0, y - 16.0], LABEL, &label);
+        }
         z += dz;
     }
 }
