@@ -410,6 +410,8 @@ fn window_thread(
         messages: Vec::new(),
         filter: Default::default(),
         filter_in_raster: false,
+        sources: Vec::new(),
+        project: None,
     };
     let result = session.view(opts);
     // A set sent but never taken is dropped here; PyO3 releases its Python references later, with the GIL.
