@@ -106,6 +106,22 @@ impl Profile {
     }
 }
 
+/// Writes the strip's points from the files the window opened to `path` (LAS/LAZ by its extension),
+/// every field kept: `pcv convert`'s filtered copy with the profile's filter. What was written, said.
+pub fn write_strip(s: &super::state::AppState, path: &std::path::Path) -> Result<String, String> {
+    if s.profile.is_none() {
+        return Err("no profile is open".into());
+    }
+    let files: Vec<std::path::PathBuf> =
+        s.sources.iter().filter(|x| !x.contains("://")).map(std::path::PathBuf::from).collect();
+    if files.is_empty() {
+        return Err("the strip is written from files, and these points came from none (or from URLs)".into());
+    }
+    let opts = pcv_io::load::LoadOptions { progress: false, warnings: false, ..Default::default() };
+    let sum = pcv_io::convert::convert_filtered(&files, path, &opts, &s.layers.filter).map_err(|e| e.to_string())?;
+    Ok(format!("{} strip points written to {} ({})", sum.points, path.display(), sum.how))
+}
+
 /// The file heights the cloud spans (its bounds).
 pub fn z_range(cloud: &PointCloud) -> (f64, f64) {
     let lo = cloud.to_source(cloud.bounds.min).z;
@@ -168,5 +184,67 @@ mod tests {
         assert!(la.0 < -0.8 && lb.0 > 0.8 && la.0.abs() <= 1.0 && lb.0.abs() <= 1.0, "{la:?} {lb:?}");
         let roof_top = ndc(DVec3::new(1015.0, 2015.0, 106.0));
         assert!(roof_top.1 > la.1, "up is up");
+    }
+
+    #[test]
+    fn the_strip_is_written_from_the_files_with_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("site.las");
+        // A 20 × 20 grid a metre apart, GPS time = x + 100 y, in UTM-sized coordinates.
+        let mut b = las::Builder::from((1, 2));
+        b.point_format = las::point::Format::new(1).unwrap();
+        b.transforms = las::Vector {
+            x: las::Transform { scale: 0.001, offset: 500_000.0 },
+            y: las::Transform { scale: 0.001, offset: 4_000_000.0 },
+            z: las::Transform { scale: 0.001, offset: 0.0 },
+        };
+        let mut w = las::Writer::from_path(&src, b.into_header().unwrap()).unwrap();
+        for i in 0..20 {
+            for j in 0..20 {
+                let (x, y) = (i as f64 + 0.5, j as f64 + 0.5);
+                w.write_point(las::Point {
+                    x: 500_000.0 + x,
+                    y: 4_000_000.0 + y,
+                    z: 50.0,
+                    gps_time: Some(x + 100.0 * y),
+                    ..Default::default()
+                })
+                .unwrap();
+            }
+        }
+        w.close().unwrap();
+        let cloud = pcv_io::load::load_files(std::slice::from_ref(&src)).unwrap();
+        let (cam, reason) = Camera::start(&cloud, &Default::default());
+        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
+        let mut st = crate::app::state::AppState::new(
+            pcv_camera::Navigator::new(cam, pcv_camera::ControllerKind::Orbit),
+            crate::app::layers::Layers::new(cloud),
+            pcv_render::RenderMode::Vis,
+            look,
+            0.1,
+            reason.0,
+            (800, 450),
+        );
+        st.sources = vec![src.display().to_string()];
+        // A section along y = 10 (x 2 → 18), 1 m wide: the points at y 9.5 and 10.5 are 0.5 m off it.
+        let p = Profile {
+            a: DVec3::new(500_002.0, 4_000_010.0, 50.0),
+            b: DVec3::new(500_018.0, 4_000_010.0, 50.0),
+            width: 1.2,
+            before: (st.nav.camera, PointFilter::default()),
+        };
+        st.layers.filter = p.filter(z_range(&st.layers.cloud));
+        st.profile = Some(p);
+        let out = dir.path().join("strip.laz");
+        let said = write_strip(&st, &out).unwrap();
+        assert!(said.starts_with("32 strip points written"), "{said}");
+        let mut r = las::Reader::from_path(&out).unwrap();
+        let pts: Vec<las::Point> = r.read_all().unwrap().points().map(|p| p.unwrap()).collect();
+        assert_eq!(pts.len(), 32, "x 2.5 .. 17.5 (16) × y 9.5, 10.5");
+        for q in &pts {
+            let (x, y) = (q.x - 500_000.0, q.y - 4_000_000.0);
+            assert!((2.0..18.0).contains(&x) && (y - 10.0).abs() <= 0.5 + 1e-9, "{x} {y}");
+            assert_eq!(q.gps_time, Some(x + 100.0 * y), "GPS time kept");
+        }
     }
 }

@@ -44,6 +44,8 @@ pub struct Effects {
     pub save_project: bool,
     /// Write the profile's points (`Some(true)`: as SVG).
     pub export_profile: Option<bool>,
+    /// Write the strip's points as LAZ.
+    pub export_profile_laz: bool,
     pub print_pose: bool,
     pub save_bookmarks: bool,
     /// Start loading these files (`true`: replace the layers).
@@ -64,6 +66,7 @@ impl Effects {
         self.export_raster = o.export_raster.or(self.export_raster);
         self.save_project |= o.save_project;
         self.export_profile = o.export_profile.or(self.export_profile);
+        self.export_profile_laz |= o.export_profile_laz;
         self.print_pose |= o.print_pose;
         self.save_bookmarks |= o.save_bookmarks;
         if o.open.is_some() {
@@ -415,6 +418,9 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::SetProfileWidth(w) => {
             s.profile_width = if w.is_finite() { w.max(0.0) } else { 0.0 };
             Effects::ui()
+        }
+        Action::ExportProfileLaz => {
+            Effects { export_profile_laz: s.profile.is_some(), redraw_ui: true, ..Default::default() }
         }
         Action::ExportProfile { svg } => {
             Effects { export_profile: s.profile.is_some().then_some(svg), redraw_ui: true, ..Default::default() }

@@ -59,6 +59,8 @@ pub enum Action {
     ExportProfile {
         svg: bool,
     },
+    /// Writes the strip's points from the files as LAZ, every field kept (`pcv convert`'s copy).
+    ExportProfileLaz,
     /// Ctrl+A: pins a note at the picked point.
     AddNote,
     SetNoteText(usize, String),

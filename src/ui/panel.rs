@@ -836,6 +836,10 @@ fn measure(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         if ui.small_button("SVG##profile") {
             actions.push(Action::ExportProfile { svg: true });
         }
+        ui.same_line();
+        if ui.small_button("LAZ##profile") {
+            actions.push(Action::ExportProfileLaz);
+        }
     }
     let mut width = s.profile_width as f32;
     ui.set_next_item_width(90.0);

@@ -99,6 +99,17 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if let Some(svg) = need.export_profile.take() {
         export_profile(state, svg);
     }
+    if std::mem::take(&mut need.export_profile_laz) {
+        let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        let file = unique_path(&dir, "pcv-profile", "laz", SystemTime::now());
+        match crate::app::profile::write_strip(state, &file) {
+            Ok(text) => {
+                println!("pcv: {text}");
+                state.messages.info(text);
+            }
+            Err(e) => state.messages.error(format!("profile not written: {e}")),
+        }
+    }
     let reupload = std::mem::take(&mut need.reupload);
     let refilter = std::mem::take(&mut need.refilter);
     // Level of detail's turn takes the filter and the colour itself (lod_turn: the nodes load again).
