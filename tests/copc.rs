@@ -7,6 +7,7 @@
 //! - an independent reader (laspy's `CopcReader`, `pip install laspy[lazrs]`) reads the hierarchy and a
 //!   box query returns exactly the source points inside the box (skipped, saying why, without laspy);
 //! - damaged hierarchy pages and node chunks are errors naming the file, the page and the entry.
+mod common;
 mod samples;
 
 use pcv_io::formats::copc::{self, CopcFile};
@@ -147,23 +148,7 @@ fn laspy_copc_reader_box_query_returns_the_source_points() {
     let (src, pts) = source_las(dir.path(), 300_000);
     let out = dir.path().join("out.copc.laz");
     convert(&[src], &out);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
-        let venv = root.join(".tools/venv/bin/python");
-        if venv.exists() {
-            venv
-        } else {
-            PathBuf::from("python3")
-        }
-    });
-    let probe = std::process::Command::new(&python).args(["-c", "import laspy, lazrs"]).output();
-    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!(
-            "SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)",
-            python.display()
-        );
-        return;
-    }
+    let Some(python) = laspy_python() else { return };
     // A box over part of the tile, in file coordinates.
     let (lo, hi) =
         ([BASE[0] + 300.0, BASE[1] + 200.0, BASE[2] - 100.0], [BASE[0] + 900.0, BASE[1] + 650.0, BASE[2] + 100.0]);
@@ -759,24 +744,7 @@ with CopcReader.open(sys.argv[1]) as r:
 /// A Python with laspy and lazrs (the repo's .tools/venv, `PCV_PYTHON`, else python3), or `None`,
 /// saying why, when there is none.
 fn laspy_python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
-        let venv = root.join(".tools/venv/bin/python");
-        if venv.exists() {
-            venv
-        } else {
-            PathBuf::from("python3")
-        }
-    });
-    let probe = std::process::Command::new(&python).args(["-c", "import laspy, lazrs"]).output();
-    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!(
-            "SKIPPED: laspy with lazrs is not importable by {} (scripts/setup.sh installs it into .tools/venv)",
-            python.display()
-        );
-        return None;
-    }
-    Some(python)
+    common::python_with("laspy, lazrs", "laspy[lazrs]")
 }
 
 /// COPC requires the CRS as WKT: GeoTIFF keys only become a WKT VLR (read back by the las crate, an

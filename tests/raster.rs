@@ -4,6 +4,8 @@
 //! the size, the placement tags (pixel scale, tiepoint at the north-west corner), the EPSG code in the
 //! GeoKeys, the heights of known cells (ground, roof, no-data in the hole) and a class filter that
 //! makes a terrain model (the roof's cells empty: no ground was measured under it).
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,22 +55,7 @@ fn pcv(args: &[&str]) -> String {
 
 /// Python with tifffile, or `None` (said).
 fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
-        let venv = root.join(".tools/venv/bin/python");
-        if venv.exists() {
-            venv
-        } else {
-            PathBuf::from("python3")
-        }
-    });
-    let probe = Command::new(&python).args(["-c", "import tifffile, numpy"]).output();
-    if probe.as_ref().is_ok_and(|o| o.status.success()) {
-        Some(python)
-    } else {
-        eprintln!("SKIPPED: tifffile is not importable by {} (scripts/setup.sh installs it)", python.display());
-        None
-    }
+    common::python_with("tifffile, numpy", "tifffile")
 }
 
 /// What tifffile reads: shape, dtype, tags, GeoKeys, and the values at the given cells (row, col).

@@ -130,21 +130,7 @@ mod tests {
     use glam::{DVec3, Vec3};
 
     fn p(x: f64, y: f64, z: f64) -> PickedPoint {
-        PickedPoint {
-            local: Vec3::ZERO,
-            file: DVec3::new(x, y, z),
-            snapped: false,
-            decimals: 3,
-            height_decimals: None,
-            index: None,
-            source: None,
-            intensity: None,
-            classification: None,
-            rgb: None,
-            fields: Vec::new(),
-            node: None,
-            looked_up: false,
-        }
+        PickedPoint::at(Vec3::ZERO, DVec3::new(x, y, z))
     }
 
     #[test]

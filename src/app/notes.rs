@@ -79,6 +79,9 @@ impl Notes {
         size_px: (u32, u32),
         to_local: impl Fn(DVec3) -> Option<Vec3>,
     ) -> Vec<(Vec2, u32)> {
+        if self.list.is_empty() {
+            return Vec::new();
+        }
         let m = camera.clip_from_world(size_px.0, size_px.1);
         self.list
             .iter()
@@ -149,21 +152,7 @@ mod tests {
         let mut cam = Camera::for_cloud(b, false);
         cam.pose = Pose { eye: Vec3::new(-50.0, 0.0, 0.0), yaw_rad: 0.0, pitch_rad: 0.0 };
         let mut notes = Notes::default();
-        let picked = |x: f64| PickedPoint {
-            local: Vec3::ZERO,
-            file: DVec3::new(x, 0.0, 0.0),
-            snapped: false,
-            decimals: 3,
-            height_decimals: None,
-            index: None,
-            source: None,
-            intensity: None,
-            classification: None,
-            rgb: None,
-            fields: Vec::new(),
-            node: None,
-            looked_up: false,
-        };
+        let picked = |x: f64| PickedPoint::at(Vec3::ZERO, DVec3::new(x, 0.0, 0.0));
         notes.add(&picked(0.0), &cam); // on the wall
         notes.add(&picked(10.0), &cam); // behind it
         notes.add(&picked(-60.0), &cam); // behind the camera

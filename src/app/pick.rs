@@ -132,6 +132,26 @@ pub struct PickedPoint {
 }
 
 impl PickedPoint {
+    /// A point known by its position alone (local and file coordinates), printed with what the f32
+    /// local position holds.
+    pub fn at(local: Vec3, file: DVec3) -> PickedPoint {
+        PickedPoint {
+            local,
+            file,
+            snapped: false,
+            decimals: local_decimals(local),
+            height_decimals: None,
+            index: None,
+            source: None,
+            intensity: None,
+            classification: None,
+            rgb: None,
+            fields: Vec::new(),
+            node: None,
+            looked_up: false,
+        }
+    }
+
     /// Fills in what a level-of-detail scene's node holds for this point ([`pcv_lod::LodScene::point_at`]):
     /// its file, node, intensity, class and colour; the position snapped to the file's scale grid.
     pub fn with_node_point(&mut self, np: &pcv_lod::NodePoint, cloud: &PointCloud, grids: &mut ScaleGrids) {
@@ -325,9 +345,6 @@ pub fn snap(v: f64, scale: f64, offset: f64) -> f64 {
 /// Describes `hit` on `cloud` (the full cloud; `full_index` maps the uploaded cloud's index to it).
 pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grids: &mut ScaleGrids) -> PickedPoint {
     let mut p = PickedPoint {
-        local: hit.position,
-        file: cloud.to_source(hit.position),
-        snapped: false,
         // Degrees of a geographic cloud (drawn in a local frame): 8 decimals, about a millimetre.
         decimals: match cloud.frame.as_ref().map(|f| f.kind) {
             Some(pcv_io::crs_model::CrsKind::Geographic) => 8,
@@ -335,13 +352,7 @@ pub fn describe(hit: &PickHit, cloud: &PointCloud, full_index: Option<u64>, grid
         },
         height_decimals: cloud.frame.as_ref().map(|_| local_decimals(hit.position)),
         index: full_index,
-        source: None,
-        intensity: None,
-        classification: None,
-        rgb: None,
-        fields: Vec::new(),
-        node: None,
-        looked_up: false,
+        ..PickedPoint::at(hit.position, cloud.to_source(hit.position))
     };
     let Some(attrs) = cloud.attributes.as_ref() else { return p };
     let Some(i) = full_index.filter(|&i| i < cloud.points.len() as u64) else { return p };
@@ -457,19 +468,10 @@ mod tests {
         let back = snap(origin + local as f64, scale, offset);
         assert_eq!(back, stored);
         let p = PickedPoint {
-            local: Vec3::new(local, 0.0, 0.0),
-            file: DVec3::new(back, 5_405_017.93, 253.79),
             snapped: true,
             decimals: scale_decimals([scale, 0.01, 0.01]),
-            height_decimals: None,
-            index: None,
-            source: None,
-            intensity: None,
-            classification: None,
-            rgb: None,
             fields: vec![(Field::ReturnNumber, 1.0), (Field::NumberOfReturns, 3.0), (Field::GpsTime, 315_000_123.25)],
-            node: None,
-            looked_up: false,
+            ..PickedPoint::at(Vec3::new(local, 0.0, 0.0), DVec3::new(back, 5_405_017.93, 253.79))
         };
         assert_eq!(p.position(), "623456.789, 5405017.930, 253.790");
         assert_eq!(p.lines().last().unwrap(), "return 1/3  gps_time 315000123.250000");

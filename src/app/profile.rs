@@ -214,17 +214,7 @@ mod tests {
         }
         w.close().unwrap();
         let cloud = pcv_io::load::load_files(std::slice::from_ref(&src)).unwrap();
-        let (cam, reason) = Camera::start(&cloud, &Default::default());
-        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
-        let mut st = crate::app::state::AppState::new(
-            pcv_camera::Navigator::new(cam, pcv_camera::ControllerKind::Orbit),
-            crate::app::layers::Layers::new(cloud),
-            pcv_render::RenderMode::Vis,
-            look,
-            0.1,
-            reason.0,
-            (800, 450),
-        );
+        let mut st = crate::app::state::AppState::for_test(cloud, (800, 450));
         st.sources = vec![src.display().to_string()];
         // A section along y = 10 (x 2 → 18), 1 m wide: the points at y 9.5 and 10.5 are 0.5 m off it.
         let p = Profile {

@@ -76,9 +76,8 @@ pub fn suffix(kind: RasterKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::layers::Layers;
     use glam::DVec3;
-    use pcv_camera::{Camera, ControllerKind, Navigator};
+
     use pcv_io::{Point, PointCloud};
 
     /// A 40 × 20 m tile of ground (z 0) with a 4 m block at x 10..14, y 5..9, every 0.25 m, around a
@@ -96,19 +95,7 @@ mod tests {
             }
         }
         let cloud = PointCloud::from_points(points, DVec3::new(500_000.0, 4_000_000.0, 100.0), "t.las");
-        let (cam, reason) = Camera::start(&cloud, &Default::default());
-        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
-        let mut s = AppState::new(
-            Navigator::new(cam, ControllerKind::Orbit),
-            Layers::new(cloud),
-            pcv_render::RenderMode::Vis,
-            look,
-            0.1,
-            reason.0,
-            (800, 400),
-        );
-        s.messages.quiet = true;
-        s
+        AppState::for_test(cloud, (800, 400))
     }
 
     #[test]

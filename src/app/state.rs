@@ -107,6 +107,18 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// A window's state for `cloud` with its start camera (orbit, vis mode, the files' look) at
+    /// `size_px`, messages kept quiet: the tests' start.
+    #[cfg(test)]
+    pub fn for_test(cloud: pcv_io::PointCloud, size_px: (u32, u32)) -> AppState {
+        let (cam, reason) = pcv_camera::Camera::start(&cloud, &Default::default());
+        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
+        let nav = pcv_camera::Navigator::new(cam, pcv_camera::ControllerKind::Orbit);
+        let mut s = AppState::new(nav, Layers::new(cloud), RenderMode::Vis, look, 0.1, reason.0, size_px);
+        s.messages.quiet = true;
+        s
+    }
+
     pub fn new(
         nav: Navigator,
         layers: Layers,

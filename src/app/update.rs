@@ -784,7 +784,7 @@ pub fn playback(path: pcv_camera::path::CameraPath, layers: &Layers) -> PathPlay
 mod tests {
     use super::*;
     use glam::{DVec3, Vec3};
-    use pcv_camera::{Camera, ControllerKind, DragButton, Nav, Navigator, View};
+    use pcv_camera::{DragButton, Nav, View};
     use pcv_io::attributes::{Attributes, ColorMode, FieldLook, SourceSpan};
     use pcv_io::filter::{ClipBox, PointFilter};
     use pcv_io::formats::Format;
@@ -824,19 +824,7 @@ mod tests {
             }],
             ..Default::default()
         }));
-        let (cam, reason) = Camera::start(&cloud, &Default::default());
-        let look = pcv_render::look::Look::for_cloud(false, &Default::default());
-        let mut s = AppState::new(
-            Navigator::new(cam, ControllerKind::Orbit),
-            Layers::new(cloud),
-            RenderMode::Vis,
-            look,
-            0.1,
-            reason.0,
-            (800, 450),
-        );
-        s.messages.quiet = true;
-        s
+        AppState::for_test(cloud, (800, 450))
     }
 
     /// A stand-in for the rasterizer that counts its reads: every pixel shows one point.

@@ -19,14 +19,7 @@ const INK: [f32; 4] = [1.0, 1.0, 1.0, 0.95];
 const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.75];
 const AXES: [[f32; 4]; 3] = [[1.0, 0.35, 0.35, 1.0], [0.4, 0.95, 0.4, 1.0], [0.45, 0.65, 1.0, 1.0]];
 
-/// The largest of 1, 2, 5 × 10^k not above `v` (> 0).
-pub fn round_length(v: f64) -> f64 {
-    if !(v.is_finite() && v > 0.0) {
-        return 0.0;
-    }
-    let p = 10f64.powf(v.log10().floor());
-    [5.0, 2.0, 1.0].into_iter().map(|m| m * p).find(|&l| l <= v * (1.0 + 1e-12)).unwrap_or(p)
-}
+pub use pcv_model::number::round_length;
 
 /// The screen direction (imgui's, y down) of grid north at the view's centre, if the view does not
 /// look along it.

@@ -100,8 +100,7 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
         export_profile(state, svg);
     }
     if std::mem::take(&mut need.export_profile_laz) {
-        let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-        let file = unique_path(&dir, "pcv-profile", "laz", SystemTime::now());
+        let file = new_file_here("pcv-profile", "laz");
         match crate::app::profile::write_strip(state, &file) {
             Ok(text) => {
                 println!("pcv: {text}");
@@ -241,8 +240,7 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
 
 /// Saves what the back buffer holds now as `./pcv-<time>.png` and says where.
 pub fn save_screenshot(state: &mut AppState, front: &Frontend) -> Result<(), super::ViewerError> {
-    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let path = unique_path(&dir, "pcv", "png", SystemTime::now());
+    let path = new_file_here("pcv", "png");
     match front.read_back_buffer()?.write_png(&path) {
         Ok(()) => state.messages.info(format!("screenshot {}", path.display())),
         Err(e) => state.messages.error(format!("screenshot not saved: {e}")),
@@ -262,8 +260,7 @@ fn export_measurements(state: &mut AppState, format: crate::app::measure::Export
         units: state.units(),
         crs: state.layers.cloud.crs(),
     };
-    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let file = unique_path(&dir, "pcv-measurements", format.extension(), SystemTime::now());
+    let file = new_file_here("pcv-measurements", format.extension());
     let written = match format {
         ExportFormat::GeoJson => set.write_geojson(&file),
         ExportFormat::Csv => set.write_csv(&file),
@@ -283,9 +280,7 @@ fn export_raster(state: &mut AppState, kind: pcv_io::raster::RasterKind) {
         Ok(r) => r,
         Err(e) => return state.messages.error(format!("GeoTIFF not written: {e}")),
     };
-    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let name = format!("pcv-{}", crate::app::raster::suffix(kind));
-    let file = unique_path(&dir, &name, "tif", SystemTime::now());
+    let file = new_file_here(&format!("pcv-{}", crate::app::raster::suffix(kind)), "tif");
     match pcv_io::geotiff::write(&file, &r, kind, state.layers.cloud.crs()) {
         Ok(()) => {
             let text = format!(
@@ -310,10 +305,7 @@ fn save_project(state: &mut AppState) {
     if state.sources.is_empty() {
         return state.messages.info("nothing to save: the built-in scene or arrays from Python have no files");
     }
-    let path = state.project.clone().unwrap_or_else(|| {
-        let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-        unique_path(&dir, "pcv-project", "pcv.json", SystemTime::now())
-    });
+    let path = state.project.clone().unwrap_or_else(|| new_file_here("pcv-project", "pcv.json"));
     let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| ".".into());
     let project = Project::from_state(state, &state.sources, &dir);
     match project.save(&path) {
@@ -330,8 +322,7 @@ fn save_project(state: &mut AppState) {
 fn export_profile(state: &mut AppState, svg: bool) {
     let Some(p) = &state.profile else { return };
     let rows = p.rows(&state.layers.cloud, &state.layers.filter);
-    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let file = unique_path(&dir, "pcv-profile", if svg { "svg" } else { "csv" }, SystemTime::now());
+    let file = new_file_here("pcv-profile", if svg { "svg" } else { "csv" });
     let written = if svg {
         // The colours shown.
         let cloud = &state.layers.cloud;
@@ -356,13 +347,19 @@ fn export_profile(state: &mut AppState, svg: bool) {
     }
 }
 
+/// A file named `prefix-<UTC time>.ext` (never an existing one) in the current directory: where the
+/// window's screenshots and exports go.
+fn new_file_here(prefix: &str, ext: &str) -> std::path::PathBuf {
+    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    unique_path(&dir, prefix, ext, SystemTime::now())
+}
+
 fn save_bookmarks(state: &mut AppState) {
     let Some(path) = update::bookmarks_path(state) else {
         state.messages.info("no bookmarks to save: Ctrl+1..9 stores the view");
         return;
     };
-    let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let file = unique_path(&dir, "pcv-path", "json", SystemTime::now());
+    let file = new_file_here("pcv-path", "json");
     match std::fs::write(&file, path.to_json()) {
         Ok(()) => state.messages.info(format!(
             "camera path {} ({} keyframes): pcv --path or pcv record --path",

@@ -66,6 +66,30 @@ impl Reference {
 }
 
 /// Where tests write images they want a person to look at.
+/// A Python that imports `modules` (the repo's .tools/venv, `PCV_PYTHON`, else python3), or `None`,
+/// saying why (`installs`: what scripts/setup.sh puts there), when there is none.
+pub fn python_with(modules: &str, installs: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = std::env::var("PCV_PYTHON").map(PathBuf::from).unwrap_or_else(|_| {
+        let venv = root.join(".tools/venv/bin/python");
+        if venv.exists() {
+            venv
+        } else {
+            PathBuf::from("python3")
+        }
+    });
+    let probe = std::process::Command::new(&python).args(["-c", &format!("import {modules}")]).output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "SKIPPED: {modules} is not importable by {} (scripts/setup.sh installs {installs} into .tools/venv)",
+            python.display()
+        );
+        return None;
+    }
+    Some(python)
+}
+
 pub fn output_dir() -> std::path::PathBuf {
     let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/output");
     std::fs::create_dir_all(&d).expect("create tests/output");

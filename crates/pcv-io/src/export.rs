@@ -181,11 +181,7 @@ pub fn write_profile_svg(
     let (w, h) = ((s1 - s0) * k + 2.0 * margin, (z1 - z0) * k + 2.0 * margin);
     let x = |s: f64| margin + (s - s0) * k;
     let y = |z: f64| h - margin - (z - z0) * k;
-    let step = {
-        let raw = span / 8.0;
-        let p = 10f64.powf(raw.log10().floor());
-        [5.0, 2.0, 1.0].into_iter().map(|m| m * p).find(|&v| v <= raw).unwrap_or(p)
-    };
+    let step = pcv_model::number::round_length(span / 8.0);
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -132,12 +132,17 @@ pub fn rasterize(paths: &[PathBuf], cell: f64, classes: Option<&[u8]>, progress:
     if !(cell.is_finite() && cell > 0.0) {
         return Err(RasterError::Cell(cell));
     }
-    let files: Vec<(PathBuf, FileBytes)> =
-        paths.iter().map(|p| Ok((p.clone(), FileBytes::open(p)?))).collect::<Result<_, load::LoadError>>()?;
+    let files: Vec<(PathBuf, FileBytes, crate::formats::Format)> = paths
+        .iter()
+        .map(|p| {
+            let bytes = FileBytes::open(p)?;
+            let format = load::detect(p, bytes.bytes())?;
+            Ok((p.clone(), bytes, format))
+        })
+        .collect::<Result<_, load::LoadError>>()?;
     // The extent: the headers' bounds where they are exact (LAS/LAZ), else a first pass.
     let mut b = DBounds::default();
-    for (path, bytes) in &files {
-        let format = load::detect(path, bytes.bytes())?;
+    for &(ref path, ref bytes, format) in &files {
         let exact = matches!(format, crate::formats::Format::Las | crate::formats::Format::Laz);
         match load::estimate(bytes.bytes(), format, load::is_pts(path)).filter(|_| exact) {
             Some(h) => b = DBounds::union(b, h),
@@ -152,8 +157,7 @@ pub fn rasterize(paths: &[PathBuf], cell: f64, classes: Option<&[u8]>, progress:
         return Err(RasterError::Empty);
     }
     let mut r = Raster::covering(b.min[0], b.min[1], b.max[0], b.max[1], cell)?;
-    for (path, bytes) in &files {
-        let format = load::detect(path, bytes.bytes())?;
+    for &(ref path, ref bytes, format) in &files {
         let mut sink = |st: &Staging| {
             for (i, p) in st.xyz64.iter().enumerate() {
                 if let Some(keep) = classes {

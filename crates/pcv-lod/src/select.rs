@@ -124,10 +124,9 @@ impl SelectView {
 /// Pixels a metre spans in an orthographic frame (row 3 of the matrix is (0, 0, 0, 1); row 1's length is
 /// 1 / the half height), `None` in perspective.
 fn ortho_px_per_m(clip_from_world: &glam::Mat4, height_px: u32) -> Option<f32> {
-    let m = clip_from_world.to_cols_array();
-    let ortho = m[3] == 0.0 && m[7] == 0.0 && m[11] == 0.0 && m[15] == 1.0;
-    let y_scale = (m[1] * m[1] + m[5] * m[5] + m[9] * m[9]).sqrt();
-    (ortho && y_scale.is_finite() && y_scale > 0.0).then_some(y_scale * height_px as f32 * 0.5)
+    let y_scale = pcv_render::look::y_scale(clip_from_world);
+    (pcv_render::look::is_orthographic(clip_from_world) && y_scale.is_finite() && y_scale > 0.0)
+        .then_some(y_scale * height_px as f32 * 0.5)
 }
 
 /// The limits of a selection.

@@ -2,6 +2,15 @@
 //! reads back to the same f64), except that very large and very small magnitudes take the exponent
 //! form (a LAS scale of 1e303 would print as 304 digits).
 
+/// The largest of 1, 2, 5 × 10^k not above `v` (> 0; else 0): a scale bar's or a grid's step.
+pub fn round_length(v: f64) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return 0.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    [5.0, 2.0, 1.0].into_iter().map(|m| m * p).find(|&l| l <= v * (1.0 + 1e-12)).unwrap_or(p)
+}
+
 /// `v` for a person to read: `0.001`, `500000`, `1e303`, `2.5e-9`.
 pub fn readable(v: f64) -> String {
     let a = v.abs();

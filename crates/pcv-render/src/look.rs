@@ -362,8 +362,7 @@ impl Look {
         };
         // |row 1 of clip_from_world| = the projection's y scale (the view's rows are unit vectors), so a
         // length s at view distance w spans s · scale · height / 2 / w pixels.
-        let m = clip_from_world.to_cols_array();
-        let y_scale = (m[1] * m[1] + m[5] * m[5] + m[9] * m[9]).sqrt();
+        let y_scale = y_scale(clip_from_world);
         let px_at_1m = if spacing_m.is_finite() && spacing_m > 0.0 {
             spacing_m * ADAPTIVE_SPACINGS * y_scale * height_px as f32 * 0.5
         } else {
@@ -374,7 +373,7 @@ impl Look {
         // perspective view of the same frame height would stand (its nearest point at the distance
         // where the frame is as tall: EDL shades as it would there), and px_at_1m above is already
         // the diameter in pixels at every depth (y_scale is 1 / the half height).
-        let ortho = m[3] == 0.0 && m[7] == 0.0 && m[11] == 0.0 && m[15] == 1.0;
+        let ortho = is_orthographic(clip_from_world);
         let (near, far) = if ortho && far_m > near_m && y_scale > 0.0 {
             let eq = 1.0 / (y_scale * (pcv_camera::FOV_Y_RAD * 0.5).tan());
             (eq, eq + (far_m - near_m))
@@ -400,6 +399,19 @@ impl Look {
             ortho: ortho as u32,
         }
     }
+}
+
+/// |row 1 of `clip_from_world`|: the projection's y scale (the view's rows are unit vectors); for an
+/// orthographic projection, 1 / the half height.
+pub fn y_scale(clip_from_world: &glam::Mat4) -> f32 {
+    let m = clip_from_world.to_cols_array();
+    (m[1] * m[1] + m[5] * m[5] + m[9] * m[9]).sqrt()
+}
+
+/// Whether `clip_from_world` is orthographic: its row 3 is (0, 0, 0, 1), so w is 1 everywhere.
+pub fn is_orthographic(clip_from_world: &glam::Mat4) -> bool {
+    let m = clip_from_world.to_cols_array();
+    m[3] == 0.0 && m[7] == 0.0 && m[11] == 0.0 && m[15] == 1.0
 }
 
 #[cfg(test)]
