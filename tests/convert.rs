@@ -665,6 +665,40 @@ fn float_sources_to_las_read_back_as_the_same_floats() {
     assert!(moved * 3 < n, "{moved} of {n} points moved");
 }
 
+/// Text with 8 decimals (a scanned object in metres) to LAS: the grid keeps all 8 where the extent
+/// fits 31 bits of 1e-8 (it was a 1 µm grid for any text, which lost two decimals).
+#[test]
+fn text_decimals_finer_than_a_micrometre_are_kept_in_las() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<[f64; 3]> = (0..500)
+        .map(|i| [0.12345678 + i as f64 * 0.00731111, 1.87654321 - i as f64 * 0.00100007, 0.5 + i as f64 * 1e-8])
+        .collect();
+    let text: String = rows.iter().map(|r| format!("{:.8} {:.8} {:.8}\n", r[0], r[1], r[2])).collect();
+    let src = dir.path().join("object.xyz");
+    std::fs::write(&src, &text).unwrap();
+    let out = dir.path().join("object.las");
+    let o = convert(&[&src], &out);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && e.contains("on a grid of 1e-8"), "{e}");
+    let (h, back) = read_las(&std::fs::read(&out).unwrap());
+    assert_eq!(h.transforms().x.scale, 1e-8);
+    for (line, p) in text.lines().zip(&back) {
+        assert_eq!(format!("{:.8} {:.8} {:.8}", p.x, p.y, p.z), line);
+    }
+    // A wide extent cannot take 1e-8 in 31 bits: the finest grid that fits, and the console says it.
+    let src = dir.path().join("wide.xyz");
+    std::fs::write(&src, "0.12345678 0 0\n500.5 0 0\n").unwrap();
+    let o = convert(&[&src], &dir.path().join("wide.las"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && e.contains("on a grid of 0.000001 0.000001 0.000001"), "{e}");
+    // Exponents say nothing of decimals: 1 µm as before.
+    let src = dir.path().join("exp.xyz");
+    std::fs::write(&src, "1.5e-3 0 0\n2.25E-1 1 1\n").unwrap();
+    let o = convert(&[&src], &dir.path().join("exp.las"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && e.contains("on a grid of 0.000001 0.000001 0.000001"), "{e}");
+}
+
 /// A full disk: the error names the output (it said only "No space left on device"). The temporary
 /// file's name is known in-process (it carries this process's id), so it is made a link to /dev/full.
 #[cfg(target_os = "linux")]

@@ -46,6 +46,8 @@ pub enum LoadError {
     Empty { path: PathBuf, format: Format, detail: String },
     #[error("{path}: {format}: the decoder failed on this file ({message}); it is probably corrupt (if not, please report it with the file)")]
     Panicked { path: PathBuf, format: Format, message: String },
+    #[error("{path}: {format}: {count} points have NaN or infinite coordinates")]
+    NonFinite { path: PathBuf, format: Format, count: u64 },
     #[error("no files given")]
     NoFiles,
     #[error("{dir}: no point files in this folder{hint} (pcv reads {list})", list = EXTENSIONS_TEXT)]
@@ -63,6 +65,7 @@ impl LoadError {
             | LoadError::TruncatedRecord { path, .. }
             | LoadError::Format { path, .. }
             | LoadError::Empty { path, .. }
+            | LoadError::NonFinite { path, .. }
             | LoadError::Panicked { path, .. } => Some(path),
             LoadError::NoPointFiles { dir, .. } => Some(dir),
             LoadError::NoFiles | LoadError::DoesNotFit { .. } => None,
@@ -247,18 +250,26 @@ pub struct LoadOptions {
     pub warnings: bool,
     /// Which other fields to keep as columns (GPS time, returns, ...).
     pub fields: FieldRequest,
+    /// A NaN or infinite coordinate fails the load ([`LoadError::NonFinite`]) instead of being
+    /// dropped with a warning: what `pcv convert` needs of every output.
+    pub nonfinite_fails: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { progress: std::io::stderr().is_terminal(), warnings: true, fields: FieldRequest::default() }
+        LoadOptions {
+            progress: std::io::stderr().is_terminal(),
+            warnings: true,
+            fields: FieldRequest::default(),
+            nonfinite_fails: false,
+        }
     }
 }
 
 impl LoadOptions {
     /// No progress bar and no warnings (tests, benchmarks, background loads); fields as by default.
     pub fn quiet() -> Self {
-        LoadOptions { progress: false, warnings: false, fields: FieldRequest::default() }
+        LoadOptions { progress: false, warnings: false, ..Default::default() }
     }
 }
 
@@ -453,6 +464,9 @@ fn decode_all(
             progress.set_file(path.display().to_string());
         }
         let decoded = decode_file(path, bytes.bytes(), *format, origin, progress, opts.fields).and_then(|decoded| {
+            if decoded.nonfinite > 0 && opts.nonfinite_fails {
+                return Err(LoadError::NonFinite { path: path.clone(), format: *format, count: decoded.nonfinite });
+            }
             if decoded.points.is_empty() {
                 let detail = if decoded.nonfinite > 0 {
                     format!(": all {} points have NaN or infinite coordinates", decoded.nonfinite)

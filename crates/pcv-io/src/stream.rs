@@ -407,7 +407,8 @@ pub trait ChunkSource: Sync {
     fn info(&self) -> FileInfo;
     /// A cheap estimate of the bounds (header, or a sample), for choosing the origin before decoding.
     fn estimate(&self) -> Option<DBounds>;
-    /// How precisely the file stores coordinates (what `pcv convert` must keep).
+    /// How precisely the file stores coordinates (what `pcv convert` must keep); asked after every
+    /// job was decoded (text learns its decimals while decoding).
     fn precision(&self) -> Precision {
         Precision::F64
     }
@@ -420,7 +421,9 @@ pub enum Precision {
     Scaled([f64; 3]),
     /// 32-bit floats: every coordinate is exactly an f32.
     F32,
-    /// 64-bit floats, or decimals read from text.
+    /// Decimal text with at most this many digits after the point on each axis (no exponents).
+    Decimals([u8; 3]),
+    /// 64-bit floats, or decimals in exponent notation.
     F64,
 }
 

@@ -270,16 +270,19 @@ fn write_to(
     filter: &PointFilter,
 ) -> Result<(u64, u64, String), ConvertError> {
     if format == OutFormat::Raw {
-        // The rule of every output: a NaN or infinite coordinate is an error naming the point (the
-        // load below would drop it). The exact read finds it; the points it returns are not kept.
-        for path in inputs {
-            let bytes = FileBytes::open(path)?;
-            let f = load::detect(path, bytes.bytes())?;
-            writers::read_exact(path, bytes.bytes(), f, load::is_pts(path), &Progress::hidden())?;
-        }
+        // The rule of every output: a NaN or infinite coordinate is an error naming the point. The
+        // load fails on one (one decode of each file); the exact read then finds which point.
         let mut load_opts = opts.clone();
         load_opts.fields.fields = crate::formats::FieldSet::of(&filter.fields());
-        let cloud = load::load_files_with(inputs, &load_opts)?;
+        load_opts.nonfinite_fails = true;
+        let cloud = match load::load_files_with(inputs, &load_opts) {
+            Err(LoadError::NonFinite { path, format, count }) => {
+                let bytes = FileBytes::open(&path)?;
+                writers::read_exact(&path, bytes.bytes(), format, load::is_pts(&path), &Progress::hidden())?;
+                return Err(LoadError::NonFinite { path, format, count }.into());
+            }
+            r => r?,
+        };
         if let Some(i) = cloud.points.iter().position(|p| !p.pos.iter().all(|v| v.is_finite())) {
             // Finite in the file, but too far from the cloud's centre for an f32.
             let spans = cloud.attributes.as_deref().map(|a| a.sources.clone()).unwrap_or_default();

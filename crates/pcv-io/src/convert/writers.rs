@@ -97,7 +97,6 @@ pub fn read_exact(
                 rgb16: src.has_rgb().then(Vec::new),
                 intensity: cols.intensity.then(Vec::new),
                 classification: cols.classification.then(Vec::new),
-                precision: Some(src.precision()),
                 ..Default::default()
             };
             let stats =
@@ -129,6 +128,8 @@ pub fn read_exact(
                 return Err(ConvertError::NonFinite { path: path.into(), point });
             }
             if src.finish(&stats).map_err(input)? == Verdict::Done {
+                // Known once every point was read (text's decimals).
+                f.precision = Some(src.precision());
                 return Ok(f);
             }
         }
@@ -274,7 +275,9 @@ fn push_coord(s: &mut String, v: f64, prec: Precision, k: usize) {
             write!(s, "{v:.d$}")
         }
         Precision::F32 => write!(s, "{}", v as f32),
-        Precision::F64 => write!(s, "{v}"),
+        // Text's values as parsed: the shortest text of the same f64 is the number as it was written
+        // (without trailing zeros).
+        Precision::F64 | Precision::Decimals(_) => write!(s, "{v}"),
     };
 }
 
@@ -330,7 +333,8 @@ const SCALES: [f64; 25] = [
 ];
 
 /// The finest grid step LAS output needs for coordinates of `precision` up to `max_abs` in magnitude:
-/// 1 µm (finer than any scanner) for decimals, doubles and LAS sources (whose scales are coarser); for
+/// 1 µm (finer than any scanner) for doubles, LAS sources (whose scales are coarser) and text of up
+/// to 6 decimals; text's own decimals beyond that (8 decimals: 1e-8, at most 1e-12); for
 /// 32-bit floats as fine as the extent allows, so every value whose float spacing is wider than the
 /// step reads back as the same f32 (values nearer 0 than about 2²³ steps move by half a step at most).
 pub fn finest_step(precision: Option<Precision>, k: usize) -> f64 {
@@ -338,6 +342,8 @@ pub fn finest_step(precision: Option<Precision>, k: usize) -> f64 {
         // As fine as the extent allows ([`axis_grid`] picks within 31 bits).
         Some(Precision::F32) => SCALES[0],
         Some(Precision::Scaled(s)) if s[k] > 0.0 => s[k].clamp(SCALES[0], 1e-6),
+        // Text's own decimals: 8 of them need a 1e-8 grid (when the extent fits 31 bits of it).
+        Some(Precision::Decimals(d)) => SCALES[12 - usize::from(d[k]).min(12)].min(1e-6),
         _ => 1e-6,
     }
 }

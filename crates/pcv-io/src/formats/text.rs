@@ -17,7 +17,7 @@ use super::{
     color_from_unit, sample_bounds, text_chunks, Columns, DBounds, Decoded, FileInfo, FormatError, ReadOptions, Rec,
     TextChunk,
 };
-use crate::stream::{ChunkSource, Staging};
+use crate::stream::{ChunkSource, Precision, Staging};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sep {
@@ -307,13 +307,27 @@ pub struct TextSource<'a> {
     pts: bool,
     l: Layout,
     chunks: Vec<TextChunk<'a>>,
+    /// The most digits after the decimal point seen on each axis so far ([`EXPONENT`] once a
+    /// coordinate was written with an exponent): what `pcv convert` must keep.
+    decimals: [std::sync::atomic::AtomicU8; 3],
+}
+
+/// [`TextSource::decimals`]' mark of a coordinate in exponent notation (`1.5e-3`).
+const EXPONENT: u8 = u8::MAX;
+
+/// Digits after the decimal point of a number as written ([`EXPONENT`] with an exponent).
+fn decimals_of(t: &str) -> u8 {
+    if t.bytes().any(|c| c == b'e' || c == b'E') {
+        return EXPONENT;
+    }
+    t.find('.').map_or(0, |at| (t.len() - at - 1).min(usize::from(EXPONENT - 1)) as u8)
 }
 
 /// Opens a text file: the first lines decide the layout.
 pub fn open(data: &[u8], pts: bool) -> Result<TextSource<'_>, FormatError> {
     let l = layout(data, pts)?;
     let chunks = text_chunks(&data[l.start..], l.first_line, 4 << 20);
-    Ok(TextSource { data, pts, l, chunks })
+    Ok(TextSource { data, pts, l, chunks, decimals: Default::default() })
 }
 
 impl ChunkSource for TextSource<'_> {
@@ -354,6 +368,7 @@ impl ChunkSource for TextSource<'_> {
             )
         })?;
         let mut vals: Vec<&str> = Vec::with_capacity(l.columns.max(8));
+        let mut decimals = [0u8; 3];
         for (k, line) in text.split('\n').enumerate() {
             let line_no = c.first_line + k as u64;
             let line = line.trim();
@@ -381,6 +396,9 @@ impl ChunkSource for TextSource<'_> {
                 t.parse::<f64>()
                     .map_err(|_| FormatError::at_line(line_no, format!("'{t}' is not a number (column {})", i + 1)))
             };
+            for (d, &c) in decimals.iter_mut().zip(&l.xyz) {
+                *d = (*d).max(decimals_of(vals[c]));
+            }
             let mut r = Rec {
                 xyz: [num(l.xyz[0])?, num(l.xyz[1])?, num(l.xyz[2])?],
                 rgba: [0, 0, 0, 255],
@@ -406,7 +424,19 @@ impl ChunkSource for TextSource<'_> {
             r.class = l.class.map(num).transpose()?.map(|v| v.clamp(0.0, 255.0) as u8).unwrap_or(0);
             out.push_rec(&r, origin);
         }
+        for (seen, d) in self.decimals.iter().zip(decimals) {
+            seen.fetch_max(d, std::sync::atomic::Ordering::Relaxed);
+        }
         Ok(())
+    }
+
+    fn precision(&self) -> Precision {
+        let d = self.decimals.each_ref().map(|a| a.load(std::sync::atomic::Ordering::Relaxed));
+        if d.contains(&EXPONENT) {
+            Precision::F64
+        } else {
+            Precision::Decimals(d)
+        }
     }
 
     fn info(&self) -> FileInfo {
