@@ -308,6 +308,14 @@ impl Session {
         }
     }
 
+    /// Level of detail: how many nodes could not be read or decoded so far (0 for a resident cloud).
+    pub fn failed_nodes(&self) -> usize {
+        match &self.shown {
+            Shown::Lod(l) => l.failed_nodes(),
+            Shown::Cloud => 0,
+        }
+    }
+
     /// The mode frames are drawn in: `mode`, or the culled mode a level-of-detail pool needs.
     pub fn mode_for(&self, mode: RenderMode) -> RenderMode {
         match self.shown {

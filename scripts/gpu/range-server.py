@@ -6,7 +6,11 @@ past the end gets 416. HTTP/1.1 with keep-alive and one thread a connection, so 
 fetches several nodes at once. For `pcv URL` flights on a machine with no outside network
 (scripts/gpu.sh lod, PCV_LOD_HTTP=1) and by hand:
 
-    scripts/gpu/range-server.py DIR [--port 0] [--port-file F]
+    scripts/gpu/range-server.py DIR [--port 0] [--port-file F] [--stall-after N]
+
+--stall-after N answers the first N requests, then stops answering (each later request is read and the
+connection held open without a byte): a server that goes silent mid-flight, for trying the viewer's
+deadlines and retry lines by hand.
 
 Binds 127.0.0.1 only. With --port 0 (the default) the kernel picks a free port; it is printed on the
 first line of stdout ("serving DIR on http://127.0.0.1:PORT/") and written to --port-file.
@@ -21,7 +25,13 @@ p = argparse.ArgumentParser()
 p.add_argument("dir")
 p.add_argument("--port", type=int, default=0)
 p.add_argument("--port-file")
+p.add_argument("--stall-after", type=int, default=-1)
 a = p.parse_args()
+import threading
+import time
+
+answered = 0
+answered_lock = threading.Lock()
 root = os.path.realpath(a.dir)
 CHUNK = 1 << 20
 
@@ -47,6 +57,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def answer(self, body):
+        global answered
+        with answered_lock:
+            answered += 1
+            stalled = a.stall_after >= 0 and answered > a.stall_after
+        if stalled:
+            time.sleep(3600)
+            return
         path = self.target()
         if path is None:
             return self.fail(404)

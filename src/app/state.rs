@@ -85,6 +85,9 @@ pub struct AppState {
     /// Level of detail: the nodes that could not be read or decoded (file, node key, byte), each once;
     /// the view is drawn without them.
     pub node_errors: Vec<String>,
+    /// How many nodes failed ([`pcv_lod::LodScene::failed_nodes`]: those of a server that stopped
+    /// answering are counted, not listed).
+    pub failed_nodes: usize,
     /// Level of detail: the colour modes its tiles offer (the nodes are coloured as they load, by
     /// the mode and look here: [`crate::viewer::effects::lod_turn`]); `None` for a loaded cloud.
     pub lod_modes: Option<Vec<pcv_io::attributes::ColorMode>>,
@@ -167,6 +170,7 @@ impl AppState {
             ui: UiState { panel: true, help: false },
             messages: Messages::default(),
             node_errors: Vec::new(),
+            failed_nodes: 0,
             lod_modes: None,
             loader: None,
             grids: ScaleGrids::default(),

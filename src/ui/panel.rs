@@ -565,7 +565,7 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     ui.separator();
     crs_lines(ui, s, actions);
     if !s.node_errors.is_empty() {
-        let n = s.node_errors.len();
+        let n = s.failed_nodes.max(1);
         let what = if n == 1 { "1 node could not be read" } else { &format!("{n} nodes could not be read") };
         ui.text_colored(ERROR, format!("{what}; drawn without"));
         for e in &s.node_errors {

@@ -228,6 +228,10 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         state.node_errors.push(e.clone());
         need.redraw_ui = true;
     }
+    if l.failed_nodes() != state.failed_nodes {
+        state.failed_nodes = l.failed_nodes();
+        need.redraw_ui = true;
+    }
     // A clicked point of a streamed scene: what its node holds (read once per click).
     if let Some(p) = state.picked.as_mut().filter(|p| !p.looked_up) {
         p.looked_up = true;

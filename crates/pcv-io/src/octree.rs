@@ -167,6 +167,11 @@ pub trait NodeSource: Send + Sync {
     fn has_rgb(&self) -> bool {
         true
     }
+    /// Why none of its nodes will be read any more (a server that stopped answering), once that is so:
+    /// the nodes that fail after it are counted under one message instead of one each.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]

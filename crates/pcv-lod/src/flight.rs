@@ -105,6 +105,8 @@ pub struct FlightReport {
     pub evictions: u64,
     pub uploaded_points: u64,
     pub node_errors: Vec<String>,
+    /// Nodes that could not be read (more than `node_errors` lists when a server stopped answering).
+    pub failed_nodes: usize,
     /// Streamed: loader threads, and what limited the complete view after the stop.
     pub loader_threads: usize,
     pub after_stop: Option<StopReport>,
@@ -328,9 +330,9 @@ pub fn fly(
     // The stop.
     let (complete_after_stop_ms, last, after_stop) = f.settle(opts.settle_timeout_s)?;
     write_png(&opts.complete_png, opts.size_px, &last.pixels)?;
-    let (evictions, node_errors, loader_threads) = match f.lod.as_deref() {
-        Some(l) => (l.status().evictions, l.errors().to_vec(), l.options().threads),
-        None => (0, Vec::new(), 0),
+    let (evictions, node_errors, failed_nodes, loader_threads) = match f.lod.as_deref() {
+        Some(l) => (l.status().evictions, l.errors().to_vec(), l.failed_nodes(), l.options().threads),
+        None => (0, Vec::new(), 0, 0),
     };
     Ok(FlightReport {
         streamed,
@@ -352,6 +354,7 @@ pub fn fly(
         evictions,
         uploaded_points: f.uploaded_points,
         node_errors,
+        failed_nodes,
         loader_threads,
         after_stop,
     })

@@ -230,6 +230,9 @@ pub struct LodScene {
     arrived: VecDeque<Loaded>,
     failed: HashSet<NodeId>,
     errors: Vec<String>,
+    /// Tiles whose source stopped answering ([`NodeSource::stopped`]), said once each: their later
+    /// failures count in `failed` without a message of their own.
+    stopped_tiles: HashSet<u32>,
     frame: u64,
     selection: Selection,
     status: LodStatus,
@@ -292,6 +295,7 @@ impl LodScene {
             arrived: VecDeque::new(),
             failed: HashSet::new(),
             errors: Vec::new(),
+            stopped_tiles: HashSet::new(),
             frame: 0,
             selection: Selection::default(),
             status: LodStatus::default(),
@@ -584,9 +588,15 @@ impl LodScene {
         self.loader.counters()
     }
 
-    /// Node read errors so far (each node once).
+    /// Node read errors so far (each node once; a source that stopped answering once, with why).
     pub fn errors(&self) -> &[String] {
         &self.errors
+    }
+
+    /// How many nodes failed to read or decode so far (those of a source that stopped answering
+    /// included, which [`LodScene::errors`] does not list one by one).
+    pub fn failed_nodes(&self) -> usize {
+        self.failed.len()
     }
 
     pub fn status(&self) -> &LodStatus {
@@ -672,7 +682,20 @@ impl LodScene {
                 Ok(p) => p,
                 Err(e) => {
                     self.failed.insert(l.id);
-                    self.errors.push(e.to_string());
+                    let tile = &self.tiles[l.id.tile as usize];
+                    match tile.stopped() {
+                        // A server that went silent: its first failure and why no more are asked,
+                        // then nothing per node (hundreds of lines said the same).
+                        Some(why) if self.stopped_tiles.insert(l.id.tile) => {
+                            self.errors.push(e.to_string());
+                            self.errors.push(format!(
+                                "{}: {why}: its other nodes are not asked for; the view goes on with what arrived",
+                                tile.name()
+                            ));
+                        }
+                        Some(_) => {}
+                        None => self.errors.push(e.to_string()),
+                    }
                     continue;
                 }
             };

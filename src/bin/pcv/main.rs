@@ -185,7 +185,7 @@ fn render(mut a: RenderArgs) -> Result<()> {
     frame.write_png(&a.output)?;
     let (points, ms, out) = (stats.points, stats.total_ms, a.output.display());
     eprintln!("pcv: rendered {points} points at {w}x{h} with {} in {ms:.2} ms -> {out}", r.name());
-    let failed = session.node_errors();
+    let failed = session.failed_nodes();
     // Where the time to the first image went (the "on screen in N s" figure of a large file).
     let (t, done_s) = (session.times, started.elapsed().as_secs_f64());
     eprintln!(
@@ -196,16 +196,15 @@ fn render(mut a: RenderArgs) -> Result<()> {
         (done_s - framed_s) * 1e3,
         done_s
     );
-    partial(&failed, a.allow_partial, "the image")
+    partial(failed, a.allow_partial, "the image")
 }
 
 /// A level-of-detail view some of whose nodes could not be read (each named on stderr as it failed):
 /// an error unless `allow` (`--allow-partial`) accepts `what` drawn without them.
-fn partial(failed: &[String], allow: bool, what: &str) -> Result<()> {
-    if failed.is_empty() {
+fn partial(n: usize, allow: bool, what: &str) -> Result<()> {
+    if n == 0 {
         return Ok(());
     }
-    let n = failed.len();
     let nodes = if n == 1 { "1 node".to_string() } else { format!("{n} nodes") };
     if allow {
         eprintln!("pcv: {what} is drawn without {nodes} that could not be read (--allow-partial)");
@@ -251,7 +250,7 @@ fn record(a: RecordArgs) -> Result<()> {
         println!("{}", pcv_lod::flight::summary(&report));
         pcv::bench::write_json(json, &report, &session.rasterizer.description())?;
         eprintln!("pcv: wrote {}", json.display());
-        return partial(&report.node_errors, a.allow_partial, "the flight");
+        return partial(report.failed_nodes, a.allow_partial, "the flight");
     }
     if session.lod().is_some() {
         bail!("pcv record with level of detail measures flights (--measure FILE.json); for PNG frames of a streamed scene, use the window's --path");

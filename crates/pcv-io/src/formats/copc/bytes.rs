@@ -15,6 +15,10 @@ pub trait ByteSource: Send + Sync {
     fn len(&self) -> u64;
     /// `len` bytes at `offset`; a range outside the file is an error. Errors do not repeat the name.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>, String>;
+    /// Why no later read will be tried (a server that stopped answering), once that is so.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -256,6 +256,15 @@ impl ByteSource for HttpSource {
         self.url.clone()
     }
 
+    fn stopped(&self) -> Option<String> {
+        self.silent.load(Ordering::Relaxed).then(|| {
+            format!(
+                "the server stopped answering (a read got no answer within {:.0} s)",
+                self.opts.deadline.as_secs_f64()
+            )
+        })
+    }
+
     fn len(&self) -> u64 {
         self.size
     }

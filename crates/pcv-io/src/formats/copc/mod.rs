@@ -262,6 +262,10 @@ impl NodeSource for CopcFile {
         lasfmt::layout(self.header.format).rgb.is_some()
     }
 
+    fn stopped(&self) -> Option<String> {
+        self.src.stopped()
+    }
+
     fn columns(&self) -> crate::formats::Columns {
         crate::formats::Columns {
             intensity: true,
