@@ -125,6 +125,75 @@ fn write_script(dir: &Path, name: &str, steps: Value) -> PathBuf {
 }
 
 /// A 20 × 20 m ground of points every 10 cm with a 2 m box in the middle, around 0, as ASCII PLY.
+/// A distance across the box in the top view, then Ctrl+P: the profile opens in a window of its own
+/// (the main view's camera stays), drawn by a second rasterizer: the box's red roof shows in the
+/// window along the bottom of the screen, where the main view's top view has only ground.
+#[test]
+fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let (w, h) = (1280u32, 720u32);
+    let size = format!("{w}x{h}");
+    let run = |frames: u64, steps: Vec<Value>, shot: Option<&Path>| {
+        let script = write_script(dir.path(), "p.json", Value::Array(steps));
+        let tr = dir.path().join("p.jsonl");
+        let _ = std::fs::remove_file(&tr);
+        let frames = frames.to_string();
+        let mut args = vec![s(&cloud), "--backend", "cpu", "--size", &size, "--frames", &frames];
+        args.extend(["--projection", "ortho", "--view", "top", "--input-script", s(&script), "--trace", s(&tr)]);
+        if let Some(p) = shot {
+            args.extend(["--screenshot", s(p)]);
+        }
+        pcv_window(&d, &args);
+        trace(&tr)
+    };
+    let first = run(4, vec![], None);
+    let line = first.last().unwrap();
+    let hh = ortho_half_height(line).expect("orthographic");
+    let b = pose(line).basis(UpAxis::PosZ);
+    let eye = vec3(&line["eye_local"]);
+    let px = |x: f32, y: f32| {
+        let r = Vec3::new(x, y, 0.0) - eye;
+        let aspect = w as f32 / h as f32;
+        Vec2::new((r.dot(b.right) / (hh * aspect) + 1.0) * 0.5 * w as f32, (1.0 - r.dot(b.up) / hh) * 0.5 * h as f32)
+    };
+    // T, a distance from (-3, 0.5) to (8, 0.5) across the box (clear of the panel), Ctrl+P.
+    let mut steps = vec![key(4, "T", true), key(5, "T", false)];
+    let mut fr = 7;
+    for (x, y) in [(-3.0, 0.5), (8.0, 0.5)] {
+        let p = px(x, y);
+        steps.extend([cursor(fr, p.x, p.y), button(fr + 1, "left", true), button(fr + 2, "left", false)]);
+        fr += 4;
+    }
+    let ctrl = |frame: u64, down: bool| json!({"frame": frame, "type": "key", "key": "P", "down": down, "mods": {"ctrl": true}});
+    steps.extend([ctrl(fr, true), ctrl(fr + 1, false)]);
+    let shot = dir.path().join("profile.png");
+    let t = run(fr + 8, steps, Some(&shot));
+    let before = t.iter().find(|l| l["frame"].as_u64() == Some(fr - 1)).expect("a frame before Ctrl+P");
+    let last = t.last().unwrap();
+    let profile = &last["profile"];
+    let window = profile["window_px"].as_array().unwrap_or_else(|| panic!("a profile in a window: {profile}"));
+    assert!(window.iter().all(|v| v.as_u64().unwrap() > 50), "{profile}");
+    assert!((f(&profile["a"][0]) + 3.0).abs() < 0.2 && (f(&profile["b"][0]) - 8.0).abs() < 0.2, "{profile}");
+    for k in ["eye_local", "yaw_deg", "pitch_deg", "projection"] {
+        assert_eq!(before[k], last[k], "the main view's {k} stays");
+    }
+    // The roof (220, 80, 60) shows below the main view's box, in the profile window.
+    let img = Frame::read_png(&shot).unwrap();
+    let red_rows: Vec<u32> = (0..img.height)
+        .filter(|&y| {
+            (0..img.width).any(|x| {
+                // Rows from the top (the frame counts them from the bottom).
+                let c = img.get(x, img.height - 1 - y).to_le_bytes();
+                c[0] > 170 && c[1] < 120 && c[2] < 110
+            })
+        })
+        .collect();
+    let box_bottom = px(0.0, -1.0).y as u32 + 4;
+    assert!(red_rows.iter().any(|&y| y > box_bottom + 20), "no roof in the profile window: rows {red_rows:?}");
+}
+
 fn ground_with_box(dir: &Path) -> PathBuf {
     let mut text = String::new();
     let mut n = 0;

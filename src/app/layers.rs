@@ -60,6 +60,9 @@ pub struct Layers {
     pub in_raster: bool,
     /// Uploaded index ranges → full cloud: (uploaded start, full start, length), by uploaded start.
     map: Vec<(u64, u64, u64)>,
+    /// Counts the uploads ([`Layers::uploaded`], [`Layers::uploaded_whole`]): what was drawn from the
+    /// cloud (its colours, layers, filter) may have changed when it moves (the profile window redraws).
+    pub version: u64,
 }
 
 impl Layers {
@@ -74,6 +77,7 @@ impl Layers {
             filtered: None,
             in_raster: false,
             map,
+            version: 0,
         };
         l.rebuild_layers(&[]);
         l
@@ -135,6 +139,7 @@ impl Layers {
     }
 
     fn make(&mut self, apply_filter: bool) -> PointCloud {
+        self.version += 1;
         let all_visible = self.layers.iter().all(|l| l.visible);
         let filtering = apply_filter && self.editable() && !self.filter.is_empty() && !self.cloud.points.is_empty();
         self.filtered = None;

@@ -30,6 +30,11 @@ pub trait Picker {
     fn gathered(&self, _at_px: Vec2, _radius_px: u32) -> bool {
         true
     }
+    /// The nearest point the profile window drew within `radius_px` of `at_px` (pixels from the
+    /// image's top-left), its index in the full cloud; `None` where no profile window draws.
+    fn pick_profile(&mut self, _at_px: Vec2, _radius_px: u32) -> Option<PickHit> {
+        None
+    }
 }
 
 /// What an update may read of the last frame, read before it: the pick at each pixel and radius the
@@ -39,6 +44,8 @@ pub trait Picker {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Reads {
     hits: Vec<((Vec2, u32), Option<PickHit>)>,
+    /// The profile window's picks (its own frame), gathered by [`Reads::gather_profile`].
+    profile_hits: Vec<((Vec2, u32), Option<PickHit>)>,
 }
 
 impl Reads {
@@ -50,8 +57,28 @@ impl Reads {
                 hits.push((w, pick.pick(w.0, w.1)));
             }
         }
-        Reads { hits }
+        Reads { hits, profile_hits: Vec::new() }
     }
+
+    /// Adds the profile window's picks at `wanted` ([`profile_reads_needed`]), read with `pick`.
+    pub fn gather_profile(&mut self, wanted: &[(Vec2, u32)], pick: &mut dyn FnMut(Vec2, u32) -> Option<PickHit>) {
+        for &w in wanted {
+            if !self.profile_hits.iter().any(|(k, _)| *k == w) {
+                self.profile_hits.push((w, pick(w.0, w.1)));
+            }
+        }
+    }
+}
+
+/// The profile window's picks the coming update will ask for (its clicks).
+pub fn profile_reads_needed(actions: &[crate::input::Action]) -> Vec<(Vec2, u32)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            crate::input::Action::ProfileClick { at_px } => Some((*at_px, CLICK_RADIUS_PX)),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Picker for Reads {
@@ -61,6 +88,10 @@ impl Picker for Reads {
 
     fn gathered(&self, at_px: Vec2, radius_px: u32) -> bool {
         self.hits.iter().any(|(k, _)| *k == (at_px, radius_px))
+    }
+
+    fn pick_profile(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+        self.profile_hits.iter().find(|(k, _)| *k == (at_px, radius_px)).and_then(|(_, h)| *h)
     }
 }
 

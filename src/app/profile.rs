@@ -3,13 +3,19 @@
 //! How it works: a listed distance or polyline measurement gives the section, from its first vertex
 //! `a` to its last `b` (file coordinates), and the panel a width. [`Profile::strip`] is the strip as an
 //! oriented clip box of the filter engine (centred on the section, along it, across it by the width,
-//! the cloud's whole height), added to the filter in force, so the rasterizer draws only the strip,
-//! culling whole batches outside it. The camera becomes orthographic, level, looking across the
-//! section with `a` on the left and `b` on the right ([`Profile::camera`]), framing the strip's length
-//! and the cloud's height. The panel draws a grid of stations along the section and heights
-//! ([`crate::ui::marks`]), in the file's units; the measuring tool works in the profile as anywhere
-//! (height differences, slopes). Closing the profile gives back the camera and the filter it found.
-//! [`Profile::rows`] lists the strip's points as station, offset and height for the CSV export.
+//! the cloud's whole height), added to the filter in force ([`Profile::strip_filter`]). The camera is
+//! orthographic, level, looking across the section with `a` on the left and `b` on the right
+//! ([`Profile::camera`]), framing the strip's length and the cloud's height; a grid of stations along
+//! the section and heights is drawn over it ([`crate::ui::marks`]), in the file's units.
+//!
+//! Where it is drawn: for a cloud whose points the host holds, in a window of its own beside the
+//! main view ([`Profile::window`]: the viewer's `profile_view` draws the strip's points with a second
+//! rasterizer of the same backend, and clicks there pick and measure — height differences, slopes —
+//! as in the main view); the main view keeps its camera and filter. For streamed and level-of-detail
+//! clouds (no host points to take the strip from) the main view itself becomes the profile: the strip
+//! is added to the rasterizer's filter, so it draws only the strip, culling whole batches outside it,
+//! and closing gives back the camera and filter it found. [`Profile::rows`] lists the strip's points as
+//! station, offset and height for the CSV export.
 use glam::{DQuat, DVec3, Vec3};
 use pcv_camera::{Camera, Pose, Projection};
 use pcv_io::filter::{ClipBox, Keep, PointFilter};
@@ -24,6 +30,8 @@ pub struct Profile {
     pub width: f64,
     /// The camera and filter before it opened.
     pub before: (Camera, PointFilter),
+    /// Drawn in a window of its own, whose image has this size (pixels); `None`: in the main view.
+    pub window: Option<(u32, u32)>,
 }
 
 /// One point of the strip: where along the section, how far off it (left negative), how high.
@@ -83,9 +91,23 @@ impl Profile {
 
     /// The filter with the strip added to what `before` showed.
     pub fn filter(&self, z_range: (f64, f64)) -> PointFilter {
-        let mut f = self.before.1.clone();
+        self.strip_filter(&self.before.1, z_range)
+    }
+
+    /// `shown` (a filter) with the strip added.
+    pub fn strip_filter(&self, shown: &PointFilter, z_range: (f64, f64)) -> PointFilter {
+        let mut f = shown.clone();
         f.boxes.push(self.strip(z_range));
         f
+    }
+
+    /// The filter that shows the strip's points, given the main view's `filter`: the main view's
+    /// filter when the profile is drawn there (it holds the strip), else that filter with the strip.
+    pub fn points_filter(&self, filter: &PointFilter, cloud: &PointCloud) -> PointFilter {
+        match self.window {
+            Some(_) => self.strip_filter(filter, z_range(cloud)),
+            None => filter.clone(),
+        }
     }
 
     /// The strip's points of `cloud` that `filter` (the profile's) shows, by station.
@@ -118,7 +140,11 @@ pub fn write_strip(s: &super::state::AppState, path: &std::path::Path) -> Result
         return Err("the strip is written from files, and these points came from none (or from URLs)".into());
     }
     let opts = pcv_io::load::LoadOptions { progress: false, warnings: false, ..Default::default() };
-    let sum = pcv_io::convert::convert_filtered(&files, path, &opts, &s.layers.filter).map_err(|e| e.to_string())?;
+    let filter = s
+        .profile
+        .as_ref()
+        .map_or_else(|| s.layers.filter.clone(), |p| p.points_filter(&s.layers.filter, &s.layers.cloud));
+    let sum = pcv_io::convert::convert_filtered(&files, path, &opts, &filter).map_err(|e| e.to_string())?;
     Ok(format!("{} strip points written to {} ({})", sum.points, path.display(), sum.how))
 }
 
@@ -157,6 +183,7 @@ mod tests {
             b: DVec3::new(1030.0, 2030.0, 100.0),
             width: 1.0,
             before: (cam, PointFilter::default()),
+            window: None,
         };
         let z = z_range(&cloud);
         assert_eq!(z, (100.0, 106.0));
@@ -222,6 +249,7 @@ mod tests {
             b: DVec3::new(500_018.0, 4_000_010.0, 50.0),
             width: 1.2,
             before: (st.nav.camera, PointFilter::default()),
+            window: None,
         };
         st.layers.filter = p.filter(z_range(&st.layers.cloud));
         st.profile = Some(p);

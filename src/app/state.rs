@@ -107,6 +107,9 @@ pub struct AppState {
     pub profile: Option<super::profile::Profile>,
     /// The strip's width for the next profile, in the files' unit (0: a fortieth of its length).
     pub profile_width: f64,
+    /// Profiles may open in a window of their own (the viewer can draw one: a cloud whose points
+    /// the host holds); else they take over the main view ([`super::profile`]).
+    pub profile_window_ok: bool,
 }
 
 impl AppState {
@@ -162,6 +165,7 @@ impl AppState {
             notes: Default::default(),
             profile: None,
             profile_width: 0.0,
+            profile_window_ok: false,
             sources: Vec::new(),
             project: None,
             bookmarks: Default::default(),

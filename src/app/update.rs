@@ -96,6 +96,20 @@ pub struct UpdateCtx<'a> {
     pub reads: &'a mut dyn Picker,
 }
 
+/// A click's pick: a vertex while measuring, else the picked point.
+fn clicked(s: &mut AppState, picked: Option<PickedPoint>) {
+    match (picked, s.measure.active) {
+        (Some(p), true) => {
+            if let Some(said) = s.measure.click(p) {
+                s.messages.info(said);
+            }
+        }
+        (Some(p), false) => s.picked = Some(p),
+        (None, true) => s.messages.info("measure: no point under the cursor"),
+        (None, false) => s.picked = None,
+    }
+}
+
 /// Picks at `at_px` and describes the point on the full cloud.
 fn pick_at(s: &mut AppState, at_px: Vec2, radius_px: u32, picker: &mut dyn Picker) -> Option<PickedPoint> {
     let hit = picker.pick(at_px, radius_px)?;
@@ -173,18 +187,25 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::Click { at_px } => {
             let picked = pick_at(s, at_px, CLICK_RADIUS_PX, ctx.reads);
-            match (picked, s.measure.active) {
-                (Some(p), true) => {
-                    if let Some(said) = s.measure.click(p) {
-                        s.messages.info(said);
-                    }
-                }
-                (Some(p), false) => s.picked = Some(p),
-                (None, true) => s.messages.info("measure: no point under the cursor"),
-                (None, false) => s.picked = None,
-            }
+            clicked(s, picked);
             Effects::ui()
         }
+        Action::ProfileClick { at_px } => {
+            // The profile window's own frame; its hits name points of the full cloud.
+            let picked = ctx
+                .reads
+                .pick_profile(at_px, CLICK_RADIUS_PX)
+                .map(|hit| describe(&hit, &s.layers.cloud, hit.point_index, &mut s.grids));
+            clicked(s, picked);
+            Effects::ui()
+        }
+        Action::ProfileViewSize(w, h) => match s.profile.as_mut() {
+            Some(p) if p.window.is_some() && p.window != Some((w, h)) && w > 0 && h > 0 => {
+                p.window = Some((w, h));
+                Effects::ui()
+            }
+            _ => Effects::default(),
+        },
         Action::Hover { at_px } => {
             let hover = at_px.and_then(|at| pick_at(s, at, CLICK_RADIUS_PX, ctx.reads));
             let handle = match (&s.gizmo.drag, at_px) {
@@ -386,12 +407,29 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 s.messages.info("a profile needs two points apart across the ground");
                 return Effects::ui();
             }
-            let before = match s.profile.take() {
-                Some(p) => p.before,
-                None => (s.nav.camera, s.layers.filter.clone()),
-            };
             let width = if s.profile_width > 0.0 { s.profile_width } else { len / 40.0 };
-            let p = super::profile::Profile { a, b, width, before };
+            let size_px = s.size_px;
+            let (was_window, before) = match s.profile.take() {
+                Some(p) => (p.window, p.before),
+                None => (None, (s.nav.camera, s.layers.filter.clone())),
+            };
+            let said = format!(
+                "profile {}: {}{} long, {}{} wide",
+                i + 1,
+                pcv_model::number::readable((s.units().across(len) * 1e3).round() / 1e3),
+                s.units().across_suffix(),
+                pcv_model::number::readable((s.units().across(width) * 1e3).round() / 1e3),
+                s.units().across_suffix()
+            );
+            if s.profile_window_ok {
+                // A window of its own: the main view stays as it is.
+                let window = was_window.unwrap_or((size_px.0.max(2) * 3 / 5, size_px.1.max(2) * 3 / 10));
+                let before = (s.nav.camera, s.layers.filter.clone());
+                s.profile = Some(super::profile::Profile { a, b, width, before, window: Some(window) });
+                s.messages.info(format!("{said} (the Profile window; Close in the Measure section)"));
+                return Effects::ui();
+            }
+            let p = super::profile::Profile { a, b, width, before, window: None };
             let z = super::profile::z_range(&s.layers.cloud);
             s.nav.camera = p.camera(&s.nav.camera, &s.layers.cloud, z, aspect);
             let filter = p.filter(z);
@@ -410,10 +448,25 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         }
         Action::CloseProfile => {
             let Some(p) = s.profile.take() else { return Effects::default() };
+            if p.window.is_some() {
+                return Effects::ui();
+            }
             s.nav.camera = p.before.0;
             let mut fx = apply(s, Action::SetFilter(p.before.1), ctx);
             fx.redraw_scene = true;
             fx
+        }
+        Action::ToggleProfile => {
+            if s.profile.is_some() {
+                return apply(s, Action::CloseProfile, ctx);
+            }
+            match s.measure.all().iter().rposition(|m| m.points.len() >= 2) {
+                Some(i) => apply(s, Action::ShowProfile(i), ctx),
+                None => {
+                    s.messages.info("a profile follows a distance or polyline: measure one first (T)");
+                    Effects::ui()
+                }
+            }
         }
         Action::SetProfileWidth(w) => {
             s.profile_width = if w.is_finite() { w.max(0.0) } else { 0.0 };
@@ -942,6 +995,56 @@ mod tests {
         assert_eq!((s.nav.camera, &s.layers.filter), (cam, &filter));
         // Nothing to profile: no change.
         assert!(!apply(&mut s, Action::ShowProfile(5), ctx).redraw_scene);
+    }
+
+    #[test]
+    fn a_profile_in_its_own_window_keeps_the_main_view_and_measures_from_its_picks() {
+        let mut s = state();
+        s.profile_window_ok = true;
+        apply(&mut s, Action::ToggleMeasure, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
+        for p in [Vec3::new(0.0, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)] {
+            apply(
+                &mut s,
+                Action::Click { at_px: Vec2::ZERO },
+                &mut UpdateCtx { reads: &mut Always { at: p, index: None } },
+            );
+        }
+        let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
+        let (cam, filter) = (s.nav.camera, s.layers.filter.clone());
+        let fx = apply(&mut s, Action::ShowProfile(0), ctx);
+        assert!(!fx.redraw_scene && !fx.refilter && !fx.reupload, "the main view is left as it is");
+        let p = s.profile.clone().expect("a profile");
+        assert_eq!((s.nav.camera, &s.layers.filter), (cam, &filter));
+        let (w, h) = p.window.expect("in a window");
+        assert!(w > 0 && h > 0);
+        // The strip is the main filter with the strip added: points near the line only.
+        let strip = p.points_filter(&s.layers.filter, &s.layers.cloud);
+        let kept = pcv_io::filter::kept(&s.layers.cloud, &strip, 0..s.layers.cloud.points.len());
+        assert!(kept.points > 0 && kept.points < s.layers.cloud.points.len() as u64, "{}", kept.points);
+        // The window's size follows its image area.
+        assert!(apply(&mut s, Action::ProfileViewSize(500, 180), ctx).redraw_ui);
+        assert_eq!(s.profile.as_ref().unwrap().window, Some((500, 180)));
+        assert!(!apply(&mut s, Action::ProfileViewSize(500, 180), ctx).redraw_ui);
+        // A height measured with two clicks in the profile window: its picks name full-cloud points.
+        apply(&mut s, Action::SetMeasureKind(pcv_model::measure::MeasureKind::Height), ctx);
+        let mut reads = crate::app::pick::Reads::default();
+        let at = [Vec2::new(10.0, 20.0), Vec2::new(300.0, 40.0)];
+        let wanted: Vec<Action> = at.iter().map(|&at_px| Action::ProfileClick { at_px }).collect();
+        let hits = [(Vec3::new(1.0, 0.0, 0.0), 1u64), (Vec3::new(4.0, 0.0, 0.6), 34)];
+        reads.gather_profile(&crate::app::pick::profile_reads_needed(&wanted), &mut |p, _| {
+            let k = at.iter().position(|&a| a == p)?;
+            Some(PickHit { pixel: (0, 0), position: hits[k].0, point_index: Some(hits[k].1), depth: 0.5 })
+        });
+        for a in wanted {
+            apply(&mut s, a, &mut UpdateCtx { reads: &mut reads });
+        }
+        let m = s.measure.current();
+        assert_eq!(m.kind, pcv_model::measure::MeasureKind::Height);
+        assert_eq!(m.points, vec![DVec3::new(1001.0, 2000.0, 0.0), DVec3::new(1004.0, 2000.0, 0.6000000238418579)]);
+        // Closing leaves the main view as it was.
+        assert!(apply(&mut s, Action::CloseProfile, ctx).redraw_ui);
+        assert!(s.profile.is_none());
+        assert_eq!((s.nav.camera, &s.layers.filter), (cam, &filter));
     }
 
     #[test]

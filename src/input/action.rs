@@ -53,8 +53,17 @@ pub enum Action {
     ShowProfile(usize),
     /// Back to the camera and filter before the profile.
     CloseProfile,
+    /// Ctrl+P: closes the profile, or shows one along the last measurement with two points or more.
+    ToggleProfile,
     /// The strip's width for profiles (files' unit; 0: automatic).
     SetProfileWidth(f64),
+    /// The profile window's image area changed to this size (pixels).
+    ProfileViewSize(u32, u32),
+    /// A click in the profile window's image, pixels from its top-left: picks there (measures there
+    /// while measuring).
+    ProfileClick {
+        at_px: glam::Vec2,
+    },
     /// Writes the strip's points as CSV (station, offset, height, x, y, z), or the profile as SVG.
     ExportProfile {
         svg: bool,

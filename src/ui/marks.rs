@@ -4,8 +4,9 @@
 //! its next vertex), the clip boxes' edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
 //!
 //! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
-//! coordinates (the window's, y down) and drawn on the foreground draw list, above the points and
-//! under nothing. A point behind the camera is not drawn, nor a line that has one. While measuring
+//! coordinates (the window's, y down), the clip boxes and the gizmo on the foreground draw list (over
+//! everything), the rest on the background draw list: above the points, under the
+//! panel and the profile window. A point behind the camera is not drawn, nor a line that has one. While measuring
 //! with a point placed, the line follows the point under the cursor, so the value shows before
 //! the next click. The gizmo's handles come from [`crate::app::gizmo::handles`] in framebuffer
 //! pixels (what the mouse is hit-tested in) and are scaled to imgui's coordinates: arrows, rings and
@@ -115,39 +116,63 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     clip_boxes(ui, s, info);
     gizmo(ui, s, info);
     let display = ui.io().display_size;
-    let dl = ui.get_foreground_draw_list();
+    let dl = ui.get_background_draw_list();
     let at = |p: &PickedPoint| to_screen(&info.clip_from_world, p.local, display);
     if let Some(p) = s.picked.as_ref().and_then(at) {
         dl.add_circle(p.to_array(), 6.0, SHADOW).thickness(3.0).build();
         dl.add_circle(p.to_array(), 6.0, PICK).thickness(1.5).build();
     }
-    let up = s.nav.camera.up.vector().as_dvec3();
-    let u = s.units();
-    // The listed measurements, dimmer; then the one being placed, with the cursor as its next vertex.
-    for m in &s.measure.done {
-        let local: Vec<Option<Vec2>> = m
-            .points
-            .iter()
-            .map(|&f| s.layers.cloud.from_source(f).and_then(|l| to_screen(&info.clip_from_world, l, display)))
-            .collect();
-        measurement(ui, &dl, m, &local, MEASURE_DONE, up, &u);
-    }
-    let mut current = s.measure.current();
-    let mut on_screen: Vec<Option<Vec2>> = s.measure.points.iter().map(at).collect();
-    if s.measure.active && s.measure.moving.is_none() && current.takes_more() && !current.points.is_empty() {
-        if let Some(h) = &s.hover {
-            current.points.push(h.file);
-            on_screen.push(at(h));
-        }
-    }
-    measurement(ui, &dl, &current, &on_screen, MEASURE, up, &u);
+    measurements(ui, &dl, s, &info.clip_from_world, [0.0, 0.0], display);
     notes(ui, &dl, s, info, display);
     profile_grid(ui, &dl, s, info, display);
 }
 
-/// The profile's grid: stations along the section (from its start) and heights, at round steps in the
-/// file's units, labelled at the bottom and the left.
+/// The measurements seen with `clip_from_world` in the rectangle at `min` of `size`: the listed ones
+/// dimmer, then the one being placed, with the point under the cursor as its next vertex.
+pub fn measurements(
+    ui: &imgui::Ui,
+    dl: &imgui::DrawListMut<'_>,
+    s: &AppState,
+    clip_from_world: &Mat4,
+    min: [f32; 2],
+    size: [f32; 2],
+) {
+    let up = s.nav.camera.up.vector().as_dvec3();
+    let u = s.units();
+    let at = |l: Vec3| to_screen(clip_from_world, l, size).map(|v| v + Vec2::from(min));
+    for m in &s.measure.done {
+        let local: Vec<Option<Vec2>> = m.points.iter().map(|&f| s.layers.cloud.from_source(f).and_then(at)).collect();
+        measurement(ui, dl, m, &local, MEASURE_DONE, up, &u);
+    }
+    let mut current = s.measure.current();
+    let mut on_screen: Vec<Option<Vec2>> = s.measure.points.iter().map(|p| at(p.local)).collect();
+    if s.measure.active && s.measure.moving.is_none() && current.takes_more() && !current.points.is_empty() {
+        if let Some(h) = &s.hover {
+            current.points.push(h.file);
+            on_screen.push(at(h.local));
+        }
+    }
+    measurement(ui, dl, &current, &on_screen, MEASURE, up, &u);
+}
+
+/// The profile's grid over the main view (a profile drawn there).
 fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info: &FrameInfo<'_>, display: [f32; 2]) {
+    if s.profile.as_ref().is_some_and(|p| p.window.is_none()) {
+        section_grid(ui, dl, s, &info.clip_from_world, [0.0, 0.0], display);
+    }
+}
+
+/// The profile's grid in the rectangle at `min` of `size` (pixels) whose frame `clip_from_world`
+/// drew: stations along the section (from its start) and heights, at round steps in the file's units,
+/// labelled near the bottom and the right.
+pub fn section_grid(
+    ui: &imgui::Ui,
+    dl: &imgui::DrawListMut<'_>,
+    s: &AppState,
+    clip_from_world: &Mat4,
+    min: [f32; 2],
+    size: [f32; 2],
+) {
     let Some(p) = &s.profile else { return };
     let (dir, len) = p.direction();
     let u = s.units();
@@ -156,7 +181,8 @@ fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info:
         s.layers
             .cloud
             .from_source(glam::DVec3::new(f.x, f.y, z))
-            .and_then(|l| to_screen(&info.clip_from_world, l, display))
+            .and_then(|l| to_screen(clip_from_world, l, size))
+            .map(|v| v + Vec2::from(min))
     };
     let (Some(o), Some(x1), Some(y1)) = (at(0.0, p.a.z), at(len, p.a.z), at(0.0, p.a.z + len.max(1e-9))) else {
         return;
@@ -165,10 +191,11 @@ fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info:
     if !(px_per_station.abs() > 1e-9 && px_per_z.abs() > 1e-9) {
         return;
     }
+    let (left, top, right, bottom) = (min[0], min[1], min[0] + size[0], min[1] + size[1]);
     let station_at = |x: f32| (x - o.x) as f64 / px_per_station;
     let z_at = |y: f32| p.a.z + (o.y - y) as f64 / px_per_z;
-    let (s0, s1) = (station_at(0.0).min(station_at(display[0])), station_at(0.0).max(station_at(display[0])));
-    let (z0, z1) = (z_at(display[1]).min(z_at(0.0)), z_at(display[1]).max(z_at(0.0)));
+    let (s0, s1) = (station_at(left).min(station_at(right)), station_at(left).max(station_at(right)));
+    let (z0, z1) = (z_at(bottom).min(z_at(top)), z_at(bottom).max(z_at(top)));
     const GRID: [f32; 4] = [1.0, 1.0, 1.0, 0.18];
     const LABEL: [f32; 4] = [1.0, 1.0, 1.0, 0.8];
     // Steps: round lengths of the shown unit, about 120 px apart.
@@ -181,28 +208,30 @@ fn profile_grid(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info:
     if !(ds > 0.0 && dz > 0.0) || (s1 - s0) / ds > 200.0 || (z1 - z0) / dz > 200.0 {
         return;
     }
+    // In the main view the labels keep clear of the scale bar, the axes and the north arrow.
+    let main = min == [0.0, 0.0];
+    let (label_row, label_right) = if main { (bottom - 70.0, right - 90.0) } else { (bottom - 18.0, right - 4.0) };
     let mut st = (s0 / ds).ceil() * ds;
     while st <= s1 {
         let x = o.x + (st * px_per_station) as f32;
-        dl.add_line([x, 0.0], [x, display[1]], GRID).thickness(1.0).build();
+        dl.add_line([x, top], [x, bottom], GRID).thickness(1.0).build();
         // "+ 0.0": no "-0".
         let label =
             format!("{}{}", pcv_model::number::readable((u.across(st) * 1e6).round() / 1e6 + 0.0), u.across_suffix());
-        // Above the scale bar (bottom left), clear of the axes (bottom right).
-        if x < display[0] - 90.0 {
-            dl.add_text([x + 3.0, display[1] - 70.0], LABEL, &label);
+        if x < label_right {
+            dl.add_text([x + 3.0, label_row], LABEL, &label);
         }
         st += ds;
     }
     let mut z = (z0 / dz).ceil() * dz;
     while z <= z1 {
         let y = o.y - ((z - p.a.z) * px_per_z) as f32;
-        dl.add_line([0.0, y], [display[0], y], GRID).thickness(1.0).build();
+        dl.add_line([left, y], [right, y], GRID).thickness(1.0).build();
         let label = format!("{}{}", pcv_model::number::readable((u.up(z) * 1e6).round() / 1e6 + 0.0), u.up_suffix());
         let w = ui.calc_text_size(&label)[0];
-        // Left of the north arrow (top right), above the stations' row.
-        if y < display[1] - 90.0 {
-            dl.add_text([display[0] - w - 80.0, y - 16.0], LABEL, &label);
+        let x = if main { right - w - 80.0 } else { right - w - 4.0 };
+        if y < label_row - 20.0 && y - 16.0 > top {
+            dl.add_text([x, y - 16.0], LABEL, &label);
         }
         z += dz;
     }

@@ -19,6 +19,7 @@ pub mod frame_times;
 pub mod help;
 pub mod marks;
 pub mod panel;
+pub mod profile_window;
 pub mod scale;
 
 pub use frame_times::{group_thousands, si, FrameTimes};
@@ -69,6 +70,8 @@ pub struct FrameInfo<'a> {
     /// GPU times of the whole frame's stages (CUDA events and GL timestamp queries): map, passes,
     /// unmap, upload, texture, blit, panel; empty where they cannot be taken.
     pub gpu_stages: &'a [pcv_render::PassTime],
+    /// The profile window's image, when one is drawn.
+    pub profile: Option<profile_window::ProfileImage>,
 }
 
 /// Which panel section is open (one at a time keeps the panel small).
@@ -142,6 +145,7 @@ impl Overlay {
             scale::draw(ui, state, info);
             panel::build(ui, state, info, &mut self.section, &mut self.legend, &mut actions);
         }
+        profile_window::build(ui, state, info, &mut actions);
         if state.ui.help {
             help::build(ui, &mut actions);
         }

@@ -60,10 +60,14 @@ pub fn gather_reads(
     actions: &[Action],
     held: &MoveInput,
     frame_px: Option<(u32, u32)>,
+    profile: Option<&mut super::profile_view::ProfileView>,
 ) -> Reads {
     let wanted = reads_needed(state, actions, held);
     let mut picker = RasterPicker { rasterizer, size_px: state.size_px, frame_px, error: None };
-    let reads = Reads::gather(&wanted, &mut picker);
+    let mut reads = Reads::gather(&wanted, &mut picker);
+    if let Some(view) = profile {
+        reads.gather_profile(&crate::app::pick::profile_reads_needed(actions), &mut |at, r| view.pick(at, r));
+    }
     if let Some(e) = picker.error {
         state.messages.error(format!("picking failed: {e}"));
     }
@@ -325,7 +329,7 @@ fn save_project(state: &mut AppState) {
 /// Writes the profile's strip as CSV (its points) or SVG (the section drawn) in the current directory.
 fn export_profile(state: &mut AppState, svg: bool) {
     let Some(p) = &state.profile else { return };
-    let rows = p.rows(&state.layers.cloud, &state.layers.filter);
+    let rows = p.rows(&state.layers.cloud, &p.points_filter(&state.layers.filter, &state.layers.cloud));
     let file = new_file_here("pcv-profile", if svg { "svg" } else { "csv" });
     let written = if svg {
         // The colours shown.

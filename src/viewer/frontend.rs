@@ -81,6 +81,8 @@ pub struct Frontend {
     render_ms: f64,
     last_clip: Option<glam::Mat4>,
     last_motion: Option<Instant>,
+    /// The profile window's rasterizer and texture, while a profile is open in a window.
+    pub profile_view: Option<super::profile_view::ProfileView>,
     pub window: Window,
 }
 
@@ -116,6 +118,7 @@ impl Frontend {
             render_ms: 0.0,
             last_clip: None,
             last_motion: None,
+            profile_view: None,
             window,
         })
     }
@@ -309,6 +312,7 @@ impl Frontend {
         if screenshot == Some(false) || (screenshot.is_some() && self.overlay.is_none()) {
             save_screenshot(state, self)?;
         }
+        let profile = self.sync_profile(state, rasterizer.name());
         if let Some(ov) = self.overlay.as_mut() {
             let info = FrameInfo {
                 frame_times: &self.frame_times,
@@ -324,6 +328,7 @@ impl Frontend {
                 gl_renderer: self.window.gl_renderer(),
                 clip_from_world,
                 gpu_stages: &self.gpu_stages,
+                profile,
             };
             let dt = self.last_shown.map_or(1.0 / 60.0, |t| t.elapsed().as_secs_f32().min(MAX_DT_S));
             self.ui_actions = ov.draw(&self.window, dt, state, &info)?;
@@ -340,6 +345,40 @@ impl Frontend {
             save_screenshot(state, self)?;
         }
         Ok(Drawn::Frame { rendered: render_points })
+    }
+
+    /// Draws the profile window's image when what it shows changed (a second rasterizer of
+    /// `backend`, made when a profile first opens in a window, dropped when it closes).
+    fn sync_profile(&mut self, state: &mut AppState, backend: &str) -> Option<crate::ui::profile_window::ProfileImage> {
+        if state.profile.as_ref().is_none_or(|p| p.window.is_none()) {
+            self.profile_view = None;
+            return None;
+        }
+        if self.profile_view.is_none() {
+            match super::profile_view::ProfileView::new(self.window.gl(), backend) {
+                Ok(v) => self.profile_view = Some(v),
+                Err(e) => {
+                    // Drawn in the main view instead (as for streamed clouds).
+                    state.messages.error(format!("{e}; profiles take over the main view"));
+                    state.profile_window_ok = false;
+                    state.profile = None;
+                    return None;
+                }
+            }
+        }
+        let view = self.profile_view.as_mut()?;
+        if let Err(e) = view.sync(state) {
+            state.messages.error(e);
+        }
+        let ((w, h), clip_from_world) = view.shown?;
+        let texture = view.texture()?;
+        Some(crate::ui::profile_window::ProfileImage {
+            texture: imgui::TextureId::new(texture.0.get() as usize),
+            size_px: (w, h),
+            clip_from_world,
+            points: view.points,
+            render_ms: view.render_ms,
+        })
     }
 
     /// What the back buffer holds now (the frame just drawn, before the swap).

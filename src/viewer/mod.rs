@@ -9,6 +9,7 @@
 pub mod effects;
 pub mod feed;
 pub mod frontend;
+pub mod profile_view;
 pub mod run;
 pub mod surface;
 pub mod trace;

@@ -62,6 +62,7 @@ pub fn run_scene(
     }
     let mut state = start_state(cloud, &opts, front.window.framebuffer_size_px());
     if let Some(l) = lod.as_deref() {
+        state.profile_window_ok = false;
         state.lod_modes = Some(l.available_modes());
         (state.color_mode, state.field_look) = l.color_asked();
     }
@@ -83,7 +84,15 @@ pub fn run_scene(
         // 3. Reads of the last frame, then actions and time → state (pure), then effects.
         state.size_px = input.size_px;
         let dt_s = turn.dt_s();
-        let mut reads = effects::gather_reads(&mut state, rasterizer, &input.actions, &input.held, front.pick_frame());
+        let frame_px = front.pick_frame();
+        let mut reads = effects::gather_reads(
+            &mut state,
+            rasterizer,
+            &input.actions,
+            &input.held,
+            frame_px,
+            front.profile_view.as_mut(),
+        );
         let ctx = &mut UpdateCtx { reads: &mut reads };
         for a in input.actions {
             turn.need.merge(update::apply(&mut state, a, ctx));
@@ -173,6 +182,9 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
         state.path = Some(update::playback(path, &state.layers));
     }
     state.sources = opts.sources.clone();
+    // A profile takes its strip from the host's points (not a streamed cloud's or the built-in
+    // scene's, which the backend makes): level-of-detail scenes say no again in `run_scene`.
+    state.profile_window_ok = !cloud.is_device_only() && !cloud.is_lazy_scene() && !cloud.points.is_empty();
     if let Some((path, project)) = &opts.project {
         project.apply(&mut state);
         state.project = Some(path.clone());

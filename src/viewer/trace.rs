@@ -159,6 +159,7 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "picked": s.picked.as_ref().map(point),
         "measure": measure,
         "measurements": measurements(s),
+        "profile": s.profile.as_ref().map(|p| serde_json::json!({"a": p.a.to_array(), "b": p.b.to_array(), "width": p.width, "window_px": p.window})),
         "notes": s.notes.list.iter().zip(&s.notes.visible).map(|(n, v)| serde_json::json!({"text": n.text, "file": n.file.to_array(), "visible": v})).collect::<Vec<_>>(),
         "layers": s.layers.layers.iter().map(|l| serde_json::json!({"label": l.label, "points": l.points.end - l.points.start, "visible": l.visible})).collect::<Vec<_>>(),
         "clip_boxes": clip_boxes,

@@ -1,0 +1,196 @@
+//! The profile window's image: the strip's points drawn side on by a second rasterizer of the window's
+//! backend, into a GL texture the panel shows ([`crate::ui::profile_window`]).
+//!
+//! How it works: while a profile is open in a window of its own ([`crate::app::profile::Profile::window`]),
+//! [`ProfileView::sync`] keeps two keys. The strip's key (the section, its width, the main view's
+//! filter, the layers' upload count — colours, visibility) decides when the strip is taken again: the
+//! visible layers' points that the filter with the strip keeps ([`pcv_io::filter::kept`], the filter
+//! engine's own rule), copied with the colours shown into a cloud of the same origin, uploaded to the
+//! second rasterizer, with a map back to the full cloud's indices. The frame's key (the strip's, the
+//! image's size, the look) decides when it is drawn again: the profile's orthographic camera at the
+//! image's size, the culled mode, into host memory, then into the texture. Nothing is drawn while
+//! neither changes, so flying the main view costs the profile nothing. Clicks in the image pick on the
+//! second rasterizer's last frame ([`ProfileView::pick`]) and name full-cloud points, so measuring in
+//! the profile is measuring the cloud. The main rasterizer is never touched: its last frame (which the
+//! main view's picks read) stays the main view's. The texture is deleted when the view is dropped (the
+//! profile closed), before the window's GL context goes.
+use crate::app::profile::{z_range, Profile};
+use crate::app::state::AppState;
+use glam::Vec2;
+use glow::HasContext;
+use pcv_io::filter::PointFilter;
+use pcv_io::PointCloud;
+use pcv_render::{BackendChoice, FrameParams, PickHit, Rasterizer, RenderMode, Target, CLEAR_COLOR};
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What the strip was taken for.
+#[derive(Clone, Debug, PartialEq)]
+struct StripKey {
+    a: glam::DVec3,
+    b: glam::DVec3,
+    width: f64,
+    filter: PointFilter,
+    layers_version: u64,
+}
+
+/// The strip's points drawn side on, and the texture that shows them.
+pub struct ProfileView {
+    gl: Rc<glow::Context>,
+    rasterizer: Box<dyn Rasterizer>,
+    strip: Option<StripKey>,
+    /// Strip point → full cloud index.
+    map: Vec<u64>,
+    /// What the last frame was drawn for: the strip, the image's size and the look.
+    frame: Option<(StripKey, (u32, u32), pcv_render::look::Look)>,
+    px: Vec<u32>,
+    texture: Option<glow::Texture>,
+    /// The texture's size and the camera it was drawn with.
+    pub shown: Option<((u32, u32), glam::Mat4)>,
+    /// The strip's points, and how long the last strip and draw took (ms).
+    pub points: u64,
+    pub strip_ms: f64,
+    pub render_ms: f64,
+}
+
+impl ProfileView {
+    /// A second rasterizer of the backend named `backend` (`Rasterizer::name`: CUDA's, else the CPU's).
+    pub fn new(gl: &Rc<glow::Context>, backend: &str) -> Result<ProfileView, String> {
+        let choice = if backend == "cuda" { BackendChoice::Cuda } else { BackendChoice::Cpu };
+        let (rasterizer, _) =
+            pcv_render::make_rasterizer(choice).map_err(|e| format!("the profile's {backend} rasterizer: {e}"))?;
+        Ok(ProfileView {
+            gl: gl.clone(),
+            rasterizer,
+            strip: None,
+            map: Vec::new(),
+            frame: None,
+            px: Vec::new(),
+            texture: None,
+            shown: None,
+            points: 0,
+            strip_ms: 0.0,
+            render_ms: 0.0,
+        })
+    }
+
+    /// Takes the strip again and draws it when what it shows changed; whether it drew.
+    pub fn sync(&mut self, s: &AppState) -> Result<bool, String> {
+        let Some(p) = s.profile.as_ref() else { return Ok(false) };
+        let Some((w, h)) = p.window.filter(|&(w, h)| w > 0 && h > 0) else { return Ok(false) };
+        let key = StripKey {
+            a: p.a,
+            b: p.b,
+            width: p.width,
+            filter: s.layers.filter.clone(),
+            layers_version: s.layers.version,
+        };
+        if self.strip.as_ref() != Some(&key) {
+            let t = Instant::now();
+            let strip = self.take_strip(s, p);
+            self.rasterizer.upload(&strip).map_err(|e| format!("the profile's points: {e}"))?;
+            self.points = strip.len();
+            self.strip = Some(key.clone());
+            self.strip_ms = t.elapsed().as_secs_f64() * 1e3;
+        }
+        let look = s.look;
+        let frame_key = (key, (w, h), look);
+        if self.frame.as_ref() == Some(&frame_key) {
+            return Ok(false);
+        }
+        let t = Instant::now();
+        let camera = p.camera(&s.nav.camera, &s.layers.cloud, z_range(&s.layers.cloud), w as f32 / h as f32);
+        let frame = FrameParams::of_camera(&camera, w, h)
+            .with_mode(RenderMode::Culled)
+            .with_look(look)
+            .with_spacing(s.spacing_m);
+        self.px.clear();
+        self.px.resize(frame.num_pixels(), CLEAR_COLOR);
+        self.rasterizer.render(&frame, Target::Host(&mut self.px)).map_err(|e| format!("the profile: {e}"))?;
+        self.upload_texture(w, h)?;
+        self.shown = Some(((w, h), camera.clip_from_world(w, h)));
+        self.frame = Some(frame_key);
+        self.render_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok(true)
+    }
+
+    /// The visible layers' points the main filter with the strip keeps, in the colours shown.
+    fn take_strip(&mut self, s: &AppState, p: &Profile) -> PointCloud {
+        let cloud = &s.layers.cloud;
+        let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
+        self.map.clear();
+        let mut points = Vec::new();
+        for l in s.layers.layers.iter().filter(|l| l.visible) {
+            let range = l.points.start as usize..l.points.end as usize;
+            for run in pcv_io::filter::kept(cloud, &filter, range).runs {
+                self.map.extend(run.start as u64..run.end as u64);
+                points.extend_from_slice(&cloud.points[run]);
+            }
+        }
+        PointCloud::from_points(points, cloud.origin, format!("{} (profile)", cloud.label))
+    }
+
+    fn upload_texture(&mut self, w: u32, h: u32) -> Result<(), String> {
+        let gl = &self.gl;
+        // SAFETY: the window's context is current on this thread (the frontend draws on it); the upload
+        // reads w·h·4 bytes from `px`, which holds exactly w·h words (resized for this frame above).
+        unsafe {
+            let tex = match self.texture {
+                Some(t) => t,
+                None => {
+                    let t = gl.create_texture().map_err(|e| format!("the profile's texture: {e}"))?;
+                    self.texture = Some(t);
+                    t
+                }
+            };
+            gl.bind_texture(glow::TEXTURE_2D, Some(tex));
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MIN_FILTER, glow::NEAREST as i32);
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAG_FILTER, glow::NEAREST as i32);
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
+            gl.tex_image_2d(
+                glow::TEXTURE_2D,
+                0,
+                glow::RGBA8 as i32,
+                w as i32,
+                h as i32,
+                0,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                Some(bytemuck::cast_slice(&self.px)),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            match gl.get_error() {
+                glow::NO_ERROR => Ok(()),
+                e => Err(format!("uploading the profile's image: GL error 0x{e:x}")),
+            }
+        }
+    }
+
+    /// The texture showing the profile (rows from the bottom, as frames are).
+    pub fn texture(&self) -> Option<glow::Texture> {
+        self.texture
+    }
+
+    /// The nearest strip point drawn within `radius_px` of `at_px` (pixels from the image's top-left),
+    /// its index turned into the full cloud's.
+    pub fn pick(&mut self, at_px: Vec2, radius_px: u32) -> Option<PickHit> {
+        let ((w, h), _) = self.shown?;
+        if !(at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32) {
+            return None;
+        }
+        let (x, y) = (at_px.x as u32, h - 1 - (at_px.y as u32).min(h - 1));
+        let mut hit = self.rasterizer.pick(x, y, radius_px).ok().flatten()?;
+        hit.point_index = hit.point_index.and_then(|i| self.map.get(i as usize).copied());
+        Some(hit)
+    }
+}
+
+impl Drop for ProfileView {
+    fn drop(&mut self) {
+        if let Some(t) = self.texture.take() {
+            // SAFETY: the texture was made on the window's context, which outlives the view (the
+            // frontend drops the view before the window) and is current on this thread.
+            unsafe { self.gl.delete_texture(t) };
+        }
+    }
+}
