@@ -53,7 +53,7 @@ scenarios=(
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
   "data-1b|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 34's Done-when at a billion points: a US-survey-feet terrain tile (GPS time, returns) in the CUDA window coloured by gps_time and return_number, vegetation hidden by a click on the legend, a building clipped by a box, then exported with convert|FILE_POINTS (1B) FRAMES (40) CLICK (the legend's class-5 box, x,y in the 1920x1080 window once View is open: 23,223)"
   "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
-  "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's orthographic camera: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back, pcv raster of the tile|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
+  "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's survey tools: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back, the walk-through in the CUDA window (profile window, picks in it, area, note, project saved and rendered), pcv raster of the tile|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
 
@@ -1152,7 +1152,54 @@ EOF2
     for v in keys keys-i; do
       python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; [print(sys.argv[2], 'frame', l['frame'], l.get('projection'), 'eye', [round(x,1) for x in l['eye_local']], 'pitch', round(l['pitch_deg'],1)) for l in t if l['frame'] in (2,5,9,13,15)]" "$work/$v.jsonl" "$v"
     done
-    echo "== 4. pcv raster of the tile on $(nproc) cores: a surface model at 0.5 m and an orthophoto at 0.25 m"
+    echo "== 4. the walk-through in the CUDA window: top view; T, a distance across the tile, Ctrl+P (the profile window, a second CUDA rasterizer), clicks down the profile's image (picks there); Shift+T twice (area), four corners, Enter; T off, a click, Ctrl+A (a note); Ctrl+S (the project); then pcv render of the project on CUDA"
+    python3 - "$work/walk.json" <<'EOF2'
+import json, sys
+steps = []
+def key(f, k, mods=None):
+    for d, ff in ((True, f), (False, f + 1)):
+        e = {"frame": ff, "type": "key", "key": k, "down": d}
+        if mods:
+            e["mods"] = mods
+        steps.append(e)
+def click(f, x, y):
+    steps.extend([{"frame": f, "type": "cursor_pos", "x": x, "y": y},
+                  {"frame": f + 1, "type": "button", "button": "left", "down": True},
+                  {"frame": f + 2, "type": "button", "button": "left", "down": False}])
+key(3, "T"); click(6, 600, 560); click(10, 1300, 560); key(14, "P", {"ctrl": True})
+key(20, "T")
+f = 24
+for y in range(760, 1050, 24):
+    click(f, 960, y); f += 4
+key(f, "T", {"shift": True}); key(f + 2, "T", {"shift": True}); f += 5
+for x, y in ((700, 300), (900, 300), (900, 450), (700, 450)):
+    click(f, x, y); f += 4
+key(f, "Enter"); key(f + 2, "T"); click(f + 5, 1000, 700); key(f + 9, "A", {"ctrl": True}); key(f + 12, "S", {"ctrl": True})
+json.dump(steps, open(sys.argv[1], "w"))
+print("script of", len(steps), "events, last frame", f + 13)
+EOF2
+    (cd "$work" && rm -f pcv-project-*.pcv.json && "$pcv" "$t" --backend cuda --size 1920x1080 --projection ortho --view top --frames 110 \
+      --input-script "$work/walk.json" --trace "$work/walk.jsonl" --screenshot "$out/walk-window.png" 2>&1 | tail -12)
+    python3 - "$work/walk.jsonl" <<'EOF2'
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1])]
+picks = sorted({json.dumps(l["picked"]["file"]) for l in t if l.get("picked") and l.get("profile")})
+last = t[-1]
+print("profile:", last.get("profile"))
+print("points picked while the profile window was open:", len(picks), picks[:4])
+for m in last["measurements"]["all"]:
+    print("measurement", m["kind"], {k: round(v, 3) for k, v in m["values"].items()})
+print("notes:", [(n["text"], n["visible"]) for n in last["notes"]])
+print("main camera at frame 13 and at the end:", [(l["eye_local"], l["yaw_deg"], l["pitch_deg"], l["projection"]) for l in t if l["frame"] in (13, last["frame"])])
+EOF2
+    proj=$(ls "$work"/pcv-project-*.pcv.json 2>/dev/null | head -1)
+    if [ -n "$proj" ]; then
+      echo "project: $(basename "$proj"), $(wc -c <"$proj") bytes"; cp "$proj" "$out/walk-project.pcv.json"
+      "$pcv" render "$proj" --backend cuda --size 1920x1080 -o "$out/walk-project-render.png" 2>&1 | grep -E "rendered|error"
+    else
+      echo "no project written"
+    fi
+    echo "== 5. pcv raster of the tile on $(nproc) cores: a surface model at 0.5 m and an orthophoto at 0.25 m"
     /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" raster "$t" --cell 0.5 -o "$work/dsm.tif" 2>&1 | tail -2
     /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" raster "$t" --cell 0.25 --what rgb -o "$work/ortho.tif" 2>&1 | tail -2
     rm -f "$t"
