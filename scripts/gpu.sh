@@ -1178,7 +1178,8 @@ key(f, "Enter"); key(f + 2, "T"); click(f + 5, 1000, 700); key(f + 9, "A", {"ctr
 json.dump(steps, open(sys.argv[1], "w"))
 print("script of", len(steps), "events, last frame", f + 13)
 EOF2
-    (cd "$work" && rm -f pcv-project-*.pcv.json && "$pcv" "$t" --backend cuda --size 1920x1080 --projection ortho --view top --frames 110 \
+    local pcv_abs; pcv_abs=$(realpath "$pcv")
+    (cd "$work" && rm -f pcv-project-*.pcv.json && "$pcv_abs" "$t" --backend cuda --size 1920x1080 --projection ortho --view top --frames 110 \
       --input-script "$work/walk.json" --trace "$work/walk.jsonl" --screenshot "$out/walk-window.png" 2>&1 | tail -12)
     python3 - "$work/walk.jsonl" <<'EOF2'
 import json, sys
