@@ -194,6 +194,54 @@ fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
     assert!(red_rows.iter().any(|&y| y > box_bottom + 20), "no roof in the profile window: rows {red_rows:?}");
 }
 
+/// F12 renders the view offscreen 7680 pixels across (the window's aspect) into the working folder,
+/// the same picture as the window's at 6 times the size.
+#[test]
+fn f12_saves_an_8k_screenshot_of_the_view() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = ground_with_box(dir.path());
+    let script = write_script(dir.path(), "f12.json", json!([key(3, "F12", true), key(4, "F12", false)]));
+    let shot = dir.path().join("window.png");
+    let child = d
+        .command(PCV)
+        .args([s(&cloud), "--backend", "cpu", "--size", "1280x720", "--frames", "8", "--no-overlay"])
+        .args(["--input-script", s(&script), "--screenshot", s(&shot)])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting pcv");
+    let out = finish(child, "pcv with F12");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let big: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("pcv-8k-"))
+        .collect();
+    assert_eq!(big.len(), 1, "{big:?}");
+    let img = Frame::read_png(&big[0]).unwrap();
+    assert_eq!((img.width, img.height), (7680, 4320));
+    // The box's red roof at the same place in both pictures (its centre, as a fraction of the size).
+    let window = Frame::read_png(&shot).unwrap();
+    let roof = |f: &Frame| {
+        let (mut sum, mut n) = (Vec2::ZERO, 0.0);
+        for y in 0..f.height {
+            for x in 0..f.width {
+                let c = f.get(x, y).to_le_bytes();
+                if c[0] > 170 && c[1] < 120 && c[2] < 110 {
+                    sum += Vec2::new(x as f32 / f.width as f32, y as f32 / f.height as f32);
+                    n += 1.0;
+                }
+            }
+        }
+        assert!(n > 0.0, "no roof in a {}x{} picture", f.width, f.height);
+        sum / n
+    };
+    let (a, b) = (roof(&window), roof(&img));
+    assert!((a - b).length() < 0.01, "the roof at {a} in the window, {b} in the 8K picture");
+}
+
 fn ground_with_box(dir: &Path) -> PathBuf {
     let mut text = String::new();
     let mut n = 0;

@@ -110,6 +110,8 @@ pub struct AppState {
     /// Profiles may open in a window of their own (the viewer can draw one: a cloud whose points
     /// the host holds); else they take over the main view ([`super::profile`]).
     pub profile_window_ok: bool,
+    /// The window's GeoTIFF cell size in the files' horizontal unit (0: a screen pixel's).
+    pub raster_cell: f64,
 }
 
 impl AppState {
@@ -166,6 +168,7 @@ impl AppState {
             profile: None,
             profile_width: 0.0,
             profile_window_ok: false,
+            raster_cell: 0.0,
             sources: Vec::new(),
             project: None,
             bookmarks: Default::default(),

@@ -36,6 +36,8 @@ pub struct Effects {
     pub refilter: bool,
     /// Save a screenshot (`true`: with the panel).
     pub screenshot: Option<bool>,
+    /// Render the view offscreen at [`HIRES_WIDTH_PX`] across and save it (F12).
+    pub hires_screenshot: bool,
     /// Write the measurements.
     pub export: Option<super::measure::ExportFormat>,
     /// Write the view as a GeoTIFF.
@@ -62,6 +64,7 @@ impl Effects {
         self.reupload |= o.reupload;
         self.refilter |= o.refilter;
         self.screenshot = o.screenshot.or(self.screenshot);
+        self.hires_screenshot |= o.hires_screenshot;
         self.export = o.export.or(self.export);
         self.export_raster = o.export_raster.or(self.export_raster);
         self.save_project |= o.save_project;
@@ -95,6 +98,9 @@ impl Effects {
 pub struct UpdateCtx<'a> {
     pub reads: &'a mut dyn Picker,
 }
+
+/// Width of the F12 screenshot (8K UHD); its height keeps the window's aspect.
+pub const HIRES_WIDTH_PX: u32 = 7680;
 
 /// A click's pick: a vertex while measuring, else the picked point.
 fn clicked(s: &mut AppState, picked: Option<PickedPoint>) {
@@ -456,6 +462,10 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
             fx.redraw_scene = true;
             fx
         }
+        Action::SetRasterCell(c) => {
+            s.raster_cell = if c.is_finite() { c.max(0.0) } else { 0.0 };
+            Effects::ui()
+        }
         Action::ToggleProfile => {
             if s.profile.is_some() {
                 return apply(s, Action::CloseProfile, ctx);
@@ -520,6 +530,7 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
         Action::Screenshot { with_panel } => {
             Effects { screenshot: Some(with_panel), redraw_ui: true, ..Default::default() }
         }
+        Action::HiResScreenshot => Effects { hires_screenshot: true, redraw_ui: true, ..Default::default() },
         Action::PrintPose => Effects { print_pose: true, redraw_ui: true, ..Default::default() },
         Action::StoreBookmark(i) => {
             if let Some(slot) = s.bookmarks.get_mut(i) {
@@ -1045,6 +1056,18 @@ mod tests {
         assert!(apply(&mut s, Action::CloseProfile, ctx).redraw_ui);
         assert!(s.profile.is_none());
         assert_eq!((s.nav.camera, &s.layers.filter), (cam, &filter));
+    }
+
+    #[test]
+    fn the_geotiff_cell_is_chosen_and_kept_sane() {
+        let mut s = state();
+        let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
+        for (asked, kept) in [(0.25, 0.25), (-1.0, 0.0), (f64::NAN, 0.0), (2.0, 2.0)] {
+            apply(&mut s, Action::SetRasterCell(asked), ctx);
+            assert_eq!(s.raster_cell, kept, "{asked}");
+        }
+        // F12 asks for the offscreen screenshot.
+        assert!(apply(&mut s, Action::HiResScreenshot, ctx).hires_screenshot);
     }
 
     #[test]

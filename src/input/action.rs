@@ -47,8 +47,12 @@ pub enum Action {
     },
     /// Writes every measurement to `./pcv-measurements-<time>.<ext>`.
     ExportMeasurements(crate::app::measure::ExportFormat),
+    /// F12: the view rendered offscreen 7680 pixels across, saved as `./pcv-8k-<time>.png`.
+    HiResScreenshot,
     /// Writes the orthographic top view as a GeoTIFF (`./pcv-ortho-<time>.tif` or `pcv-dsm-…`).
     ExportRaster(pcv_io::raster::RasterKind),
+    /// The GeoTIFF's cell size in the files' horizontal unit (0: a screen pixel's).
+    SetRasterCell(f64),
     /// Shows the cross-section along listed measurement `i` (its first to its last vertex).
     ShowProfile(usize),
     /// Back to the camera and filter before the profile.

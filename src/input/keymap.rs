@@ -74,6 +74,7 @@ pub const BINDINGS: &[Binding] = &[
         does: "save the project (*.pcv.json): files, camera, look, filter, bookmarks, measurements",
     },
     Binding { input: "Ctrl+P", does: "profile along the last distance or polyline (again: close it)" },
+    Binding { input: "F12", does: "screenshot 7680 pixels across (8K), rendered offscreen, to ./pcv-8k-<time>.png" },
     Binding { input: "P / Shift+P", does: "screenshot to ./pcv-<time>.png (Shift: with the panel)" },
     Binding { input: "K", does: "print the pose as --camera arguments (and copy it)" },
     Binding { input: "1..9 / Ctrl+1..9", does: "recall / store a camera bookmark" },
@@ -341,6 +342,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::B => Action::NextBackground,
         Key::X => Action::NextClipBox,
         Key::H | Key::F1 => Action::ToggleHelp,
+        Key::F12 => Action::HiResScreenshot,
         _ => return None,
     })
 }

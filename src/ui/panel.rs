@@ -723,6 +723,17 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                 if ui.small_button("DSM") {
                     actions.push(Action::ExportRaster(pcv_io::raster::RasterKind::Dsm));
                 }
+                let mut cell = s.raster_cell as f32;
+                ui.set_next_item_width(90.0);
+                let unit = s.units().across_suffix();
+                if imgui::Drag::new(format!("cell{unit} (0: a screen pixel)"))
+                    .speed(0.01)
+                    .range(0.0, f32::MAX)
+                    .display_format("%.3f")
+                    .build(ui, &mut cell)
+                {
+                    actions.push(Action::SetRasterCell(cell as f64));
+                }
             }
             Some(why) => ui.text_disabled(why),
         }

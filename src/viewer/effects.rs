@@ -91,6 +91,11 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
     if std::mem::take(&mut need.save_bookmarks) {
         save_bookmarks(state);
     }
+    if std::mem::take(&mut need.hires_screenshot) {
+        hires_screenshot(state, rasterizer, lod);
+        // The rasterizer's last frame is the main view's again (picks read it).
+        need.redraw_scene = true;
+    }
     if let Some(format) = need.export.take() {
         export_measurements(state, format);
     }
@@ -256,6 +261,33 @@ pub fn save_screenshot(state: &mut AppState, front: &Frontend) -> Result<(), sup
     Ok(())
 }
 
+/// Renders the view offscreen [`crate::app::update::HIRES_WIDTH_PX`] pixels across (the window's
+/// aspect) with the same rasterizer, look and mode, and writes it as `./pcv-8k-<time>.png`.
+fn hires_screenshot(state: &mut AppState, rasterizer: &mut dyn Rasterizer, lod: bool) {
+    let (w, h) = state.size_px;
+    let width = crate::app::update::HIRES_WIDTH_PX;
+    let height = ((width as f64 * h.max(1) as f64 / w.max(1) as f64).round() as u32).max(1);
+    let mode = if lod { pcv_lod::LodScene::mode_for(state.mode) } else { state.mode };
+    let frame = FrameParams::of_camera(&state.nav.camera, width, height)
+        .with_mode(mode)
+        .with_look(state.look)
+        .with_spacing(state.spacing_m);
+    let t = std::time::Instant::now();
+    let mut px = vec![pcv_render::CLEAR_COLOR; frame.num_pixels()];
+    if let Err(e) = rasterizer.render(&frame, pcv_render::Target::Host(&mut px)) {
+        return state.messages.error(format!("8K screenshot not rendered: {e}"));
+    }
+    let path = new_file_here("pcv-8k", "png");
+    match pcv_render::image_io::Frame::new(width, height, px).write_png(&path) {
+        Ok(()) => {
+            let text =
+                format!("screenshot {} ({width} x {height}, {:.2} s)", path.display(), t.elapsed().as_secs_f64());
+            state.messages.info(text);
+        }
+        Err(e) => state.messages.error(format!("8K screenshot not saved: {e}")),
+    }
+}
+
 /// Writes the bookmarks as `./pcv-path-<time>.json` and says where.
 /// Writes every measurement to `./pcv-measurements-<time>.<ext>` in the units the panel shows, with
 /// the file's coordinate system.
@@ -284,7 +316,8 @@ fn export_measurements(state: &mut AppState, format: crate::app::measure::Export
 
 /// Writes the orthographic top view as a GeoTIFF in the current directory (`app::raster`).
 fn export_raster(state: &mut AppState, kind: pcv_io::raster::RasterKind) {
-    let r = match crate::app::raster::view_raster(state, None) {
+    let cell = (state.raster_cell > 0.0).then_some(state.raster_cell);
+    let r = match crate::app::raster::view_raster(state, cell) {
         Ok(r) => r,
         Err(e) => return state.messages.error(format!("GeoTIFF not written: {e}")),
     };
