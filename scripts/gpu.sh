@@ -1152,7 +1152,7 @@ EOF2
     for v in keys keys-i; do
       python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1])]; [print(sys.argv[2], 'frame', l['frame'], l.get('projection'), 'eye', [round(x,1) for x in l['eye_local']], 'pitch', round(l['pitch_deg'],1)) for l in t if l['frame'] in (2,5,9,13,15)]" "$work/$v.jsonl" "$v"
     done
-    echo "== 4. the walk-through in the CUDA window: top view; T, a distance across the tile, Ctrl+P (the profile window, a second CUDA rasterizer), clicks down the profile's image (picks there); Shift+T twice (area), four corners, Enter; T off, a click, Ctrl+A (a note); Ctrl+S (the project); then pcv render of the project on CUDA"
+    echo "== 4. the walk-through in the CUDA window: top view; T, a distance across the tile, Ctrl+P (the profile window, a second CUDA rasterizer), clicks down the profile's image (picks there); Shift+T twice (area), four corners, Enter; T off, a click, Ctrl+A (a note); Ctrl+S (the project), Ctrl+E (GeoJSON), Ctrl+G / Ctrl+Shift+G (orthophoto / DSM GeoTIFF), F12 (8K); then pcv render of the project on CUDA"
     python3 - "$work/walk.json" <<'EOF2'
 import json, sys
 steps = []
@@ -1174,12 +1174,13 @@ for y in range(760, 1050, 24):
 key(f, "T", {"shift": True}); key(f + 2, "T", {"shift": True}); f += 5
 for x, y in ((700, 300), (900, 300), (900, 450), (700, 450)):
     click(f, x, y); f += 4
-key(f, "Enter"); key(f + 2, "T"); click(f + 5, 1000, 700); key(f + 9, "A", {"ctrl": True}); key(f + 12, "S", {"ctrl": True})
+key(f, "Enter"); key(f + 2, "T"); click(f + 5, 1000, 200); key(f + 9, "A", {"ctrl": True}); key(f + 12, "S", {"ctrl": True})
+key(f + 15, "E", {"ctrl": True}); key(f + 18, "G", {"ctrl": True}); key(f + 21, "G", {"ctrl": True, "shift": True}); key(f + 24, "F12")
 json.dump(steps, open(sys.argv[1], "w"))
-print("script of", len(steps), "events, last frame", f + 13)
+print("script of", len(steps), "events, last frame", f + 25)
 EOF2
     local pcv_abs; pcv_abs=$(realpath "$pcv")
-    (cd "$work" && rm -f pcv-project-*.pcv.json && "$pcv_abs" "$t" --backend cuda --size 1920x1080 --projection ortho --view top --frames 110 \
+    (cd "$work" && rm -f pcv-project-*.pcv.json pcv-measurements-* pcv-ortho-* pcv-dsm-* pcv-8k-* && "$pcv_abs" "$t" --backend cuda --size 1920x1080 --projection ortho --view top --frames 130 \
       --input-script "$work/walk.json" --trace "$work/walk.jsonl" --screenshot "$out/walk-window.png" 2>&1 | tail -12)
     python3 - "$work/walk.jsonl" <<'EOF2'
 import json, sys
@@ -1193,6 +1194,12 @@ for m in last["measurements"]["all"]:
 print("notes:", [(n["text"], n["visible"]) for n in last["notes"]])
 print("main camera at frame 13 and at the end:", [(l["eye_local"], l["yaw_deg"], l["pitch_deg"], l["projection"]) for l in t if l["frame"] in (13, last["frame"])])
 EOF2
+    for f in "$work"/pcv-measurements-*.geojson "$work"/pcv-ortho-*.tif "$work"/pcv-dsm-*.tif; do
+      [ -f "$f" ] && { echo "written: $(basename "$f"), $(wc -c <"$f") bytes"; cp "$f" "$out/"; }
+    done
+    for f in "$work"/pcv-8k-*.png; do
+      [ -f "$f" ] && python3 -c "import struct,sys; b=open(sys.argv[1],'rb').read(24); print('8K screenshot', sys.argv[1].rsplit('/',1)[-1], struct.unpack('>II', b[16:24]), 'pixels,', __import__('os').path.getsize(sys.argv[1]), 'bytes')" "$f"
+    done
     proj=$(ls "$work"/pcv-project-*.pcv.json 2>/dev/null | head -1)
     if [ -n "$proj" ]; then
       echo "project: $(basename "$proj"), $(wc -c <"$proj") bytes"; cp "$proj" "$out/walk-project.pcv.json"

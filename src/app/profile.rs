@@ -53,6 +53,13 @@ impl Profile {
         (if len > 0.0 { d / len } else { DVec3::X }, len)
     }
 
+    /// How far `f` (file coordinates) lies off the section, across the ground (left negative).
+    pub fn offset_of(&self, f: DVec3) -> f64 {
+        let (dir, _) = self.direction();
+        let d = f - self.a;
+        -(d.x * -dir.y + d.y * dir.x)
+    }
+
     /// The strip as a clip box over the cloud's heights (`z_range`, file coordinates).
     pub fn strip(&self, z_range: (f64, f64)) -> ClipBox {
         let (dir, len) = self.direction();

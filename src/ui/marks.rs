@@ -122,7 +122,7 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
         dl.add_circle(p.to_array(), 6.0, SHADOW).thickness(3.0).build();
         dl.add_circle(p.to_array(), 6.0, PICK).thickness(1.5).build();
     }
-    measurements(ui, &dl, s, &info.clip_from_world, [0.0, 0.0], display);
+    measurements(ui, &dl, s, &info.clip_from_world, [0.0, 0.0], display, &|_| true);
     notes(ui, &dl, s, info, display);
     profile_grid(ui, &dl, s, info, display);
 }
@@ -136,11 +136,12 @@ pub fn measurements(
     clip_from_world: &Mat4,
     min: [f32; 2],
     size: [f32; 2],
+    keep: &dyn Fn(&pcv_model::measure::Measurement) -> bool,
 ) {
     let up = s.nav.camera.up.vector().as_dvec3();
     let u = s.units();
     let at = |l: Vec3| to_screen(clip_from_world, l, size).map(|v| v + Vec2::from(min));
-    for m in &s.measure.done {
+    for m in s.measure.done.iter().filter(|m| keep(m)) {
         let local: Vec<Option<Vec2>> = m.points.iter().map(|&f| s.layers.cloud.from_source(f).and_then(at)).collect();
         measurement(ui, dl, m, &local, MEASURE_DONE, up, &u);
     }
@@ -152,7 +153,9 @@ pub fn measurements(
             on_screen.push(at(h.local));
         }
     }
-    measurement(ui, dl, &current, &on_screen, MEASURE, up, &u);
+    if keep(&current) {
+        measurement(ui, dl, &current, &on_screen, MEASURE, up, &u);
+    }
 }
 
 /// The profile's grid over the main view (a profile drawn there).

@@ -73,7 +73,10 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, actions: &mut V
             let dl = ui.get_window_draw_list();
             dl.with_clip_rect_intersect(min, [min[0] + size[0], min[1] + size[1]], || {
                 super::marks::section_grid(ui, &dl, s, &im.clip_from_world, min, size);
-                super::marks::measurements(ui, &dl, s, &im.clip_from_world, min, size);
+                // Only what lies in the strip (a parcel's outline elsewhere would cross it edge on).
+                let in_strip =
+                    |m: &pcv_model::measure::Measurement| m.points.iter().all(|&f| p.offset_of(f).abs() <= p.width);
+                super::marks::measurements(ui, &dl, s, &im.clip_from_world, min, size, &in_strip);
             });
         });
 }

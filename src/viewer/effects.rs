@@ -112,7 +112,6 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
         let file = new_file_here("pcv-profile", "laz");
         match crate::app::profile::write_strip(state, &file) {
             Ok(text) => {
-                println!("pcv: {text}");
                 state.messages.info(text);
             }
             Err(e) => state.messages.error(format!("profile not written: {e}")),
@@ -307,7 +306,6 @@ fn export_measurements(state: &mut AppState, format: crate::app::measure::Export
     };
     match written {
         Ok(n) => {
-            println!("pcv: {n} measurements written to {}", file.display());
             state.messages.info(format!("{n} measurements: {}", file.display()));
         }
         Err(e) => state.messages.error(format!("measurements not written: {e}")),
@@ -333,7 +331,6 @@ fn export_raster(state: &mut AppState, kind: pcv_io::raster::RasterKind) {
                 state.layers.cloud.units().across_suffix(),
                 r.points
             );
-            println!("pcv: GeoTIFF {text}");
             state.messages.info(text);
         }
         Err(e) => state.messages.error(format!("GeoTIFF not written: {e}")),
@@ -381,7 +378,6 @@ fn export_profile(state: &mut AppState, svg: bool) {
     };
     match written {
         Ok(n) => {
-            println!("pcv: {n} profile points written to {}", file.display());
             state.messages.info(format!("{n} profile points: {}", file.display()));
         }
         Err(e) => state.messages.error(format!("profile not written: {e}")),
