@@ -242,6 +242,59 @@ fn f12_saves_an_8k_screenshot_of_the_view() {
     assert!((a - b).length() < 0.01, "the roof at {a} in the window, {b} in the 8K picture");
 }
 
+/// A level-of-detail (COPC) cloud coloured by GPS time: dragging the colour range in the View section
+/// reloads no node while the mouse is held (each step reloaded every node), and once when let go.
+#[test]
+fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let las_path = dir.path().join("t.las");
+    let mut b = las::Builder::from((1, 2));
+    b.point_format = las::point::Format::new(1).unwrap();
+    b.transforms = las::Vector {
+        x: las::Transform { scale: 0.01, offset: 0.0 },
+        y: las::Transform { scale: 0.01, offset: 0.0 },
+        z: las::Transform { scale: 0.01, offset: 0.0 },
+    };
+    let mut w = las::Writer::from_path(&las_path, b.into_header().unwrap()).unwrap();
+    for i in 0..200 {
+        for j in 0..200 {
+            let k = (i * 200 + j) as f64;
+            w.write_point(las::Point {
+                x: i as f64 * 0.5,
+                y: j as f64 * 0.5,
+                z: ((i as f64) * 0.1).sin() * 3.0,
+                gps_time: Some(315_000_000.0 + k * 0.025),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    w.close().unwrap();
+    let copc = dir.path().join("t.copc.laz");
+    pcv_headless(&["convert", s(&las_path), "-o", s(&copc)]);
+    // The View tab, then the range's low end dragged 120 px right over 10 frames, let go at 23.
+    let mut steps = vec![cursor(3, 105.0, 37.0), button(4, "left", true), button(5, "left", false)];
+    steps.extend([cursor(10, 68.0, 177.0), button(11, "left", true)]);
+    for (k, f) in (12..22).enumerate() {
+        steps.push(cursor(f, 68.0 + 12.0 * (k + 1) as f32, 177.0));
+    }
+    steps.push(button(23, "left", false));
+    let script = write_script(dir.path(), "drag.json", Value::Array(steps));
+    let tr = dir.path().join("drag.jsonl");
+    let args = [s(&copc), "--backend", "cpu", "--size", "1600x900", "--color-by", "gps_time", "--frames", "60"];
+    pcv_window(&d, &[&args[..], &["--input-script", s(&script), "--trace", s(&tr)]].concat());
+    let t = trace(&tr);
+    let resident = |frame: u64| {
+        let l = t.iter().find(|l| l["frame"].as_u64() == Some(frame)).expect("the frame");
+        l["lod"]["resident_points"].as_u64().unwrap()
+    };
+    let held: Vec<u64> = (12..=23).map(resident).collect();
+    assert!(held.iter().all(|&r| r == held[0]) && held[0] > 0, "nothing reloads while the drag is held: {held:?}");
+    let after: Vec<u64> = (24..40).map(resident).collect();
+    assert!(after.iter().any(|&r| r < held[0]), "the nodes load again, coloured, once let go: {after:?}");
+}
+
 fn ground_with_box(dir: &Path) -> PathBuf {
     let mut text = String::new();
     let mut n = 0;

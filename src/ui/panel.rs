@@ -64,6 +64,9 @@ pub enum LegendEntry {
 pub struct LegendCache {
     key: Option<(usize, u64, ColorMode, UpAxis, Option<ColorSpec>)>,
     pub entries: Vec<LegendEntry>,
+    /// A field look being dragged on a cloud whose recolour is costly (level of detail: its nodes
+    /// load again; streamed: its files stream again): shown by the widgets, applied on release.
+    pub pending_look: Option<pcv_io::attributes::FieldLook>,
 }
 
 impl LegendCache {
@@ -158,14 +161,31 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
 }
 
 /// A field colour mode's controls: ramp, range, gamma, brightness, contrast, blend with the files' colours.
-fn field_look(ui: &imgui::Ui, s: &AppState, ramp: Ramp, (lo, hi): (f64, f64), actions: &mut Vec<Action>) {
-    let mut look = s.field_look;
+///
+/// On a cloud whose recolour is costly (level of detail reloads its nodes, a streamed cloud streams
+/// its files again), drags and sliders change a pending look that is applied when the widget is let
+/// go, not at every step of the drag; choices (the ramp, 2-98%) apply at once.
+fn field_look(
+    ui: &imgui::Ui,
+    s: &AppState,
+    ramp: Ramp,
+    (lo, hi): (f64, f64),
+    pending: &mut Option<pcv_io::attributes::FieldLook>,
+    actions: &mut Vec<Action>,
+) {
+    let costly = s.lod_modes.is_some() || s.layers.cloud.is_device_only();
+    let mut look = pending.unwrap_or(s.field_look);
     let before = look;
+    // Whether a drag or slider was let go after moving it.
+    let mut released = false;
+    let mut track = |_moved: bool| released |= ui.is_item_deactivated_after_edit();
     let mut i = Ramp::ALL.iter().position(|&r| r == ramp).unwrap_or(0);
     let names: Vec<&str> = Ramp::ALL.iter().map(|r| r.name()).collect();
     ui.set_next_item_width(110.0);
+    let mut chosen = false;
     if ui.combo_simple_string("ramp", &mut i, &names) {
         look.ramp = Some(Ramp::ALL[i]);
+        chosen = true;
     }
     if ramp != Ramp::Categorical {
         let mut r = [lo, hi];
@@ -173,30 +193,41 @@ fn field_look(ui: &imgui::Ui, s: &AppState, ramp: Ramp, (lo, hi): (f64, f64), ac
         let speed = ((hi - lo).abs() / 200.0).max(1e-6) as f32;
         // Large values (GPS time) in fixed notation, so the steps of a drag can be read.
         let format = if lo.abs().max(hi.abs()) >= 1e4 { "%.2f" } else { "%.5g" };
-        if imgui::Drag::new("range").speed(speed).display_format(format).build_array(ui, &mut r) && r[0] < r[1] {
+        let moved = imgui::Drag::new("range").speed(speed).display_format(format).build_array(ui, &mut r);
+        track(moved);
+        if moved && r[0] < r[1] {
             look.range = Some((r[0], r[1]));
         }
         ui.same_line();
         if ui.small_button("2-98%") {
             look.range = None;
+            chosen = true;
         }
         ui.set_next_item_width(100.0);
-        ui.slider_config("gamma", 0.2, 5.0).display_format("%.2f").build(&mut look.tone.gamma);
+        let moved = ui.slider_config("gamma", 0.2, 5.0).display_format("%.2f").build(&mut look.tone.gamma);
+        track(moved);
         ui.same_line();
         ui.set_next_item_width(100.0);
-        ui.slider_config("brightness", -0.5, 0.5).display_format("%.2f").build(&mut look.tone.brightness);
+        let moved = ui.slider_config("brightness", -0.5, 0.5).display_format("%.2f").build(&mut look.tone.brightness);
+        track(moved);
         ui.set_next_item_width(100.0);
-        ui.slider_config("contrast", 0.0, 3.0).display_format("%.2f").build(&mut look.tone.contrast);
+        let moved = ui.slider_config("contrast", 0.0, 3.0).display_format("%.2f").build(&mut look.tone.contrast);
+        track(moved);
     }
     if s.layers.cloud.attributes.as_deref().is_some_and(|a| a.has_rgb) {
         if ramp != Ramp::Categorical {
             ui.same_line();
         }
         ui.set_next_item_width(100.0);
-        ui.slider_config("rgb mix", 0.0, 1.0).display_format("%.2f").build(&mut look.blend_rgb);
+        let moved = ui.slider_config("rgb mix", 0.0, 1.0).display_format("%.2f").build(&mut look.blend_rgb);
+        track(moved);
     }
-    if look != before {
+    let apply_now = !costly || chosen || released;
+    if apply_now && (look != s.field_look || pending.is_some()) {
         actions.push(Action::SetFieldLook(look));
+        *pending = None;
+    } else if look != before {
+        *pending = Some(look);
     }
 }
 
@@ -614,7 +645,8 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
     if ui.combo_simple_string("color (C)", &mut i, &names) && modes.get(i).is_some_and(|&m| m != s.color_mode) {
         actions.push(Action::SetColor(modes[i]));
     }
-    for e in legend.get(s) {
+    let entries = legend.get(s).to_vec();
+    for e in &entries {
         match e {
             LegendEntry::Ramp { lo, hi, axis } => {
                 let p = ui.cursor_screen_pos();
@@ -663,7 +695,7 @@ fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Ve
                     ui.same_line();
                     ui.text_disabled("points by value\nover the range");
                 }
-                field_look(ui, s, *ramp, (*lo, *hi), actions);
+                field_look(ui, s, *ramp, (*lo, *hi), &mut legend.pending_look, actions);
             }
             LegendEntry::Class { code, count, rgba } => {
                 let mut shown = s.layers.filter.class_shown(*code);
