@@ -243,7 +243,8 @@ fn f12_saves_an_8k_screenshot_of_the_view() {
 }
 
 /// A level-of-detail (COPC) cloud coloured by GPS time: dragging the colour range in the View section
-/// reloads no node while the mouse is held (each step reloaded every node), and once when let go.
+/// reloads no node while the mouse is held (each step reloaded every node), and once when let go; the
+/// legend lists the classes of the root nodes' sample (it had none), and a click on one hides it.
 #[test]
 fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
     let Some(d) = Display::start() else { return };
@@ -265,6 +266,11 @@ fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
                 y: j as f64 * 0.5,
                 z: ((i as f64) * 0.1).sin() * 3.0,
                 gps_time: Some(315_000_000.0 + k * 0.025),
+                classification: if (i + j) % 2 == 0 {
+                    las::point::Classification::Ground
+                } else {
+                    las::point::Classification::HighVegetation
+                },
                 ..Default::default()
             })
             .unwrap();
@@ -280,9 +286,11 @@ fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
         steps.push(cursor(f, 68.0 + 12.0 * (k + 1) as f32, 177.0));
     }
     steps.push(button(23, "left", false));
+    // Then the legend's class-5 box (the second class row).
+    steps.extend([cursor(40, 22.0, 287.0), button(41, "left", true), button(42, "left", false)]);
     let script = write_script(dir.path(), "drag.json", Value::Array(steps));
     let tr = dir.path().join("drag.jsonl");
-    let args = [s(&copc), "--backend", "cpu", "--size", "1600x900", "--color-by", "gps_time", "--frames", "60"];
+    let args = [s(&copc), "--backend", "cpu", "--size", "1600x900", "--color-by", "gps_time", "--frames", "100"];
     pcv_window(&d, &[&args[..], &["--input-script", s(&script), "--trace", s(&tr)]].concat());
     let t = trace(&tr);
     let resident = |frame: u64| {
@@ -293,6 +301,10 @@ fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
     assert!(held.iter().all(|&r| r == held[0]) && held[0] > 0, "nothing reloads while the drag is held: {held:?}");
     let after: Vec<u64> = (24..40).map(resident).collect();
     assert!(after.iter().any(|&r| r < held[0]), "the nodes load again, coloured, once let go: {after:?}");
+    // Vegetation (every other point) hidden from the legend: half the points once loaded again.
+    let last = t.last().unwrap();
+    assert_eq!(last["lod"]["complete"], true, "{}", last["lod"]);
+    assert_eq!(resident(last["frame"].as_u64().unwrap()), 20_000, "{}", last["lod"]);
 }
 
 fn ground_with_box(dir: &Path) -> PathBuf {

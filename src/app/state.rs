@@ -91,6 +91,9 @@ pub struct AppState {
     /// Level of detail: the colour modes its tiles offer (the nodes are coloured as they load, by
     /// the mode and look here: [`crate::viewer::effects::lod_turn`]); `None` for a loaded cloud.
     pub lod_modes: Option<Vec<pcv_io::attributes::ColorMode>>,
+    /// Level of detail: the legend's sample from the tiles' root nodes, for the colour mode it was
+    /// read for: that field's values (the histogram) and the count of each class code.
+    pub lod_sample: Option<(pcv_io::attributes::ColorMode, Vec<f64>, Vec<u64>)>,
     pub loader: Option<Loader>,
     pub grids: ScaleGrids,
     /// The framebuffer's size (framing fits its aspect).
@@ -179,6 +182,7 @@ impl AppState {
             node_errors: Vec::new(),
             failed_nodes: 0,
             lod_modes: None,
+            lod_sample: None,
             loader: None,
             grids: ScaleGrids::default(),
             size_px,

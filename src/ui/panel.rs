@@ -125,9 +125,16 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
                     let (_, v) = s.iter().find(|(f, _)| *f == field)?;
                     Some(pcv_io::attributes::Column::from_f64(field, v))
                 };
+                // Level of detail: the tiles' root nodes (a uniform sample).
+                let roots = || match &s.lod_sample {
+                    Some((m, v, _)) if m.field() == Some(field) && !v.is_empty() => {
+                        Some(pcv_io::attributes::Column::from_f64(field, v))
+                    }
+                    _ => None,
+                };
                 let histogram = match attrs.and_then(|a| a.column(field)) {
                     Some(c) => histogram(c, lo, hi),
-                    None => sampled().map(|c| histogram(&c, lo, hi)).unwrap_or_default(),
+                    None => sampled().or_else(roots).map(|c| histogram(&c, lo, hi)).unwrap_or_default(),
                 };
                 vec![LegendEntry::Field { name: field.name(), unit: field.unit(), ramp, lo, hi, histogram }]
             }
@@ -147,6 +154,14 @@ pub fn legend(s: &AppState) -> Vec<LegendEntry> {
         }
         None => streamed.filter(|c| c.len() == 256 && c.iter().any(|&n| n > 0)),
     };
+    // Level of detail: the classes of the root nodes' sample, said to be a sample.
+    let counts = counts.or_else(|| {
+        let (_, _, c) = s.lod_sample.as_ref()?;
+        (c.iter().filter(|&&n| n > 0).count() > 1).then(|| {
+            out.push(LegendEntry::Note("classes (counts in the root nodes' sample):".into()));
+            c.clone()
+        })
+    });
     if let Some(counts) = counts {
         let present = counts.iter().filter(|&&n| n > 0).count();
         if present > 1 || s.color_mode == ColorMode::Classification {

@@ -224,6 +224,12 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         }
         Err(e) => state.messages.error(format!("level of detail: {e}")),
     }
+    // The legend's sample (histogram, classes) for the colour mode, read from the roots once per mode.
+    if state.lod_sample.as_ref().is_none_or(|(m, _, _)| *m != state.color_mode) {
+        let (values, classes) = l.root_sample(state.color_mode.field());
+        state.lod_sample = Some((state.color_mode, values, classes));
+        need.redraw_ui = true;
+    }
     // What the loading threads said (a server retried): shown as it was printed.
     for line in pcv_io::notices::take() {
         state.messages.printed(line);

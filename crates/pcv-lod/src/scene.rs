@@ -553,12 +553,32 @@ impl LodScene {
         best.filter(|(d2, _)| d2.sqrt() <= tolerance).map(|(_, p)| p)
     }
 
+    /// A sample of the scene for its legend, from each tile's root node (a uniform sample of the
+    /// tile), read now: `field`'s values, and the count of each class code (256 counts).
+    pub fn root_sample(&self, field: Option<pcv_io::formats::Field>) -> (Vec<f64>, Vec<u64>) {
+        let fields = field.map_or(FieldSet::NONE, |f| FieldSet::NONE.with(f));
+        let (mut values, mut classes) = (Vec::new(), vec![0u64; 256]);
+        for p in self.root_points(fields) {
+            for (g, v) in p.fields {
+                if Some(g) == field {
+                    values.extend(v);
+                }
+            }
+            for c in p.classification.unwrap_or_default() {
+                classes[c as usize] += 1;
+            }
+        }
+        (values, classes)
+    }
+
     /// Each tile's root node (a uniform sample of the tile) with `fields`, read now; tiles whose root
     /// cannot be read are left out.
     fn root_points(&self, fields: FieldSet) -> Vec<pcv_io::octree::NodePoints> {
         self.hierarchies
             .iter()
             .zip(&self.tiles)
+            // A source that stopped answering is not asked (its reads would fail, or wait).
+            .filter(|(_, src)| src.stopped().is_none())
             .filter_map(|(h, src)| {
                 let root = h.find(pcv_io::octree::NodeKey::ROOT)?;
                 src.read_node(h.node(root), self.origin, fields).ok()
