@@ -44,6 +44,22 @@ pub const LAYER_COLORS: [[u8; 4]; 8] = [
     [190, 190, 190, 255],
 ];
 
+/// Points gathered from the visible layers ([`Layers::gather`]).
+#[derive(Clone, Debug, Default)]
+pub struct Gathered {
+    pub points: Vec<pcv_io::Point>,
+    /// Gathered index ranges → full cloud: (gathered start, full start, length), by gathered start.
+    pub map: Vec<(u64, u64, u64)>,
+    pub kept: Kept,
+}
+
+/// The full cloud's index of point `i` of a gathering whose index ranges are `map` (see [`Gathered::map`]).
+pub fn full_index(map: &[(u64, u64, u64)], i: u64) -> Option<u64> {
+    let k = map.partition_point(|&(start, _, _)| start <= i).checked_sub(1)?;
+    let (start, full, len) = map[k];
+    (i - start < len).then_some(full + (i - start))
+}
+
 /// The files shown.
 #[derive(Clone, Debug)]
 pub struct Layers {
@@ -152,41 +168,45 @@ impl Layers {
             self.map = vec![(0, 0, self.cloud.len())];
             return self.cloud.clone();
         }
-        let mut points = Vec::new();
-        self.map.clear();
-        let mut total = Kept::default();
         let every = PointFilter::default();
-        let shown = if apply_filter { &self.filter } else { &every };
-        for l in self.layers.iter().filter(|l| l.visible) {
-            let r = l.points.start as usize..(l.points.end as usize).min(self.cloud.points.len());
-            let k = filter::kept(&self.cloud, shown, r);
-            let start = points.len();
-            for run in &k.runs {
-                self.map.push((points.len() as u64, run.start as u64, run.len() as u64));
-                points.extend_from_slice(&self.cloud.points[run.clone()]);
-            }
-            if self.color_by_layer {
-                points[start..].iter_mut().for_each(|p| p.rgba = l.color);
-            }
-            total.points += k.points;
-            total.groups_skipped += k.groups_skipped;
-            total.groups_whole += k.groups_whole;
-            total.groups_tested += k.groups_tested;
-        }
+        let g = self.gather(if apply_filter { &self.filter } else { &every });
+        self.map = g.map;
         if filtering {
-            self.filtered = Some(total);
+            self.filtered = Some(g.kept);
         }
         let mut c = self.cloud.clone();
-        c.points = Arc::new(points);
+        c.points = Arc::new(g.points);
         // The bounds stay the full cloud's: hiding a layer does not move the camera's planes.
         c
     }
 
+    /// The visible layers' points that `shown` keeps, as they are drawn (a layer's colour when
+    /// colouring by layer), with the map back to the full cloud and what the filter did: the upload's
+    /// points ([`Layers::uploaded`]) and the profile window's strip.
+    pub fn gather(&self, shown: &PointFilter) -> Gathered {
+        let mut g = Gathered::default();
+        for l in self.layers.iter().filter(|l| l.visible) {
+            let r = l.points.start as usize..(l.points.end as usize).min(self.cloud.points.len());
+            let k = filter::kept(&self.cloud, shown, r);
+            let start = g.points.len();
+            for run in &k.runs {
+                g.map.push((g.points.len() as u64, run.start as u64, run.len() as u64));
+                g.points.extend_from_slice(&self.cloud.points[run.clone()]);
+            }
+            if self.color_by_layer {
+                g.points[start..].iter_mut().for_each(|p| p.rgba = l.color);
+            }
+            g.kept.points += k.points;
+            g.kept.groups_skipped += k.groups_skipped;
+            g.kept.groups_whole += k.groups_whole;
+            g.kept.groups_tested += k.groups_tested;
+        }
+        g
+    }
+
     /// The full cloud's index of the uploaded cloud's point `i`.
     pub fn full_index(&self, i: u64) -> Option<u64> {
-        let k = self.map.partition_point(|&(start, _, _)| start <= i).checked_sub(1)?;
-        let (start, full, len) = self.map[k];
-        (i - start < len).then_some(full + (i - start))
+        full_index(&self.map, i)
     }
 
     /// Points in visible layers.

@@ -55,9 +55,7 @@ impl Profile {
 
     /// How far `f` (file coordinates) lies off the section, across the ground (left negative).
     pub fn offset_of(&self, f: DVec3) -> f64 {
-        let (dir, _) = self.direction();
-        let d = f - self.a;
-        -(d.x * -dir.y + d.y * dir.x)
+        offset(self.a, self.direction().0, f)
     }
 
     /// The strip as a clip box over the cloud's heights (`z_range`, file coordinates).
@@ -120,19 +118,23 @@ impl Profile {
     /// The strip's points of `cloud` that `filter` (the profile's) shows, by station.
     pub fn rows(&self, cloud: &PointCloud, filter: &PointFilter) -> Vec<ProfileRow> {
         let (dir, _) = self.direction();
-        let across = DVec3::new(-dir.y, dir.x, 0.0);
         let mut rows: Vec<ProfileRow> = pcv_io::filter::kept(cloud, filter, 0..cloud.points.len())
             .runs
             .into_iter()
             .flat_map(|r| r.map(|i| (i, cloud.to_source(Vec3::from_array(cloud.points[i].pos)))))
             .map(|(index, f)| {
                 let d = f - self.a;
-                ProfileRow { station: d.dot(dir), offset: -d.dot(across), height: f.z, file: f, index }
+                ProfileRow { station: d.dot(dir), offset: offset(self.a, dir, f), height: f.z, file: f, index }
             })
             .collect();
         rows.sort_by(|p, q| p.station.total_cmp(&q.station));
         rows
     }
+}
+
+/// How far `f` lies off the section from `a` along `dir` (unit, level), across the ground, left negative.
+fn offset(a: DVec3, dir: DVec3, f: DVec3) -> f64 {
+    -(f - a).dot(DVec3::new(-dir.y, dir.x, 0.0))
 }
 
 /// Writes the strip's points from the files the window opened to `path` (LAS/LAZ by its extension),

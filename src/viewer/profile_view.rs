@@ -39,8 +39,8 @@ pub struct ProfileView {
     gl: Rc<glow::Context>,
     rasterizer: Box<dyn Rasterizer>,
     strip: Option<StripKey>,
-    /// Strip point → full cloud index.
-    map: Vec<u64>,
+    /// Strip index ranges → full cloud ([`crate::app::layers::Gathered::map`]).
+    map: Vec<(u64, u64, u64)>,
     /// What the last frame was drawn for: the strip, the image's size and the look.
     frame: Option<(StripKey, (u32, u32), pcv_render::look::Look)>,
     px: Vec<u32>,
@@ -114,20 +114,12 @@ impl ProfileView {
         Ok(true)
     }
 
-    /// The visible layers' points the main filter with the strip keeps, in the colours shown.
+    /// The visible layers' points the main filter with the strip keeps, as the main view draws them.
     fn take_strip(&mut self, s: &AppState, p: &Profile) -> PointCloud {
         let cloud = &s.layers.cloud;
-        let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
-        self.map.clear();
-        let mut points = Vec::new();
-        for l in s.layers.layers.iter().filter(|l| l.visible) {
-            let range = l.points.start as usize..l.points.end as usize;
-            for run in pcv_io::filter::kept(cloud, &filter, range).runs {
-                self.map.extend(run.start as u64..run.end as u64);
-                points.extend_from_slice(&cloud.points[run]);
-            }
-        }
-        PointCloud::from_points(points, cloud.origin, format!("{} (profile)", cloud.label))
+        let g = s.layers.gather(&p.strip_filter(&s.layers.filter, z_range(cloud)));
+        self.map = g.map;
+        PointCloud::from_points(g.points, cloud.origin, format!("{} (profile)", cloud.label))
     }
 
     fn upload_texture(&mut self, w: u32, h: u32) -> Result<(), String> {
@@ -180,7 +172,7 @@ impl ProfileView {
         }
         let (x, y) = (at_px.x as u32, h - 1 - (at_px.y as u32).min(h - 1));
         let mut hit = self.rasterizer.pick(x, y, radius_px).ok().flatten()?;
-        hit.point_index = hit.point_index.and_then(|i| self.map.get(i as usize).copied());
+        hit.point_index = hit.point_index.and_then(|i| crate::app::layers::full_index(&self.map, i));
         Some(hit)
     }
 }
