@@ -233,6 +233,9 @@ pub struct LodScene {
     /// Tiles whose source stopped answering ([`NodeSource::stopped`]), said once each: their later
     /// failures count in `failed` without a message of their own.
     stopped_tiles: HashSet<u32>,
+    /// The tiles' root nodes read so far, by the fields read with them: kept once every tile's root
+    /// was read (the framing, each colour's range and the legend's sample read the same nodes).
+    roots: std::sync::Mutex<Vec<(FieldSet, Arc<Vec<pcv_io::octree::NodePoints>>)>>,
     frame: u64,
     selection: Selection,
     status: LodStatus,
@@ -296,6 +299,7 @@ impl LodScene {
             failed: HashSet::new(),
             errors: Vec::new(),
             stopped_tiles: HashSet::new(),
+            roots: Default::default(),
             frame: 0,
             selection: Selection::default(),
             status: LodStatus::default(),
@@ -404,15 +408,15 @@ impl LodScene {
             ColorMode::Classification => ColorSpec::Classification,
             ColorMode::Intensity => {
                 let v: Vec<f32> =
-                    roots(FieldSet::NONE).into_iter().flat_map(|p| p.intensity.unwrap_or_default()).collect();
+                    roots(FieldSet::NONE).iter().flat_map(|p| p.intensity.iter().flatten().copied()).collect();
                 let (lo, hi) = pcv_io::attributes::percentile_range(&v, 0.01, 0.99);
                 ColorSpec::Intensity { lo, hi }
             }
             m => {
                 let f = m.field().ok_or_else(|| format!("color mode '{m}' is not a field"))?;
                 let v: Vec<f64> = roots(FieldSet::NONE.with(f))
-                    .into_iter()
-                    .flat_map(|p| p.fields.into_iter().filter(|(g, _)| *g == f).flat_map(|(_, v)| v))
+                    .iter()
+                    .flat_map(|p| p.fields.iter().filter(|(g, _)| *g == f).flat_map(|(_, v)| v.iter().copied()))
                     .collect();
                 look.spec(&Column::from_f64(f, &v))
             }
@@ -444,7 +448,8 @@ impl LodScene {
     /// far outliers (birds, noise) do not shrink the view as the bounds would; the bounds when no
     /// root can be read.
     pub fn framing_box(&self) -> Bounds {
-        let sample: Vec<pcv_io::Point> = self.root_points(FieldSet::NONE).into_iter().flat_map(|p| p.points).collect();
+        let sample: Vec<pcv_io::Point> =
+            self.root_points(FieldSet::NONE).iter().flat_map(|p| p.points.iter().copied()).collect();
         match sample.is_empty() {
             true => self.bounds,
             false => pcv_camera::framing::percentile_box(&sample, &self.bounds),
@@ -558,23 +563,29 @@ impl LodScene {
     pub fn root_sample(&self, field: Option<pcv_io::formats::Field>) -> (Vec<f64>, Vec<u64>) {
         let fields = field.map_or(FieldSet::NONE, |f| FieldSet::NONE.with(f));
         let (mut values, mut classes) = (Vec::new(), vec![0u64; 256]);
-        for p in self.root_points(fields) {
-            for (g, v) in p.fields {
-                if Some(g) == field {
-                    values.extend(v);
+        for p in self.root_points(fields).iter() {
+            for (g, v) in &p.fields {
+                if Some(*g) == field {
+                    values.extend_from_slice(v);
                 }
             }
-            for c in p.classification.unwrap_or_default() {
+            for &c in p.classification.iter().flatten() {
                 classes[c as usize] += 1;
             }
         }
         (values, classes)
     }
 
-    /// Each tile's root node (a uniform sample of the tile) with `fields`, read now; tiles whose root
-    /// cannot be read are left out.
-    fn root_points(&self, fields: FieldSet) -> Vec<pcv_io::octree::NodePoints> {
-        self.hierarchies
+    /// Each tile's root node (a uniform sample of the tile) with `fields`: read once, then kept when
+    /// every tile's root could be read; tiles whose root cannot be read are left out (and asked again
+    /// next time).
+    fn root_points(&self, fields: FieldSet) -> Arc<Vec<pcv_io::octree::NodePoints>> {
+        let kept = |c: &Vec<(FieldSet, Arc<Vec<_>>)>| c.iter().find(|(f, _)| *f == fields).map(|(_, r)| r.clone());
+        if let Some(r) = self.roots.lock().ok().as_deref().and_then(kept) {
+            return r;
+        }
+        let read: Vec<pcv_io::octree::NodePoints> = self
+            .hierarchies
             .iter()
             .zip(&self.tiles)
             // A source that stopped answering is not asked (its reads would fail, or wait).
@@ -583,7 +594,15 @@ impl LodScene {
                 let root = h.find(pcv_io::octree::NodeKey::ROOT)?;
                 src.read_node(h.node(root), self.origin, fields).ok()
             })
-            .collect()
+            .collect();
+        let whole = read.len() == self.tiles.len();
+        let read = Arc::new(read);
+        if whole {
+            if let Ok(mut c) = self.roots.lock() {
+                c.push((fields, read.clone()));
+            }
+        }
+        read
     }
 
     /// The tiles' coordinate systems that could not be read, one message each.
