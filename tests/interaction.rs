@@ -149,15 +149,7 @@ fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
         trace(&tr)
     };
     let first = run(4, vec![], None);
-    let line = first.last().unwrap();
-    let hh = ortho_half_height(line).expect("orthographic");
-    let b = pose(line).basis(UpAxis::PosZ);
-    let eye = vec3(&line["eye_local"]);
-    let px = |x: f32, y: f32| {
-        let r = Vec3::new(x, y, 0.0) - eye;
-        let aspect = w as f32 / h as f32;
-        Vec2::new((r.dot(b.right) / (hh * aspect) + 1.0) * 0.5 * w as f32, (1.0 - r.dot(b.up) / hh) * 0.5 * h as f32)
-    };
+    let px = top_view_px(first.last().unwrap(), w, h);
     // T, a distance from (-3, 0.5) to (8, 0.5) across the box (clear of the panel), Ctrl+P.
     let mut steps = vec![key(4, "T", true), key(5, "T", false)];
     let mut fr = 7;
@@ -520,6 +512,19 @@ fn ortho_half_height(line: &Value) -> Option<f32> {
     (line["projection"]["kind"] == "orthographic").then(|| f(&line["projection"]["half_height_m"]))
 }
 
+/// Where a ground point (x, y, z 0) shows in a `w × h` window of the orthographic z-up view that
+/// trace `line` drew.
+fn top_view_px(line: &Value, w: u32, h: u32) -> impl Fn(f32, f32) -> Vec2 {
+    let hh = ortho_half_height(line).expect("orthographic");
+    let b = pose(line).basis(UpAxis::PosZ);
+    let eye = vec3(&line["eye_local"]);
+    move |x: f32, y: f32| {
+        let r = Vec3::new(x, y, 0.0) - eye;
+        let aspect = w as f32 / h as f32;
+        Vec2::new((r.dot(b.right) / (hh * aspect) + 1.0) * 0.5 * w as f32, (1.0 - r.dot(b.up) / hh) * 0.5 * h as f32)
+    }
+}
+
 #[test]
 fn the_top_view_is_orthographic_picks_and_zooms_to_the_cursor() {
     let Some(d) = Display::start() else { return };
@@ -635,15 +640,7 @@ fn an_area_and_a_height_are_measured_with_clicks_in_the_top_view() {
         trace(&tr)
     };
     let first = top(6, vec![]);
-    let line = first.last().unwrap();
-    let hh = ortho_half_height(line).expect("orthographic");
-    let b = pose(line).basis(UpAxis::PosZ);
-    let eye = vec3(&line["eye_local"]);
-    let px = |x: f32, y: f32| {
-        let r = Vec3::new(x, y, 0.0) - eye;
-        let aspect = W as f32 / H as f32;
-        Vec2::new((r.dot(b.right) / (hh * aspect) + 1.0) * 0.5 * W as f32, (1.0 - r.dot(b.up) / hh) * 0.5 * H as f32)
-    };
+    let px = top_view_px(first.last().unwrap(), W, H);
     // Shift+T twice: distance → polyline → area (the tool comes on with the kind). Four corners of a
     // 14 m square on the ground, Enter. Then Shift+T once more (height): the ground beside the box and
     // the box's roof, a 2 m height.

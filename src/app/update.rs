@@ -867,6 +867,11 @@ mod tests {
         }
     }
 
+    /// A click whose pick finds the point at `at` (local coordinates).
+    fn click_at(s: &mut AppState, at: Vec3) {
+        apply(s, Action::Click { at_px: Vec2::ZERO }, &mut UpdateCtx { reads: &mut Always { at, index: None } });
+    }
+
     fn state() -> AppState {
         let points: Vec<Point> = (0..1000)
             .map(|i| Point::new([(i % 10) as f32, (i / 100) as f32, (i % 7) as f32 * 0.1], [200; 4]))
@@ -947,11 +952,7 @@ mod tests {
         apply(&mut s, Action::NextMeasureKind, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
         assert!(s.measure.active && s.measure.kind == MeasureKind::Area);
         for c in corners {
-            apply(
-                &mut s,
-                Action::Click { at_px: Vec2::ZERO },
-                &mut UpdateCtx { reads: &mut Always { at: c, index: None } },
-            );
+            click_at(&mut s, c);
         }
         let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
         apply(&mut s, Action::FinishMeasure, ctx);
@@ -966,11 +967,7 @@ mod tests {
         assert!(s.measure.points.is_empty());
         // Moving vertex 2: the next click places it; then export asks the window to write.
         apply(&mut s, Action::MoveMeasureVertex { measurement: 0, vertex: 1 }, ctx);
-        apply(
-            &mut s,
-            Action::Click { at_px: Vec2::ZERO },
-            &mut UpdateCtx { reads: &mut Always { at: Vec3::new(8.0, 0.0, 0.0), index: None } },
-        );
+        click_at(&mut s, Vec3::new(8.0, 0.0, 0.0));
         assert_eq!(s.measure.done[0].values(glam::DVec3::Z, &s.units())[0].value, 12.0);
         assert_eq!(apply(&mut s, Action::ExportMeasurements(ExportFormat::Csv), ctx).export, Some(ExportFormat::Csv));
         apply(&mut s, Action::DeleteMeasurement(0), ctx);
@@ -983,11 +980,7 @@ mod tests {
         let picks = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)];
         apply(&mut s, Action::ToggleMeasure, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
         for p in picks {
-            apply(
-                &mut s,
-                Action::Click { at_px: Vec2::ZERO },
-                &mut UpdateCtx { reads: &mut Always { at: p, index: None } },
-            );
+            click_at(&mut s, p);
         }
         let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
         let (cam, filter) = (s.nav.camera, s.layers.filter.clone());
@@ -1014,11 +1007,7 @@ mod tests {
         s.profile_window_ok = true;
         apply(&mut s, Action::ToggleMeasure, &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } });
         for p in [Vec3::new(0.0, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)] {
-            apply(
-                &mut s,
-                Action::Click { at_px: Vec2::ZERO },
-                &mut UpdateCtx { reads: &mut Always { at: p, index: None } },
-            );
+            click_at(&mut s, p);
         }
         let ctx = &mut UpdateCtx { reads: &mut Always { at: Vec3::ZERO, index: None } };
         let (cam, filter) = (s.nav.camera, s.layers.filter.clone());

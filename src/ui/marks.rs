@@ -254,16 +254,25 @@ fn notes(ui: &imgui::Ui, dl: &imgui::DrawListMut<'_>, s: &AppState, info: &Frame
         dl.add_circle(p.to_array(), 4.0, NOTE).thickness(1.5).build();
         let size = ui.calc_text_size(&n.text);
         let at = top - Vec2::new(size[0] * 0.5, size[1] + 2.0);
-        dl.add_rect(
-            (at - Vec2::splat(4.0)).to_array(),
-            (at + Vec2::new(size[0], size[1]) + Vec2::splat(4.0)).to_array(),
-            NOTE_BOX,
-        )
-        .filled(true)
-        .rounding(4.0)
-        .build();
-        dl.add_text(at.to_array(), NOTE, &n.text);
+        boxed_text(dl, at, size, &n.text, NOTE, NOTE_BOX, 4.0);
     }
+}
+
+/// `text` of `size` at `at` (its top-left) on a filled box `pad` pixels larger, rounded by `pad`.
+fn boxed_text(
+    dl: &imgui::DrawListMut<'_>,
+    at: Vec2,
+    size: [f32; 2],
+    text: &str,
+    colour: [f32; 4],
+    fill: [f32; 4],
+    pad: f32,
+) {
+    dl.add_rect((at - Vec2::splat(pad)).to_array(), (at + Vec2::from(size) + Vec2::splat(pad)).to_array(), fill)
+        .filled(true)
+        .rounding(pad)
+        .build();
+    dl.add_text(at.to_array(), colour, text);
 }
 
 /// One measurement: its vertices joined (an area's ring closed), dots at the vertices, and its first
@@ -297,15 +306,7 @@ fn measurement(
     let anchor = if closed { shown.iter().copied().sum::<Vec2>() / shown.len() as f32 } else { last };
     let size = ui.calc_text_size(&label);
     let at = anchor + Vec2::new(8.0, -size[1] - 4.0);
-    dl.add_rect(
-        (at - Vec2::splat(3.0)).to_array(),
-        (at + Vec2::new(size[0], size[1]) + Vec2::splat(3.0)).to_array(),
-        SHADOW,
-    )
-    .filled(true)
-    .rounding(3.0)
-    .build();
-    dl.add_text(at.to_array(), colour, &label);
+    boxed_text(dl, at, size, &label, colour, SHADOW, 3.0);
 }
 
 #[cfg(test)]

@@ -193,7 +193,7 @@ fn field_look(
     let before = look;
     // Whether a drag or slider was let go after moving it.
     let mut released = false;
-    let mut track = |_moved: bool| released |= ui.is_item_deactivated_after_edit();
+    let mut track = || released |= ui.is_item_deactivated_after_edit();
     let mut i = Ramp::ALL.iter().position(|&r| r == ramp).unwrap_or(0);
     let names: Vec<&str> = Ramp::ALL.iter().map(|r| r.name()).collect();
     ui.set_next_item_width(110.0);
@@ -209,7 +209,7 @@ fn field_look(
         // Large values (GPS time) in fixed notation, so the steps of a drag can be read.
         let format = if lo.abs().max(hi.abs()) >= 1e4 { "%.2f" } else { "%.5g" };
         let moved = imgui::Drag::new("range").speed(speed).display_format(format).build_array(ui, &mut r);
-        track(moved);
+        track();
         if moved && r[0] < r[1] {
             look.range = Some((r[0], r[1]));
         }
@@ -219,23 +219,23 @@ fn field_look(
             chosen = true;
         }
         ui.set_next_item_width(100.0);
-        let moved = ui.slider_config("gamma", 0.2, 5.0).display_format("%.2f").build(&mut look.tone.gamma);
-        track(moved);
+        ui.slider_config("gamma", 0.2, 5.0).display_format("%.2f").build(&mut look.tone.gamma);
+        track();
         ui.same_line();
         ui.set_next_item_width(100.0);
-        let moved = ui.slider_config("brightness", -0.5, 0.5).display_format("%.2f").build(&mut look.tone.brightness);
-        track(moved);
+        ui.slider_config("brightness", -0.5, 0.5).display_format("%.2f").build(&mut look.tone.brightness);
+        track();
         ui.set_next_item_width(100.0);
-        let moved = ui.slider_config("contrast", 0.0, 3.0).display_format("%.2f").build(&mut look.tone.contrast);
-        track(moved);
+        ui.slider_config("contrast", 0.0, 3.0).display_format("%.2f").build(&mut look.tone.contrast);
+        track();
     }
     if s.layers.cloud.attributes.as_deref().is_some_and(|a| a.has_rgb) {
         if ramp != Ramp::Categorical {
             ui.same_line();
         }
         ui.set_next_item_width(100.0);
-        let moved = ui.slider_config("rgb mix", 0.0, 1.0).display_format("%.2f").build(&mut look.blend_rgb);
-        track(moved);
+        ui.slider_config("rgb mix", 0.0, 1.0).display_format("%.2f").build(&mut look.blend_rgb);
+        track();
     }
     let apply_now = !costly || chosen || released;
     if apply_now && (look != s.field_look || pending.is_some()) {
