@@ -52,7 +52,7 @@ scenarios=(
   "nav|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv .gpu/ex/demo_data|the viewer as a user meets it: first views, the same click on CUDA and CPU, idle cost, a flight, pcv record|DEMO_SCALE (4) DEMO_DATA PCV_NAV_BACKEND (cuda) PCV_NAV_X (skip: no Xvfb)"
   "filters|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|colour by fields, filters and clip boxes: cuda vs cpu renders (resident and streamed), bench of a terrain LAS unfiltered vs filtered, the window with a class toggle|FILE_POINTS (300M) DEMO_SCALE (4) SKIP="bench" (steps 5 and 6, the large file)"
   "data-1b|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 34's Done-when at a billion points: a US-survey-feet terrain tile (GPS time, returns) in the CUDA window coloured by gps_time and return_number, vegetation hidden by a click on the legend, a building clipped by a box, then exported with convert|FILE_POINTS (1B) FRAMES (40) CLICK (the legend's class-5 box, x,y in the 1920x1080 window once View is open: 23,223)"
-  "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden and a clip box (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
+  "raster-filter|nvidia-h200|.gpu/bin/pcv .gpu/bin/cuda_vs_cpu .gpu/bin/build-paths|the culled passes' own filter, headless: its CUDA-vs-twin tests and memcheck, bench of a terrain LAS unfiltered vs classes hidden, a clip box, returns and value ranges (GPU's filter vs the host's), a streamed LAS filtered by the GPU|FILE_POINTS (200M) FRAMES (5)"
   "survey|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/z|issue 35's survey tools: bench of the built-in scene perspective vs orthographic (same run), cuda vs cpu renders of a terrain tile's orthographic views, the window driven to the top view, zoomed by the wheel and switched back, the walk-through in the CUDA window (profile window, picks in it, area, note, project saved and rendered), pcv raster of the tile|POINTS (1B) FILE_POINTS (20M) FRAMES (15)"
   "python|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/py .gpu/ex/external_bench|the Python module: pytest, render_external from Rust and Python at 100M, a call's phases, the examples|"
 )
@@ -1083,17 +1083,20 @@ sc_raster_filter() {
     machine
     link_bin_exe
     echo "== 1. the filtered culled passes against the CPU twins, and streamed class codes against the host's filter"
-    PCV_REQUIRE_CUDA=1 step cuda_vs_cpu timeout 300 .gpu/bin/cuda_vs_cpu --include-ignored --test-threads=1 --nocapture filtered streamed_class
-    echo "== 2. a $fp-point terrain LAS (classes 2 ground, 5 vegetation, 6 buildings)"
-    python3 "$helpers/terrain-las.py" "$f" "$fp" --size-m 2000 --jobs "$(nproc)" | tail -1
+    PCV_REQUIRE_CUDA=1 step cuda_vs_cpu timeout 300 .gpu/bin/cuda_vs_cpu --include-ignored --test-threads=1 --nocapture filtered streamed_class returns_and_ranges
+    echo "== 2. a $fp-point terrain LAS (classes 2 ground, 5 vegetation, 6 buildings; GPS time, returns: format 3)"
+    python3 "$helpers/terrain-las.py" "$f" "$fp" --size-m 2000 --format 3 --jobs "$(nproc)" | tail -1
     cs=$(compute_sanitizer)
     if [ -n "$cs" ]; then
       python3 "$helpers/terrain-las.py" /dev/shm/pcv-small.las 2000000 --size-m 300 --jobs 4 | tail -1
       step memcheck-filtered timeout 240 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
         "$pcv" bench --backend cuda /dev/shm/pcv-small.las --classes 2,6 --clip-box 500000,4100000,-1000,500150,4100300,5000 --mode culled,quant --point-size 1 --edl off --warmup 1 --frames 2 --size 1280x720
+      python3 "$helpers/terrain-las.py" /dev/shm/pcv-small3.las 2000000 --size-m 300 --format 3 --jobs 4 | tail -1
+      step memcheck-returns-ranges timeout 240 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
+        "$pcv" bench --backend cuda /dev/shm/pcv-small3.las --returns first --filter gps_time:315000010..315000150 --filter intensity:100.. --mode culled,quant --point-size 1 --edl off --warmup 1 --frames 2 --size 1280x720
     fi
     echo "== 3. bench (culled, 1920x1080, 1 px): unfiltered, then each filter on the GPU and on the host (PCV_FILTER_ON=host)"
-    for a in "" "--classes 5,6" "--classes 2,6" "--clip-box 500000,4100000,-1000,501000,4102000,5000"; do
+    for a in "" "--classes 5,6" "--classes 2,6" "--clip-box 500000,4100000,-1000,501000,4102000,5000" "--returns first" "--returns multiple" "--filter gps_time:315000240..315000480" "--filter intensity:..500"; do
       for on in gpu host; do
         [ -z "$a" ] && [ "$on" = host ] && continue
         # shellcheck disable=SC2086 # $a is several arguments
@@ -1105,7 +1108,7 @@ sc_raster_filter() {
       # shellcheck disable=SC2086
       /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" render "$f" --backend cuda --size 1920x1080 $a -o "$out/streamed${a:+-classes-2-6}.png" 2>&1 | grep -E "showing|rendered|times| s, |error"
     done
-    rm -f "$f" /dev/shm/pcv-small.las
+    rm -f "$f" /dev/shm/pcv-small.las /dev/shm/pcv-small3.las
   } 2>&1 | tee "$out/raster-filter.log"
   finish
 }

@@ -24,6 +24,7 @@ use pcv_io::attributes::{apply_up, auto_color, recolor_with, ColorMode, FieldLoo
 use pcv_io::filter::{self, Kept, PointFilter};
 use pcv_io::{device, load, octree::NodeSource, scene, PointCloud};
 use pcv_lod::{memory::MemorySource, LodOptions, LodScene};
+use pcv_render::filter::{ColumnData, FilterColumn};
 use pcv_render::look::{Look, LookOverrides};
 use pcv_render::multi::{Gpus, MultiRasterizer};
 use pcv_render::{make_rasterizer, BackendChoice, FrameParams, Rasterizer, RenderMode};
@@ -657,12 +658,12 @@ fn load_and_upload(
             if note.is_some() || again.is_some() {
                 r.upload(&cloud).context("streaming the points to the device again, colored")?;
             }
-            if raster && filter_in_raster(r, &cloud, &opts.filter, &Vec::new).context("filtering on the GPU")? {
+            if raster && filter_in_raster(r, &cloud, &opts.filter, &|_| None).context("filtering on the GPU")? {
                 eprintln!(
                     "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points streamed{})",
                     opts.filter.describe(),
                     r.num_points(),
-                    class_column_note(&opts.filter, r.num_points())
+                    filter_columns_note(&opts.filter, r.num_points())
                 );
                 *filtered = Some(Kept { points: r.num_points(), by_rasterizer: true, ..Default::default() });
             } else if !opts.filter.is_empty() {
@@ -697,14 +698,14 @@ fn load_and_upload(
         // kept points (filtered here).
         let on_gpu = opts.raster_filter && r.raster_filters() && raster_filter_fits(&cloud, &opts.filter) && {
             r.upload(&cloud).context("uploading the points")?;
-            filter_in_raster(r, &cloud, &opts.filter, &|| class_codes(&cloud)).context("filtering on the GPU")?
+            filter_in_raster(r, &cloud, &opts.filter, &filter_columns(&cloud)).context("filtering on the GPU")?
         };
         if on_gpu {
             eprintln!(
                 "pcv: showing {}: the GPU's culled passes skip the batches it hides and test the rest ({} points uploaded{})",
                 opts.filter.describe(),
                 cloud.len(),
-                class_column_note(&opts.filter, cloud.len())
+                filter_columns_note(&opts.filter, cloud.len())
             );
             *filtered = Some(Kept { points: cloud.len(), by_rasterizer: true, ..Default::default() });
         } else {
@@ -725,46 +726,72 @@ fn load_and_upload(
     Ok(cloud)
 }
 
-/// Whether the culled passes can apply `filter` to `cloud` ([`pcv_render::filter::uniforms`]), unless
+/// Whether the culled passes can apply `filter` to `cloud` ([`pcv_render::filter::for_cloud`]; a
+/// streamed cloud brings only its class codes, so its returns are filtered as it streams), unless
 /// `PCV_FILTER_ON=host` asks for the host's filter.
 pub fn raster_filter_fits(cloud: &PointCloud, filter: &PointFilter) -> bool {
-    !std::env::var("PCV_FILTER_ON").is_ok_and(|v| v == "host")
-        && pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()).is_ok()
+    let host_asked = std::env::var("PCV_FILTER_ON").is_ok_and(|v| v == "host");
+    let streamed_returns = cloud.is_device_only() && filter.returns != pcv_io::filter::Returns::All;
+    !host_asked && !streamed_returns && pcv_render::filter::for_cloud(filter, cloud).is_ok()
 }
 
-/// Has `r`'s culled passes apply `filter` to `cloud`, which `r` holds uploaded whole (`codes`: the
-/// uploaded points' class codes, made only when the filter hides a class and the device has none);
-/// `false` where the backend or its table cannot, and the caller filters on the host instead.
+/// Has `r`'s culled passes apply `filter` to `cloud`, which `r` holds uploaded whole (`columns`: the
+/// uploaded points' columns the filter reads, made only when the device has none: [`filter_columns`]
+/// for a cloud uploaded whole); `false` where the backend or its table cannot, and the caller filters
+/// on the host instead.
 pub fn filter_in_raster(
     r: &mut dyn Rasterizer,
     cloud: &PointCloud,
     filter: &PointFilter,
-    codes: &dyn Fn() -> Vec<u8>,
+    columns: &dyn Fn(FilterColumn) -> Option<ColumnData>,
 ) -> Result<bool, pcv_render::RenderError> {
-    let Ok(u) = pcv_render::filter::uniforms(filter, cloud.origin, cloud.frame.is_some()) else { return Ok(false) };
-    r.set_raster_filter(Some(&u), codes)
+    let Ok(u) = pcv_render::filter::for_cloud(filter, cloud) else { return Ok(false) };
+    r.set_raster_filter(Some(&u), columns)
 }
 
-/// What the class column a filter puts on the GPU takes: a byte a point and 32 bytes a batch
-/// (`cuda::filter::ClassColumn`), when the filter hides a class.
-fn class_column_note(filter: &PointFilter, points: u64) -> String {
-    if !filter.tests_classes() {
+/// The filter's columns of all of `cloud`'s points, in order.
+pub fn filter_columns(cloud: &PointCloud) -> impl Fn(FilterColumn) -> Option<ColumnData> + '_ {
+    let whole = 0..cloud.points.len();
+    move |ask| pcv_render::filter::column(cloud, ask, std::slice::from_ref(&whole))
+}
+
+/// What the columns a filter puts on the GPU take: a byte a point and 32 bytes a batch for class codes
+/// and for return codes, 4 bytes a point and 16 a batch for each attribute a range tests
+/// (`cuda::filter::DeviceColumns`).
+fn filter_columns_note(filter: &PointFilter, points: u64) -> String {
+    let batches = points.div_ceil(pcv_render::gpu_data::BATCH_POINTS as u64);
+    let mut parts = Vec::new();
+    let mut bytes = 0u64;
+    let codes = points + batches * std::mem::size_of::<pcv_render::gpu_data::BatchClasses>() as u64;
+    if filter.tests_classes() {
+        parts.push("class codes");
+        bytes += codes;
+    }
+    if filter.returns != pcv_io::filter::Returns::All {
+        parts.push("return codes");
+        bytes += codes;
+    }
+    let mut fields: Vec<u32> = filter.ranges.iter().map(|r| r.of.column_id()).collect();
+    fields.sort();
+    fields.dedup();
+    for _ in &fields {
+        bytes += 4 * points + batches * std::mem::size_of::<pcv_render::gpu_data::BatchRange>() as u64;
+    }
+    let names: Vec<&str> =
+        fields.iter().filter_map(|&id| pcv_io::filter::RangeOf::of_column_id(id)).map(|r| r.name()).collect();
+    let values = format!("{} values", names.join(", "));
+    if !fields.is_empty() {
+        parts.push(&values);
+    }
+    if parts.is_empty() {
         return String::new();
     }
-    let batch = pcv_render::gpu_data::BATCH_POINTS as u64;
-    let bytes = points + points.div_ceil(batch) * std::mem::size_of::<pcv_render::gpu_data::BatchClasses>() as u64;
     format!(
-        "; class codes on the GPU: {:.1} MB, {:.3} bytes a point",
+        "; {} on the GPU: {:.1} MB, {:.3} bytes a point",
+        parts.join(", "),
         bytes as f64 / 1e6,
         bytes as f64 / points.max(1) as f64
     )
-}
-
-/// The class codes of every point of a host cloud (0 where its files had none).
-pub fn class_codes(cloud: &PointCloud) -> Vec<u8> {
-    let mut c = cloud.attributes.as_ref().and_then(|a| a.classification.clone()).unwrap_or_default();
-    c.resize(cloud.points.len(), 0);
-    c
 }
 
 /// The filter reads only fields the cloud has: otherwise says which are missing.
@@ -882,11 +909,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_class_column_is_said_in_bytes_a_point() {
+    fn the_filter_columns_are_said_in_bytes_a_point() {
         let mut f = PointFilter::default();
-        assert_eq!(class_column_note(&f, 1_000_000_000), "", "no class hidden: no column");
+        assert_eq!(filter_columns_note(&f, 1_000_000_000), "", "no class hidden: no column");
         f.set_class_shown(5, false);
         // 1e9 bytes of codes and 244,141 batches of 32 bytes.
-        assert_eq!(class_column_note(&f, 1_000_000_000), "; class codes on the GPU: 1007.8 MB, 1.008 bytes a point");
+        assert_eq!(filter_columns_note(&f, 1_000_000_000), "; class codes on the GPU: 1007.8 MB, 1.008 bytes a point");
+        f.returns = pcv_io::filter::Returns::First;
+        f.ranges.push(pcv_io::filter::ValueRange::parse("gps_time:10..20").unwrap());
+        f.ranges.push(pcv_io::filter::ValueRange::parse("gps_time:..15").unwrap());
+        // Two code columns, one value column of 4e9 bytes and 244,141 summaries of 16 bytes.
+        assert_eq!(
+            filter_columns_note(&f, 1_000_000_000),
+            "; class codes, return codes, gps_time values on the GPU: 6019.5 MB, 6.020 bytes a point"
+        );
     }
 }

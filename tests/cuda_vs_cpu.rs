@@ -713,7 +713,8 @@ fn classed_terrain(n_side: u32) -> PointCloud {
 fn filtered_culled_modes_match_the_twins() {
     use glam::DVec3;
     use pcv_io::filter::{ClipBox, ClipPlane, Keep, PointFilter};
-    use pcv_render::twins::{classes, culled, preprocess};
+    use pcv_render::filter::{ColumnData, FilterColumn};
+    use pcv_render::twins::{classes, culled, filter::Columns, preprocess};
     let Some(mut cuda) = cuda_or_skip("filtered") else { return };
     let cloud = classed_terrain(1500); // 2.25M points
     cuda.upload(&cloud).expect("upload");
@@ -752,8 +753,9 @@ fn filtered_culled_modes_match_the_twins() {
     for (label, filter) in [("vegetation hidden", &vegetation), ("clipped", &clipped), ("a box", &only_box)] {
         let fu = pcv_render::filter::uniforms(filter, cloud.origin, false).expect("uniforms");
         // The class codes go up with the first filter that hides a class (upload order).
-        assert!(cuda.set_raster_filter(Some(&fu), &|| uploaded_codes.clone()).expect("set filter"), "{label}");
-        let fl = culled::Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
+        let columns = |ask| (ask == FilterColumn::Classes).then(|| ColumnData::Codes(uploaded_codes.clone()));
+        assert!(cuda.set_raster_filter(Some(&fu), &columns).expect("set filter"), "{label}");
+        let fl = culled::Filtering { uniforms: &fu, columns: Columns::of_classes(&codes, &sets) };
         for (name, pose) in &poses {
             camera.pose = *pose;
             let (w, h) = (640, 360);
@@ -787,15 +789,159 @@ fn filtered_culled_modes_match_the_twins() {
         }
     }
     // Off again: the plain entry points, and the other modes draw once more.
-    assert!(cuda.set_raster_filter(None, &Vec::new).expect("clear filter"));
+    assert!(cuda.set_raster_filter(None, &|_| None).expect("clear filter"));
     camera.pose = poses[0].1;
     let frame = FrameParams::new(camera.clip_from_world(320, 180), 320, 180).with_mode(RenderMode::Vis);
     cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).expect("vis after the filter");
     // A filter set refuses the modes that would not show it.
     let fu = pcv_render::filter::uniforms(&only_box, cloud.origin, false).expect("uniforms");
-    assert!(cuda.set_raster_filter(Some(&fu), &Vec::new).expect("set"));
+    assert!(cuda.set_raster_filter(Some(&fu), &|_| None).expect("set"));
     let err = cuda.render(&frame, Target::Host(&mut vec![0u32; frame.num_pixels()])).unwrap_err();
     assert!(err.to_string().contains("culled"), "{err}");
+}
+
+/// The classed terrain with the attributes a lidar tile has: classes, intensity, returns (1..4 of a
+/// pulse's 1..4) and a GPS time along the flight (x), stored as a file's columns; each point's colour
+/// is its index (red, green, blue bytes), so the order the GPU sorted them in can be read back.
+fn attributed_terrain(n_side: u32) -> PointCloud {
+    use pcv_io::attributes::{Attributes, Field};
+    let mut cloud = classed_terrain(n_side);
+    let n = cloud.points.len();
+    let classes: Vec<u8> = cloud.points.iter().map(|p| p.rgba[0]).collect();
+    let mut rn = Vec::with_capacity(n);
+    let mut nr = Vec::with_capacity(n);
+    let mut gps = Vec::with_capacity(n);
+    let mut intensity = Vec::with_capacity(n);
+    for (i, p) in std::sync::Arc::make_mut(&mut cloud.points).iter_mut().enumerate() {
+        let h = (i as u32).wrapping_mul(2_654_435_761);
+        let count = if classes[i] == 5 { 1 + (h >> 28) % 4 } else { 1 };
+        nr.push(count as f64);
+        rn.push((1 + (h >> 20) % count) as f64);
+        gps.push(315_000_000.0 + p.pos[0] as f64 * 2.0 + (h % 1000) as f64 * 1e-4);
+        intensity.push(((h >> 8) % 4096) as f32);
+        p.rgba = [i as u8, (i >> 8) as u8, (i >> 16) as u8, 255];
+    }
+    cloud.attributes = Some(std::sync::Arc::new(Attributes {
+        classification: Some(classes),
+        intensity: Some(intensity),
+        columns: vec![
+            pcv_io::attributes::Column::from_f64(Field::ReturnNumber, &rn),
+            pcv_io::attributes::Column::from_f64(Field::NumberOfReturns, &nr),
+            pcv_io::attributes::Column::from_f64(Field::GpsTime, &gps),
+        ],
+        ..Default::default()
+    }));
+    cloud
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn returns_and_ranges_match_the_twins() {
+    use pcv_io::filter::{PointFilter, Returns, ValueRange};
+    use pcv_render::filter::{column, ColumnData, FilterColumn};
+    use pcv_render::twins::{classes, culled, filter::Columns, preprocess, ranges};
+    let Some(mut cuda) = cuda_or_skip("returns and ranges") else { return };
+    let cloud = attributed_terrain(1500); // 2.25M points
+    cuda.upload(&cloud).expect("upload");
+    // The GPU's table order, read back from the colours (each point's index).
+    let sorted = cuda.download_points().expect("download");
+    let order: Vec<u32> =
+        sorted.iter().map(|p| p.rgba[0] as u32 | (p.rgba[1] as u32) << 8 | (p.rgba[2] as u32) << 16).collect();
+    let table = preprocess::prepare(&sorted);
+    let whole = 0..cloud.points.len();
+    let all = std::slice::from_ref(&whole);
+    let codes = |ask| match column(&cloud, ask, all) {
+        Some(ColumnData::Codes(c)) => classes::gather_classes(&order, &c),
+        other => panic!("{ask:?}: {other:?}"),
+    };
+    let (cl, re) = (codes(FilterColumn::Classes), codes(FilterColumn::Returns));
+    let (bcl, bre) = (classes::batch_classes(&cl), classes::batch_classes(&re));
+    let range = |s: &str| ValueRange::parse(s).unwrap();
+    let mut filters = Vec::new();
+    for returns in [Returns::First, Returns::Last, Returns::Multiple] {
+        filters.push((format!("{returns} returns"), PointFilter { returns, ..Default::default() }));
+    }
+    // A strip of the flight by time (x 20..60), and the same with bright points only and no ground.
+    let strip = PointFilter { ranges: vec![range("gps_time:315000040..315000120")], ..Default::default() };
+    let mut bright = strip.clone();
+    bright.ranges.push(range("intensity:2000.."));
+    bright.set_class_shown(2, false);
+    bright.returns = Returns::Only;
+    filters.push(("a time strip".into(), strip));
+    filters.push(("bright single returns in the strip, no ground".into(), bright));
+    let mut camera = FlyCamera::for_cloud(cloud.bounds, false);
+    let mut visible = vec![0u8; table.batches.len()];
+    let poses = [
+        ("oblique", Pose { eye: Vec3::new(50.0, -40.0, 60.0), yaw_rad: std::f32::consts::FRAC_PI_2, pitch_rad: -0.6 }),
+        ("top", Pose { eye: Vec3::new(50.0, 50.0, 150.0), yaw_rad: 0.0, pitch_rad: -1.55 }),
+    ];
+    for (label, filter) in &filters {
+        let fu = pcv_render::filter::for_cloud(filter, &cloud).expect("uniforms");
+        let columns = |ask| column(&cloud, ask, all);
+        assert!(cuda.set_raster_filter(Some(&fu), &columns).expect("set filter"), "{label}");
+        let values: Vec<Vec<f32>> = fu.ranges[..fu.num_ranges as usize]
+            .iter()
+            .map(|r| match column(&cloud, FilterColumn::Values(r.field), all) {
+                Some(ColumnData::Values(v)) => ranges::gather_values(&order, &v),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let sums: Vec<_> = values.iter().map(|v| ranges::batch_ranges(v)).collect();
+        let mut c =
+            Columns { classes: &cl, batch_classes: &bcl, returns: &re, batch_returns: &bre, ..Default::default() };
+        for k in 0..values.len() {
+            (c.values[k], c.batch_values[k]) = (&values[k], &sums[k]);
+        }
+        let fl = culled::Filtering { uniforms: &fu, columns: c };
+        for (name, pose) in &poses {
+            camera.pose = *pose;
+            let (w, h) = (640, 360);
+            let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
+            for mode in [RenderMode::Culled, RenderMode::Culled, RenderMode::Quant] {
+                let fm = frame.with_mode(mode);
+                let l = format!("{label} {name} {}", mode.name());
+                let mut gpu = vec![0u32; fm.num_pixels()];
+                let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("render");
+                let (vis, counts) =
+                    culled::frame(&fm.uniforms(), &table, Some(&fl), &mut visible, mode == RenderMode::Quant);
+                let twin_depth: Vec<u32> = vis
+                    .iter()
+                    .map(|v| pcv_render::gpu_data::word_depth(v.load(std::sync::atomic::Ordering::Relaxed)))
+                    .collect();
+                if let Some((i, g, c)) = first_mismatch(&cuda.depth_bits().expect("depth"), &twin_depth) {
+                    panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
+                }
+                let mut twin_px = vec![0u32; fm.num_pixels()];
+                pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
+                if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
+                    panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
+                }
+                assert_eq!(gs.batches, Some(counts), "{l}: batch counts");
+                // Every point drawn passes the host's own rule.
+                let host = pcv_io::filter::kept(&cloud, filter, 0..cloud.points.len());
+                let mut kept = vec![false; cloud.points.len()];
+                host.runs.iter().flat_map(|r| r.clone()).for_each(|i| kept[i] = true);
+                let drawn: Vec<u64> = vis
+                    .iter()
+                    .map(|v| pcv_render::gpu_data::word_payload(v.load(std::sync::atomic::Ordering::Relaxed)))
+                    .filter(|&i| i != pcv_render::gpu_data::EMPTY_PAYLOAD)
+                    .collect();
+                assert!(drawn.len() > 1000, "{l}: {} pixels drawn", drawn.len());
+                assert!(
+                    drawn.iter().all(|&t| kept[order[t as usize] as usize]),
+                    "{l}: a point the host drops was drawn"
+                );
+                println!(
+                    "{l}: equals the twin; batches {:?}; {:.3} ms; {} pixels drawn, {} of {} points kept on the host",
+                    gs.batches,
+                    gs.total_ms,
+                    drawn.len(),
+                    host.points,
+                    cloud.len()
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -834,7 +980,7 @@ fn streamed_class_codes_filter_like_the_host() {
     assert_eq!(streamed.origin, host.origin, "both loads recentre on the same origin");
     assert_eq!(cuda.num_points(), host.len());
     let fu = pcv_render::filter::uniforms(&vegetation, streamed.origin, false).unwrap();
-    assert!(cuda.set_raster_filter(Some(&fu), &Vec::new).expect("filter"), "the stream brought the class codes");
+    assert!(cuda.set_raster_filter(Some(&fu), &|_| None).expect("filter"), "the stream brought the class codes");
     for round in 0..2 {
         let stats = cuda.render(&frame, Target::Host(&mut img)).expect("render streamed");
         let d = cuda.depth_bits().expect("depth");
@@ -845,7 +991,7 @@ fn streamed_class_codes_filter_like_the_host() {
     // Without carried codes the GPU refuses a class filter (the caller filters on the host).
     let files = pcv_io::device::plan(&[dir.path().join("classed.las")], &Default::default(), &cap, None).expect("plan");
     cuda.upload(&pcv_io::device::cloud(files)).expect("stream");
-    assert!(!cuda.set_raster_filter(Some(&fu), &Vec::new).expect("filter"));
+    assert!(!cuda.set_raster_filter(Some(&fu), &|_| None).expect("filter"));
 }
 
 #[test]

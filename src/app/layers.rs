@@ -9,7 +9,7 @@
 //! cloud takes the filter into its files, whose next stream applies it), together with the map from uploaded
 //! point indices back to the full cloud's (picking reads attributes there). Where the rasterizer's
 //! culled passes apply the filter themselves (classes and clip volumes on CUDA), the viewer uploads
-//! [`Layers::uploaded_whole`] with its class codes ([`Layers::uploaded_codes`]) once and sets
+//! [`Layers::uploaded_whole`] with the columns its filter reads ([`Layers::uploaded_column`]) once and sets
 //! [`Layers::in_raster`]; later filter changes are then parameters of the frame, not uploads. [`Layers::add`] merges
 //! newly loaded clouds: their points move from their own origin to the shown cloud's (in f64, then
 //! f32), their attribute columns are joined (zeros where a file had none), their spans offset, and the
@@ -140,18 +140,12 @@ impl Layers {
         self.make(false)
     }
 
-    /// The class codes of the points uploaded last, in their order (0 for points without one).
-    pub fn uploaded_codes(&self) -> Vec<u8> {
-        let column = self.cloud.attributes.as_ref().and_then(|a| a.classification.as_deref()).unwrap_or(&[]);
-        let mut codes = Vec::new();
-        for &(_, full, len) in &self.map {
-            let (a, b) = (full as usize, (full + len) as usize);
-            match column.get(a..b) {
-                Some(c) => codes.extend_from_slice(c),
-                None => codes.resize(codes.len() + len as usize, 0),
-            }
-        }
-        codes
+    /// A column the rasterizer's filter reads ([`pcv_render::filter::column`]) of the points uploaded
+    /// last, in their order.
+    pub fn uploaded_column(&self, ask: pcv_render::filter::FilterColumn) -> Option<pcv_render::filter::ColumnData> {
+        let runs: Vec<std::ops::Range<usize>> =
+            self.map.iter().map(|&(_, full, len)| full as usize..(full + len) as usize).collect();
+        pcv_render::filter::column(&self.cloud, ask, &runs)
     }
 
     fn make(&mut self, apply_filter: bool) -> PointCloud {

@@ -241,9 +241,9 @@ pub(crate) fn upload_filtered(
     let t = Instant::now();
     if r.raster_filters() && crate::session::raster_filter_fits(cloud, filter) {
         r.upload(cloud)?;
-        if crate::session::filter_in_raster(r, cloud, filter, &|| crate::session::class_codes(cloud))? {
+        if crate::session::filter_in_raster(r, cloud, filter, &crate::session::filter_columns(cloud))? {
             println!(
-                "pcv bench: {}: applied by the culled passes to all {} points (upload and class column {:.1} ms; the other modes are unavailable)",
+                "pcv bench: {}: applied by the culled passes to all {} points (upload and filter columns {:.1} ms; the other modes are unavailable)",
                 filter.describe(),
                 cloud.len(),
                 t.elapsed().as_secs_f64() * 1e3

@@ -134,7 +134,7 @@ pub fn run(need: &mut Effects, state: &mut AppState, front: &mut Frontend, raste
 
 /// Gives the rasterizer the layers' points as the filter shows them (`points_changed`: the points or
 /// their colours changed, not only the filter). Where the rasterizer's culled passes can apply the
-/// filter and the mode culls, the visible layers go up whole once with their class codes and a later
+/// filter and the mode culls, the visible layers go up whole once with the columns it reads and a later
 /// filter change is only a parameter ([`crate::session::filter_in_raster`]); otherwise the kept points
 /// are uploaded ([`crate::app::layers::Layers::uploaded`]).
 pub fn upload_layers(
@@ -160,7 +160,7 @@ pub fn upload_layers(
             rasterizer.upload(&l.uploaded_whole())?;
         } else if l.filter.is_empty() {
             // Shown whole again: the filter goes, the points stay.
-            rasterizer.set_raster_filter(None, &Vec::new)?;
+            rasterizer.set_raster_filter(None, &|_| None)?;
             l.filtered = None;
             return Ok(());
         }
@@ -168,9 +168,9 @@ pub fn upload_layers(
             l.in_raster = true;
             return Ok(());
         }
-        // A streamed cloud has no host codes: its stream brought them, or the GPU refuses.
-        let codes = || if device_only { Vec::new() } else { l.uploaded_codes() };
-        if crate::session::filter_in_raster(rasterizer, &l.cloud, &l.filter, &codes)? {
+        // A streamed cloud has no host columns: its stream brought its class codes, or the GPU refuses.
+        let columns = |ask| if device_only { None } else { l.uploaded_column(ask) };
+        if crate::session::filter_in_raster(rasterizer, &l.cloud, &l.filter, &columns)? {
             l.in_raster = true;
             let points = rasterizer.num_points();
             l.filtered = Some(pcv_io::filter::Kept { points, by_rasterizer: true, ..Default::default() });
@@ -457,9 +457,13 @@ mod tests {
         fn set_raster_filter(
             &mut self,
             f: Option<&FilterUniforms>,
-            c: &dyn Fn() -> Vec<u8>,
+            c: &dyn Fn(pcv_render::filter::FilterColumn) -> Option<pcv_render::filter::ColumnData>,
         ) -> Result<bool, RenderError> {
-            self.filters.push(f.map(|f| (f.hidden_classes[0], if f.tests_classes != 0 { c().len() } else { 0 })));
+            let codes = |f: &FilterUniforms| match f.tests_classes {
+                0 => 0,
+                _ => c(pcv_render::filter::FilterColumn::Classes).map_or(0, |c| c.len()),
+            };
+            self.filters.push(f.map(|f| (f.hidden_classes[0], codes(f))));
             Ok(true)
         }
     }

@@ -137,7 +137,8 @@ impl Field {
         1 << self.index()
     }
 
-    fn index(self) -> u32 {
+    /// The field's bit in a [`FieldSet`] (0..63): the standard fields first, then the extras.
+    pub fn index(self) -> u32 {
         match self {
             Field::ReturnNumber => 0,
             Field::NumberOfReturns => 1,
@@ -150,7 +151,8 @@ impl Field {
         }
     }
 
-    fn of_index(i: u32) -> Field {
+    /// The field of [`Field::index`] `i` (below 64).
+    pub fn of_index(i: u32) -> Field {
         match Field::STANDARD.get(i as usize) {
             Some(f) => *f,
             None => Field::Extra((i - Field::STANDARD.len() as u32) as u8),

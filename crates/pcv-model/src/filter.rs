@@ -90,6 +90,24 @@ impl RangeOf {
         }
     }
 
+    /// A number naming the attribute, for a backend that keeps columns by it: a field's
+    /// [`Field::index`] (0..63), 64 for intensity.
+    pub fn column_id(self) -> u32 {
+        match self {
+            RangeOf::Intensity => 64,
+            RangeOf::Field(f) => f.index(),
+        }
+    }
+
+    /// The attribute of [`RangeOf::column_id`] `id`.
+    pub fn of_column_id(id: u32) -> Option<RangeOf> {
+        match id {
+            64 => Some(RangeOf::Intensity),
+            0..64 => Some(RangeOf::Field(Field::of_index(id))),
+            _ => None,
+        }
+    }
+
     /// The attribute named `name` as laspy and PDAL spell it, or a file's own field by its name (LAS
     /// extra bytes, PLY/PCD properties; whether a file has it is known once it is read).
     pub fn parse(name: &str) -> Option<RangeOf> {

@@ -18,22 +18,21 @@
 //
 // The `_filtered` entry points apply a filter (filter.cuh) too: a batch whose summary no point can pass
 // is skipped in both phases (counted as filtered, and not visible for next frame's phase 1), a batch
-// that passes whole is drawn as without a filter, and in the others each point is tested (its class
-// code read from `classes`, in table order). The unfiltered entry points are the same code without
-// those tests.
+// that passes whole is drawn as without a filter, and in the others each point is tested (its codes
+// and values read from the columns of `fc`, in table order). The unfiltered entry points are the same
+// code without those tests.
 #include "project.cuh"
 #include "batch.cuh"
 #include "filter.cuh"
 
 template <bool FILTER>
-__device__ __forceinline__ void pcv_cull_phase1_impl(const FrameUniforms& f, const FilterUniforms* fu,
-                                                     const Batch* __restrict__ batches, const BatchClasses* __restrict__ batch_classes,
-                                                     uint32_t num_batches, const uint8_t* __restrict__ visible,
+__device__ __forceinline__ void pcv_cull_phase1_impl(const FrameUniforms& f, const FilterUniforms* fu, const FilterColumns* fc,
+                                                     const Batch* __restrict__ batches, uint32_t num_batches, const uint8_t* __restrict__ visible,
                                                      uint32_t* __restrict__ list, uint32_t* __restrict__ counters) {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < num_batches; b += gridDim.x * blockDim.x) {
         if (!visible[b] || pcv_batch_culled(f, batches[b])) continue;
         if constexpr (FILTER) {
-            if (pcv_filter_batch(*fu, batches[b], batch_classes + b) == PCV_FILTER_NONE) continue;
+            if (pcv_filter_batch(*fu, *fc, b, batches[b]) == PCV_FILTER_NONE) continue;
         }
         list[atomicAdd(counters + PCV_COUNT_LIST1, 1u)] = b;
     }
@@ -42,21 +41,20 @@ __device__ __forceinline__ void pcv_cull_phase1_impl(const FrameUniforms& f, con
 extern "C" __global__ void pcv_cull_phase1(FrameUniforms f, const Batch* __restrict__ batches, uint32_t num_batches,
                                            const uint8_t* __restrict__ visible, uint32_t* __restrict__ list,
                                            uint32_t* __restrict__ counters) {
-    pcv_cull_phase1_impl<false>(f, nullptr, batches, nullptr, num_batches, visible, list, counters);
+    pcv_cull_phase1_impl<false>(f, nullptr, nullptr, batches, num_batches, visible, list, counters);
 }
 
 extern "C" __global__ void pcv_cull_phase1_filtered(FrameUniforms f, const __grid_constant__ FilterUniforms fu,
-                                                    const Batch* __restrict__ batches,
-                                                    const BatchClasses* __restrict__ batch_classes, uint32_t num_batches,
+                                                    const __grid_constant__ FilterColumns fc,
+                                                    const Batch* __restrict__ batches, uint32_t num_batches,
                                                     const uint8_t* __restrict__ visible, uint32_t* __restrict__ list,
                                                     uint32_t* __restrict__ counters) {
-    pcv_cull_phase1_impl<true>(f, &fu, batches, batch_classes, num_batches, visible, list, counters);
+    pcv_cull_phase1_impl<true>(f, &fu, &fc, batches, num_batches, visible, list, counters);
 }
 
 template <bool FILTER>
-__device__ __forceinline__ void pcv_cull_phase2_impl(const FrameUniforms& f, const FilterUniforms* fu, const HzbParams& h,
-                                                     const Batch* __restrict__ batches,
-                                                     const BatchClasses* __restrict__ batch_classes, uint32_t num_batches,
+__device__ __forceinline__ void pcv_cull_phase2_impl(const FrameUniforms& f, const FilterUniforms* fu, const FilterColumns* fc,
+                                                     const HzbParams& h, const Batch* __restrict__ batches, uint32_t num_batches,
                                                      uint8_t* __restrict__ visible, const uint32_t* __restrict__ hzb,
                                                      uint32_t* __restrict__ list, uint32_t* __restrict__ counters) {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < num_batches; b += gridDim.x * blockDim.x) {
@@ -68,7 +66,7 @@ __device__ __forceinline__ void pcv_cull_phase2_impl(const FrameUniforms& f, con
             continue;
         }
         if constexpr (FILTER) {
-            if (pcv_filter_batch(*fu, bb, batch_classes + b) == PCV_FILTER_NONE) {
+            if (pcv_filter_batch(*fu, *fc, b, bb) == PCV_FILTER_NONE) {
                 visible[b] = 0;
                 atomicAdd(counters + PCV_COUNT_FILTERED, 1u);
                 continue;
@@ -89,15 +87,15 @@ extern "C" __global__ void pcv_cull_phase2(FrameUniforms f, HzbParams h, const B
                                            uint32_t num_batches, uint8_t* __restrict__ visible,
                                            const uint32_t* __restrict__ hzb, uint32_t* __restrict__ list,
                                            uint32_t* __restrict__ counters) {
-    pcv_cull_phase2_impl<false>(f, nullptr, h, batches, nullptr, num_batches, visible, hzb, list, counters);
+    pcv_cull_phase2_impl<false>(f, nullptr, nullptr, h, batches, num_batches, visible, hzb, list, counters);
 }
 
-extern "C" __global__ void pcv_cull_phase2_filtered(FrameUniforms f, const __grid_constant__ FilterUniforms fu, HzbParams h,
-                                                    const Batch* __restrict__ batches,
-                                                    const BatchClasses* __restrict__ batch_classes, uint32_t num_batches,
+extern "C" __global__ void pcv_cull_phase2_filtered(FrameUniforms f, const __grid_constant__ FilterUniforms fu,
+                                                    const __grid_constant__ FilterColumns fc, HzbParams h,
+                                                    const Batch* __restrict__ batches, uint32_t num_batches,
                                                     uint8_t* __restrict__ visible, const uint32_t* __restrict__ hzb,
                                                     uint32_t* __restrict__ list, uint32_t* __restrict__ counters) {
-    pcv_cull_phase2_impl<true>(f, &fu, h, batches, batch_classes, num_batches, visible, hzb, list, counters);
+    pcv_cull_phase2_impl<true>(f, &fu, &fc, h, batches, num_batches, visible, hzb, list, counters);
 }
 
 // Draws the `*count` batches of `list`, one block a batch, each point taking the atomic min of
@@ -107,10 +105,8 @@ extern "C" __global__ void pcv_cull_phase2_filtered(FrameUniforms f, const __gri
 // tile of the batch's pixels and four points a thread a step were both measured slower on the H200
 // (results/README.md).
 template <bool QUANT, bool FILTER>
-__device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, const FilterUniforms* fu,
+__device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, const FilterUniforms* fu, const FilterColumns* fc,
                                                      const Batch* __restrict__ batches,
-                                                     const BatchClasses* __restrict__ batch_classes,
-                                                     const uint8_t* __restrict__ classes,
                                                      const uint32_t* __restrict__ list, const uint32_t* __restrict__ count,
                                                      const float* __restrict__ positions, const uint32_t* __restrict__ quant,
                                                      unsigned long long* __restrict__ vis, uint32_t* __restrict__ counters,
@@ -122,7 +118,7 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
         const Batch bb = batches[b];
         const bool coarse = pcv_batch_quantized_ok(f, bb);
         bool test = false;  // uniform across the block: every thread computes the same summary test
-        if constexpr (FILTER) test = pcv_filter_batch(*fu, bb, batch_classes + b) == PCV_FILTER_SOME;
+        if constexpr (FILTER) test = pcv_filter_batch(*fu, *fc, b, bb) == PCV_FILTER_SOME;
         if (threadIdx.x == 0) atomicAdd(counters + (coarse ? PCV_COUNT_QUANTIZED : PCV_COUNT_FULL), 1u);
         const uint64_t first = (uint64_t)b * PCV_BATCH_POINTS;
         for (uint32_t j = threadIdx.x; j < bb.num_points; j += blockDim.x) {
@@ -139,7 +135,7 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
                 z = __ldg(positions + 3 * i + 2);
             }
             if constexpr (FILTER) {
-                if (test && !pcv_filter_point(*fu, x, y, z, fu->tests_classes ? (uint32_t)__ldg(classes + i) : 0u)) continue;
+                if (test && !pcv_filter_point(*fu, *fc, i, x, y, z)) continue;
             }
             uint32_t px, py, d;
             if (!pcv_project(f, x, y, z, &px, &py, &d)) continue;
@@ -154,7 +150,7 @@ extern "C" __global__ void pcv_raster_list(FrameUniforms f, const Batch* __restr
                                            const uint32_t* __restrict__ count, const float* __restrict__ positions,
                                            const uint32_t* __restrict__ quant, unsigned long long* __restrict__ vis,
                                            uint32_t* __restrict__ counters, uint32_t num_batches) {
-    pcv_raster_list_impl<false, false>(f, nullptr, batches, nullptr, nullptr, list, count, positions, quant, vis, counters, num_batches);
+    pcv_raster_list_impl<false, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
 }
 
 extern "C" __global__ void pcv_raster_list_quant(FrameUniforms f, const Batch* __restrict__ batches,
@@ -162,21 +158,20 @@ extern "C" __global__ void pcv_raster_list_quant(FrameUniforms f, const Batch* _
                                                  const float* __restrict__ positions, const uint32_t* __restrict__ quant,
                                                  unsigned long long* __restrict__ vis, uint32_t* __restrict__ counters,
                                                  uint32_t num_batches) {
-    pcv_raster_list_impl<true, false>(f, nullptr, batches, nullptr, nullptr, list, count, positions, quant, vis, counters, num_batches);
+    pcv_raster_list_impl<true, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
 }
 
-// As pcv_raster_list and pcv_raster_list_quant (`quant` 1), with the filter: `classes` holds a code per
-// point in table order (read only when classes are tested), `batch_classes` one set per batch.
+// As pcv_raster_list and pcv_raster_list_quant (`quant` 1), with the filter: `fc` holds the columns of
+// the tests it makes (a code or value per point in table order, a summary per batch).
 extern "C" __global__ void pcv_raster_list_filtered(FrameUniforms f, const __grid_constant__ FilterUniforms fu,
-                                                    const Batch* __restrict__ batches,
-                                                    const BatchClasses* __restrict__ batch_classes,
-                                                    const uint8_t* __restrict__ classes, const uint32_t* __restrict__ list,
+                                                    const __grid_constant__ FilterColumns fc,
+                                                    const Batch* __restrict__ batches, const uint32_t* __restrict__ list,
                                                     const uint32_t* __restrict__ count, const float* __restrict__ positions,
                                                     const uint32_t* __restrict__ quant, unsigned long long* __restrict__ vis,
                                                     uint32_t* __restrict__ counters, uint32_t num_batches, uint32_t use_quant) {
     if (use_quant) {
-        pcv_raster_list_impl<true, true>(f, &fu, batches, batch_classes, classes, list, count, positions, quant, vis, counters, num_batches);
+        pcv_raster_list_impl<true, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
     } else {
-        pcv_raster_list_impl<false, true>(f, &fu, batches, batch_classes, classes, list, count, positions, quant, vis, counters, num_batches);
+        pcv_raster_list_impl<false, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
     }
 }

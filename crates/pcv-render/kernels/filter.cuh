@@ -1,13 +1,17 @@
-// The filters the culled modes apply themselves: hidden classification codes and clip volumes (boxes
-// kept inside or outside, half-spaces), in the cloud's frame. CPU twin: src/twins/filter.rs.
+// The filters the culled modes apply themselves: hidden classification codes, hidden return codes,
+// value ranges of attributes, and clip volumes (boxes kept inside or outside, half-spaces), in the
+// cloud's frame. CPU twin: src/twins/filter.rs.
 //
-// Per batch, pcv_filter_batch reads the batch's summary — its box and the set of classes its points
-// hold (BatchClasses, made at upload by classes.cu) — and says whether no point can pass (the batch is
-// skipped like one outside the view), every point passes (drawn as without a filter), or some may
-// (each point is tested by pcv_filter_point). Summary tests carry a margin of 1e-5 of the magnitudes
-// involved, far above the rounding of the point test, so a batch said to pass or fail whole holds no
-// point the point test would decide otherwise. Float operations are round-to-nearest intrinsics in
-// the twin's order (no contraction), so both backends decide every point and batch alike.
+// Per batch, pcv_filter_batch reads the batch's summary — its box, the sets of class and return codes
+// its points hold (BatchClasses, made at upload by classes.cu) and each tested attribute's smallest and
+// largest value (BatchRange, ranges.cu) — and says whether no point can pass (the batch is skipped like
+// one outside the view), every point passes (drawn as without a filter), or some may (each point is
+// tested by pcv_filter_point, which reads the point's codes and values from the columns of
+// FilterColumns). Summary tests of clip volumes carry a margin of 1e-5 of the magnitudes involved, far
+// above the rounding of the point test, so a batch said to pass or fail whole holds no point the point
+// test would decide otherwise; codes and ranges are decided exactly. Float operations are
+// round-to-nearest intrinsics in the twin's order (no contraction), so both backends decide every point
+// and batch alike.
 #pragma once
 #include "shared.h"
 
@@ -28,13 +32,19 @@ __device__ __forceinline__ float pcv_plane_value(const FilterPlane& pl, float x,
     return __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(pl.normal[0], x), __fmul_rn(pl.normal[1], y)), __fmul_rn(pl.normal[2], z)), pl.offset);
 }
 
-__device__ __forceinline__ bool pcv_class_hidden(const FilterUniforms& fu, uint32_t cls) {
-    return ((fu.hidden_classes[(cls >> 5) & 7u] >> (cls & 31u)) & 1u) != 0;
+__device__ __forceinline__ bool pcv_code_hidden(const uint32_t* hidden, uint32_t code) {
+    return ((hidden[(code >> 5) & 7u] >> (code & 31u)) & 1u) != 0;
 }
 
-// Whether the point at (x, y, z) of class code `cls` passes (`cls` is only read when classes are tested).
-__device__ __forceinline__ bool pcv_filter_point(const FilterUniforms& fu, float x, float y, float z, uint32_t cls) {
-    if (fu.tests_classes && pcv_class_hidden(fu, cls)) return false;
+// Whether point `i` of the table, at (x, y, z), passes (its codes and values are read from `fc` only
+// for the tests the filter makes).
+__device__ __forceinline__ bool pcv_filter_point(const FilterUniforms& fu, const FilterColumns& fc, uint64_t i, float x, float y, float z) {
+    if (fu.tests_classes && pcv_code_hidden(fu.hidden_classes, __ldg(fc.classes + i))) return false;
+    if (fu.tests_returns && pcv_code_hidden(fu.hidden_returns, __ldg(fc.returns + i))) return false;
+    for (uint32_t k = 0; k < fu.num_ranges; ++k) {
+        float v = __ldg(fc.values[k] + i);
+        if (!(v >= fu.ranges[k].lo && v <= fu.ranges[k].hi)) return false;
+    }
     bool in_any = fu.num_inside == 0;
     for (uint32_t i = 0; i < fu.num_boxes; ++i) {
         bool in = pcv_in_box(fu.boxes[i], x, y, z);
@@ -51,18 +61,31 @@ __device__ __forceinline__ bool pcv_filter_point(const FilterUniforms& fu, float
     return true;
 }
 
-// PCV_FILTER_NONE, _ALL or _SOME for batch `b` whose classes are `bc` (read only when classes are tested).
-__device__ __forceinline__ uint32_t pcv_filter_batch(const FilterUniforms& fu, const Batch& b, const BatchClasses* __restrict__ bc) {
+// What a batch's set of codes `bc` says under the codes `hidden`: false when every code it holds is
+// hidden; `some` set when one is.
+__device__ __forceinline__ bool pcv_codes_may_pass(const uint32_t* hidden, const BatchClasses& bc, bool* some) {
+    uint32_t shown = 0, hid = 0;
+    for (int w = 0; w < 8; ++w) {
+        uint32_t bits = bc.bits[w];
+        shown |= bits & ~hidden[w];
+        hid |= bits & hidden[w];
+    }
+    *some = *some || hid != 0;
+    return shown != 0;
+}
+
+// PCV_FILTER_NONE, _ALL or _SOME for batch `bi` of the table, `b` (its summaries in `fc` are read only
+// for the tests the filter makes).
+__device__ __forceinline__ uint32_t pcv_filter_batch(const FilterUniforms& fu, const FilterColumns& fc, uint32_t bi, const Batch& b) {
     bool some = false;
-    if (fu.tests_classes) {
-        uint32_t shown = 0, hidden = 0;
-        for (int w = 0; w < 8; ++w) {
-            uint32_t bits = bc->bits[w];
-            shown |= bits & ~fu.hidden_classes[w];
-            hidden |= bits & fu.hidden_classes[w];
-        }
-        if (shown == 0) return PCV_FILTER_NONE;
-        some = hidden != 0;
+    if (fu.tests_classes && !pcv_codes_may_pass(fu.hidden_classes, fc.batch_classes[bi], &some)) return PCV_FILTER_NONE;
+    if (fu.tests_returns && !pcv_codes_may_pass(fu.hidden_returns, fc.batch_returns[bi], &some)) return PCV_FILTER_NONE;
+    for (uint32_t k = 0; k < fu.num_ranges; ++k) {
+        const BatchRange r = fc.batch_values[k][bi];
+        const FilterRange q = fu.ranges[k];
+        // No number in the batch, or every number outside: no point passes.
+        if (r.min > r.max || r.max < q.lo || r.min > q.hi) return PCV_FILTER_NONE;
+        some = some || r.nans != 0 || !(r.min >= q.lo && r.max <= q.hi);
     }
     if (fu.num_boxes == 0 && fu.num_planes == 0) return some ? PCV_FILTER_SOME : PCV_FILTER_ALL;
     float c[3], h[3], mag[3];

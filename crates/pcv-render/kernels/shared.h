@@ -117,12 +117,14 @@ struct HzbParams {
 #define PCV_COUNT_FILTERED 6
 #define PCV_NUM_COUNTERS 7
 
-// The filters the culled modes apply themselves (kernels/filter.cuh): classification codes hidden, and
-// clip volumes in the cloud's frame (the uploaded points' coordinates). A box keeps (or with `outside`
+// The filters the culled modes apply themselves (kernels/filter.cuh): classification codes hidden,
+// return codes hidden, value ranges of attributes, and clip volumes in the cloud's frame (the uploaded
+// points' coordinates). A box keeps (or with `outside`
 // drops) the points p with |axes[k] . (p - center)| <= half[k] for k = 0, 1, 2; a plane keeps the
 // points with normal . p + offset >= 0. Several keep-inside boxes keep their union.
 #define PCV_FILTER_MAX_BOXES 8
 #define PCV_FILTER_MAX_PLANES 8
+#define PCV_FILTER_MAX_RANGES 4
 struct FilterBox {
     float center[3];
     float half[3];
@@ -133,6 +135,15 @@ struct FilterPlane {
     float normal[3];
     float offset;
 };
+// A value range: a point passes when lo <= its value <= hi (its value relative to its column's base;
+// the bounds rounded inwards to f32, so that the test is the host's f64 test of the same values).
+// `field` names the attribute (the host's column id), for the backend that keeps the columns.
+struct FilterRange {
+    float lo;
+    float hi;
+    uint32_t field;
+    uint32_t _pad;
+};
 struct FilterUniforms {
     uint32_t hidden_classes[8];  // bit c % 32 of word c / 32: class code c hidden
     uint32_t tests_classes;      // 1: read the class codes (some class hidden)
@@ -141,10 +152,36 @@ struct FilterUniforms {
     uint32_t num_inside;         // how many of the boxes keep what is inside
     FilterBox boxes[PCV_FILTER_MAX_BOXES];
     FilterPlane planes[PCV_FILTER_MAX_PLANES];
+    uint32_t hidden_returns[8];  // bit c % 32 of word c / 32: return code c (PCV_RETURN_CODE) hidden
+    uint32_t tests_returns;      // 1: read the return codes
+    uint32_t num_ranges;         // value ranges: range k reads FilterColumns::values[k]
+    FilterRange ranges[PCV_FILTER_MAX_RANGES];
 };
-// A batch's classes: bit c % 32 of word c / 32 when one of its points has class code c.
+// A point's return code: its return number r and number of returns n (0..15 each), r | n << 4.
+#define PCV_RETURN_CODE(r, n) ((r) | ((n) << 4))
+// A batch's codes (class codes, or return codes): bit c % 32 of word c / 32 when one of its points has
+// code c.
 struct BatchClasses {
     uint32_t bits[8];
+};
+// A batch's values of one attribute (ranges.cu): the smallest and largest of those that are numbers,
+// and how many are not (NaN: the point's file has no such field). No number: min +inf, max -inf.
+struct BatchRange {
+    float min;
+    float max;
+    uint32_t nans;
+    uint32_t _pad;
+};
+// Where the filter's per-point columns are (device addresses, table order; null where not tested):
+// class codes and their batch sets, return codes and theirs, and for value range k its values
+// (relative to the column's base) and each batch's BatchRange.
+struct FilterColumns {
+    const uint8_t* classes;
+    const BatchClasses* batch_classes;
+    const uint8_t* returns;
+    const BatchClasses* batch_returns;
+    const float* values[PCV_FILTER_MAX_RANGES];
+    const BatchRange* batch_values[PCV_FILTER_MAX_RANGES];
 };
 // What a batch's summary says of the filter (pcv_filter_batch).
 #define PCV_FILTER_NONE 0  // no point passes: the batch is skipped
@@ -162,6 +199,9 @@ static_assert(sizeof(PostUniforms) == 112, "PostUniforms must be 112 bytes");
 static_assert(sizeof(HzbParams) == 160, "HzbParams must be 160 bytes");
 static_assert(sizeof(FilterBox) == 64, "FilterBox must be 64 bytes");
 static_assert(sizeof(FilterPlane) == 16, "FilterPlane must be 16 bytes");
-static_assert(sizeof(FilterUniforms) == 688, "FilterUniforms must be 688 bytes");
+static_assert(sizeof(FilterRange) == 16, "FilterRange must be 16 bytes");
+static_assert(sizeof(FilterUniforms) == 792, "FilterUniforms must be 792 bytes");
+static_assert(sizeof(BatchRange) == 16, "BatchRange must be 16 bytes");
+static_assert(sizeof(FilterColumns) == 96, "FilterColumns must be 96 bytes");
 static_assert(sizeof(BatchClasses) == 32, "BatchClasses must be 32 bytes");
 #endif

@@ -180,6 +180,8 @@ pub mod counter {
 pub const FILTER_MAX_BOXES: usize = 8;
 /// Most clip planes the culled modes apply themselves (`PCV_FILTER_MAX_PLANES`).
 pub const FILTER_MAX_PLANES: usize = 8;
+/// Value ranges the kernels test (`PCV_FILTER_MAX_RANGES`).
+pub const FILTER_MAX_RANGES: usize = 4;
 
 /// A clip box in the cloud's frame (`FilterBox`): keeps (with `outside`, drops) the points p with
 /// `|axes[k] · (p − center)| ≤ half[k]` for every k.
@@ -217,6 +219,60 @@ pub struct FilterUniforms {
     pub num_inside: u32,
     pub boxes: [FilterBox; FILTER_MAX_BOXES],
     pub planes: [FilterPlane; FILTER_MAX_PLANES],
+    /// Bit `c % 32` of word `c / 32`: return code c ([`return_code`]) hidden.
+    pub hidden_returns: [u32; 8],
+    /// 1: the return codes are read (a returns filter).
+    pub tests_returns: u32,
+    /// Value ranges tested; range k reads [`FilterColumns::values`]`[k]`.
+    pub num_ranges: u32,
+    pub ranges: [FilterRange; FILTER_MAX_RANGES],
+}
+
+/// A value range (`FilterRange`): a point passes when `lo ≤ value ≤ hi`, its value relative to its
+/// column's base (the bounds rounded inwards to f32: the same decisions as the host's f64 test).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FilterRange {
+    pub lo: f32,
+    pub hi: f32,
+    /// The attribute (`pcv_io::filter::RangeOf::column_id`), for the backend that keeps the columns.
+    pub field: u32,
+    pub _pad: u32,
+}
+
+/// A point's return code (`PCV_RETURN_CODE`): return number `r` and number of returns `n`, 0..15 each.
+pub const fn return_code(r: u8, n: u8) -> u8 {
+    (r & 15) | (n << 4)
+}
+
+/// A batch's values of one attribute (`BatchRange`, `kernels/ranges.cu`): the smallest and largest
+/// that are numbers (none: +∞, −∞) and how many are NaN.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct BatchRange {
+    pub min: f32,
+    pub max: f32,
+    pub nans: u32,
+    pub _pad: u32,
+}
+
+impl Default for BatchRange {
+    fn default() -> Self {
+        BatchRange { min: f32::INFINITY, max: f32::NEG_INFINITY, nans: 0, _pad: 0 }
+    }
+}
+
+/// Where the filter's per-point columns are (`FilterColumns`): device addresses in table order, 0
+/// where not tested.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct FilterColumns {
+    pub classes: u64,
+    pub batch_classes: u64,
+    pub returns: u64,
+    pub batch_returns: u64,
+    pub values: [u64; FILTER_MAX_RANGES],
+    pub batch_values: [u64; FILTER_MAX_RANGES],
 }
 
 impl Default for FilterUniforms {
@@ -225,7 +281,8 @@ impl Default for FilterUniforms {
     }
 }
 
-/// A batch's classes (`BatchClasses`): bit `c % 32` of word `c / 32` when one of its points has class c.
+/// A batch's codes (`BatchClasses`: class codes, or return codes): bit `c % 32` of word `c / 32` when one
+/// of its points has code c.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct BatchClasses {
@@ -245,7 +302,10 @@ pub mod filter_says {
 const _: () = assert!(std::mem::size_of::<HzbParams>() == 160);
 const _: () = assert!(std::mem::size_of::<FilterBox>() == 64);
 const _: () = assert!(std::mem::size_of::<FilterPlane>() == 16);
-const _: () = assert!(std::mem::size_of::<FilterUniforms>() == 688);
+const _: () = assert!(std::mem::size_of::<FilterRange>() == 16);
+const _: () = assert!(std::mem::size_of::<FilterUniforms>() == 792);
+const _: () = assert!(std::mem::size_of::<BatchRange>() == 16);
+const _: () = assert!(std::mem::size_of::<FilterColumns>() == 96);
 const _: () = assert!(std::mem::size_of::<BatchClasses>() == 32);
 const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);

@@ -430,19 +430,20 @@ pub trait Rasterizer {
         false
     }
 
-    /// Has the culled modes apply `filter` ([`filter::uniforms`]: hidden classes, clip volumes) to the
-    /// points uploaded: batches no point of which passes are skipped like batches outside the view, the
-    /// others tested point by point, with nothing uploaded again. `classes` makes the uploaded points'
-    /// class codes (upload order), called only when the filter hides a class and the backend has no
-    /// class column yet (a streamed upload may have brought one); codes of another length than the
-    /// points uploaded are refused (`false`). `None` removes the filter. Returns whether the backend now draws with exactly this
-    /// filter; `false` (the default for a filter, and for tables the backend cannot filter): the caller
-    /// filters the points before uploading them. A filter set stays until the next upload; the other
-    /// modes refuse to draw while it is set.
+    /// Has the culled modes apply `filter` ([`filter::uniforms_with`]: hidden classes, returns, value
+    /// ranges, clip volumes) to the points uploaded: batches no point of which passes are skipped like
+    /// batches outside the view, the others tested point by point, with nothing uploaded again.
+    /// `columns` makes a column of the uploaded points ([`filter::FilterColumn`], upload order), called
+    /// only for the columns the filter tests and the backend does not hold yet (a streamed upload may
+    /// have brought the class codes); `None`, or a column of another length than the points uploaded,
+    /// is refused (`false`). `None` removes the filter. Returns whether the backend now draws with
+    /// exactly this filter; `false` (the default for a filter, and for tables the backend cannot
+    /// filter): the caller filters the points before uploading them. A filter set stays until the next
+    /// upload; the other modes refuse to draw while it is set.
     fn set_raster_filter(
         &mut self,
         filter: Option<&gpu_data::FilterUniforms>,
-        _classes: &dyn Fn() -> Vec<u8>,
+        _columns: &dyn Fn(filter::FilterColumn) -> Option<filter::ColumnData>,
     ) -> Result<bool, RenderError> {
         Ok(filter.is_none())
     }

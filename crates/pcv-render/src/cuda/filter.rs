@@ -1,68 +1,158 @@
-//! The culled modes' own filter on CUDA ([`crate::filter`], `kernels/filter.cuh`): the class column
-//! it reads, made on demand.
+//! The culled modes' own filter on CUDA ([`crate::filter`], `kernels/filter.cuh`): the columns it
+//! reads, made on demand.
 //!
-//! How it works: nothing extra is on the device until a filter hides a class. Then [`class_column`]
-//! copies the uploaded points' class codes up (one byte a point, in upload order; a streamed cloud's
-//! codes come with its stream instead, [`class_column_of`]), puts them in the
-//! table's order through the preprocessing's map (`pcv_gather_classes`), frees the upload-order copy,
-//! and gathers each batch's set of codes (`pcv_batch_classes`, 32 bytes a batch): 1 + 32/4096 bytes a
-//! point in all, kept with the table until the next upload. Clip volumes read only positions. The
-//! filter's uniforms ride with every culled frame as a kernel parameter (688 bytes); with no filter
-//! the culled modes launch their unfiltered entry points, the same code without the tests.
+//! How it works: nothing extra is on the device until a filter tests something besides positions.
+//! Then [`DeviceColumns::make`] asks for each column the filter reads and the table lacks
+//! ([`FilterColumn`]: class codes, return codes, an attribute's values), copies it up in upload order,
+//! puts it in the table's order through the preprocessing's map (`pcv_gather_classes` for a byte a
+//! point, `pcv_gather_values` for an f32), frees the upload-order copy, and makes each batch's summary
+//! (`pcv_batch_classes`: the set of codes, 32 bytes a batch; `pcv_batch_ranges`: smallest and largest
+//! value and NaN count, 16 bytes a batch). A code column takes 1 + 32/4096 bytes a point, a value
+//! column 4 + 16/4096; value columns the new filter does not read are freed, codes are kept until the
+//! next upload (a streamed cloud's class codes come with its stream instead, [`code_column_of`]).
+//! Clip volumes read only positions. The filter's uniforms and the columns' addresses
+//! ([`gpu_data::FilterColumns`]) ride with every culled frame as kernel parameters (792 + 96 bytes);
+//! with no filter the culled modes launch their unfiltered entry points, the same code without the
+//! tests.
 use super::kernels;
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
 use super::preprocess::DevicePrepared;
-use crate::gpu_data::BatchClasses;
+use crate::filter::{ColumnData, FilterColumn};
+use crate::gpu_data::{self, BatchClasses, BatchRange, FilterUniforms};
 use crate::RenderError;
 use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::Arc;
 
-/// Class codes on the device, in table order, and each batch's set of them.
-pub struct ClassColumn {
+/// Codes (class or return codes) on the device, in table order, and each batch's set of them.
+pub struct CodeColumn {
     pub codes: DeviceBuffer<u8>,
     pub sets: DeviceBuffer<BatchClasses>,
 }
 
-impl ClassColumn {
+/// An attribute's values on the device, in table order, and each batch's summary.
+pub struct ValueColumn {
+    /// The attribute ([`pcv_io::filter::RangeOf::column_id`]).
+    pub field: u32,
+    pub values: DeviceBuffer<f32>,
+    pub ranges: DeviceBuffer<BatchRange>,
+}
+
+/// The columns the table holds for the filter.
+#[derive(Default)]
+pub struct DeviceColumns {
+    pub classes: Option<CodeColumn>,
+    pub returns: Option<CodeColumn>,
+    pub values: Vec<ValueColumn>,
+}
+
+impl DeviceColumns {
     /// Bytes on the device.
     pub fn num_bytes(&self) -> u64 {
-        self.codes.num_bytes() + self.sets.num_bytes()
+        let codes = |c: &Option<CodeColumn>| c.as_ref().map_or(0, |c| c.codes.num_bytes() + c.sets.num_bytes());
+        codes(&self.classes)
+            + codes(&self.returns)
+            + self.values.iter().map(|v| v.values.num_bytes() + v.ranges.num_bytes()).sum::<u64>()
+    }
+
+    /// Makes the columns `fu` reads that are missing (asking `columns`, upload order), frees the value
+    /// columns it does not read; `false` when a column cannot be had (the caller filters on the host).
+    pub fn make(
+        &mut self,
+        ctx: &Arc<CudaContext>,
+        stream: &CudaStream,
+        kernels: &KernelTable,
+        prepared: &DevicePrepared,
+        fu: &FilterUniforms,
+        columns: &dyn Fn(FilterColumn) -> Option<ColumnData>,
+    ) -> Result<bool, RenderError> {
+        let Some(order) = prepared.order.as_ref() else { return Ok(false) };
+        let n = order.len();
+        let codes_of = |ask| match columns(ask) {
+            Some(ColumnData::Codes(c)) if c.len() == n => Some(c),
+            _ => None,
+        };
+        if fu.tests_classes != 0 && self.classes.is_none() {
+            let Some(c) = codes_of(FilterColumn::Classes) else { return Ok(false) };
+            self.classes = code_column(ctx, stream, kernels, prepared, &c)?;
+        }
+        if fu.tests_returns != 0 && self.returns.is_none() {
+            let Some(c) = codes_of(FilterColumn::Returns) else { return Ok(false) };
+            self.returns = code_column(ctx, stream, kernels, prepared, &c)?;
+        }
+        let wanted: Vec<u32> = fu.ranges[..fu.num_ranges as usize].iter().map(|r| r.field).collect();
+        self.values.retain(|v| wanted.contains(&v.field));
+        for &field in &wanted {
+            if self.values.iter().any(|v| v.field == field) {
+                continue;
+            }
+            let Some(ColumnData::Values(v)) = columns(FilterColumn::Values(field)).filter(|c| c.len() == n) else {
+                return Ok(false);
+            };
+            let Some(c) = value_column(ctx, stream, kernels, prepared, field, &v)? else { return Ok(false) };
+            self.values.push(c);
+        }
+        Ok((fu.tests_classes == 0 || self.classes.is_some()) && (fu.tests_returns == 0 || self.returns.is_some()))
+    }
+
+    /// The addresses the kernels read for `fu` (0 where it tests nothing): range k's column is its
+    /// attribute's.
+    pub fn addresses(&self, fu: &FilterUniforms) -> gpu_data::FilterColumns {
+        let mut a = gpu_data::FilterColumns::default();
+        if let Some(c) = &self.classes {
+            (a.classes, a.batch_classes) = (c.codes.ptr(), c.sets.ptr());
+        }
+        if let Some(c) = &self.returns {
+            (a.returns, a.batch_returns) = (c.codes.ptr(), c.sets.ptr());
+        }
+        for (k, r) in fu.ranges[..fu.num_ranges as usize].iter().enumerate() {
+            if let Some(v) = self.values.iter().find(|v| v.field == r.field) {
+                (a.values[k], a.batch_values[k]) = (v.values.ptr(), v.ranges.ptr());
+            }
+        }
+        a
+    }
+
+    /// Whether every column `fu` reads is here.
+    pub fn hold(&self, fu: &FilterUniforms) -> bool {
+        (fu.tests_classes == 0 || self.classes.is_some())
+            && (fu.tests_returns == 0 || self.returns.is_some())
+            && fu.ranges[..fu.num_ranges as usize].iter().all(|r| self.values.iter().any(|v| v.field == r.field))
     }
 }
 
-/// The class column of the table `prepared` (of `codes.len()` points, sorted with the map `order`)
-/// from the uploaded points' codes in upload order; `None` for a table with no map (prepared a chunk at
-/// a time, or a node pool).
-pub fn class_column(
+/// The code column of the table `prepared` (of `codes.len()` points, sorted with the map `order`) from
+/// the uploaded points' codes in upload order; `None` for a table with no map (prepared a chunk at a
+/// time, or a node pool).
+pub fn code_column(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     kernels: &KernelTable,
     prepared: &DevicePrepared,
     codes: &[u8],
-) -> Result<Option<ClassColumn>, RenderError> {
+) -> Result<Option<CodeColumn>, RenderError> {
     if prepared.order.as_ref().is_none_or(|o| o.len() != codes.len()) {
         return Ok(None);
     }
-    let mut uploaded = DeviceBuffer::<u8>::alloc(ctx, codes.len().max(1), "the uploaded class codes")?;
+    let mut uploaded = DeviceBuffer::<u8>::alloc(ctx, codes.len().max(1), "the uploaded codes")?;
     uploaded.write_at(stream, 0, codes)?;
-    class_column_of(ctx, stream, kernels, prepared, uploaded)
+    code_column_of(ctx, stream, kernels, prepared, uploaded)
 }
 
-/// [`class_column`] from codes already on the device in upload order (a streamed upload's,
+/// [`code_column`] from codes already on the device in upload order (a streamed upload's class codes,
 /// `stream_upload.rs`); `uploaded` is freed once gathered.
-pub fn class_column_of(
+pub fn code_column_of(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     kernels: &KernelTable,
     prepared: &DevicePrepared,
     uploaded: DeviceBuffer<u8>,
-) -> Result<Option<ClassColumn>, RenderError> {
+) -> Result<Option<CodeColumn>, RenderError> {
     let Some(order) = prepared.order.as_ref().filter(|o| o.len() == uploaded.len()) else { return Ok(None) };
     let n = uploaded.len();
-    let sorted = DeviceBuffer::<u8>::alloc(ctx, n.max(1), "the class codes")?;
+    let sorted = DeviceBuffer::<u8>::alloc(ctx, n.max(1), "the codes")?;
     let nb = prepared.num_batches();
-    let sets = DeviceBuffer::<BatchClasses>::alloc(ctx, (nb as usize).max(1), "the batches' class sets")?;
+    let sets = DeviceBuffer::<BatchClasses>::alloc(ctx, (nb as usize).max(1), "the batches' code sets")?;
     if n > 0 {
         // SAFETY: `order` holds `n` words, each an index below `n` (the preprocessing's map of these
         // very points), `uploaded` and `sorted` hold `n` bytes each.
@@ -74,5 +164,34 @@ pub fn class_column_of(
     // The upload-order copy goes once the gather has read it.
     stream.synchronize().map_err(super::context::cuda_error("cuStreamSynchronize"))?;
     drop(uploaded);
-    Ok(Some(ClassColumn { codes: sorted, sets }))
+    Ok(Some(CodeColumn { codes: sorted, sets }))
+}
+
+/// The value column of attribute `field` of the table `prepared` from the uploaded points' values in
+/// upload order; `None` for a table with no map.
+pub fn value_column(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    kernels: &KernelTable,
+    prepared: &DevicePrepared,
+    field: u32,
+    values: &[f32],
+) -> Result<Option<ValueColumn>, RenderError> {
+    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == values.len()) else { return Ok(None) };
+    let n = values.len();
+    let mut uploaded = DeviceBuffer::<f32>::alloc(ctx, n.max(1), "the uploaded values")?;
+    uploaded.write_at(stream, 0, values)?;
+    let sorted = DeviceBuffer::<f32>::alloc(ctx, n.max(1), "the filter's values")?;
+    let nb = prepared.num_batches();
+    let ranges = DeviceBuffer::<BatchRange>::alloc(ctx, (nb as usize).max(1), "the batches' value ranges")?;
+    if n > 0 {
+        // SAFETY: `order` holds `n` words, each an index below `n` (the preprocessing's map of these
+        // very points), `uploaded` and `sorted` hold `n` floats each.
+        unsafe { kernels::gather_values(kernels, stream, n as u64, order.ptr(), uploaded.ptr(), sorted.ptr()) }?;
+        // SAFETY: `sorted` holds `n` floats and `ranges` `nb` summaries, `nb == ceil(n / BATCH_POINTS)`.
+        unsafe { kernels::batch_ranges(kernels, stream, n as u64, nb, sorted.ptr(), ranges.ptr()) }?;
+    }
+    stream.synchronize().map_err(super::context::cuda_error("cuStreamSynchronize"))?;
+    drop(uploaded);
+    Ok(Some(ValueColumn { field, values: sorted, ranges }))
 }

@@ -15,7 +15,7 @@
 //! touches with the other arguments (each line's doc says what), and states it in a `// SAFETY:` line.
 use super::context::cuda_error;
 use super::modules::{Function, KernelTable, BLOCK_SIZE};
-use crate::gpu_data::{FilterUniforms, FrameUniforms, GridParams, HzbParams, PostUniforms, SceneParams};
+use crate::gpu_data::{FilterColumns, FilterUniforms, FrameUniforms, GridParams, HzbParams, PostUniforms, SceneParams};
 use crate::RenderError;
 use cudarc::driver::{result, sys, CudaStream};
 use std::ffi::c_void;
@@ -192,20 +192,20 @@ kernels! {
     RasterListQuant raster_list_quant = "culled"::"pcv_raster_list_quant"(
         f: FrameUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32
     ) grid per_batch(num_batches);
-    /// As `cull_phase1`, and `batch_classes` holds `num_batches` class sets when `fu.tests_classes` is
-    /// 1 (it is not read otherwise).
+    /// As `cull_phase1`, and `fc` holds the addresses of the columns `fu` tests (`num_batches`
+    /// summaries each; `DeviceColumns::addresses`), the others unread.
     CullPhase1Filtered cull_phase1_filtered = "culled"::"pcv_cull_phase1_filtered"(
-        f: FrameUniforms, fu: FilterUniforms, batches: Ptr, batch_classes: Ptr, num_batches: u32, visible: Ptr, list: Ptr, counters: Ptr
+        f: FrameUniforms, fu: FilterUniforms, fc: FilterColumns, batches: Ptr, num_batches: u32, visible: Ptr, list: Ptr, counters: Ptr
     ) grid per_item(num_batches as u64);
-    /// As `cull_phase2`, and `batch_classes` as in `cull_phase1_filtered`.
+    /// As `cull_phase2`, and `fc` as in `cull_phase1_filtered`.
     CullPhase2Filtered cull_phase2_filtered = "culled"::"pcv_cull_phase2_filtered"(
-        f: FrameUniforms, fu: FilterUniforms, h: HzbParams, batches: Ptr, batch_classes: Ptr, num_batches: u32, visible: Ptr,
+        f: FrameUniforms, fu: FilterUniforms, fc: FilterColumns, h: HzbParams, batches: Ptr, num_batches: u32, visible: Ptr,
         hzb: Ptr, list: Ptr, counters: Ptr
     ) grid per_item(num_batches as u64);
-    /// As `raster_list`, and when `fu.tests_classes` is 1, `batch_classes` holds `num_batches` class sets
-    /// and `classes` a byte per point of those batches (neither is read otherwise).
+    /// As `raster_list`, and `fc` as in `cull_phase1_filtered`, its per-point columns covering every
+    /// point of those batches.
     RasterListFiltered raster_list_filtered = "culled"::"pcv_raster_list_filtered"(
-        f: FrameUniforms, fu: FilterUniforms, batches: Ptr, batch_classes: Ptr, classes: Ptr, list: Ptr, count: Ptr,
+        f: FrameUniforms, fu: FilterUniforms, fc: FilterColumns, batches: Ptr, list: Ptr, count: Ptr,
         positions: Ptr, quant: Ptr, vis: Ptr, counters: Ptr, num_batches: u32, use_quant: u32
     ) grid per_batch(num_batches);
     /// `order` holds `num_points` words, each below the length of `src` (bytes); `dst` holds `num_points` bytes.
@@ -214,6 +214,13 @@ kernels! {
     /// `classes` holds `num_points` bytes and `out` `num_batches` class sets, with
     /// `num_batches == ceil(num_points / BATCH_POINTS)`.
     BatchClassSets batch_class_sets = "classes"::"pcv_batch_classes"(num_points: u64, num_batches: u32, classes: Ptr, out: Ptr)
+        grid per_batch(num_batches);
+    /// `order` holds `num_points` words, each below the length of `src` (floats); `dst` holds `num_points` floats.
+    GatherValues gather_values = "ranges"::"pcv_gather_values"(num_points: u64, order: Ptr, src: Ptr, dst: Ptr)
+        grid per_item(num_points);
+    /// `values` holds `num_points` floats and `out` `num_batches` summaries, with
+    /// `num_batches == ceil(num_points / BATCH_POINTS)`.
+    BatchRanges batch_ranges = "ranges"::"pcv_batch_ranges"(num_points: u64, num_batches: u32, values: Ptr, out: Ptr)
         grid per_batch(num_batches);
     /// `words` holds `width * height` u64 words and `hzb` `h.total` words, `h` being the pyramid of a
     /// `width × height` frame.

@@ -491,7 +491,7 @@ impl CudaRasterizer {
         let prep = self.table.prepared.as_ref().ok();
         let no_prep = || RenderError::ModeUnavailable { mode: frame.mode.name(), reason: "no prepared points".into() };
         let counts_ptr = self.counters.ptr();
-        // The culled modes' own filter, and the class column it reads (0: none, not read).
+        // The culled modes' own filter, and the addresses of the columns it reads (0: not read).
         let filter = self.filter.filter(|_| frame.mode.culls());
         if self.filter.is_some() && !frame.mode.culls() && stage != Stage::Post {
             return Err(RenderError::ModeUnavailable {
@@ -499,7 +499,7 @@ impl CudaRasterizer {
                 reason: "the points are filtered by the culled modes (culled, quant): the filter would not show".into(),
             });
         }
-        let (codes, sets) = self.table.classes.as_ref().map_or((0, 0), |c| (c.codes.ptr(), c.sets.ptr()));
+        let fc = filter.map(|fu| self.table.columns.addresses(&fu)).unwrap_or_default();
         let timer = &mut self.timer;
         timer.begin(stream)?;
         // SAFETY (every launch below): `color_ptr` holds `n` u32 words: the internal color buffer was
@@ -537,8 +537,9 @@ impl CudaRasterizer {
                 }
                 // The culled modes: `visible` holds a byte and `list` a word per batch; `hzb` the pyramid
                 // of this frame's size; the lists' counts live in `counters`. With a filter, its entry
-                // points: `fu` tests classes only when the table has its class column (set_raster_filter
-                // made it first), whose codes cover the table's points and whose sets cover its batches.
+                // points: `fu` tests a column only when the table holds it (set_raster_filter made it
+                // first, `DeviceColumns::hold`), and `fc` has its address: a code or value for each of
+                // the table's points and a summary for each of its batches.
                 Pass::Draw1 | Pass::Draw2 => {
                     let p = prep.ok_or_else(no_prep)?;
                     let (b, nb, pos, visible, list) =
@@ -546,7 +547,7 @@ impl CudaRasterizer {
                     let count = if pass == Pass::Draw1 {
                         match &filter {
                             Some(fu) => unsafe {
-                                kernels::cull_phase1_filtered(k, stream, f, *fu, b, sets, nb, visible, list, counts_ptr)
+                                kernels::cull_phase1_filtered(k, stream, f, *fu, fc, b, nb, visible, list, counts_ptr)
                             },
                             None => unsafe { kernels::cull_phase1(k, stream, f, b, nb, visible, list, counts_ptr) },
                         }?;
@@ -555,7 +556,7 @@ impl CudaRasterizer {
                         match &filter {
                             Some(fu) => unsafe {
                                 kernels::cull_phase2_filtered(
-                                    k, stream, f, *fu, hzb_params, b, sets, nb, visible, hzb_ptr, list, counts_ptr,
+                                    k, stream, f, *fu, fc, hzb_params, b, nb, visible, hzb_ptr, list, counts_ptr,
                                 )
                             },
                             None => unsafe {
@@ -571,8 +572,7 @@ impl CudaRasterizer {
                         (Some(fu), mode) => unsafe {
                             let use_quant = (mode == RenderMode::Quant) as u32;
                             kernels::raster_list_filtered(
-                                k, stream, f, *fu, b, sets, codes, list, count, pos, quant, vis_ptr, counts_ptr, nb,
-                                use_quant,
+                                k, stream, f, *fu, fc, b, list, count, pos, quant, vis_ptr, counts_ptr, nb, use_quant,
                             )
                         },
                         (None, RenderMode::Quant) => unsafe {
@@ -710,7 +710,7 @@ impl Rasterizer for CudaRasterizer {
         let preprocess = self.preprocess_on;
         self.table = DeviceTable::from_points(&self.ctx, &self.stream, &self.kernels, points, &bounds, preprocess)?;
         if let (Some(codes), Ok(p)) = (streamed_codes, &self.table.prepared) {
-            self.table.classes = filter::class_column_of(&self.ctx, &self.stream, &self.kernels, p, codes)?;
+            self.table.columns.classes = filter::code_column_of(&self.ctx, &self.stream, &self.kernels, p, codes)?;
         }
         Ok(())
     }
@@ -815,7 +815,7 @@ impl Rasterizer for CudaRasterizer {
     fn set_raster_filter(
         &mut self,
         filter: Option<&FilterUniforms>,
-        classes: &dyn Fn() -> Vec<u8>,
+        columns: &dyn Fn(crate::filter::FilterColumn) -> Option<crate::filter::ColumnData>,
     ) -> Result<bool, RenderError> {
         let Some(fu) = filter else {
             self.filter = None;
@@ -829,17 +829,12 @@ impl Rasterizer for CudaRasterizer {
         if !filterable {
             return Ok(false);
         }
-        if fu.tests_classes != 0 && self.table.classes.is_none() {
-            let codes = classes();
-            if codes.len() as u64 != self.table.num_points {
-                return Ok(false);
-            }
-            self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
-            let Ok(p) = self.table.prepared.as_ref() else { return Ok(false) };
-            match filter::class_column(&self.ctx, &self.stream, &self.kernels, p, &codes)? {
-                Some(c) => self.table.classes = Some(c),
-                None => return Ok(false),
-            }
+        self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
+        let Ok(p) = self.table.prepared.as_ref() else { return Ok(false) };
+        if !self.table.columns.make(&self.ctx, &self.stream, &self.kernels, p, fu, columns)?
+            || !self.table.columns.hold(fu)
+        {
+            return Ok(false);
         }
         self.filter = Some(*fu);
         Ok(true)

@@ -14,7 +14,7 @@
 //!   (`slot_upload.rs`) and whose batch table it sets.
 //!
 //! Arrays someone else owns (Python's) are drawn where they are (`external.rs`), with no table.
-use super::filter::ClassColumn;
+use super::filter::DeviceColumns;
 use super::memory::DeviceBuffer;
 use super::modules::KernelTable;
 use super::preprocess::{self, DevicePrepared};
@@ -38,8 +38,8 @@ pub struct DeviceTable {
     pub pool_points: Option<u64>,
     /// The pool's point spacing per slot (adaptive point sizes per node), once set.
     pub slot_spacing: Option<DeviceBuffer<f32>>,
-    /// The class codes the culled modes' filter reads, once a filter has hidden a class (`filter.rs`).
-    pub classes: Option<ClassColumn>,
+    /// The columns the culled modes' filter reads, made as filters first test them (`filter.rs`).
+    pub columns: DeviceColumns,
 }
 
 impl DeviceTable {
@@ -52,7 +52,7 @@ impl DeviceTable {
             preprocess_ms: None,
             pool_points: None,
             slot_spacing: None,
-            classes: None,
+            columns: DeviceColumns::default(),
         }
     }
 
@@ -80,7 +80,7 @@ impl DeviceTable {
             num_points,
             pool_points: None,
             slot_spacing: None,
-            classes: None,
+            columns: DeviceColumns::default(),
         })
     }
 
@@ -105,7 +105,7 @@ impl DeviceTable {
             preprocess_ms: Some(ms),
             pool_points: None,
             slot_spacing: None,
-            classes: None,
+            columns: DeviceColumns::default(),
         })
     }
 
@@ -128,7 +128,7 @@ impl DeviceTable {
             preprocess_ms: None,
             pool_points: Some(0),
             slot_spacing: None,
-            classes: None,
+            columns: DeviceColumns::default(),
         })
     }
 

@@ -18,9 +18,9 @@
 //! The CPU backend draws the same frames faster (`crate::cpu::culled`: groups of points culled inside
 //! a drawn batch, per-thread buffers), tested against these passes.
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_pos};
-use super::filter::{filter_batch, filter_point};
+use super::filter::{filter_batch, filter_point, Columns};
 use super::vis::vis_point;
-use crate::gpu_data::{filter_says, Batch, BatchClasses, FilterUniforms, FrameUniforms, HzbParams, BATCH_POINTS};
+use crate::gpu_data::{filter_says, Batch, FilterUniforms, FrameUniforms, HzbParams, BATCH_POINTS};
 use crate::simd::with_fma;
 use crate::BatchCounts;
 use rayon::prelude::*;
@@ -29,20 +29,17 @@ use std::sync::atomic::AtomicU64;
 /// Batches a task of [`phase1`] or [`phase2`] tests (each task one call of an FMA-compiled loop).
 const TEST_STEP_BATCHES: usize = 256;
 
-/// The filter of the `_filtered` passes: its uniforms, each batch's classes, and each point's class
-/// code in table order (read only when classes are tested: may be empty then).
+/// The filter of the `_filtered` passes: its uniforms and the columns of the tests it makes.
 #[derive(Clone, Copy)]
 pub struct Filtering<'a> {
     pub uniforms: &'a FilterUniforms,
-    pub batch_classes: &'a [BatchClasses],
-    pub classes: &'a [u8],
+    pub columns: Columns<'a>,
 }
 
 impl Filtering<'_> {
-    /// What batch `b`'s summary says ([`filter_says`]).
+    /// What batch `b`'s summaries say ([`filter_says`]).
     fn says(&self, b: usize, batch: &Batch) -> u32 {
-        let none = BatchClasses::default();
-        filter_batch(self.uniforms, batch, self.batch_classes.get(b).unwrap_or(&none))
+        filter_batch(self.uniforms, &self.columns, b, batch)
     }
 }
 
@@ -215,8 +212,7 @@ with_fma! {
                 None => pos,
             };
             if let Some(fl) = test {
-                let class = if fl.uniforms.tests_classes != 0 { fl.classes[first + j] } else { 0 };
-                if !filter_point(fl.uniforms, pos, class) {
+                if !filter_point(fl.uniforms, &fl.columns, first + j, pos) {
                     continue;
                 }
             }
@@ -318,13 +314,13 @@ mod tests {
         filter.boxes.push(hole);
         filter.planes.push(ClipPlane { point: DVec3::new(0.0, 0.0, 0.5), normal: DVec3::Z });
         let fu = crate::filter::uniforms(&filter, DVec3::ZERO, false).unwrap();
-        let fl = Filtering { uniforms: &fu, batch_classes: &sets, classes: &codes };
+        let fl = Filtering { uniforms: &fu, columns: Columns::of_classes(&codes, &sets) };
         // The kept points (in their order), drawn without a filter.
         let kept: Vec<Point> = points
             .iter()
-            .zip(&codes)
-            .filter(|(p, &c)| super::super::filter::filter_point(&fu, p.pos, c))
-            .map(|(p, _)| *p)
+            .enumerate()
+            .filter(|&(i, p)| super::super::filter::filter_point(&fu, &fl.columns, i, p.pos))
+            .map(|(_, p)| *p)
             .collect();
         assert!(kept.len() > 20_000 && kept.len() < points.len() / 2, "{}", kept.len());
         let kept_table = preprocess::prepare(&kept);
@@ -359,7 +355,7 @@ mod tests {
         // No filter: the filtered entry points draw what the plain ones draw.
         let f = uniforms_at(Vec3::new(50.0, -40.0, 60.0), Vec3::new(50.0, 50.0, 0.0), w, h);
         let none = crate::filter::uniforms(&PointFilter::default(), DVec3::ZERO, false).unwrap();
-        let open = Filtering { uniforms: &none, batch_classes: &sets, classes: &codes };
+        let open = Filtering { uniforms: &none, columns: Columns::of_classes(&codes, &sets) };
         let (a, ca) = frame(&f, &table, Some(&open), &mut vec![0; table.batches.len()], false);
         let (b, cb) = frame(&f, &table, None, &mut vec![0; table.batches.len()], false);
         assert_eq!(depths(&a), depths(&b));

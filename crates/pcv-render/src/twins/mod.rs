@@ -25,6 +25,7 @@ pub mod packed;
 pub mod post;
 pub mod preprocess;
 pub mod project;
+pub mod ranges;
 pub mod rng;
 pub mod scene;
 pub mod splat;
