@@ -1103,6 +1103,11 @@ sc_raster_filter() {
         PCV_FILTER_ON=$on step "bench${a:+ $a} (filter on $on)" timeout 200 "$pcv" bench --backend cuda "$f" --mode culled --point-size 1 --edl off --warmup 2 --frames "$frames" $a
       done
     done
+    echo "== 3b. the GPU's filter without its kept lists (PCV_KEPT_LISTS=0: each straddling batch's points tested every frame)"
+    for a in "--classes 5,6" "--classes 2,6" "--filter gps_time:315000240..315000480"; do
+      # shellcheck disable=SC2086
+      PCV_KEPT_LISTS=0 step "bench $a (no kept lists)" timeout 200 "$pcv" bench --backend cuda "$f" --mode culled --point-size 1 --edl off --warmup 2 --frames "$frames" $a
+    done
     echo "== 4. the same LAS streamed to the GPU (no host copy): time to screen unfiltered vs --classes 2,6 on the GPU"
     for a in "" "--classes 2,6"; do
       # shellcheck disable=SC2086

@@ -714,7 +714,7 @@ fn filtered_culled_modes_match_the_twins() {
     use glam::DVec3;
     use pcv_io::filter::{ClipBox, ClipPlane, Keep, PointFilter};
     use pcv_render::filter::{ColumnData, FilterColumn};
-    use pcv_render::twins::{classes, culled, filter::Columns, preprocess};
+    use pcv_render::twins::{classes, culled, filter::Columns, kept, preprocess};
     let Some(mut cuda) = cuda_or_skip("filtered") else { return };
     let cloud = classed_terrain(1500); // 2.25M points
     cuda.upload(&cloud).expect("upload");
@@ -755,7 +755,10 @@ fn filtered_culled_modes_match_the_twins() {
         // The class codes go up with the first filter that hides a class (upload order).
         let columns = |ask| (ask == FilterColumn::Classes).then(|| ColumnData::Codes(uploaded_codes.clone()));
         assert!(cuda.set_raster_filter(Some(&fu), &columns).expect("set filter"), "{label}");
-        let fl = culled::Filtering { uniforms: &fu, columns: Columns::of_classes(&codes, &sets) };
+        // The backend lists each straddling batch's passing points when the filter is set: so does the twin.
+        let columns = Columns::of_classes(&codes, &sets);
+        let (first, lists) = kept::kept_lists(&fu, &columns, &table.batches, &table.positions);
+        let fl = culled::Filtering { uniforms: &fu, columns: Columns { kept_first: &first, kept: &lists, ..columns } };
         for (name, pose) in &poses {
             camera.pose = *pose;
             let (w, h) = (640, 360);
@@ -839,7 +842,7 @@ fn attributed_terrain(n_side: u32) -> PointCloud {
 fn returns_and_ranges_match_the_twins() {
     use pcv_io::filter::{PointFilter, Returns, ValueRange};
     use pcv_render::filter::{column, ColumnData, FilterColumn};
-    use pcv_render::twins::{classes, culled, filter::Columns, preprocess, ranges};
+    use pcv_render::twins::{classes, culled, filter::Columns, kept, preprocess, ranges};
     let Some(mut cuda) = cuda_or_skip("returns and ranges") else { return };
     let cloud = attributed_terrain(1500); // 2.25M points
     cuda.upload(&cloud).expect("upload");
@@ -892,7 +895,8 @@ fn returns_and_ranges_match_the_twins() {
         for k in 0..values.len() {
             (c.values[k], c.batch_values[k]) = (&values[k], &sums[k]);
         }
-        let fl = culled::Filtering { uniforms: &fu, columns: c };
+        let (first, lists) = kept::kept_lists(&fu, &c, &table.batches, &table.positions);
+        let fl = culled::Filtering { uniforms: &fu, columns: Columns { kept_first: &first, kept: &lists, ..c } };
         for (name, pose) in &poses {
             camera.pose = *pose;
             let (w, h) = (640, 360);

@@ -18,9 +18,10 @@
 //
 // The `_filtered` entry points apply a filter (filter.cuh) too: a batch whose summary no point can pass
 // is skipped in both phases (counted as filtered, and not visible for next frame's phase 1), a batch
-// that passes whole is drawn as without a filter, and in the others each point is tested (its codes
-// and values read from the columns of `fc`, in table order). The unfiltered entry points are the same
-// code without those tests.
+// that passes whole is drawn as without a filter, and the others draw the points of their kept lists
+// (kept.cu: made when the filter was set), or where there are none test each point (its codes and
+// values read from the columns of `fc`, in table order). The unfiltered entry points are the same code
+// without those tests.
 #include "project.cuh"
 #include "batch.cuh"
 #include "filter.cuh"
@@ -121,7 +122,20 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
         if constexpr (FILTER) test = pcv_filter_batch(*fu, *fc, b, bb) == PCV_FILTER_SOME;
         if (threadIdx.x == 0) atomicAdd(counters + (coarse ? PCV_COUNT_QUANTIZED : PCV_COUNT_FULL), 1u);
         const uint64_t first = (uint64_t)b * PCV_BATCH_POINTS;
-        for (uint32_t j = threadIdx.x; j < bb.num_points; j += blockDim.x) {
+        // With kept lists, a straddling batch draws its list's points (decided when the filter was set,
+        // from full-precision positions) and tests none.
+        bool listed = false;
+        uint32_t k0 = 0, k1 = bb.num_points;
+        if constexpr (FILTER) {
+            if (test && fc->kept_first != nullptr) {
+                listed = true;
+                test = false;
+                k0 = __ldg(fc->kept_first + b);
+                k1 = __ldg(fc->kept_first + b + 1);
+            }
+        }
+        for (uint32_t e = k0 + threadIdx.x; e < k1; e += blockDim.x) {
+            const uint32_t j = listed ? (uint32_t)__ldg(fc->kept + e) : e;
             const uint64_t i = first + j;
             float x, y, z;
             if (QUANT && coarse) {

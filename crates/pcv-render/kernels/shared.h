@@ -182,6 +182,11 @@ struct FilterColumns {
     const BatchClasses* batch_returns;
     const float* values[PCV_FILTER_MAX_RANGES];
     const BatchRange* batch_values[PCV_FILTER_MAX_RANGES];
+    // The kept lists (kept.cu), made when the filter is set: the points of batch b that pass are
+    // kept[kept_first[b] .. kept_first[b + 1]] (indices inside the batch, ascending) for the batches the
+    // summaries cannot decide; null: each point is tested as it is drawn.
+    const uint32_t* kept_first;
+    const uint16_t* kept;
 };
 // What a batch's summary says of the filter (pcv_filter_batch).
 #define PCV_FILTER_NONE 0  // no point passes: the batch is skipped
@@ -202,6 +207,6 @@ static_assert(sizeof(FilterPlane) == 16, "FilterPlane must be 16 bytes");
 static_assert(sizeof(FilterRange) == 16, "FilterRange must be 16 bytes");
 static_assert(sizeof(FilterUniforms) == 792, "FilterUniforms must be 792 bytes");
 static_assert(sizeof(BatchRange) == 16, "BatchRange must be 16 bytes");
-static_assert(sizeof(FilterColumns) == 96, "FilterColumns must be 96 bytes");
+static_assert(sizeof(FilterColumns) == 112, "FilterColumns must be 112 bytes");
 static_assert(sizeof(BatchClasses) == 32, "BatchClasses must be 32 bytes");
 #endif

@@ -273,6 +273,10 @@ pub struct FilterColumns {
     pub batch_returns: u64,
     pub values: [u64; FILTER_MAX_RANGES],
     pub batch_values: [u64; FILTER_MAX_RANGES],
+    /// The kept lists (`kernels/kept.cu`): batch b's passing points are `kept[kept_first[b]..kept_first[b
+    /// + 1]]` (u16 indices inside the batch) where its summaries cannot decide; 0: tested as drawn.
+    pub kept_first: u64,
+    pub kept: u64,
 }
 
 impl Default for FilterUniforms {
@@ -305,7 +309,7 @@ const _: () = assert!(std::mem::size_of::<FilterPlane>() == 16);
 const _: () = assert!(std::mem::size_of::<FilterRange>() == 16);
 const _: () = assert!(std::mem::size_of::<FilterUniforms>() == 792);
 const _: () = assert!(std::mem::size_of::<BatchRange>() == 16);
-const _: () = assert!(std::mem::size_of::<FilterColumns>() == 96);
+const _: () = assert!(std::mem::size_of::<FilterColumns>() == 112);
 const _: () = assert!(std::mem::size_of::<BatchClasses>() == 32);
 const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);

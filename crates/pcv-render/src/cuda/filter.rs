@@ -10,8 +10,11 @@
 //! value and NaN count, 16 bytes a batch). A code column takes 1 + 32/4096 bytes a point, a value
 //! column 4 + 16/4096; value columns the new filter does not read are freed, codes are kept until the
 //! next upload (a streamed cloud's class codes come with its stream instead, [`code_column_of`]).
-//! Clip volumes read only positions. The filter's uniforms and the columns' addresses
-//! ([`gpu_data::FilterColumns`]) ride with every culled frame as kernel parameters (792 + 96 bytes);
+//! Clip volumes read only positions. Once the columns are there, [`DeviceColumns::make_kept`] lists
+//! the passing points of each batch the summaries cannot decide (`kernels/kept.cu`: 2 bytes a listed
+//! point, 4 a batch), so that frames draw those lists instead of testing every point again. The
+//! filter's uniforms and the addresses ([`gpu_data::FilterColumns`]) ride with every culled frame as
+//! kernel parameters (792 + 112 bytes);
 //! with no filter the culled modes launch their unfiltered entry points, the same code without the
 //! tests.
 use super::kernels;
@@ -38,12 +41,20 @@ pub struct ValueColumn {
     pub ranges: DeviceBuffer<BatchRange>,
 }
 
-/// The columns the table holds for the filter.
+/// The filter's kept lists (`kernels/kept.cu`): batch b's passing points are
+/// `kept[first[b]..first[b + 1]]`, where its summaries cannot decide.
+pub struct KeptLists {
+    pub first: DeviceBuffer<u32>,
+    pub kept: DeviceBuffer<u16>,
+}
+
+/// The columns the table holds for the filter, and the kept lists of the filter set now.
 #[derive(Default)]
 pub struct DeviceColumns {
     pub classes: Option<CodeColumn>,
     pub returns: Option<CodeColumn>,
     pub values: Vec<ValueColumn>,
+    pub kept: Option<KeptLists>,
 }
 
 impl DeviceColumns {
@@ -53,6 +64,59 @@ impl DeviceColumns {
         codes(&self.classes)
             + codes(&self.returns)
             + self.values.iter().map(|v| v.values.num_bytes() + v.ranges.num_bytes()).sum::<u64>()
+            + self.kept.as_ref().map_or(0, |k| k.first.num_bytes() + k.kept.num_bytes())
+    }
+
+    /// Makes the kept lists of `fu` (its columns made first, [`DeviceColumns::make`]): the kernel counts
+    /// each straddling batch's passing points, the host sums the counts into offsets, the kernel writes
+    /// the lists. Without room on the device for them (or past 2³² listed points) there are none, and
+    /// the culled passes test each point as they draw it. Returns the points listed.
+    pub fn make_kept(
+        &mut self,
+        ctx: &Arc<CudaContext>,
+        stream: &CudaStream,
+        kernels: &KernelTable,
+        prepared: &DevicePrepared,
+        fu: &FilterUniforms,
+    ) -> Result<Option<u64>, RenderError> {
+        self.kept = None;
+        let fc = self.addresses(fu);
+        let nb = prepared.num_batches();
+        let Ok(counts) = DeviceBuffer::<u32>::alloc(ctx, (nb as usize).max(1), "the kept lists' counts") else {
+            return Ok(None);
+        };
+        let (b, pos) = (prepared.batches.ptr(), prepared.positions.ptr());
+        // SAFETY: `b` holds `nb` batches over the table's points, 3 floats each in `pos`; `fc` has the
+        // columns `fu` tests (made by `make`, covering those points and batches); `counts` holds `nb`
+        // words; `kept` is 0, so `first` is not read.
+        unsafe { kernels::kept_lists(kernels, stream, *fu, fc, b, nb, pos, counts.ptr(), 0, 0) }?;
+        let mut host = vec![0u32; nb as usize];
+        counts.read_at(stream, 0, &mut host)?;
+        let mut first = Vec::with_capacity(host.len() + 1);
+        let mut total = 0u64;
+        for c in host {
+            first.push(total as u32);
+            total += c as u64;
+            if total > u32::MAX as u64 {
+                return Ok(None);
+            }
+        }
+        first.push(total as u32);
+        let (Ok(mut first_dev), Ok(kept)) = (
+            DeviceBuffer::<u32>::alloc(ctx, first.len(), "the kept lists' offsets"),
+            DeviceBuffer::<u16>::alloc(ctx, (total as usize).max(1), "the kept lists"),
+        ) else {
+            return Ok(None);
+        };
+        first_dev.write_at(stream, 0, &first)?;
+        // SAFETY: as above, and `first` holds `nb + 1` offsets, the running sums of the counts this very
+        // kernel made for the same filter and points, `kept` `first[nb]` slots (at least one).
+        unsafe {
+            kernels::kept_lists(kernels, stream, *fu, fc, b, nb, pos, counts.ptr(), first_dev.ptr(), kept.ptr())
+        }?;
+        stream.synchronize().map_err(super::context::cuda_error("cuStreamSynchronize"))?;
+        self.kept = Some(KeptLists { first: first_dev, kept });
+        Ok(Some(total))
     }
 
     /// Makes the columns `fu` reads that are missing (asking `columns`, upload order), frees the value
@@ -109,6 +173,9 @@ impl DeviceColumns {
             if let Some(v) = self.values.iter().find(|v| v.field == r.field) {
                 (a.values[k], a.batch_values[k]) = (v.values.ptr(), v.ranges.ptr());
             }
+        }
+        if let Some(k) = &self.kept {
+            (a.kept_first, a.kept) = (k.first.ptr(), k.kept.ptr());
         }
         a
     }

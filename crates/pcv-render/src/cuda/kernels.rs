@@ -215,6 +215,12 @@ kernels! {
     /// `num_batches == ceil(num_points / BATCH_POINTS)`.
     BatchClassSets batch_class_sets = "classes"::"pcv_batch_classes"(num_points: u64, num_batches: u32, classes: Ptr, out: Ptr)
         grid per_batch(num_batches);
+    /// `batches` holds `num_batches` batches whose points have 3 floats each in `positions`; `fc` as in
+    /// `cull_phase1_filtered`; with `kept` 0, `counts` holds `num_batches` words; else `first` holds
+    /// `num_batches + 1` offsets, the sums of those counts, and `kept` `first[num_batches]` u16 slots.
+    KeptLists kept_lists = "kept"::"pcv_kept_lists"(
+        fu: FilterUniforms, fc: FilterColumns, batches: Ptr, num_batches: u32, positions: Ptr, counts: Ptr, first: Ptr, kept: Ptr
+    ) grid per_batch(num_batches);
     /// `order` holds `num_points` words, each below the length of `src` (floats); `dst` holds `num_points` floats.
     GatherValues gather_values = "ranges"::"pcv_gather_values"(num_points: u64, order: Ptr, src: Ptr, dst: Ptr)
         grid per_item(num_points);

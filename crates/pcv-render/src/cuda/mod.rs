@@ -819,8 +819,12 @@ impl Rasterizer for CudaRasterizer {
     ) -> Result<bool, RenderError> {
         let Some(fu) = filter else {
             self.filter = None;
+            self.table.columns.kept = None;
             return Ok(true);
         };
+        // Until this filter is set whole, none is (a refusal leaves the caller to upload kept points).
+        self.filter = None;
+        self.table.columns.kept = None;
         // Only a table the preprocessing sorted with its map (host points, the scene kernel, streamed
         // files): not a node pool, a table made a chunk at a time, or Python's arrays.
         let filterable = self.external.shown.is_none()
@@ -835,6 +839,11 @@ impl Rasterizer for CudaRasterizer {
             || !self.table.columns.hold(fu)
         {
             return Ok(false);
+        }
+        if std::env::var("PCV_KEPT_LISTS").is_ok_and(|v| v == "0") {
+            self.table.columns.kept = None;
+        } else {
+            self.table.columns.make_kept(&self.ctx, &self.stream, &self.kernels, p, fu)?;
         }
         self.filter = Some(*fu);
         Ok(true)

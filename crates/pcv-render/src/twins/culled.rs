@@ -172,8 +172,9 @@ pub fn raster_list(
     raster_list_filtered(f, None, batches, list, positions, quant, draw_quantized, vis)
 }
 
-/// [`raster_list`] with a filter (`pcv_raster_list_filtered`): in batches whose summary cannot tell,
-/// each point (as drawn: decoded from its word in the quant mode) is tested.
+/// [`raster_list`] with a filter (`pcv_raster_list_filtered`): batches whose summaries cannot tell draw
+/// their kept lists' points (`twins::kept`), or without lists test each point (as drawn: decoded from
+/// its word in the quant mode).
 #[expect(clippy::too_many_arguments, reason = "the kernel's parameters, one for one")]
 pub fn raster_list_filtered(
     f: &FrameUniforms,
@@ -195,7 +196,15 @@ pub fn raster_list_filtered(
             let end = (first + batch.num_points as usize).min(positions.len());
             let words = (draw_quantized && coarse).then(|| &quant[first..end]);
             let test = filter.filter(|fl| fl.says(b as usize, batch) == filter_says::SOME);
-            raster_batch(f, test, batch, first, &positions[first..end], words, vis);
+            match test.filter(|fl| !fl.columns.kept_first.is_empty()) {
+                // A kept list: its points, untested.
+                Some(fl) => {
+                    let (k0, k1) = (fl.columns.kept_first[b as usize], fl.columns.kept_first[b as usize + 1]);
+                    let listed = &fl.columns.kept[k0 as usize..k1 as usize];
+                    raster_listed(f, batch, first, &positions[first..end], words, listed, vis);
+                }
+                None => raster_batch(f, test, batch, first, &positions[first..end], words, vis),
+            }
             let coarse = coarse as u32;
             BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }
         })
@@ -216,6 +225,20 @@ with_fma! {
                     continue;
                 }
             }
+            vis_point(f, pos, (first + j) as u64, vis);
+        }
+    }
+}
+
+with_fma! {
+    /// The points `listed` (indices inside the batch) of one batch, from their words or positions.
+    fn raster_listed(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, listed: &[u16], vis: &[AtomicU64]) {
+        for &j in listed {
+            let j = j as usize;
+            let pos = match words {
+                Some(w) => dequantize_pos(batch, w[j]),
+                None => positions[j],
+            };
             vis_point(f, pos, (first + j) as u64, vis);
         }
     }
@@ -324,6 +347,12 @@ mod tests {
             .collect();
         assert!(kept.len() > 20_000 && kept.len() < points.len() / 2, "{}", kept.len());
         let kept_table = preprocess::prepare(&kept);
+        // The same filter with its kept lists, as the CUDA backend sets it.
+        let (first, lists) = super::super::kept::kept_lists(&fu, &fl.columns, &table.batches, &table.positions);
+        let listed_points = lists.len();
+        let fl_listed =
+            Filtering { uniforms: &fu, columns: Columns { kept_first: &first, kept: &lists, ..fl.columns } };
+        assert!(listed_points > 1000 && first.len() == table.batches.len() + 1, "{listed_points} listed");
         let (w, h) = (320, 200);
         for (eye, target) in [
             (Vec3::new(50.0, -40.0, 60.0), Vec3::new(50.0, 50.0, 0.0)),
@@ -331,11 +360,11 @@ mod tests {
             (Vec3::new(50.0, 50.0, 150.0), Vec3::new(50.0, 50.1, 0.0)),
         ] {
             let f = uniforms_at(eye, target, w, h);
-            for quant in [false, true] {
+            for (quant, fl) in [(false, &fl), (true, &fl), (false, &fl_listed), (true, &fl_listed)] {
                 let mut visible = vec![0u8; table.batches.len()];
                 let mut visible_kept = vec![0u8; kept_table.batches.len()];
                 for round in 0..2 {
-                    let (vis, counts) = frame(&f, &table, Some(&fl), &mut visible, quant);
+                    let (vis, counts) = frame(&f, &table, Some(fl), &mut visible, quant);
                     let (vis_kept, _) = frame(&f, &kept_table, None, &mut visible_kept, quant);
                     // Every pixel drawn is a kept point's, and (full precision) at the depth the kept
                     // points alone give.

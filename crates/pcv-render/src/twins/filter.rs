@@ -24,6 +24,9 @@ pub struct Columns<'a> {
     /// Range k's values (relative to the column's base) and batch summaries.
     pub values: [&'a [f32]; FILTER_MAX_RANGES],
     pub batch_values: [&'a [BatchRange]; FILTER_MAX_RANGES],
+    /// The kept lists ([`super::kept`]); empty: each point is tested as it is drawn.
+    pub kept_first: &'a [u32],
+    pub kept: &'a [u16],
 }
 
 impl<'a> Columns<'a> {

@@ -21,6 +21,7 @@ pub mod edl;
 pub mod external;
 pub mod filter;
 pub mod hzb;
+pub mod kept;
 pub mod packed;
 pub mod post;
 pub mod preprocess;
