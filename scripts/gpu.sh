@@ -1113,6 +1113,15 @@ sc_raster_filter() {
       # shellcheck disable=SC2086
       /usr/bin/time -f "%e s, VmHWM %M KiB" "$pcv" render "$f" --backend cuda --size 1920x1080 $a -o "$out/streamed${a:+-classes-2-6}.png" 2>&1 | grep -E "showing|rendered|times| s, |error"
     done
+    echo "== 5. field colours and a returns filter through the multi-GPU backend (--gpu-shares 2 on this GPU) vs one GPU"
+    for a in "--color-by gps_time" "--color-by return_number --returns first"; do
+      # shellcheck disable=SC2086
+      "$pcv" render "$f" --backend cuda --size 1280x720 $a -o "$out/one.png" 2>&1 | grep -E "showing|rendered|error"
+      # shellcheck disable=SC2086
+      "$pcv" render "$f" --backend cuda --gpu-shares 2 --size 1280x720 $a -o "$out/shares.png" 2>&1 | grep -E "showing|rendered|error"
+      echo -n "$a: one GPU vs two shares: "; "$pcv" diff "$out/one.png" "$out/shares.png"
+    done
+    mv "$out/shares.png" "$out/shares-return_number-first.png"; rm -f "$out/one.png"
     rm -f "$f" /dev/shm/pcv-small.las /dev/shm/pcv-small3.las
   } 2>&1 | tee "$out/raster-filter.log"
   finish
