@@ -389,7 +389,7 @@ fn open_on(
 ) -> Result<(PointCloud, Shown, Camera, String, Instant)> {
     let started = Instant::now();
     let source = match source {
-        Source::Files(f) => Source::Files(load::point_files(&f, opts.recursive)?),
+        Source::Files(f) => Source::Files(pcv_io::collection::expand(&f, opts.recursive)?),
         s => s,
     };
     let crs = opts.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
@@ -597,6 +597,7 @@ fn load_and_upload(
             return Ok(cloud);
         }
     };
+    let files = readable_tiles(files, skipped)?;
     // Several GPUs: the capacity of them all (each takes a share of the stream).
     if let Some(cap) = r.stream_capacity().transpose()? {
         let load_opts = load::LoadOptions::default();
@@ -724,6 +725,33 @@ fn load_and_upload(
         }
     }
     Ok(cloud)
+}
+
+/// The tiles of `files` whose headers can be read (read on all cores first, before any point: a folder
+/// or collection of many tiles is checked in milliseconds); each one that cannot is said and added to
+/// `skipped`, and the rest load. All of them failing is the first one's error. URLs are kept (their
+/// headers are read when they are opened); one file is left to its loader's own error.
+fn readable_tiles(files: Vec<PathBuf>, skipped: &mut Vec<String>) -> Result<Vec<PathBuf>> {
+    if files.len() < 2 {
+        return Ok(files);
+    }
+    let headers = pcv_io::collection::headers(&files);
+    let mut kept = Vec::with_capacity(files.len());
+    let mut first_error = None;
+    for (f, h) in files.into_iter().zip(headers) {
+        match h {
+            Err(_) if pcv_io::formats::copc::http::is_url(&f.to_string_lossy()) => kept.push(f),
+            Ok(_) => kept.push(f),
+            Err(e) => {
+                warn(skipped, format!("skipped {e}"));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (kept.is_empty(), first_error) {
+        (true, Some(e)) => Err(anyhow::Error::new(e).context("no tile could be read")),
+        _ => Ok(kept),
+    }
 }
 
 /// Whether the culled passes can apply `filter` to `cloud` ([`pcv_render::filter::for_cloud`]; a

@@ -591,3 +591,35 @@ fn copc_renders_of_damaged_files_finish_within_seconds() {
         codes[0], codes[1]
     );
 }
+
+#[test]
+fn the_vpc_reader_survives_mutated_collections() {
+    let _one = one_at_a_time();
+    let seed = br#"{"type":"FeatureCollection","features":[{"type":"Feature","stac_version":"1.0.0","id":"t0","bbox":[500000,4100000,0,500100,4100100,40],"properties":{"pc:count":300,"proj:bbox":[500000,4100000,0,500100,4100100,40]},"assets":{"data":{"href":"./tiles/t0.copc.laz","roles":["data"]}}},{"type":"Feature","id":"t1","properties":{},"assets":{"x":{"href":"https://example.org/a/t1.laz"}}}]}"#;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut inputs: Vec<Vec<u8>> = std::fs::read_dir(root.join("fuzz/regressions/vpc"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .collect();
+    let replayed = inputs.len();
+    let mut rng = StdRng::seed_from_u64(29);
+    let seeds = vec![seed.to_vec()];
+    inputs.extend((0..3000).map(|_| mutate(&mut rng, &seeds)));
+    let (mut ok, mut errors) = (0, 0);
+    for data in &inputs {
+        match pcv_io::collection::parse_vpc(&String::from_utf8_lossy(data), "fuzz.vpc") {
+            Ok(tiles) => {
+                ok += 1;
+                assert!(!tiles.is_empty(), "an empty collection is an error");
+            }
+            Err(e) => {
+                errors += 1;
+                assert!(e.to_string().contains("fuzz.vpc"), "errors name the collection: {e}");
+            }
+        }
+    }
+    assert!(ok > 0 && errors > 0, "{ok} read, {errors} refused");
+    eprintln!("fuzz smoke: vpc: {replayed} regressions, {} inputs: {ok} read, {errors} refused", inputs.len());
+}

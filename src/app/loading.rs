@@ -6,7 +6,7 @@
 //! loader's message, which names the file and the place), and the end. The viewer polls the channel
 //! every frame it draws while a load runs ([`Loader::poll`]), shows progress and errors in the panel,
 //! and adds the loaded clouds as layers once the batch ends, in one upload.
-use pcv_io::load::{load_files_with, point_files, LoadOptions};
+use pcv_io::load::{load_files_with, LoadOptions};
 use pcv_io::PointCloud;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -57,11 +57,11 @@ impl Loader {
     pub fn start(paths: Vec<PathBuf>, replace: bool) -> Loader {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            // A dropped folder stands for every point file in it and its subfolders; one without any
-            // is reported as such, and the rest load.
+            // A dropped folder stands for every point file in it and its subfolders, a dropped .vpc or
+            // list for its tiles; one without any is reported as such, and the rest load.
             let mut files: Vec<PathBuf> = Vec::new();
             for p in paths {
-                match point_files(std::slice::from_ref(&p), true) {
+                match pcv_io::collection::expand(std::slice::from_ref(&p), true) {
                     Ok(f) => files.extend(f),
                     Err(e) => {
                         if tx.send(Msg::Failed { path: p, message: e.to_string() }).is_err() {

@@ -13,6 +13,7 @@
 //! ([`formats::copc`], [`octree`]). The data model itself is `pcv-model` (re-exported here where
 //! clouds use it); the LAZ codec is `pcv-laz`.
 pub mod attributes;
+pub mod collection;
 pub mod convert;
 pub mod cpu_time;
 pub mod crs;

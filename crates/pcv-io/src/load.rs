@@ -52,6 +52,8 @@ pub enum LoadError {
     NoFiles,
     #[error("{dir}: no point files in this folder{hint} (pcv reads {list})", list = EXTENSIONS_TEXT)]
     NoPointFiles { dir: PathBuf, hint: &'static str },
+    #[error(transparent)]
+    Collection(#[from] crate::collection::CollectionError),
     #[error("{files}: {points} points need {needed_bytes} bytes of memory on {device}, which has {free_bytes} free: {fit_points} points fit; --max-points {fit_points} loads a uniform subsample of that many (spread over the whole cloud)")]
     DoesNotFit { files: String, points: u64, needed_bytes: u64, free_bytes: u64, device: String, fit_points: u64 },
 }
@@ -68,7 +70,7 @@ impl LoadError {
             | LoadError::NonFinite { path, .. }
             | LoadError::Panicked { path, .. } => Some(path),
             LoadError::NoPointFiles { dir, .. } => Some(dir),
-            LoadError::NoFiles | LoadError::DoesNotFit { .. } => None,
+            LoadError::NoFiles | LoadError::DoesNotFit { .. } | LoadError::Collection(_) => None,
         }
     }
 }

@@ -48,7 +48,8 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct RasterArgs {
-    /// Point files (LAS/LAZ, PLY, PCD, E57, text, .bin) or folders of them, z up.
+    /// Point files (LAS/LAZ, PLY, PCD, E57, text, .bin), folders of them or collections (a glob in
+    /// quotes, a list file .lst/.list/@FILE, a .vpc), z up.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Cell size, in the files' horizontal unit (metres, feet, ...: `pcv info` names it).
@@ -86,13 +87,18 @@ pub struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
-    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin), folders of them, or COPC URLs
-    /// (http:// or https://).
+    /// Point files (PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin), folders of them, COPC URLs
+    /// (http:// or https://), or collections: a glob in quotes ('tiles/*.laz'), a list file
+    /// (.lst, .list, or @FILE: a path or URL a line) or a virtual point cloud (.vpc, local or a URL).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Print JSON (an array, one object per file) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Only the tiles' headers, read on all cores: a line a tile and the collection's sum (points,
+    /// bounds, coordinate systems, tiles that failed), without reading any point.
+    #[arg(long)]
+    pub tiles: bool,
     /// Folders: the point files in their subfolders too.
     #[arg(long, short)]
     pub recursive: bool,
@@ -104,7 +110,7 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input point files (or folders of them), merged into one cloud.
+    /// Input point files (or folders of them, globs, list files, .vpc collections), merged into one cloud.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Folders: the point files in their subfolders too.
@@ -154,7 +160,8 @@ impl FilterArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SourceArgs {
     /// Point files to show together: PLY, LAS/LAZ, PCD, E57, XYZ/TXT/CSV/PTS, raw .bin/.pcv; a folder
-    /// stands for the point files in it.
+    /// stands for the point files in it; a glob in quotes ('tiles/*.laz'), a list file (.lst, .list,
+    /// @FILE) or a virtual point cloud (.vpc, local or a URL) for the tiles they name.
     pub files: Vec<PathBuf>,
     /// Folders: the point files in their subfolders too.
     #[arg(long, short)]

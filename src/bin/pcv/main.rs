@@ -37,7 +37,7 @@ fn run(cli: Cli) -> Result<()> {
 
 fn raster(a: args::RasterArgs) -> Result<()> {
     let t = Instant::now();
-    let paths = pcv_io::load::point_files(&a.files, a.recursive)?;
+    let paths = pcv_io::collection::expand(&a.files, a.recursive)?;
     let crs = match a.crs.as_deref() {
         Some(arg) => Some(pcv_io::crs::from_argument(arg)?),
         None => paths.iter().find_map(|p| pcv_io::load::crs_of_path(p)),
@@ -338,7 +338,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         true if !filter.is_empty() => bail!("--classes, --returns, --filter and --clip-box need files"),
         true => None,
         false => {
-            let paths = pcv_io::load::point_files(&a.files, false)?;
+            let paths = pcv_io::collection::expand(&a.files, false)?;
             let open = session::OpenOptions { color: a.color, filter: filter.clone(), ..Default::default() };
             Some(session::load_cloud_skipping(&paths, 0, a.seed, &open, &mut Vec::new())?)
         }
@@ -380,7 +380,10 @@ fn bench(a: BenchArgs) -> Result<()> {
 }
 
 fn info(a: InfoArgs) -> Result<()> {
-    let files = pcv_io::load::point_files(&a.files, a.recursive)?;
+    let files = pcv_io::collection::expand(&a.files, a.recursive)?;
+    if a.tiles {
+        return info_tiles(&files, a.json);
+    }
     let crs = a.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
     let reports: Vec<_> = files
         .iter()
@@ -415,6 +418,70 @@ fn info(a: InfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// `pcv info --tiles`: the tiles' headers, read on all cores, a line each, and their sum.
+fn info_tiles(files: &[std::path::PathBuf], json: bool) -> Result<()> {
+    use pcv_model::number::readable;
+    let t = Instant::now();
+    let headers = pcv_io::collection::headers(files);
+    let sum = pcv_io::collection::summarize(files, &headers);
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    if json {
+        let tiles: Vec<serde_json::Value> = files
+            .iter()
+            .zip(&headers)
+            .map(|(f, h)| match h {
+                Ok(h) => serde_json::to_value(h).unwrap_or_default(),
+                Err(e) => serde_json::json!({ "path": f.display().to_string(), "error": e.to_string() }),
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "tiles": tiles, "summary": sum, "read_ms": ms }))?
+        );
+    } else {
+        for h in headers.iter().flatten() {
+            let b = h.bounds.map_or("no bounds".to_string(), |b| {
+                format!(
+                    "x {} .. {}, y {} .. {}, z {} .. {}",
+                    readable(b.min[0]),
+                    readable(b.max[0]),
+                    readable(b.min[1]),
+                    readable(b.max[1]),
+                    readable(b.min[2]),
+                    readable(b.max[2])
+                )
+            });
+            println!("{}  {}  {} points  {b}", h.path, h.format, h.points);
+        }
+        let crs: Vec<String> = sum.crs.iter().map(|(n, k)| format!("{n}: {k}")).collect();
+        let within = sum.bounds.map_or(String::new(), |b| {
+            format!(
+                " within x {} .. {}, y {} .. {}",
+                readable(b.min[0]),
+                readable(b.max[0]),
+                readable(b.min[1]),
+                readable(b.max[1])
+            )
+        });
+        println!(
+            "{} tiles read in {ms:.1} ms: {} points{within}; coordinate systems: {}",
+            sum.tiles,
+            sum.points,
+            crs.join(", ")
+        );
+    }
+    for (p, e) in &sum.failed {
+        match e.contains(p.as_str()) {
+            true => eprintln!("pcv: error: {e}"),
+            false => eprintln!("pcv: error: {p}: {e}"),
+        }
+    }
+    if !sum.failed.is_empty() {
+        bail!("{} of {} tiles could not be read (named above)", sum.failed.len(), files.len());
+    }
+    Ok(())
+}
+
 fn convert(a: ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
     // Interrupted (Ctrl+C, SIGTERM, the console closed): the temporary files go, then the process.
@@ -426,7 +493,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
     if let Err(e) = handler {
         eprintln!("pcv: warning: an interrupt would leave temporary files (no handler: {e})");
     }
-    let inputs = pcv_io::load::point_files(&a.inputs, a.recursive)?;
+    let inputs = pcv_io::collection::expand(&a.inputs, a.recursive)?;
     let filter = a.filter.filter();
     let s = pcv_io::convert::convert_filtered(&inputs, &a.output, &pcv_io::load::LoadOptions::default(), &filter)?;
     if !filter.is_empty() {
