@@ -389,7 +389,7 @@ fn open_on(
 ) -> Result<(PointCloud, Shown, Camera, String, Instant)> {
     let started = Instant::now();
     let source = match source {
-        Source::Files(f) => Source::Files(pcv_io::collection::expand(&f, opts.recursive)?),
+        Source::Files(f) => Source::Files(readable_tiles(pcv_io::collection::expand(&f, opts.recursive)?, skipped)?),
         s => s,
     };
     let crs = opts.crs.as_deref().map(pcv_io::crs::from_argument).transpose()?;
@@ -597,7 +597,6 @@ fn load_and_upload(
             return Ok(cloud);
         }
     };
-    let files = readable_tiles(files, skipped)?;
     // Several GPUs: the capacity of them all (each takes a share of the stream).
     if let Some(cap) = r.stream_capacity().transpose()? {
         let load_opts = load::LoadOptions::default();

@@ -191,3 +191,26 @@ fn a_vpc_over_http_names_its_tiles_there() {
     let missing = collection::expand(&[PathBuf::from(format!("{url}gone.vpc"))], false).unwrap_err().to_string();
     assert!(missing.contains("gone.vpc") && missing.contains("404"), "{missing}");
 }
+
+#[test]
+fn a_session_opens_a_collection_with_a_broken_tile_as_the_window_does() {
+    use pcv::session::{self, BackendOptions, OpenOptions, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tiles(d);
+    std::fs::write(d.join("c.vpc"), vpc(&["tiles/t0.las", "tiles/t1.las", "tiles/z-broken.las", "tiles/t3.laz"]))
+        .unwrap();
+    let cpu = BackendOptions { choice: pcv_render::BackendChoice::Cpu, ..Default::default() };
+    // The window's options: level of detail chosen by itself for large clouds (its check read every
+    // tile before the loader's, and failed on the broken one).
+    for lod in [false, true] {
+        let opts = OpenOptions { auto_lod: true, lod, ..Default::default() };
+        let s = session::open(Source::Files(vec![d.join("c.vpc")]), &cpu, &opts).unwrap();
+        assert!(s.warnings.iter().any(|w| w.contains("z-broken.las")), "lod {lod}: {:?}", s.warnings);
+        assert_eq!(s.cloud.attributes.as_ref().map(|a| a.sources.len()), Some(3), "lod {lod}: three tiles");
+    }
+    // Every tile broken: the first one's error.
+    std::fs::write(d.join("bad.lst"), "tiles/z-broken.las\ntiles/z-broken.las\n").unwrap();
+    let e = session::open(Source::Files(vec![d.join("bad.lst")]), &cpu, &OpenOptions::default()).err().unwrap();
+    assert!(format!("{e:#}").contains("z-broken.las"), "{e:#}");
+}
