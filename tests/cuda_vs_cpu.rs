@@ -708,6 +708,36 @@ fn classed_terrain(n_side: u32) -> PointCloud {
     PointCloud::from_points(pts, glam::DVec3::ZERO, "classed terrain")
 }
 
+/// Renders `fm` on CUDA with its filter set and checks it against the twins' frame with the filter
+/// `fl` (`visible` the twins' last-frame batches, kept across calls as the backend keeps its own): the
+/// depth buffer and the image equal, the batch counts too. Returns CUDA's stats and image and the
+/// twins' visibility buffer.
+fn filtered_frame_equals_the_twins(
+    cuda: &mut CudaRasterizer,
+    fm: &FrameParams,
+    table: &pcv_render::twins::preprocess::Table,
+    fl: &pcv_render::twins::culled::Filtering,
+    visible: &mut [u8],
+    l: &str,
+) -> (pcv_render::FrameStats, Vec<u32>, Vec<std::sync::atomic::AtomicU64>) {
+    let mut gpu = vec![0u32; fm.num_pixels()];
+    let gs = cuda.render(fm, Target::Host(&mut gpu)).expect("render");
+    let (vis, counts) =
+        pcv_render::twins::culled::frame(&fm.uniforms(), table, Some(fl), visible, fm.mode == RenderMode::Quant);
+    let twin_depth: Vec<u32> =
+        vis.iter().map(|v| pcv_render::gpu_data::word_depth(v.load(std::sync::atomic::Ordering::Relaxed))).collect();
+    if let Some((i, g, c)) = first_mismatch(&cuda.depth_bits().expect("depth"), &twin_depth) {
+        panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
+    }
+    let mut twin_px = vec![0u32; fm.num_pixels()];
+    pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
+    if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
+        panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
+    }
+    assert_eq!(gs.batches, Some(counts), "{l}: batch counts");
+    (gs, gpu, vis)
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn filtered_culled_modes_match_the_twins() {
@@ -766,23 +796,7 @@ fn filtered_culled_modes_match_the_twins() {
             for mode in [RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {}", mode.name());
-                let mut gpu = vec![0u32; fm.num_pixels()];
-                let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("render");
-                let (vis, counts) =
-                    culled::frame(&fm.uniforms(), &table, Some(&fl), &mut visible, mode == RenderMode::Quant);
-                let twin_depth: Vec<u32> = vis
-                    .iter()
-                    .map(|v| pcv_render::gpu_data::word_depth(v.load(std::sync::atomic::Ordering::Relaxed)))
-                    .collect();
-                if let Some((i, g, c)) = first_mismatch(&cuda.depth_bits().expect("depth"), &twin_depth) {
-                    panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
-                }
-                let mut twin_px = vec![0u32; fm.num_pixels()];
-                pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
-                if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
-                    panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
-                }
-                assert_eq!(gs.batches, Some(counts), "{l}: batch counts");
+                let (gs, gpu, _) = filtered_frame_equals_the_twins(&mut cuda, &fm, &table, &fl, &mut visible, &l);
                 let hidden = gpu.iter().filter(|&&c| c & 0xff == 5 && (c >> 24) == 255).count();
                 println!(
                     "{l}: equals the twin; batches {:?}; {:.3} ms; {hidden} pixels of class-5 colour",
@@ -897,6 +911,9 @@ fn returns_and_ranges_match_the_twins() {
         }
         let (first, lists) = kept::kept_lists(&fu, &c, &table.batches, &table.positions);
         let fl = culled::Filtering { uniforms: &fu, columns: Columns { kept_first: &first, kept: &lists, ..c } };
+        let host = pcv_io::filter::kept(&cloud, filter, 0..cloud.points.len());
+        let mut kept = vec![false; cloud.points.len()];
+        host.runs.iter().flat_map(|r| r.clone()).for_each(|i| kept[i] = true);
         for (name, pose) in &poses {
             camera.pose = *pose;
             let (w, h) = (640, 360);
@@ -904,27 +921,8 @@ fn returns_and_ranges_match_the_twins() {
             for mode in [RenderMode::Culled, RenderMode::Culled, RenderMode::Quant] {
                 let fm = frame.with_mode(mode);
                 let l = format!("{label} {name} {}", mode.name());
-                let mut gpu = vec![0u32; fm.num_pixels()];
-                let gs = cuda.render(&fm, Target::Host(&mut gpu)).expect("render");
-                let (vis, counts) =
-                    culled::frame(&fm.uniforms(), &table, Some(&fl), &mut visible, mode == RenderMode::Quant);
-                let twin_depth: Vec<u32> = vis
-                    .iter()
-                    .map(|v| pcv_render::gpu_data::word_depth(v.load(std::sync::atomic::Ordering::Relaxed)))
-                    .collect();
-                if let Some((i, g, c)) = first_mismatch(&cuda.depth_bits().expect("depth"), &twin_depth) {
-                    panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
-                }
-                let mut twin_px = vec![0u32; fm.num_pixels()];
-                pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
-                if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
-                    panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
-                }
-                assert_eq!(gs.batches, Some(counts), "{l}: batch counts");
+                let (gs, _, vis) = filtered_frame_equals_the_twins(&mut cuda, &fm, &table, &fl, &mut visible, &l);
                 // Every point drawn passes the host's own rule.
-                let host = pcv_io::filter::kept(&cloud, filter, 0..cloud.points.len());
-                let mut kept = vec![false; cloud.points.len()];
-                host.runs.iter().flat_map(|r| r.clone()).for_each(|i| kept[i] = true);
                 let drawn: Vec<u64> = vis
                     .iter()
                     .map(|v| pcv_render::gpu_data::word_payload(v.load(std::sync::atomic::Ordering::Relaxed)))

@@ -120,7 +120,8 @@ impl DeviceColumns {
     }
 
     /// Makes the columns `fu` reads that are missing (asking `columns`, upload order), frees the value
-    /// columns it does not read; `false` when a column cannot be had (the caller filters on the host).
+    /// columns it does not read; `true` when every column `fu` reads is then here, `false` when one
+    /// cannot be had (the caller filters on the host).
     pub fn make(
         &mut self,
         ctx: &Arc<CudaContext>,
@@ -138,11 +139,13 @@ impl DeviceColumns {
         };
         if fu.tests_classes != 0 && self.classes.is_none() {
             let Some(c) = codes_of(FilterColumn::Classes) else { return Ok(false) };
-            self.classes = code_column(ctx, stream, kernels, prepared, &c)?;
+            let Some(c) = code_column(ctx, stream, kernels, prepared, &c)? else { return Ok(false) };
+            self.classes = Some(c);
         }
         if fu.tests_returns != 0 && self.returns.is_none() {
             let Some(c) = codes_of(FilterColumn::Returns) else { return Ok(false) };
-            self.returns = code_column(ctx, stream, kernels, prepared, &c)?;
+            let Some(c) = code_column(ctx, stream, kernels, prepared, &c)? else { return Ok(false) };
+            self.returns = Some(c);
         }
         let wanted: Vec<u32> = fu.ranges[..fu.num_ranges as usize].iter().map(|r| r.field).collect();
         self.values.retain(|v| wanted.contains(&v.field));
@@ -156,7 +159,7 @@ impl DeviceColumns {
             let Some(c) = value_column(ctx, stream, kernels, prepared, field, &v)? else { return Ok(false) };
             self.values.push(c);
         }
-        Ok((fu.tests_classes == 0 || self.classes.is_some()) && (fu.tests_returns == 0 || self.returns.is_some()))
+        Ok(true)
     }
 
     /// The addresses the kernels read for `fu` (0 where it tests nothing): range k's column is its
@@ -178,13 +181,6 @@ impl DeviceColumns {
             (a.kept_first, a.kept) = (k.first.ptr(), k.kept.ptr());
         }
         a
-    }
-
-    /// Whether every column `fu` reads is here.
-    pub fn hold(&self, fu: &FilterUniforms) -> bool {
-        (fu.tests_classes == 0 || self.classes.is_some())
-            && (fu.tests_returns == 0 || self.returns.is_some())
-            && fu.ranges[..fu.num_ranges as usize].iter().all(|r| self.values.iter().any(|v| v.field == r.field))
     }
 }
 
@@ -215,23 +211,21 @@ pub fn code_column_of(
     prepared: &DevicePrepared,
     uploaded: DeviceBuffer<u8>,
 ) -> Result<Option<CodeColumn>, RenderError> {
-    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == uploaded.len()) else { return Ok(None) };
-    let n = uploaded.len();
-    let sorted = DeviceBuffer::<u8>::alloc(ctx, n.max(1), "the codes")?;
-    let nb = prepared.num_batches();
-    let sets = DeviceBuffer::<BatchClasses>::alloc(ctx, (nb as usize).max(1), "the batches' code sets")?;
-    if n > 0 {
-        // SAFETY: `order` holds `n` words, each an index below `n` (the preprocessing's map of these
-        // very points), `uploaded` and `sorted` hold `n` bytes each.
-        unsafe { kernels::gather_classes(kernels, stream, n as u64, order.ptr(), uploaded.ptr(), sorted.ptr()) }?;
-        // SAFETY: `sorted` holds `n` bytes and `sets` `nb` sets, `nb == ceil(n / BATCH_POINTS)` (the
-        // table's batches cover exactly its points).
-        unsafe { kernels::batch_class_sets(kernels, stream, n as u64, nb, sorted.ptr(), sets.ptr()) }?;
-    }
-    // The upload-order copy goes once the gather has read it.
-    stream.synchronize().map_err(super::context::cuda_error("cuStreamSynchronize"))?;
-    drop(uploaded);
-    Ok(Some(CodeColumn { codes: sorted, sets }))
+    // SAFETY: pcv_gather_classes moves bytes and pcv_batch_classes reads bytes and writes one
+    // BatchClasses a batch: the element types given.
+    let made = unsafe {
+        in_table_order::<u8, BatchClasses>(
+            ctx,
+            stream,
+            kernels,
+            prepared,
+            uploaded,
+            kernels::gather_classes,
+            kernels::batch_class_sets,
+            "codes",
+        )
+    }?;
+    Ok(made.map(|(codes, sets)| CodeColumn { codes, sets }))
 }
 
 /// The value column of attribute `field` of the table `prepared` from the uploaded points' values in
@@ -244,21 +238,71 @@ pub fn value_column(
     field: u32,
     values: &[f32],
 ) -> Result<Option<ValueColumn>, RenderError> {
-    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == values.len()) else { return Ok(None) };
-    let n = values.len();
-    let mut uploaded = DeviceBuffer::<f32>::alloc(ctx, n.max(1), "the uploaded values")?;
+    if prepared.order.as_ref().is_none_or(|o| o.len() != values.len()) {
+        return Ok(None);
+    }
+    let mut uploaded = DeviceBuffer::<f32>::alloc(ctx, values.len().max(1), "the uploaded values")?;
     uploaded.write_at(stream, 0, values)?;
-    let sorted = DeviceBuffer::<f32>::alloc(ctx, n.max(1), "the filter's values")?;
+    // SAFETY: pcv_gather_values moves floats and pcv_batch_ranges reads floats and writes one BatchRange
+    // a batch: the element types given.
+    let made = unsafe {
+        in_table_order::<f32, BatchRange>(
+            ctx,
+            stream,
+            kernels,
+            prepared,
+            uploaded,
+            kernels::gather_values,
+            kernels::batch_ranges,
+            "values",
+        )
+    }?;
+    Ok(made.map(|(values, ranges)| ValueColumn { field, values, ranges }))
+}
+
+/// A column in table order and its batches' summaries.
+type Gathered<T, S> = (DeviceBuffer<T>, DeviceBuffer<S>);
+
+/// A launcher of a gather through the preprocessing's map: `(points, order, src, dst)`.
+type Gather =
+    unsafe fn(&KernelTable, &CudaStream, u64, kernels::Ptr, kernels::Ptr, kernels::Ptr) -> Result<(), RenderError>;
+/// A launcher of per-batch summaries: `(points, batches, column, summaries)`.
+type Summarize = unsafe fn(&KernelTable, &CudaStream, u64, u32, kernels::Ptr, kernels::Ptr) -> Result<(), RenderError>;
+
+/// A column on the device in upload order (`uploaded`, freed once gathered) put in the table's order by
+/// `gather` and summarized per batch by `summarize`: the column and its summaries, or `None` for a table
+/// with no map of that length. One mechanism for every kind of column.
+///
+/// # Safety
+/// `gather`'s kernel must move elements of `T`, and `summarize`'s read elements of `T` and write one `S`
+/// a batch.
+#[expect(clippy::too_many_arguments, reason = "the column's launchers and its buffers, each named")]
+unsafe fn in_table_order<T: bytemuck::Pod, S: bytemuck::Pod>(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    kernels: &KernelTable,
+    prepared: &DevicePrepared,
+    uploaded: DeviceBuffer<T>,
+    gather: Gather,
+    summarize: Summarize,
+    what: &str,
+) -> Result<Option<Gathered<T, S>>, RenderError> {
+    let Some(order) = prepared.order.as_ref().filter(|o| o.len() == uploaded.len()) else { return Ok(None) };
+    let n = uploaded.len();
+    let sorted = DeviceBuffer::<T>::alloc(ctx, n.max(1), &format!("the filter's {what}"))?;
     let nb = prepared.num_batches();
-    let ranges = DeviceBuffer::<BatchRange>::alloc(ctx, (nb as usize).max(1), "the batches' value ranges")?;
+    let sums = DeviceBuffer::<S>::alloc(ctx, (nb as usize).max(1), &format!("the batches' summaries of {what}"))?;
     if n > 0 {
         // SAFETY: `order` holds `n` words, each an index below `n` (the preprocessing's map of these
-        // very points), `uploaded` and `sorted` hold `n` floats each.
-        unsafe { kernels::gather_values(kernels, stream, n as u64, order.ptr(), uploaded.ptr(), sorted.ptr()) }?;
-        // SAFETY: `sorted` holds `n` floats and `ranges` `nb` summaries, `nb == ceil(n / BATCH_POINTS)`.
-        unsafe { kernels::batch_ranges(kernels, stream, n as u64, nb, sorted.ptr(), ranges.ptr()) }?;
+        // very points), `uploaded` and `sorted` hold `n` elements of `T` each, which the kernel moves
+        // (this function's contract).
+        unsafe { gather(kernels, stream, n as u64, order.ptr(), uploaded.ptr(), sorted.ptr()) }?;
+        // SAFETY: `sorted` holds `n` elements of `T` and `sums` `nb` summaries of `S`, `nb ==
+        // ceil(n / BATCH_POINTS)` (the table's batches cover exactly its points).
+        unsafe { summarize(kernels, stream, n as u64, nb, sorted.ptr(), sums.ptr()) }?;
     }
+    // The upload-order copy goes once the gather has read it.
     stream.synchronize().map_err(super::context::cuda_error("cuStreamSynchronize"))?;
     drop(uploaded);
-    Ok(Some(ValueColumn { field, values: sorted, ranges }))
+    Ok(Some((sorted, sums)))
 }

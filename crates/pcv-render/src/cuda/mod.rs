@@ -835,9 +835,7 @@ impl Rasterizer for CudaRasterizer {
         }
         self.ctx.bind_to_thread().map_err(cuda_error("cuCtxSetCurrent"))?;
         let Ok(p) = self.table.prepared.as_ref() else { return Ok(false) };
-        if !self.table.columns.make(&self.ctx, &self.stream, &self.kernels, p, fu, columns)?
-            || !self.table.columns.hold(fu)
-        {
+        if !self.table.columns.make(&self.ctx, &self.stream, &self.kernels, p, fu, columns)? {
             return Ok(false);
         }
         if std::env::var("PCV_KEPT_LISTS").is_ok_and(|v| v == "0") {
