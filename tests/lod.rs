@@ -717,3 +717,93 @@ fn a_clip_box_on_a_streamed_scene_draws_what_the_host_filter_keeps() {
     assert!(lod.set_filter(&returns).unwrap_err().contains("first"));
     assert_eq!(*lod.filter(), filter);
 }
+
+/// Updates and renders until the view is complete under the scene's colour and filter, checking each
+/// frame with `each(depth, colours, status)`; returns how many frames it took.
+fn refine_checking(
+    lod: &mut LodScene,
+    r: &mut CpuRasterizer,
+    frame: &FrameParams,
+    eye: Vec3,
+    mut each: impl FnMut(&[u32], &[u32], &pcv_lod::LodStatus),
+) -> usize {
+    for n in 1..5000 {
+        let st = lod.update(r, frame, eye).unwrap().clone();
+        let (depth, px) = depth_and_colors(r, frame);
+        each(&depth, &px, &st);
+        if st.complete && st.loading == 0 && st.in_transit == 0 {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("the view never completed: {:?}", lod.status());
+}
+
+/// A colour or filter change reads every node again; until a node's fresh copy is drawn its stale
+/// copy stands in, so no frame of the change opens a hole: a new colour keeps the depth of every frame
+/// exactly, and under a clip box no pixel of any frame is farther than in the final view. Once complete, the view is the one a
+/// scene opened with that colour draws, and no stale node is left.
+#[test]
+fn a_colour_or_filter_change_never_empties_the_view() {
+    use pcv_io::attributes::{ColorMode, FieldLook};
+    use pcv_io::filter::{ClipBox, Keep, PointFilter};
+    let cloud = scene::generate(200_000, 8, false);
+    let src = Arc::new(MemorySource::build(&cloud, 3_000)) as Arc<dyn NodeSource>;
+    // One node written per update: the change spans many frames.
+    let slow = LodOptions { upload_ms_per_frame: 0.0, ..opts(1_000_000) };
+    let mut lod = LodScene::open(vec![src.clone()], slow).unwrap();
+    let mut r = CpuRasterizer::new();
+    let cam = Camera::for_cloud(lod.bounds(), false);
+    let frame = FrameParams::of_camera(&cam, W, H).with_mode(RenderMode::Culled);
+    let eye = cam.pose.eye;
+    refine_checking(&mut lod, &mut r, &frame, eye, |_, _, _| {});
+    let (depth_before, px_before) = depth_and_colors(&mut r, &frame);
+    let covered = |d: &[u32]| d.iter().filter(|&&v| v != u32::MAX).count();
+    assert!(covered(&depth_before) > 5_000, "the view shows the cloud");
+    let differ = |a: &[u32], b: &[u32]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+
+    // A new colour: the same points, so every frame has the same depth.
+    assert!(lod.set_color_mode(ColorMode::Elevation, &FieldLook::default()).unwrap());
+    let (mut stale_frames, mut mixed) = (0, false);
+    let frames = refine_checking(&mut lod, &mut r, &frame, eye, |depth, px, st| {
+        assert!(depth == &depth_before[..], "a frame of the colour change differs in depth: {st:?}");
+        if st.stale_nodes > 0 {
+            stale_frames += 1;
+            assert!(!st.complete, "a view drawing stale nodes is not complete: {st:?}");
+            mixed |= px.iter().zip(&px_before).any(|(a, b)| a != b);
+        }
+    });
+    assert!(stale_frames >= 3, "the change took {frames} frames, {stale_frames} with stale nodes");
+    assert!(mixed, "fresh nodes appeared among the stale ones");
+    assert_eq!(lod.status().stale_nodes, 0);
+    let (_, px_after) = depth_and_colors(&mut r, &frame);
+    let mut fresh_scene = LodScene::open(vec![src], opts(1_000_000)).unwrap();
+    fresh_scene.set_color_mode(ColorMode::Elevation, &FieldLook::default()).unwrap();
+    let mut r2 = CpuRasterizer::new();
+    refine_checking(&mut fresh_scene, &mut r2, &frame, eye, |_, _, _| {});
+    let (depth_fresh, px_fresh) = depth_and_colors(&mut r2, &frame);
+    assert!(depth_fresh == depth_before, "a scene opened in that colour draws the same depth");
+    // Where two points share a pixel's depth exactly, the one in the lower slot wins, and the two scenes
+    // placed their nodes in different slots: a few such pixels may differ, no more.
+    let ties = differ(&px_after, &px_fresh);
+    assert!(ties <= covered(&depth_before) / 1000, "{ties} pixels differ from a scene opened in that colour");
+    assert!(differ(&px_after, &px_before) > 1_000, "the colours changed");
+
+    // A clip box keeping the third below x = min + 1/3 of the extent.
+    let b = lod.bounds();
+    let (lo, hi) = (lod.origin() + b.min.as_dvec3(), lod.origin() + b.max.as_dvec3());
+    let mid = lo.x + (hi.x - lo.x) / 3.0;
+    let clip = ClipBox::from_min_max(lo - 1.0, DVec3::new(mid, hi.y + 1.0, hi.z + 1.0), Keep::Inside);
+    lod.set_filter(&PointFilter { boxes: vec![clip], ..Default::default() }).unwrap();
+    let mut seen: Vec<Vec<u32>> = Vec::new();
+    refine_checking(&mut lod, &mut r, &frame, eye, |depth, _, _| seen.push(depth.to_vec()));
+    let last = seen.last().unwrap().clone();
+    assert!(differ(&last, &depth_before) > 5_000, "the box changes the view");
+    // Each node is drawn with all its points (stale) or the box's (fresh): every pixel of every frame is
+    // at least as near as in the final view, never farther (a hole would be).
+    for (k, d) in seen.iter().enumerate() {
+        let holes = last.iter().zip(d).filter(|(f, v)| v > f).count();
+        assert_eq!(holes, 0, "frame {k} of {} of the filter change opens {holes} pixels", seen.len());
+    }
+    assert!(seen.len() >= 3, "the filter change took {} frames", seen.len());
+}

@@ -47,6 +47,7 @@ impl Trace {
                 "complete": st.complete, "selected_nodes": st.selected_nodes, "drawn_nodes": st.drawn_nodes,
                 "drawn_points": st.drawn_points, "resident_points": st.resident_points, "loading": st.loading,
                 "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
+                "stale_nodes": st.stale_nodes,
             });
         }
         writeln!(self.out, "{line}")

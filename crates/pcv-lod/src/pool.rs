@@ -14,6 +14,12 @@
 //! draws the node only once that fence is complete. The batch table the rasterizer draws from is the
 //! host's mirror ([`NodePool::table`]): slots of nodes not drawn this frame have zero points, so the culled modes'
 //! frustum and occlusion passes skip nothing they should draw and draw nothing they should not.
+//!
+//! Stale nodes: when the points a node should hold change (a new colour or filter), [`NodePool::retire`]
+//! marks every resident node stale instead of dropping it. A stale node keeps its slots and may still be
+//! drawn, so the view stays whole while the nodes are read again; the scene releases it
+//! ([`NodePool::release_stale`]) once the node's fresh copy is drawn, and [`NodePool::make_room`] takes
+//! stale nodes first.
 use super::select::NodeId;
 use pcv_io::octree::NodeKey;
 use pcv_render::gpu_data::{Batch, BATCH_POINTS, EMPTY_BATCH};
@@ -115,6 +121,9 @@ impl Resident {
 pub struct NodePool {
     runs: SlotRuns,
     nodes: HashMap<NodeId, Resident>,
+    /// Nodes read under an earlier colour or filter, drawn until their fresh copies are (see the
+    /// module doc).
+    stale: HashMap<NodeId, Resident>,
     /// The batch table: one batch per slot, zero points where nothing is drawn.
     table: Vec<Batch>,
     table_changed: bool,
@@ -129,6 +138,7 @@ impl NodePool {
         NodePool {
             runs: SlotRuns::new(capacity),
             nodes: HashMap::new(),
+            stale: HashMap::new(),
             table: vec![EMPTY_BATCH; capacity as usize],
             table_changed: true,
             evictions: 0,
@@ -148,6 +158,55 @@ impl NodePool {
         self.nodes.get(id)
     }
 
+    /// `id`'s stale copy, read under an earlier colour or filter ([`Self::retire`]).
+    pub fn get_stale(&self, id: &NodeId) -> Option<&Resident> {
+        self.stale.get(id)
+    }
+
+    /// The copy of `id` that is drawn: the stale one when `stale`, else the fresh one.
+    pub fn copy_of(&self, id: &NodeId, stale: bool) -> Option<&Resident> {
+        if stale {
+            self.stale.get(id)
+        } else {
+            self.nodes.get(id)
+        }
+    }
+
+    /// Marks every resident node stale: its points were read under a colour or filter that no longer
+    /// holds. Stale nodes keep their slots and can still be drawn until [`Self::release_stale`] or
+    /// [`Self::make_room`] frees them. A node already stale from an earlier change gives way to the
+    /// newer copy.
+    pub fn retire(&mut self) {
+        for (id, r) in std::mem::take(&mut self.nodes) {
+            if let Some(old) = self.stale.insert(id, r) {
+                self.free(&old);
+            }
+        }
+        self.version += 1;
+    }
+
+    /// Frees `id`'s stale copy (its fresh copy is drawn now).
+    pub fn release_stale(&mut self, id: &NodeId) {
+        if let Some(r) = self.stale.remove(id) {
+            self.free(&r);
+        }
+    }
+
+    /// How many stale nodes hold slots.
+    pub fn stale_len(&self) -> usize {
+        self.stale.len()
+    }
+
+    /// Empties `r`'s slots in the table and gives them back.
+    fn free(&mut self, r: &Resident) {
+        for s in r.slots() {
+            self.table[s as usize] = EMPTY_BATCH;
+        }
+        self.runs.release(&r.runs);
+        self.version += 1;
+        self.table_changed = true;
+    }
+
     pub fn contains(&self, id: &NodeId) -> bool {
         self.nodes.contains_key(id)
     }
@@ -160,29 +219,56 @@ impl NodePool {
         self.nodes.is_empty()
     }
 
-    /// Points of every resident node.
+    /// Points of every resident node, stale ones included.
     pub fn resident_points(&self) -> u64 {
-        self.nodes.values().map(|r| r.points).sum()
+        self.nodes.values().chain(self.stale.values()).map(|r| r.points).sum()
     }
 
     /// Marks `id` as used in `frame`.
     pub fn touch(&mut self, id: &NodeId, frame: u64) {
-        if let Some(r) = self.nodes.get_mut(id) {
+        for r in [self.nodes.get_mut(id), self.stale.get_mut(id)].into_iter().flatten() {
             r.last_used_frame = r.last_used_frame.max(frame);
         }
     }
 
-    /// Frees slots until `slots` are free, evicting least recently used nodes not in `keep` with their
-    /// descendants. Returns whether there is room now.
+    /// Frees slots until `slots` are free: first stale nodes not in `keep` (least recently used
+    /// first), then least recently used fresh nodes not in `keep` with their descendants, last the
+    /// stale nodes in `keep`, deepest first (they only stand in until their fresh copies come).
+    /// Returns whether there is room now.
     pub fn make_room(&mut self, slots: u32, keep: &HashSet<NodeId>) -> bool {
+        let stale_order = |pool: &NodePool, kept: bool| {
+            pool.stale
+                .iter()
+                .filter(|(id, _)| keep.contains(id) == kept)
+                .min_by_key(|(id, r)| {
+                    if kept {
+                        (0, std::cmp::Reverse(r.key.depth), **id)
+                    } else {
+                        (r.last_used_frame, std::cmp::Reverse(r.key.depth), **id)
+                    }
+                })
+                .map(|(id, _)| *id)
+        };
         while self.runs.free_slots() < slots {
+            if let Some(id) = stale_order(self, false) {
+                self.release_stale(&id);
+                continue;
+            }
             let victim = self
                 .nodes
                 .iter()
                 .filter(|(id, _)| !keep.contains(id))
                 .min_by_key(|(id, r)| (r.last_used_frame, std::cmp::Reverse(r.key.depth), **id))
                 .map(|(id, r)| (*id, r.key));
-            let Some((id, key)) = victim else { return false };
+            let Some((id, key)) = victim else {
+                match stale_order(self, true) {
+                    Some(id) => {
+                        self.release_stale(&id);
+                        continue;
+                    }
+                    None => return false,
+                }
+            };
             let gone: Vec<NodeId> = self
                 .nodes
                 .iter()
@@ -201,13 +287,8 @@ impl NodePool {
     /// Removes `id` and frees its slots.
     pub fn evict(&mut self, id: &NodeId) {
         if let Some(r) = self.nodes.remove(id) {
-            for s in r.slots() {
-                self.table[s as usize] = EMPTY_BATCH;
-            }
-            self.runs.release(&r.runs);
+            self.free(&r);
             self.evictions += 1;
-            self.version += 1;
-            self.table_changed = true;
         }
     }
 
@@ -227,12 +308,13 @@ impl NodePool {
         }
     }
 
-    /// Sets the batch table to draw exactly `drawn` (resident nodes; others are ignored). Returns
-    /// whether the table differs from the last one returned by [`Self::take_table`].
-    pub fn set_drawn(&mut self, drawn: &HashSet<NodeId>) {
+    /// Sets the batch table to draw exactly `drawn` (resident nodes; others are ignored), the stale
+    /// copies of the nodes in `stale` and the fresh ones of the others. [`Self::take_table`] then
+    /// returns it if it differs from the last one returned.
+    pub fn set_drawn(&mut self, drawn: &HashSet<NodeId>, stale: &HashSet<NodeId>) {
         let mut table = vec![EMPTY_BATCH; self.table.len()];
-        for (id, r) in &self.nodes {
-            if drawn.contains(id) {
+        for id in drawn {
+            if let Some(r) = self.copy_of(id, stale.contains(id)) {
                 for (s, b) in r.slots().zip(&r.batches) {
                     table[s as usize] = *b;
                 }
@@ -335,15 +417,48 @@ mod tests {
         let mut p = NodePool::new(4);
         p.insert(id(0), NodeKey::ROOT, vec![batch(4096), batch(3)], 1).unwrap();
         p.insert(id(1), NodeKey::ROOT.children()[0], vec![batch(9)], 1).unwrap();
-        p.set_drawn(&[id(0)].into());
+        p.set_drawn(&[id(0)].into(), &HashSet::new());
         let t = p.take_table().unwrap().to_vec();
         assert_eq!(t.iter().map(|b| b.num_points).collect::<Vec<_>>(), vec![4096, 3, 0, 0]);
-        p.set_drawn(&[id(0)].into());
+        p.set_drawn(&[id(0)].into(), &HashSet::new());
         assert!(p.take_table().is_none(), "unchanged");
-        p.set_drawn(&[id(0), id(1)].into());
+        p.set_drawn(&[id(0), id(1)].into(), &HashSet::new());
         assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).sum::<u32>(), 4108);
         p.evict(&id(0));
         assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).collect::<Vec<_>>(), vec![0, 0, 9, 0]);
+    }
+
+    #[test]
+    fn stale_nodes_stand_in_until_released_and_go_first() {
+        let mut p = NodePool::new(6);
+        let (root, child, other) = (NodeKey::ROOT, NodeKey::ROOT.children()[2], NodeKey::ROOT.children()[6]);
+        p.insert(id(0), root, vec![batch(10), batch(10)], 1).unwrap();
+        p.insert(id(1), child, vec![batch(5)], 2).unwrap();
+        p.insert(id(2), other, vec![batch(3)], 3).unwrap();
+        p.retire();
+        assert!(!p.contains(&id(0)) && p.get_stale(&id(0)).is_some() && p.stale_len() == 3);
+        assert_eq!((p.free_slots(), p.resident_points()), (2, 28), "stale nodes keep their slots");
+        // Drawn from its stale copy: the table shows the stale batches.
+        p.set_drawn(&[id(0)].into(), &[id(0)].into());
+        assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).sum::<u32>(), 20);
+        // The fresh root comes (2 slots free), then replaces the stale one.
+        p.insert(id(0), root, vec![batch(7)], 4).unwrap();
+        p.release_stale(&id(0));
+        p.set_drawn(&[id(0)].into(), &HashSet::new());
+        assert_eq!(p.take_table().unwrap().iter().map(|b| b.num_points).sum::<u32>(), 7);
+        assert_eq!(p.free_slots(), 3);
+        // Room: the stale node not kept goes first (`other`), then a kept stale one; fresh nodes stay.
+        let keep: HashSet<NodeId> = [id(0), id(1)].into();
+        assert!(p.make_room(4, &keep));
+        assert!(p.get_stale(&id(2)).is_none() && p.get_stale(&id(1)).is_some());
+        assert!(p.make_room(5, &keep));
+        assert_eq!((p.stale_len(), p.evictions), (0, 0), "stale copies are freed, not counted as evictions");
+        assert!(p.contains(&id(0)));
+        assert!(!p.make_room(6, &keep), "the kept fresh root stays");
+        // A second change while stale copies remain: the newer copy stands in.
+        p.retire();
+        p.retire();
+        assert_eq!(p.get_stale(&id(0)).map(|r| r.points), Some(7));
     }
 
     #[test]

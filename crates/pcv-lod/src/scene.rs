@@ -174,6 +174,9 @@ pub struct LodStatus {
     /// Selected nodes not drawn yet (missing, being read, or copying), and their points.
     pub missing_nodes: usize,
     pub missing_points: u64,
+    /// Of the missing nodes, those drawn from their stale copies (read under an earlier colour or
+    /// filter) while their fresh copies come.
+    pub stale_nodes: usize,
     /// Nodes written into the pool whose copies are not complete yet (CUDA's copy stream).
     pub in_transit: usize,
     /// The upload slice ended this update's writes with loaded nodes still waiting.
@@ -243,6 +246,8 @@ pub struct LodScene {
     label: String,
     /// The drawn set and pool version the batch table was last made for.
     last_drawn: (HashSet<NodeId>, u64),
+    /// Which of the drawn nodes were drawn from their stale copies ([`NodePool::retire`]).
+    last_stale: HashSet<NodeId>,
     upload_ms_total: f64,
     discarded: u64,
     /// Each slot's spacing for adaptive point sizes (see the module doc), sent with the table.
@@ -306,6 +311,7 @@ impl LodScene {
             attached: false,
             label,
             last_drawn: (HashSet::new(), u64::MAX),
+            last_stale: HashSet::new(),
             upload_ms_total: 0.0,
             discarded: 0,
             slot_spacing: Vec::new(),
@@ -369,14 +375,14 @@ impl LodScene {
         self.color_asked
     }
 
-    /// Forgets every resident node: the next updates read the view's nodes again under the current
-    /// filter and colour.
+    /// Makes every resident node stale: the next updates read the view's nodes again under the current
+    /// filter and colour, and each stale node is drawn until its fresh copy is, so the view never
+    /// empties while they come (a COPC file over HTTP takes seconds).
     fn reload(&mut self) {
         self.generation += 1;
-        self.pool = NodePool::new(self.pool.capacity());
+        self.pool.retire();
         self.arrived.clear();
         self.failed.clear();
-        self.last_drawn = (HashSet::new(), u64::MAX);
     }
 
     /// What the tiles' points carry, together (a column any tile has).
@@ -647,11 +653,15 @@ impl LodScene {
         &self.selection
     }
 
-    /// Each slot's spacing when `drawn` is drawn (0 for slots not drawn; see the module doc).
-    fn spacing_per_slot(&self, drawn: &HashSet<NodeId>) -> Vec<f32> {
+    /// Each slot's spacing when `drawn` is drawn, the nodes in `stale` from their stale copies (0 for
+    /// slots not drawn; see the module doc).
+    fn spacing_per_slot(&self, drawn: &HashSet<NodeId>, stale: &HashSet<NodeId>) -> Vec<f32> {
         let mut out = vec![0f32; self.pool.capacity() as usize];
         for id in drawn {
-            let (Some(res), h) = (self.pool.get(id), &self.hierarchies[id.tile as usize]) else { continue };
+            let (Some(res), h) = (self.pool.copy_of(id, stale.contains(id)), &self.hierarchies[id.tile as usize])
+            else {
+                continue;
+            };
             for (slot, b) in res.slots().zip(&res.batches) {
                 let depth = effective_depth(h, id.tile, id.node, Vec3::from(b.min), Vec3::from(b.max), drawn);
                 out[slot as usize] = h.octree.spacing_at_m(depth) as f32;
@@ -792,6 +802,9 @@ impl LodScene {
         // points are there, and never waits for them.
         let done = r.slot_writes_done()?;
         let mut drawn = HashSet::new();
+        // Drawn from their stale copies: read under an earlier colour or filter, shown until the fresh
+        // copy is there (its parent drawn either way), so a change never empties the view.
+        let mut stale = HashSet::new();
         // Nodes that failed: final (never asked for again), so that a view with a bad node completes
         // without it. Their children are drawn as if the failed node were: COPC's levels add points,
         // so the view lacks only the bad node's own points.
@@ -815,12 +828,21 @@ impl LodScene {
                 Some(res) if res.fence > done => in_transit += 1,
                 _ => {}
             }
+            if let Some(old) = self.pool.get_stale(&s.id).filter(|r| r.fence <= done && parent_ok) {
+                drawn.insert(s.id);
+                stale.insert(s.id);
+                after_write = after_write.max(old.fence);
+            }
             missing_nodes += 1;
             missing_points += h.node(s.id.node).point_count;
         }
+        // A node drawn fresh needs its stale copy no more.
+        for id in drawn.difference(&stale) {
+            self.pool.release_stale(id);
+        }
         for id in &drawn {
             let h = &self.hierarchies[id.tile as usize];
-            let pts = self.pool.get(id).map_or(0, |r| r.points);
+            let pts = self.pool.copy_of(id, stale.contains(id)).map_or(0, |r| r.points);
             drawn_points += pts;
             let leaf = !h.children(id.node).iter().any(|c| drawn.contains(&NodeId { tile: id.tile, node: *c }));
             if leaf && pts > 0 {
@@ -828,10 +850,11 @@ impl LodScene {
                 leaf_spacing += pts as f64 * h.spacing_m(id.node);
             }
         }
-        if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn {
-            self.pool.set_drawn(&drawn);
-            self.slot_spacing = self.spacing_per_slot(&drawn);
+        if self.last_drawn.1 != self.pool.version || self.last_drawn.0 != drawn || self.last_stale != stale {
+            self.pool.set_drawn(&drawn, &stale);
+            self.slot_spacing = self.spacing_per_slot(&drawn, &stale);
             self.last_drawn = (drawn.clone(), self.pool.version);
+            self.last_stale = stale.clone();
         }
         let changed = match self.pool.take_table() {
             Some(t) => {
@@ -843,7 +866,7 @@ impl LodScene {
         };
         self.status = LodStatus {
             changed,
-            complete: drawn.len() + dead.len() >= self.selection.nodes.len(),
+            complete: drawn.len() - stale.len() + dead.len() >= self.selection.nodes.len(),
             selected_nodes: self.selection.nodes.len(),
             selected_points: self.selection.points,
             drawn_nodes: drawn.len(),
@@ -857,6 +880,7 @@ impl LodScene {
             evictions: self.pool.evictions,
             missing_nodes,
             missing_points,
+            stale_nodes: stale.len(),
             in_transit,
             slice_ran_out,
             upload_ms,
