@@ -106,9 +106,15 @@ pub struct OpenOptions {
 }
 
 impl OpenOptions {
-    /// The fields the files must be read with: the colour mode's and the filter's.
-    fn wanted_fields(&self) -> FieldSet {
+    /// The fields the files must be read with: the colour mode's and the filter's. A returns filter
+    /// reads both return fields whichever it tests: the GPU's filter tests a point's return code, made
+    /// of both (`pcv_render::filter::column`); with one of them left unread it could not, and the
+    /// points were filtered on the host instead (seen on the GPU machine: `--returns first`).
+    pub fn wanted_fields(&self) -> FieldSet {
         let mut f = FieldSet::of(&self.filter.fields());
+        if self.filter.returns != pcv_io::filter::Returns::All {
+            f = f.with(pcv_io::attributes::Field::ReturnNumber).with(pcv_io::attributes::Field::NumberOfReturns);
+        }
         if let Some(x) = self.color.and_then(ColorMode::field) {
             f = f.with(x);
         }

@@ -690,3 +690,34 @@ fn copc_nodes_are_coloured_and_filtered_by_any_field_like_resident_clouds() {
     assert!(!kept.is_empty() && kept.len() < host.len());
     assert_eq!(drawn, kept.len(), "drawn vs the host filter's points");
 }
+
+/// A returns filter given on the command line: files are read with both return fields, whichever the
+/// choice tests, so the GPU's filter can make each point's return code. Files above 30M points keep only
+/// the fields asked for; with one return field unread the codes could not be made and `--returns first`
+/// on a 100M-point LAS was filtered on the host (seen on the GPU machine). Read here as such a file is.
+#[test]
+fn a_returns_filter_reads_both_return_fields_for_the_gpus_return_codes() {
+    use pcv_io::formats::FieldRequest;
+    use pcv_render::filter::{column, ColumnData, FilterColumn};
+    let d = tempfile::tempdir().unwrap();
+    let las = patch_file(d.path());
+    for returns in [Returns::First, Returns::Last, Returns::Only, Returns::Multiple] {
+        let filter = PointFilter { returns, ..Default::default() };
+        let open = pcv::session::OpenOptions { filter: filter.clone(), ..Default::default() };
+        let mut opts = pcv_io::load::LoadOptions::quiet();
+        // As a file above FieldRequest's threshold is read: only the fields asked for.
+        opts.fields = FieldRequest { fields: open.wanted_fields(), all_up_to_points: 0 };
+        let cloud = pcv_io::load::load_files_with(std::slice::from_ref(&las), &opts).unwrap();
+        let whole = 0..cloud.points.len();
+        let Some(ColumnData::Codes(codes)) = column(&cloud, FilterColumn::Returns, std::slice::from_ref(&whole)) else {
+            panic!("{returns}: no return codes for the GPU");
+        };
+        // Each code passes the GPU's mask exactly when the host keeps the point.
+        let u = pcv_render::filter::for_cloud(&filter, &cloud).unwrap();
+        let (_, kept) = filter::shown(&cloud, &filter);
+        let gpu_kept = codes.iter().filter(|&&c| u.hidden_returns[(c >> 5) as usize] & (1 << (c & 31)) == 0).count();
+        assert_eq!(gpu_kept as u64, kept.points, "{returns}");
+        assert!(kept.points > 0 && kept.points < cloud.len(), "{returns}: a real filter");
+        assert!(pcv::session::raster_filter_fits(&cloud, &filter), "{returns}");
+    }
+}
