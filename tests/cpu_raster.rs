@@ -108,9 +108,11 @@ fn points_on_the_viewport_edges_stay_in_bounds() {
             }
         }
         assert!(kept > edge.len() / 2, "{w}x{h}: only {kept} of {} edge points kept", edge.len());
-        // NDC x = 1 is the right edge (coordinate = width): outside; NDC y = -1 is the bottom row's edge: inside.
+        // NDC x = 1 is the right edge (coordinate = width): outside; NDC y = 1 is the top row's edge
+        // (row coordinate 0): inside; NDC y = -1 is the bottom edge (coordinate = height): outside.
         assert!(project(&f, [1.0, 0.0, 0.0]).is_none());
-        assert_eq!(project(&f, [0.0, -1.0, 0.0]).map(|p| p.y_px), Some(0));
+        assert_eq!(project(&f, [0.0, 1.0, 0.0]).map(|p| p.y_px), Some(0));
+        assert!(project(&f, [0.0, -1.0, 0.0]).is_none());
         let pts: Vec<Point> = edge.iter().map(|&p| Point::new(p, RED)).collect();
         let (img, _) = render(pts, &frame);
         assert_eq!(img.get(w - 1, h - 1), Point::new([0.0; 3], RED).color_word());
@@ -119,15 +121,17 @@ fn points_on_the_viewport_edges_stay_in_bounds() {
 }
 
 #[test]
-fn pixel_rule_is_floor_of_ndc_with_row_zero_at_the_bottom() {
+fn pixel_rule_is_floor_of_ndc_with_row_zero_at_the_top() {
     let frame = FrameParams::new(Mat4::IDENTITY, 4, 2);
     let f = frame.uniforms();
-    // NDC x = -0.5 → (0.5 * 0.5) * 4 = 1.0 → column 1; y = -0.25 → 0.375 * 2 = 0.75 → row 0 (bottom).
+    // NDC x = -0.5 → (0.5 * 0.5) * 4 = 1.0 → column 1; rows count from the top: y = -0.25 →
+    // (1 + 0.25) / 2 * 2 = 1.25 → row 1 (the bottom one).
     let p = project(&f, [-0.5, -0.25, 0.0]).unwrap();
-    assert_eq!((p.x_px, p.y_px), (1, 0));
+    assert_eq!((p.x_px, p.y_px), (1, 1));
     assert_eq!(p.depth_bits, 0.5f32.to_bits());
+    // y = 0.1 → 0.9 / 2 * 2 = 0.9 → row 0 (the top one).
     let p = project(&f, [0.6, 0.1, 0.5]).unwrap();
-    assert_eq!((p.x_px, p.y_px), (3, 1));
+    assert_eq!((p.x_px, p.y_px), (3, 0));
     assert_eq!(p.depth_bits, 0.75f32.to_bits());
 }
 

@@ -509,7 +509,9 @@ fn coarse_nodes_get_the_larger_point_size() {
     // coarse far side grows), and never less than 1-pixel points.
     let mut per_slot = vec![0u32; frame.num_pixels()];
     r.render(&frame, Target::Host(&mut per_slot)).unwrap();
-    let covered = |px: &[u32]| px.iter().filter(|&&c| c != px[0]).count();
+    let bg = frame.uniforms().clear_color;
+    assert_eq!(bg, frame.uniforms().clear_color_last_row, "a solid background");
+    let covered = |px: &[u32]| px.iter().filter(|&&c| c != bg).count();
     let mut ones = vec![0u32; frame.num_pixels()];
     r.render(&frame.with_look(pcv_render::look::Look::PLAIN), Target::Host(&mut ones)).unwrap();
     println!("covered: {} px per slot, {} px at 1 px", covered(&per_slot), covered(&ones));

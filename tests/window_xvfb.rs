@@ -83,12 +83,11 @@ fn read(path: &Path) -> Frame {
     Frame::read_png(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Pixels whose RGB differ inside `x0..x1 × y0..y1`, with y counted from the *top* (as in the PNG).
-fn differences_in(a: &Frame, b: &Frame, x0: u32, x1: u32, y0_top: u32, y1_top: u32) -> usize {
+/// Pixels whose RGB differ inside `x0..x1 × y0..y1`, with y counted from the top (as frames count).
+fn differences_in(a: &Frame, b: &Frame, x0: u32, x1: u32, y0: u32, y1: u32) -> usize {
     assert_eq!((a.width, a.height), (b.width, b.height), "image sizes differ");
     let mut n = 0;
-    for y_top in y0_top..y1_top {
-        let y = a.height - 1 - y_top;
+    for y in y0..y1 {
         for x in x0..x1 {
             if (a.get(x, y) ^ b.get(x, y)) & 0x00ff_ffff != 0 {
                 n += 1;

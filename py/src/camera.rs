@@ -5,7 +5,7 @@
 //! are the library's: fixed when `near` and `far` are given, else following the eye around the bounds
 //! (every point in view lies between them, as in `pcv render`). That needs the bounds, which cost a
 //! pass over device arrays (`pcv_ext_bounds`): give `near` and `far` to skip it. A matrix camera is
-//! used as given (OpenGL clip space, row 0 of the frame at the bottom), with `near`/`far` only for
+//! used as given (OpenGL clip space: NDC y = 1 is the frame's row 0, its top), with `near`/`far` only for
 //! eye-dome lighting and adaptive point sizes. No camera: the library's start view of the bounds (an
 //! oblique view from above that fits them), z up.
 use glam::{DVec3, Mat4, Vec3};

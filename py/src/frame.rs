@@ -7,8 +7,9 @@
 //! long as any view of it. The frame is complete when `pcv.render` returns (the library waits for its
 //! last pass), so the protocols' `stream` asks for no synchronisation. Frames are RGBA8, shape
 //! (height, width, 4), uint8; depth frames float32 (height, width), the depth buffer's value in [0, 1]
-//! (1 where no point landed). Row 0 is the bottom of the image (OpenGL's convention, as pcv's frames
-//! everywhere): `frame[::-1]` is a view from the top.
+//! (1 where no point landed). Row 0 is the top of the image, as image libraries expect
+//! (`PIL.Image.fromarray`, matplotlib's `imshow`, torchvision): the kernels write the rows in that order,
+//! so no flip or copy is needed.
 use crate::dlpack::{self, DLDataType, DLDevice};
 use cudarc::driver::CudaStream;
 use pcv_render::cuda::memory::DeviceBuffer;

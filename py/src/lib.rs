@@ -170,7 +170,7 @@ pub(crate) fn host_cloud(ext: &ExternalPoints, label: &str) -> PointCloud {
 /// Device arrays (CuPy, PyTorch, Numba, JAX) are drawn where they are by the CUDA backend in the `vis`
 /// mode and the frame is a `pcv.Frame` on the GPU (`__cuda_array_interface__`, `__dlpack__`); host
 /// arrays (numpy) render on the CUDA backend if there is one (any mode), else the CPU, and the frame is
-/// a numpy array. Frames are RGBA8 (height, width, 4), row 0 at the bottom; with `depth=True` a second
+/// a numpy array. Frames are RGBA8 (height, width, 4), row 0 at the top; with `depth=True` a second
 /// array holds the depth in [0, 1] (1: no point).
 #[pyfunction]
 #[pyo3(signature = (points, colors=None, *, camera=None, size=(1280, 720), mode="vis", point_size=None,
@@ -378,8 +378,8 @@ fn render_host(
     }
 }
 
-/// Writes a frame as a PNG (top row first, as images are): a `pcv.Frame` or a numpy array (height,
-/// width, 4) uint8 with row 0 at the bottom, as `pcv.render` returns them.
+/// Writes a frame as a PNG: a `pcv.Frame` or a numpy array (height, width, 4) uint8 with row 0 at the
+/// top, as `pcv.render` returns them.
 #[pyfunction]
 fn write_png(py: Python<'_>, image: &Bound<'_, PyAny>, path: std::path::PathBuf) -> PyResult<()> {
     let host = match image.cast::<Frame>() {

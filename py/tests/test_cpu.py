@@ -42,6 +42,31 @@ def test_numpy_in_numpy_out():
     assert (img[~lit][..., :3] == 0).all()
 
 
+def test_frames_are_upright():
+    """Row 0 is the top of the image, as image libraries expect: red points above the view's axis land
+    in the top rows, blue ones below it in the bottom rows, a gradient background's top colour is row 0."""
+    n = 2000
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
+    up = np.stack([xy[:, 0], np.zeros(n, np.float32), 2.0 + 0.5 * xy[:, 1]], axis=1)
+    down = up * np.array([1, 1, -1], np.float32)
+    pos = np.concatenate([up, down])
+    col = np.zeros((2 * n, 3), np.uint8)
+    col[:n] = (255, 0, 0)
+    col[n:] = (0, 0, 255)
+    camera = pcv.Camera.look_at((0.0, -12.0, 0.0), (0.0, 0.0, 0.0), up="z", near=0.5, far=50.0)
+    img = render(pos, col, camera=camera, background="black")
+    red = (img[..., 0] > 200) & (img[..., 2] < 50)
+    blue = (img[..., 2] > 200) & (img[..., 0] < 50)
+    rows = np.arange(H)[:, None]
+    assert red.sum() > 100 and blue.sum() > 100
+    assert rows.repeat(W, 1)[red].max() < H // 2, "red (above the axis) in the top half"
+    assert rows.repeat(W, 1)[blue].min() >= H // 2, "blue (below the axis) in the bottom half"
+    # pcv's gradient is light at the top: row 0 is lighter than the last row.
+    grad = render(pos, col, camera=camera, background="gradient")
+    assert int(grad[0, 0, :3].sum()) > int(grad[-1, 0, :3].sum()), (grad[0, 0], grad[-1, 0])
+
+
 @pytest.mark.parametrize(
     "mode,cli",
     [
@@ -71,8 +96,7 @@ def test_same_image_as_pcv_render(tmp_path, mode, cli):
     assert r.returncode == 0, r.stderr
     cli_img = read_png(png)
     img = render(pos, col, **mode)
-    top_first = img[::-1]
-    diff = (top_first[..., :3] != cli_img[..., :3]).any(axis=2)
+    diff = (img[..., :3] != cli_img[..., :3]).any(axis=2)
     assert diff.sum() == 0, f"{diff.sum()} of {W * H} pixels differ from pcv render ({' '.join(cmd)})"
     assert (img[..., :3] != 0).any()
 
@@ -165,7 +189,7 @@ def test_write_png_round_trip(tmp_path):
     img = render(pos, col)
     out = tmp_path / "f.png"
     pcv.write_png(img, out)
-    assert np.array_equal(read_png(out), img[::-1])
+    assert np.array_equal(read_png(out), img)
 
 
 class FakeCuda:

@@ -15,14 +15,16 @@
 //! [`PixelSurface::blit`], apart so that their GPU times can be taken) ends with `glBlitFramebuffer`
 //! from the FBO to the default framebuffer, 1:1 and `GL_NEAREST`, so the window shows exactly the
 //! rasterizer's pixels. The words are RGBA8 with r in the low byte, i.e. the bytes R, G, B, A: `GL_RGBA` /
-//! `GL_UNSIGNED_BYTE`. Row 0 is the bottom row in both the buffer and GL, so nothing is flipped.
+//! `GL_UNSIGNED_BYTE`. A frame's row 0 is its top row and GL's row 0 its bottom: the texture holds the
+//! frame as it is (upside down for GL) and the blit flips it, by giving `glBlitFramebuffer` the
+//! destination's rows swapped (the same cost as a plain blit).
 //!
 //! GL 3.3 core has no immutable storage (`glBufferStorage`, `glTexStorage2D` are 4.x), so the PBO uses
 //! `glBufferData` and the texture `glTexImage2D`. A size change means a new surface: drop the old one
 //! (after releasing any CUDA registration of its PBO) and make another.
 //!
 //! [`read_default_framebuffer`] reads the back buffer with `glReadPixels` (pack alignment 1) into an
-//! [`image_io::Frame`](pcv_render::image_io::Frame), bottom row first, as the PNG writer expects.
+//! [`image_io::Frame`](pcv_render::image_io::Frame), its rows reversed into top row first, as frames are.
 //!
 //! Every function here needs the surface's GL context current on the calling thread; the
 //! [`Window`](super::window::Window) keeps it so for its whole life.
@@ -182,8 +184,8 @@ impl PixelSurface {
         self.pbo.map(|b| b.0.get())
     }
 
-    /// Copies a host frame (RGBA8 words, row 0 at the bottom, the frame in use's size) straight into
-    /// the texture.
+    /// Copies a host frame (RGBA8 words, row 0 at the top, the frame in use's size) straight into the
+    /// texture (whose row 0 is GL's bottom: [`Self::blit_to`] flips).
     pub fn upload_host(&mut self, pixels: &[u32]) -> Result<(), BlitError> {
         if pixels.len() != self.frame_w as usize * self.frame_h as usize {
             return Err(BlitError::PixelCount { got: pixels.len(), width: self.frame_w, height: self.frame_h });
@@ -241,9 +243,10 @@ impl PixelSurface {
         self.blit_to(self.frame_w, self.frame_h)
     }
 
-    /// Texture → default framebuffer's `dst_w × dst_h` rectangle at the bottom-left corner: 1:1 and
-    /// `GL_NEAREST` at the surface's own size, else stretched with `GL_LINEAR` (adaptive resolution's
-    /// frames rendered below the window's size).
+    /// Texture → default framebuffer's `dst_w × dst_h` rectangle at the bottom-left corner, flipped
+    /// upside down (the frame's row 0, its top, goes to the window's top): 1:1 and `GL_NEAREST` at the
+    /// surface's own size, else stretched with `GL_LINEAR` (adaptive resolution's frames rendered below
+    /// the window's size).
     pub fn blit_to(&self, dst_w: u32, dst_h: u32) -> Result<(), BlitError> {
         let gl = &self.gl;
         let (w, h) = (self.frame_w as i32, self.frame_h as i32);
@@ -257,7 +260,9 @@ impl PixelSurface {
             gl.disable(glow::FRAMEBUFFER_SRGB);
             gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.fbo));
             gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
-            gl.blit_framebuffer(0, 0, w, h, 0, 0, dw, dh, glow::COLOR_BUFFER_BIT, filter);
+            // Frames count rows from the top and GL from the bottom: the destination's rows are swapped,
+            // so the blit flips (no extra pass or copy).
+            gl.blit_framebuffer(0, 0, w, h, 0, dh, dw, 0, glow::COLOR_BUFFER_BIT, filter);
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
         }
         check_gl_error(gl, "blitting the frame to the window")
@@ -280,7 +285,7 @@ impl Drop for PixelSurface {
 }
 
 /// Reads the default framebuffer's back buffer (what the next swap shows) as an opaque RGBA8 frame,
-/// row 0 at the bottom.
+/// row 0 at the top (GL's bottom row first, reversed).
 pub fn read_default_framebuffer(gl: &glow::Context, width_px: u32, height_px: u32) -> Result<Frame, BlitError> {
     let bytes = width_px as u64 * height_px as u64 * 4;
     if width_px == 0
@@ -319,7 +324,12 @@ pub fn read_default_framebuffer(gl: &glow::Context, width_px: u32, height_px: u3
     check_gl_error(gl, "reading the window back (glReadPixels)")?;
     // A window is opaque: the default framebuffer may have no alpha channel at all, or an alpha that the
     // overlay's blending touched.
-    let pixels = rgba.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], 0xff])).collect();
+    // GL reads rows from the bottom; frames count them from the top.
+    let pixels = rgba
+        .chunks_exact(width_px as usize * 4)
+        .rev()
+        .flat_map(|row| row.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], 0xff])))
+        .collect();
     Ok(Frame::new(width_px, height_px, pixels))
 }
 

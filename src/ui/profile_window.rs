@@ -64,8 +64,8 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, actions: &mut V
             let Some(im) = info.profile else { return };
             let min = ui.cursor_screen_pos();
             let size = [im.size_px.0 as f32, im.size_px.1 as f32];
-            // Frames count rows from the bottom: the image is flipped.
-            imgui::Image::new(im.texture, size).uv0([0.0, 1.0]).uv1([1.0, 0.0]).build(ui);
+            // Frames count rows from the top, as imgui's texture coordinates do.
+            imgui::Image::new(im.texture, size).build(ui);
             if ui.is_item_clicked() {
                 let at = Vec2::from(ui.io().mouse_pos) - Vec2::from(min);
                 actions.push(Action::ProfileClick { at_px: at });

@@ -38,9 +38,9 @@ impl Picker for RasterPicker<'_> {
             return None;
         };
         let scale = fw as f32 / w.max(1) as f32;
-        // GLFW counts rows from the top, the frame from the bottom.
+        // GLFW and the frame both count rows from the top.
         let x = ((at_px.x * scale) as u32).min(fw - 1);
-        let y = fh - 1 - ((at_px.y * fh as f32 / h.max(1) as f32) as u32).min(fh - 1);
+        let y = ((at_px.y * fh as f32 / h.max(1) as f32) as u32).min(fh - 1);
         let radius = if scale < 1.0 { (radius_px as f32 * scale).ceil() as u32 } else { radius_px };
         match self.rasterizer.pick(x, y, radius) {
             Ok(hit) => hit,

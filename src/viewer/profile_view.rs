@@ -158,7 +158,7 @@ impl ProfileView {
         }
     }
 
-    /// The texture showing the profile (rows from the bottom, as frames are).
+    /// The texture showing the profile (row 0 at the top, as frames are).
     pub fn texture(&self) -> Option<glow::Texture> {
         self.texture
     }
@@ -170,7 +170,7 @@ impl ProfileView {
         if !(at_px.x >= 0.0 && at_px.y >= 0.0 && at_px.x < w as f32 && at_px.y < h as f32) {
             return None;
         }
-        let (x, y) = (at_px.x as u32, h - 1 - (at_px.y as u32).min(h - 1));
+        let (x, y) = ((at_px.x as u32).min(w - 1), (at_px.y as u32).min(h - 1));
         let mut hit = self.rasterizer.pick(x, y, radius_px).ok().flatten()?;
         hit.point_index = hit.point_index.and_then(|i| crate::app::layers::full_index(&self.map, i));
         Some(hit)

@@ -11,14 +11,14 @@
 // The depth bits of a pixel no point reached (1.0f, the far plane).
 #define PCV_FAR_DEPTH_BITS 0x3f800000u
 
-// The background of row y (0 at the bottom): clear_color there, clear_color_top at the top row, each
-// channel interpolated in integers and rounded to nearest.
+// The background of row y (0 at the top): clear_color there, clear_color_last_row at the last row,
+// each channel interpolated in integers and rounded to nearest.
 __device__ __forceinline__ uint32_t pcv_background(const FrameUniforms& f, uint32_t y) {
-    if (f.clear_color == f.clear_color_top || f.height < 2) return f.clear_color;
+    if (f.clear_color == f.clear_color_last_row || f.height < 2) return f.clear_color;
     uint32_t h1 = f.height - 1, out = 0;
     for (int c = 0; c < 32; c += 8) {
-        uint32_t b = (f.clear_color >> c) & 0xffu, t = (f.clear_color_top >> c) & 0xffu;
-        out |= ((b * (h1 - y) + t * y + h1 / 2) / h1) << c;
+        uint32_t a = (f.clear_color >> c) & 0xffu, z = (f.clear_color_last_row >> c) & 0xffu;
+        out |= ((a * (h1 - y) + z * y + h1 / 2) / h1) << c;
     }
     return out;
 }

@@ -17,7 +17,7 @@ __device__ __forceinline__ float pcv_row(const float* m, int r, float x, float y
 // Projects a point. Keeps it when it lies in front of the camera (w > 0) and its pixel coordinates
 // fall inside the viewport (0 <= x < width, 0 <= y < height) with a depth strictly between 0 and 1
 // (the near and far planes); NaN and infinities fail these tests. Writes the pixel (the coordinates'
-// integer parts, row 0 at the bottom) and the depth as its float bits, which order like the floats
+// integer parts, row 0 at the top) and the depth as its float bits, which order like the floats
 // because they are positive.
 __device__ __forceinline__ bool pcv_project(const FrameUniforms& f, float x, float y, float z,
                                             uint32_t* px, uint32_t* py, uint32_t* depth_bits) {

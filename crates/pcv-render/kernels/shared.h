@@ -25,8 +25,8 @@ struct FrameUniforms {
     float screen_from_world[16];  // viewport · clip_from_world, column-major (see project.cuh)
     uint32_t width;             // viewport size in pixels
     uint32_t height;
-    uint32_t clear_color;       // background at the bottom row: RGBA8, r in the low byte
-    uint32_t clear_color_top;   // background at the top row (equal to clear_color: a solid background)
+    uint32_t clear_color;       // background at row 0 (the top row): RGBA8, r in the low byte
+    uint32_t clear_color_last_row; // background at the last row, the bottom (equal: a solid background)
 };
 
 // The built-in scene generator's parameters.

@@ -21,10 +21,10 @@ pub struct FrameUniforms {
     pub screen_from_world: [f32; 16],
     pub width: u32,
     pub height: u32,
-    /// Background at the bottom row: RGBA8, r in the low byte.
+    /// Background at row 0 (the top row): RGBA8, r in the low byte.
     pub clear_color: u32,
-    /// Background at the top row (equal to `clear_color`: a solid background).
-    pub clear_color_top: u32,
+    /// Background at the last row (the bottom; equal to `clear_color`: a solid background).
+    pub clear_color_last_row: u32,
 }
 
 /// Points per batch (`PCV_BATCH_POINTS` in kernels/shared.h): the preprocessing cuts the spatially

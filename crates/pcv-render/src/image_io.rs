@@ -1,4 +1,4 @@
-//! PNG in and out for frames: RGBA8 words (r in the low byte), row 0 at the bottom as in a GL buffer.
+//! PNG in and out for frames: RGBA8 words (r in the low byte), row 0 at the top, as in a PNG.
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -11,7 +11,7 @@ pub enum ImageError {
     Decode { path: String, message: String },
 }
 
-/// An image in memory: RGBA8 words, row 0 at the bottom.
+/// An image in memory: RGBA8 words, row 0 at the top.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     pub width: u32,
@@ -25,7 +25,7 @@ impl Frame {
         Self { width, height, pixels }
     }
 
-    /// Pixel (x, y), y counted from the bottom.
+    /// Pixel (x, y), y counted from the top.
     pub fn get(&self, x: u32, y: u32) -> u32 {
         self.pixels[y as usize * self.width as usize + x as usize]
     }
@@ -34,10 +34,8 @@ impl Frame {
     pub fn to_rgba_top_down(&self) -> Vec<u8> {
         let w = self.width as usize;
         let mut out = Vec::with_capacity(self.pixels.len() * 4);
-        for row in self.pixels.chunks(w.max(1)).rev() {
-            for p in row {
-                out.extend_from_slice(&p.to_le_bytes());
-            }
+        for p in &self.pixels[..w * self.height as usize] {
+            out.extend_from_slice(&p.to_le_bytes());
         }
         out
     }
@@ -46,9 +44,9 @@ impl Frame {
     pub fn from_rgba_top_down(width: u32, height: u32, bytes: &[u8]) -> Self {
         let w = width as usize;
         let mut pixels = Vec::with_capacity(w * height as usize);
-        for row in bytes.chunks(w * 4).rev() {
-            pixels.extend(row.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
-        }
+        pixels.extend(
+            bytes[..w * height as usize * 4].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
         Frame::new(width, height, pixels)
     }
 
@@ -118,8 +116,7 @@ pub fn diff_frames(a: &Frame, b: &Frame, region: Option<(u32, u32, u32, u32)>) -
     }
     let mut differing = 0u64;
     let mut mask = vec![0xff00_0000u32; a.pixels.len()];
-    for y_top in y0..y0 + rh {
-        let y = h - 1 - y_top; // frames are stored bottom-up
+    for y in y0..y0 + rh {
         for x in x0..x0 + rw {
             let i = (y * w + x) as usize;
             if (a.pixels[i] ^ b.pixels[i]) & 0x00ff_ffff != 0 {
@@ -139,16 +136,17 @@ mod tests {
     fn diff_counts_rgb_differences_in_a_region_and_masks_them() {
         let a = Frame::new(4, 3, vec![0xff00_0000; 12]);
         let mut px = vec![0xff00_0000u32; 12];
-        px[0] = 0xff00_00ff; // bottom-left pixel: red differs
-        px[11] = 0x0000_0000; // top-right: only alpha differs, which does not count
+        px[8] = 0xff00_00ff; // bottom-left pixel (row 2's first): red differs
+        px[3] = 0x0000_0000; // top-right: only alpha differs, which does not count
         let b = Frame::new(4, 3, px);
         let d = diff_frames(&a, &b, None).unwrap();
         assert_eq!((d.differing, d.compared), (1, 12));
-        assert_eq!(d.mask.pixels[0], 0xffff_ffff);
+        assert_eq!(d.mask.pixels[8], 0xffff_ffff);
         assert_eq!(d.mask.pixels.iter().filter(|&&m| m == 0xffff_ffff).count(), 1);
-        // The top row only (regions count rows from the top): the bottom-left pixel is outside it.
+        // The top row only: the bottom-left pixel is outside it; the bottom row holds it.
         let top = diff_frames(&a, &b, Some((0, 0, 4, 1))).unwrap();
         assert_eq!((top.differing, top.compared), (0, 4));
+        assert_eq!(diff_frames(&a, &b, Some((0, 2, 4, 1))).unwrap().differing, 1);
         assert!(diff_frames(&a, &b, Some((2, 0, 3, 1))).unwrap_err().contains("outside"));
         assert!(diff_frames(&a, &Frame::new(3, 3, vec![0; 9]), None).unwrap_err().contains("4x3 and 3x3"));
     }

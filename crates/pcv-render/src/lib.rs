@@ -1,7 +1,7 @@
 //! Rendering: one [`Rasterizer`] trait, a CPU backend (rayon) and a CUDA backend.
 //!
-//! How it works: a frame is three passes over a buffer of `width × height` pixels, row 0 at the bottom
-//! (the GL convention): *clear* sets every depth to 1.0 and every color to the clear color; *depth*
+//! How it works: a frame is three passes over a buffer of `width × height` pixels, row 0 at the top
+//! (as image libraries count; the window flips in its blit): *clear* sets every depth to 1.0 and every color to the clear color; *depth*
 //! projects every point ([`twins::project`]) and takes an atomic min of its depth bits on its pixel;
 //! *color* projects every point again and writes its RGBA8 color where its depth equals the stored one.
 //! The CUDA kernels (`kernels/*.cu`) and their CPU twins (`twins/*.rs`, same names) do the same float
@@ -272,16 +272,19 @@ impl FrameParams {
             screen_from_world: screen_from_world(&self.clip_from_world, self.width_px, self.height_px),
             width: self.width_px,
             height: self.height_px,
-            clear_color: bottom,
-            clear_color_top: top,
+            // Row 0 is the top row.
+            clear_color: top,
+            clear_color_last_row: bottom,
         }
     }
 }
 
-/// The viewport folded into `clip_from_world`: row 0 = (row 0 + row 3) · width / 2, row 1 = (row 1 + row
-/// 3) · height / 2, row 2 = (row 2 + row 3) / 2, row 3 unchanged, computed in f64 and rounded once, so
+/// The viewport folded into `clip_from_world`: row 0 = (row 0 + row 3) · width / 2, row 1 =
+/// (row 3 − row 1) · height / 2, row 2 = (row 2 + row 3) / 2, row 3 unchanged, computed in f64 and rounded once, so
 /// that a point's pixel is row 0 / row 3 and its depth in [0, 1] row 2 / row 3 (column-major, as the
-/// kernels read it).
+/// kernels read it). Row 1 is mirrored so that pixel rows count from the top (NDC y = 1 is row 0), as
+/// every image library expects: frames are handed out with row 0 at the top and the window flips in
+/// its blit.
 pub fn screen_from_world(clip_from_world: &Mat4, width_px: u32, height_px: u32) -> [f32; 16] {
     let c = clip_from_world.to_cols_array().map(f64::from);
     let (hw, hh) = (width_px as f64 * 0.5, height_px as f64 * 0.5);
@@ -289,14 +292,14 @@ pub fn screen_from_world(clip_from_world: &Mat4, width_px: u32, height_px: u32) 
     for col in 0..4 {
         let at = |r: usize| c[4 * col + r];
         s[4 * col] = ((at(0) + at(3)) * hw) as f32;
-        s[4 * col + 1] = ((at(1) + at(3)) * hh) as f32;
+        s[4 * col + 1] = ((at(3) - at(1)) * hh) as f32;
         s[4 * col + 2] = ((at(2) + at(3)) * 0.5) as f32;
         s[4 * col + 3] = at(3) as f32;
     }
     s
 }
 
-/// Where a frame's colors go: RGBA8 words, row 0 at the bottom, `width × height` of them.
+/// Where a frame's colors go: RGBA8 words, row 0 at the top, `width × height` of them.
 pub enum Target<'a> {
     /// Host memory.
     Host(&'a mut [u32]),
@@ -349,7 +352,7 @@ impl FrameStats {
 /// What lies under a pixel of the last frame ([`Rasterizer::pick`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PickHit {
-    /// The pixel the hit came from (row 0 at the bottom, as in the frame).
+    /// The pixel the hit came from (row 0 at the top, as in the frame).
     pub pixel: (u32, u32),
     /// The point's position in the cloud's local coordinates.
     pub position: glam::Vec3,

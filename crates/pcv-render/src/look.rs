@@ -1,7 +1,7 @@
 //! How a frame looks beyond where its points fall: point size, eye-dome lighting, background.
 //!
 //! How it works: a [`Look`] is plain settings, carried by [`super::FrameParams`]. The background goes
-//! into the frame uniforms (`clear_color` at the bottom row, `clear_color_top` at the top: the clear
+//! into the frame uniforms (`clear_color` at row 0, the top, `clear_color_last_row` at the bottom: the clear
 //! and resolve passes interpolate per row, so a gradient costs no extra pass). Point size and EDL are
 //! post passes (`kernels/splat.cu`, `kernels/edl.cu`, planned by [`super::plan`]) that read
 //! [`PostUniforms`], which [`Look::post_uniforms`] makes from the look, the frame's size, the
@@ -207,7 +207,7 @@ impl Background {
         }
     }
 
-    /// (bottom row, top row) colours, as the frame uniforms carry them.
+    /// (bottom row, top row) colours ([`crate::FrameParams::uniforms`] puts the top one in row 0).
     pub fn bottom_top(self) -> (u32, u32) {
         match self {
             Background::Solid(c) => (c, c),

@@ -45,7 +45,7 @@ pub trait PickWords {
 }
 
 /// The nearest point of `src`'s last frame within `radius_px` pixels of pixel (`x_px`, `y_px`) (row 0 at
-/// the bottom), or `None` where no point was drawn there ([`super::Rasterizer::pick`]).
+/// the top), or `None` where no point was drawn there ([`super::Rasterizer::pick`]).
 pub fn pick(src: &mut dyn PickWords, x_px: u32, y_px: u32, radius_px: u32) -> Result<Option<PickHit>, RenderError> {
     let Some(last) = src.last_frame() else {
         return Ok(None);
@@ -69,7 +69,7 @@ pub fn pick(src: &mut dyn PickWords, x_px: u32, y_px: u32, radius_px: u32) -> Re
     Ok(Some(PickHit { pixel, position, point_index: None, depth }))
 }
 
-/// A window of `(2r + 1)²` words around a pixel, row by row from the bottom; words outside the frame
+/// A window of `(2r + 1)²` words around a pixel, row by row from the top; words outside the frame
 /// are `u64::MAX`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Window {
@@ -126,11 +126,11 @@ pub fn nearest_in_window(w: &Window) -> Option<((u32, u32), u64)> {
     best.map(|(_, word, px)| (px, word))
 }
 
-/// The local position at the centre of pixel `px` (row 0 at the bottom) and depth `depth` in [0, 1].
+/// The local position at the centre of pixel `px` (row 0 at the top) and depth `depth` in [0, 1].
 pub fn unproject(clip_from_world: &Mat4, px: (u32, u32), width_px: u32, height_px: u32, depth: f32) -> Vec3 {
     let ndc = Vec4::new(
         (px.0 as f32 + 0.5) / width_px.max(1) as f32 * 2.0 - 1.0,
-        (px.1 as f32 + 0.5) / height_px.max(1) as f32 * 2.0 - 1.0,
+        1.0 - (px.1 as f32 + 0.5) / height_px.max(1) as f32 * 2.0,
         depth * 2.0 - 1.0,
         1.0,
     );

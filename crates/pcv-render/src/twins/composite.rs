@@ -81,7 +81,7 @@ mod tests {
             width: w,
             height: h,
             clear_color: 0xff102030,
-            clear_color_top: 0xff405060,
+            clear_color_last_row: 0xff405060,
         }
     }
 

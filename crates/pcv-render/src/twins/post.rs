@@ -9,18 +9,18 @@ use crate::gpu_data::{FrameUniforms, PostUniforms};
 /// The depth bits of a pixel no point reached (1.0f, the far plane).
 pub const FAR_DEPTH_BITS: u32 = 0x3f80_0000;
 
-/// The background of row `y` (0 at the bottom): `clear_color` there, `clear_color_top` at the top row,
-/// each channel interpolated in integers and rounded to nearest.
+/// The background of row `y` (0 at the top): `clear_color` there, `clear_color_last_row` at the last
+/// row, each channel interpolated in integers and rounded to nearest.
 #[inline(always)]
 pub fn background(f: &FrameUniforms, y: u32) -> u32 {
-    if f.clear_color == f.clear_color_top || f.height < 2 {
+    if f.clear_color == f.clear_color_last_row || f.height < 2 {
         return f.clear_color;
     }
     let h1 = f.height - 1;
     let mut out = 0;
     for c in (0..32).step_by(8) {
-        let (b, t) = ((f.clear_color >> c) & 0xff, (f.clear_color_top >> c) & 0xff);
-        out |= ((b * (h1 - y) + t * y + h1 / 2) / h1) << c;
+        let (a, z) = ((f.clear_color >> c) & 0xff, (f.clear_color_last_row >> c) & 0xff);
+        out |= ((a * (h1 - y) + z * y + h1 / 2) / h1) << c;
     }
     out
 }
@@ -147,7 +147,7 @@ mod tests {
             height: 3,
             width: 1,
             clear_color: 0xff00_0000,
-            clear_color_top: 0xff00_00c8,
+            clear_color_last_row: 0xff00_00c8,
             ..Default::default()
         };
         assert_eq!(background(&f, 0), 0xff00_0000);

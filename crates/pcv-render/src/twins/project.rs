@@ -6,7 +6,7 @@
 //! (`f32::mul_add`, one rounding each, as the kernel's `__fmaf_rn`), then one correctly rounded
 //! reciprocal (1.0 / w, as `__frcp_rn`) and three multiplies. A point is kept when w > 0, its pixel
 //! coordinates lie in [0, width) × [0, height) and its depth strictly between 0 and 1; its pixel is the
-//! coordinates' integer parts (row 0 at the bottom, as in a GL buffer) and its depth is kept as float
+//! coordinates' integer parts (row 0 at the top, as image libraries count) and its depth is kept as float
 //! bits: positive floats order like their bits, so an integer min is a float min.
 //!
 //! `mul_add` is one instruction where the CPU has FMA: the raster twins run their loops through
