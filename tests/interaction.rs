@@ -1468,3 +1468,51 @@ fn the_gizmo_moves_and_resizes_a_clip_box_and_the_camera_stays() {
     assert_eq!(t[t.len() - 1]["gizmo"]["hover"], "face +y");
     assert!(colour_near(px(&last["face +y"]), &|p| p[0] > 200 && p[1] > 180 && p[2] < 100), "no yellow +y square");
 }
+
+/// Several COPC tiles in the window: the Files section lists each tile (name, points, how much of it is
+/// drawn) and the view draws their boxes, from the tiles' headers at once; once refined, each tile is
+/// drawn whole (the trace carries what the panel lists).
+#[test]
+fn copc_tiles_are_listed_with_their_boxes_and_drawn_share() {
+    let Some(d) = Display::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut copcs = Vec::new();
+    for (k, x0) in [0.0, 60.0].into_iter().enumerate() {
+        let las_path = dir.path().join(format!("tile{k}.las"));
+        let mut b = las::Builder::from((1, 2));
+        b.transforms = las::Vector {
+            x: las::Transform { scale: 0.01, offset: 0.0 },
+            y: las::Transform { scale: 0.01, offset: 0.0 },
+            z: las::Transform { scale: 0.01, offset: 0.0 },
+        };
+        let mut w = las::Writer::from_path(&las_path, b.into_header().unwrap()).unwrap();
+        for i in 0..100 {
+            for j in 0..100 {
+                let (x, y) = (x0 + i as f64 * 0.5, j as f64 * 0.5);
+                w.write_point(las::Point { x, y, z: (x * 0.1).sin() * 2.0, ..Default::default() }).unwrap();
+            }
+        }
+        w.close().unwrap();
+        let copc = dir.path().join(format!("tile{k}.copc.laz"));
+        pcv_headless(&["convert", s(&las_path), "-o", s(&copc)]);
+        copcs.push(copc);
+    }
+    let tr = dir.path().join("tiles.jsonl");
+    pcv_window(
+        &d,
+        &[s(&copcs[0]), s(&copcs[1]), "--backend", "cpu", "--size", "640x360", "--frames", "30", "--trace", s(&tr)],
+    );
+    let t = trace(&tr);
+    let tiles = t.last().unwrap()["lod"]["tiles"].as_array().expect("the tiles in the trace").clone();
+    assert_eq!(tiles.len(), 2, "{tiles:?}");
+    for (k, tile) in tiles.iter().enumerate() {
+        assert!(tile["name"].as_str().unwrap().ends_with(&format!("tile{k}.copc.laz")), "{tile}");
+        assert_eq!(tile["points"], 10_000, "{tile}");
+        assert_eq!(tile["failed_nodes"], 0, "{tile}");
+        let (sel, drawn) = (tile["selected_points"].as_u64().unwrap(), tile["drawn_points"].as_u64().unwrap());
+        assert!(sel > 0 && drawn == sel, "{tile}: drawn whole once refined");
+    }
+    let x = |tile: &Value, end: &str, i: usize| tile[end][i].as_f64().unwrap();
+    assert!((x(&tiles[0], "min", 0) - 0.0).abs() < 0.01 && (x(&tiles[0], "max", 0) - 49.5).abs() < 0.01);
+    assert!((x(&tiles[1], "min", 0) - 60.0).abs() < 0.01 && (x(&tiles[1], "max", 0) - 109.5).abs() < 0.01);
+}

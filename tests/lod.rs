@@ -148,6 +148,22 @@ fn tiles_share_one_origin_and_one_selection() {
     let sb = Arc::new(MemorySource::build_points(&tb, far, "east", 2_000)) as Arc<dyn NodeSource>;
     let mut lod = LodScene::open(vec![sa, sb], opts(1_000_000)).unwrap();
     assert_eq!(lod.tiles(), 2);
+    // The window's tile list and boxes: names, points and bounds at once, nothing drawn yet.
+    let before = lod.tile_states();
+    assert_eq!(
+        before.iter().map(|t| (t.name.as_str(), t.points)).collect::<Vec<_>>(),
+        [("west (octree in memory)", a.len() as u64), ("east (octree in memory)", b.len() as u64)]
+    );
+    assert!(before.iter().all(|t| t.drawn_points == 0 && t.selected_points == 0 && t.failed_nodes == 0));
+    for (t, pts) in before.iter().zip([&a, &b]) {
+        let bounds = pcv_io::Bounds::of_points(pts);
+        let (lo, hi) = (far + cloud.origin + bounds.min.as_dvec3(), far + cloud.origin + bounds.max.as_dvec3());
+        assert!(
+            (t.min - lo).abs().max_element() < 1e-3 && (t.max - hi).abs().max_element() < 1e-3,
+            "{t:?} vs {lo} {hi}"
+        );
+    }
+    assert!(before[0].max.x <= before[1].min.x + 1e-3, "west lies west of east");
     assert!((lod.origin() - far - cloud.bounds.center().as_dvec3()).abs().max_element() < 1.0, "{}", lod.origin());
     let mut r = CpuRasterizer::new();
     let cam = Camera::for_cloud(lod.bounds(), false);
@@ -157,6 +173,9 @@ fn tiles_share_one_origin_and_one_selection() {
     let tiles: std::collections::HashSet<u32> = lod.selection().nodes.iter().map(|s| s.id.tile).collect();
     assert_eq!(tiles.len(), 2, "both tiles are in the one selection");
     assert_eq!(lod.status().drawn_points, 150_000, "every point of both tiles is drawn");
+    for t in lod.tile_states() {
+        assert_eq!((t.selected_points, t.drawn_points), (t.points, t.points), "{t:?}: the tile is drawn whole");
+    }
     let all: Vec<Point> = ta.iter().chain(&tb).copied().collect();
     let mut resident = CpuRasterizer::new();
     resident.upload(&PointCloud::from_points(recentred(&all, far, lod.origin()), lod.origin(), "both")).unwrap();

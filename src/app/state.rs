@@ -94,6 +94,11 @@ pub struct AppState {
     /// Level of detail: the legend's sample from the tiles' root nodes, for the colour mode it was
     /// read for: that field's values (the histogram) and the count of each class code.
     pub lod_sample: Option<(pcv_io::attributes::ColorMode, Vec<f64>, Vec<u64>)>,
+    /// Level of detail: each tile's name, points, bounds and how much of it is drawn, as of the last
+    /// update ([`pcv_lod::LodScene::tile_states`]): the Files section lists them, the view draws their
+    /// boxes while [`Self::show_tile_boxes`].
+    pub lod_tiles: Vec<pcv_lod::TileState>,
+    pub show_tile_boxes: bool,
     pub loader: Option<Loader>,
     pub grids: ScaleGrids,
     /// The framebuffer's size (framing fits its aspect).
@@ -183,6 +188,8 @@ impl AppState {
             failed_nodes: 0,
             lod_modes: None,
             lod_sample: None,
+            lod_tiles: Vec::new(),
+            show_tile_boxes: true,
             loader: None,
             grids: ScaleGrids::default(),
             size_px,

@@ -604,6 +604,10 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 _ => Effects::default(),
             }
         }
+        Action::ToggleTileBoxes => {
+            s.show_tile_boxes = !s.show_tile_boxes;
+            Effects::ui()
+        }
         Action::ToggleColorByLayer => {
             if !s.layers.editable() {
                 return Effects::default();

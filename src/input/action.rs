@@ -135,6 +135,8 @@ pub enum Action {
         visible: bool,
     },
     ToggleColorByLayer,
+    /// Show or hide the level-of-detail tiles' boxes (the Files section).
+    ToggleTileBoxes,
     /// Show or hide a classification code (a click on its legend entry).
     SetClassShown {
         code: u8,

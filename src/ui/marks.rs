@@ -1,7 +1,8 @@
 //! Marks in the view: the picked point, the notes the surface does not hide (a leader line and their
 //! text), the measurements (their vertices joined, an area's ring
 //! closed, the first value beside them: the listed ones dimmer, the one being placed with the cursor as
-//! its next vertex), the clip boxes' edges (green: kept inside; red: kept outside), and the gizmo of the clip box being edited.
+//! its next vertex), the clip boxes' edges (green: kept inside; red: kept outside), the gizmo of the clip box being edited,
+//! and level of detail's tiles' boxes (dim when drawn, yellow while refining, red with failed nodes).
 //!
 //! How it works: points are projected with the shown frame's `clip_from_world` to imgui's screen
 //! coordinates (the window's, y down), the clip boxes and the gizmo on the foreground draw list (over
@@ -28,6 +29,10 @@ const CLIP_INSIDE: [f32; 4] = [0.35, 1.0, 0.45, 0.9];
 const CLIP_OUTSIDE: [f32; 4] = [1.0, 0.4, 0.35, 0.9];
 const AXIS_COLOURS: [[f32; 4]; 3] = [[1.0, 0.3, 0.3, 1.0], [0.35, 0.95, 0.35, 1.0], [0.4, 0.6, 1.0, 1.0]];
 const ACTIVE: [f32; 4] = [1.0, 0.9, 0.2, 1.0];
+/// Tile boxes: drawn whole, still refining, with nodes that failed.
+const TILE_DONE: [f32; 4] = [0.6, 0.7, 0.85, 0.45];
+const TILE_LOADING: [f32; 4] = [1.0, 0.85, 0.3, 0.8];
+const TILE_FAILED: [f32; 4] = [1.0, 0.35, 0.3, 0.9];
 
 /// The gizmo of the clip box being edited: rings, arrows with heads, face squares.
 fn gizmo(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
@@ -99,6 +104,40 @@ fn clip_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     }
 }
 
+/// Level of detail's tiles, each its points' box, when there are several and the Files section shows
+/// them: dim when the tile is drawn as far as the view asks, yellow while its selected nodes still
+/// come, red when some of its nodes failed. Under the panel (the background draw list).
+fn tile_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    if s.lod_tiles.len() < 2 || !s.show_tile_boxes {
+        return;
+    }
+    let display = ui.io().display_size;
+    let dl = ui.get_background_draw_list();
+    for t in &s.lod_tiles {
+        let corner = |i: usize| {
+            let file = glam::DVec3::new(
+                if i & 1 == 0 { t.min.x } else { t.max.x },
+                if i & 2 == 0 { t.min.y } else { t.max.y },
+                if i & 4 == 0 { t.min.z } else { t.max.z },
+            );
+            s.layers.cloud.from_source(file).and_then(|local| to_screen(&info.clip_from_world, local, display))
+        };
+        let c: Vec<Option<Vec2>> = (0..8).map(corner).collect();
+        let colour = if t.failed_nodes > 0 || t.stopped.is_some() {
+            TILE_FAILED
+        } else if t.drawn_points < t.selected_points {
+            TILE_LOADING
+        } else {
+            TILE_DONE
+        };
+        for (i, j) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
+            if let (Some(a), Some(b)) = (c[i], c[j]) {
+                dl.add_line(a.to_array(), b.to_array(), colour).thickness(1.0).build();
+            }
+        }
+    }
+}
+
 /// Where `p` appears on screen (imgui coordinates), if in front of the camera.
 pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<Vec2> {
     let c = *clip_from_world * p.extend(1.0);
@@ -113,6 +152,7 @@ pub fn to_screen(clip_from_world: &Mat4, p: Vec3, display: [f32; 2]) -> Option<V
 }
 
 pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+    tile_boxes(ui, s, info);
     clip_boxes(ui, s, info);
     gizmo(ui, s, info);
     let display = ui.io().display_size;

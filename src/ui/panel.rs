@@ -618,6 +618,11 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
             ui.text_wrapped(e);
         }
     }
+    if !s.lod_tiles.is_empty() {
+        // Level of detail: its tiles stand for the layers (the loaded cloud is a placeholder).
+        tiles(ui, s, actions);
+        return;
+    }
     let editable = s.layers.editable();
     for (i, l) in s.layers.layers.iter().enumerate() {
         let mut visible = l.visible;
@@ -646,6 +651,53 @@ fn files(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
         ui.text_disabled("the built-in scene; drop files on the window to view them");
     }
 }
+
+/// Level of detail's tiles: how many, their points, how much of the view is drawn, the box switch, and a
+/// line a tile (the first [`TILES_LISTED`]): its name, points, the share of its selected points drawn,
+/// its failed nodes in red.
+fn tiles(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
+    if s.lod_tiles.is_empty() {
+        return;
+    }
+    let total: u64 = s.lod_tiles.iter().map(|t| t.points).sum();
+    let (selected, drawn): (u64, u64) =
+        s.lod_tiles.iter().fold((0, 0), |(a, b), t| (a + t.selected_points, b + t.drawn_points.min(t.selected_points)));
+    let n = s.lod_tiles.len();
+    let share = if selected > 0 { 100.0 * drawn as f64 / selected as f64 } else { 100.0 };
+    ui.text(format!(
+        "{n} tile{} · {} pts · view {share:.0}% drawn",
+        if n == 1 { "" } else { "s" },
+        group_thousands(total)
+    ));
+    if n > 1 {
+        let mut show = s.show_tile_boxes;
+        if ui.checkbox("tile boxes", &mut show) {
+            actions.push(Action::ToggleTileBoxes);
+        }
+    }
+    for t in s.lod_tiles.iter().take(TILES_LISTED) {
+        let state = if t.selected_points == 0 {
+            "out of view".to_string()
+        } else {
+            format!("{:.0}%", 100.0 * t.drawn_points.min(t.selected_points) as f64 / t.selected_points as f64)
+        };
+        let line = format!("{}  {} pts  {state}", short(&t.name), group_thousands(t.points));
+        if t.failed_nodes > 0 || t.stopped.is_some() {
+            ui.text_colored(ERROR, format!("{line}  {} node(s) failed", t.failed_nodes));
+        } else {
+            ui.text(line);
+        }
+        if ui.is_item_hovered() {
+            ui.tooltip_text(t.stopped.as_deref().map_or(t.name.clone(), |w| format!("{}: {w}", t.name)));
+        }
+    }
+    if n > TILES_LISTED {
+        ui.text_disabled(format!("… and {} more", n - TILES_LISTED));
+    }
+}
+
+/// Tiles listed one a line in the Files section (the rest counted).
+const TILES_LISTED: usize = 50;
 
 fn view(ui: &imgui::Ui, s: &AppState, legend: &mut LegendCache, actions: &mut Vec<Action>) {
     ui.separator();

@@ -224,6 +224,12 @@ pub fn lod_turn(l: &mut LodScene, need: &mut Effects, state: &mut AppState, rast
         }
         Err(e) => state.messages.error(format!("level of detail: {e}")),
     }
+    // The tiles for the Files section and their boxes.
+    let tiles = l.tile_states();
+    if tiles != state.lod_tiles {
+        state.lod_tiles = tiles;
+        need.redraw_ui = true;
+    }
     // The legend's sample (histogram, classes) for the colour mode, read from the roots once per mode.
     if state.lod_sample.as_ref().is_none_or(|(m, _, _)| *m != state.color_mode) {
         let (values, classes) = l.root_sample(state.color_mode.field());

@@ -48,6 +48,11 @@ impl Trace {
                 "drawn_points": st.drawn_points, "resident_points": st.resident_points, "loading": st.loading,
                 "budget_hit": st.budget_hit, "spacing_m": st.spacing_m, "evictions": st.evictions,
                 "stale_nodes": st.stale_nodes,
+                "tiles": l.tile_states().iter().map(|t| serde_json::json!({
+                    "name": t.name, "points": t.points, "min": t.min.to_array(), "max": t.max.to_array(),
+                    "selected_points": t.selected_points, "drawn_points": t.drawn_points,
+                    "failed_nodes": t.failed_nodes,
+                })).collect::<Vec<_>>(),
             });
         }
         writeln!(self.out, "{line}")

@@ -15,4 +15,4 @@ pub mod pool;
 pub mod scene;
 pub mod select;
 
-pub use scene::{default_point_budget, LodError, LodOptions, LodScene, LodStatus, NodePoint};
+pub use scene::{default_point_budget, LodError, LodOptions, LodScene, LodStatus, NodePoint, TileState};

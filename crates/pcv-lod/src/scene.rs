@@ -149,6 +149,24 @@ pub enum LodError {
     Render(#[from] RenderError),
 }
 
+/// One tile of a scene ([`LodScene::tile_states`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileState {
+    /// The tile's source (a COPC file's path or URL).
+    pub name: String,
+    pub points: u64,
+    /// Its points' bounds in file coordinates.
+    pub min: DVec3,
+    pub max: DVec3,
+    /// Points of its nodes the last selection chose, and of those drawn (stale copies included).
+    pub selected_points: u64,
+    pub drawn_points: u64,
+    /// Its nodes that could not be read or decoded.
+    pub failed_nodes: usize,
+    /// Why its source is no longer asked (a server that stopped answering).
+    pub stopped: Option<String>,
+}
+
 /// What one update did and where the scene stands.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LodStatus {
@@ -626,6 +644,39 @@ impl LodScene {
         } else {
             RenderMode::Culled
         }
+    }
+
+    /// Each tile as the scene stands after the last update: its name, points, bounds (file
+    /// coordinates), the points of its nodes selected and drawn, and its nodes that failed (in the
+    /// tiles' order). For the window's tile list and boxes.
+    pub fn tile_states(&self) -> Vec<TileState> {
+        let mut out: Vec<TileState> = self
+            .tiles
+            .iter()
+            .zip(&self.hierarchies)
+            .map(|(t, h)| TileState {
+                name: t.name(),
+                points: h.octree.total_points(),
+                min: h.octree.points_min,
+                max: h.octree.points_max,
+                selected_points: 0,
+                drawn_points: 0,
+                failed_nodes: 0,
+                stopped: t.stopped(),
+            })
+            .collect();
+        for s in &self.selection.nodes {
+            let h = &self.hierarchies[s.id.tile as usize];
+            out[s.id.tile as usize].selected_points += h.node(s.id.node).point_count;
+        }
+        for id in &self.last_drawn.0 {
+            let stale = self.last_stale.contains(id);
+            out[id.tile as usize].drawn_points += self.pool.copy_of(id, stale).map_or(0, |r| r.points);
+        }
+        for id in &self.failed {
+            out[id.tile as usize].failed_nodes += 1;
+        }
+        out
     }
 
     /// What the loader's threads did so far.
