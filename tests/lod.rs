@@ -828,3 +828,38 @@ fn a_colour_or_filter_change_never_empties_the_view() {
     }
     assert!(seen.len() >= 3, "the filter change took {} frames", seen.len());
 }
+
+/// A profile's strip taken from the nodes (the profile window of a level-of-detail scene): with room
+/// for every level, exactly the points the host filter keeps of the whole cloud; with a small budget,
+/// only the coarser levels (said), every point still inside the strip.
+#[test]
+fn a_strip_is_gathered_from_the_nodes_under_a_budget() {
+    use pcv_io::filter::{ClipBox, Keep, PointFilter};
+    let cloud = scene::generate(120_000, 6, false);
+    let src = Arc::new(MemorySource::build(&cloud, 2_000)) as Arc<dyn NodeSource>;
+    let lod = LodScene::open(vec![src], opts(1_000_000)).unwrap();
+    let b = lod.bounds();
+    let (lo, hi) = (lod.origin() + b.min.as_dvec3(), lod.origin() + b.max.as_dvec3());
+    let c = (lo + hi) * 0.5;
+    // A strip 1/10 of the width across y, turned 30° about z (an oriented box, as a profile's).
+    let half = DVec3::new((hi.x - lo.x) * 0.05, (hi.y - lo.y) * 0.7, (hi.z - lo.z) + 1.0);
+    let strip =
+        ClipBox { center: c, half_extent: half, rotation: glam::DQuat::from_rotation_z(0.5), keep: Keep::Inside };
+    let filter = PointFilter { boxes: vec![strip], ..Default::default() };
+    let resident = PointCloud::from_points(recentred(&cloud.points, cloud.origin, lod.origin()), lod.origin(), "all");
+    let (want, kept) = pcv_io::filter::shown(&resident, &filter);
+    assert!(kept.points > 1_000 && kept.points < 60_000, "{}", kept.points);
+    let (got, truncated) = lod.gather(&filter, u64::MAX);
+    assert!(!truncated);
+    let key = |p: &Point| p.pos.map(f32::to_bits);
+    let mut a: Vec<_> = got.iter().map(key).collect();
+    let mut w: Vec<_> = want.points.iter().map(key).collect();
+    a.sort_unstable();
+    w.sort_unstable();
+    assert_eq!(a.len(), w.len(), "the strip's points");
+    assert!(a == w, "the same points as the host filter keeps");
+    // A budget of a few thousand points: coarser levels only, all inside the strip.
+    let (coarse, truncated) = lod.gather(&filter, 5_000);
+    assert!(truncated && !coarse.is_empty() && coarse.len() < got.len(), "{} of {}", coarse.len(), got.len());
+    assert!(coarse.iter().all(|p| strip.contains(lod.origin() + Vec3::from_array(p.pos).as_dvec3())));
+}

@@ -21,6 +21,8 @@ pub struct ProfileImage {
     pub size_px: (u32, u32),
     pub clip_from_world: glam::Mat4,
     pub points: u64,
+    /// Level of detail: the strip holds only the coarser levels (its point budget).
+    pub coarse: bool,
     pub render_ms: f64,
 }
 
@@ -47,7 +49,8 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, actions: &mut V
             let u = s.units();
             let fig = |v: f64| pcv_model::number::readable((v * 1e3).round() / 1e3);
             let timing = info.profile.map_or(String::new(), |im| {
-                format!("; {} points, drawn in {:.1} ms", super::group_thousands(im.points), im.render_ms)
+                let coarse = if im.coarse { " (coarser levels: the strip's budget)" } else { "" };
+                format!("; {} points{coarse}, drawn in {:.1} ms", super::group_thousands(im.points), im.render_ms)
             });
             ui.text(format!(
                 "{}{} long, {}{} wide{timing}",

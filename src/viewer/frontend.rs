@@ -230,11 +230,14 @@ impl Frontend {
     /// Draws a frame of `state` (the points rendered when `render_points`, else the last frame kept),
     /// with the panel, and takes the screenshots `need` asks for; `mode` is what the points are drawn in.
     /// While the camera moves the points may render below full resolution (adaptive resolution, unless
-    /// `full`); a frame shown below it re-renders at full once the camera is still.
+    /// `full`); a frame shown below it re-renders at full once the camera is still. `lod`: the
+    /// level-of-detail scene shown, whose nodes a profile window's strip is read from.
+    #[expect(clippy::too_many_arguments, reason = "the frame's state, its sources and its three switches, each named")]
     pub fn draw(
         &mut self,
         state: &mut AppState,
         rasterizer: &mut dyn Rasterizer,
+        lod: Option<&pcv_lod::LodScene>,
         need: &mut Effects,
         mode: RenderMode,
         render_points: bool,
@@ -312,7 +315,7 @@ impl Frontend {
         if screenshot == Some(false) || (screenshot.is_some() && self.overlay.is_none()) {
             save_screenshot(state, self)?;
         }
-        let profile = self.sync_profile(state, rasterizer.name());
+        let profile = self.sync_profile(state, rasterizer.name(), lod);
         if let Some(ov) = self.overlay.as_mut() {
             let info = FrameInfo {
                 frame_times: &self.frame_times,
@@ -349,7 +352,12 @@ impl Frontend {
 
     /// Draws the profile window's image when what it shows changed (a second rasterizer of
     /// `backend`, made when a profile first opens in a window, dropped when it closes).
-    fn sync_profile(&mut self, state: &mut AppState, backend: &str) -> Option<crate::ui::profile_window::ProfileImage> {
+    fn sync_profile(
+        &mut self,
+        state: &mut AppState,
+        backend: &str,
+        lod: Option<&pcv_lod::LodScene>,
+    ) -> Option<crate::ui::profile_window::ProfileImage> {
         if state.profile.as_ref().is_none_or(|p| p.window.is_none()) {
             self.profile_view = None;
             return None;
@@ -367,7 +375,7 @@ impl Frontend {
             }
         }
         let view = self.profile_view.as_mut()?;
-        if let Err(e) = view.sync(state) {
+        if let Err(e) = view.sync(state, lod) {
             state.messages.error(e);
         }
         let ((w, h), clip_from_world) = view.shown?;
@@ -377,6 +385,7 @@ impl Frontend {
             size_px: (w, h),
             clip_from_world,
             points: view.points,
+            coarse: view.truncated,
             render_ms: view.render_ms,
         })
     }

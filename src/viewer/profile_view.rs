@@ -32,7 +32,12 @@ struct StripKey {
     width: f64,
     filter: PointFilter,
     layers_version: u64,
+    /// The colour asked for (a level-of-detail strip is coloured as it is read).
+    color: (pcv_io::attributes::ColorMode, pcv_io::attributes::FieldLook),
 }
+
+/// Points a level-of-detail scene's strip holds at most ([`pcv_lod::LodScene::gather`]).
+const LOD_STRIP_POINTS: u64 = 8_000_000;
 
 /// The strip's points drawn side on, and the texture that shows them.
 pub struct ProfileView {
@@ -49,6 +54,8 @@ pub struct ProfileView {
     pub shown: Option<((u32, u32), glam::Mat4)>,
     /// The strip's points, and how long the last strip and draw took (ms).
     pub points: u64,
+    /// A level-of-detail strip left its finer levels out for [`LOD_STRIP_POINTS`].
+    pub truncated: bool,
     pub strip_ms: f64,
     pub render_ms: f64,
 }
@@ -68,6 +75,7 @@ impl ProfileView {
             px: Vec::new(),
             texture: None,
             shown: None,
+            truncated: false,
             points: 0,
             strip_ms: 0.0,
             render_ms: 0.0,
@@ -75,7 +83,7 @@ impl ProfileView {
     }
 
     /// Takes the strip again and draws it when what it shows changed; whether it drew.
-    pub fn sync(&mut self, s: &AppState) -> Result<bool, String> {
+    pub fn sync(&mut self, s: &AppState, lod: Option<&pcv_lod::LodScene>) -> Result<bool, String> {
         let Some(p) = s.profile.as_ref() else { return Ok(false) };
         let Some((w, h)) = p.window.filter(|&(w, h)| w > 0 && h > 0) else { return Ok(false) };
         let key = StripKey {
@@ -84,10 +92,11 @@ impl ProfileView {
             width: p.width,
             filter: s.layers.filter.clone(),
             layers_version: s.layers.version,
+            color: (s.color_mode, s.field_look),
         };
         if self.strip.as_ref() != Some(&key) {
             let t = Instant::now();
-            let strip = self.take_strip(s, p);
+            let strip = self.take_strip(s, p, lod);
             self.rasterizer.upload(&strip).map_err(|e| format!("the profile's points: {e}"))?;
             self.points = strip.len();
             self.strip = Some(key.clone());
@@ -115,11 +124,22 @@ impl ProfileView {
     }
 
     /// The visible layers' points the main filter with the strip keeps, as the main view draws them.
-    fn take_strip(&mut self, s: &AppState, p: &Profile) -> PointCloud {
+    /// The strip's points: the visible layers' (with a map back to the full cloud), or a
+    /// level-of-detail scene's read from its nodes (no map: picks there give positions).
+    fn take_strip(&mut self, s: &AppState, p: &Profile, lod: Option<&pcv_lod::LodScene>) -> PointCloud {
         let cloud = &s.layers.cloud;
-        let g = s.layers.gather(&p.strip_filter(&s.layers.filter, z_range(cloud)));
+        let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
+        let label = format!("{} (profile)", cloud.label);
+        if let Some(l) = lod {
+            let (points, truncated) = l.gather(&filter, LOD_STRIP_POINTS);
+            self.map = Vec::new();
+            self.truncated = truncated;
+            return PointCloud::from_points(points, l.origin(), label);
+        }
+        let g = s.layers.gather(&filter);
         self.map = g.map;
-        PointCloud::from_points(g.points, cloud.origin, format!("{} (profile)", cloud.label))
+        self.truncated = false;
+        PointCloud::from_points(g.points, cloud.origin, label)
     }
 
     fn upload_texture(&mut self, w: u32, h: u32) -> Result<(), String> {

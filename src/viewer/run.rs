@@ -62,7 +62,8 @@ pub fn run_scene(
     }
     let mut state = start_state(cloud, &opts, front.window.framebuffer_size_px());
     if let Some(l) = lod.as_deref() {
-        state.profile_window_ok = false;
+        // Profiles open in their own window, their strips read from the nodes.
+        state.profile_window_ok = true;
         state.lod_modes = Some(l.available_modes());
         (state.color_mode, state.field_look) = l.color_asked();
     }
@@ -125,7 +126,7 @@ pub fn run_scene(
         }
         let mode = if lod.is_some() { LodScene::mode_for(state.mode) } else { state.mode };
         let render_points = turn.need.redraw_scene || continuous || last;
-        let drawn = front.draw(&mut state, rasterizer, &mut turn.need, mode, render_points, last)?;
+        let drawn = front.draw(&mut state, rasterizer, lod.as_deref(), &mut turn.need, mode, render_points, last)?;
         let Drawn::Frame { rendered } = drawn else {
             continue;
         };
@@ -183,7 +184,7 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
     }
     state.sources = opts.sources.clone();
     // A profile takes its strip from the host's points (not a streamed cloud's or the built-in
-    // scene's, which the backend makes): level-of-detail scenes say no again in `run_scene`.
+    // scene's, which the backend makes); a level-of-detail scene's from its nodes (`run_scene`).
     state.profile_window_ok = !cloud.is_device_only() && !cloud.is_lazy_scene() && !cloud.points.is_empty();
     if let Some((path, project)) = &opts.project {
         project.apply(&mut state);

@@ -679,6 +679,71 @@ impl LodScene {
         out
     }
 
+    /// The points `filter` keeps (a profile's strip: its clip box and the view's filter), read from the
+    /// tiles' nodes now, coloured as the scene colours them, as local points of the scene's origin.
+    /// Nodes are taken level by level from the roots, those whose boxes the filter may keep, down to
+    /// the deepest level whose nodes together hold at most `max_points` (COPC's levels add points, so
+    /// the strip is the cloud at that level's detail; the root level always). Nodes are read on all
+    /// cores. Returns the points and whether deeper levels were left out for the budget.
+    pub fn gather(&self, filter: &PointFilter, max_points: u64) -> (Vec<pcv_io::Point>, bool) {
+        use rayon::prelude::*;
+        let all_classes = [u64::MAX; 4];
+        let may_pass = |h: &super::select::Hierarchy, i: u32| {
+            let (lo, hi) = h.local_box(i);
+            filter.box_may_pass(self.origin + lo.as_dvec3(), self.origin + hi.as_dvec3(), &all_classes)
+        };
+        // Each level's candidate nodes (tile, node), and their points.
+        let mut levels: Vec<(Vec<(u32, u32)>, u64)> = Vec::new();
+        let mut level: Vec<(u32, u32)> = self
+            .hierarchies
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| self.tiles[*t].stopped().is_none())
+            .filter_map(|(t, h)| h.find(pcv_io::octree::NodeKey::ROOT).map(|r| (t as u32, r)))
+            .filter(|&(t, r)| may_pass(&self.hierarchies[t as usize], r))
+            .collect();
+        let mut total = 0u64;
+        let mut truncated = false;
+        while !level.is_empty() {
+            let points: u64 = level.iter().map(|&(t, i)| self.hierarchies[t as usize].node(i).point_count).sum();
+            if !levels.is_empty() && total + points > max_points {
+                truncated = true;
+                break;
+            }
+            total += points;
+            let next = level
+                .iter()
+                .flat_map(|&(t, i)| {
+                    let h = &self.hierarchies[t as usize];
+                    h.children(i).iter().filter(move |&&c| may_pass(h, c)).map(move |&c| (t, c))
+                })
+                .collect();
+            levels.push((std::mem::replace(&mut level, next), points));
+        }
+        let mut fields = FieldSet::of(&filter.fields());
+        if let ColorSpec::Field { field, .. } = self.color {
+            fields = fields.with(field);
+        }
+        let nodes: Vec<(u32, u32)> = levels.into_iter().flat_map(|(l, _)| l).collect();
+        // The fields the readers need (the scene holds its loader's channel, which threads cannot share).
+        let (tiles, hierarchies, origin, color) = (&self.tiles, &self.hierarchies, self.origin, self.color);
+        let points = nodes
+            .par_iter()
+            .flat_map_iter(|&(t, i)| {
+                let src = &tiles[t as usize];
+                let node = hierarchies[t as usize].node(i);
+                match src.read_node(node, origin, fields) {
+                    Ok(mut np) => {
+                        super::loader::color_node(&mut np, &color, src.has_rgb());
+                        super::loader::keep(np, filter, origin)
+                    }
+                    Err(_) => Vec::new(),
+                }
+            })
+            .collect();
+        (points, truncated)
+    }
+
     /// What the loader's threads did so far.
     pub fn loader_counters(&self) -> super::loader::LoaderCounters {
         self.loader.counters()
