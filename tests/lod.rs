@@ -678,6 +678,11 @@ fn a_view_with_nodes_that_fail_completes_without_them_and_says_which() {
     let errors = lod.errors();
     assert!(!errors.is_empty());
     assert!(errors.iter().all(|e| e.contains("damaged.copc.laz") && e.contains("at byte")), "{errors:?}");
+    // The window's tile list shows the tile's failed nodes (red there, and its box).
+    let tiles = lod.tile_states();
+    assert_eq!(tiles.len(), 1);
+    assert_eq!(tiles[0].failed_nodes, lod.failed_nodes(), "{:?}", tiles[0]);
+    assert!(tiles[0].failed_nodes >= 1 && tiles[0].drawn_points < tiles[0].selected_points, "{:?}", tiles[0]);
 }
 
 #[test]
