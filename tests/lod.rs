@@ -182,6 +182,17 @@ fn tiles_share_one_origin_and_one_selection() {
     let (want_depth, _) = depth_and_colors(&mut resident, &frame.with_mode(RenderMode::Vis));
     let (got_depth, _) = depth_and_colors(&mut r, &frame);
     assert_eq!(got_depth, want_depth);
+    // Filtered (a box over the middle), the complete view still reads as whole for each tile: the
+    // shares count the nodes' own points, not the points the filter keeps.
+    let (c, half) =
+        (lod.origin() + lod.bounds().center().as_dvec3(), (lod.bounds().max - lod.bounds().min).as_dvec3() * 0.2);
+    let clip = pcv_io::filter::ClipBox::from_min_max(c - half, c + half, pcv_io::filter::Keep::Inside);
+    lod.set_filter(&pcv_io::filter::PointFilter { boxes: vec![clip], ..Default::default() }).unwrap();
+    refine(&mut lod, &mut r, &frame, cam.pose.eye);
+    assert!(lod.status().drawn_points < 150_000, "{:?}", lod.status());
+    for t in lod.tile_states() {
+        assert_eq!(t.drawn_points, t.selected_points, "{t:?}: filtered, complete");
+    }
 }
 
 #[test]

@@ -95,12 +95,10 @@ fn clip_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
             pcv_io::filter::Keep::Inside => CLIP_INSIDE,
             pcv_io::filter::Keep::Outside => CLIP_OUTSIDE,
         };
-        for (i, j) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
-            if let (Some(a), Some(b)) = (c[i], c[j]) {
-                dl.add_line(a.to_array(), b.to_array(), SHADOW).thickness(3.0).build();
-                dl.add_line(a.to_array(), b.to_array(), colour).thickness(1.5).build();
-            }
-        }
+        box_edges(&dl, &c, |dl, a, b| {
+            dl.add_line(a, b, SHADOW).thickness(3.0).build();
+            dl.add_line(a, b, colour).thickness(1.5).build();
+        });
     }
 }
 
@@ -130,10 +128,20 @@ fn tile_boxes(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
         } else {
             TILE_DONE
         };
-        for (i, j) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
-            if let (Some(a), Some(b)) = (c[i], c[j]) {
-                dl.add_line(a.to_array(), b.to_array(), colour).thickness(1.0).build();
-            }
+        box_edges(&dl, &c, |dl, a, b| dl.add_line(a, b, colour).thickness(1.0).build());
+    }
+}
+
+/// The 12 edges of a box whose 8 corners (bit 0: x, bit 1: y, bit 2: z high) are on screen at `c`,
+/// each drawn by `line`; an edge with a corner behind the camera is left out.
+fn box_edges(
+    dl: &imgui::DrawListMut<'_>,
+    c: &[Option<Vec2>],
+    line: impl Fn(&imgui::DrawListMut<'_>, [f32; 2], [f32; 2]),
+) {
+    for (i, j) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
+        if let (Some(a), Some(b)) = (c[i], c[j]) {
+            line(dl, a.to_array(), b.to_array());
         }
     }
 }

@@ -158,7 +158,8 @@ pub struct TileState {
     /// Its points' bounds in file coordinates.
     pub min: DVec3,
     pub max: DVec3,
-    /// Points of its nodes the last selection chose, and of those drawn (stale copies included).
+    /// Points of its nodes the last selection chose, and of those drawn fresh: the nodes' own counts,
+    /// before the filter (equal when the tile is drawn as far as the view asks).
     pub selected_points: u64,
     pub drawn_points: u64,
     /// Its nodes that could not be read or decoded.
@@ -669,9 +670,10 @@ impl LodScene {
             let h = &self.hierarchies[s.id.tile as usize];
             out[s.id.tile as usize].selected_points += h.node(s.id.node).point_count;
         }
-        for id in &self.last_drawn.0 {
-            let stale = self.last_stale.contains(id);
-            out[id.tile as usize].drawn_points += self.pool.copy_of(id, stale).map_or(0, |r| r.points);
+        // Nodes' points as the files hold them (before the filter), so a filtered view that is complete
+        // reads as whole; a stale copy does not count (its node is being read again).
+        for id in self.last_drawn.0.difference(&self.last_stale) {
+            out[id.tile as usize].drawn_points += self.hierarchies[id.tile as usize].node(id.node).point_count;
         }
         for id in &self.failed {
             out[id.tile as usize].failed_nodes += 1;
