@@ -241,14 +241,7 @@ fn dragging_a_copc_colour_range_reloads_once_when_let_go() {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();
     let las_path = dir.path().join("t.las");
-    let mut b = las::Builder::from((1, 2));
-    b.point_format = las::point::Format::new(1).unwrap();
-    b.transforms = las::Vector {
-        x: las::Transform { scale: 0.01, offset: 0.0 },
-        y: las::Transform { scale: 0.01, offset: 0.0 },
-        z: las::Transform { scale: 0.01, offset: 0.0 },
-    };
-    let mut w = las::Writer::from_path(&las_path, b.into_header().unwrap()).unwrap();
+    let mut w = centimetre_las(&las_path, 1);
     for i in 0..200 {
         for j in 0..200 {
             let k = (i * 200 + j) as f64;
@@ -325,6 +318,15 @@ fn ground_with_box(dir: &Path) -> PathBuf {
     let header = format!("ply\nformat ascii 1.0\nelement vertex {n}\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n");
     std::fs::write(&p, header + &text).unwrap();
     p
+}
+
+/// A LAS 1.2 writer of point format `format` at `path`, coordinates on a 1 cm grid from 0.
+fn centimetre_las(path: &Path, format: u8) -> las::Writer<std::io::BufWriter<std::fs::File>> {
+    let mut b = las::Builder::from((1, 2));
+    b.point_format = las::point::Format::new(format).unwrap();
+    let t = las::Transform { scale: 0.01, offset: 0.0 };
+    b.transforms = las::Vector { x: t, y: t, z: t };
+    las::Writer::from_path(path, b.into_header().unwrap()).unwrap()
 }
 
 /// UTM corner of the LAS test tile.
@@ -1479,13 +1481,7 @@ fn copc_tiles_are_listed_with_their_boxes_and_drawn_share() {
     let mut copcs = Vec::new();
     for (k, x0) in [0.0, 60.0].into_iter().enumerate() {
         let las_path = dir.path().join(format!("tile{k}.las"));
-        let mut b = las::Builder::from((1, 2));
-        b.transforms = las::Vector {
-            x: las::Transform { scale: 0.01, offset: 0.0 },
-            y: las::Transform { scale: 0.01, offset: 0.0 },
-            z: las::Transform { scale: 0.01, offset: 0.0 },
-        };
-        let mut w = las::Writer::from_path(&las_path, b.into_header().unwrap()).unwrap();
+        let mut w = centimetre_las(&las_path, 0);
         for i in 0..100 {
             for j in 0..100 {
                 let (x, y) = (x0 + i as f64 * 0.5, j as f64 * 0.5);

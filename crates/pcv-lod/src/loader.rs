@@ -239,22 +239,34 @@ fn worker(shared: &Shared, tx: &SyncSender<Loaded>, pool: Option<&rayon::ThreadP
 /// Reads one node and cuts it into batches (see the module doc).
 pub fn load(req: &Request) -> Loaded {
     let t = Instant::now();
-    // The fields the colour and the filter need (none for the plain read).
-    let mut fields = FieldSet::of(&req.filter.fields());
-    if let ColorSpec::Field { field, .. } = req.color {
-        fields = fields.with(field);
-    }
-    let read = req.source.read_node(&req.node, req.origin, fields);
+    let read = read_kept(req.source.as_ref(), &req.node, req.origin, &req.filter, &req.color);
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let result = read.map(|mut np| {
-        color_node(&mut np, &req.color, req.source.has_rgb());
-        let pts = keep(np, &req.filter, req.origin);
+    let result = read.map(|pts| {
         let g = grid_params(&pcv_io::Bounds::of_points(&pts), pts.len() as u64);
         prepare(&sort_by_cells(&g, &pts))
     });
     let (id, key, generation) = (req.id, req.node.key, req.generation);
     Loaded { id, key, generation, result, read_ms, prepare_ms: t.elapsed().as_secs_f64() * 1e3 }
+}
+
+/// Reads `node` of `source` with the fields `filter` and `color` need (none for the plain read),
+/// colours its points as `color` says and keeps those `filter` keeps: a node's points as the scene draws
+/// them, local to `origin`.
+pub fn read_kept(
+    source: &dyn NodeSource,
+    node: &OctreeNode,
+    origin: DVec3,
+    filter: &PointFilter,
+    color: &ColorSpec,
+) -> Result<Vec<pcv_io::Point>, NodeError> {
+    let mut fields = FieldSet::of(&filter.fields());
+    if let ColorSpec::Field { field, .. } = color {
+        fields = fields.with(*field);
+    }
+    let mut np = source.read_node(node, origin, fields)?;
+    color_node(&mut np, color, source.has_rgb());
+    Ok(keep(np, filter, origin))
 }
 
 /// Colours a node's points as `spec` says, from their own attributes ([`ColorSpec::color_points`]);

@@ -694,8 +694,8 @@ impl LodScene {
             let (lo, hi) = h.local_box(i);
             filter.box_may_pass(self.origin + lo.as_dvec3(), self.origin + hi.as_dvec3(), &all_classes)
         };
-        // Each level's candidate nodes (tile, node), and their points.
-        let mut levels: Vec<(Vec<(u32, u32)>, u64)> = Vec::new();
+        // The nodes taken (tile, node), a level at a time.
+        let mut nodes: Vec<(u32, u32)> = Vec::new();
         let mut level: Vec<(u32, u32)> = self
             .hierarchies
             .iter()
@@ -708,7 +708,7 @@ impl LodScene {
         let mut truncated = false;
         while !level.is_empty() {
             let points: u64 = level.iter().map(|&(t, i)| self.hierarchies[t as usize].node(i).point_count).sum();
-            if !levels.is_empty() && total + points > max_points {
+            if !nodes.is_empty() && total + points > max_points {
                 truncated = true;
                 break;
             }
@@ -720,27 +720,15 @@ impl LodScene {
                     h.children(i).iter().filter(move |&&c| may_pass(h, c)).map(move |&c| (t, c))
                 })
                 .collect();
-            levels.push((std::mem::replace(&mut level, next), points));
+            nodes.append(&mut std::mem::replace(&mut level, next));
         }
-        let mut fields = FieldSet::of(&filter.fields());
-        if let ColorSpec::Field { field, .. } = self.color {
-            fields = fields.with(field);
-        }
-        let nodes: Vec<(u32, u32)> = levels.into_iter().flat_map(|(l, _)| l).collect();
-        // The fields the readers need (the scene holds its loader's channel, which threads cannot share).
+        // What the readers need (the scene holds its loader's channel, which threads cannot share).
         let (tiles, hierarchies, origin, color) = (&self.tiles, &self.hierarchies, self.origin, self.color);
         let points = nodes
             .par_iter()
             .flat_map_iter(|&(t, i)| {
-                let src = &tiles[t as usize];
                 let node = hierarchies[t as usize].node(i);
-                match src.read_node(node, origin, fields) {
-                    Ok(mut np) => {
-                        super::loader::color_node(&mut np, &color, src.has_rgb());
-                        super::loader::keep(np, filter, origin)
-                    }
-                    Err(_) => Vec::new(),
-                }
+                super::loader::read_kept(tiles[t as usize].as_ref(), node, origin, filter, &color).unwrap_or_default()
             })
             .collect();
         (points, truncated)

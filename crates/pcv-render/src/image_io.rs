@@ -32,9 +32,8 @@ impl Frame {
 
     /// Rows top to bottom as RGBA bytes (PNG order).
     pub fn to_rgba_top_down(&self) -> Vec<u8> {
-        let w = self.width as usize;
         let mut out = Vec::with_capacity(self.pixels.len() * 4);
-        for p in &self.pixels[..w * self.height as usize] {
+        for p in &self.pixels {
             out.extend_from_slice(&p.to_le_bytes());
         }
         out
