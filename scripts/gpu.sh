@@ -37,7 +37,7 @@ helpers=$root/scripts/gpu
 
 # name | device kind | carry (paths under the checkout) | what it does | its settings (environment, defaults)
 scenarios=(
-  "checks|nvidia-h200|.gpu/gl .gpu/bin|GPU tests (--include-ignored), compute-sanitizer memcheck, pcv render cuda vs cpu|ptx, cuda_vs_cpu, pick, lod, external_arrays; multi_gpu with 2+ GPUs (MULTI_SHARES=1: two shares of one GPU); SKIP=\"NAME...\" leaves steps out; PCV_POSE (-3,0,0,0,0) the render's camera"
+  "checks|nvidia-h200|.gpu/gl .gpu/bin|GPU tests (--include-ignored), compute-sanitizer memcheck, pcv render cuda vs cpu (standard and high quality)|ptx, cuda_vs_cpu, pick, lod, external_arrays; multi_gpu with 2+ GPUs (MULTI_SHARES=1: two shares of one GPU); SKIP=\"NAME...\" leaves steps out; PCV_POSE (-3,0,0,0,0) the render's camera"
   "bench|nvidia-h200|.gpu/bin/pcv .gpu/seed_numba_bench.py|pcv bench --backend cuda at every pose (default 1B points, culled)|POINTS (1B) MODES (culled) SIZE (1920x1080) WARMUP (5) FRAMES (15) LIMIT (570 s); PEER=1 the numba prototype beside it; PLOT=1 an SVG; extra arguments go to pcv bench; PCV= another build, compared side by side"
   "ncu|nvidia-h200|.gpu/bin/pcv|Nsight Compute profile of the raster kernel at 1B points, start pose|POINTS (1B) MODES (culled,quant)"
   "window|nvidia-h200|.gpu/gl .gpu/x .gpu/start-x.sh .gpu/bin/pcv|the viewer in a window (Xvfb + NVIDIA GLX) vs pcv render; pcv bench --window (each stage's GPU ms)|POINTS (10M,1B) MODES (culled) for bench --window"
@@ -265,6 +265,10 @@ sc_checks() {
           step "memcheck-$t" timeout 120 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
             "$pcv" bench --backend cuda --points 2M --mode "$t" --warmup 1 --frames 2 --size 1280x720
         done
+        # High quality's blend and resolve, every point (vis) and the batches in view (culled, quant).
+        step memcheck-high timeout 180 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
+          "$pcv" bench --backend cuda --points 2M --mode vis,culled,quant --quality high --point-size 1,3 \
+          --warmup 1 --frames 2 --size 1280x720
       } >"$out/memcheck.log" 2>&1
     else
       echo "compute-sanitizer not found" >"$out/memcheck.log"
@@ -275,6 +279,12 @@ sc_checks() {
       step "render-$t" "$pcv" render --backend "$t" --points 10M --seed 1 --size 1920x1080 --camera="$pose" -o "$out/$t.png"
     done
     step png-diff python3 "$helpers/png-diff.py" "$out/cuda.png" "$out/cpu.png"
+    # High quality: the blended frame on both backends (integer sums: the same bits).
+    for t in cuda cpu; do
+      step "render-$t-high" "$pcv" render --backend "$t" --points 10M --seed 1 --size 1920x1080 --camera="$pose" \
+        --mode culled --quality high -o "$out/$t-high.png"
+    done
+    step png-diff-high python3 "$helpers/png-diff.py" "$out/cuda-high.png" "$out/cpu-high.png"
   } >>"$out/render.log" 2>&1
   head -3 "$out/render.log"
   grep -hE "^== |^link_bin_exe|test result|panicked|ERROR SUMMARY|differ \(" "$out"/tests.log "$out"/cuda_vs_cpu.log "$out"/memcheck.log "$out"/render.log 2>/dev/null

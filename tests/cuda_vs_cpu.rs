@@ -26,6 +26,7 @@ use pcv_render::cpu::CpuRasterizer;
 use pcv_render::cuda::memory::DeviceBuffer;
 use pcv_render::cuda::{context, CudaRasterizer, KERNELS};
 use pcv_render::gpu_data::{FrameUniforms, Point};
+use pcv_render::look::Quality;
 use pcv_render::twins::project::project;
 use pcv_render::{FrameParams, Rasterizer, RenderError, RenderMode, Target};
 use std::collections::HashMap;
@@ -423,7 +424,14 @@ fn post_passes_and_picking_match_cpu_twin() {
     let spacing_m = pcv_io::spacing::estimate(&lazy);
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
-    let look = |point_size, shape, edl, background, splat| Look { point_size, shape, edl, background, splat };
+    let look = |point_size, shape, edl, background, splat| Look {
+        point_size,
+        shape,
+        edl,
+        background,
+        splat,
+        quality: Quality::Standard,
+    };
     let (round, square) = (PointShape::Round, PointShape::Square);
     let (gather, scatter) = (SplatMethod::Gather, SplatMethod::Scatter);
     let adaptive = PointSize::Adaptive { max_px: 8 };
@@ -511,6 +519,66 @@ fn post_passes_and_picking_match_cpu_twin() {
     }
     assert!(picks > 20, "only {picks} picks hit a point");
     println!("post passes: every deterministic image equal to the CPU twin's; {picks} picks equal on both backends");
+}
+
+/// High quality (the blend pass and its resolve) on CUDA equals the CPU backend's, which runs the twins:
+/// the sums are integers, so every image must match to the bit, in the vis mode (every point blended)
+/// and the culled modes (the batches in view), with point sizes and EDL, perspective and orthographic.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn high_quality_matches_the_cpu_twin() {
+    use pcv_render::look::{Background, Edl, Look, PointSize};
+    let Some(mut cuda) = cuda_or_skip("high quality") else { return };
+    let seed = 5;
+    let lazy = scene::lazy(2_000_000, seed);
+    cuda.upload(&lazy).expect("cuda upload");
+    let sorted = cuda.download_points().expect("download");
+    let mut cpu = CpuRasterizer::new();
+    cpu.upload_in_order(sorted);
+    let spacing_m = pcv_io::spacing::estimate(&lazy);
+    let high = Look { quality: Quality::High, ..Look::PLAIN };
+    let looks = [
+        high,
+        Look { point_size: PointSize::Fixed(3), ..high },
+        Look {
+            point_size: PointSize::Adaptive { max_px: 8 },
+            edl: Some(Edl::DEFAULT),
+            background: Background::GRADIENT,
+            ..high
+        },
+    ];
+    let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
+    let mut frames = 0;
+    for ((name, pose), ortho) in poses(seed)[..4].iter().flat_map(|p| [(p, false), (p, true)]) {
+        camera.projection = pcv_camera::Projection::Perspective;
+        camera.pose = *pose;
+        camera.set_projection(ortho);
+        for &(w, h) in &[(1920u32, 1080u32), (333, 97)] {
+            for look in &looks {
+                let base = FrameParams::new(camera.clip_from_world(w, h), w, h)
+                    .with_look(*look)
+                    .with_depth_range(camera.depth_range().near, camera.depth_range().far)
+                    .with_spacing(spacing_m);
+                for mode in [RenderMode::Vis, RenderMode::Culled, RenderMode::Culled, RenderMode::Quant] {
+                    let f = base.with_mode(mode);
+                    let l = format!("{name}{} {w}x{h} {} {:?}", if ortho { " (ortho)" } else { "" }, mode.name(), look);
+                    let n = f.num_pixels();
+                    let (mut gpu, mut cpu_px) = (vec![0u32; n], vec![0u32; n]);
+                    let gs = cuda.render(&f, Target::Host(&mut gpu)).expect("cuda render");
+                    cpu.render(&f, Target::Host(&mut cpu_px)).expect("cpu render");
+                    let names: Vec<&str> = gs.passes.iter().map(|p| p.name).collect();
+                    assert!(names.contains(&"blend"), "{l}: no blend pass in {names:?}");
+                    if let Some((i, g, c)) = first_mismatch(&gpu, &cpu_px) {
+                        panic!("{l}: image differs from the CPU twin's at pixel {i}: cuda {g:#010x}, cpu {c:#010x}");
+                    }
+                    let blend_ms = gs.pass_ms("blend").unwrap_or(0.0);
+                    println!("{l}: identical to the CPU twin; blend {blend_ms:.3} ms of {:.3} ms", gs.total_ms);
+                    frames += 1;
+                }
+            }
+        }
+    }
+    println!("high quality: {frames} frames equal to the CPU twin's");
 }
 
 /// A scene prepared a chunk at a time (as scenes past ~3 billion points are) draws the same depth as
@@ -730,7 +798,20 @@ fn filtered_frame_equals_the_twins(
         panic!("{l}: depth differs from the twin at pixel {i}: cuda {g:#x}, twin {c:#x}");
     }
     let mut twin_px = vec![0u32; fm.num_pixels()];
-    pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
+    if fm.look.blends(fm.mode) {
+        // High quality: the twins' blend over the batches in view that the filter lets through.
+        use pcv_render::twins::{blend, culled};
+        let (f, u) = (fm.uniforms(), fm.post_uniforms());
+        let accum = blend::blend_sums(fm.width_px, fm.height_px);
+        let t = blend::BlendTarget { u: &u, vis: &vis, colors: &table.colors, accum: &accum };
+        let (hp, hzb) = culled::final_pyramid(&f, &vis);
+        let list = culled::blend_cull(&f, &u, Some(fl), &hp, &table.batches, &hzb);
+        let quant = fm.mode == RenderMode::Quant;
+        culled::blend_list(&f, Some(fl), &table.batches, &list, &table.positions, &table.quant, quant, &t);
+        blend::blend_resolve(&f, &vis, &table.colors, &accum, &mut twin_px);
+    } else {
+        pcv_render::twins::vis::vis_resolve(&fm.uniforms(), &vis, &table.colors, &mut twin_px);
+    }
     if let Some((i, g, c)) = first_mismatch(&gpu, &twin_px) {
         panic!("{l}: image differs from the twin at pixel {i}: cuda {g:#010x}, twin {c:#010x}");
     }
@@ -793,9 +874,13 @@ fn filtered_culled_modes_match_the_twins() {
             camera.pose = *pose;
             let (w, h) = (640, 360);
             let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
-            for mode in [RenderMode::Culled, RenderMode::Culled, RenderMode::Quant, RenderMode::Quant] {
-                let fm = frame.with_mode(mode);
-                let l = format!("{label} {name} {}", mode.name());
+            let high = pcv_render::look::Look { quality: Quality::High, ..pcv_render::look::Look::PLAIN };
+            let (culled, quant) = (RenderMode::Culled, RenderMode::Quant);
+            for (mode, hq) in
+                [(culled, false), (culled, false), (quant, false), (quant, false), (culled, true), (quant, true)]
+            {
+                let fm = if hq { frame.with_mode(mode).with_look(high) } else { frame.with_mode(mode) };
+                let l = format!("{label} {name} {}{}", mode.name(), if hq { " high quality" } else { "" });
                 let (gs, gpu, _) = filtered_frame_equals_the_twins(&mut cuda, &fm, &table, &fl, &mut visible, &l);
                 let hidden = gpu.iter().filter(|&&c| c & 0xff == 5 && (c >> 24) == 255).count();
                 println!(

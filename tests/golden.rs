@@ -13,7 +13,7 @@ use pcv_camera::{FlyCamera, Pose};
 use pcv_io::scene;
 use pcv_render::cpu::CpuRasterizer;
 use pcv_render::image_io::Frame;
-use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, Quality, SplatMethod};
 use pcv_render::{FrameParams, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use std::path::Path;
 
@@ -134,6 +134,7 @@ fn point_size_3_with_edl_on_a_gradient() {
         edl: Some(Edl::DEFAULT),
         background: Background::GRADIENT,
         splat: SplatMethod::Gather,
+        quality: Quality::Standard,
     };
     check_look_golden("look_vis_point3_edl_gradient_160x90", RenderMode::Vis, look);
 }
@@ -146,6 +147,7 @@ fn adaptive_points_with_edl_on_white() {
         edl: Some(Edl::DEFAULT),
         background: Background::WHITE,
         splat: SplatMethod::Gather,
+        quality: Quality::Standard,
     };
     check_look_golden("look_vis_adaptive_edl_white_160x90", RenderMode::Vis, look);
 }
@@ -158,6 +160,7 @@ fn point_size_5_on_gray_in_packed_mode() {
         edl: None,
         background: Background::GRAY,
         splat: SplatMethod::Gather,
+        quality: Quality::Standard,
     };
     check_look_golden("look_packed_point5_gray_160x90", RenderMode::Packed, look);
 }
@@ -170,6 +173,7 @@ fn square_points_of_5_px_on_gray() {
         edl: None,
         background: Background::GRAY,
         splat: SplatMethod::Gather,
+        quality: Quality::Standard,
     };
     check_look_golden("look_vis_square5_gray_160x90", RenderMode::Vis, look);
 }
@@ -178,4 +182,23 @@ fn square_points_of_5_px_on_gray() {
 fn edl_alone_on_black() {
     let look = Look { edl: Some(Edl { strength: 2.0, radius_px: 2.0 }), ..Look::PLAIN };
     check_look_golden("look_vis_edl2_black_160x90", RenderMode::Vis, look);
+}
+
+#[test]
+fn high_quality_points_in_the_culled_mode() {
+    // The blend's sums are integers: the image is deterministic, whatever the thread order.
+    let look = Look { quality: Quality::High, ..Look::PLAIN };
+    check_look_golden("look_culled_high_quality_160x90", RenderMode::Culled, look);
+}
+
+#[test]
+fn high_quality_adaptive_points_with_edl_in_the_vis_mode() {
+    let look = Look {
+        point_size: PointSize::Adaptive { max_px: 8 },
+        edl: Some(Edl::DEFAULT),
+        background: Background::GRADIENT,
+        quality: Quality::High,
+        ..Look::PLAIN
+    };
+    check_look_golden("look_vis_high_quality_adaptive_edl_160x90", RenderMode::Vis, look);
 }

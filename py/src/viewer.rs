@@ -216,6 +216,7 @@ impl Viewer {
             edl: Some(Edl::DEFAULT),
             background: Background::GRADIENT,
             splat: SplatMethod::Gather,
+            quality: pcv_render::look::Quality::Standard,
         };
         let Options { mode, look, spacing_m } =
             options(mode, point_size, point_shape, edl, background, spacing, default)?;

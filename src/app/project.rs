@@ -3,7 +3,7 @@
 //! How it works: a [`Project`] is a versioned JSON document ([`VERSION`]; a newer one is refused with
 //! both versions named) of the sources (paths relative to the project's folder where they lie under
 //! it, else absolute; URLs as given), the camera (pose in file coordinates as `--camera` takes it, up
-//! axis, projection), the controller, the look (point size, shape, EDL, background) and colour mode,
+//! axis, projection), the controller, the look (point size, shape, EDL, background, quality) and colour mode,
 //! the filter and clip volumes (boxes with their rotation), the layers' visibility, the bookmarks, the
 //! measurements and the notes. [`Project::from_state`] takes them from the window; the command line turns a
 //! project into the options it opens with ([`Project::start`], [`Project::filter`], [`Project::look`])
@@ -14,7 +14,7 @@ use glam::{DQuat, DVec3};
 use pcv_camera::{PoseArg, Projection, UpAxis};
 use pcv_io::filter::{ClipBox, ClipPlane, Keep, PointFilter, RangeOf, Returns, ValueRange};
 use pcv_model::measure::Measurement;
-use pcv_render::look::{Background, Edl, Look, PointShape, PointSize};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, Quality};
 use std::path::{Path, PathBuf};
 
 /// The version this pcv writes and the newest it reads.
@@ -93,6 +93,13 @@ pub struct LookState {
     /// EDL strength and radius in pixels (`None`: off).
     pub edl: Option<[f32; 2]>,
     pub background: String,
+    /// "standard" or "high" (absent in files written before it: standard).
+    #[serde(default, skip_serializing_if = "is_standard")]
+    pub quality: String,
+}
+
+fn is_standard(q: &str) -> bool {
+    q.is_empty() || q == "standard"
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -232,6 +239,7 @@ impl Project {
                 shape: s.look.shape.to_string(),
                 edl: s.look.edl.map(|e| [e.strength, e.radius_px]),
                 background: s.look.background.to_string(),
+                quality: s.look.quality.to_string(),
             },
             color: s.color_mode.to_string(),
             filter: FilterState::of(&s.layers.filter),
@@ -313,6 +321,7 @@ impl Project {
             shape: if l.shape == "square" { PointShape::Square } else { PointShape::Round },
             edl: l.edl.map(|[strength, radius_px]| Edl { strength, radius_px }),
             background: Background::parse(&l.background).unwrap_or(base.background),
+            quality: if l.quality == "high" { Quality::High } else { Quality::Standard },
             ..base
         }
     }
@@ -414,6 +423,7 @@ mod tests {
                 shape: "square".into(),
                 edl: Some([1.5, 2.0]),
                 background: "black".into(),
+                quality: "high".into(),
             },
             color: "classification".into(),
             filter: FilterState::default(),
@@ -446,6 +456,7 @@ mod tests {
             (PointSize::Fixed(3), PointShape::Square, Background::BLACK)
         );
         assert_eq!(look.edl, Some(Edl { strength: 1.5, radius_px: 2.0 }));
+        assert_eq!(look.quality, Quality::High);
         // A newer version, something else, a broken field.
         let newer = dir.path().join("newer.pcv.json");
         std::fs::write(&newer, r#"{"pcv_project": 7, "anything": true}"#).unwrap();

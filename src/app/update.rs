@@ -19,6 +19,7 @@ use crate::input::Action;
 use glam::Vec2;
 use pcv_camera::{MoveInput, NavCtx, UpAxis};
 use pcv_io::attributes::{self, ColorMode};
+use pcv_render::look::Quality;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -327,6 +328,19 @@ pub fn apply(s: &mut AppState, action: Action, ctx: &mut UpdateCtx<'_>) -> Effec
                 (false, false) => "lengths in the file's units (no coordinate system names them)".to_string(),
             });
             Effects { redraw_ui: true, ..Default::default() }
+        }
+        Action::ToggleQuality => {
+            let q = s.look.quality.other();
+            s.look.quality = q;
+            let note = match (q, pcv_render::look::quality_modes(s.mode)) {
+                (Quality::High, true) => "high-quality points: near points blended".to_string(),
+                (Quality::High, false) => {
+                    format!("high-quality points: shown in the vis, culled and quant modes (not {})", s.mode.name())
+                }
+                (Quality::Standard, _) => "standard points: the nearest of each pixel".to_string(),
+            };
+            s.messages.info(note);
+            Effects { redraw_scene: true, redraw_ui: true, ..Default::default() }
         }
         Action::ToggleEdl => {
             let edl = if s.look.edl.is_some() { None } else { Some(s.edl_memory) };
@@ -1304,6 +1318,11 @@ mod tests {
         assert_eq!(s.look.shape, PointShape::Round);
         s.look.point_size = PointSize::Fixed(1);
         assert!(!apply(&mut s, Action::SetPointShape(None), ctx).redraw_scene);
+        // J: high quality and back.
+        assert!(apply(&mut s, Action::ToggleQuality, ctx).redraw_scene);
+        assert_eq!(s.look.quality, Quality::High);
+        apply(&mut s, Action::ToggleQuality, ctx);
+        assert_eq!(s.look.quality, Quality::Standard);
         // EDL off and back on with the settings it had.
         apply(&mut s, Action::SetEdl(Some(Edl { strength: 2.5, radius_px: 2.0 })), ctx);
         apply(&mut s, Action::ToggleEdl, ctx);

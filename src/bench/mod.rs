@@ -24,7 +24,7 @@ use pcv_camera::FlyCamera;
 use pcv_io::filter::PointFilter;
 use pcv_io::PointCloud;
 use pcv_render::gpu_data::BATCH_POINTS;
-use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
+use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, Quality, SplatMethod};
 use pcv_render::{BatchCounts, FrameParams, FrameStats, Rasterizer, RenderError, RenderMode, Target};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -216,7 +216,14 @@ pub fn looks(
         for (k, &shape) in shapes.iter().enumerate() {
             for &splat in splats {
                 for &on in edl {
-                    let look = Look { point_size, shape, edl: on.then_some(Edl::DEFAULT), background, splat };
+                    let look = Look {
+                        point_size,
+                        shape,
+                        edl: on.then_some(Edl::DEFAULT),
+                        background,
+                        splat,
+                        quality: Quality::Standard,
+                    };
                     let splats = look.splats();
                     if splats || (splat == SplatMethod::Gather && k == 0) {
                         looks.push(look);
@@ -226,6 +233,15 @@ pub fn looks(
         }
     }
     looks
+}
+
+/// Each of `looks` in each of `qualities` (in that order: every look in the first quality, then the
+/// next); none: as they are.
+pub fn with_qualities(looks: Vec<Look>, qualities: &[Quality]) -> Vec<Look> {
+    if qualities.is_empty() {
+        return looks;
+    }
+    qualities.iter().flat_map(|&quality| looks.iter().map(move |l| Look { quality, ..*l })).collect()
 }
 
 /// Uploads `cloud` with `filter` applied: by the culled passes where the backend can (every point
@@ -330,6 +346,9 @@ pub fn run(
                     if look.splat == pcv_render::look::SplatMethod::Scatter && mode != RenderMode::Vis && look.splats()
                     {
                         continue; // only the vis mode scatters; the others would repeat the gather's run
+                    }
+                    if look.quality == Quality::High && !pcv_render::look::quality_modes(mode) {
+                        continue; // reference and packed draw standard quality: the standard run says it
                     }
                     let frame = FrameParams::new(clip_from_world, opts.width_px, opts.height_px)
                         .with_mode(mode)
@@ -461,10 +480,10 @@ pub fn look_label(look: &Look) -> String {
         PointShape::Square if look.splats() => format!("{size}(square)"),
         _ => size,
     };
-    if look.edl.is_some() {
-        format!("{size}+edl")
-    } else {
-        size
+    let size = if look.edl.is_some() { format!("{size}+edl") } else { size };
+    match look.quality {
+        Quality::High => format!("{size}+hq"),
+        Quality::Standard => size,
     }
 }
 
@@ -641,6 +660,12 @@ mod tests {
         // Square points only where a point is larger than a pixel.
         let l = looks(&sizes, &[PointShape::Round, PointShape::Square], &splats[..1], &[false], black, false);
         assert_eq!(l.iter().map(look_label).collect::<Vec<_>>(), ["1px", "3px", "3px(square)"]);
+        // Each look in each quality.
+        let l = with_qualities(
+            looks(&sizes, &[], &splats[..1], &[false], black, false),
+            &[Quality::Standard, Quality::High],
+        );
+        assert_eq!(l.iter().map(look_label).collect::<Vec<_>>(), ["1px", "3px", "1px+hq", "3px+hq"]);
     }
 
     #[test]

@@ -103,6 +103,8 @@ pub enum Action {
     SetPointShape(Option<PointShape>),
     /// Eye-dome lighting on (with the last settings) or off.
     ToggleEdl,
+    /// High quality (near points blended) on or off (J).
+    ToggleQuality,
     /// Lengths in metres, or in the file's own units (N).
     ToggleMetres,
     SetEdl(Option<Edl>),

@@ -87,6 +87,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { input: "+ / -", does: "point size larger / smaller (adaptive: its largest size)" },
     Binding { input: "G", does: "round / square points" },
     Binding { input: "L", does: "eye-dome lighting on / off" },
+    Binding { input: "J", does: "high-quality points on / off (near points blended)" },
     Binding { input: "N", does: "lengths in metres / in the file's units (ft, ftUS, ...)" },
     Binding { input: "B", does: "next background: gradient, black, gray, white" },
     Binding { input: "M", does: "next render mode" },
@@ -346,6 +347,7 @@ fn key_action(key: Key, mods: &Mods) -> Option<Action> {
         Key::Minus | Key::KpSubtract | Key::LeftBracket => Action::PointSizeStep(-1),
         Key::G => Action::SetPointShape(None),
         Key::L => Action::ToggleEdl,
+        Key::J => Action::ToggleQuality,
         Key::N => Action::ToggleMetres,
         Key::B => Action::NextBackground,
         Key::X => Action::NextClipBox,
@@ -503,6 +505,7 @@ mod tests {
         assert_eq!(press(&mut k, Key::KpAdd, Mods::default()), vec![Action::PointSizeStep(1)]);
         assert_eq!(press(&mut k, Key::Minus, Mods::default()), vec![Action::PointSizeStep(-1)]);
         assert_eq!(press(&mut k, Key::L, Mods::default()), vec![Action::ToggleEdl]);
+        assert_eq!(press(&mut k, Key::J, Mods::default()), vec![Action::ToggleQuality]);
         assert_eq!(press(&mut k, Key::G, Mods::default()), vec![Action::SetPointShape(None)]);
         assert_eq!(press(&mut k, Key::B, Mods::default()), vec![Action::NextBackground]);
         assert!(press(&mut k, Key::W, Mods::default()).is_empty());

@@ -16,7 +16,7 @@ use imgui::Condition;
 use pcv_camera::{ControllerKind, UpAxis, View};
 use pcv_io::attributes::{self, ColorMode, ColorSpec, Field, Ramp};
 use pcv_io::filter::{PointFilter, Returns};
-use pcv_render::look::{Background, PointShape, PointSize};
+use pcv_render::look::{Background, PointShape, PointSize, Quality};
 use pcv_render::RenderMode;
 
 /// Where text wraps, in pixels from the panel's left edge.
@@ -874,6 +874,15 @@ fn look(ui: &imgui::Ui, s: &AppState, actions: &mut Vec<Action>) {
     let mut square = s.look.shape == PointShape::Square;
     if ui.checkbox("square points (G)", &mut square) {
         actions.push(Action::SetPointShape(Some(if square { PointShape::Square } else { PointShape::Round })));
+    }
+    let mut high = s.look.quality == Quality::High;
+    if ui.checkbox("high-quality points (J)", &mut high) {
+        actions.push(Action::ToggleQuality);
+    }
+    if ui.is_item_hovered() {
+        ui.tooltip_text(
+            "Blends the points within 1 % of each pixel's nearest: smoother, steadier images, a second pass",
+        );
     }
     let mut edl_on = s.look.edl.is_some();
     if ui.checkbox("eye-dome lighting (L)", &mut edl_on) {

@@ -93,8 +93,12 @@ __device__ __forceinline__ float pcv_depth_rounding(const FrameUniforms& f, cons
 // finest at which it spans at most 8 x 8 cells (fewer, coarser cells reach past the batch's silhouette
 // into empty pixels, whose depth 1.0 hides nothing). Strictly behind: a point at exactly the stored depth
 // could still win a tie, so it is never culled.
-__device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const HzbParams& h, const Batch& b,
-                                                   const uint32_t* __restrict__ hzb) {
+//
+// pcv_batch_under_pyramid is the comparison's first half: the box's lowered nearest depth in *d_low and
+// the largest pyramid depth under its rectangle in *hmax, or false where the box cannot be compared.
+__device__ __forceinline__ bool pcv_batch_under_pyramid(const FrameUniforms& f, const HzbParams& h, const Batch& b,
+                                                        const uint32_t* __restrict__ hzb, float* d_low_out,
+                                                        uint32_t* hmax_out) {
     const float* m = f.screen_from_world;
     float xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY, dmin = INFINITY, wmin = INFINITY;
     for (int c = 0; c < 8; ++c) {
@@ -123,7 +127,16 @@ __device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const
     uint32_t hmax = 0;
     for (uint32_t cy = cy0; cy <= cy1; ++cy)
         for (uint32_t cx = cx0; cx <= cx1; ++cx) hmax = max(hmax, hzb[h.offset[l] + cy * h.width[l] + cx]);
-    return d_low > __uint_as_float(hmax);
+    *d_low_out = d_low;
+    *hmax_out = hmax;
+    return true;
+}
+
+__device__ __forceinline__ bool pcv_batch_occluded(const FrameUniforms& f, const HzbParams& h, const Batch& b,
+                                                   const uint32_t* __restrict__ hzb) {
+    float d_low;
+    uint32_t hmax;
+    return pcv_batch_under_pyramid(f, h, b, hzb, &d_low, &hmax) && d_low > __uint_as_float(hmax);
 }
 
 // Decodes coordinate k of a quantized word (x in bits 0-9, y in 10-19, z in 20-29).

@@ -25,6 +25,7 @@
 #include "project.cuh"
 #include "batch.cuh"
 #include "filter.cuh"
+#include "blend.cuh"
 
 template <bool FILTER>
 __device__ __forceinline__ void pcv_cull_phase1_impl(const FrameUniforms& f, const FilterUniforms* fu, const FilterColumns* fc,
@@ -105,13 +106,18 @@ extern "C" __global__ void pcv_cull_phase2_filtered(FrameUniforms f, const __gri
 // image: points moved by less than half a pixel). A plain loop, a point a thread a step: a shared-memory
 // tile of the batch's pixels and four points a thread a step were both measured slower on the H200
 // (results/README.md).
-template <bool QUANT, bool FILTER>
+//
+// With BLEND (pcv_blend_list), the same points take high quality's blend step (blend.cuh) against the
+// final buffer instead of the atomic min, and nothing is counted.
+template <bool QUANT, bool FILTER, bool BLEND>
 __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, const FilterUniforms* fu, const FilterColumns* fc,
                                                      const Batch* __restrict__ batches,
                                                      const uint32_t* __restrict__ list, const uint32_t* __restrict__ count,
                                                      const float* __restrict__ positions, const uint32_t* __restrict__ quant,
                                                      unsigned long long* __restrict__ vis, uint32_t* __restrict__ counters,
-                                                     uint32_t num_batches) {
+                                                     uint32_t num_batches, const PostUniforms* u = nullptr,
+                                                     const uint32_t* __restrict__ colors = nullptr,
+                                                     unsigned long long* __restrict__ accum = nullptr) {
     const uint32_t n = min(*count, num_batches);
     for (uint32_t e = blockIdx.x; e < n; e += gridDim.x) {
         const uint32_t b = list[e];
@@ -120,7 +126,7 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
         const bool coarse = pcv_batch_quantized_ok(f, bb);
         bool test = false;  // uniform across the block: every thread computes the same summary test
         if constexpr (FILTER) test = pcv_filter_batch(*fu, *fc, b, bb) == PCV_FILTER_SOME;
-        if (threadIdx.x == 0) atomicAdd(counters + (coarse ? PCV_COUNT_QUANTIZED : PCV_COUNT_FULL), 1u);
+        if (!BLEND && threadIdx.x == 0) atomicAdd(counters + (coarse ? PCV_COUNT_QUANTIZED : PCV_COUNT_FULL), 1u);
         const uint64_t first = (uint64_t)b * PCV_BATCH_POINTS;
         // With kept lists, a straddling batch draws its list's points (decided when the filter was set,
         // from full-precision positions) and tests none.
@@ -153,9 +159,13 @@ __device__ __forceinline__ void pcv_raster_list_impl(const FrameUniforms& f, con
             }
             uint32_t px, py, d;
             if (!pcv_project(f, x, y, z, &px, &py, &d)) continue;
-            unsigned long long v = PCV_WORD(d, i);
-            unsigned long long* cell = vis + (size_t)py * f.width + px;
-            if (v < *cell) atomicMin(cell, v);
+            if constexpr (BLEND) {
+                pcv_blend_at(f, *u, px, py, d, __ldg(colors + i), vis, accum);
+            } else {
+                unsigned long long v = PCV_WORD(d, i);
+                unsigned long long* cell = vis + (size_t)py * f.width + px;
+                if (v < *cell) atomicMin(cell, v);
+            }
         }
     }
 }
@@ -164,7 +174,7 @@ extern "C" __global__ void pcv_raster_list(FrameUniforms f, const Batch* __restr
                                            const uint32_t* __restrict__ count, const float* __restrict__ positions,
                                            const uint32_t* __restrict__ quant, unsigned long long* __restrict__ vis,
                                            uint32_t* __restrict__ counters, uint32_t num_batches) {
-    pcv_raster_list_impl<false, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
+    pcv_raster_list_impl<false, false, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
 }
 
 extern "C" __global__ void pcv_raster_list_quant(FrameUniforms f, const Batch* __restrict__ batches,
@@ -172,7 +182,7 @@ extern "C" __global__ void pcv_raster_list_quant(FrameUniforms f, const Batch* _
                                                  const float* __restrict__ positions, const uint32_t* __restrict__ quant,
                                                  unsigned long long* __restrict__ vis, uint32_t* __restrict__ counters,
                                                  uint32_t num_batches) {
-    pcv_raster_list_impl<true, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
+    pcv_raster_list_impl<true, false, false>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, counters, num_batches);
 }
 
 // As pcv_raster_list and pcv_raster_list_quant (`quant` 1), with the filter: `fc` holds the columns of
@@ -184,8 +194,76 @@ extern "C" __global__ void pcv_raster_list_filtered(FrameUniforms f, const __gri
                                                     const uint32_t* __restrict__ quant, unsigned long long* __restrict__ vis,
                                                     uint32_t* __restrict__ counters, uint32_t num_batches, uint32_t use_quant) {
     if (use_quant) {
-        pcv_raster_list_impl<true, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
+        pcv_raster_list_impl<true, true, false>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
     } else {
-        pcv_raster_list_impl<false, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
+        pcv_raster_list_impl<false, true, false>(f, &fu, &fc, batches, list, count, positions, quant, vis, counters, num_batches);
+    }
+}
+
+// High quality in the culled modes (blend.cu): pcv_blend_cull lists every batch in the view (and, with
+// the filter, that may hold a passing point) that is not wholly past the blend window of the final
+// buffer (pcv_batch_beyond_window, against a pyramid of the final buffer: a point hidden by less than
+// the window may lie in a batch the frame's occlusion test skipped, so the draw's lists will not do),
+// after PCV_COUNT_LIST_BLEND. pcv_blend_list then takes the blend step
+// for their points, read as pcv_raster_list reads them (quantized words where the quant mode drew them,
+// kept lists, filter tests), so exactly the drawn points blend.
+template <bool FILTER>
+__device__ __forceinline__ void pcv_blend_cull_impl(const FrameUniforms& f, const PostUniforms& u, const FilterUniforms* fu,
+                                                    const FilterColumns* fc, const HzbParams& h,
+                                                    const Batch* __restrict__ batches, uint32_t num_batches,
+                                                    const uint32_t* __restrict__ hzb, uint32_t* __restrict__ list,
+                                                    uint32_t* __restrict__ counters) {
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < num_batches; b += gridDim.x * blockDim.x) {
+        const Batch bb = batches[b];
+        if (pcv_batch_culled(f, bb)) continue;
+        if constexpr (FILTER) {
+            if (pcv_filter_batch(*fu, *fc, b, bb) == PCV_FILTER_NONE) continue;
+        }
+        if (pcv_batch_beyond_window(f, u, h, bb, hzb)) continue;
+        list[atomicAdd(counters + PCV_COUNT_LIST_BLEND, 1u)] = b;
+    }
+}
+
+extern "C" __global__ void pcv_blend_cull(FrameUniforms f, PostUniforms u, HzbParams h, const Batch* __restrict__ batches,
+                                          uint32_t num_batches, const uint32_t* __restrict__ hzb, uint32_t* __restrict__ list,
+                                          uint32_t* __restrict__ counters) {
+    pcv_blend_cull_impl<false>(f, u, nullptr, nullptr, h, batches, num_batches, hzb, list, counters);
+}
+
+extern "C" __global__ void pcv_blend_cull_filtered(FrameUniforms f, PostUniforms u, const __grid_constant__ FilterUniforms fu,
+                                                   const __grid_constant__ FilterColumns fc, HzbParams h,
+                                                   const Batch* __restrict__ batches, uint32_t num_batches,
+                                                   const uint32_t* __restrict__ hzb, uint32_t* __restrict__ list,
+                                                   uint32_t* __restrict__ counters) {
+    pcv_blend_cull_impl<true>(f, u, &fu, &fc, h, batches, num_batches, hzb, list, counters);
+}
+
+extern "C" __global__ void pcv_blend_list(FrameUniforms f, PostUniforms u, const Batch* __restrict__ batches,
+                                          const uint32_t* __restrict__ list, const uint32_t* __restrict__ count,
+                                          const float* __restrict__ positions, const uint32_t* __restrict__ quant,
+                                          const uint32_t* __restrict__ colors, unsigned long long* __restrict__ vis,
+                                          unsigned long long* __restrict__ accum, uint32_t num_batches, uint32_t use_quant) {
+    if (use_quant) {
+        pcv_raster_list_impl<true, false, true>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, nullptr,
+                                                num_batches, &u, colors, accum);
+    } else {
+        pcv_raster_list_impl<false, false, true>(f, nullptr, nullptr, batches, list, count, positions, quant, vis, nullptr,
+                                                 num_batches, &u, colors, accum);
+    }
+}
+
+extern "C" __global__ void pcv_blend_list_filtered(FrameUniforms f, PostUniforms u, const __grid_constant__ FilterUniforms fu,
+                                                   const __grid_constant__ FilterColumns fc, const Batch* __restrict__ batches,
+                                                   const uint32_t* __restrict__ list, const uint32_t* __restrict__ count,
+                                                   const float* __restrict__ positions, const uint32_t* __restrict__ quant,
+                                                   const uint32_t* __restrict__ colors, unsigned long long* __restrict__ vis,
+                                                   unsigned long long* __restrict__ accum, uint32_t num_batches,
+                                                   uint32_t use_quant) {
+    if (use_quant) {
+        pcv_raster_list_impl<true, true, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, nullptr,
+                                               num_batches, &u, colors, accum);
+    } else {
+        pcv_raster_list_impl<false, true, true>(f, &fu, &fc, batches, list, count, positions, quant, vis, nullptr,
+                                                num_batches, &u, colors, accum);
     }
 }

@@ -88,6 +88,8 @@ struct PostUniforms {
     int32_t edl_offsets[8][2];   // the 8 neighbours EDL compares with, in pixels
     uint32_t splat_square;       // 1: points are squares (|dx|, |dy| <= N / 2), 0: disks (|d| <= N / 2)
     uint32_t ortho;              // 1: orthographic (depth linear in distance, sizes independent of it)
+    float blend_window;          // high quality (kernels/blend.cu): a point blends where its view distance
+                                 // is at most this times its pixel's nearest (1 + the depth fraction)
 };
 
 // The depth pyramid of the occlusion culling (kernels/hzb.cu): level 0 holds the largest depth of each
@@ -107,7 +109,8 @@ struct HzbParams {
 
 // The culled modes' counters (kernels/culled.cu): batches outside the view, batches hidden behind the
 // depth pyramid, batches drawn from 10-bit and from full-precision coordinates, then the lengths of
-// the two phases' lists of batches to draw.
+// the two phases' lists of batches to draw, the batches dropped by the filter, and the length of the
+// high-quality blend's list (kernels/blend.cu).
 #define PCV_COUNT_CULLED 0
 #define PCV_COUNT_OCCLUDED 1
 #define PCV_COUNT_QUANTIZED 2
@@ -115,7 +118,8 @@ struct HzbParams {
 #define PCV_COUNT_LIST1 4
 #define PCV_COUNT_LIST2 5
 #define PCV_COUNT_FILTERED 6
-#define PCV_NUM_COUNTERS 7
+#define PCV_COUNT_LIST_BLEND 7
+#define PCV_NUM_COUNTERS 8
 
 // The filters the culled modes apply themselves (kernels/filter.cuh): classification codes hidden,
 // return codes hidden, value ranges of attributes, and clip volumes in the cloud's frame (the uploaded
@@ -200,7 +204,7 @@ static_assert(sizeof(Point) == 16, "Point must be 16 bytes");
 static_assert(sizeof(Cylinder) == 68, "Cylinder must be 68 bytes");
 static_assert(sizeof(FrameUniforms) == 80, "FrameUniforms must be 80 bytes");
 static_assert(sizeof(SceneParams) == 24, "SceneParams must be 24 bytes");
-static_assert(sizeof(PostUniforms) == 112, "PostUniforms must be 112 bytes");
+static_assert(sizeof(PostUniforms) == 116, "PostUniforms must be 116 bytes");
 static_assert(sizeof(HzbParams) == 160, "HzbParams must be 160 bytes");
 static_assert(sizeof(FilterBox) == 64, "FilterBox must be 64 bytes");
 static_assert(sizeof(FilterPlane) == 16, "FilterPlane must be 16 bytes");

@@ -114,6 +114,9 @@ pub struct PostUniforms {
     pub splat_square: u32,
     /// 1: orthographic (depth linear in distance from `near_m`, adaptive sizes independent of it).
     pub ortho: u32,
+    /// High quality (`kernels/blend.cu`): a point blends into its pixel where its view distance is at
+    /// most `blend_window` times the pixel's nearest (1 + [`crate::look::BLEND_DEPTH_FRACTION`]).
+    pub blend_window: f32,
 }
 
 /// The largest splat window radius (`PCV_SPLAT_MAX_RADIUS` in kernels/shared.h): points up to 17 px.
@@ -172,8 +175,10 @@ pub mod counter {
     pub const LIST2: usize = 5;
     /// Batches the filter drops whole (`PCV_COUNT_FILTERED`).
     pub const FILTERED: usize = 6;
+    /// The high-quality blend's list of batches (`PCV_COUNT_LIST_BLEND`).
+    pub const LIST_BLEND: usize = 7;
     /// How many there are.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 }
 
 /// Most clip boxes the culled modes apply themselves (`PCV_FILTER_MAX_BOXES`).
@@ -311,7 +316,7 @@ const _: () = assert!(std::mem::size_of::<FilterUniforms>() == 792);
 const _: () = assert!(std::mem::size_of::<BatchRange>() == 16);
 const _: () = assert!(std::mem::size_of::<FilterColumns>() == 112);
 const _: () = assert!(std::mem::size_of::<BatchClasses>() == 32);
-const _: () = assert!(std::mem::size_of::<PostUniforms>() == 112);
+const _: () = assert!(std::mem::size_of::<PostUniforms>() == 116);
 const _: () = assert!(std::mem::size_of::<Batch>() == 40);
 const _: () = assert!(std::mem::size_of::<GridParams>() == 32);
 const _: () = assert!(std::mem::size_of::<Point>() == 16);

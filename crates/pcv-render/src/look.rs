@@ -11,6 +11,12 @@
 //! q when 4 · |p − q|² ≤ diameter²) or squares (4 · max(|dx|², |dy|²) ≤ diameter²); the nearest covering
 //! point wins either way.
 //!
+//! [`Quality::High`] blends instead of choosing: every point whose view distance lies within
+//! [`BLEND_DEPTH_FRACTION`] of its pixel's nearest adds its colour to the pixel's sums, and the resolve
+//! shows their mean (the published "high-quality" compute mode; `kernels/blend.cu`, planned by
+//! [`super::plan`] in the modes that index points: vis, culled, quant). Pixels that only a larger point's
+//! disk covers keep that point's colour.
+//!
 //! Defaults ([`Look::for_cloud`]): the built-in scene keeps the prototype's look (1-pixel points, no
 //! EDL, black), since its image is the benchmark's reference. Loaded files get adaptive point sizes
 //! (each point about 2.5 mean point spacings wide at its distance — random samples leave gaps wider
@@ -58,6 +64,40 @@ impl std::fmt::Display for PointShape {
         })
     }
 }
+
+/// Standard (the nearest point of each pixel) or high quality (the near points of each pixel blended).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum Quality {
+    /// The nearest point's colour: one raster pass.
+    #[default]
+    Standard,
+    /// The mean colour of the points within [`BLEND_DEPTH_FRACTION`] of the nearest: anti-aliased and
+    /// stable when flying, at the cost of a second pass over the visible points.
+    High,
+}
+
+impl Quality {
+    /// The other quality (the `Q` key).
+    pub fn other(self) -> Quality {
+        match self {
+            Quality::Standard => Quality::High,
+            Quality::High => Quality::Standard,
+        }
+    }
+}
+
+impl std::fmt::Display for Quality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Quality::Standard => "standard",
+            Quality::High => "high",
+        })
+    }
+}
+
+/// High quality blends the points whose view distance is at most (1 + this) times their pixel's
+/// nearest: 1 %, as the published compute rasterizers do.
+pub const BLEND_DEPTH_FRACTION: f32 = 0.01;
 
 /// The largest fixed point size.
 pub const MAX_POINT_SIZE_PX: u8 = 16;
@@ -257,6 +297,8 @@ pub struct Look {
     pub background: Background,
     /// Gather (the default) or scatter, for point sizes above one pixel.
     pub splat: SplatMethod,
+    /// Standard (the default) or high quality (blended).
+    pub quality: Quality,
 }
 
 impl Default for Look {
@@ -276,6 +318,7 @@ pub struct LookOverrides {
     pub edl_radius_px: Option<f32>,
     pub background: Option<Background>,
     pub splat: Option<SplatMethod>,
+    pub quality: Option<Quality>,
 }
 
 impl Look {
@@ -286,6 +329,7 @@ impl Look {
         edl: None,
         background: Background::BLACK,
         splat: SplatMethod::Gather,
+        quality: Quality::Standard,
     };
 
     /// The default look: [`Look::PLAIN`] for the built-in scene, adaptive points with EDL on a soft
@@ -300,6 +344,7 @@ impl Look {
                 edl: Some(Edl::DEFAULT),
                 background: Background::GRADIENT,
                 splat: SplatMethod::Gather,
+                quality: Quality::Standard,
             }
         };
         if let Some(p) = o.point_size {
@@ -313,6 +358,9 @@ impl Look {
         }
         if let Some(s) = o.splat {
             look.splat = s;
+        }
+        if let Some(q) = o.quality {
+            look.quality = q;
         }
         let edl_on = o.edl.unwrap_or(look.edl.is_some() || o.edl_strength.is_some() || o.edl_radius_px.is_some());
         look.edl = edl_on.then(|| Edl {
@@ -337,6 +385,12 @@ impl Look {
         };
         let edl = self.edl.map(|e| Edl { radius_px: e.radius_px * scale, ..e });
         Look { point_size, edl, ..self }
+    }
+
+    /// Whether a frame in `mode` blends (high quality in a mode whose buffer indexes points; the
+    /// reference and packed modes keep colours, not points, and draw standard quality).
+    pub fn blends(&self, mode: super::RenderMode) -> bool {
+        self.quality == Quality::High && quality_modes(mode)
     }
 
     /// Whether the frame has a splat pass.
@@ -397,8 +451,14 @@ impl Look {
             edl_offsets: edl.offsets(),
             splat_square: (self.shape == PointShape::Square) as u32,
             ortho: ortho as u32,
+            blend_window: 1.0 + BLEND_DEPTH_FRACTION,
         }
     }
+}
+
+/// Whether `mode` can draw [`Quality::High`]: vis, culled and quant (their buffers index points).
+pub fn quality_modes(mode: super::RenderMode) -> bool {
+    matches!(mode, super::RenderMode::Vis | super::RenderMode::Culled | super::RenderMode::Quant)
 }
 
 /// |row 1 of `clip_from_world`|: the projection's y scale (the view's rows are unit vectors); for an

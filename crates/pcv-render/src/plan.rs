@@ -12,7 +12,9 @@
 //! colour payload, or the indexed point's colour, or the background where no point landed), then
 //! [`Pass::Edl`] shades them in place from the final depth. With [`SplatMethod::Scatter`] the `vis`
 //! mode draws point size in its raster pass instead ([`Pass::VisDisk`]: each point writes its disk) and
-//! needs no splat. The plan is plain data: each backend runs
+//! needs no splat. With high quality ([`Look::blends`]), [`Pass::Blend`] runs after the raster stage
+//! and the splat: every point within the blend window of its pixel's final depth adds its colour to
+//! the pixel's sums, which the resolve averages (`kernels/blend.cu`). The plan is plain data: each backend runs
 //! each pass with its own kernel (CUDA) or twin (CPU) and times it under [`Pass::name`].
 use super::look::{Look, SplatMethod};
 use super::RenderMode;
@@ -41,6 +43,9 @@ pub enum Pass {
     Draw2,
     /// Point size: the nearest covering point within the point's disk.
     Splat,
+    /// High quality: the colours of the points near each pixel's final depth summed (the resolve
+    /// averages them).
+    Blend,
     /// Visibility buffer to colours.
     Resolve,
     /// Eye-dome lighting.
@@ -61,6 +66,7 @@ impl Pass {
             Pass::Hzb => "hzb",
             Pass::Draw2 => "draw2",
             Pass::Splat => "splat",
+            Pass::Blend => "blend",
             Pass::Resolve => "resolve",
             Pass::Edl => "edl",
         }
@@ -70,7 +76,11 @@ impl Pass {
 /// The passes of a frame in `mode` with `look`, in order.
 pub fn passes(mode: RenderMode, look: &Look) -> Vec<Pass> {
     if mode == RenderMode::Vis && look.splats() && look.splat == SplatMethod::Scatter {
-        let mut p = vec![Pass::Clear, Pass::VisDisk, Pass::Resolve];
+        let mut p = vec![Pass::Clear, Pass::VisDisk];
+        if look.blends(mode) {
+            p.push(Pass::Blend);
+        }
+        p.push(Pass::Resolve);
         if look.edl.is_some() {
             p.push(Pass::Edl);
         }
@@ -86,6 +96,9 @@ pub fn passes(mode: RenderMode, look: &Look) -> Vec<Pass> {
     if look.splats() {
         p.push(Pass::Splat);
     }
+    if look.blends(mode) {
+        p.push(Pass::Blend);
+    }
     if mode != RenderMode::Reference || look.splats() {
         p.push(Pass::Resolve);
     }
@@ -98,7 +111,7 @@ pub fn passes(mode: RenderMode, look: &Look) -> Vec<Pass> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::look::{Edl, PointSize};
+    use crate::look::{Edl, PointSize, Quality};
 
     #[test]
     fn plans() {
@@ -115,5 +128,19 @@ mod tests {
         let edl_only = Look { edl: Some(Edl::DEFAULT), ..plain };
         assert_eq!(names(RenderMode::Reference, &edl_only), ["clear", "depth", "color", "edl"]);
         assert_eq!(names(RenderMode::Packed, &edl_only), ["clear", "packed", "resolve", "edl"]);
+        let high = Look { quality: Quality::High, ..full };
+        assert_eq!(
+            names(RenderMode::Culled, &high),
+            ["clear", "draw1", "hzb", "draw2", "splat", "blend", "resolve", "edl"]
+        );
+        assert_eq!(
+            names(RenderMode::Vis, &Look { quality: Quality::High, ..plain }),
+            ["clear", "vis", "blend", "resolve"]
+        );
+        // The reference and packed modes keep colours, not points: they draw standard quality.
+        assert_eq!(
+            names(RenderMode::Packed, &Look { quality: Quality::High, ..plain }),
+            ["clear", "packed", "resolve"]
+        );
     }
 }

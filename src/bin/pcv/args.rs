@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use pcv_camera::{CameraFrame, ControllerKind, PoseArg, StartOptions, UpChoice, View};
 use pcv_io::attributes::{ColorMode, Ramp};
 use pcv_io::filter::{ClipBox, PointFilter, Returns, ValueRange};
-use pcv_render::look::{Background, LookOverrides, PointShape, PointSize, SplatMethod};
+use pcv_render::look::{Background, LookOverrides, PointShape, PointSize, Quality, SplatMethod};
 use pcv_render::multi::Gpus;
 use pcv_render::{BackendChoice, RenderMode};
 use std::path::PathBuf;
@@ -311,6 +311,10 @@ pub struct LookArgs {
     /// scatter (each point writes its disk in the raster pass; vis mode only, for comparison).
     #[arg(long, value_enum)]
     pub splat: Option<SplatMethod>,
+    /// standard (each pixel's nearest point) or high (the points within 1 % of the nearest blended:
+    /// smoother, steadier images for a second pass; vis, culled and quant modes). J in the window.
+    #[arg(long, value_enum)]
+    pub quality: Option<Quality>,
 }
 
 impl LookArgs {
@@ -329,6 +333,7 @@ impl LookArgs {
             edl_radius_px: self.edl_radius,
             background: self.background,
             splat: self.splat,
+            quality: self.quality,
         }
     }
 }
@@ -564,6 +569,9 @@ pub struct BenchArgs {
     /// pass; vis mode only).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gather")]
     pub splat: Vec<SplatMethod>,
+    /// Qualities to time, comma separated: standard, high (near points blended; vis, culled and quant).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "standard")]
+    pub quality: Vec<Quality>,
     /// Write the report as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -324,7 +324,10 @@ fn bench(a: BenchArgs) -> Result<()> {
         warmup_frames: a.warmup,
         timed_frames: a.frames,
         modes: a.mode.clone(),
-        looks: pcv::bench::looks(&a.point_size, &a.point_shape, &a.splat, &a.edl, a.background, !a.files.is_empty()),
+        looks: pcv::bench::with_qualities(
+            pcv::bench::looks(&a.point_size, &a.point_shape, &a.splat, &a.edl, a.background, !a.files.is_empty()),
+            &a.quality,
+        ),
         peer_script: a.peer.clone(),
         dump_dir: a.dump_dir.clone(),
         keep_dump: a.keep_dump,

@@ -37,7 +37,7 @@ pub mod pyramid;
 pub mod scatter;
 pub mod stream_upload;
 
-use crate::twins::{clear, color, depth, edl, hzb, packed, splat, vis};
+use crate::twins::{blend, clear, color, depth, edl, hzb, packed, splat, vis};
 
 use super::pick::{Final, LastFrame, PickWords};
 use super::plan::Pass;
@@ -62,6 +62,8 @@ pub struct CpuRasterizer {
     vis_out: Vec<AtomicU64>,
     /// The fast post passes' scratch memory.
     post: post::PostScratch,
+    /// High quality's sums, two words a pixel (`twins::blend`).
+    blend: Vec<AtomicU64>,
     /// The culled modes: one byte a batch, whether it was visible last frame.
     visible: Vec<u8>,
     /// The culled modes' depth pyramid.
@@ -388,6 +390,7 @@ impl Rasterizer for CpuRasterizer {
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let t0 = Instant::now();
         let no_prep = || RenderError::NotUploaded;
+        let blends = plan.contains(&Pass::Blend);
         for pass in plan {
             let t = Instant::now();
             // The private buffers' merge inside this pass, timed apart ("merge", after the pass).
@@ -596,6 +599,39 @@ impl Rasterizer for CpuRasterizer {
                         splat::splat(&u, |i| vis[i].load(Ordering::Relaxed), batch_spacing, &mut self.vis_out);
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
+                }
+                // High quality: the twins as they are (the vis mode over every point, the culled modes
+                // over the batches in view).
+                Pass::Blend => {
+                    let p = prepared.as_ref().ok_or_else(no_prep)?;
+                    sized(&mut self.blend, 2 * n);
+                    blend::blend_clear(&mut self.blend);
+                    let t = blend::BlendTarget { u: &u, vis: &self.vis, colors: &p.colors, accum: &self.blend };
+                    if frame.mode.culls() {
+                        // The pyramid of the final buffer: batches wholly past its blend window skipped.
+                        let depth = |i: usize| word_depth(self.vis[i].load(Ordering::Relaxed));
+                        self.hzb.resize(hzb_params.total as usize, 0);
+                        hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                        let (h, hzb) = (&hzb_params, &self.hzb[..]);
+                        let list = crate::twins::culled::blend_cull(&f, &u, None, h, &p.batches, hzb);
+                        let quant = frame.mode == RenderMode::Quant;
+                        crate::twins::culled::blend_list(
+                            &f,
+                            None,
+                            &p.batches,
+                            &list,
+                            &p.positions,
+                            &p.quant,
+                            quant,
+                            &t,
+                        );
+                    } else {
+                        blend::blend(&f, &p.positions, &t);
+                    }
+                }
+                Pass::Resolve if blends => {
+                    let colors = &prepared.as_ref().ok_or_else(no_prep)?.colors;
+                    blend::blend_resolve(&f, &self.vis, colors, &self.blend, color)
                 }
                 // Done by the merge.
                 Pass::Resolve if resolved => {}

@@ -271,4 +271,34 @@ kernels! {
     WordsGather words_gather = "composite"::"pcv_words_gather"(
         f: FrameUniforms, vis: Ptr, colors: Ptr, first: u64, count: u64, init: u32, out: Ptr
     ) grid per_item(f.width as u64 * f.height as u64);
+    /// `accum` holds `2 * f.width * f.height` u64 words.
+    BlendClear blend_clear = "blend"::"pcv_blend_clear"(f: FrameUniforms, accum: Ptr) grid per_item(2 * f.width as u64 * f.height as u64);
+    /// `positions` holds `3 * num_points` floats and `colors` `num_points` words (`num_points` non-zero,
+    /// below 2^34 - 1); `vis` holds `f.width * f.height` u64 words and `accum` twice as many.
+    Blend blend = "blend"::"pcv_blend"(f: FrameUniforms, u: PostUniforms, positions: Ptr, num_points: u64, colors: Ptr, vis: Ptr, accum: Ptr)
+        grid per_item(num_points);
+    /// `vis` and `color` hold `f.width * f.height` words each, `accum` twice as many u64 words, and every
+    /// index in `vis` other than the empty payload is below the length of `colors`.
+    BlendResolve blend_resolve = "blend"::"pcv_blend_resolve"(f: FrameUniforms, vis: Ptr, colors: Ptr, accum: Ptr, color: Ptr)
+        grid per_item(f.width as u64 * f.height as u64);
+    /// As `cull_phase2` (no `visible`; `hzb` the pyramid of the frame's final buffer).
+    BlendCull blend_cull = "culled"::"pcv_blend_cull"(
+        f: FrameUniforms, u: PostUniforms, h: HzbParams, batches: Ptr, num_batches: u32, hzb: Ptr, list: Ptr, counters: Ptr
+    ) grid per_item(num_batches as u64);
+    /// As `blend_cull`, and `fc` as in `cull_phase1_filtered`.
+    BlendCullFiltered blend_cull_filtered = "culled"::"pcv_blend_cull_filtered"(
+        f: FrameUniforms, u: PostUniforms, fu: FilterUniforms, fc: FilterColumns, h: HzbParams, batches: Ptr, num_batches: u32,
+        hzb: Ptr, list: Ptr, counters: Ptr
+    ) grid per_item(num_batches as u64);
+    /// As `raster_list` (no `counters`), `colors` holding a word per point and `accum`
+    /// `2 * f.width * f.height` u64 words.
+    BlendList blend_list = "culled"::"pcv_blend_list"(
+        f: FrameUniforms, u: PostUniforms, batches: Ptr, list: Ptr, count: Ptr, positions: Ptr, quant: Ptr, colors: Ptr,
+        vis: Ptr, accum: Ptr, num_batches: u32, use_quant: u32
+    ) grid per_batch(num_batches);
+    /// As `blend_list`, and `fc` as in `raster_list_filtered`.
+    BlendListFiltered blend_list_filtered = "culled"::"pcv_blend_list_filtered"(
+        f: FrameUniforms, u: PostUniforms, fu: FilterUniforms, fc: FilterColumns, batches: Ptr, list: Ptr, count: Ptr,
+        positions: Ptr, quant: Ptr, colors: Ptr, vis: Ptr, accum: Ptr, num_batches: u32, use_quant: u32
+    ) grid per_batch(num_batches);
 }

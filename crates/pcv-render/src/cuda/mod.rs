@@ -78,6 +78,8 @@ pub struct CudaRasterizer {
     vis: Option<DeviceBuffer<u64>>,
     /// The splat's output, swapped with `vis` after each splat.
     vis_out: Option<DeviceBuffer<u64>>,
+    /// High quality's sums, two words a pixel (`kernels/blend.cu`).
+    blend: Option<DeviceBuffer<u64>>,
     /// The culled modes' depth pyramid.
     hzb: Option<DeviceBuffer<u32>>,
     color: Option<DeviceBuffer<u32>>,
@@ -119,6 +121,7 @@ impl CudaRasterizer {
             depth: None,
             vis: None,
             vis_out: None,
+            blend: None,
             hzb: None,
             color: None,
             counters,
@@ -464,6 +467,10 @@ impl CudaRasterizer {
             true => Self::frame_buffer(&mut self.vis_out, &self.ctx, n, "the point-size buffer")?,
             false => 0,
         };
+        let blend_ptr = match plan.contains(&Pass::Blend) {
+            true => Self::frame_buffer(&mut self.blend, &self.ctx, 2 * n, "the high-quality sums")?,
+            false => 0,
+        };
         let hzb_params = HzbParams::for_frame(frame.width_px, frame.height_px);
         let hzb_ptr = match frame.mode.culls() {
             true => Self::frame_buffer(&mut self.hzb, &self.ctx, hzb_params.total as usize, "the depth pyramid")?,
@@ -513,7 +520,8 @@ impl CudaRasterizer {
         // above when a chunked upload kept none). The preprocessing made, for the `num_points`
         // (< 2^34 - 1) uploaded points, 3 floats of position, one colour, one quantized word
         // each and ceil(num_points / BATCH_POINTS) batches whose counts cover exactly them, so every
-        // index a batched pass writes into `vis` is below the colours' length; `counters` holds 3 words.
+        // index a batched pass writes into `vis` is below the colours' length; `counters` holds
+        // counter::COUNT words. `blend` holds 2n u64 words whenever the plan blends (frame_buffer above).
         for &pass in &plan {
             match pass {
                 Pass::Clear => match frame.mode {
@@ -601,6 +609,49 @@ impl CudaRasterizer {
                     }
                     std::mem::swap(&mut self.vis, &mut self.vis_out);
                     std::mem::swap(&mut vis_ptr, &mut vis_out_ptr);
+                }
+                // High quality: the sums cleared, then every point near its pixel's final depth added
+                // (the vis mode: all points; the culled modes: the batches in view, listed after the
+                // draws are done, so `list` is free).
+                Pass::Blend => {
+                    let p = prep.ok_or_else(no_prep)?;
+                    let (pos, colors) = (p.positions.ptr(), p.colors.ptr());
+                    unsafe { kernels::blend_clear(k, stream, f, blend_ptr) }?;
+                    if frame.mode.culls() {
+                        let (b, nb, list, quant) = (p.batches.ptr(), p.num_batches(), p.list.ptr(), p.quant.ptr());
+                        let count = counts_ptr + 4 * counter::LIST_BLEND as u64;
+                        let use_quant = (frame.mode == RenderMode::Quant) as u32;
+                        // The pyramid again, of the final buffer: the batches wholly past the blend
+                        // window of what it holds are skipped.
+                        let (w, h) = (frame.width_px, frame.height_px);
+                        unsafe { kernels::hzb_tiles(k, stream, hzb_params, w, h, vis_ptr, hzb_ptr) }?;
+                        unsafe { kernels::hzb_up(k, stream, hzb_params, hzb_ptr) }?;
+                        let hp = hzb_params;
+                        match &filter {
+                            Some(fu) => unsafe {
+                                kernels::blend_cull_filtered(
+                                    k, stream, f, u, *fu, fc, hp, b, nb, hzb_ptr, list, counts_ptr,
+                                )?;
+                                kernels::blend_list_filtered(
+                                    k, stream, f, u, *fu, fc, b, list, count, pos, quant, colors, vis_ptr, blend_ptr,
+                                    nb, use_quant,
+                                )
+                            },
+                            None => unsafe {
+                                kernels::blend_cull(k, stream, f, u, hp, b, nb, hzb_ptr, list, counts_ptr)?;
+                                kernels::blend_list(
+                                    k, stream, f, u, b, list, count, pos, quant, colors, vis_ptr, blend_ptr, nb,
+                                    use_quant,
+                                )
+                            },
+                        }?
+                    } else {
+                        unsafe { kernels::blend(k, stream, f, u, pos, num_points, colors, vis_ptr, blend_ptr) }?
+                    }
+                }
+                Pass::Resolve if blend_ptr != 0 => {
+                    let colors = prep.ok_or_else(no_prep)?.colors.ptr();
+                    unsafe { kernels::blend_resolve(k, stream, f, vis_ptr, colors, blend_ptr, color_ptr) }?
                 }
                 Pass::Resolve => match holds {
                     Final::VisIndex => {

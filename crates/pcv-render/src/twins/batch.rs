@@ -163,6 +163,21 @@ pub fn behind_pyramid(
     d_low > f32::from_bits(hmax)
 }
 
+/// The kernels' `pcv_batch_under_pyramid`: a box's nearest depth lowered by the draw's rounding and the
+/// largest pyramid depth under its rectangle, or `None` where the box cannot be compared (a corner at
+/// or behind the camera, its nearest depth at or before the near plane, its rectangle off the frame).
+#[inline(always)]
+pub fn under_pyramid(f: &FrameUniforms, h: &HzbParams, b: &Batch, hzb: &[u32]) -> Option<(f32, u32)> {
+    let (rect, dmin, wmin) = corner_rect(f, b)?;
+    let PyramidWindow { d_low, level: l, cx0, cx1, cy0, cy1 } = pyramid_window(f, h, b, rect, dmin, wmin)?;
+    let mut hmax = 0u32;
+    for cy in cy0..=cy1 {
+        let row = (h.offset[l] + cy * h.width[l]) as usize;
+        hmax = hzb[row + cx0 as usize..=row + cx1 as usize].iter().fold(hmax, |m, &v| m.max(v));
+    }
+    Some((d_low, hmax))
+}
+
 /// The cells of the pyramid that [`behind_pyramid`] compares a box with: the level whose cells under the
 /// box's rectangle (widened by a pixel) are at most 8 × 8, and the box's nearest depth lowered by the
 /// draw's rounding.

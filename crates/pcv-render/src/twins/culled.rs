@@ -15,12 +15,19 @@
 //! filtered, not visible next frame), a batch that passes whole is drawn as without it, the others
 //! point by point.
 //!
+//! High quality's pass in these modes ([`blend_cull`], [`blend_list`]: the kernels' `pcv_blend_cull` and
+//! `pcv_blend_list`) lists every batch in the view (and past the filter's summaries) and gives their
+//! points, read as [`raster_list`] reads them, the blend step of [`super::blend`] instead of the atomic
+//! min ([`Step`]).
+//!
 //! The CPU backend draws the same frames faster (`crate::cpu::culled`: groups of points culled inside
 //! a drawn batch, per-thread buffers), tested against these passes.
 use super::batch::{batch_culled, batch_occluded, batch_quantized_ok, dequantize_pos};
+use super::blend::{batch_beyond_window, blend_at, BlendTarget};
 use super::filter::{filter_batch, filter_point, Columns};
+use super::project::project;
 use super::vis::vis_point;
-use crate::gpu_data::{filter_says, Batch, FilterUniforms, FrameUniforms, HzbParams, BATCH_POINTS};
+use crate::gpu_data::{filter_says, Batch, FilterUniforms, FrameUniforms, HzbParams, PostUniforms, BATCH_POINTS};
 use crate::simd::with_fma;
 use crate::BatchCounts;
 use rayon::prelude::*;
@@ -40,6 +47,28 @@ impl Filtering<'_> {
     /// What batch `b`'s summaries say ([`filter_says`]).
     fn says(&self, b: usize, batch: &Batch) -> u32 {
         filter_batch(self.uniforms, &self.columns, b, batch)
+    }
+}
+
+/// What a drawn point does: the raster's atomic min into the visibility buffer, or high quality's blend
+/// step (the kernels' `BLEND` template parameter).
+#[derive(Clone, Copy)]
+pub enum Step<'a> {
+    Vis(&'a [AtomicU64]),
+    Blend(&'a BlendTarget<'a>),
+}
+
+impl Step<'_> {
+    #[inline(always)]
+    fn point(&self, f: &FrameUniforms, pos: [f32; 3], index: u64) {
+        match self {
+            Step::Vis(vis) => vis_point(f, pos, index, vis),
+            Step::Blend(t) => {
+                if let Some(p) = project(f, pos) {
+                    blend_at(t, p.index(f.width), p.depth_bits, index);
+                }
+            }
+        }
     }
 }
 
@@ -186,8 +215,73 @@ pub fn raster_list_filtered(
     draw_quantized: bool,
     vis: &[AtomicU64],
 ) -> BatchCounts {
-    assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     assert_eq!(vis.len(), f.width as usize * f.height as usize, "visibility buffer size");
+    draw_list(f, filter, batches, list, positions, quant, draw_quantized, Step::Vis(vis))
+}
+
+/// The batches of the blend pass in the culled modes (`pcv_blend_cull`, with a filter
+/// `pcv_blend_cull_filtered`): every batch in the view whose summaries let a point pass and that is not
+/// wholly past the blend window of `hzb`, the pyramid of the frame's final buffer
+/// ([`super::blend::batch_beyond_window`]), in batch order.
+pub fn blend_cull(
+    f: &FrameUniforms,
+    u: &PostUniforms,
+    filter: Option<&Filtering>,
+    h: &HzbParams,
+    batches: &[Batch],
+    hzb: &[u32],
+) -> Vec<u32> {
+    batches
+        .par_iter()
+        .enumerate()
+        .filter(|&(b, batch)| {
+            !batch_culled(f, batch)
+                && filter.is_none_or(|fl| fl.says(b, batch) != filter_says::NONE)
+                && !batch_beyond_window(f, u, h, batch, hzb)
+        })
+        .map(|(b, _)| b as u32)
+        .collect()
+}
+
+/// The pyramid of a final visibility buffer (`pcv_hzb_tiles` and `pcv_hzb_up` on it), for [`blend_cull`].
+pub fn final_pyramid(f: &FrameUniforms, vis: &[AtomicU64]) -> (HzbParams, Vec<u32>) {
+    let h = HzbParams::for_frame(f.width, f.height);
+    let mut hzb = vec![0u32; h.total as usize];
+    let depth = |i: usize| crate::gpu_data::word_depth(vis[i].load(std::sync::atomic::Ordering::Relaxed));
+    super::hzb::build(&h, f.width, f.height, depth, &mut hzb);
+    (h, hzb)
+}
+
+/// High quality's pass over the batches of `list` (`pcv_blend_list`, with a filter
+/// `pcv_blend_list_filtered`): their points, read as [`raster_list_filtered`] reads them, each take the
+/// blend step against the final buffer of `t`.
+#[expect(clippy::too_many_arguments, reason = "the kernel's parameters, one for one")]
+pub fn blend_list(
+    f: &FrameUniforms,
+    filter: Option<&Filtering>,
+    batches: &[Batch],
+    list: &[u32],
+    positions: &[[f32; 3]],
+    quant: &[u32],
+    draw_quantized: bool,
+    t: &BlendTarget<'_>,
+) {
+    draw_list(f, filter, batches, list, positions, quant, draw_quantized, Step::Blend(t));
+}
+
+/// The points of the batches of `list` (as [`raster_list_filtered`] describes), each given `step`.
+#[expect(clippy::too_many_arguments, reason = "the kernel's parameters, one for one")]
+fn draw_list(
+    f: &FrameUniforms,
+    filter: Option<&Filtering>,
+    batches: &[Batch],
+    list: &[u32],
+    positions: &[[f32; 3]],
+    quant: &[u32],
+    draw_quantized: bool,
+    step: Step<'_>,
+) -> BatchCounts {
+    assert_eq!(batches.len(), positions.len().div_ceil(BATCH_POINTS as usize), "one batch per BATCH_POINTS points");
     list.par_iter()
         .map(|&b| {
             let batch = &batches[b as usize];
@@ -201,9 +295,9 @@ pub fn raster_list_filtered(
                 Some(fl) => {
                     let (k0, k1) = (fl.columns.kept_first[b as usize], fl.columns.kept_first[b as usize + 1]);
                     let listed = &fl.columns.kept[k0 as usize..k1 as usize];
-                    raster_listed(f, batch, first, &positions[first..end], words, listed, vis);
+                    raster_listed(f, batch, first, &positions[first..end], words, listed, step);
                 }
-                None => raster_batch(f, test, batch, first, &positions[first..end], words, vis),
+                None => raster_batch(f, test, batch, first, &positions[first..end], words, step),
             }
             let coarse = coarse as u32;
             BatchCounts { quantized: coarse, full: 1 - coarse, ..BatchCounts::default() }
@@ -214,7 +308,7 @@ pub fn raster_list_filtered(
 with_fma! {
     /// One batch's points (`first` the first one's index), from their 10-bit `words` or positions;
     /// with `test`, only those that pass its filter.
-    fn raster_batch(f: &FrameUniforms, test: Option<&Filtering>, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, vis: &[AtomicU64]) {
+    fn raster_batch(f: &FrameUniforms, test: Option<&Filtering>, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, step: Step<'_>) {
         for (j, &pos) in positions.iter().enumerate() {
             let pos = match words {
                 Some(w) => dequantize_pos(batch, w[j]),
@@ -225,21 +319,21 @@ with_fma! {
                     continue;
                 }
             }
-            vis_point(f, pos, (first + j) as u64, vis);
+            step.point(f, pos, (first + j) as u64);
         }
     }
 }
 
 with_fma! {
     /// The points `listed` (indices inside the batch) of one batch, from their words or positions.
-    fn raster_listed(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, listed: &[u16], vis: &[AtomicU64]) {
+    fn raster_listed(f: &FrameUniforms, batch: &Batch, first: usize, positions: &[[f32; 3]], words: Option<&[u32]>, listed: &[u16], step: Step<'_>) {
         for &j in listed {
             let j = j as usize;
             let pos = match words {
                 Some(w) => dequantize_pos(batch, w[j]),
                 None => positions[j],
             };
-            vis_point(f, pos, (first + j) as u64, vis);
+            step.point(f, pos, (first + j) as u64);
         }
     }
 }
@@ -317,6 +411,102 @@ mod tests {
 
     fn depths(vis: &[AtomicU64]) -> Vec<u32> {
         vis.iter().map(|v| word_depth(v.load(Ordering::Relaxed))).collect()
+    }
+
+    fn sums(a: &[AtomicU64]) -> Vec<u64> {
+        a.iter().map(|v| v.load(Ordering::Relaxed)).collect()
+    }
+
+    /// High quality's pass over the batches in view and not past the window blends exactly what the pass
+    /// over every point blends (the cull is conservative), and with a filter exactly what the kept points
+    /// alone blend.
+    #[test]
+    fn the_blend_over_the_batches_in_view_is_the_blend_over_every_point() {
+        use crate::twins::blend::{blend, blend_sums, BlendTarget};
+        use crate::twins::kept::kept_lists;
+        let (points, codes) = scene();
+        let table = preprocess::prepare(&points);
+        let sets = classes::batch_classes(&codes);
+        let mut hide_trees = PointFilter::default();
+        hide_trees.set_class_shown(5, false);
+        let fu = crate::filter::uniforms(&hide_trees, DVec3::ZERO, false).unwrap();
+        let fl = Filtering { uniforms: &fu, columns: Columns::of_classes(&codes, &sets) };
+        let (first, lists) = kept_lists(&fu, &fl.columns, &table.batches, &table.positions);
+        let fl = Filtering { columns: Columns { kept_first: &first, kept: &lists, ..fl.columns }, ..fl };
+        let kept: Vec<Point> = points.iter().zip(&codes).filter(|(_, &c)| c != 5).map(|(p, _)| *p).collect();
+        let kept_table = preprocess::prepare(&kept);
+        let (w, h) = (320, 200);
+        let mut blended_somewhere = false;
+        for (eye, target) in [
+            (Vec3::new(50.0, -40.0, 60.0), Vec3::new(50.0, 50.0, 0.0)),
+            (Vec3::new(20.0, 20.0, 8.0), Vec3::new(60.0, 60.0, 0.0)),
+        ] {
+            let view = Mat4::look_at_rh(eye, target, Vec3::Z);
+            let proj = Mat4::perspective_rh_gl(1.0, w as f32 / h as f32, 0.5, 500.0);
+            let fp = crate::FrameParams::new(proj * view, w, h).with_depth_range(0.5, 500.0);
+            let (f, u) = (fp.uniforms(), fp.post_uniforms());
+            let (vis, _) = frame(&f, &table, None, &mut vec![0u8; table.batches.len()], false);
+            let every = blend_sums(w, h);
+            blend(&f, &table.positions, &BlendTarget { u: &u, vis: &vis, colors: &table.colors, accum: &every });
+            let listed = blend_sums(w, h);
+            let (hp, hzb) = final_pyramid(&f, &vis);
+            let list = blend_cull(&f, &u, None, &hp, &table.batches, &hzb);
+            let t = BlendTarget { u: &u, vis: &vis, colors: &table.colors, accum: &listed };
+            blend_list(&f, None, &table.batches, &list, &table.positions, &table.quant, false, &t);
+            assert_eq!(sums(&every), sums(&listed), "{eye}: the batches in view blend as every point does");
+            let counts: Vec<u64> = sums(&every).chunks(2).map(|p| p[1] >> 32).collect();
+            blended_somewhere |= counts.iter().any(|&c| c > 1);
+            // Filtered: the kept points alone, drawn and blended without a filter, give the same sums.
+            let (vis_f, _) = frame(&f, &table, Some(&fl), &mut vec![0u8; table.batches.len()], false);
+            let filtered = blend_sums(w, h);
+            let (hp, hzb) = final_pyramid(&f, &vis_f);
+            let list = blend_cull(&f, &u, Some(&fl), &hp, &table.batches, &hzb);
+            let t = BlendTarget { u: &u, vis: &vis_f, colors: &table.colors, accum: &filtered };
+            blend_list(&f, Some(&fl), &table.batches, &list, &table.positions, &table.quant, false, &t);
+            let (vis_k, _) = frame(&f, &kept_table, None, &mut vec![0u8; kept_table.batches.len()], false);
+            let alone = blend_sums(w, h);
+            let t = BlendTarget { u: &u, vis: &vis_k, colors: &kept_table.colors, accum: &alone };
+            blend(&f, &kept_table.positions, &t);
+            assert_eq!(sums(&filtered), sums(&alone), "{eye}: a filtered blend is the kept points' blend");
+        }
+        assert!(blended_somewhere, "no pixel blended two points: the test shows nothing");
+    }
+
+    /// A field of ground with a roof 10 m above a third of it, seen from 200 m up: the batches of ground
+    /// under the roof lie 5 % behind it, past the window, and the blend skips them; what it blends is
+    /// still exactly what every point gives.
+    #[test]
+    fn the_blend_skips_the_batches_past_the_window() {
+        use crate::twins::blend::{blend, blend_sums, BlendTarget};
+        let mut pts = Vec::new();
+        for i in 0..800u32 {
+            for j in 0..800u32 {
+                let (x, y) = (i as f32 * 0.125, j as f32 * 0.125);
+                pts.push(Point::new([x, y, 0.0], [(i % 256) as u8, (j % 256) as u8, 90, 255]));
+                if x < 40.0 && j % 2 == 0 {
+                    pts.push(Point::new([x, y, 10.0], [200, 40, 40, 255]));
+                }
+            }
+        }
+        let bounds = pcv_io::Bounds::of_points(&pts);
+        let g = preprocess::grid_params(&bounds, pts.len() as u64);
+        pts.sort_by_key(|p| preprocess::cell_key(&g, p.pos));
+        let table = preprocess::prepare(&pts);
+        let (w, h) = (256, 256);
+        let view = Mat4::look_at_rh(Vec3::new(50.0, 50.0, 200.0), Vec3::new(50.0, 50.1, 0.0), Vec3::Z);
+        let proj = Mat4::perspective_rh_gl(0.6, 1.0, 1.0, 1000.0);
+        let fp = crate::FrameParams::new(proj * view, w, h).with_depth_range(1.0, 1000.0);
+        let (f, u) = (fp.uniforms(), fp.post_uniforms());
+        let (vis, _) = frame(&f, &table, None, &mut vec![0u8; table.batches.len()], false);
+        let (hp, hzb) = final_pyramid(&f, &vis);
+        let list = blend_cull(&f, &u, None, &hp, &table.batches, &hzb);
+        let in_view = table.batches.iter().filter(|b| !batch_culled(&f, b)).count();
+        assert!(list.len() * 10 < in_view * 9, "{} of {in_view} batches in view blended: few skipped", list.len());
+        let (every, listed) = (blend_sums(w, h), blend_sums(w, h));
+        blend(&f, &table.positions, &BlendTarget { u: &u, vis: &vis, colors: &table.colors, accum: &every });
+        let t = BlendTarget { u: &u, vis: &vis, colors: &table.colors, accum: &listed };
+        blend_list(&f, None, &table.batches, &list, &table.positions, &table.quant, false, &t);
+        assert_eq!(sums(&every), sums(&listed), "the skipped batches held a point to blend");
     }
 
     #[test]

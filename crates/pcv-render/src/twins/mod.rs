@@ -11,6 +11,7 @@
 //! against them. `scene` and `rng` are the built-in scene's own definition (`pcv_model::scene`), which
 //! the scene kernel makes on the device.
 pub mod batch;
+pub mod blend;
 pub mod classes;
 pub mod clear;
 pub mod color;
