@@ -130,6 +130,17 @@ fn write_script(dir: &Path, name: &str, steps: Value) -> PathBuf {
 /// window along the bottom of the screen, where the main view's top view has only ground.
 #[test]
 fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
+    profile_in_its_own_window(false);
+}
+
+/// The same with the cloud streamed (no host copy: `PCV_HOST_BUDGET_MB=0`): the strip is read from the
+/// file again on a thread, and the profile window shows it once read.
+#[test]
+fn a_streamed_clouds_profile_is_read_from_its_files_into_its_own_window() {
+    profile_in_its_own_window(true);
+}
+
+fn profile_in_its_own_window(streamed: bool) {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();
     let cloud = ground_with_box(dir.path());
@@ -145,14 +156,23 @@ fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
         if let Some(p) = shot {
             args.extend(["--screenshot", s(p)]);
         }
-        pcv_window(&d, &args);
-        trace(&tr)
+        let mut c = d.command(PCV);
+        if streamed {
+            c.env("PCV_HOST_BUDGET_MB", "0");
+        }
+        let child = c.args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting pcv");
+        let out = finish(child, &format!("pcv {}", args.join(" ")));
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "pcv {args:?} failed ({}):\n{stderr}", out.status);
+        (trace(&tr), stderr)
     };
-    let first = run(4, vec![], None);
+    // A streamed cloud comes in over the first frames: the clicks wait for it.
+    let f0 = if streamed { 30 } else { 4 };
+    let (first, _) = run(f0, vec![], None);
     let px = top_view_px(first.last().unwrap(), w, h);
     // T, a distance from (-3, 0.5) to (8, 0.5) across the box (clear of the panel), Ctrl+P.
-    let mut steps = vec![key(4, "T", true), key(5, "T", false)];
-    let mut fr = 7;
+    let mut steps = vec![key(f0, "T", true), key(f0 + 1, "T", false)];
+    let mut fr = f0 + 3;
     for (x, y) in [(-3.0, 0.5), (8.0, 0.5)] {
         let p = px(x, y);
         steps.extend([cursor(fr, p.x, p.y), button(fr + 1, "left", true), button(fr + 2, "left", false)]);
@@ -161,7 +181,8 @@ fn ctrl_p_opens_the_profile_in_its_own_window_and_the_main_view_stays() {
     let ctrl = |frame: u64, down: bool| json!({"frame": frame, "type": "key", "key": "P", "down": down, "mods": {"ctrl": true}});
     steps.extend([ctrl(fr, true), ctrl(fr + 1, false)]);
     let shot = dir.path().join("profile.png");
-    let t = run(fr + 8, steps, Some(&shot));
+    // A streamed strip is read on a thread: frames go on meanwhile (the window polls it).
+    let t = run(fr + if streamed { 40 } else { 8 }, steps, Some(&shot)).0;
     let before = t.iter().find(|l| l["frame"].as_u64() == Some(fr - 1)).expect("a frame before Ctrl+P");
     let last = t.last().unwrap();
     let profile = &last["profile"];
@@ -523,7 +544,9 @@ fn ortho_half_height(line: &Value) -> Option<f32> {
 fn top_view_px(line: &Value, w: u32, h: u32) -> impl Fn(f32, f32) -> Vec2 {
     let hh = ortho_half_height(line).expect("orthographic");
     let b = pose(line).basis(UpAxis::PosZ);
-    let eye = vec3(&line["eye_local"]);
+    // (x, y) in file coordinates: local + origin (zero for these small clouds unless streamed).
+    let origin = if line["origin"].is_array() { vec3(&line["origin"]) } else { Vec3::ZERO };
+    let eye = vec3(&line["eye_local"]) + origin;
     move |x: f32, y: f32| {
         let r = Vec3::new(x, y, 0.0) - eye;
         let aspect = w as f32 / h as f32;

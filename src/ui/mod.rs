@@ -72,6 +72,8 @@ pub struct FrameInfo<'a> {
     pub gpu_stages: &'a [pcv_render::PassTime],
     /// The profile window's image, when one is drawn.
     pub profile: Option<profile_window::ProfileImage>,
+    /// While a streamed cloud's strip is read from its files: how far (0..=1).
+    pub profile_reading: Option<f64>,
 }
 
 /// Which panel section is open (one at a time keeps the panel small).

@@ -59,6 +59,9 @@ pub fn build(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, actions: &mut V
                 fig(u.across(p.width)),
                 u.across_suffix()
             ));
+            if let Some(f) = info.profile_reading {
+                ui.text_colored([1.0, 0.85, 0.4, 1.0], format!("reading the strip from the files: {:.0} %", f * 100.0));
+            }
             let avail = ui.content_region_avail();
             let want = (avail[0].max(16.0) as u32, (avail[1] - 1.0).max(16.0) as u32);
             if Some(want) != p.window {

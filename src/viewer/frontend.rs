@@ -332,6 +332,7 @@ impl Frontend {
                 clip_from_world,
                 gpu_stages: &self.gpu_stages,
                 profile,
+                profile_reading: self.profile_view.as_ref().and_then(|v| v.reading()),
             };
             let dt = self.last_shown.map_or(1.0 / 60.0, |t| t.elapsed().as_secs_f32().min(MAX_DT_S));
             self.ui_actions = ov.draw(&self.window, dt, state, &info)?;

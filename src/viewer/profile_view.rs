@@ -14,6 +14,12 @@
 //! the profile is measuring the cloud. The main rasterizer is never touched: its last frame (which the
 //! main view's picks read) stays the main view's. The texture is deleted when the view is dropped (the
 //! profile closed), before the window's GL context goes.
+//!
+//! A streamed cloud (its points only on the device) has no host points to take the strip from: its
+//! strip is read from the files again, on a thread of its own ([`StripJob`]: the files' stream through
+//! the main filter with the strip's box, at most [`LOD_STRIP_POINTS`] points evenly spread,
+//! [`pcv_io::device::gather`]), while the window goes on; the profile shows the last strip (or a
+//! progress line) until it is read, and a new section stops a read still running.
 use crate::app::profile::{z_range, Profile};
 use crate::app::state::AppState;
 use glam::Vec2;
@@ -22,6 +28,8 @@ use pcv_io::filter::PointFilter;
 use pcv_io::PointCloud;
 use pcv_render::{BackendChoice, FrameParams, PickHit, Rasterizer, RenderMode, Target, CLEAR_COLOR};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 /// What the strip was taken for.
@@ -38,6 +46,42 @@ struct StripKey {
 
 /// Points a level-of-detail scene's strip holds at most ([`pcv_lod::LodScene::gather`]).
 const LOD_STRIP_POINTS: u64 = 8_000_000;
+
+/// A streamed cloud's strip being read from its files on a thread of its own.
+struct StripJob {
+    key: StripKey,
+    stop: Arc<AtomicBool>,
+    progress: Arc<pcv_io::progress::LoadProgress>,
+    result: mpsc::Receiver<Result<(Vec<pcv_io::Point>, bool), String>>,
+    origin: glam::DVec3,
+    label: String,
+}
+
+impl StripJob {
+    fn start(
+        files: &pcv_io::device::DeviceFiles,
+        filter: PointFilter,
+        key: StripKey,
+        origin: glam::DVec3,
+        label: String,
+    ) -> StripJob {
+        let strip = files.with_filter(filter);
+        let (stop, progress) = (Arc::new(AtomicBool::new(false)), strip.progress.clone());
+        let (tx, result) = mpsc::channel();
+        let stop_flag = stop.clone();
+        std::thread::spawn(move || {
+            let got = pcv_io::device::gather(&strip, LOD_STRIP_POINTS, &stop_flag).map_err(|e| e.to_string());
+            let _ = tx.send(got); // the view may be gone: nothing waits then
+        });
+        StripJob { key, stop, progress, result, origin, label }
+    }
+}
+
+impl Drop for StripJob {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
 
 /// The strip's points drawn side on, and the texture that shows them.
 pub struct ProfileView {
@@ -58,6 +102,8 @@ pub struct ProfileView {
     pub truncated: bool,
     pub strip_ms: f64,
     pub render_ms: f64,
+    /// A streamed cloud's strip being read from its files.
+    job: Option<StripJob>,
 }
 
 impl ProfileView {
@@ -79,6 +125,7 @@ impl ProfileView {
             points: 0,
             strip_ms: 0.0,
             render_ms: 0.0,
+            job: None,
         })
     }
 
@@ -94,6 +141,32 @@ impl ProfileView {
             layers_version: s.layers.version,
             color: (s.color_mode, s.field_look),
         };
+        let streamed = s.layers.cloud.files().filter(|_| s.layers.cloud.is_device_only() && lod.is_none());
+        if let (Some(files), true) = (streamed, self.strip.as_ref() != Some(&key)) {
+            // Read from the files on a thread: start (or restart for a new section), then look.
+            if self.job.as_ref().is_none_or(|j| j.key != key) {
+                let cloud = &s.layers.cloud;
+                let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
+                let label = format!("{} (profile)", cloud.label);
+                self.job = Some(StripJob::start(files, filter, key.clone(), cloud.origin, label));
+            }
+            let job = self.job.as_ref().expect("started above");
+            let got = match job.result.try_recv() {
+                Ok(got) => got,
+                Err(mpsc::TryRecvError::Empty) => return Ok(false),
+                Err(mpsc::TryRecvError::Disconnected) => Err("the reading thread ended without a strip".into()),
+            };
+            let job = self.job.take().expect("looked at above");
+            // Taken either way: a strip that failed is not read again until the section changes.
+            self.strip = Some(key.clone());
+            let (points, truncated) = got.map_err(|e| format!("reading the profile's strip from the files: {e}"))?;
+            let strip = PointCloud::from_points(points, job.origin, job.label.clone());
+            self.rasterizer.upload(&strip).map_err(|e| format!("the profile's points: {e}"))?;
+            self.points = strip.len();
+            self.map = Vec::new();
+            self.truncated = truncated;
+            self.strip_ms = job.progress.snapshot().elapsed_s * 1e3;
+        }
         if self.strip.as_ref() != Some(&key) {
             let t = Instant::now();
             let strip = self.take_strip(s, p, lod);
@@ -176,6 +249,11 @@ impl ProfileView {
                 e => Err(format!("uploading the profile's image: GL error 0x{e:x}")),
             }
         }
+    }
+
+    /// While a streamed cloud's strip is read from its files: how far (0..=1).
+    pub fn reading(&self) -> Option<f64> {
+        self.job.as_ref().map(|j| j.progress.snapshot().fraction)
     }
 
     /// The texture showing the profile (row 0 at the top, as frames are).

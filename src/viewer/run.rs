@@ -76,6 +76,12 @@ pub fn run_scene(
         // 1. Wait or poll.
         let continuous = turn.continuous(&opts);
         let refining = lod.as_deref().is_some_and(|l| !l.status().complete || l.status().loading > 0);
+        // A streamed cloud's profile strip read on a thread: frames poll it until it is in.
+        let reading = front.profile_view.as_ref().is_some_and(|v| v.reading().is_some());
+        if reading {
+            turn.need.redraw_ui = true;
+        }
+        let refining = refining || reading;
         let feed_pending = opts.feed.as_ref().is_some_and(|f| f.pending());
         turn.wait(&mut front, &state, continuous, feed_pending, refining);
         let turn_start = Instant::now();
@@ -183,9 +189,12 @@ fn start_state(cloud: &PointCloud, opts: &ViewerOptions, size_px: (u32, u32)) ->
         state.path = Some(update::playback(path, &state.layers));
     }
     state.sources = opts.sources.clone();
-    // A profile takes its strip from the host's points (not a streamed cloud's or the built-in
-    // scene's, which the backend makes); a level-of-detail scene's from its nodes (`run_scene`).
-    state.profile_window_ok = !cloud.is_device_only() && !cloud.is_lazy_scene() && !cloud.points.is_empty();
+    // A profile takes its strip from the host's points, a streamed cloud's from its files again (on a
+    // thread: `profile_view`), a level-of-detail scene's from its nodes (`run_scene`); not the built-in
+    // scene's, which the backend makes.
+    // (A streamed cloud counts as a lazy scene too: no host points; its files make it.)
+    let streamed = cloud.is_device_only() && cloud.files().is_some();
+    state.profile_window_ok = streamed || (!cloud.is_lazy_scene() && !cloud.points.is_empty());
     if let Some((path, project)) = &opts.project {
         project.apply(&mut state);
         state.project = Some(path.clone());

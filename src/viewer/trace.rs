@@ -155,6 +155,8 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "rendered": rendered,
         "camera": pose_args(&s.nav.camera, s.layers.cloud.origin),
         "eye_local": s.nav.camera.pose.eye.to_array(),
+        // File coordinates = local + origin (a streamed cloud's origin is its files' bounds' centre).
+        "origin": s.layers.cloud.origin.to_array(),
         "yaw_deg": s.nav.camera.pose.yaw_rad.to_degrees(),
         "pitch_deg": s.nav.camera.pose.pitch_rad.to_degrees(),
         "up": s.nav.camera.up.name(),

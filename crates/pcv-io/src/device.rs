@@ -116,6 +116,29 @@ impl DeviceFiles {
         self.filter.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
+    /// A copy for another stream of the same files through `filter` (a profile's strip): the same
+    /// origin, subsample, colour and field samples, what the first stream saw (so this one records
+    /// nothing), a progress of its own, no class codes carried, quiet.
+    pub fn with_filter(&self, filter: PointFilter) -> DeviceFiles {
+        let lock_clone =
+            |m: &Mutex<Vec<(crate::formats::Field, Vec<f64>)>>| m.lock().map(|v| v.clone()).unwrap_or_default();
+        DeviceFiles {
+            paths: self.paths.clone(),
+            formats: self.formats.clone(),
+            origin: self.origin,
+            declared: self.declared,
+            max_points: self.max_points,
+            estimate: self.estimate,
+            color: Mutex::new(self.color()),
+            filter: Mutex::new(filter),
+            streamed: Mutex::new(self.streamed.lock().ok().and_then(|s| s.clone())),
+            progress: Arc::new(LoadProgress::new()),
+            show_progress: false,
+            carry_classes: Default::default(),
+            field_samples: Mutex::new(lock_clone(&self.field_samples)),
+        }
+    }
+
     /// Sets the filter the next upload applies; whether it changed.
     pub fn set_filter(&self, f: &PointFilter) -> bool {
         match self.filter.lock() {
@@ -551,6 +574,42 @@ pub fn host_points(files: &DeviceFiles) -> Result<Vec<Point>, DeviceLoadError> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The points of one stream of `files`, at most `max_points` of them (at least 1) evenly spread: every
+/// point while they number at most that, then every other one of those kept and of the rest, every
+/// fourth after the next halving, and so on, so the points kept cover the whole stream whatever its
+/// length. Returns them and whether any were left out. Setting `stop` ends the stream early
+/// ([`DeviceLoadError::Sink`] "stopped").
+pub fn gather(
+    files: &DeviceFiles,
+    max_points: u64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(Vec<Point>, bool), DeviceLoadError> {
+    let max = usize::try_from(max_points.max(1)).unwrap_or(usize::MAX);
+    let (mut out, mut step, mut seen) = (Vec::new(), 1u64, 0u64);
+    stream_files(files, &mut |p, _| {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err("stopped".into());
+        }
+        for pt in p {
+            if seen.is_multiple_of(step) {
+                out.push(*pt);
+                if out.len() > max {
+                    // Keep every other one (the kept are those at multiples of `step`): then of 2 step.
+                    let mut k = 0;
+                    out.retain(|_| {
+                        k += 1;
+                        k % 2 == 1
+                    });
+                    step *= 2;
+                }
+            }
+            seen += 1;
+        }
+        Ok(())
+    })?;
+    Ok((out, step > 1))
 }
 
 /// The first stream's sample of a device-only cloud's points (empty before it).
