@@ -663,6 +663,64 @@ fn capacity(points: u64) -> pcv_io::device::Capacity {
     pcv_io::device::Capacity { points, bytes_per_point: 40, free_bytes: points * 40, device: "a test device".into() }
 }
 
+/// A profile's strip of a streamed cloud: the files' stream again through a filter of its own, kept
+/// under a budget by halving — every point while they fit, else an even subsample across the whole
+/// stream (both files), never more than asked.
+#[test]
+fn a_strip_gathered_from_streamed_files_is_filtered_and_evenly_thinned() {
+    use pcv_io::device;
+    use pcv_io::filter::{ClipBox, Keep, PointFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let a = points(150_000, UTM);
+    let b = points(70_000, [UTM[0] + 300.0, UTM[1], UTM[2]]);
+    let pa = write(dir.path(), "a.las", &las(&a, 2, 3, false, UTM, las_rgb16));
+    let pb = write(dir.path(), "b.laz", &las(&b, 4, 6, true, UTM, las_rgb16));
+    let files = vec![pa, pb];
+    let plan = device::plan(&files, &opts(), &capacity(1_000_000), None).unwrap();
+    let cloud = device::cloud(plan);
+    let d = cloud.files().cloned().unwrap();
+    let mut all = Vec::new();
+    device::stream_files(&d, &mut |p, _| {
+        all.extend_from_slice(p);
+        Ok(())
+    })
+    .unwrap();
+    // A box across both files (file coordinates), as a strip is.
+    let (lo, hi) = (cloud.bounds.min, cloud.bounds.max);
+    let mut strip = PointFilter::default();
+    let y0 = cloud.origin.y + lo.y as f64 + 0.1 * (hi.y - lo.y) as f64;
+    let y1 = cloud.origin.y + hi.y as f64 - 0.3 * (hi.y - lo.y) as f64;
+    strip.boxes.push(ClipBox::from_min_max(
+        glam::DVec3::new(-1e9, y0, -1e9),
+        glam::DVec3::new(1e9, y1, 1e9),
+        Keep::Inside,
+    ));
+    let passes = |p: &pcv_io::Point| {
+        let pos = cloud.origin + glam::DVec3::from(p.pos.map(f64::from));
+        strip.passes(&pcv_io::filter::PointValues { class: 0, intensity: f64::NAN, field: &|_| f64::NAN, pos })
+    };
+    let inside: Vec<_> = all.iter().filter(|p| passes(p)).copied().collect();
+    assert!(inside.len() > 100_000 && inside.len() < all.len(), "{} of {}", inside.len(), all.len());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let s = d.with_filter(strip.clone());
+    // Room for all: every point inside, in order.
+    let (got, thinned) = device::gather(&s, 1_000_000, &stop).unwrap();
+    assert!(!thinned);
+    assert_eq!(got, inside);
+    // Room for a tenth: at most that many, every 16th point of those inside (halved 4 times), so both
+    // ends of the strip are there.
+    let (got, thinned) = device::gather(&s, inside.len() as u64 / 10, &stop).unwrap();
+    assert!(thinned && got.len() <= inside.len() / 10 && got.len() * 2 > inside.len() / 10, "{}", got.len());
+    let step = inside.len().div_ceil(got.len()).next_power_of_two();
+    let want: Vec<_> = inside.iter().step_by(step).copied().collect();
+    assert_eq!(got, want, "every {step}th point inside");
+    // The main cloud's own filter is untouched by the strip's.
+    assert!(d.filter().is_empty());
+    // Stopped: the stream ends early with an error, not a strip.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(device::gather(&s, 1000, &stop).is_err());
+}
+
 #[test]
 fn device_only_clouds_stream_the_same_points_colored_and_subsampled() {
     use pcv_io::device::{self, ColorSpec};
