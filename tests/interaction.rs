@@ -711,11 +711,12 @@ fn a_saved_project_reopens_the_same_view_and_renders_it() {
     let Some(d) = Display::start() else { return };
     let dir = tempfile::tempdir().unwrap();
     let las_path = utm_grid_las(dir.path());
-    // The orthographic top view, two notches in, EDL off (L), a point measured, Ctrl+S.
+    // The orthographic top view, two notches in, EDL off (L), high quality (J), a point measured, Ctrl+S.
     let steps = json!([
         key(2, "Kp7", true), key(3, "Kp7", false),
         cursor(4, 400.0, 120.0), {"frame": 5, "type": "scroll", "dy": 2.0},
         key(6, "L", true), key(6, "L", false),
+        key(6, "J", true), key(6, "J", false),
         {"frame": 7, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(7, "T", false),
         {"frame": 8, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(8, "T", false),
         {"frame": 9, "type": "key", "key": "T", "down": true, "mods": {"shift": true}}, key(9, "T", false),
@@ -766,9 +767,10 @@ fn a_saved_project_reopens_the_same_view_and_renders_it() {
     run(&[&[project.to_str().unwrap(), "--frames", "3", "--trace", s(&t2), "--screenshot", s(&after)], &common[..]]
         .concat());
     let (a, b) = (trace(&t1).pop().unwrap(), trace(&t2).pop().unwrap());
-    for k in ["camera", "projection", "edl", "point_size", "up"] {
+    for k in ["camera", "projection", "edl", "point_size", "up", "quality"] {
         assert_eq!(a[k], b[k], "{k}");
     }
+    assert_eq!((&a["quality"], &v["look"]["quality"]), (&json!("high"), &json!("high")), "J: high quality, saved");
     assert_eq!(a["measurements"]["all"], b["measurements"]["all"]);
     assert_eq!(b["measurements"]["all"][0]["kind"], "point");
     let (fa, fb) = (Frame::read_png(&before).unwrap(), Frame::read_png(&after).unwrap());

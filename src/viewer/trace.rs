@@ -176,6 +176,7 @@ fn trace_line(s: &AppState, frame: u64, rendered: bool, points: u64) -> serde_js
         "mode": s.mode.name(),
         "point_size": s.look.point_size.to_string(),
         "point_shape": s.look.shape.to_string(),
+        "quality": s.look.quality.to_string(),
         "edl": s.look.edl.map(|e| [e.strength, e.radius_px]),
         "background": s.look.background.to_string(),
         "color": s.color_mode.name(),
