@@ -180,9 +180,23 @@ fn profile_in_its_own_window(streamed: bool) {
     }
     let ctrl = |frame: u64, down: bool| json!({"frame": frame, "type": "key", "key": "P", "down": down, "mods": {"ctrl": true}});
     steps.extend([ctrl(fr, true), ctrl(fr + 1, false)]);
+    // Then (host points) the window is docked: its title bar dragged to the dock space's bottom edge
+    // marker. It opens along the bottom, 3/10 of the height tall, its top at h - that - 3 lines - 8.
+    let dock_at = fr + 8;
+    let mut last_frame = dock_at;
+    if !streamed {
+        let title_y = h as f32 - (h * 3 / 10) as f32 - 3.0 * 17.0 - 8.0 + 9.0;
+        steps.extend([cursor(dock_at, w as f32 * 0.2 + 100.0, title_y), button(dock_at + 1, "left", true)]);
+        let path = [(0.3, 0.72), (0.4, 0.85), (0.5, 0.95), (0.5, 0.975), (0.5, 0.978)];
+        for (k, (x, y)) in path.iter().enumerate() {
+            steps.push(cursor(dock_at + 3 + 2 * k as u64, w as f32 * x, h as f32 * y));
+        }
+        steps.push(button(dock_at + 14, "left", false));
+        last_frame = dock_at + 20;
+    }
     let shot = dir.path().join("profile.png");
     // A streamed strip is read on a thread: frames go on meanwhile (the window polls it).
-    let t = run(fr + if streamed { 40 } else { 8 }, steps, Some(&shot)).0;
+    let t = run(if streamed { fr + 40 } else { last_frame }, steps, Some(&shot)).0;
     let before = t.iter().find(|l| l["frame"].as_u64() == Some(fr - 1)).expect("a frame before Ctrl+P");
     let last = t.last().unwrap();
     let profile = &last["profile"];
@@ -191,6 +205,13 @@ fn profile_in_its_own_window(streamed: bool) {
     assert!((f(&profile["a"][0]) + 3.0).abs() < 0.2 && (f(&profile["b"][0]) - 8.0).abs() < 0.2, "{profile}");
     for k in ["eye_local", "yaw_deg", "pitch_deg", "projection"] {
         assert_eq!(before[k], last[k], "the main view's {k} stays");
+    }
+    if !streamed {
+        // Docked along the bottom: the image spans the window's width.
+        let open = t.iter().find(|l| l["frame"].as_u64() == Some(dock_at - 1)).expect("a frame before the drag");
+        let was = open["profile"]["window_px"][0].as_u64().unwrap();
+        let now = window[0].as_u64().unwrap();
+        assert!(was < w as u64 * 7 / 10 && now > w as u64 * 9 / 10, "docked: {was} px wide, then {now} px");
     }
     // The roof (220, 80, 60) shows below the main view's box, in the profile window.
     let img = Frame::read_png(&shot).unwrap();

@@ -21,9 +21,11 @@ pub struct GlfwPlatform {
 }
 
 impl GlfwPlatform {
-    /// Configures `imgui` for this backend: no ini file, the platform's name.
+    /// Configures `imgui` for this backend: no ini file, the platform's name, docking on (windows such
+    /// as the profile's dock at the main view's edges: `ui::Overlay::draw` makes the dock space).
     pub fn init(imgui: &mut imgui::Context) -> GlfwPlatform {
         imgui.set_ini_filename(None);
+        imgui.io_mut().config_flags |= imgui::ConfigFlags::DOCKING_ENABLE;
         imgui.set_log_filename(None);
         imgui.set_platform_name(Some(format!("pcv-glfw {}", env!("CARGO_PKG_VERSION"))));
         GlfwPlatform::default()

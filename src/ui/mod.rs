@@ -142,9 +142,13 @@ impl Overlay {
         self.platform.prepare_frame(self.imgui.io_mut(), window.glfw_window(), dt_s);
         let mut actions = Vec::new();
         let ui = self.imgui.new_frame();
+        // A dock space over the whole window whose middle lets the view through: windows dragged to an
+        // edge (the profile, the panel) dock there, the rest of the view stays the points'; the scale
+        // bar and the axes keep to that rest.
+        let free = free_area(ui);
         marks::draw(ui, state, info);
         if state.ui.panel {
-            scale::draw(ui, state, info);
+            scale::draw(ui, state, info, free);
             panel::build(ui, state, info, &mut self.section, &mut self.legend, &mut actions);
         }
         profile_window::build(ui, state, info, &mut actions);
@@ -156,6 +160,31 @@ impl Overlay {
             self.renderer.render(&self.gl, &self.textures, draw_data).map_err(OverlayError::Render)?;
         }
         Ok(actions)
+    }
+}
+
+/// Makes the dock space over the main viewport (its central node passes the view through) and returns
+/// the central node's rectangle (x0, y0, x1, y1): the part of the window no docked window covers (the
+/// whole window while nothing is docked).
+fn free_area(ui: &imgui::Ui) -> [f32; 4] {
+    let [w, h] = ui.io().display_size;
+    // SAFETY: `ui` is this context's frame (between new_frame and render), where imgui's dock-space
+    // calls may be made; the main viewport is imgui's own; the central node pointer, when not null,
+    // points at a node imgui owns for this frame and is only read here.
+    unsafe {
+        let sys = imgui::sys::igGetMainViewport();
+        let flags = imgui::sys::ImGuiDockNodeFlags_PassthruCentralNode as i32;
+        let id = imgui::sys::igDockSpaceOverViewport(sys, flags, std::ptr::null());
+        let node = imgui::sys::igDockBuilderGetCentralNode(id);
+        if node.is_null() {
+            return [0.0, 0.0, w, h];
+        }
+        let (p, s) = ((*node).Pos, (*node).Size);
+        if s.x > 1.0 && s.y > 1.0 {
+            [p.x, p.y, p.x + s.x, p.y + s.y]
+        } else {
+            [0.0, 0.0, w, h]
+        }
     }
 }
 

@@ -32,7 +32,9 @@ pub fn north_on_screen(clip_from_world: &glam::Mat4, centre: Vec3, step: f32) ->
     (d.length() > 1e-4).then(|| d.normalize())
 }
 
-pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
+/// Draws the scale bar (bottom left), the north arrow (top right) and the axes (bottom right) inside
+/// `area` (x0, y0, x1, y1: the part of the window no docked window covers).
+pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>, area: [f32; 4]) {
     let display = ui.io().display_size;
     let dl = ui.get_foreground_draw_list();
     let cam = &s.nav.camera;
@@ -49,7 +51,7 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
         let length = round_length(shown_per_coord * BAR_PX as f64);
         let px = (length / shown_per_coord) as f32;
         if px.is_finite() && px > 8.0 {
-            let (x0, y) = (16.0, display[1] - 22.0);
+            let (x0, y) = (area[0] + 16.0, area[3] - 22.0);
             let (a, z) = ([x0, y], [x0 + px, y]);
             dl.add_line(a, z, SHADOW).thickness(5.0).build();
             dl.add_line(a, z, INK).thickness(2.0).build();
@@ -71,7 +73,7 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     if s.layers.cloud.crs().is_some() {
         let centre = cam.pose.eye + b.forward * depth;
         if let Some(dir) = north_on_screen(&info.clip_from_world, centre, cam.frame_box.radius().max(1e-3) * 0.05) {
-            let c = Vec2::new(display[0] - 40.0, 70.0);
+            let c = Vec2::new(area[2] - 40.0, area[1] + 70.0);
             let (tip, tail) = (c + dir * 22.0, c - dir * 22.0);
             let side = dir.perp() * 8.0;
             dl.add_line(tail.to_array(), tip.to_array(), SHADOW).thickness(5.0).build();
@@ -90,7 +92,7 @@ pub fn draw(ui: &imgui::Ui, s: &AppState, info: &FrameInfo<'_>) {
     }
     // Axes: the view's rotation of x, y, z.
     let view = cam.view_from_world();
-    let origin = Vec2::new(display[0] - 46.0, display[1] - 46.0);
+    let origin = Vec2::new(area[2] - 46.0, area[3] - 46.0);
     let mut axes: Vec<(f32, usize, Vec3)> =
         [Vec3::X, Vec3::Y, Vec3::Z].iter().enumerate().map(|(i, a)| (0.0, i, view.transform_vector3(*a))).collect();
     // Far ones first, so the near ones draw over them.

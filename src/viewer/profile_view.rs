@@ -232,10 +232,13 @@ impl ProfileView {
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MIN_FILTER, glow::NEAREST as i32);
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAG_FILTER, glow::NEAREST as i32);
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
+            // sRGB: the overlay's shader writes sRGB (`output_srgb`), taking what it samples as linear;
+            // stored as sRGB the image is decoded to linear when sampled and comes out with the
+            // colours the rasterizer wrote (as RGBA8 it showed lighter: (220, 80, 60) as (239, 153, 134)).
             gl.tex_image_2d(
                 glow::TEXTURE_2D,
                 0,
-                glow::RGBA8 as i32,
+                glow::SRGB8_ALPHA8 as i32,
                 w as i32,
                 h as i32,
                 0,
