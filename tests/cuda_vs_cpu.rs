@@ -215,6 +215,32 @@ fn poses(seed: u64) -> Vec<(&'static str, Pose)> {
 
 const SIZES: &[(u32, u32)] = &[(320, 180), (1920, 1080), (333, 97)];
 
+/// Each of `poses` in perspective, then orthographic (which shows the scene's whole depth, in front of
+/// the eye and behind it): (name, pose, orthographic).
+fn both_projections(poses: &[(&'static str, Pose)]) -> Vec<(&'static str, Pose, bool)> {
+    poses.iter().flat_map(|&(name, pose)| [(name, pose, false), (name, pose, true)]).collect()
+}
+
+/// Puts `camera` at `pose`, orthographic or in perspective.
+fn set_view(camera: &mut FlyCamera, pose: Pose, ortho: bool) {
+    camera.projection = pcv_camera::Projection::Perspective;
+    camera.pose = pose;
+    camera.set_projection(ortho);
+}
+
+/// The 2M-point scene of `seed` made on CUDA, and the same points in the GPU's sorted order on the CPU
+/// backend (both then hold the same points in the same order): the backends, the lazy cloud and the
+/// sorted points; `None` (skipped, saying why) without CUDA.
+fn scene_on_both(test: &str, seed: u64) -> Option<(CudaRasterizer, CpuRasterizer, PointCloud, Vec<Point>)> {
+    let mut cuda = cuda_or_skip(test)?;
+    let lazy = scene::lazy(2_000_000, seed);
+    cuda.upload(&lazy).expect("cuda upload");
+    let sorted = cuda.download_points().expect("download");
+    let mut cpu = CpuRasterizer::new();
+    cpu.upload_in_order(sorted.clone());
+    Some((cuda, cpu, lazy, sorted))
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn images_match_cpu_at_several_poses_and_sizes() {
@@ -228,12 +254,8 @@ fn images_match_cpu_at_several_poses_and_sizes() {
     cuda.upload(&lazy).expect("cuda upload");
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let (mut total_diff, mut total_ties) = (0, 0);
-    // Each pose in perspective and orthographic (which shows the scene's whole depth, in front of the
-    // eye and behind it).
-    for ((name, pose), ortho) in poses(seed).into_iter().flat_map(|p| [(p, false), (p, true)]) {
-        camera.projection = pcv_camera::Projection::Perspective;
-        camera.pose = pose;
-        camera.set_projection(ortho);
+    for (name, pose, ortho) in both_projections(&poses(seed)) {
+        set_view(&mut camera, pose, ortho);
         for &(w, h) in SIZES {
             let frame = FrameParams::new(camera.clip_from_world(w, h), w, h);
             let c = compare(&format!("{name} ortho {ortho} {w}x{h}"), &mut cuda, &mut cpu, &host.points, &frame);
@@ -414,13 +436,8 @@ fn check_batched_modes(label: &str, cuda: &mut CudaRasterizer, cloud: &PointClou
 #[ignore = "needs an NVIDIA GPU"]
 fn post_passes_and_picking_match_cpu_twin() {
     use pcv_render::look::{Background, Edl, Look, PointShape, PointSize, SplatMethod};
-    let Some(mut cuda) = cuda_or_skip("post passes") else { return };
     let seed = 3;
-    let lazy = scene::lazy(2_000_000, seed);
-    cuda.upload(&lazy).expect("cuda upload");
-    let sorted = cuda.download_points().expect("download");
-    let mut cpu = CpuRasterizer::new();
-    cpu.upload_in_order(sorted.clone());
+    let Some((mut cuda, mut cpu, lazy, sorted)) = scene_on_both("post passes", seed) else { return };
     let spacing_m = pcv_io::spacing::estimate(&lazy);
     // The scene as generated: the GPU's pick reports indices in this order (the CPU twin's, in `sorted`'s).
     let generated = scene::generate(2_000_000, seed, false);
@@ -446,10 +463,8 @@ fn post_passes_and_picking_match_cpu_twin() {
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut picks = 0;
-    for ((name, pose), ortho) in poses(seed)[..4].iter().flat_map(|p| [(p, false), (p, true)]) {
-        camera.projection = pcv_camera::Projection::Perspective;
-        camera.pose = *pose;
-        camera.set_projection(ortho);
+    for (name, pose, ortho) in both_projections(&poses(seed)[..4]) {
+        set_view(&mut camera, pose, ortho);
         let name = if ortho { format!("{name} (ortho)") } else { name.to_string() };
         for &(w, h) in &[(1920u32, 1080u32), (333, 97)] {
             for look in &looks {
@@ -528,13 +543,8 @@ fn post_passes_and_picking_match_cpu_twin() {
 #[ignore = "needs an NVIDIA GPU"]
 fn high_quality_matches_the_cpu_twin() {
     use pcv_render::look::{Background, Edl, Look, PointSize};
-    let Some(mut cuda) = cuda_or_skip("high quality") else { return };
     let seed = 5;
-    let lazy = scene::lazy(2_000_000, seed);
-    cuda.upload(&lazy).expect("cuda upload");
-    let sorted = cuda.download_points().expect("download");
-    let mut cpu = CpuRasterizer::new();
-    cpu.upload_in_order(sorted);
+    let Some((mut cuda, mut cpu, lazy, _)) = scene_on_both("high quality", seed) else { return };
     let spacing_m = pcv_io::spacing::estimate(&lazy);
     let high = Look { quality: Quality::High, ..Look::PLAIN };
     let looks = [
@@ -549,10 +559,8 @@ fn high_quality_matches_the_cpu_twin() {
     ];
     let mut camera = FlyCamera::for_cloud(lazy.bounds, true);
     let mut frames = 0;
-    for ((name, pose), ortho) in poses(seed)[..4].iter().flat_map(|p| [(p, false), (p, true)]) {
-        camera.projection = pcv_camera::Projection::Perspective;
-        camera.pose = *pose;
-        camera.set_projection(ortho);
+    for (name, pose, ortho) in both_projections(&poses(seed)[..4]) {
+        set_view(&mut camera, pose, ortho);
         for &(w, h) in &[(1920u32, 1080u32), (333, 97)] {
             for look in &looks {
                 let base = FrameParams::new(camera.clip_from_world(w, h), w, h)

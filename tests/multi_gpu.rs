@@ -213,13 +213,7 @@ fn composite_kernels_match_their_cpu_twins() {
         .with_look(Look { background: Background::parse("gradient").expect("background"), ..Look::PLAIN });
     let f = frame.uniforms();
     // Words of every kind: empty, indices in and out of a share's range, at several depths.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = common::xorshift(0x9e37_79b9_7f4a_7c15);
     let a: Vec<u64> = (0..n)
         .map(|i| {
             if i % 7 == 0 {

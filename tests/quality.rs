@@ -5,6 +5,8 @@
 //! The rule: a pixel's nearest point sets its depth; every point that lands on the pixel with a view
 //! distance at most 1 % past the nearest's adds its colour; the pixel shows the mean, rounded to nearest
 //! (the background where no point lands).
+mod common;
+
 use pcv_camera::{FlyCamera, Pose};
 use pcv_io::{scene, Point, PointCloud};
 use pcv_render::cpu::CpuRasterizer;
@@ -97,13 +99,7 @@ fn blended_frames_follow_the_rule_in_every_mode_that_blends() {
 
 /// A flat field of 2 million points of random greys, seen from where ~40 fall on each pixel.
 fn dense_field() -> PointCloud {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = common::xorshift(0x9e37_79b9_7f4a_7c15);
     let points = (0..2_000_000)
         .map(|_| {
             let r = next();

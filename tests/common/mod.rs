@@ -108,3 +108,13 @@ pub fn recentred(points: &[Point], from: glam::DVec3, to: glam::DVec3) -> Vec<Po
         })
         .collect()
 }
+
+/// A xorshift64 generator from `state` (non-zero): the tests' reproducible random numbers.
+pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
