@@ -53,18 +53,11 @@ struct StripJob {
     stop: Arc<AtomicBool>,
     progress: Arc<pcv_io::progress::LoadProgress>,
     result: mpsc::Receiver<Result<(Vec<pcv_io::Point>, bool), String>>,
-    origin: glam::DVec3,
-    label: String,
+    started: Instant,
 }
 
 impl StripJob {
-    fn start(
-        files: &pcv_io::device::DeviceFiles,
-        filter: PointFilter,
-        key: StripKey,
-        origin: glam::DVec3,
-        label: String,
-    ) -> StripJob {
+    fn start(files: &pcv_io::device::DeviceFiles, filter: PointFilter, key: StripKey) -> StripJob {
         let strip = files.with_filter(filter);
         let (stop, progress) = (Arc::new(AtomicBool::new(false)), strip.progress.clone());
         let (tx, result) = mpsc::channel();
@@ -73,7 +66,7 @@ impl StripJob {
             let got = pcv_io::device::gather(&strip, LOD_STRIP_POINTS, &stop_flag).map_err(|e| e.to_string());
             let _ = tx.send(got); // the view may be gone: nothing waits then
         });
-        StripJob { key, stop, progress, result, origin, label }
+        StripJob { key, stop, progress, result, started: Instant::now() }
     }
 }
 
@@ -141,35 +134,9 @@ impl ProfileView {
             layers_version: s.layers.version,
             color: (s.color_mode, s.field_look),
         };
-        let streamed = s.layers.cloud.files().filter(|_| s.layers.cloud.is_device_only() && lod.is_none());
-        if let (Some(files), true) = (streamed, self.strip.as_ref() != Some(&key)) {
-            // Read from the files on a thread: start (or restart for a new section), then look.
-            if self.job.as_ref().is_none_or(|j| j.key != key) {
-                let cloud = &s.layers.cloud;
-                let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
-                let label = format!("{} (profile)", cloud.label);
-                self.job = Some(StripJob::start(files, filter, key.clone(), cloud.origin, label));
-            }
-            let job = self.job.as_ref().expect("started above");
-            let got = match job.result.try_recv() {
-                Ok(got) => got,
-                Err(mpsc::TryRecvError::Empty) => return Ok(false),
-                Err(mpsc::TryRecvError::Disconnected) => Err("the reading thread ended without a strip".into()),
-            };
-            let job = self.job.take().expect("looked at above");
-            // Taken either way: a strip that failed is not read again until the section changes.
-            self.strip = Some(key.clone());
-            let (points, truncated) = got.map_err(|e| format!("reading the profile's strip from the files: {e}"))?;
-            let strip = PointCloud::from_points(points, job.origin, job.label.clone());
-            self.rasterizer.upload(&strip).map_err(|e| format!("the profile's points: {e}"))?;
-            self.points = strip.len();
-            self.map = Vec::new();
-            self.truncated = truncated;
-            self.strip_ms = job.progress.snapshot().elapsed_s * 1e3;
-        }
         if self.strip.as_ref() != Some(&key) {
-            let t = Instant::now();
-            let strip = self.take_strip(s, p, lod);
+            // None: a streamed cloud's strip is still being read (the last one stays shown).
+            let Some((strip, t)) = self.take_strip(s, p, lod, &key)? else { return Ok(false) };
             self.rasterizer.upload(&strip).map_err(|e| format!("the profile's points: {e}"))?;
             self.points = strip.len();
             self.strip = Some(key.clone());
@@ -196,10 +163,18 @@ impl ProfileView {
         Ok(true)
     }
 
-    /// The visible layers' points the main filter with the strip keeps, as the main view draws them.
-    /// The strip's points: the visible layers' (with a map back to the full cloud), or a
-    /// level-of-detail scene's read from its nodes (no map: picks there give positions).
-    fn take_strip(&mut self, s: &AppState, p: &Profile, lod: Option<&pcv_lod::LodScene>) -> PointCloud {
+    /// The points the main filter with the strip keeps, as the main view draws them, for `key`, and when it began to be taken: the visible layers' (with a map back
+    /// to the full cloud), a level-of-detail scene's read from its nodes, or a streamed cloud's read
+    /// from its files on a thread ([`StripJob`], started or restarted for a new key; `None` while it
+    /// reads). The last two have no map: picks there give positions.
+    fn take_strip(
+        &mut self,
+        s: &AppState,
+        p: &Profile,
+        lod: Option<&pcv_lod::LodScene>,
+        key: &StripKey,
+    ) -> Result<Option<(PointCloud, Instant)>, String> {
+        let t = Instant::now();
         let cloud = &s.layers.cloud;
         let filter = p.strip_filter(&s.layers.filter, z_range(cloud));
         let label = format!("{} (profile)", cloud.label);
@@ -207,12 +182,30 @@ impl ProfileView {
             let (points, truncated) = l.gather(&filter, LOD_STRIP_POINTS);
             self.map = Vec::new();
             self.truncated = truncated;
-            return PointCloud::from_points(points, l.origin(), label);
+            return Ok(Some((PointCloud::from_points(points, l.origin(), label), t)));
+        }
+        if let Some(files) = cloud.files().filter(|_| cloud.is_device_only()) {
+            if self.job.as_ref().is_none_or(|j| j.key != *key) {
+                self.job = Some(StripJob::start(files, filter, key.clone()));
+            }
+            let job = self.job.as_ref().expect("started above");
+            let got = match job.result.try_recv() {
+                Ok(got) => got,
+                Err(mpsc::TryRecvError::Empty) => return Ok(None),
+                Err(mpsc::TryRecvError::Disconnected) => Err("the reading thread ended without a strip".into()),
+            };
+            let started = self.job.take().expect("looked at above").started;
+            // A strip that failed is not read again until the section changes.
+            self.strip = Some(key.clone());
+            let (points, truncated) = got.map_err(|e| format!("reading the profile's strip from the files: {e}"))?;
+            self.map = Vec::new();
+            self.truncated = truncated;
+            return Ok(Some((PointCloud::from_points(points, cloud.origin, label), started)));
         }
         let g = s.layers.gather(&filter);
         self.map = g.map;
         self.truncated = false;
-        PointCloud::from_points(g.points, cloud.origin, label)
+        Ok(Some((PointCloud::from_points(g.points, cloud.origin, label), t)))
     }
 
     fn upload_texture(&mut self, w: u32, h: u32) -> Result<(), String> {

@@ -120,8 +120,6 @@ impl DeviceFiles {
     /// origin, subsample, colour and field samples, what the first stream saw (so this one records
     /// nothing), a progress of its own, no class codes carried, quiet.
     pub fn with_filter(&self, filter: PointFilter) -> DeviceFiles {
-        let lock_clone =
-            |m: &Mutex<Vec<(crate::formats::Field, Vec<f64>)>>| m.lock().map(|v| v.clone()).unwrap_or_default();
         DeviceFiles {
             paths: self.paths.clone(),
             formats: self.formats.clone(),
@@ -135,7 +133,7 @@ impl DeviceFiles {
             progress: Arc::new(LoadProgress::new()),
             show_progress: false,
             carry_classes: Default::default(),
-            field_samples: Mutex::new(lock_clone(&self.field_samples)),
+            field_samples: Mutex::new(self.field_samples.lock().map(|v| v.clone()).unwrap_or_default()),
         }
     }
 

@@ -499,9 +499,7 @@ impl Rasterizer for CpuRasterizer {
                             &mut self.hzb,
                         );
                     } else {
-                        let vis = &self.vis;
-                        let depth = |i: usize| word_depth(vis[i].load(Ordering::Relaxed));
-                        hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                        hzb::build_from_words(&hzb_params, frame.width_px, frame.height_px, &self.vis, &mut self.hzb);
                     }
                 }
                 Pass::Draw2 => {
@@ -609,9 +607,8 @@ impl Rasterizer for CpuRasterizer {
                     let t = blend::BlendTarget { u: &u, vis: &self.vis, colors: &p.colors, accum: &self.blend };
                     if frame.mode.culls() {
                         // The pyramid of the final buffer: batches wholly past its blend window skipped.
-                        let depth = |i: usize| word_depth(self.vis[i].load(Ordering::Relaxed));
                         self.hzb.resize(hzb_params.total as usize, 0);
-                        hzb::build(&hzb_params, frame.width_px, frame.height_px, depth, &mut self.hzb);
+                        hzb::build_from_words(&hzb_params, frame.width_px, frame.height_px, &self.vis, &mut self.hzb);
                         let (h, hzb) = (&hzb_params, &self.hzb[..]);
                         let list = crate::twins::culled::blend_cull(&f, &u, None, h, &p.batches, hzb);
                         let quant = frame.mode == RenderMode::Quant;

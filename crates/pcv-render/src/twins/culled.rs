@@ -16,7 +16,8 @@
 //! point by point.
 //!
 //! High quality's pass in these modes ([`blend_cull`], [`blend_list`]: the kernels' `pcv_blend_cull` and
-//! `pcv_blend_list`) lists every batch in the view (and past the filter's summaries) and gives their
+//! `pcv_blend_list`) lists every batch in the view (past the filter's summaries, and not wholly beyond
+//! the blend window of a pyramid of the final buffer: [`final_pyramid`]) and gives their
 //! points, read as [`raster_list`] reads them, the blend step of [`super::blend`] instead of the atomic
 //! min ([`Step`]).
 //!
@@ -243,12 +244,12 @@ pub fn blend_cull(
         .collect()
 }
 
-/// The pyramid of a final visibility buffer (`pcv_hzb_tiles` and `pcv_hzb_up` on it), for [`blend_cull`].
+/// The pyramid of a visibility buffer (`pcv_hzb_tiles` and `pcv_hzb_up` on it): phase 1's for phase 2,
+/// the final buffer's for [`blend_cull`].
 pub fn final_pyramid(f: &FrameUniforms, vis: &[AtomicU64]) -> (HzbParams, Vec<u32>) {
     let h = HzbParams::for_frame(f.width, f.height);
     let mut hzb = vec![0u32; h.total as usize];
-    let depth = |i: usize| crate::gpu_data::word_depth(vis[i].load(std::sync::atomic::Ordering::Relaxed));
-    super::hzb::build(&h, f.width, f.height, depth, &mut hzb);
+    super::hzb::build_from_words(&h, f.width, f.height, vis, &mut hzb);
     (h, hzb)
 }
 
@@ -354,10 +355,7 @@ pub fn frame(
     let (pos, quant) = (&table.positions, &table.quant);
     let list1 = phase1_filtered(f, filter, &table.batches, visible);
     let drawn1 = raster_list_filtered(f, filter, &table.batches, &list1, pos, quant, draw_quantized, &vis);
-    let h = HzbParams::for_frame(f.width, f.height);
-    let mut hzb = vec![0u32; h.total as usize];
-    let depth = |i: usize| crate::gpu_data::word_depth(vis[i].load(std::sync::atomic::Ordering::Relaxed));
-    super::hzb::build(&h, f.width, f.height, depth, &mut hzb);
+    let (h, hzb) = final_pyramid(f, &vis);
     let (list2, counts) = phase2_filtered(f, filter, &h, &table.batches, visible, &hzb);
     let drawn2 = raster_list_filtered(f, filter, &table.batches, &list2, pos, quant, draw_quantized, &vis);
     (vis, counts.add(&drawn1).add(&drawn2))

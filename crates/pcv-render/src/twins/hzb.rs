@@ -2,8 +2,14 @@
 //! depth bits of each 4 × 4 pixel tile (pixels outside the frame count as 0), each level above the
 //! largest of the 2 × 2 cells below, up to one cell ([`HzbParams`]). The CPU backend's row-wise build
 //! over its coverage mask is `crate::cpu::pyramid`'s, tested against [`build`].
-use crate::gpu_data::{HzbParams, HZB_TILE};
+use crate::gpu_data::{word_depth, HzbParams, HZB_TILE};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// [`build`] over a visibility buffer's words (their depth bits), as `pcv_hzb_tiles` reads them.
+pub fn build_from_words(h: &HzbParams, width: u32, height: u32, words: &[AtomicU64], hzb: &mut [u32]) {
+    build(h, width, height, |i| word_depth(words[i].load(Ordering::Relaxed)), hzb);
+}
 
 /// Builds the pyramid of a `width × height` depth buffer read through `depth(i)` into `hzb`
 /// (`h.total` words).
